@@ -1,0 +1,90 @@
+"""The Python API: `load`, `save`, `convert`, `verify`, `run`.
+
+Outputs are written atomically: into a temporary folder beside the destination first, then
+moved into place, so a failed conversion never leaves a partial file behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge import frameworks
+from tensorbridge.errors import ModelError, VerificationError
+from tensorbridge.ir.graph import Graph
+
+log = logging.getLogger(__name__)
+
+
+def load(source, format: str | None = None, **options) -> Graph:
+    """Load a model (path or in-memory object) into an IR `Graph`."""
+    if isinstance(source, Graph):
+        return source
+    if not isinstance(source, (str, os.PathLike)):
+        kind = type(source).__module__.split(".")[0]
+        fmt = frameworks.by_name(format or {"onnx": "onnx"}.get(kind, kind))
+    else:
+        path = Path(source)
+        if not path.exists():
+            raise ModelError(f"no such file: {path}")
+        fmt = frameworks.detect(path, format)
+    if fmt.loader is None:
+        raise ModelError(f"tensorbridge cannot read {fmt.name} models yet")
+    return frameworks.resolve(fmt.loader)(source, **options)
+
+
+def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
+    """Write `graph` to `dest` in format `to` (default: from the extension)."""
+    dest = Path(dest)
+    fmt = frameworks.detect(dest, to)
+    if fmt.saver is None:
+        raise ModelError(f"tensorbridge cannot write {fmt.name} models yet")
+    saver = frameworks.resolve(fmt.saver)
+    parent = dest.parent if str(dest.parent) else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
+    try:
+        saver(graph, staging / dest.name, **options)
+        for item in staging.iterdir():
+            target = parent / item.name
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(item, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest
+
+
+def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=None,
+            rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0):
+    """Convert `src` to `dst`; with `verify=True` run both and return the `Report`."""
+    graph = load(src, input_shapes=input_shapes) if input_shapes else load(src)
+    save(graph, dst, to=to)
+    if not verify:
+        return None
+    report = globals()["verify"](src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed,
+                                 input_shapes=input_shapes)
+    return report
+
+
+def verify(src, dst, inputs=None, rtol: float | None = None, atol: float | None = None, seed: int = 0,
+           input_shapes=None, raise_on_failure: bool = False):
+    """Run `src` and `dst` on the same inputs and compare every output."""
+    from tensorbridge.verify.harness import verify as _verify
+
+    report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes)
+    if raise_on_failure and not report.ok:
+        raise VerificationError(report.summary(), report)
+    return report
+
+
+def run(graph: Graph, inputs: dict[str, np.ndarray], intermediates: bool = False) -> dict[str, np.ndarray]:
+    """Run a graph with the NumPy reference interpreter."""
+    from tensorbridge.reference.interpreter import run as _run
+
+    return _run(load(graph), inputs, intermediates=intermediates)

@@ -1,0 +1,176 @@
+"""ONNX backend: IR `Graph` -> `.onnx` file that passes `onnx.checker` and loads in onnxruntime.
+
+The graph is copied and legalised (IR-only ops such as Dense or SiLU are decomposed), then
+written at `DEFAULT_EXPORT_OPSET`, or at the source model's opset or the newest op's
+introduction when that is later. Weights stream to disk (external data above 2 GB).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.frontends.onnx.protoio import write_model
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.graph import Graph, clone
+from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
+from tensorbridge.passes.decompose import legalize
+from tensorbridge.rules import onnx as rules
+
+log = logging.getLogger(__name__)
+IR_VERSION = 13  # the newest onnxruntime 1.31 loads (onnx 1.23 would write 14)
+#: IR attributes ONNX does not have, with the only value ONNX can express.
+IR_ONLY_ATTRS = {"layout": "NCHW"}
+
+
+def supports(op: str) -> bool:
+    return onnx.defs.has(op) and op_schema.get(op) is not None
+
+
+def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None) -> None:
+    """Write `graph` as an ONNX model at `dest`."""
+    model, weights = to_proto(graph, opset)
+    write_model(model, weights, dest, external=external)
+
+
+def to_proto(graph: Graph, opset: int | None = None) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
+    """The model without initializers, and the (name, array) weights to attach."""
+    g = legalize(clone(graph), supports, "ONNX")
+    report = BlockerReport("ONNX export", "onnx")
+    opset = opset or _choose_opset(g)
+    weights: list[tuple[str, np.ndarray]] = []
+    gproto = _graph_proto(g, report, weights, top=True)
+    report.raise_if_any()
+    model = helper.make_model(gproto, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="tensorbridge", producer_version=_version())
+    model.ir_version = IR_VERSION
+    return model, weights
+
+
+def to_model(graph: Graph, opset: int | None = None) -> onnx.ModelProto:
+    """Whole in-memory ModelProto (for small models and tests)."""
+    model, weights = to_proto(graph, opset)
+    for name, arr in weights:
+        model.graph.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
+    return model
+
+
+def _version() -> str:
+    from tensorbridge import __version__
+    return __version__
+
+
+@functools.cache
+def _introduced() -> dict[str, int]:
+    """Opset in which each default-domain ONNX op first appeared."""
+    out: dict[str, int] = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.domain == "":
+            out[s.name] = min(out.get(s.name, s.since_version), s.since_version)
+    return out
+
+
+def _choose_opset(graph: Graph) -> int:
+    need = max(rules.DEFAULT_EXPORT_OPSET, int(graph.metadata.get("onnx_opset", 0)))
+    for node in graph.all_nodes():
+        need = max(need, _introduced().get(node.op, 1))
+    return need
+
+
+def _value_info(v: Value) -> onnx.ValueInfoProto:
+    if v.dtype is None:
+        raise ModelError(f"cannot export {v.name!r}: its element type is unknown")
+    shape = None if v.shape is None else [d if d is not None else "" for d in v.shape]
+    vi = helper.make_tensor_value_info(v.name, rules.onnx_dtype(v.dtype), shape)
+    if v.shape is not None:
+        for d, dim in zip(v.shape, vi.type.tensor_type.shape.dim):
+            if d is None:
+                dim.ClearField("dim_param")
+    return vi
+
+
+def _graph_proto(g: Graph, report: BlockerReport, weights: list, top: bool) -> onnx.GraphProto:
+    nodes = []
+    used = {id(v) for n in g.nodes for v in n.inputs if v is not None}
+    for n in g.nodes:
+        for sub in n.subgraphs():
+            for inner in sub.all_nodes():
+                used |= {id(v) for v in inner.inputs if v is not None}
+    outputs_const = [v for v in g.outputs if v.is_constant]
+    initializers = []
+    for v in g.constants.values():
+        if id(v) not in used:
+            continue
+        if top:
+            weights.append((v.name, v.const))
+        else:
+            initializers.append(numpy_helper.from_array(np.asarray(v.const), v.name))
+    for v in outputs_const:  # an output that is a constant becomes a Constant node
+        nodes.append(helper.make_node("Constant", [], [v.name], value=numpy_helper.from_array(
+            np.asarray(v.const), v.name)))
+    for n in g.nodes:
+        nodes.append(_node_proto(n, report, weights))
+    gp = helper.make_graph(nodes, g.name, [_value_info(v) for v in g.inputs],
+                           [_value_info(v) for v in g.outputs], initializer=initializers)
+    return gp
+
+
+def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
+    schema = op_schema.get(n.op)
+    attrs = []
+    for k, val in n.attrs.items():
+        if val is None:
+            continue
+        if k in IR_ONLY_ATTRS:
+            if val != IR_ONLY_ATTRS[k]:
+                report.add(n.op, n.name, f"{k}={val!r} cannot be expressed in ONNX "
+                                         "(run the layout pass to convert it)")
+            continue
+        spec = schema.attrs.get(k)
+        if spec is None:
+            report.add(n.op, n.name, f"attribute {k!r} is not in the op schema")
+            continue
+        if spec.kind not in ("tensor", "graph") and not spec.required and _same(val, spec.default):
+            continue
+        attrs.append(_attr_proto(k, spec.kind, val, report, weights))
+    inputs = [("" if v is None else v.name) for v in n.inputs]
+    node = helper.make_node(n.op, inputs, [v.name for v in n.outputs], name=n.name)
+    node.attribute.extend(attrs)
+    return node
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) if not isinstance(a, (list, tuple)) else list(a) == list(b or [])
+    except (TypeError, ValueError):
+        return False
+
+
+_KIND_TYPES = {"int": onnx.AttributeProto.INT, "float": onnx.AttributeProto.FLOAT,
+               "str": onnx.AttributeProto.STRING, "ints": onnx.AttributeProto.INTS,
+               "floats": onnx.AttributeProto.FLOATS, "strs": onnx.AttributeProto.STRINGS}
+
+
+def _attr_proto(name: str, kind: str, val, report, weights) -> onnx.AttributeProto:
+    if kind == "tensor":
+        return helper.make_attribute(name, numpy_helper.from_array(np.asarray(val)))
+    if kind == "graph":
+        return helper.make_attribute(name, _graph_proto(val, report, weights, top=False))
+    if kind == "dtype":
+        return helper.make_attribute(name, rules.onnx_dtype(dtypes.dtype(val)))
+    if kind == "ints":
+        val = [int(x) for x in val]
+    elif kind == "floats":
+        val = [float(x) for x in val]
+    elif kind == "int":
+        val = int(val)
+    elif kind == "float":
+        val = float(val)
+    return helper.make_attribute(name, val, attr_type=_KIND_TYPES[kind])
+
+

@@ -1,0 +1,213 @@
+"""ONNX frontend: `.onnx` file or `ModelProto` -> IR `Graph`.
+
+The walk has two phases. A pre-flight visits every node (subgraphs included) and collects
+all blockers — unknown domains, ops the IR lacks, attributes it does not know — so one error
+lists them all. Then nodes are imported, legacy opset forms normalised through
+`rules/onnx.py` and `special.py`, and weights attached as (memory-mapped) constants.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.frontends.onnx import special
+from tensorbridge.frontends.onnx.protoio import read_model
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
+from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.rules import onnx as rules
+
+log = logging.getLogger(__name__)
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def load(source, input_shapes: dict[str, list] | None = None) -> Graph:
+    """Import an ONNX model from a path or a `ModelProto`."""
+    if isinstance(source, onnx.ModelProto):
+        weights = {t.name: numpy_helper.to_array(t) for t in source.graph.initializer
+                   if t.data_location != onnx.TensorProto.EXTERNAL}
+        proto, name = source, source.graph.name
+    else:
+        loaded = read_model(source)
+        proto, weights, name = loaded.proto, loaded.weights, Path(source).stem
+    # A model using only other domains declares no default opset: check it as current.
+    opset = next((o.version for o in proto.opset_import if o.domain in DEFAULT_DOMAINS),
+                 onnx.defs.onnx_opset_version())
+    if opset < rules.MIN_IMPORT_OPSET:
+        raise ModelError(f"ONNX opset {opset} is older than the oldest supported ({rules.MIN_IMPORT_OPSET})")
+    importer = _Importer(opset, weights)
+    importer.preflight(proto.graph)
+    graph = importer.import_graph(proto.graph, Graph(proto.graph.name or name))
+    graph.metadata.update({"source_framework": "onnx", "producer": proto.producer_name,
+                           "producer_version": proto.producer_version, "onnx_opset": opset})
+    for key, dims in (input_shapes or {}).items():
+        v = next((i for i in graph.inputs if i.name == key), None)
+        if v is None:
+            raise ModelError(f"--input-shape names {key!r}, but the inputs are {[i.name for i in graph.inputs]}")
+        v.shape = tuple(dims)
+    infer_shapes(graph)
+    return graph
+
+
+def _value_type(vi: onnx.ValueInfoProto):
+    t = vi.type
+    if not t.HasField("tensor_type"):
+        return None, None
+    tt = t.tensor_type
+    dt = rules.ir_dtype(tt.elem_type)
+    if not tt.HasField("shape"):
+        return dt, None
+    dims = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(d.dim_value)
+        elif d.HasField("dim_param") and d.dim_param:
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return dt, tuple(dims)
+
+
+class _Importer:
+    def __init__(self, opset: int, weights: dict[str, np.ndarray]):
+        self.opset = opset
+        self.weights = weights
+        self.report = BlockerReport("ONNX import", "onnx")
+
+    # -- pre-flight -------------------------------------------------------------------------
+    def preflight(self, g: onnx.GraphProto) -> None:
+        self._check_graph(g)
+        self.report.raise_if_any(
+            "Nothing was written. Ops outside the IR catalogue need support in tensorbridge "
+            "(see `tensorbridge ops`).")
+
+    def _check_graph(self, g: onnx.GraphProto) -> None:
+        for vi in list(g.input) + list(g.output):
+            kind = vi.type.WhichOneof("value")
+            if kind not in ("tensor_type", None):
+                self.report.add(f"{kind} value", vi.name, "only tensors are supported as graph inputs/outputs")
+        for i, node in enumerate(g.node):
+            name = node.name or f"{node.op_type}_{i}"
+            if node.domain not in DEFAULT_DOMAINS:
+                self.report.add(f"{node.domain}.{node.op_type}", name, "custom or non-standard domain")
+                continue
+            rule = rules.find_rule(node.op_type, self.opset)
+            ir_op = (rule.ir_op or node.op_type) if rule else node.op_type
+            schema = op_schema.get(ir_op)
+            if schema is None and not (rule and rule.special == "constant"):
+                self.report.add(node.op_type, name, "not in the IR op catalogue")
+                continue
+            known = set(schema.attrs) if schema else set()
+            if rule:
+                known |= {a for a, _, _ in rule.attrs_to_inputs} | set(rule.drop_attrs)
+                known |= special.EXTRA_ATTRS.get(rule.special, set())
+            for a in node.attribute:
+                if a.name not in known and not (rule and rule.special == "constant"):
+                    self.report.add(node.op_type, name, f"attribute {a.name!r} is not supported")
+                if a.type == onnx.AttributeProto.GRAPH:
+                    self._check_graph(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sg in a.graphs:
+                        self._check_graph(sg)
+                elif a.type in (onnx.AttributeProto.SPARSE_TENSOR, onnx.AttributeProto.TYPE_PROTO):
+                    self.report.add(node.op_type, name, f"attribute {a.name!r} of kind "
+                                    f"{onnx.AttributeProto.AttributeType.Name(a.type)} is not supported")
+
+    # -- import -----------------------------------------------------------------------------
+    def import_graph(self, g: onnx.GraphProto, graph: Graph, scope: dict[str, Value] | None = None) -> Graph:
+        scope = dict(scope or {})
+        declared = {vi.name: vi for vi in list(g.value_info) + list(g.output)}
+        init_names = {t.name for t in g.initializer}
+        for t in g.initializer:
+            arr = self.weights.get(t.name)
+            if arr is None:
+                arr = numpy_helper.to_array(t)
+            if dtypes.name(arr.dtype) == "string" or arr.dtype.kind in "US":
+                arr = arr.astype(object)
+            scope[t.name] = graph.add_constant(t.name, arr)
+        for vi in g.input:
+            if vi.name in init_names:
+                continue  # legacy models list initializers as inputs too
+            dt, shape = _value_type(vi)
+            scope[vi.name] = graph.add_input(vi.name, dt, shape)
+        ctx = special.Context(self, graph, scope)
+        for i, node in enumerate(g.node):
+            self._import_node(ctx, node, node.name or f"{node.op_type}_{i}")
+        for vi in g.output:
+            if vi.name not in scope:
+                raise ModelError(f"graph output {vi.name!r} is not produced by any node")
+            v = scope[vi.name]
+            dt, shape = _value_type(vi)
+            if v.dtype is None and dt is not None:
+                v.dtype = dtypes.dtype(dt)
+            if v.shape is None and shape is not None:
+                v.shape = shape
+            graph.outputs.append(v)
+        for name, vi in declared.items():
+            v = scope.get(name)
+            if v is not None and not v.is_constant:
+                dt, shape = _value_type(vi)
+                if v.dtype is None and dt:
+                    v.dtype = dtypes.dtype(dt)
+                if v.shape is None and shape is not None:
+                    v.shape = shape
+        return graph
+
+    def _import_node(self, ctx: "special.Context", node: onnx.NodeProto, name: str) -> None:
+        rule = rules.find_rule(node.op_type, self.opset)
+        attrs = {a.name: self._attr(a, ctx) for a in node.attribute}
+        inputs = []
+        for n in node.input:
+            if not n:
+                inputs.append(None)
+            elif n not in ctx.scope:
+                raise ModelError(f"node {name!r} ({node.op_type}) reads {n!r}, which nothing produces "
+                                 "(dangling input or nodes out of order)")
+            else:
+                inputs.append(ctx.scope[n])
+        meta = {"framework": "onnx", "op": node.op_type, "name": node.name}
+        ir_op = node.op_type
+        if rule:
+            ir_op = rule.ir_op or node.op_type
+            for a in rule.drop_attrs:
+                attrs.pop(a, None)
+            attrs.update(rule.set_attrs)
+            for a, pos, dt in rule.attrs_to_inputs:
+                if a in attrs:
+                    while len(inputs) <= pos:
+                        inputs.append(None)
+                    like = inputs[0].dtype if inputs and inputs[0] is not None else None
+                    inputs[pos] = ctx.const(f"{name}_{a}", rules.attr_array(attrs.pop(a), dt, like))
+            if rule.special:
+                handler = getattr(special, rule.special)
+                outs = handler(ctx, ir_op, inputs, attrs, list(node.output), name, meta)
+                for out_name, v in zip(node.output, outs):
+                    if out_name and v is not None:
+                        ctx.scope[out_name] = v
+                return
+        schema = op_schema.get(ir_op)
+        for k, v in list(attrs.items()):
+            if schema.attrs[k].kind == "dtype":
+                attrs[k] = rules.ir_dtype(v) if v else None
+        ctx.emit(ir_op, inputs, attrs, list(node.output), name, meta)
+
+    def _attr(self, a: onnx.AttributeProto, ctx):
+        if a.type == onnx.AttributeProto.GRAPH:
+            return self.import_graph(a.g, ctx.graph.subgraph(a.g.name or a.name), ctx.scope)
+        if a.type == onnx.AttributeProto.TENSOR:
+            arr = numpy_helper.to_array(a.t)
+            return arr.astype(object) if arr.dtype.kind in "US" else arr
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            return v.decode("utf-8")
+        if isinstance(v, list) and v and isinstance(v[0], bytes):
+            return [s.decode("utf-8") for s in v]
+        return v

@@ -1,0 +1,250 @@
+"""Reading and writing ONNX files without copying weights.
+
+`onnx.load` materialises every weight twice (file bytes, then protobuf), and
+`SerializeToString` once more on the way out. For large models that is several times the
+weight size in memory. Here the file is memory-mapped, the protobuf wire format is walked
+just deep enough to find each initializer's `raw_data` span, the small remainder is parsed
+by protobuf, and weights become read-only NumPy views of the mapping. The writer streams
+`raw_data` straight from the arrays. External data (models over 2 GB) is memory-mapped on
+read and written to a side file.
+
+Wire format facts used: a field is a varint key (field_number << 3 | wire_type); wire type 0
+is a varint, 1 is 8 bytes, 2 is a varint length plus bytes, 5 is 4 bytes. ModelProto.graph is
+field 7, GraphProto.initializer is field 5, TensorProto.raw_data is field 9.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from tensorbridge.errors import ModelError
+
+_MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
+_STREAM_MIN_BYTES = 1024  # smaller raw_data stays inside the parsed protobuf
+#: ONNX element types whose raw_data is plain little-endian NumPy storage.
+_PLAIN = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
+          9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 14: np.complex64,
+          15: np.complex128}
+
+
+def _varint(buf, pos: int, end: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= end:
+            raise ModelError("truncated ONNX file (varint runs past the end)")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ModelError("malformed ONNX file (varint too long)")
+
+
+def _fields(buf, start: int, end: int):
+    """Yield (field_number, field_start, value_start, value_end) for one message."""
+    pos = start
+    while pos < end:
+        field_start = pos
+        key, pos = _varint(buf, pos, end)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            _, pos2 = _varint(buf, pos, end)
+            yield number, field_start, pos, pos2
+            pos = pos2
+        elif wire == 1:
+            yield number, field_start, pos, pos + 8
+            pos += 8
+        elif wire == 2:
+            length, pos = _varint(buf, pos, end)
+            yield number, field_start, pos, pos + length
+            pos += length
+        elif wire == 5:
+            yield number, field_start, pos, pos + 4
+            pos += 4
+        else:
+            raise ModelError(f"malformed ONNX file (unsupported wire type {wire})")
+        if pos > end:
+            raise ModelError("truncated ONNX file (a field runs past the end)")
+
+
+def _encode_varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _len_field(number: int, length: int) -> bytes:
+    return _encode_varint(number << 3 | 2) + _encode_varint(length)
+
+
+@dataclass
+class LoadedModel:
+    proto: onnx.ModelProto
+    weights: dict[str, np.ndarray]  # initializer name -> array (memory-mapped where possible)
+    path: Path
+
+
+def read_model(path: str | os.PathLike) -> LoadedModel:
+    """Parse an ONNX file, memory-mapping large initializers instead of copying them."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror}") from None
+    if size == 0:
+        raise ModelError(f"{path} is empty, not an ONNX model")
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return _read_mapped(mm, path)
+    except ModelError:
+        raise
+    except Exception as e:  # protobuf DecodeError and friends
+        raise ModelError(f"{path} is not a valid ONNX model ({type(e).__name__}: {e})") from None
+
+
+def _read_mapped(mm: mmap.mmap, path: Path) -> LoadedModel:
+    model_keep: list[bytes] = []
+    graph_parts: list[bytes] = []
+    streamed: list[tuple[int, int, int]] = []  # (initializer index, offset, length)
+    saw_graph = False
+    for number, fstart, vstart, vend in _fields(mm, 0, len(mm)):
+        if number != _MODEL_GRAPH:
+            model_keep.append(mm[fstart:vend])
+            continue
+        saw_graph = True
+        init_index = 0
+        for gnum, gfs, gvs, gve in _fields(mm, vstart, vend):
+            if gnum != _GRAPH_INITIALIZER:
+                graph_parts.append(mm[gfs:gve])
+                continue
+            tensor_keep: list[bytes] = []
+            for tnum, tfs, tvs, tve in _fields(mm, gvs, gve):
+                if tnum == _TENSOR_RAW_DATA and tve - tvs >= _STREAM_MIN_BYTES:
+                    streamed.append((init_index, tvs, tve - tvs))
+                else:
+                    tensor_keep.append(mm[tfs:tve])
+            body = b"".join(tensor_keep)
+            graph_parts.append(_len_field(_GRAPH_INITIALIZER, len(body)) + body)
+            init_index += 1
+    if not saw_graph:
+        raise ModelError(f"{path} holds no ONNX graph (not an ONNX model, or truncated)")
+    graph_body = b"".join(graph_parts)
+    proto = onnx.ModelProto.FromString(b"".join(model_keep) + _len_field(_MODEL_GRAPH, len(graph_body))
+                                       + graph_body)
+    weights: dict[str, np.ndarray] = {}
+    inits = proto.graph.initializer
+    for index, offset, length in streamed:
+        t = inits[index]
+        dt = _PLAIN.get(t.data_type)
+        if dt is None:  # exotic storage: let onnx decode it (copies, but such tensors are small)
+            t.raw_data = mm[offset:offset + length]
+            continue
+        count = length // np.dtype(dt).itemsize
+        arr = np.frombuffer(mm, dtype=dt, count=count, offset=offset).reshape(tuple(t.dims))
+        weights[t.name] = arr
+    for t in inits:
+        if t.name in weights:
+            continue
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            weights[t.name] = _external(t, path.parent)
+        else:
+            weights[t.name] = numpy_helper.to_array(t)
+    return LoadedModel(proto, weights, path)
+
+
+def _external(t: onnx.TensorProto, base: Path) -> np.ndarray:
+    info = {e.key: e.value for e in t.external_data}
+    loc = info.get("location", "")
+    target = (base / loc).resolve()
+    if not loc or os.path.isabs(loc) or base.resolve() not in target.parents:
+        raise ModelError(f"initializer {t.name!r}: external data location {loc!r} leaves the model folder")
+    if not target.exists():
+        raise ModelError(f"initializer {t.name!r}: external data file {loc!r} is missing")
+    dt = _PLAIN.get(t.data_type)
+    if dt is None:
+        raise ModelError(f"initializer {t.name!r}: external data of type {t.data_type} is not supported")
+    offset = int(info.get("offset", 0))
+    count = int(np.prod(t.dims)) if t.dims else 1
+    if offset + count * np.dtype(dt).itemsize > target.stat().st_size:
+        raise ModelError(f"initializer {t.name!r}: external data file {loc!r} is too short")
+    return np.memmap(target, dtype=dt, mode="r", offset=offset, shape=tuple(t.dims))
+
+
+# -- writing ---------------------------------------------------------------------------------
+_DTYPE_CODE = {np.dtype(v): k for k, v in _PLAIN.items()}
+EXTERNAL_THRESHOLD = 1_800_000_000  # protobuf cannot hold 2 GB; switch to a side file early
+
+
+def write_model(proto: onnx.ModelProto, weights: list[tuple[str, np.ndarray]], path: str | os.PathLike,
+                external: bool | None = None) -> None:
+    """Write `proto` (whose graph has no initializers) plus `weights` as initializers.
+
+    Plain-typed weights are streamed from their arrays; others go through `numpy_helper`.
+    `external=None` picks external data when the weights would not fit in one protobuf.
+    """
+    path = Path(path)
+    total = sum(int(a.nbytes) for _, a in weights)
+    if external is None:
+        external = total > EXTERNAL_THRESHOLD
+    data_name = path.name + ".data"
+    graph_bytes = proto.graph.SerializeToString()
+    head = onnx.ModelProto()
+    head.CopyFrom(proto)
+    head.ClearField("graph")
+    pieces: list[bytes | np.ndarray] = []
+    side: list[tuple[int, np.ndarray]] = []
+    side_offset = 0
+    for name, arr in weights:
+        code = _DTYPE_CODE.get(arr.dtype)
+        if code is None:
+            t = numpy_helper.from_array(np.asarray(arr), name)
+            body = t.SerializeToString()
+            pieces.append(_len_field(_GRAPH_INITIALIZER, len(body)) + body)
+            continue
+        t = onnx.TensorProto(name=name, data_type=code, dims=list(arr.shape))
+        arr = np.ascontiguousarray(arr)
+        if external:
+            pad = (-side_offset) % 64
+            side_offset += pad
+            side.append((pad, arr))
+            t.data_location = onnx.TensorProto.EXTERNAL
+            for k, v in (("location", data_name), ("offset", str(side_offset)), ("length", str(arr.nbytes))):
+                e = t.external_data.add()
+                e.key, e.value = k, v
+            side_offset += arr.nbytes
+            body = t.SerializeToString()
+            pieces.append(_len_field(_GRAPH_INITIALIZER, len(body)) + body)
+        else:
+            body = t.SerializeToString()
+            raw_head = _len_field(_TENSOR_RAW_DATA, arr.nbytes)
+            pieces.append(_len_field(_GRAPH_INITIALIZER, len(body) + len(raw_head) + arr.nbytes)
+                          + body + raw_head)
+            pieces.append(arr)
+    graph_len = len(graph_bytes) + sum(p.nbytes if isinstance(p, np.ndarray) else len(p) for p in pieces)
+    with open(path, "wb") as f:
+        f.write(head.SerializeToString())
+        f.write(_len_field(_MODEL_GRAPH, graph_len))
+        f.write(graph_bytes)
+        for p in pieces:
+            f.write(memoryview(p.reshape(-1).view(np.uint8)) if isinstance(p, np.ndarray) else p)
+    if external:
+        with open(path.parent / data_name, "wb") as f:
+            for pad, arr in side:
+                f.write(b"\0" * pad)
+                f.write(memoryview(arr.reshape(-1).view(np.uint8)))

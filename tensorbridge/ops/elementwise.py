@@ -1,0 +1,364 @@
+"""Elementwise ops: unary math, activations, binary arithmetic/comparison/logic, casts.
+
+Most ops are one table row: name, NumPy function, equivalents. Low-precision float inputs
+(bfloat16, float8, ...) are computed in float32 and rounded back, as runtimes do.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from tensorbridge.ir import dtypes
+from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
+from tensorbridge.ops.schema import Attr, alias, op, set_decomposition
+
+F = "elementwise"
+
+
+def _in_float32(fn):
+    """Run `fn` in float32 for dtypes NumPy cannot compute in, then cast back."""
+
+    @functools.wraps(fn)
+    def wrapped(x, *args, **kwargs):
+        dt = x.dtype
+        if dtypes.name(dt) in dtypes.LOW_PRECISION_NAMES:
+            return np.asarray(fn(x.astype(np.float32), *args, **kwargs)).astype(dt)
+        return np.asarray(fn(x, *args, **kwargs)).astype(dt, copy=False)
+
+    return wrapped
+
+
+# -- unary math: (name, fn, equivalents) -----------------------------------------------------
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x.astype(np.float64)
+
+
+_UNARY = {
+    "Abs": (np.abs, "torch.abs, tf.abs, ABS"),
+    "Neg": (np.negative, "torch.neg, tf.negative, NEG"),
+    "Exp": (np.exp, "torch.exp, tf.exp, EXP"),
+    "Log": (np.log, "torch.log, tf.math.log, LOG"),
+    "Sqrt": (np.sqrt, "torch.sqrt, tf.sqrt, SQRT"),
+    "Reciprocal": (np.reciprocal, "torch.reciprocal, tf.math.reciprocal"),
+    "Floor": (np.floor, "torch.floor, tf.floor, FLOOR"),
+    "Ceil": (np.ceil, "torch.ceil, tf.math.ceil, CEIL"),
+    "Round": (np.rint, "torch.round, tf.round, ROUND (half to even)"),
+    "Sign": (np.sign, "torch.sign, tf.sign, SIGN"),
+    "Sin": (np.sin, "torch.sin, tf.sin, SIN"),
+    "Cos": (np.cos, "torch.cos, tf.cos, COS"),
+    "Tan": (np.tan, "torch.tan, tf.tan"),
+    "Asin": (np.arcsin, "torch.asin, tf.asin"),
+    "Acos": (np.arccos, "torch.acos, tf.acos"),
+    "Atan": (np.arctan, "torch.atan, tf.atan"),
+    "Sinh": (np.sinh, "torch.sinh, tf.sinh"),
+    "Cosh": (np.cosh, "torch.cosh, tf.cosh"),
+    "Asinh": (np.arcsinh, "torch.asinh, tf.asinh"),
+    "Acosh": (np.arccosh, "torch.acosh, tf.acosh"),
+    "Atanh": (np.arctanh, "torch.atanh, tf.atanh"),
+    "Erf": (_erf, "torch.erf, tf.math.erf"),
+    "Sigmoid": (lambda x: 1.0 / (1.0 + np.exp(-x)), "torch.sigmoid, keras sigmoid, LOGISTIC"),
+    "Tanh": (np.tanh, "torch.tanh, keras tanh, TANH"),
+    "Relu": (lambda x: np.maximum(x, 0), "nn.ReLU, keras relu, RELU"),
+    "Softplus": (lambda x: np.logaddexp(x, 0), "nn.Softplus, keras softplus"),
+    "Softsign": (lambda x: x / (1 + np.abs(x)), "nn.Softsign, keras softsign"),
+    "SiLU": (lambda x: x / (1.0 + np.exp(-x)), "nn.SiLU, keras swish/silu; ONNX Swish(alpha=1)"),
+    "Mish": (lambda x: x * np.tanh(np.logaddexp(x, 0)), "nn.Mish, keras mish"),
+    "HardSwish": (lambda x: x * np.clip(x / 6 + 0.5, 0, 1), "nn.Hardswish, keras hard_swish, HARD_SWISH"),
+}
+
+for _name, (_fn, _eq) in _UNARY.items():
+    alias(_name, _in_float32(_fn), family=F, doc=f"Elementwise {_name}. Equivalents: {_eq}.",
+          infer=same_as(0))
+
+
+@op("Identity", family=F, infer=same_as(0), doc="Y = X. Equivalents: nn.Identity, tf.identity.")
+def identity(X):
+    return X
+
+
+@op("Not", family=F, infer=same_as(0), doc="Logical not. Equivalents: torch.logical_not, LOGICAL_NOT.")
+def not_(X):
+    return np.logical_not(X)
+
+
+@op("BitwiseNot", family=F, infer=same_as(0), doc="Bitwise not. Equivalents: torch.bitwise_not.")
+def bitwise_not(X):
+    return np.invert(X)
+
+
+def _bool_like(inputs, attrs):
+    return [(np.dtype(bool), inputs[0].shape)]
+
+
+@op("IsNaN", family=F, infer=_bool_like,
+    doc="Is-NaN test. Equivalents: torch.isnan, tf.math.is_nan.")
+def is_nan(X):
+    return np.isnan(X.astype(np.float32) if dtypes.name(X.dtype) in dtypes.LOW_PRECISION_NAMES else X)
+
+
+@op("IsInf", family=F, infer=_bool_like,
+    attrs={"detect_negative": Attr("int", 1), "detect_positive": Attr("int", 1)},
+    doc="Is-infinite test. Equivalents: torch.isinf, tf.math.is_inf.")
+def is_inf(X, detect_negative, detect_positive):
+    X = X.astype(np.float32) if dtypes.name(X.dtype) in dtypes.LOW_PRECISION_NAMES else X
+    return (np.isposinf(X) & bool(detect_positive)) | (np.isneginf(X) & bool(detect_negative))
+
+
+# -- parametrised activations ----------------------------------------------------------------
+@op("LeakyRelu", family=F, attrs={"alpha": Attr("float", 0.01)}, infer=same_as(0),
+    doc="max(x, alpha*x). Equivalents: nn.LeakyReLU, keras LeakyReLU, LEAKY_RELU.")
+@_in_float32
+def leaky_relu(X, alpha):
+    return np.where(X >= 0, X, X * alpha)
+
+
+@op("Elu", family=F, attrs={"alpha": Attr("float", 1.0)}, infer=same_as(0),
+    doc="Exponential linear unit. Equivalents: nn.ELU, keras elu, ELU.")
+@_in_float32
+def elu(X, alpha):
+    return np.where(X > 0, X, alpha * np.expm1(np.minimum(X, 0)))
+
+
+@op("Selu", family=F, attrs={"alpha": Attr("float", 1.67326319217681884765625),
+                             "gamma": Attr("float", 1.05070102214813232421875)},
+    infer=same_as(0), doc="Scaled ELU. Equivalents: nn.SELU, keras selu.")
+@_in_float32
+def selu(X, alpha, gamma):
+    return gamma * np.where(X > 0, X, alpha * np.expm1(np.minimum(X, 0)))
+
+
+@op("Celu", family=F, attrs={"alpha": Attr("float", 1.0)}, infer=same_as(0),
+    doc="Continuously differentiable ELU. Equivalents: nn.CELU.")
+@_in_float32
+def celu(X, alpha):
+    return np.maximum(X, 0) + np.minimum(0, alpha * np.expm1(X / alpha))
+
+
+@op("ThresholdedRelu", family=F, attrs={"alpha": Attr("float", 1.0)}, infer=same_as(0),
+    doc="x if x > alpha else 0. Equivalents: keras ThresholdedReLU.")
+@_in_float32
+def thresholded_relu(X, alpha):
+    return np.where(X > alpha, X, 0)
+
+
+@op("HardSigmoid", family=F, attrs={"alpha": Attr("float", 0.2), "beta": Attr("float", 0.5)},
+    infer=same_as(0), doc="clip(alpha*x+beta, 0, 1). Equivalents: nn.Hardsigmoid (alpha=1/6), keras hard_sigmoid.")
+@_in_float32
+def hard_sigmoid(X, alpha, beta):
+    return np.clip(alpha * X + beta, 0, 1)
+
+
+@op("Shrink", family=F, attrs={"bias": Attr("float", 0.0), "lambd": Attr("float", 0.5)},
+    infer=same_as(0), doc="Soft/hard shrink. Equivalents: nn.Softshrink, nn.Hardshrink.")
+def shrink(X, bias, lambd):
+    return np.where(X < -lambd, X + bias, np.where(X > lambd, X - bias, 0)).astype(X.dtype)
+
+
+@op("Swish", family=F, attrs={"alpha": Attr("float", 1.0)}, infer=same_as(0),
+    doc="x*sigmoid(alpha*x). Equivalents: keras swish; alpha=1 is SiLU.")
+@_in_float32
+def swish(X, alpha):
+    return X / (1.0 + np.exp(-alpha * X))
+
+
+@op("Gelu", family=F, attrs={"approximate": Attr("str", "none")}, infer=same_as(0),
+    doc="GELU, erf form ('none') or tanh form. Equivalents: nn.GELU, keras gelu, GELU.")
+@_in_float32
+def gelu(X, approximate):
+    if approximate == "tanh":
+        return 0.5 * X * (1 + np.tanh(np.sqrt(2 / np.pi) * (X + 0.044715 * X ** 3)))
+    return 0.5 * X * (1 + _erf(X / np.sqrt(2)))
+
+
+@op("PRelu", inputs="X slope", family=F, infer=broadcast_rule(),
+    doc="Parametric ReLU. Equivalents: nn.PReLU, keras PReLU, PRELU.")
+def prelu(X, slope):
+    return np.where(X < 0, X * slope, X).astype(X.dtype)
+
+
+@op("Clip", inputs="input min? max?", outputs="output", family=F, infer=same_as(0),
+    doc="Clamp to [min, max]. Equivalents: torch.clamp, nn.ReLU6, tf.clip_by_value, RELU6.")
+def clip(input, min=None, max=None):
+    out = input
+    if min is not None:
+        out = np.maximum(out, min)
+    if max is not None:
+        out = np.minimum(out, max)
+    return out.astype(input.dtype)
+
+
+# -- binary ----------------------------------------------------------------------------------
+def _low(x):
+    return x.astype(np.float32) if dtypes.name(x.dtype) in dtypes.LOW_PRECISION_NAMES else x
+
+
+def _arith(fn):
+    def ref(A, B):
+        return np.asarray(fn(_low(A), _low(B))).astype(A.dtype)
+    return ref
+
+
+def _int_div(a, b):
+    if np.issubdtype(a.dtype, np.integer):
+        q = np.floor_divide(a, b)
+        return np.where((np.mod(a, b) != 0) & ((a < 0) != (b < 0)), q + 1, q)
+    return np.divide(a, b)
+
+
+_BINARY = {
+    "Add": (np.add, "torch.add, keras Add, ADD"),
+    "Sub": (np.subtract, "torch.sub, keras Subtract, SUB"),
+    "Mul": (np.multiply, "torch.mul, keras Multiply, MUL"),
+    "Div": (_int_div, "torch.div, tf.divide, DIV"),
+    "BitwiseAnd": (np.bitwise_and, "torch.bitwise_and"),
+    "BitwiseOr": (np.bitwise_or, "torch.bitwise_or"),
+    "BitwiseXor": (np.bitwise_xor, "torch.bitwise_xor"),
+}
+for _name, (_fn, _eq) in _BINARY.items():
+    alias(_name, _arith(_fn), inputs="A B", outputs="C", family=F, infer=broadcast_rule(),
+          doc=f"Elementwise {_name} with broadcasting. Equivalents: {_eq}.")
+
+_COMPARE = {
+    "Equal": (np.equal, "torch.eq, tf.equal, EQUAL"),
+    "Greater": (np.greater, "torch.gt, tf.greater"),
+    "GreaterOrEqual": (np.greater_equal, "torch.ge, tf.greater_equal"),
+    "Less": (np.less, "torch.lt, tf.less"),
+    "LessOrEqual": (np.less_equal, "torch.le, tf.less_equal"),
+    "And": (np.logical_and, "torch.logical_and, LOGICAL_AND"),
+    "Or": (np.logical_or, "torch.logical_or, LOGICAL_OR"),
+    "Xor": (np.logical_xor, "torch.logical_xor"),
+}
+for _name, (_fn, _eq) in _COMPARE.items():
+    alias(_name, (lambda f: lambda A, B: f(_low(A), _low(B)))(_fn), inputs="A B", outputs="C",
+          family=F, infer=broadcast_rule("bool"),
+          doc=f"Elementwise {_name} (boolean result). Equivalents: {_eq}.")
+
+
+@op("Pow", inputs="X Y", outputs="Z", family=F, infer=broadcast_rule(),
+    doc="X ** Y (result has X's dtype). Equivalents: torch.pow, tf.pow, POW.")
+def pow_(X, Y):
+    if np.issubdtype(X.dtype, np.integer) and np.issubdtype(Y.dtype, np.integer):
+        return np.power(X.astype(np.int64), Y.astype(np.int64)).astype(X.dtype)
+    return np.power(_low(X).astype(np.float64), _low(Y).astype(np.float64)).astype(X.dtype)
+
+
+@op("Mod", inputs="A B", outputs="C", family=F, attrs={"fmod": Attr("int", 0)},
+    infer=broadcast_rule(), doc="Remainder (fmod=1: sign of dividend). Equivalents: torch.remainder/fmod, FLOOR_MOD.")
+def mod(A, B, fmod):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.fmod(A, B) if fmod else np.mod(A, B)).astype(A.dtype)
+
+
+@op("BitShift", inputs="X Y", outputs="Z", family=F, attrs={"direction": Attr("str")},
+    infer=broadcast_rule(), doc="Bit shift of unsigned ints. Equivalents: torch.bitwise_left_shift.")
+def bit_shift(X, Y, direction):
+    return (np.left_shift(X, Y) if direction == "LEFT" else np.right_shift(X, Y)).astype(X.dtype)
+
+
+def _variadic(fn, mean=False):
+    def ref(*data_0):
+        out = _low(data_0[0])
+        for x in data_0[1:]:
+            out = fn(out, _low(x))
+        if mean:
+            out = out / len(data_0)
+        return np.asarray(out).astype(data_0[0].dtype)
+    return ref
+
+
+for _name, _fn, _mean, _eq in (("Max", np.maximum, False, "torch.maximum, keras Maximum, MAXIMUM"),
+                               ("Min", np.minimum, False, "torch.minimum, keras Minimum, MINIMUM"),
+                               ("Sum", np.add, False, "keras Add, ADD_N"),
+                               ("Mean", np.add, True, "keras Average")):
+    alias(_name, _variadic(_fn, _mean), inputs="data_0*", outputs="out", family=F,
+          infer=broadcast_rule(), doc=f"Elementwise {_name} over any number of inputs. Equivalents: {_eq}.")
+
+
+@op("Where", inputs="condition X Y", outputs="output", family=F, infer=broadcast_rule(first=1),
+    doc="Select X where condition else Y. Equivalents: torch.where, tf.where, SELECT_V2.")
+def where(condition, X, Y):
+    return np.where(condition, X, Y).astype(X.dtype)
+
+
+# -- casts ---------------------------------------------------------------------------------------
+def cast_array(x: np.ndarray, to: np.dtype, saturate: bool = True) -> np.ndarray:
+    """Cast with ONNX semantics (float8 saturation, string formatting, bool rules)."""
+    to = dtypes.dtype(to)
+    to_name = dtypes.name(to)
+    if x.dtype == to:
+        return x.copy()
+    if to_name == "string":
+        flat = [_to_str(v) for v in x.ravel()]
+        return np.array(flat, dtype=object).reshape(x.shape)
+    if x.dtype == object:
+        return np.array([float(v) if to.kind == "f" or dtypes.is_float(to) else int(v)
+                         for v in x.ravel()]).astype(to).reshape(x.shape)
+    src = x
+    if dtypes.name(x.dtype) in dtypes.LOW_PRECISION_NAMES or dtypes.name(x.dtype) in dtypes.SUB_BYTE_NAMES:
+        src = x.astype(np.float32)
+    if to_name.startswith("float8") or to_name == "float4e2m1":
+        info = ml_dtypes.finfo(to) if to_name != "float4e2m1" else None
+        top = float(info.max) if info is not None else 6.0
+        src = src.astype(np.float32)
+        if saturate:
+            src = np.where(np.isnan(src), src, np.clip(src, -top, top))
+            if to_name == "float8e8m0":
+                src = np.where(src <= 0, np.float32(2.0 ** -127), src)
+        return src.astype(to)
+    if to_name in dtypes.SUB_BYTE_NAMES:
+        info = ml_dtypes.iinfo(to)
+        if np.issubdtype(src.dtype, np.floating):
+            src = np.rint(src)
+        return np.clip(src, int(info.min), int(info.max)).astype(to)
+    if to.kind in "iu" and np.issubdtype(src.dtype, np.floating):
+        with np.errstate(invalid="ignore"):
+            return np.trunc(src).astype(to)
+    return src.astype(to)
+
+
+def _to_str(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "INF" if f > 0 else "-INF"
+        return repr(np.float32(f)) if isinstance(v, np.float32) else str(v)
+    return str(v)
+
+
+@op("Cast", inputs="input", outputs="output", family=F, infer=dtype_from_attr("to"),
+    attrs={"to": Attr("dtype"), "saturate": Attr("int", 1), "round_mode": Attr("str", "up")},
+    doc="Convert element type. Equivalents: tensor.to(dtype), tf.cast, CAST.")
+def cast(input, to, saturate, round_mode):
+    return cast_array(input, to, bool(saturate))
+
+
+@op("CastLike", inputs="input target_type", outputs="output", family=F,
+    attrs={"saturate": Attr("int", 1), "round_mode": Attr("str", "up")},
+    infer=lambda i, a: [(i[1].dtype, i[0].shape)],
+    doc="Cast to the dtype of a second input. Equivalents: tensor.type_as.")
+def cast_like(input, target_type, saturate, round_mode):
+    return cast_array(input, target_type.dtype, bool(saturate))
+
+
+# -- decompositions (used when a target lacks the op) ----------------------------------------
+def _decompose_gate(gate_op: str, **gate_attrs):
+    def decompose(graph, node):
+        from tensorbridge.passes.decompose import replace_node
+
+        x = node.inputs[0]
+        gate = graph.add_node(gate_op, [x], gate_attrs, name=f"{node.name}_gate", meta=node.meta,
+                              before=node).outputs[0]
+        y = graph.add_node("Mul", [x, gate], name=f"{node.name}_mul", meta=node.meta, before=node).outputs[0]
+        replace_node(graph, node, [y])
+    return decompose
+
+
+set_decomposition("SiLU", _decompose_gate("Sigmoid"))
+set_decomposition("HardSwish", _decompose_gate("HardSigmoid", alpha=1.0 / 6, beta=0.5))

@@ -1,0 +1,521 @@
+"""Neural-network layers: convolutions, pooling, normalisation, dense/matmul, softmax, resize.
+
+Layout-carrying ops have a `layout` attribute, "NCHW" (channels first, ONNX/PyTorch) or
+"NHWC" (channels last, Keras/TFLite); the name stands for any rank. Convolution weights are
+always stored channels-first ([out, in/group, *kernel]) in the IR; frontends that read
+other weight layouts permute the constant once at import.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from tensorbridge.ir import shapes
+from tensorbridge.ops.infer import const_ints, norm_axis, same_as
+from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
+from tensorbridge.ops.schema import Attr, op, set_decomposition
+from tensorbridge.reference.kernels import conv as K
+from tensorbridge.reference.kernels.resize import resize as resize_kernel
+
+F = "nn"
+LAYOUT = Attr("str", "NCHW")
+
+
+def channels_first(fn):
+    """Run a channels-first kernel on NHWC data by moving the channel axis around it."""
+
+    @functools.wraps(fn)
+    def wrapped(X, *args, layout="NCHW", **kwargs):
+        if layout == "NCHW":
+            return fn(X, *args, **kwargs)
+        out = fn(np.moveaxis(X, -1, 1), *args, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(np.moveaxis(o, 1, -1) if o is not None and o.ndim == X.ndim else o for o in out)
+        return np.moveaxis(out, 1, -1)
+
+    return wrapped
+
+
+def _spatial(shape, layout):
+    return (shape[2:], shape[1]) if layout == "NCHW" else (shape[1:-1], shape[-1])
+
+
+def _with_layout(n, c, sp, layout):
+    return (n, c, *sp) if layout == "NCHW" else (n, *sp, c)
+
+
+def _out_dim(d, k, s, dil, pb, pe, ceil_mode=False):
+    if not isinstance(d, int):
+        return None
+    span = d + pb + pe - ((k - 1) * dil + 1)
+    o = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (o - 1) * s >= d + pb:
+        o -= 1
+    return o
+
+
+def _window_infer(kernel_of, channels_of):
+    def rule(inputs, attrs):
+        x = inputs[0]
+        if x.shape is None:
+            return [(x.dtype, None)] * 2
+        layout = attrs.get("layout", "NCHW")
+        sp, c = _spatial(x.shape, layout)
+        kernel = kernel_of(inputs, attrs)
+        nsp = len(sp)
+        strides = attrs.get("strides") or [1] * nsp
+        dil = attrs.get("dilations") or [1] * nsp
+        ap = attrs.get("auto_pad", "NOTSET")
+        if kernel is None:
+            return [(x.dtype, (x.shape[0], None) + (None,) * nsp)]
+        if ap in ("SAME_UPPER", "SAME_LOWER"):
+            out = [-(-d // s) if isinstance(d, int) else None for d, s in zip(sp, strides)]
+        else:
+            pads = [0] * (2 * nsp) if ap == "VALID" else (attrs.get("pads") or [0] * (2 * nsp))
+            out = [_out_dim(sp[i], kernel[i], strides[i], dil[i], pads[i], pads[i + nsp],
+                            attrs.get("ceil_mode", 0)) for i in range(nsp)]
+        shape = _with_layout(x.shape[0], channels_of(inputs, c), out, layout)
+        return [(x.dtype, shape), (np.dtype(np.int64), shape)]
+    return rule
+
+
+def _weight_kernel(inputs, attrs):
+    w = inputs[1].shape
+    return None if w is None else list(w[2:])
+
+
+def _weight_out(inputs, c):
+    w = inputs[1].shape
+    return None if w is None else w[0]
+
+
+@op("Conv", inputs="X W B?", layout=IMPLICIT, family=F,
+    attrs={"strides": Attr("ints", None), "pads": Attr("ints", None), "dilations": Attr("ints", None),
+           "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None),
+           "layout": LAYOUT},
+    infer=lambda i, a: _window_infer(_weight_kernel, lambda ins, c: _weight_out(ins, c))(i, a)[:1],
+    doc="N-D convolution (W is [out, in/group, *k]). Equivalents: nn.Conv2d, keras Conv2D/DepthwiseConv2D, CONV_2D.")
+@channels_first
+def conv(X, W, B=None, *, strides, pads, dilations, group, auto_pad, kernel_shape):
+    return K.conv(X, W, B, strides=strides, pads=pads, dilations=dilations, group=group, auto_pad=auto_pad)
+
+
+def _conv_t_infer(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    if x.shape is None or w.shape is None:
+        return [(x.dtype, None)]
+    layout = attrs["layout"]
+    sp, _ = _spatial(x.shape, layout)
+    nsp = len(sp)
+    m = w.shape[1] * attrs["group"] if isinstance(w.shape[1], int) else None
+    if attrs["output_shape"]:
+        return [(x.dtype, _with_layout(x.shape[0], m, attrs["output_shape"][-nsp:], layout))]
+    s = attrs["strides"] or [1] * nsp
+    d = attrs["dilations"] or [1] * nsp
+    op_ = attrs["output_padding"] or [0] * nsp
+    p = attrs["pads"] or [0] * (2 * nsp)
+    out = []
+    for i in range(nsp):
+        if not isinstance(sp[i], int):
+            out.append(None)
+        elif attrs["auto_pad"] in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(sp[i] * s[i])
+        else:
+            out.append((sp[i] - 1) * s[i] + (w.shape[2 + i] - 1) * d[i] + 1 + op_[i] - p[i] - p[i + nsp])
+    return [(x.dtype, _with_layout(x.shape[0], m, out, layout))]
+
+
+@op("ConvTranspose", inputs="X W B?", layout=IMPLICIT, family=F, infer=_conv_t_infer,
+    attrs={"strides": Attr("ints", None), "pads": Attr("ints", None), "dilations": Attr("ints", None),
+           "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None),
+           "output_padding": Attr("ints", None), "output_shape": Attr("ints", None), "layout": LAYOUT},
+    doc="Transposed convolution (W is [in, out/group, *k]). Equivalents: nn.ConvTranspose2d, keras Conv2DTranspose, TRANSPOSE_CONV.")
+@channels_first
+def conv_transpose(X, W, B=None, *, strides, pads, dilations, group, auto_pad, kernel_shape,
+                   output_padding, output_shape):
+    nsp = X.ndim - 2
+    return K.conv_transpose(X, W, B, strides=strides, pads=pads, dilations=dilations, group=group,
+                            auto_pad=auto_pad, output_padding=output_padding,
+                            output_shape=output_shape[-nsp:] if output_shape else None)
+
+
+_POOL_ATTRS = {"kernel_shape": Attr("ints"), "strides": Attr("ints", None), "pads": Attr("ints", None),
+               "dilations": Attr("ints", None), "auto_pad": Attr("str", "NOTSET"),
+               "ceil_mode": Attr("int", 0), "layout": LAYOUT}
+_pool_infer = _window_infer(lambda i, a: a["kernel_shape"], lambda i, c: c)
+
+
+def _pool_args(X, kernel_shape, strides, pads, dilations, auto_pad):
+    nsp = X.ndim - 2
+    strides = strides or [1] * nsp
+    dilations = dilations or [1] * nsp
+    pads = K.resolve_pads(X.shape[2:], kernel_shape, strides, dilations, pads, auto_pad)
+    return strides, pads, dilations
+
+
+@op("MaxPool", outputs="Y Indices?", layout=IMPLICIT, family=F, infer=_pool_infer,
+    attrs={**_POOL_ATTRS, "storage_order": Attr("int", 0)},
+    doc="Max pooling (optional argmax indices). Equivalents: nn.MaxPool2d, keras MaxPooling2D, MAX_POOL_2D.")
+@channels_first
+def max_pool(X, *, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order, _num_outputs):
+    s, p, d = _pool_args(X, kernel_shape, strides, pads, dilations, auto_pad)
+    return K.max_pool(X, kernel_shape, s, p, d, ceil_mode, storage_order, _num_outputs > 1)
+
+
+@op("AveragePool", layout=IMPLICIT, family=F, infer=lambda i, a: _pool_infer(i, a)[:1],
+    attrs={**_POOL_ATTRS, "count_include_pad": Attr("int", 0)},
+    doc="Average pooling. Equivalents: nn.AvgPool2d, keras AveragePooling2D, AVERAGE_POOL_2D.")
+@channels_first
+def average_pool(X, *, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, count_include_pad):
+    s, p, d = _pool_args(X, kernel_shape, strides, pads, dilations, auto_pad)
+    return K.avg_pool(X, kernel_shape, s, p, d, ceil_mode, count_include_pad)
+
+
+@op("LpPool", layout=IMPLICIT, family=F, infer=lambda i, a: _pool_infer(i, a)[:1],
+    attrs={**_POOL_ATTRS, "p": Attr("int", 2)}, doc="Lp-norm pooling. Equivalents: nn.LPPool2d.")
+@channels_first
+def lp_pool(X, *, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, p):
+    s, pd, d = _pool_args(X, kernel_shape, strides, pads, dilations, auto_pad)
+    return K.lp_pool(X, kernel_shape, s, pd, d, ceil_mode, p)
+
+
+def _global_infer(inputs, attrs):
+    x = inputs[0]
+    if x.shape is None:
+        return [(x.dtype, None)]
+    sp, c = _spatial(x.shape, attrs["layout"])
+    return [(x.dtype, _with_layout(x.shape[0], c, [1] * len(sp), attrs["layout"]))]
+
+
+for _name, _fn, _eq in (
+        ("GlobalAveragePool", lambda X: X.mean(axis=tuple(range(2, X.ndim)), keepdims=True),
+         "nn.AdaptiveAvgPool2d(1), keras GlobalAveragePooling2D(keepdims=True), MEAN"),
+        ("GlobalMaxPool", lambda X: X.max(axis=tuple(range(2, X.ndim)), keepdims=True),
+         "nn.AdaptiveMaxPool2d(1), keras GlobalMaxPooling2D(keepdims=True), REDUCE_MAX")):
+    op(_name, layout=IMPLICIT, family=F, attrs={"layout": LAYOUT}, infer=_global_infer,
+       doc=f"{_name[6:]} over all spatial dims. Equivalents: {_eq}.")(
+        channels_first((lambda f: lambda X: f(X.astype(np.float32) if X.dtype == np.float16 else X)
+                        .astype(X.dtype))(_fn)))
+
+
+@op("GlobalLpPool", layout=IMPLICIT, family=F, attrs={"p": Attr("int", 2), "layout": LAYOUT},
+    infer=_global_infer, doc="Lp norm over all spatial dims.")
+@channels_first
+def global_lp_pool(X, *, p):
+    return (np.sum(np.abs(X) ** p, axis=tuple(range(2, X.ndim)), keepdims=True) ** (1.0 / p)).astype(X.dtype)
+
+
+# -- normalisation -----------------------------------------------------------------------------
+@op("BatchNormalization", inputs="X scale B input_mean input_var",
+    outputs="Y running_mean? running_var?", layout=IMPLICIT, family=F, infer=same_as(0),
+    attrs={"epsilon": Attr("float", 1e-5), "momentum": Attr("float", 0.9),
+           "training_mode": Attr("int", 0), "layout": LAYOUT},
+    doc="Batch normalisation (inference, or training statistics). Equivalents: nn.BatchNorm2d, keras BatchNormalization.")
+@channels_first
+def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon, momentum, training_mode):
+    bshape = (1, -1) + (1,) * (X.ndim - 2)
+    xf = X.astype(np.float32) if X.dtype != np.float64 else X
+    if training_mode:
+        axes = (0,) + tuple(range(2, X.ndim))
+        mean, var = xf.mean(axis=axes), xf.var(axis=axes)
+        y = (xf - mean.reshape(bshape)) / np.sqrt(var.reshape(bshape) + epsilon) * scale.reshape(bshape) \
+            + B.reshape(bshape)
+        rm = input_mean * momentum + mean * (1 - momentum)
+        rv = input_var * momentum + var * (1 - momentum)
+        return y.astype(X.dtype), rm.astype(input_mean.dtype), rv.astype(input_var.dtype)
+    y = (xf - input_mean.reshape(bshape)) / np.sqrt(input_var.reshape(bshape) + epsilon) \
+        * scale.reshape(bshape) + B.reshape(bshape)
+    return y.astype(X.dtype), None, None
+
+
+@op("InstanceNormalization", inputs="input scale B", outputs="output", layout=IMPLICIT, family=F,
+    attrs={"epsilon": Attr("float", 1e-5), "layout": LAYOUT}, infer=same_as(0),
+    doc="Per-instance, per-channel normalisation. Equivalents: nn.InstanceNorm2d(affine=True).")
+@channels_first
+def instance_normalization(input, scale, B, *, epsilon):
+    axes = tuple(range(2, input.ndim))
+    bshape = (1, -1) + (1,) * (input.ndim - 2)
+    m = input.mean(axis=axes, keepdims=True)
+    v = input.var(axis=axes, keepdims=True)
+    return ((input - m) / np.sqrt(v + epsilon) * scale.reshape(bshape) + B.reshape(bshape)).astype(input.dtype)
+
+
+def _stash(x, stash_type):
+    return x.astype(np.float64 if x.dtype == np.float64 else np.float32)
+
+
+@op("LayerNormalization", inputs="X Scale B?", outputs="Y Mean? InvStdDev?", layout=attribute("axis"),
+    family=F, attrs={"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5), "stash_type": Attr("int", 1)},
+    infer=same_as(0), doc="Normalise over the trailing axes from `axis`. Equivalents: nn.LayerNorm, keras LayerNormalization.")
+def layer_normalization(X, Scale, B=None, *, axis, epsilon, stash_type):
+    ax = norm_axis(axis, X.ndim)
+    axes = tuple(range(ax, X.ndim))
+    xf = _stash(X, stash_type)
+    mean = xf.mean(axis=axes, keepdims=True)
+    inv = 1.0 / np.sqrt(((xf - mean) ** 2).mean(axis=axes, keepdims=True) + epsilon)
+    y = (xf - mean) * inv * Scale
+    if B is not None:
+        y = y + B
+    return y.astype(X.dtype), mean.astype(np.float32), inv.astype(np.float32)
+
+
+@op("RMSNormalization", inputs="X scale", outputs="Y", layout=attribute("axis"), family=F,
+    attrs={"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5), "stash_type": Attr("int", 1)},
+    infer=same_as(0), doc="Root-mean-square normalisation. Equivalents: nn.RMSNorm, keras RMSNormalization.")
+def rms_normalization(X, scale, *, axis, epsilon, stash_type):
+    ax = norm_axis(axis, X.ndim)
+    xf = _stash(X, stash_type)
+    rms = np.sqrt((xf ** 2).mean(axis=tuple(range(ax, X.ndim)), keepdims=True) + epsilon)
+    return (xf / rms * scale).astype(X.dtype)
+
+
+@op("GroupNormalization", inputs="X scale bias", layout=IMPLICIT, family=F,
+    attrs={"epsilon": Attr("float", 1e-5), "num_groups": Attr("int"), "stash_type": Attr("int", 1),
+           "layout": LAYOUT},
+    infer=same_as(0), doc="Group normalisation (per-channel scale/bias). Equivalents: nn.GroupNorm, keras GroupNormalization.")
+@channels_first
+def group_normalization(X, scale, bias, *, epsilon, num_groups, stash_type):
+    n, c = X.shape[:2]
+    xf = _stash(X, stash_type).reshape(n, num_groups, -1)
+    mean = xf.mean(axis=-1, keepdims=True)
+    var = xf.var(axis=-1, keepdims=True)
+    y = ((xf - mean) / np.sqrt(var + epsilon)).reshape(X.shape)
+    bshape = (1, c) + (1,) * (X.ndim - 2)
+    return (y * scale.reshape(bshape) + bias.reshape(bshape)).astype(X.dtype)
+
+
+@op("LRN", layout=IMPLICIT, family=F, infer=same_as(0),
+    attrs={"size": Attr("int"), "alpha": Attr("float", 1e-4), "beta": Attr("float", 0.75),
+           "bias": Attr("float", 1.0), "layout": LAYOUT},
+    doc="Local response normalisation across channels. Equivalents: nn.LocalResponseNorm, tf.nn.lrn (depth_radius=(size-1)/2).")
+@channels_first
+def lrn(X, *, size, alpha, beta, bias):
+    c = X.shape[1]
+    sq = X.astype(np.float64) ** 2
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    padded = np.pad(sq, [(0, 0), (lo, hi)] + [(0, 0)] * (X.ndim - 2))
+    s = sum(padded[:, i:i + c] for i in range(size))
+    return (X / (bias + alpha / size * s) ** beta).astype(X.dtype)
+
+
+@op("LpNormalization", inputs="input", outputs="output", layout=attribute("axis"), family=F, infer=same_as(0),
+    attrs={"axis": Attr("int", -1), "p": Attr("int", 2)},
+    doc="Normalise by the Lp norm along an axis. Equivalents: F.normalize, tf.math.l2_normalize.")
+def lp_normalization(input, axis, p):
+    n = np.sum(np.abs(input) ** p, axis=axis, keepdims=True) ** (1.0 / p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n == 0, 0, input / n).astype(input.dtype)
+
+
+@op("MeanVarianceNormalization", family=F, layout=attribute("axes"), infer=same_as(0),
+    attrs={"axes": Attr("ints", [0, 2, 3])}, doc="(x - mean) / std over axes.")
+def mean_variance_normalization(X, axes):
+    ax = tuple(axes)
+    m = X.mean(axis=ax, keepdims=True)
+    s = np.sqrt((X ** 2).mean(axis=ax, keepdims=True) - m ** 2)
+    return ((X - m) / (s + 1e-9)).astype(X.dtype)
+
+
+@op("Dropout", inputs="data ratio? training_mode?", outputs="output mask?", family=F,
+    attrs={"seed": Attr("int", None)}, infer=same_as(0),
+    doc="Dropout; identity at inference. Equivalents: nn.Dropout, keras Dropout.")
+def dropout(data, ratio=None, training_mode=None, *, seed):
+    r = 0.5 if ratio is None else float(np.asarray(ratio))
+    if training_mode is None or not bool(training_mode) or r == 0:
+        return data.copy(), np.ones(data.shape, dtype=bool)
+    rng = np.random.default_rng(seed)
+    mask = rng.uniform(size=data.shape) >= r
+    return (data * mask / (1 - r)).astype(data.dtype), mask
+
+
+# -- dense algebra ------------------------------------------------------------------------------
+def _matmul_infer(inputs, attrs):
+    a, b = inputs[0].shape, inputs[1].shape
+    dt = inputs[0].dtype
+    if a is None or b is None:
+        return [(dt, None)]
+    a2, b2 = (list(a) if len(a) > 1 else [1] + list(a)), (list(b) if len(b) > 1 else list(b) + [1])
+    batch = shapes.broadcast(tuple(a2[:-2]), tuple(b2[:-2]))
+    out = list(batch) + ([a2[-2]] if len(a) > 1 else []) + ([b2[-1]] if len(b) > 1 else [])
+    return [(dt, tuple(out))]
+
+
+def _f32(x):
+    return x.astype(np.float32) if x.dtype == np.float16 or x.dtype.kind == "V" else x
+
+
+@op("MatMul", inputs="A B", family=F, layout=TERMINATE, infer=_matmul_infer,
+    doc="Matrix product with NumPy broadcasting. Equivalents: torch.matmul, tf.matmul, BATCH_MATMUL.")
+def matmul(A, B):
+    return np.matmul(_f32(A), _f32(B)).astype(A.dtype)
+
+
+def _gemm_infer(inputs, attrs):
+    a, b = inputs[0].shape, inputs[1].shape
+    if a is None or b is None:
+        return [(inputs[0].dtype, None)]
+    m = a[1] if attrs["transA"] else a[0]
+    n = b[0] if attrs["transB"] else b[1]
+    return [(inputs[0].dtype, (m, n))]
+
+
+@op("Gemm", inputs="A B C?", family=F, layout=TERMINATE, infer=_gemm_infer,
+    attrs={"alpha": Attr("float", 1.0), "beta": Attr("float", 1.0), "transA": Attr("int", 0),
+           "transB": Attr("int", 0)},
+    doc="alpha*A'B' + beta*C on 2-D operands. Equivalents: nn.Linear, keras Dense, FULLY_CONNECTED.")
+def gemm(A, B, C=None, *, alpha, beta, transA, transB):
+    a = _f32(A.T if transA else A)
+    b = _f32(B.T if transB else B)
+    y = alpha * (a @ b)
+    if C is not None:
+        y = y + beta * _f32(C)
+    return y.astype(A.dtype)
+
+
+def _dense_infer(inputs, attrs):
+    x, w = inputs[0].shape, inputs[1].shape
+    if x is None or w is None:
+        return [(inputs[0].dtype, None)]
+    return [(inputs[0].dtype, tuple(x[:-1]) + (w[1],))]
+
+
+@op("Dense", inputs="X W B?", family=F, layout=TERMINATE, infer=_dense_infer,
+    doc="X @ W + B on the last axis, W is [in, out]. Equivalents: nn.Linear (weight transposed), keras Dense, FULLY_CONNECTED.")
+def dense(X, W, B=None):
+    y = np.matmul(_f32(X), _f32(W))
+    if B is not None:
+        y = y + _f32(B)
+    return y.astype(X.dtype)
+
+
+def _softmax_family(kind):
+    def ref(input, axis):
+        x = input.astype(np.float64) if input.dtype != np.float64 else input
+        if kind == "Hardmax":
+            arg = np.argmax(x, axis=axis)
+            return (np.expand_dims(arg, axis) == np.arange(x.shape[axis]).reshape(
+                [-1 if i == norm_axis(axis, x.ndim) else 1 for i in range(x.ndim)])).astype(input.dtype)
+        shifted = x - x.max(axis=axis, keepdims=True)
+        lse = np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        out = shifted - lse if kind == "LogSoftmax" else np.exp(shifted - lse)
+        return out.astype(input.dtype)
+    return ref
+
+
+for _name, _eq in (("Softmax", "nn.Softmax, keras Softmax, SOFTMAX"),
+                   ("LogSoftmax", "nn.LogSoftmax, LOG_SOFTMAX"), ("Hardmax", "one-hot of argmax")):
+    op(_name, inputs="input", outputs="output", attrs={"axis": Attr("int", -1)}, family=F,
+       layout=attribute("axis"), infer=same_as(0),
+       doc=f"{_name} along an axis. Equivalents: {_eq}.")(_softmax_family(_name))
+
+
+# -- resampling ----------------------------------------------------------------------------------
+def _resize_sizes(X, roi, scales, sizes, axes, policy):
+    rank = X.ndim
+    axes = [norm_axis(a, rank) for a in axes] if axes else list(range(rank))
+    full_scales = [1.0] * rank
+    out = list(X.shape)
+    if sizes is not None and np.asarray(sizes).size:
+        sz = [int(s) for s in np.asarray(sizes).ravel()]
+        sc = [sz[j] / X.shape[a] for j, a in enumerate(axes)]
+        if policy != "stretch":
+            pick = min(sc) if policy == "not_larger" else max(sc)
+            sc = [pick] * len(axes)
+            sz = [int(np.floor(X.shape[a] * pick + 0.5)) for a in axes]
+        for j, a in enumerate(axes):
+            out[a], full_scales[a] = sz[j], sc[j]
+    else:
+        sc = [float(s) for s in np.asarray(scales).ravel()]
+        for j, a in enumerate(axes):
+            out[a], full_scales[a] = int(np.floor(X.shape[a] * sc[j])), sc[j]
+    full_roi = None
+    if roi is not None and np.asarray(roi).size:
+        r = [float(v) for v in np.asarray(roi).ravel()]
+        full_roi = [0.0] * rank + [1.0] * rank
+        n = len(axes)
+        for j, a in enumerate(axes):
+            full_roi[a], full_roi[a + rank] = r[j], r[j + n]
+    return out, full_scales, full_roi
+
+
+def _resize_infer(inputs, attrs):
+    x = inputs[0]
+    sizes = const_ints(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else None
+    scales = inputs[2].const if len(inputs) > 2 and inputs[2] is not None else None
+    if x.shape is None or not shapes.is_static(x.shape) or (sizes is None and scales is None):
+        return [(x.dtype, None if x.shape is None else (None,) * len(x.shape))]
+    dummy = np.empty(x.shape, dtype=np.uint8)
+    out, _, _ = _resize_sizes(dummy, None, scales, sizes or None, attrs["axes"], attrs["keep_aspect_ratio_policy"])
+    return [(x.dtype, tuple(out))]
+
+
+@op("Resize", inputs="X roi? scales? sizes?", layout=IMPLICIT, family=F, infer=_resize_infer,
+    attrs={"mode": Attr("str", "nearest"), "coordinate_transformation_mode": Attr("str", "half_pixel"),
+           "nearest_mode": Attr("str", "round_prefer_floor"), "cubic_coeff_a": Attr("float", -0.75),
+           "exclude_outside": Attr("int", 0), "extrapolation_value": Attr("float", 0.0),
+           "antialias": Attr("int", 0), "axes": Attr("ints", None),
+           "keep_aspect_ratio_policy": Attr("str", "stretch"), "layout": LAYOUT},
+    doc="Resample (nearest/linear/cubic). Equivalents: nn.Upsample, F.interpolate, keras UpSampling2D/Resizing, RESIZE_BILINEAR.")
+def resize(X, roi=None, scales=None, sizes=None, *, mode, coordinate_transformation_mode, nearest_mode,
+           cubic_coeff_a, exclude_outside, extrapolation_value, antialias, axes, keep_aspect_ratio_policy,
+           layout):
+    out, sc, r = _resize_sizes(X, roi, scales, sizes, axes, keep_aspect_ratio_policy)
+    return resize_kernel(X, out, sc, mode=mode, ctm=coordinate_transformation_mode, roi=r,
+                         nearest_mode=nearest_mode, cubic_a=cubic_coeff_a,
+                         exclude_outside=bool(exclude_outside), antialias=bool(antialias),
+                         extrapolation_value=extrapolation_value)
+
+
+def _d2s_infer(kind):
+    def rule(inputs, attrs):
+        x = inputs[0]
+        b = attrs["blocksize"]
+        if x.shape is None:
+            return [(x.dtype, None)]
+        sp, c = _spatial(x.shape, attrs["layout"])
+        f = (lambda d: d * b) if kind == "d2s" else (lambda d: d // b)
+        cc = (c // (b * b) if kind == "d2s" else c * b * b) if isinstance(c, int) else None
+        return [(x.dtype, _with_layout(x.shape[0], cc, [f(d) if isinstance(d, int) else None for d in sp],
+                                       attrs["layout"]))]
+    return rule
+
+
+@op("DepthToSpace", inputs="input", outputs="output", layout=IMPLICIT, family=F, infer=_d2s_infer("d2s"),
+    attrs={"blocksize": Attr("int"), "mode": Attr("str", "DCR"), "layout": LAYOUT},
+    doc="Move channel blocks into space. Equivalents: nn.PixelShuffle (CRD), tf.nn.depth_to_space (DCR), DEPTH_TO_SPACE.")
+@channels_first
+def depth_to_space(input, *, blocksize, mode):
+    n, c, h, w = input.shape
+    b = blocksize
+    if mode == "DCR":
+        t = input.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = input.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // (b * b), h * b, w * b)
+
+
+@op("SpaceToDepth", inputs="input", outputs="output", layout=IMPLICIT, family=F, infer=_d2s_infer("s2d"),
+    attrs={"blocksize": Attr("int"), "layout": LAYOUT},
+    doc="Move spatial blocks into channels. Equivalents: nn.PixelUnshuffle (channel order differs), SPACE_TO_DEPTH.")
+@channels_first
+def space_to_depth(input, *, blocksize):
+    n, c, h, w = input.shape
+    b = blocksize
+    t = input.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def _decompose_dense(graph, node):
+    from tensorbridge.passes.decompose import replace_node
+
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    y = graph.add_node("MatMul", [x, w], name=f"{node.name}_matmul", meta=node.meta, before=node).outputs[0]
+    if b is not None:
+        y = graph.add_node("Add", [y, b], name=f"{node.name}_bias", meta=node.meta, before=node).outputs[0]
+    replace_node(graph, node, [y])
+
+
+set_decomposition("Dense", _decompose_dense)

@@ -1,0 +1,164 @@
+"""Reductions and index-producing ops: Reduce*, ArgMax/ArgMin, TopK, Einsum, Det.
+
+Reduction axes are an optional input (current ONNX form); with no axes every axis is
+reduced unless `noop_with_empty_axes` is set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.ir import dtypes
+from tensorbridge.ops.infer import const_ints, norm_axis
+from tensorbridge.ops.layout_classes import TERMINATE, attribute
+from tensorbridge.ops.schema import Attr, op
+
+F = "reduce"
+
+
+def _axes(data, axes, noop):
+    if axes is None or np.asarray(axes).size == 0:
+        return None if not noop else ()
+    return tuple(norm_axis(int(a), data.ndim) for a in np.asarray(axes).ravel())
+
+
+def _reduce_infer(inputs, attrs):
+    x = inputs[0]
+    if x.shape is None:
+        return [(x.dtype, None)]
+    has_axes = len(inputs) > 1 and inputs[1] is not None
+    axes = const_ints(inputs[1]) if has_axes else []
+    if axes is None:
+        return [(x.dtype, None)]
+    r = len(x.shape)
+    if not axes:
+        axes = [] if attrs["noop_with_empty_axes"] else list(range(r))
+    axes = [norm_axis(a, r) for a in axes]
+    if attrs["keepdims"]:
+        return [(x.dtype, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))]
+    return [(x.dtype, tuple(d for i, d in enumerate(x.shape) if i not in axes))]
+
+
+def _work(x):
+    n = dtypes.name(x.dtype)
+    return x.astype(np.float32) if n in dtypes.LOW_PRECISION_NAMES or n == "float16" else x
+
+
+def _reducer(fn):
+    def ref(data, axes=None, *, keepdims, noop_with_empty_axes):
+        ax = _axes(data, axes, noop_with_empty_axes)
+        if ax == ():
+            return data.copy() if fn is not _sum_square else (data * data).astype(data.dtype)
+        return np.asarray(fn(_work(data), ax, bool(keepdims))).astype(data.dtype)
+    return ref
+
+
+def _sum_square(x, ax, k):
+    return np.sum(x * x, axis=ax, keepdims=k)
+
+
+def _extreme(npfn, empty_fill):
+    def fn(x, ax, k):
+        if x.size == 0:
+            shape = [1 if (ax is None or i in ax) else d for i, d in enumerate(x.shape)] if k else \
+                [d for i, d in enumerate(x.shape) if not (ax is None or i in ax)]
+            return np.full(shape, empty_fill(x.dtype), dtype=x.dtype)
+        return npfn(x, axis=ax, keepdims=k)
+    return fn
+
+
+def _neg_inf(dt):
+    if dt == np.bool_:
+        return False
+    return -np.inf if np.issubdtype(dt, np.floating) else np.iinfo(dt).min
+
+
+def _pos_inf(dt):
+    if dt == np.bool_:
+        return True
+    return np.inf if np.issubdtype(dt, np.floating) else np.iinfo(dt).max
+
+
+_REDUCE = {
+    "ReduceSum": (lambda x, a, k: np.sum(x, axis=a, keepdims=k), "torch.sum, tf.reduce_sum, SUM"),
+    "ReduceMean": (lambda x, a, k: np.mean(x, axis=a, keepdims=k), "torch.mean, tf.reduce_mean, MEAN"),
+    "ReduceMax": (_extreme(np.max, _neg_inf), "torch.amax, tf.reduce_max, REDUCE_MAX"),
+    "ReduceMin": (_extreme(np.min, _pos_inf), "torch.amin, tf.reduce_min, REDUCE_MIN"),
+    "ReduceProd": (lambda x, a, k: np.prod(x, axis=a, keepdims=k), "torch.prod, tf.reduce_prod, REDUCE_PROD"),
+    "ReduceL1": (lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k), "torch.norm(p=1)"),
+    "ReduceL2": (lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k)), "torch.norm, tf.norm"),
+    "ReduceLogSum": (lambda x, a, k: np.log(np.sum(x, axis=a, keepdims=k)), "log(sum(x))"),
+    "ReduceLogSumExp": (lambda x, a, k: _logsumexp(x, a, k), "torch.logsumexp, tf.reduce_logsumexp"),
+    "ReduceSumSquare": (_sum_square, "sum(x*x)"),
+}
+
+
+def _logsumexp(x, a, k):
+    if x.size == 0:
+        return np.log(np.sum(np.exp(x), axis=a, keepdims=k))
+    m = np.max(x, axis=a, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(x - m), axis=a, keepdims=True)) + m
+    return out if k else np.squeeze(out, axis=a)
+
+
+for _name, (_fn, _eq) in _REDUCE.items():
+    op(_name, inputs="data axes?", outputs="reduced", family=F, layout=attribute("axes"),
+       attrs={"keepdims": Attr("int", 1), "noop_with_empty_axes": Attr("int", 0)}, infer=_reduce_infer,
+       doc=f"{_name[6:]} reduction over axes. Equivalents: {_eq}.")(_reducer(_fn))
+
+
+def _arg_infer(inputs, attrs):
+    x = inputs[0]
+    if x.shape is None:
+        return [(np.dtype(np.int64), None)]
+    ax = norm_axis(attrs["axis"], len(x.shape))
+    shape = tuple(1 if i == ax else d for i, d in enumerate(x.shape)) if attrs["keepdims"] else \
+        tuple(d for i, d in enumerate(x.shape) if i != ax)
+    return [(np.dtype(np.int64), shape)]
+
+
+def _arg(fn):
+    def ref(data, axis, keepdims, select_last_index):
+        x = _work(data)
+        if select_last_index:
+            flipped = np.flip(x, axis)
+            idx = x.shape[axis] - 1 - fn(flipped, axis=axis)
+        else:
+            idx = fn(x, axis=axis)
+        if keepdims:
+            idx = np.expand_dims(idx, axis)
+        return idx.astype(np.int64)
+    return ref
+
+
+for _name, _fn, _eq in (("ArgMax", np.argmax, "torch.argmax, tf.argmax, ARG_MAX"),
+                        ("ArgMin", np.argmin, "torch.argmin, tf.argmin, ARG_MIN")):
+    op(_name, inputs="data", outputs="reduced", family=F, layout=attribute("axis"), infer=_arg_infer,
+       attrs={"axis": Attr("int", 0), "keepdims": Attr("int", 1), "select_last_index": Attr("int", 0)},
+       doc=f"Index of the {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_arg(_fn))
+
+
+@op("TopK", inputs="X K", outputs="Values Indices", family=F, layout=attribute("axis"),
+    attrs={"axis": Attr("int", -1), "largest": Attr("int", 1), "sorted": Attr("int", 1)},
+    doc="K largest/smallest along an axis (ties: lower index first). Equivalents: torch.topk, tf.math.top_k, TOPK_V2.")
+def top_k(X, K, axis, largest, sorted):
+    k = int(np.asarray(K).ravel()[0])
+    x = _work(X)
+    key = -x if largest else x
+    if np.issubdtype(key.dtype, np.unsignedinteger) and largest:
+        key = -x.astype(np.int64)
+    idx = np.argsort(key, axis=axis, kind="stable")
+    idx = np.take(idx, np.arange(k), axis=axis)
+    return np.take_along_axis(X, idx, axis=axis), idx.astype(np.int64)
+
+
+@op("Einsum", inputs="Inputs*", outputs="Output", family=F, layout=TERMINATE,
+    attrs={"equation": Attr("str")}, doc="Einstein summation. Equivalents: torch.einsum, tf.einsum.")
+def einsum(*Inputs, equation):
+    return np.einsum(equation.replace(" ", ""), *[_work(x) for x in Inputs]).astype(Inputs[0].dtype)
+
+
+@op("Det", family=F, layout=TERMINATE, doc="Determinant of square matrices. Equivalents: torch.linalg.det.")
+def det(X):
+    return np.linalg.det(X).astype(X.dtype)

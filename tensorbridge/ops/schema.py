@@ -1,0 +1,139 @@
+"""`OpSchema` and the catalogue registry: every IR op is defined exactly once.
+
+A schema holds the op's signature (inputs with optional/variadic markers, outputs,
+attributes with types and defaults), its layout class, a NumPy reference implementation,
+an optional shape/dtype rule, an optional decomposition into other IR ops, and a short doc
+naming its equivalents in other frameworks. Families register ops with the `op` decorator
+in `ops/<family>.py`; everything else looks ops up by name through `get`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ops.layout_classes import TRANSPARENT, LayoutClass
+
+REQUIRED = object()
+
+#: attribute kinds; `dtype` attributes hold IR dtype names, `graph` attributes hold `Graph`s.
+ATTR_KINDS = ("int", "float", "str", "ints", "floats", "strs", "tensor", "graph", "dtype")
+
+
+@dataclass(frozen=True)
+class Attr:
+    kind: str
+    default: Any = REQUIRED
+
+    def __post_init__(self):
+        assert self.kind in ATTR_KINDS, self.kind
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    optional: bool = False
+    variadic: bool = False
+
+
+def _params(spec: str) -> tuple[Param, ...]:
+    """Parse `"X W B?"` / `"inputs*"` into parameters (`?` optional, `*` variadic)."""
+    out = []
+    for tok in spec.split():
+        out.append(Param(tok.rstrip("?*"), optional=tok.endswith("?"), variadic=tok.endswith("*")))
+    return tuple(out)
+
+
+@dataclass
+class OpSchema:
+    name: str
+    family: str
+    inputs: tuple[Param, ...]
+    outputs: tuple[Param, ...]
+    attrs: dict[str, Attr]
+    reference: Callable
+    doc: str
+    layout: LayoutClass = TRANSPARENT
+    infer: Callable | None = None
+    decompose: Callable | None = None
+    equivalents: dict[str, str] = field(default_factory=dict)
+    #: reference asks for extra context (`_num_outputs`, `_run_graph`) by naming it.
+    wants: frozenset = frozenset()
+
+    def attr_values(self, given: dict[str, Any], node_name: str = "") -> dict[str, Any]:
+        """Attributes with defaults filled in; unknown or missing required ones raise."""
+        unknown = set(given) - set(self.attrs)
+        if unknown:
+            raise ModelError(f"{self.name} node {node_name!r}: unknown attribute(s) {sorted(unknown)}")
+        out = {}
+        for k, a in self.attrs.items():
+            if k in given and given[k] is not None:
+                out[k] = given[k]
+            elif a.required:
+                raise ModelError(f"{self.name} node {node_name!r}: missing attribute {k!r}")
+            else:
+                out[k] = a.default
+        return out
+
+    @property
+    def max_outputs(self) -> int | None:
+        return None if any(p.variadic for p in self.outputs) else len(self.outputs)
+
+
+_REGISTRY: dict[str, OpSchema] = {}
+
+
+def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] | None = None,
+       doc: str = "", layout: LayoutClass = TRANSPARENT, infer: Callable | None = None,
+       family: str = "", equivalents: dict[str, str] | None = None):
+    """Decorator registering a reference function as the IR op `name`."""
+
+    def register(fn: Callable) -> Callable:
+        if name in _REGISTRY:
+            raise RuntimeError(f"op {name} defined twice")
+        params = inspect.signature(fn).parameters
+        _REGISTRY[name] = OpSchema(
+            name=name, family=family or fn.__module__.rsplit(".", 1)[-1], inputs=_params(inputs),
+            outputs=_params(outputs), attrs=dict(attrs or {}), reference=fn,
+            doc=doc or (fn.__doc__ or "").strip().split("\n")[0], layout=layout, infer=infer,
+            equivalents=dict(equivalents or {}),
+            wants=frozenset(p for p in params if p in ("_num_outputs", "_run_graph")))
+        return fn
+
+    return register
+
+
+def alias(name: str, fn: Callable, **kwargs) -> None:
+    """Register `fn` under another op name (for one-line table entries)."""
+    op(name, **kwargs)(fn)
+
+
+def set_decomposition(name: str, fn: Callable) -> None:
+    _REGISTRY[name].decompose = fn
+
+
+def get(name: str) -> OpSchema | None:
+    _load_families()
+    return _REGISTRY.get(name)
+
+
+def all_schemas() -> list[OpSchema]:
+    _load_families()
+    return sorted(_REGISTRY.values(), key=lambda s: (s.family, s.name))
+
+
+_loaded = False
+
+
+def _load_families() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from tensorbridge.ops import (  # noqa: F401  (import registers the ops)
+            elementwise, nn, quant, reduce, shape, transformer)

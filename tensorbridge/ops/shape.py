@@ -1,0 +1,494 @@
+"""Shape and data-movement ops: Reshape, Transpose, Concat, Split, Slice, Gather, Pad, ...
+
+Axis-like operands follow ONNX: they are inputs (not attributes) where current ONNX has
+them as inputs, so dynamic values can flow; frontends normalise older forms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.ir import dtypes, shapes
+from tensorbridge.ops.infer import const_ints, norm_axis, same_as
+from tensorbridge.ops.layout_classes import TERMINATE, attribute
+from tensorbridge.ops.schema import Attr, op
+
+F = "shape"
+
+
+def _ints(a) -> list[int]:
+    return [int(x) for x in np.asarray(a).ravel()]
+
+
+# -- reshaping -----------------------------------------------------------------------------------
+def reshape_target(in_shape, target: list[int], allowzero: int):
+    """Resolve 0 and -1 entries of a Reshape target against a (possibly symbolic) shape."""
+    out = []
+    for i, d in enumerate(target):
+        out.append(in_shape[i] if d == 0 and not allowzero and in_shape is not None and i < len(in_shape)
+                   else (None if d == 0 and not allowzero else d))
+    if -1 in out:
+        known_out = [d for d in out if d != -1]
+        n_in = shapes.numel(in_shape) if in_shape is not None else None
+        if n_in is not None and all(isinstance(d, int) for d in known_out):
+            prod = int(np.prod(known_out)) if known_out else 1
+            out[out.index(-1)] = n_in // prod if prod else 0
+        elif in_shape is not None:
+            sym_in = [d for d in in_shape if not isinstance(d, int)]
+            static_in = int(np.prod([d for d in in_shape if isinstance(d, int)] or [1]))
+            sym_out = [d for d in known_out if not isinstance(d, int)]
+            static_out = int(np.prod([d for d in known_out if isinstance(d, int)] or [1]))
+            rest = [d for d in sym_in if d not in sym_out or sym_out.remove(d)]
+            if len(rest) == 1 and static_out and static_in % static_out == 0 and rest[0] is not None:
+                out[out.index(-1)] = rest[0] if static_in == static_out else None
+            elif not rest and static_out and static_in % static_out == 0:
+                out[out.index(-1)] = static_in // static_out
+            else:
+                out[out.index(-1)] = None
+        else:
+            out[out.index(-1)] = None
+    return tuple(out)
+
+
+def _reshape_infer(inputs, attrs):
+    target = const_ints(inputs[1])
+    if target is None:
+        n = inputs[1].shape[0] if inputs[1].shape and isinstance(inputs[1].shape[0], int) else None
+        return [(inputs[0].dtype, None if n is None else (None,) * n)]
+    return [(inputs[0].dtype, reshape_target(inputs[0].shape, target, attrs["allowzero"]))]
+
+
+@op("Reshape", inputs="data shape", outputs="reshaped", attrs={"allowzero": Attr("int", 0)},
+    layout=TERMINATE, infer=_reshape_infer, family=F,
+    doc="Reshape (0 copies a dim, -1 infers one). Equivalents: torch.reshape, keras Reshape, RESHAPE.")
+def reshape(data, shape, allowzero):
+    target = reshape_target(data.shape, _ints(shape), allowzero)
+    return data.reshape(target)
+
+
+def _flatten_infer(inputs, attrs):
+    s = inputs[0].shape
+    if s is None:
+        return [(inputs[0].dtype, (None, None))]
+    ax = norm_axis(attrs["axis"], len(s))
+    a, b = s[:ax], s[ax:]
+    prod = lambda ds: shapes.numel(ds) if shapes.is_static(ds) else (ds[0] if len(ds) == 1 else None)  # noqa: E731
+    return [(inputs[0].dtype, (prod(a) if a else 1, prod(b) if b else 1))]
+
+
+@op("Flatten", inputs="input", outputs="output", attrs={"axis": Attr("int", 1)}, layout=TERMINATE,
+    infer=_flatten_infer, family=F, doc="Flatten to 2-D at axis. Equivalents: nn.Flatten, keras Flatten.")
+def flatten(input, axis):
+    ax = norm_axis(axis, input.ndim)
+    lead = int(np.prod(input.shape[:ax])) if ax else 1
+    return input.reshape(lead, -1) if input.size else input.reshape(lead, int(np.prod(input.shape[ax:])))
+
+
+def _transpose_infer(inputs, attrs):
+    s = inputs[0].shape
+    if s is None:
+        return [(inputs[0].dtype, None)]
+    perm = attrs["perm"] or list(range(len(s)))[::-1]
+    return [(inputs[0].dtype, tuple(s[p] for p in perm))]
+
+
+@op("Transpose", inputs="data", outputs="transposed", attrs={"perm": Attr("ints", None)},
+    layout=attribute("perm"), infer=_transpose_infer, family=F,
+    doc="Permute axes (default: reverse). Equivalents: torch.permute, keras Permute, TRANSPOSE.")
+def transpose(data, perm):
+    return np.transpose(data, perm)
+
+
+def _squeeze_infer(inputs, attrs):
+    s = inputs[0].shape
+    axes = const_ints(inputs[1]) if len(inputs) > 1 and inputs[1] is not None else []
+    if s is None or axes is None:
+        return [(inputs[0].dtype, None)]
+    axes = [norm_axis(a, len(s)) for a in axes] or [i for i, d in enumerate(s) if d == 1]
+    return [(inputs[0].dtype, tuple(d for i, d in enumerate(s) if i not in axes))]
+
+
+@op("Squeeze", inputs="data axes?", outputs="squeezed", layout=attribute("axes"),
+    infer=_squeeze_infer, family=F, doc="Remove size-1 dims. Equivalents: torch.squeeze, SQUEEZE.")
+def squeeze(data, axes=None):
+    if axes is None:
+        return np.squeeze(data)
+    return np.squeeze(data, axis=tuple(_ints(axes)))
+
+
+def _unsqueeze_infer(inputs, attrs):
+    s = inputs[0].shape
+    axes = const_ints(inputs[1])
+    if s is None or axes is None:
+        return [(inputs[0].dtype, None)]
+    rank = len(s) + len(axes)
+    axes = sorted(norm_axis(a, rank) for a in axes)
+    out, it = [], iter(s)
+    for i in range(rank):
+        out.append(1 if i in axes else next(it))
+    return [(inputs[0].dtype, tuple(out))]
+
+
+@op("Unsqueeze", inputs="data axes", outputs="expanded", layout=attribute("axes"),
+    infer=_unsqueeze_infer, family=F, doc="Insert size-1 dims. Equivalents: torch.unsqueeze, EXPAND_DIMS.")
+def unsqueeze(data, axes):
+    rank = data.ndim + np.asarray(axes).size
+    out = data
+    for a in sorted(norm_axis(int(a), rank) for a in _ints(axes)):
+        out = np.expand_dims(out, a)
+    return out
+
+
+def _concat_infer(inputs, attrs):
+    vs = [v for v in inputs if v is not None]
+    if any(v.shape is None for v in vs):
+        return [(vs[0].dtype, None)]
+    rank = len(vs[0].shape)
+    ax = norm_axis(attrs["axis"], rank)
+    out = list(vs[0].shape)
+    dims = [v.shape[ax] for v in vs]
+    out[ax] = sum(dims) if all(isinstance(d, int) for d in dims) else None
+    for i in range(rank):
+        if i != ax and not isinstance(out[i], int):
+            for v in vs:
+                if isinstance(v.shape[i], int):
+                    out[i] = v.shape[i]
+    return [(vs[0].dtype, tuple(out))]
+
+
+@op("Concat", inputs="inputs*", outputs="concat_result", attrs={"axis": Attr("int")},
+    layout=attribute("axis"), infer=_concat_infer, family=F,
+    doc="Join along an axis. Equivalents: torch.cat, keras Concatenate, CONCATENATION.")
+def concat(*inputs, axis):
+    return np.concatenate(inputs, axis=axis)
+
+
+def split_sizes(dim: int, n: int) -> list[int]:
+    chunk = -(-dim // n)
+    sizes = [chunk] * (dim // chunk) + ([dim % chunk] if dim % chunk else [])
+    return sizes + [0] * (n - len(sizes))
+
+
+@op("Split", inputs="input split?", outputs="outputs*", layout=attribute("axis"),
+    attrs={"axis": Attr("int", 0), "num_outputs": Attr("int", None)}, family=F,
+    doc="Split along an axis into parts. Equivalents: torch.split/chunk, tf.split, SPLIT/SPLIT_V.")
+def split(input, split=None, *, axis, num_outputs, _num_outputs):
+    dim = input.shape[axis]
+    if split is not None:
+        sizes = _ints(split)
+    else:
+        sizes = split_sizes(dim, num_outputs or _num_outputs)
+    return tuple(np.split(input, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def slice_index(dim: int, start: int, end: int, step: int) -> slice:
+    """ONNX Slice clamping rules for one axis, as a Python slice."""
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+    else:
+        start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return slice(start, None if end < 0 else end, step)
+
+
+def _slice_infer(inputs, attrs):
+    s = inputs[0].shape
+    vals = [const_ints(inputs[i]) if len(inputs) > i and inputs[i] is not None else None
+            for i in range(1, 5)]
+    starts, ends, axes, steps = vals
+    if s is None or starts is None or ends is None or (len(inputs) > 3 and inputs[3] is not None
+                                                       and axes is None) or \
+            (len(inputs) > 4 and inputs[4] is not None and steps is None):
+        return [(inputs[0].dtype, None if s is None else (None,) * len(s))]
+    axes = axes or list(range(len(starts)))
+    steps = steps or [1] * len(starts)
+    out = list(s)
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        ax = norm_axis(ax, len(s))
+        d = s[ax]
+        out[ax] = len(range(d)[slice_index(d, st, en, sp)]) if isinstance(d, int) else None
+    return [(inputs[0].dtype, tuple(out))]
+
+
+@op("Slice", inputs="data starts ends axes? steps?", outputs="output",
+    layout=attribute("axes"), infer=_slice_infer, family=F,
+    doc="Strided slice. Equivalents: tensor[a:b:c], tf.strided_slice, SLICE/STRIDED_SLICE.")
+def slice_(data, starts, ends, axes=None, steps=None):
+    starts, ends = _ints(starts), _ints(ends)
+    axes = _ints(axes) if axes is not None else list(range(len(starts)))
+    steps = _ints(steps) if steps is not None else [1] * len(starts)
+    index = [slice(None)] * data.ndim
+    for st, en, ax, sp in zip(starts, ends, axes, steps):
+        ax = norm_axis(ax, data.ndim)
+        index[ax] = slice_index(data.shape[ax], st, en, sp)
+    return data[tuple(index)]
+
+
+# -- gather / scatter ----------------------------------------------------------------------------
+def _gather_infer(inputs, attrs):
+    d, i = inputs[0].shape, inputs[1].shape
+    if d is None or i is None:
+        return [(inputs[0].dtype, None)]
+    ax = norm_axis(attrs["axis"], len(d))
+    return [(inputs[0].dtype, tuple(d[:ax]) + tuple(i) + tuple(d[ax + 1:]))]
+
+
+@op("Gather", inputs="data indices", outputs="output", attrs={"axis": Attr("int", 0)},
+    layout=attribute("axis"), infer=_gather_infer, family=F,
+    doc="Take slices along an axis. Equivalents: torch.index_select, nn.Embedding, tf.gather, GATHER.")
+def gather(data, indices, axis):
+    return np.take(data, indices.astype(np.int64), axis=axis)
+
+
+@op("GatherElements", inputs="data indices", outputs="output", attrs={"axis": Attr("int", 0)},
+    layout=attribute("axis"), infer=lambda i, a: [(i[0].dtype, i[1].shape)], family=F,
+    doc="Gather elementwise along an axis. Equivalents: torch.gather.")
+def gather_elements(data, indices, axis):
+    idx = np.where(indices < 0, indices + data.shape[axis], indices)
+    return np.take_along_axis(data, idx.astype(np.int64), axis=axis)
+
+
+@op("GatherND", inputs="data indices", outputs="output", attrs={"batch_dims": Attr("int", 0)},
+    family=F, layout=TERMINATE, doc="Gather slices by index tuples. Equivalents: tf.gather_nd, GATHER_ND.")
+def gather_nd(data, indices, batch_dims):
+    b = batch_dims
+    batch_shape = data.shape[:b]
+    k = indices.shape[-1]
+    nb = int(np.prod(batch_shape)) if b else 1
+    d = data.reshape((nb,) + data.shape[b:])
+    ind = indices.reshape((nb, -1, k))
+    out = [d[j][tuple(ind[j].T)] for j in range(nb)]
+    return np.stack(out).reshape(indices.shape[:-1] + data.shape[b + k:])
+
+
+def _reduce_into(reduction: str):
+    return {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
+            "min": np.minimum}[reduction]
+
+
+@op("ScatterElements", inputs="data indices updates", outputs="output", family=F,
+    attrs={"axis": Attr("int", 0), "reduction": Attr("str", "none")}, layout=attribute("axis"),
+    infer=same_as(0), doc="Scatter updates elementwise along an axis. Equivalents: torch.scatter/scatter_reduce.")
+def scatter_elements(data, indices, updates, axis, reduction):
+    out = data.copy()
+    axis = norm_axis(axis, data.ndim)
+    idx = np.where(indices < 0, indices + data.shape[axis], indices)
+    fn = _reduce_into(reduction)
+    for pos in np.ndindex(*idx.shape):
+        target = list(pos)
+        target[axis] = idx[pos]
+        target = tuple(target)
+        out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
+    return out
+
+
+@op("ScatterND", inputs="data indices updates", outputs="output", family=F,
+    attrs={"reduction": Attr("str", "none")}, layout=TERMINATE, infer=same_as(0),
+    doc="Scatter slices by index tuples. Equivalents: tf.tensor_scatter_nd_update, SCATTER_ND.")
+def scatter_nd(data, indices, updates, reduction):
+    out = data.copy()
+    fn = _reduce_into(reduction)
+    for pos in np.ndindex(*indices.shape[:-1]):
+        target = tuple(indices[pos])
+        out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
+    return out
+
+
+# -- padding, tiling, broadcasting ----------------------------------------------------------------
+def _pad_infer(inputs, attrs):
+    s = inputs[0].shape
+    pads = const_ints(inputs[1])
+    axes = const_ints(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else None
+    if s is None or pads is None or (len(inputs) > 3 and inputs[3] is not None and axes is None):
+        return [(inputs[0].dtype, None if s is None else (None,) * len(s))]
+    axes = [norm_axis(a, len(s)) for a in axes] if axes else list(range(len(s)))
+    out = list(s)
+    n = len(axes)
+    for j, ax in enumerate(axes):
+        out[ax] = s[ax] + pads[j] + pads[j + n] if isinstance(s[ax], int) else None
+    return [(inputs[0].dtype, tuple(out))]
+
+
+@op("Pad", inputs="data pads constant_value? axes?", outputs="output", family=F,
+    attrs={"mode": Attr("str", "constant")}, layout=attribute("pads", "axes"), infer=_pad_infer,
+    doc="Pad (constant/reflect/edge/wrap; negative pads crop). Equivalents: F.pad, keras ZeroPadding2D, PAD/MIRROR_PAD.")
+def pad(data, pads, constant_value=None, axes=None, *, mode):
+    rank = data.ndim
+    axes = [norm_axis(a, rank) for a in _ints(axes)] if axes is not None else list(range(rank))
+    p = _ints(pads)
+    n = len(axes)
+    width = [[0, 0] for _ in range(rank)]
+    for j, ax in enumerate(axes):
+        width[ax] = [p[j], p[j + n]]
+    # negative pads crop first
+    crop = tuple(slice(max(-b, 0), d - max(-e, 0)) for (b, e), d in zip(width, data.shape))
+    data = data[crop]
+    width = [(max(b, 0), max(e, 0)) for b, e in width]
+    if mode == "constant":
+        cv = np.asarray(constant_value).ravel()[0] if constant_value is not None and np.asarray(constant_value).size else 0
+        return np.pad(data, width, mode="constant", constant_values=cv)
+    return np.pad(data, width, mode={"reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode])
+
+
+@op("Tile", inputs="input repeats", outputs="output", family=F, layout=attribute("repeats"),
+    infer=lambda i, a: [(i[0].dtype, None if const_ints(i[1]) is None or not shapes.is_static(i[0].shape)
+                         else tuple(d * r for d, r in zip(i[0].shape, const_ints(i[1]))))],
+    doc="Repeat the tensor along each axis. Equivalents: torch.tile, tf.tile, TILE.")
+def tile(input, repeats):
+    return np.tile(input, _ints(repeats))
+
+
+def _expand_infer(inputs, attrs):
+    target = const_ints(inputs[1])
+    if target is None:
+        return [(inputs[0].dtype, None)]
+    return [(inputs[0].dtype, shapes.broadcast(inputs[0].shape, tuple(target)))]
+
+
+@op("Expand", inputs="input shape", outputs="output", family=F, layout=TERMINATE,
+    infer=_expand_infer, doc="Broadcast to a shape. Equivalents: torch.expand, tf.broadcast_to, BROADCAST_TO.")
+def expand(input, shape):
+    return np.array(np.broadcast_to(input, np.broadcast_shapes(input.shape, tuple(_ints(shape)))))
+
+
+# -- shape queries and generators ------------------------------------------------------------
+def _shape_infer(inputs, attrs):
+    s = inputs[0].shape
+    if s is None:
+        return [(np.dtype(np.int64), (None,))]
+    r = len(s)
+    start = max(0, min(r, norm_axis(attrs["start"], r)))
+    end = r if attrs["end"] is None else max(0, min(r, norm_axis(attrs["end"], r)))
+    return [(np.dtype(np.int64), (max(end - start, 0),))]
+
+
+@op("Shape", inputs="data", outputs="shape", attrs={"start": Attr("int", 0), "end": Attr("int", None)},
+    layout=TERMINATE, infer=_shape_infer, family=F, doc="The shape as int64. Equivalents: tensor.shape, tf.shape, SHAPE.")
+def shape(data, start, end):
+    r = data.ndim
+    s = max(0, min(r, norm_axis(start, r)))
+    e = r if end is None else max(0, min(r, norm_axis(end, r)))
+    return np.array(data.shape[s:e], dtype=np.int64)
+
+
+@op("Size", inputs="data", outputs="size", infer=lambda i, a: [(np.dtype(np.int64), ())], family=F,
+    layout=TERMINATE, doc="Number of elements. Equivalents: tensor.numel, tf.size.")
+def size(data):
+    return np.array(data.size, dtype=np.int64)
+
+
+def _const_of_shape_infer(inputs, attrs):
+    v = attrs["value"]
+    dt = np.dtype(np.float32) if v is None else v.dtype
+    target = const_ints(inputs[0])
+    n = inputs[0].shape[0] if inputs[0].shape else None
+    return [(dt, tuple(target) if target is not None else (None,) * n if isinstance(n, int) else None)]
+
+
+@op("ConstantOfShape", inputs="input", outputs="output", attrs={"value": Attr("tensor", None)},
+    infer=_const_of_shape_infer, family=F, layout=TERMINATE,
+    doc="Tensor of a given shape filled with a value. Equivalents: torch.full, tf.fill, FILL.")
+def constant_of_shape(input, value):
+    v = np.zeros(1, np.float32) if value is None else np.asarray(value)
+    return np.full(tuple(_ints(input)), v.ravel()[0], dtype=v.dtype)
+
+
+@op("Range", inputs="start limit delta", outputs="output", family=F, layout=TERMINATE,
+    infer=lambda i, a: [(i[0].dtype, (None,))],
+    doc="Arithmetic sequence. Equivalents: torch.arange, tf.range, RANGE.")
+def range_(start, limit, delta):
+    s, lim, d = start.item(), limit.item(), delta.item()
+    n = max(int(np.ceil((lim - s) / d)), 0)
+    return (s + np.arange(n) * d).astype(start.dtype)
+
+
+@op("OneHot", inputs="indices depth values", outputs="output", attrs={"axis": Attr("int", -1)},
+    family=F, layout=TERMINATE, doc="One-hot encoding. Equivalents: F.one_hot, tf.one_hot, ONE_HOT.")
+def one_hot(indices, depth, values, axis):
+    d = int(np.asarray(depth).ravel()[0])
+    idx = np.where(indices < 0, indices + d, indices).astype(np.int64)
+    hot = np.arange(d) == idx[..., None]
+    out = np.where(hot, values[1], values[0]).astype(values.dtype)
+    return np.moveaxis(out, -1, norm_axis(axis, indices.ndim + 1))
+
+
+@op("EyeLike", inputs="input", outputs="output", attrs={"dtype": Attr("dtype", None), "k": Attr("int", 0)},
+    family=F, layout=TERMINATE,
+    infer=lambda i, a: [(dtypes.dtype(a["dtype"]) if a["dtype"] else i[0].dtype, i[0].shape)],
+    doc="Identity-like matrix with a diagonal offset. Equivalents: torch.eye.")
+def eye_like(input, dtype, k):
+    return np.eye(*input.shape, k=k, dtype=dtypes.dtype(dtype) if dtype else input.dtype)
+
+
+@op("Trilu", inputs="input k?", outputs="output", attrs={"upper": Attr("int", 1)}, family=F,
+    layout=TERMINATE, infer=same_as(0), doc="Upper/lower triangle. Equivalents: torch.triu/tril.")
+def trilu(input, k=None, *, upper):
+    kk = int(np.asarray(k).ravel()[0]) if k is not None else 0
+    return np.triu(input, kk) if upper else np.tril(input, kk)
+
+
+@op("NonZero", inputs="X", family=F, layout=TERMINATE,
+    infer=lambda i, a: [(np.dtype(np.int64), (len(i[0].shape) if i[0].shape is not None else None, None))],
+    doc="Indices of non-zero elements. Equivalents: torch.nonzero (transposed), tf.where(x).")
+def non_zero(X):
+    return np.array(np.nonzero(X), dtype=np.int64).reshape(max(X.ndim, 1) if X.ndim else 0, -1)
+
+
+@op("Unique", inputs="X", outputs="Y indices? inverse_indices? counts?", family=F, layout=TERMINATE,
+    attrs={"axis": Attr("int", None), "sorted": Attr("int", 1)},
+    doc="Unique elements or slices. Equivalents: torch.unique, tf.unique, UNIQUE.")
+def unique(X, axis, sorted):
+    y, idx, inv, cnt = np.unique(X, return_index=True, return_inverse=True, return_counts=True,
+                                 axis=axis, equal_nan=False) if axis is not None else \
+        np.unique(X.ravel(), return_index=True, return_inverse=True, return_counts=True)
+    if not sorted:
+        order = np.argsort(idx, kind="stable")
+        remap = np.empty_like(order)
+        remap[order] = np.arange(len(order))
+        y = np.take(y, order, axis=0 if axis is None else axis)
+        idx, cnt, inv = idx[order], cnt[order], remap[inv.ravel()]
+    i64 = lambda a: np.asarray(a, np.int64).ravel()  # noqa: E731
+    return y, i64(idx), i64(inv), i64(cnt)
+
+
+@op("Compress", inputs="input condition", outputs="output", attrs={"axis": Attr("int", None)},
+    family=F, layout=TERMINATE, doc="Select slices where condition is true. Equivalents: torch.masked_select, tf.boolean_mask.")
+def compress(input, condition, axis):
+    return np.compress(condition.astype(bool), input, axis=axis)
+
+
+@op("ReverseSequence", inputs="input sequence_lens", family=F, layout=TERMINATE,
+    attrs={"batch_axis": Attr("int", 1), "time_axis": Attr("int", 0)}, infer=same_as(0),
+    doc="Reverse variable-length prefixes per batch. Equivalents: tf.reverse_sequence, REVERSE_SEQUENCE.")
+def reverse_sequence(input, sequence_lens, batch_axis, time_axis):
+    out = input.copy()
+    for b, n in enumerate(sequence_lens):
+        src = [slice(None)] * input.ndim
+        src[batch_axis], src[time_axis] = b, slice(0, int(n))
+        part = input[tuple(src)]
+        t_ax = time_axis - (1 if batch_axis < time_axis else 0)
+        out[tuple(src)] = np.flip(part, axis=t_ax)
+    return out
+
+
+def _cum(fn):
+    def ref(x, axis, exclusive, reverse):
+        ax = int(np.asarray(axis).ravel()[0])
+        y = np.flip(x, ax) if reverse else x
+        out = fn(y, axis=ax, dtype=x.dtype)
+        if exclusive:
+            ident = 0 if fn is np.cumsum else 1
+            out = np.concatenate([np.full_like(np.take(out, [0], axis=ax), ident),
+                                  np.delete(out, -1, axis=ax)], axis=ax)
+        return np.flip(out, ax) if reverse else out
+    return ref
+
+
+for _name, _fn, _eq in (("CumSum", np.cumsum, "torch.cumsum, tf.cumsum, CUMSUM"),
+                        ("CumProd", np.cumprod, "torch.cumprod, tf.math.cumprod")):
+    op(_name, inputs="x axis", outputs="y", attrs={"exclusive": Attr("int", 0), "reverse": Attr("int", 0)},
+       family=F, layout=attribute("axis"), infer=same_as(0),
+       doc=f"Cumulative {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_cum(_fn))

@@ -1,0 +1,299 @@
+"""Sequence-model ops: Attention, RotaryEmbedding, LSTM, GRU, RNN.
+
+Attention follows ONNX `Attention` (3-D [batch, seq, heads*dim] or 4-D [batch, heads, seq,
+dim] operands, grouped-query heads, boolean or additive masks, causal masking, KV cache,
+softcap). The recurrent ops follow ONNX gate orders (LSTM: i o f c, GRU: z r h).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.ops.layout_classes import TERMINATE
+from tensorbridge.ops.schema import Attr, op
+
+F = "transformer"
+
+
+def _softmax(x, axis=-1):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return e / np.where(s == 0, 1, s)
+
+
+def _heads(x, n):
+    """[B, S, n*D] -> [B, n, S, D] (4-D input is returned as is)."""
+    if x.ndim == 4:
+        return x
+    b, s, hd = x.shape
+    return x.reshape(b, s, n, hd // n).transpose(0, 2, 1, 3)
+
+
+@op("Attention", inputs="Q K V attn_mask? past_key? past_value? nonpad_kv_seqlen?",
+    outputs="Y present_key? present_value? qk_matmul_output?", family=F, layout=TERMINATE,
+    attrs={"is_causal": Attr("int", 0), "kv_num_heads": Attr("int", None), "q_num_heads": Attr("int", None),
+           "qk_matmul_output_mode": Attr("int", 0), "scale": Attr("float", None),
+           "softcap": Attr("float", 0.0), "softmax_precision": Attr("int", None)},
+    doc="Scaled dot-product attention. Equivalents: F.scaled_dot_product_attention, nn.MultiheadAttention core, keras MultiHeadAttention core.")
+def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, *,
+              is_causal, kv_num_heads, q_num_heads, qk_matmul_output_mode, scale, softcap,
+              softmax_precision):
+    dt = Q.dtype
+    q = _heads(Q.astype(np.float64), q_num_heads)
+    k = _heads(K.astype(np.float64), kv_num_heads)
+    v = _heads(V.astype(np.float64), kv_num_heads)
+    if past_key is not None:
+        k = np.concatenate([past_key.astype(np.float64), k], axis=2)
+    if past_value is not None:
+        v = np.concatenate([past_value.astype(np.float64), v], axis=2)
+    present_k, present_v = k, v
+    hq, hk = q.shape[1], k.shape[1]
+    if hq != hk:
+        k = np.repeat(k, hq // hk, axis=1)
+        v = np.repeat(v, hq // hk, axis=1)
+    sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
+    qk = (q * np.sqrt(sc)) @ (np.swapaxes(k, -1, -2) * np.sqrt(sc))
+    raw = qk
+    s_q, s_kv = qk.shape[-2], qk.shape[-1]
+    bias = np.zeros(qk.shape[-2:], np.float64)
+    if is_causal:
+        allowed = np.arange(s_kv)[None, :] <= np.arange(s_q)[:, None]  # upper-left aligned
+        bias = np.where(allowed, 0.0, -np.inf)
+    if attn_mask is not None:
+        m = attn_mask
+        if m.shape[-1] < s_kv:
+            pad = [(0, 0)] * (m.ndim - 1) + [(0, s_kv - m.shape[-1])]
+            m = np.pad(m, pad, constant_values=False if m.dtype == bool else -np.inf)
+        bias = bias + (np.where(m, 0.0, -np.inf) if m.dtype == bool else m.astype(np.float64))
+    if nonpad_kv_seqlen is not None:
+        keep = np.arange(s_kv)[None, :] < nonpad_kv_seqlen.reshape(-1, 1)
+        bias = bias + np.where(keep, 0.0, -np.inf)[:, None, None, :]
+    qk = qk + bias
+    masked = qk
+    if softcap and softcap > 0:
+        qk = softcap * np.tanh(qk / softcap)
+    capped = qk
+    probs = _softmax(qk)
+    y = probs @ v
+    mode_out = {0: raw, 1: masked, 2: capped, 3: probs}[qk_matmul_output_mode]
+    if Q.ndim == 3:
+        b, h, s, d = y.shape
+        y = y.transpose(0, 2, 1, 3).reshape(b, s, h * d)
+    kd = (past_key.dtype if past_key is not None else K.dtype)
+    return (y.astype(dt), present_k.astype(kd), present_v.astype(kd), mode_out.astype(dt))
+
+
+@op("RotaryEmbedding", inputs="X cos_cache sin_cache position_ids?", family=F, layout=TERMINATE,
+    attrs={"interleaved": Attr("int", 0), "num_heads": Attr("int", None),
+           "rotary_embedding_dim": Attr("int", 0)},
+    doc="Rotary position embedding (RoPE). Equivalents: transformers apply_rotary_pos_emb.")
+def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved, num_heads,
+                     rotary_embedding_dim):
+    if X.ndim == 4:
+        x = X.transpose(0, 2, 1, 3)  # B, S, H, D
+    else:
+        b, s, hd = X.shape
+        x = X.reshape(b, s, num_heads, hd // num_heads)
+    d = x.shape[-1]
+    rd = rotary_embedding_dim or d
+    rot, rest = x[..., :rd], x[..., rd:]
+    if position_ids is not None:
+        cos, sin = cos_cache[position_ids], sin_cache[position_ids]
+    else:
+        cos, sin = cos_cache, sin_cache
+    cos, sin = cos[..., :rd // 2][:, :, None, :], sin[..., :rd // 2][:, :, None, :]
+    if interleaved:
+        x1, x2 = rot[..., 0::2], rot[..., 1::2]
+    else:
+        x1, x2 = rot[..., :rd // 2], rot[..., rd // 2:]
+    real = cos * x1 - sin * x2
+    imag = sin * x1 + cos * x2
+    if interleaved:
+        out = np.stack([real, imag], axis=-1).reshape(rot.shape)
+    else:
+        out = np.concatenate([real, imag], axis=-1)
+    y = np.concatenate([out, rest], axis=-1).astype(X.dtype)
+    return y.transpose(0, 2, 1, 3) if X.ndim == 4 else y.reshape(X.shape)
+
+
+# -- recurrent cells ----------------------------------------------------------------------------
+def _activation(name, alpha, beta):
+    n = name.lower()
+    table = {
+        "relu": lambda x: np.maximum(x, 0),
+        "tanh": np.tanh,
+        "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+        "affine": lambda x: alpha * x + beta,
+        "leakyrelu": lambda x: np.where(x >= 0, x, alpha * x),
+        "thresholdedrelu": lambda x: np.where(x > alpha, x, 0),
+        "scaledtanh": lambda x: alpha * np.tanh(beta * x),
+        "hardsigmoid": lambda x: np.clip(alpha * x + beta, 0, 1),
+        "elu": lambda x: np.where(x >= 0, x, alpha * (np.exp(x) - 1)),
+        "softsign": lambda x: x / (1 + np.abs(x)),
+        "softplus": lambda x: np.log1p(np.exp(x)),
+    }
+    return table[n]
+
+
+_DEFAULT_ALPHA = {"leakyrelu": 0.01, "thresholdedrelu": 1.0, "hardsigmoid": 0.2, "elu": 1.0}
+_DEFAULT_BETA = {"hardsigmoid": 0.5}
+
+
+def _activations(names, alphas, betas, per_dir, num_dir):
+    out = []
+    ai = bi = 0
+    for i, name in enumerate(names):
+        n = name.lower()
+        a = alphas[ai] if alphas and ai < len(alphas) else _DEFAULT_ALPHA.get(n, 1.0)
+        b = betas[bi] if betas and bi < len(betas) else _DEFAULT_BETA.get(n, 0.0)
+        if n in ("affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid", "elu"):
+            ai += 1
+        if n in ("affine", "scaledtanh", "hardsigmoid"):
+            bi += 1
+        out.append(_activation(name, a, b))
+    if len(out) < per_dir * num_dir:
+        out = out * num_dir
+    return [out[d * per_dir:(d + 1) * per_dir] for d in range(num_dir)]
+
+
+_RNN_ATTRS = {"activation_alpha": Attr("floats", None), "activation_beta": Attr("floats", None),
+              "clip": Attr("float", None), "direction": Attr("str", "forward"),
+              "hidden_size": Attr("int", None), "layout": Attr("int", 0)}
+
+
+def _run_recurrent(X, sequence_lens, initial, direction, layout, step):
+    """Shared driver: run `step(d, x_t, state) -> state` over time for each direction."""
+    if layout:
+        X = X.transpose(1, 0, 2)
+        initial = [None if s is None else s.transpose(1, 0, 2) for s in initial]
+    seq, batch = X.shape[:2]
+    lens = np.full(batch, seq) if sequence_lens is None else sequence_lens.astype(np.int64)
+    dirs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
+    ys, finals = [], []
+    for d, rev in enumerate(dirs):
+        state = [s[d] for s in initial]
+        y = np.zeros((seq, batch, state[0].shape[-1]), np.float64)
+        for t_i in range(seq):
+            t = seq - 1 - t_i if rev else t_i
+            active = np.zeros(batch, bool)
+            if rev:
+                # reversed within each sequence's own length
+                tt = lens - 1 - t_i
+                valid = tt >= 0
+                xt = X[np.clip(tt, 0, seq - 1), np.arange(batch)]
+                active = valid
+            else:
+                valid = t < lens
+                xt = X[t]
+                active = valid
+            new = step(d, xt, state)
+            state = [np.where(active[:, None], n, s) for n, s in zip(new, state)]
+            if rev:
+                pos = np.clip(lens - 1 - t_i, 0, seq - 1)
+                y[pos[active], np.arange(batch)[active]] = state[0][active]
+            else:
+                y[t, active] = state[0][active]
+        ys.append(y)
+        finals.append(state)
+    Y = np.stack(ys, axis=1)  # seq, dirs, batch, hidden
+    outs = [np.stack([f[i] for f in finals]) for i in range(len(finals[0]))]
+    if layout:
+        Y = Y.transpose(2, 0, 1, 3)
+        outs = [o.transpose(1, 0, 2) for o in outs]
+    return Y, outs
+
+
+def _init_state(h, num_dir, batch, hidden, layout):
+    if h is not None:
+        return h.astype(np.float64)
+    return np.zeros((batch, num_dir, hidden) if layout else (num_dir, batch, hidden))
+
+
+def _clipf(c):
+    return (lambda v: np.clip(v, -c, c)) if c else (lambda v: v)
+
+
+@op("LSTM", inputs="X W R B? sequence_lens? initial_h? initial_c? P?", outputs="Y? Y_h? Y_c?", family=F,
+    layout=TERMINATE,
+    attrs={**_RNN_ATTRS, "activations": Attr("strs", None), "input_forget": Attr("int", 0)},
+    doc="Long short-term memory layer (gates i, o, f, c). Equivalents: nn.LSTM, keras LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM.")
+def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, activation_alpha,
+         activation_beta, clip, direction, hidden_size, layout, activations, input_forget):
+    num_dir, h4, _ = W.shape
+    hid = h4 // 4
+    batch = X.shape[0 if layout else 1]
+    acts = _activations(activations or ["Sigmoid", "Tanh", "Tanh"], activation_alpha, activation_beta, 3, num_dir)
+    B = np.zeros((num_dir, 8 * hid)) if B is None else B.astype(np.float64)
+    P = np.zeros((num_dir, 3 * hid)) if P is None else P.astype(np.float64)
+    cl = _clipf(clip)
+
+    def step(d, x, state):
+        h, c = state
+        f_, g_, h_ = acts[d]
+        gates = x @ W[d].T.astype(np.float64) + h @ R[d].T.astype(np.float64) + B[d, :4 * hid] + B[d, 4 * hid:]
+        i, o, f, cc = np.split(gates, 4, axis=-1)
+        pi, po, pf = np.split(P[d], 3)
+        i = f_(cl(i + pi * c))
+        f = (1 - i) if input_forget else f_(cl(f + pf * c))
+        cc = g_(cl(cc))
+        c_new = f * c + i * cc
+        o = f_(cl(o + po * c_new))
+        return [o * h_(c_new), c_new]
+
+    h0 = _init_state(initial_h, num_dir, batch, hid, layout)
+    c0 = _init_state(initial_c, num_dir, batch, hid, layout)
+    Y, (yh, yc) = _run_recurrent(X.astype(np.float64), sequence_lens, [h0, c0], direction, layout, step)
+    return Y.astype(X.dtype), yh.astype(X.dtype), yc.astype(X.dtype)
+
+
+@op("GRU", inputs="X W R B? sequence_lens? initial_h?", outputs="Y? Y_h?", family=F, layout=TERMINATE,
+    attrs={**_RNN_ATTRS, "activations": Attr("strs", None), "linear_before_reset": Attr("int", 0)},
+    doc="Gated recurrent unit layer (gates z, r, h). Equivalents: nn.GRU (linear_before_reset=1), keras GRU.")
+def gru(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha, activation_beta, clip,
+        direction, hidden_size, layout, activations, linear_before_reset):
+    num_dir, h3, _ = W.shape
+    hid = h3 // 3
+    batch = X.shape[0 if layout else 1]
+    acts = _activations(activations or ["Sigmoid", "Tanh"], activation_alpha, activation_beta, 2, num_dir)
+    B = np.zeros((num_dir, 6 * hid)) if B is None else B.astype(np.float64)
+    cl = _clipf(clip)
+
+    def step(d, x, state):
+        (h,) = state
+        f_, g_ = acts[d]
+        w, r = W[d].astype(np.float64), R[d].astype(np.float64)
+        wb, rb = B[d, :3 * hid], B[d, 3 * hid:]
+        xw = x @ w.T + wb
+        z = f_(cl(xw[:, :hid] + h @ r[:hid].T + rb[:hid]))
+        rr = f_(cl(xw[:, hid:2 * hid] + h @ r[hid:2 * hid].T + rb[hid:2 * hid]))
+        if linear_before_reset:
+            hh = g_(cl(xw[:, 2 * hid:] + rr * (h @ r[2 * hid:].T + rb[2 * hid:])))
+        else:
+            hh = g_(cl(xw[:, 2 * hid:] + (rr * h) @ r[2 * hid:].T + rb[2 * hid:]))
+        return [(1 - z) * hh + z * h]
+
+    h0 = _init_state(initial_h, num_dir, batch, hid, layout)
+    Y, (yh,) = _run_recurrent(X.astype(np.float64), sequence_lens, [h0], direction, layout, step)
+    return Y.astype(X.dtype), yh.astype(X.dtype)
+
+
+@op("RNN", inputs="X W R B? sequence_lens? initial_h?", outputs="Y? Y_h?", family=F, layout=TERMINATE,
+    attrs={**_RNN_ATTRS, "activations": Attr("strs", None)},
+    doc="Simple recurrent layer. Equivalents: nn.RNN, keras SimpleRNN.")
+def rnn(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha, activation_beta, clip,
+        direction, hidden_size, layout, activations):
+    num_dir, hid, _ = W.shape
+    batch = X.shape[0 if layout else 1]
+    acts = _activations(activations or ["Tanh"], activation_alpha, activation_beta, 1, num_dir)
+    B = np.zeros((num_dir, 2 * hid)) if B is None else B.astype(np.float64)
+    cl = _clipf(clip)
+
+    def step(d, x, state):
+        (h,) = state
+        return [acts[d][0](cl(x @ W[d].T + h @ R[d].T + B[d, :hid] + B[d, hid:]))]
+
+    h0 = _init_state(initial_h, num_dir, batch, hid, layout)
+    Y, (yh,) = _run_recurrent(X.astype(np.float64), sequence_lens, [h0], direction, layout, step)
+    return Y.astype(X.dtype), yh.astype(X.dtype)

@@ -1,0 +1,48 @@
+"""Legalisation: rewrite ops a target lacks into ops it has, using schema decompositions.
+
+`legalize(graph, supports)` decomposes every node whose op `supports(op)` rejects, repeating
+until nothing changes, and raises one error listing every op that has no decomposition.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from tensorbridge.errors import BlockerReport
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ops import schema as op_schema
+
+
+def legalize(graph: Graph, supports: Callable[[str], bool], target: str) -> Graph:
+    report = BlockerReport(f"export to {target}", target)
+    for _ in range(8):  # decompositions may produce ops that decompose further
+        pending = [n for n in graph.nodes if not supports(n.op)]
+        if not pending:
+            break
+        changed = False
+        for node in pending:
+            schema = op_schema.get(node.op)
+            if schema is not None and schema.decompose is not None:
+                schema.decompose(graph, node)
+                changed = True
+        if not changed:
+            break
+    for node in graph.nodes:
+        if not supports(node.op):
+            report.add(node.op, node.name, f"{target} has no equivalent and the IR has no decomposition")
+        for g in node.subgraphs():
+            legalize(g, supports, target)
+    report.raise_if_any()
+    return graph
+
+
+def replace_node(graph: Graph, node, new_outputs) -> None:
+    """Swap a node's outputs for replacements and drop the node (used by decompositions)."""
+    pairs = list(zip(node.outputs, new_outputs))
+    for old, new in pairs:
+        new.shape = new.shape if new.shape is not None else old.shape
+        new.dtype = new.dtype if new.dtype is not None else old.dtype
+        graph.replace_all_uses(old, new)
+    graph.remove_node(node)
+    for old, new in pairs:  # the replacement takes over the public name
+        new.name, old.name = old.name, new.name

@@ -1,0 +1,123 @@
+"""ONNX <-> IR mapping: dtype codes and the opset-history table.
+
+The IR uses current ONNX op names and semantics, so most ONNX ops map to themselves and
+need no row. A row exists only where an older opset spelled the op differently (attributes
+that later became inputs, renamed or retired ops, dropped legacy attributes). Rows are data;
+the few cases that need code name a function in `frontends/onnx/special.py`. No opset
+numbers travel past this border into the IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+from tensorbridge.ir import dtypes
+
+#: ONNX TensorProto element type -> IR dtype name.
+ONNX_TO_IR_DTYPE = {
+    onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.DOUBLE: "float64",
+    onnx.TensorProto.FLOAT16: "float16", onnx.TensorProto.BFLOAT16: "bfloat16",
+    onnx.TensorProto.FLOAT8E4M3FN: "float8e4m3fn", onnx.TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
+    onnx.TensorProto.FLOAT8E5M2: "float8e5m2", onnx.TensorProto.FLOAT8E5M2FNUZ: "float8e5m2fnuz",
+    onnx.TensorProto.FLOAT8E8M0: "float8e8m0", onnx.TensorProto.FLOAT4E2M1: "float4e2m1",
+    onnx.TensorProto.INT8: "int8", onnx.TensorProto.INT16: "int16", onnx.TensorProto.INT32: "int32",
+    onnx.TensorProto.INT64: "int64", onnx.TensorProto.UINT8: "uint8", onnx.TensorProto.UINT16: "uint16",
+    onnx.TensorProto.UINT32: "uint32", onnx.TensorProto.UINT64: "uint64", onnx.TensorProto.INT4: "int4",
+    onnx.TensorProto.UINT4: "uint4", onnx.TensorProto.INT2: "int2", onnx.TensorProto.UINT2: "uint2",
+    onnx.TensorProto.BOOL: "bool", onnx.TensorProto.STRING: "string",
+    onnx.TensorProto.COMPLEX64: "complex64", onnx.TensorProto.COMPLEX128: "complex128",
+}
+IR_TO_ONNX_DTYPE = {v: k for k, v in ONNX_TO_IR_DTYPE.items()}
+
+#: Opset the ONNX backend writes unless the graph needs a newer one.
+DEFAULT_EXPORT_OPSET = 21
+#: Oldest opset the frontend accepts.
+MIN_IMPORT_OPSET = 1
+
+
+def onnx_dtype(dt) -> int:
+    return IR_TO_ONNX_DTYPE[dtypes.name(dt)]
+
+
+def ir_dtype(code: int) -> str | None:
+    return ONNX_TO_IR_DTYPE.get(code)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How ONNX op `onnx_op` in opsets [since, until] maps onto the IR.
+
+    attrs_to_inputs: (attribute, input position, dtype) moves of legacy attributes to inputs.
+    drop_attrs: legacy attributes with no meaning today. set_attrs: constant IR attributes.
+    special: name of a function in frontends/onnx/special.py for what data cannot say.
+    """
+
+    onnx_op: str
+    ir_op: str | None = None
+    since: int = 1
+    until: int = 10_000
+    attrs_to_inputs: tuple[tuple[str, int, str], ...] = ()
+    drop_attrs: tuple[str, ...] = ()
+    set_attrs: dict = field(default_factory=dict)
+    special: str | None = None
+
+
+_REDUCE = ("ReduceMax", "ReduceMin", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2",
+           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare")
+
+RULES: list[Rule] = [
+    *[Rule(op, until=17, attrs_to_inputs=(("axes", 1, "int64"),)) for op in _REDUCE],
+    Rule("ReduceSum", until=12, attrs_to_inputs=(("axes", 1, "int64"),)),
+    Rule("Squeeze", until=12, attrs_to_inputs=(("axes", 1, "int64"),)),
+    Rule("Unsqueeze", until=12, attrs_to_inputs=(("axes", 1, "int64"),)),
+    Rule("Split", until=12, attrs_to_inputs=(("split", 1, "int64"),), special="split_equal_parts"),
+    Rule("Split", since=13, until=17, special="split_equal_parts"),
+    Rule("Slice", until=9, attrs_to_inputs=(("starts", 1, "int64"), ("ends", 2, "int64"), ("axes", 3, "int64"))),
+    Rule("Pad", until=10, attrs_to_inputs=(("pads", 1, "int64"), ("value", 2, "like:0"))),
+    Rule("Clip", until=10, attrs_to_inputs=(("min", 1, "like:0"), ("max", 2, "like:0"))),
+    Rule("TopK", until=9, attrs_to_inputs=(("k", 1, "int64"),)),
+    Rule("Reshape", until=4, attrs_to_inputs=(("shape", 1, "int64"),)),
+    Rule("Upsample", "Resize", special="upsample"),
+    Rule("Resize", until=10, special="resize_v10"),
+    Rule("Scatter", "ScatterElements"),
+    Rule("BatchNormalization", until=13, drop_attrs=("spatial", "is_test", "consumed_inputs"),
+         special="batchnorm_legacy_outputs"),
+    Rule("Dropout", until=11, drop_attrs=("ratio", "is_test")),
+    Rule("Gemm", until=6, drop_attrs=("broadcast",)),
+    *[Rule(op, until=6, special="legacy_broadcast") for op in ("Add", "Sub", "Mul", "Div", "Pow")],
+    Rule("Concat", until=3, set_attrs={"axis": 1}),
+    Rule("Cast", until=5, special="cast_legacy"),
+    *[Rule(op, until=12, special="softmax_legacy") for op in ("Softmax", "LogSoftmax", "Hardmax")],
+    Rule("GroupNormalization", until=20, special="group_norm_per_group"),
+    Rule("Constant", special="constant"),
+]
+
+
+def find_rule(op_type: str, opset: int) -> Rule | None:
+    for r in RULES:
+        if r.onnx_op == op_type and r.since <= opset <= r.until:
+            return r
+    return None
+
+
+def check_rules() -> None:
+    """Overlapping version ranges for one op are a table bug."""
+    seen: dict[str, list[Rule]] = {}
+    for r in RULES:
+        for other in seen.get(r.onnx_op, []):
+            if r.since <= other.until and other.since <= r.until:
+                raise RuntimeError(f"overlapping ONNX rules for {r.onnx_op}")
+        seen.setdefault(r.onnx_op, []).append(r)
+
+
+check_rules()
+
+
+def attr_array(values, dtype_spec: str, like: np.dtype | None) -> np.ndarray:
+    """A legacy attribute value as a constant input array."""
+    if dtype_spec.startswith("like:"):
+        return np.asarray(values, dtype=like if like is not None else np.float32)
+    return np.asarray(values, dtype=dtypes.dtype(dtype_spec))
