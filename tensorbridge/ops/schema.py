@@ -136,4 +136,4 @@ def _load_families() -> None:
     if not _loaded:
         _loaded = True
         from tensorbridge.ops import (  # noqa: F401  (import registers the ops)
-            elementwise, nn, quant, reduce, shape, transformer)
+            control, elementwise, loss, nn, quant, reduce, shape, signal, text, transformer, vision)

@@ -492,3 +492,26 @@ for _name, _fn, _eq in (("CumSum", np.cumsum, "torch.cumsum, tf.cumsum, CUMSUM")
     op(_name, inputs="x axis", outputs="y", attrs={"exclusive": Attr("int", 0), "reverse": Attr("int", 0)},
        family=F, layout=attribute("axis"), infer=same_as(0),
        doc=f"Cumulative {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_cum(_fn))
+
+
+@op("BitCast", inputs="input", outputs="output", attrs={"to": Attr("dtype")}, family=F, layout=TERMINATE,
+    doc="Reinterpret the bits as another dtype of the same width. Equivalents: torch.view(dtype), tf.bitcast, BITCAST.")
+def bit_cast(input, to):
+    return np.ascontiguousarray(input).reshape(-1).view(dtypes.dtype(to)).reshape(input.shape)
+
+
+@op("TensorScatter", inputs="past_cache update write_indices?", outputs="present_cache", family=F,
+    layout=TERMINATE, attrs={"axis": Attr("int", -2), "mode": Attr("str", "linear")}, infer=same_as(0),
+    doc="Write updates into a KV cache at per-batch positions (linear or circular).")
+def tensor_scatter(past_cache, update, write_indices=None, *, axis, mode):
+    out = past_cache.copy()
+    ax = norm_axis(axis, out.ndim)
+    max_len, n = out.shape[ax], update.shape[ax]
+    for b in range(out.shape[0]):
+        start = int(write_indices[b]) if write_indices is not None else 0
+        pos = np.arange(start, start + n)
+        if mode == "circular":
+            pos = pos % max_len
+        dst = np.moveaxis(out[b], ax - 1, 0)
+        dst[pos] = np.moveaxis(update[b], ax - 1, 0)
+    return out

@@ -1,0 +1,71 @@
+"""Control flow: If, Loop, Scan. Bodies are IR subgraphs held in `graph` attributes; they
+may read values of the enclosing graph. The reference runs them through `_run_graph`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.ops.layout_classes import TERMINATE
+from tensorbridge.ops.schema import Attr, op
+
+F = "control"
+
+
+@op("If", inputs="cond", outputs="outputs*", family=F, layout=TERMINATE,
+    attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")},
+    doc="Run one of two subgraphs. Equivalents: torch.cond, tf.cond, IF.")
+def if_(cond, *, then_branch, else_branch, _run_graph):
+    return tuple(_run_graph(then_branch if bool(np.asarray(cond).ravel()[0]) else else_branch, []))
+
+
+@op("Loop", inputs="M? cond? v_initial*", outputs="v_final_and_scan_outputs*", family=F, layout=TERMINATE,
+    attrs={"body": Attr("graph")}, doc="Loop with carried values and scan outputs. Equivalents: tf.while_loop, WHILE.")
+def loop(M=None, cond=None, *v_initial, body, _run_graph):
+    trips = int(np.asarray(M).ravel()[0]) if M is not None else None
+    keep = bool(np.asarray(cond).ravel()[0]) if cond is not None else True
+    carried = list(v_initial)
+    n_carried = len(carried)
+    scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
+    i = 0
+    while keep and (trips is None or i < trips):
+        outs = _run_graph(body, [np.array(i, np.int64), np.array(keep)] + carried)
+        keep = bool(np.asarray(outs[0]).ravel()[0])
+        carried = list(outs[1:1 + n_carried])
+        for s, v in zip(scans, outs[1 + n_carried:]):
+            s.append(v)
+        i += 1
+    return tuple(carried) + tuple(np.stack(s) if s else np.zeros((0,), np.float32) for s in scans)
+
+
+@op("Scan", inputs="initial_state_and_scan_inputs*", outputs="final_state_and_scan_outputs*", family=F,
+    layout=TERMINATE,
+    attrs={"body": Attr("graph"), "num_scan_inputs": Attr("int"), "scan_input_axes": Attr("ints", None),
+           "scan_input_directions": Attr("ints", None), "scan_output_axes": Attr("ints", None),
+           "scan_output_directions": Attr("ints", None)},
+    doc="Iterate a body over slices of scan inputs with carried state. Equivalents: jax.lax.scan, tf.scan.")
+def scan(*initial_state_and_scan_inputs, body, num_scan_inputs, scan_input_axes, scan_input_directions,
+         scan_output_axes, scan_output_directions, _run_graph):
+    args = list(initial_state_and_scan_inputs)
+    n_state = len(args) - num_scan_inputs
+    state, xs = args[:n_state], args[n_state:]
+    in_axes = scan_input_axes or [0] * num_scan_inputs
+    in_dirs = scan_input_directions or [0] * num_scan_inputs
+    xs = [np.moveaxis(x, a, 0) for x, a in zip(xs, in_axes)]
+    xs = [x[::-1] if d else x for x, d in zip(xs, in_dirs)]
+    steps = xs[0].shape[0] if xs else 0
+    n_scan_out = len(body.outputs) - n_state
+    outs: list[list] = [[] for _ in range(n_scan_out)]
+    for t in range(steps):
+        res = _run_graph(body, state + [x[t] for x in xs])
+        state = list(res[:n_state])
+        for o, v in zip(outs, res[n_state:]):
+            o.append(v)
+    out_axes = scan_output_axes or [0] * n_scan_out
+    out_dirs = scan_output_directions or [0] * n_scan_out
+    stacked = []
+    for o, a, d in zip(outs, out_axes, out_dirs):
+        s = np.stack(o)
+        s = s[::-1] if d else s
+        stacked.append(np.moveaxis(s, 0, a))
+    return tuple(state) + tuple(stacked)
