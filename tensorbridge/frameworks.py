@@ -21,15 +21,20 @@ class Format:
     runner: str | None
     extra: str  # pip extra that provides the framework ("" = core)
     description: str
+    #: "module:function" returning the IR ops this format can import / export
+    imports: str | None = None
+    exports: str | None = None
 
 
 FORMATS: tuple[Format, ...] = (
     Format("onnx", (".onnx",), "tensorbridge.frontends.onnx.importer:load",
            "tensorbridge.backends.onnx.exporter:export", "tensorbridge.verify.runners.onnxruntime:OnnxRuntimeRunner",
-           "onnx", "ONNX model (onnxruntime runs it)"),
+           "onnx", "ONNX model (onnxruntime runs it)",
+           "tensorbridge.frontends.onnx.importer:importable_ops", "tensorbridge.backends.onnx.exporter:exportable_ops"),
     Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.ir.serde:save",
            "tensorbridge.verify.runners.reference:ReferenceRunner", "",
-           "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)"),
+           "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)",
+           "tensorbridge.ops.schema:all_op_names", "tensorbridge.ops.schema:all_op_names"),
 )
 
 

@@ -128,6 +128,10 @@ def all_schemas() -> list[OpSchema]:
     return sorted(_REGISTRY.values(), key=lambda s: (s.family, s.name))
 
 
+def all_op_names() -> set[str]:
+    return {s.name for s in all_schemas()}
+
+
 _loaded = False
 
 

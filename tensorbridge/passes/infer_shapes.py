@@ -24,14 +24,19 @@ def infer_shapes(graph: Graph) -> Graph:
     for node in graph.nodes:
         for g in node.subgraphs():
             infer_shapes(g)
-        if all(v.dtype is not None and v.shape is not None for v in node.outputs):
-            continue
-        for v, (dt, shape) in zip(node.outputs, _infer_node(node)):
-            if v.dtype is None and dt is not None:
-                v.dtype = np.dtype(dt)
-            if v.shape is None and shape is not None:
-                v.shape = shapes.normalize(shape)
+        infer_node(node)
     return graph
+
+
+def infer_node(node: Node) -> None:
+    """Fill the unknown output types of one node (its inputs' types should be known)."""
+    if all(v.dtype is not None and v.shape is not None for v in node.outputs):
+        return
+    for v, (dt, shape) in zip(node.outputs, _infer_node(node)):
+        if v.dtype is None and dt is not None:
+            v.dtype = np.dtype(dt)
+        if v.shape is None and shape is not None:
+            v.shape = shapes.normalize(shape)
 
 
 def _infer_node(node: Node):

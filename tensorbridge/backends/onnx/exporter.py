@@ -32,6 +32,12 @@ def supports(op: str) -> bool:
     return onnx.defs.has(op) and op_schema.get(op) is not None
 
 
+def exportable_ops() -> set[str]:
+    """IR ops the ONNX backend writes, directly or through a decomposition."""
+    return {op for op in op_schema.all_op_names()
+            if supports(op) or op_schema.get(op).decompose is not None}
+
+
 def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None) -> None:
     """Write `graph` as an ONNX model at `dest`."""
     model, weights = to_proto(graph, opset)

@@ -57,6 +57,13 @@ def load(source, input_shapes: dict[str, list] | None = None) -> Graph:
     return graph
 
 
+def importable_ops() -> set[str]:
+    """IR ops an ONNX model can produce (by identity or through a legacy-form rule)."""
+    ops = {op for op in op_schema.all_op_names() if onnx.defs.has(op)}
+    ops |= {r.ir_op for r in rules.RULES if r.ir_op}
+    return ops
+
+
 def _value_type(vi: onnx.ValueInfoProto):
     t = vi.type
     if not t.HasField("tensor_type"):
@@ -173,7 +180,7 @@ class _Importer:
                                  "(dangling input or nodes out of order)")
             else:
                 inputs.append(ctx.scope[n])
-        meta = {"framework": "onnx", "op": node.op_type, "name": node.name}
+        meta = {"framework": "onnx", "source_op": node.op_type, "source_name": node.name}
         ir_op = node.op_type
         if rule:
             ir_op = rule.ir_op or node.op_type

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorbridge.errors import ModelError, UnsupportedError, Blocker
+from tensorbridge.errors import Blocker, ModelError, UnsupportedError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
+from tensorbridge.passes.infer_shapes import infer_node
 
 #: attributes a special handler consumes on top of the IR op's own.
 EXTRA_ATTRS = {
@@ -40,13 +41,16 @@ class Context:
         last = max((i for i, n in enumerate(output_names) if n), default=-1)
         names = [n or f"{name}_unused{i}" for i, n in enumerate(output_names[:last + 1])]
         node = self.graph.add_node(op, inputs, attrs, outputs=names or 1, name=name, meta=meta)
+        infer_node(node)
         for n, v in zip(output_names, node.outputs):
             if n:
                 self.scope[n] = v
         return node.outputs
 
     def op(self, op: str, *inputs, name: str, meta: dict, **attrs) -> Value:
-        return self.graph.add_node(op, inputs, attrs, name=name, meta=meta).outputs[0]
+        node = self.graph.add_node(op, inputs, attrs, name=name, meta=meta)
+        infer_node(node)
+        return node.outputs[0]
 
 
 def constant(ctx, ir_op, inputs, attrs, outs, name, meta):

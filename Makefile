@@ -1,0 +1,39 @@
+# The two first commands of the README: `make demo` and `make test`.
+# Both create .venv and install everything from scratch when it is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-all bench lint docs clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# torch first, pinned: the local CPU wheel; everything after is held to it by constraints.txt
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2
+
+test-all: $(STAMP)
+	$(PY) -m pytest -q -n 2 -m ""
+
+bench: $(STAMP)
+	$(PY) benchmarks/run.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check tensorbridge tests benchmarks examples
+
+docs: $(STAMP)
+	$(PY) -m tensorbridge.support
+	$(PY) -m tests.onnx_corpus.corpus --write
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

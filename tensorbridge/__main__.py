@@ -1,0 +1,7 @@
+"""`python -m tensorbridge` runs the CLI."""
+
+import sys
+
+from tensorbridge.cli.main import main
+
+sys.exit(main())

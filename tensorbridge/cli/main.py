@@ -1,0 +1,176 @@
+"""The `tensorbridge` command: convert, inspect, verify, ops.
+
+Exit codes: 0 success, 1 verification failed, 2 bad input or unsupported model, 3 internal
+error. User errors print one clear message (every blocker at once), without a traceback
+unless `--debug` is given. Progress goes to stderr; results to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+
+from tensorbridge.errors import ModelError, TensorbridgeError
+
+
+def _shapes(items: list[str] | None) -> dict[str, list] | None:
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        name, sep, dims = item.partition("=")
+        if not sep or not name:
+            raise ModelError(f"--input-shape wants NAME=d0,d1,..., got {item!r}")
+        try:
+            out[name] = [int(d) if d.strip().lstrip("-").isdigit() else d.strip() for d in dims.split(",")]
+        except ValueError:
+            raise ModelError(f"--input-shape {item!r}: dims must be integers or names") from None
+    return out
+
+
+class _Progress:
+    """One line per step on stderr with its duration (quiet with --quiet)."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def step(self, text: str):
+        progress = self
+
+        class _Step:
+            def __enter__(self):
+                self.t = time.perf_counter()
+                if not progress.quiet:
+                    print(f"... {text}", file=sys.stderr, flush=True)
+
+            def __exit__(self, *exc):
+                if not progress.quiet and exc[0] is None:
+                    print(f"    done in {time.perf_counter() - self.t:.2f}s", file=sys.stderr, flush=True)
+
+        return _Step()
+
+
+def cmd_convert(args, progress: _Progress) -> int:
+    import tensorbridge as tb
+
+    shapes = _shapes(args.input_shape)
+    with progress.step(f"loading {args.src}"):
+        graph = tb.load(args.src, input_shapes=shapes) if shapes else tb.load(args.src)
+    with progress.step(f"writing {args.output}"):
+        tb.save(graph, args.output, to=args.to)
+    print(f"converted {args.src} -> {args.output} ({len(graph.nodes)} nodes, "
+          f"{graph.weight_bytes() / 1e6:.1f} MB of weights)")
+    if args.verify:
+        with progress.step("verifying"):
+            report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol)
+        print(report.summary())
+        return 0 if report.ok else 1
+    return 0
+
+
+def cmd_inspect(args, progress: _Progress) -> int:
+    import tensorbridge as tb
+    from tensorbridge.ir import printer, serde
+
+    with progress.step(f"loading {args.src}"):
+        graph = tb.load(args.src)
+    if args.json:
+        doc = {"summary": {"name": graph.name, "nodes": len(graph.nodes), "ops": graph.op_histogram(),
+                           "inputs": [serde.value_to_json(v) for v in graph.inputs],
+                           "outputs": [serde.value_to_json(v) for v in graph.outputs],
+                           "weight_bytes": graph.weight_bytes()},
+               "graph": serde.graph_to_json(graph, {})}
+        print(json.dumps(doc, indent=1, default=str))
+    else:
+        print(printer.summary(graph))
+        print()
+        print(printer.print_graph(graph))
+    return 0
+
+
+def cmd_verify(args, progress: _Progress) -> int:
+    import tensorbridge as tb
+
+    with progress.step(f"running {args.src} and {args.dst}"):
+        report = tb.verify(args.src, args.dst, inputs=args.inputs, rtol=args.rtol, atol=args.atol,
+                           seed=args.seed, input_shapes=_shapes(args.input_shape))
+    print(json.dumps(report.to_dict(), indent=1) if args.json else report.summary())
+    return 0 if report.ok else 1
+
+
+def cmd_ops(args, progress: _Progress) -> int:
+    from tensorbridge import support
+
+    print(support.markdown() if args.markdown else support.text(args.from_fw, args.to_fw))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tensorbridge", description="Convert models between frameworks, "
+                                "and prove the result computes the same function.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("convert", help="convert SRC into another format")
+    c.add_argument("src")
+    c.add_argument("-o", "--output", required=True, help="destination file (format from its extension)")
+    c.add_argument("--to", help="output format (onnx, tbir); default: from the extension")
+    c.add_argument("--verify", action="store_true", help="run SRC and the result and compare outputs")
+    c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
+                   help="fix or name an input's dims (repeatable)")
+    c.add_argument("--rtol", type=float)
+    c.add_argument("--atol", type=float)
+    c.set_defaults(func=cmd_convert)
+
+    i = sub.add_parser("inspect", help="print the IR, op histogram, inputs and outputs")
+    i.add_argument("src")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=cmd_inspect)
+
+    v = sub.add_parser("verify", help="run two models on the same inputs and compare")
+    v.add_argument("src")
+    v.add_argument("dst")
+    v.add_argument("--inputs", metavar="FILE.npz", help="inputs by name (default: seeded random)")
+    v.add_argument("--rtol", type=float)
+    v.add_argument("--atol", type=float)
+    v.add_argument("--seed", type=int, default=0)
+    v.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=cmd_verify)
+
+    o = sub.add_parser("ops", help="the support matrix (which formats read and write each op)")
+    o.add_argument("--from", dest="from_fw", metavar="FW")
+    o.add_argument("--to", dest="to_fw", metavar="FW")
+    o.add_argument("--markdown", action="store_true")
+    o.set_defaults(func=cmd_ops)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args, _Progress(args.quiet))
+    except TensorbridgeError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - last resort: a short message instead of a traceback
+        if args.debug:
+            raise
+        print(f"internal error: {type(e).__name__}: {e}\n(re-run with --debug for the traceback, "
+              "and please report it)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

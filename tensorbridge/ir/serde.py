@@ -1,0 +1,223 @@
+"""`.tbir` files: one safetensors file whose metadata header holds the graph as JSON.
+
+The weights are the file's tensors, keyed by constant name; they are memory-mapped on load
+and streamed on save, so nothing is copied needlessly and nothing is ever unpickled.
+Dtypes safetensors cannot name (sub-byte ints, some float8 flavours) are stored as raw
+bytes (`U8`) with the true dtype recorded in the graph JSON. The file is a plain
+safetensors file: `safetensors.numpy.load_file` reads its weights too.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.value import QuantParams, Value
+from tensorbridge.ops import schema as op_schema
+
+FORMAT = "tensorbridge-ir"
+VERSION = 1
+_META_KEY = "tensorbridge.graph"
+_ST_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16",
+              "float8e4m3fn": "F8_E4M3", "float8e5m2": "F8_E5M2", "int64": "I64", "int32": "I32",
+              "int16": "I16", "int8": "I8", "uint64": "U64", "uint32": "U32", "uint16": "U16",
+              "uint8": "U8", "bool": "BOOL"}
+_ST_TO_IR = {v: k for k, v in _ST_DTYPES.items()}
+_HEADER_LIMIT = 100 << 20
+
+
+# -- graph <-> JSON ------------------------------------------------------------------------------
+def value_to_json(v: Value) -> dict:
+    d: dict[str, Any] = {"name": v.name}
+    if v.dtype is not None:
+        d["dtype"] = dtypes.name(v.dtype)
+    if v.shape is not None:
+        d["shape"] = list(v.shape)
+    if v.layout:
+        d["layout"] = v.layout
+    if v.quant is not None:
+        d["quant"] = v.quant.to_json()
+    if v.meta:
+        d["meta"] = v.meta
+    return d
+
+
+def _apply_value_json(v: Value, d: dict) -> Value:
+    if "dtype" in d:
+        v.dtype = dtypes.dtype(d["dtype"])
+    if "shape" in d:
+        v.shape = tuple(d["shape"])
+    v.layout = d.get("layout")
+    v.quant = QuantParams.from_json(d["quant"]) if d.get("quant") else None
+    v.meta = dict(d.get("meta", {}))
+    return v
+
+
+def graph_to_json(g: Graph, tensors: dict[str, np.ndarray], prefix: str = "") -> dict:
+    """JSON structure of a graph; constant and tensor-attribute data go into `tensors`."""
+    consts = []
+    for name, v in g.constants.items():
+        key = prefix + name
+        consts.append({**value_to_json(v), "tensor": _store(tensors, key, v.const)})
+    nodes = []
+    for n in g.nodes:
+        attrs = {}
+        schema = op_schema.get(n.op)
+        for k, a in n.attrs.items():
+            kind = schema.attrs[k].kind if schema and k in schema.attrs else None
+            attrs[k] = attr_to_json(a, kind, tensors, f"{prefix}{n.name}/{k}/")
+        nodes.append({"op": n.op, "name": n.name, "inputs": [None if v is None else v.name for v in n.inputs],
+                      "outputs": [value_to_json(v) for v in n.outputs], "attrs": attrs, "meta": n.meta})
+    return {"name": g.name, "metadata": _jsonable(g.metadata), "inputs": [value_to_json(v) for v in g.inputs],
+            "constants": consts, "nodes": nodes, "outputs": [v.name for v in g.outputs]}
+
+
+def attr_to_json(a, kind, tensors, prefix):
+    if isinstance(a, Graph):
+        return {"graph": graph_to_json(a, tensors, prefix)}
+    if isinstance(a, np.ndarray) or kind == "tensor":
+        arr = np.asarray(a)
+        return {"tensor": _store(tensors, prefix + "value", arr)}
+    return _jsonable(a)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _store(tensors: dict, key: str, arr: np.ndarray) -> dict:
+    arr = np.asarray(arr)
+    name = dtypes.name(arr.dtype)
+    if name == "string":
+        return {"dtype": "string", "shape": list(arr.shape), "strings": [str(s) for s in arr.ravel()]}
+    tensors[key] = arr
+    return {"key": key, "dtype": name, "shape": list(arr.shape)}
+
+
+def graph_from_json(d: dict, tensors: dict[str, np.ndarray], parent: Graph | None = None,
+                    scope: dict[str, Value] | None = None) -> Graph:
+    g = Graph(d.get("name", "main"), parent)
+    g.metadata = dict(d.get("metadata", {}))
+    scope = dict(scope or {})
+    for vd in d.get("inputs", []):
+        v = g.add_input(vd["name"])
+        _apply_value_json(v, vd)
+        scope[v.name] = v
+    for cd in d.get("constants", []):
+        v = g.add_constant(cd["name"], _load(tensors, cd["tensor"]))
+        _apply_value_json(v, {k: cd[k] for k in ("layout", "quant", "meta") if k in cd})
+        scope[v.name] = v
+    for nd in d.get("nodes", []):
+        inputs = []
+        for name in nd["inputs"]:
+            if name is None:
+                inputs.append(None)
+            elif name not in scope:
+                raise ModelError(f"node {nd['name']!r} reads {name!r}, which is not defined before it")
+            else:
+                inputs.append(scope[name])
+        attrs = {k: _attr_from_json(a, tensors, g, scope) for k, a in nd.get("attrs", {}).items()}
+        node = g.add_node(nd["op"], inputs, attrs, outputs=[o["name"] for o in nd["outputs"]],
+                          name=nd["name"], meta=nd.get("meta"))
+        for v, od in zip(node.outputs, nd["outputs"]):
+            _apply_value_json(v, od)
+            scope[od["name"]] = v
+    for name in d.get("outputs", []):
+        if name not in scope:
+            raise ModelError(f"graph output {name!r} is not defined")
+        g.outputs.append(scope[name])
+    return g
+
+
+def _attr_from_json(a, tensors, g, scope):
+    if isinstance(a, dict) and "graph" in a:
+        return graph_from_json(a["graph"], tensors, g, scope)
+    if isinstance(a, dict) and "tensor" in a:
+        return _load(tensors, a["tensor"])
+    return a
+
+
+def _load(tensors: dict, ref: dict) -> np.ndarray:
+    dt = dtypes.dtype(ref["dtype"])
+    if ref["dtype"] == "string":
+        return np.array(ref["strings"], dtype=object).reshape(ref["shape"])
+    try:
+        raw = tensors[ref["key"]]
+    except KeyError:
+        raise ModelError(f"tensor {ref['key']!r} is missing from the weights") from None
+    if raw.dtype != dt:
+        raw = raw.view(dt)
+    return raw.reshape(tuple(ref["shape"]))
+
+
+# -- safetensors container ------------------------------------------------------------------------
+def save(graph: Graph, path, **_options) -> None:
+    """Write `graph` to a `.tbir` file."""
+    tensors: dict[str, np.ndarray] = {}
+    doc = {"format": FORMAT, "version": VERSION, "graph": graph_to_json(graph, tensors)}
+    header: dict[str, Any] = {"__metadata__": {_META_KEY: json.dumps(doc, separators=(",", ":"))}}
+    offset = 0
+    order = []
+    for key, arr in tensors.items():
+        name = dtypes.name(arr.dtype)
+        st = _ST_DTYPES.get(name)
+        stored = np.ascontiguousarray(arr)
+        if st is None:  # keep the bytes; the JSON records the real dtype
+            st, stored = "U8", stored.reshape(-1).view(np.uint8)
+        header[key] = {"dtype": st, "shape": list(stored.shape), "data_offsets": [offset, offset + stored.nbytes]}
+        offset += stored.nbytes
+        order.append(stored)
+    blob = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    blob += b" " * ((-len(blob)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(blob)))
+        f.write(blob)
+        for arr in order:
+            f.write(memoryview(arr.reshape(-1).view(np.uint8)))
+
+
+def load(path, **_options) -> Graph:
+    """Read a `.tbir` file; weights are read-only views of a memory map."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size < 8:
+        raise ModelError(f"{path} is too short to be a .tbir file")
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    (n,) = struct.unpack("<Q", mm[:8])
+    if n > min(size - 8, _HEADER_LIMIT):
+        raise ModelError(f"{path} is not a .tbir file (bad header length)")
+    try:
+        header = json.loads(mm[8:8 + n])
+        doc = json.loads(header.pop("__metadata__")[_META_KEY])
+    except (ValueError, KeyError, TypeError):
+        raise ModelError(f"{path} is not a .tbir file (no tensorbridge graph in its header)") from None
+    if doc.get("format") != FORMAT or doc.get("version", 0) > VERSION:
+        raise ModelError(f"{path}: unsupported .tbir format/version {doc.get('format')} {doc.get('version')}")
+    base = 8 + n
+    tensors = {}
+    for key, info in header.items():
+        b, e = info["data_offsets"]
+        if base + e > size or b > e:
+            raise ModelError(f"{path} is truncated (tensor {key!r} runs past the end)")
+        dt = np.dtype(dtypes.dtype(_ST_TO_IR[info["dtype"]]))
+        count = (e - b) // dt.itemsize
+        tensors[key] = np.frombuffer(mm, dtype=dt, count=count, offset=base + b).reshape(info["shape"])
+    try:
+        return graph_from_json(doc["graph"], tensors)
+    except (KeyError, TypeError) as e:
+        raise ModelError(f"{path}: malformed graph ({type(e).__name__}: {e})") from None
