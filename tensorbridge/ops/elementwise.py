@@ -310,11 +310,11 @@ def cast_array(x: np.ndarray, to: np.dtype, saturate: bool = True) -> np.ndarray
             if to_name == "float8e8m0":
                 src = np.where(src <= 0, np.float32(2.0 ** -127), src)
         return src.astype(to)
-    if to_name in dtypes.SUB_BYTE_NAMES:
+    if to_name in dtypes.SUB_BYTE_NAMES:  # wraps around like the other integer casts
         info = ml_dtypes.iinfo(to)
-        if np.issubdtype(src.dtype, np.floating):
-            src = np.rint(src)
-        return np.clip(src, int(info.min), int(info.max)).astype(to)
+        lo, span = int(info.min), int(info.max) - int(info.min) + 1
+        v = np.trunc(src.astype(np.float64)).astype(np.int64) if src.dtype.kind == "f" else src.astype(np.int64)
+        return ((v - lo) % span + lo).astype(to)
     if to.kind in "iu" and np.issubdtype(src.dtype, np.floating):
         with np.errstate(invalid="ignore"):
             return np.trunc(src).astype(to)

@@ -58,8 +58,9 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     raw = qk
     s_q, s_kv = qk.shape[-2], qk.shape[-1]
     bias = np.zeros(qk.shape[-2:], np.float64)
-    if is_causal:
-        allowed = np.arange(s_kv)[None, :] <= np.arange(s_q)[:, None]  # upper-left aligned
+    if is_causal:  # aligned so that query i sees the past plus keys up to its own position
+        past = past_key.shape[2] if past_key is not None else 0
+        allowed = np.arange(s_kv)[None, :] <= np.arange(s_q)[:, None] + past
         bias = np.where(allowed, 0.0, -np.inf)
     if attn_mask is not None:
         m = attn_mask
