@@ -342,14 +342,15 @@ def _matmul_infer(inputs, attrs):
     return [(dt, tuple(out))]
 
 
-def _f32(x):
-    return x.astype(np.float32) if x.dtype == np.float16 or x.dtype.kind == "V" else x
+def _f64(x):
+    """Products accumulate in float64 (ints too: exact for the ranges models use)."""
+    return x.astype(np.float64)
 
 
 @op("MatMul", inputs="A B", family=F, layout=TERMINATE, infer=_matmul_infer,
     doc="Matrix product with NumPy broadcasting. Equivalents: torch.matmul, tf.matmul, BATCH_MATMUL.")
 def matmul(A, B):
-    return np.matmul(_f32(A), _f32(B)).astype(A.dtype)
+    return np.matmul(_f64(A), _f64(B)).astype(A.dtype)
 
 
 def _gemm_infer(inputs, attrs):
@@ -366,11 +367,11 @@ def _gemm_infer(inputs, attrs):
            "transB": Attr("int", 0)},
     doc="alpha*A'B' + beta*C on 2-D operands. Equivalents: nn.Linear, keras Dense, FULLY_CONNECTED.")
 def gemm(A, B, C=None, *, alpha, beta, transA, transB):
-    a = _f32(A.T if transA else A)
-    b = _f32(B.T if transB else B)
+    a = _f64(A.T if transA else A)
+    b = _f64(B.T if transB else B)
     y = alpha * (a @ b)
     if C is not None:
-        y = y + beta * _f32(C)
+        y = y + beta * _f64(C)
     return y.astype(A.dtype)
 
 
@@ -384,9 +385,9 @@ def _dense_infer(inputs, attrs):
 @op("Dense", inputs="X W B?", family=F, layout=TERMINATE, infer=_dense_infer,
     doc="X @ W + B on the last axis, W is [in, out]. Equivalents: nn.Linear (weight transposed), keras Dense, FULLY_CONNECTED.")
 def dense(X, W, B=None):
-    y = np.matmul(_f32(X), _f32(W))
+    y = np.matmul(_f64(X), _f64(W))
     if B is not None:
-        y = y + _f32(B)
+        y = y + _f64(B)
     return y.astype(X.dtype)
 
 
