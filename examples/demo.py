@@ -87,8 +87,8 @@ def main() -> int:
     print(report.summary())
 
     print("[4/4] the converted ONNX model (onnxruntime) against PyTorch itself")
-    from tensorbridge.verify.compare import compare
-    from tensorbridge.verify.runners.onnxruntime import OnnxRuntimeRunner
+    from tensorbridge.verification.compare import compare
+    from tensorbridge.verification.runners.onnxruntime import OnnxRuntimeRunner
 
     with torch.no_grad():
         expected = model(x).numpy()

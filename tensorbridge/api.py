@@ -75,7 +75,7 @@ def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=
 def verify(src, dst, inputs=None, rtol: float | None = None, atol: float | None = None, seed: int = 0,
            input_shapes=None, raise_on_failure: bool = False):
     """Run `src` and `dst` on the same inputs and compare every output."""
-    from tensorbridge.verify.harness import verify as _verify
+    from tensorbridge.verification.harness import verify as _verify
 
     report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes)
     if raise_on_failure and not report.ok:

@@ -28,11 +28,11 @@ class Format:
 
 FORMATS: tuple[Format, ...] = (
     Format("onnx", (".onnx",), "tensorbridge.frontends.onnx.importer:load",
-           "tensorbridge.backends.onnx.exporter:export", "tensorbridge.verify.runners.onnxruntime:OnnxRuntimeRunner",
+           "tensorbridge.backends.onnx.exporter:export", "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
            "onnx", "ONNX model (onnxruntime runs it)",
            "tensorbridge.frontends.onnx.importer:importable_ops", "tensorbridge.backends.onnx.exporter:exportable_ops"),
     Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.ir.serde:save",
-           "tensorbridge.verify.runners.reference:ReferenceRunner", "",
+           "tensorbridge.verification.runners.reference:ReferenceRunner", "",
            "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)",
            "tensorbridge.ops.schema:all_op_names", "tensorbridge.ops.schema:all_op_names"),
 )

@@ -16,8 +16,8 @@ import pytest
 from onnx import numpy_helper
 
 import tensorbridge as tb
-from tensorbridge.verify.compare import compare
-from tensorbridge.verify.runners.onnxruntime import OnnxRuntimeRunner
+from tensorbridge.verification.compare import compare
+from tensorbridge.verification.runners.onnxruntime import OnnxRuntimeRunner
 from tests.conftest import LIGHT_DIR, LIGHT_MODELS
 
 RTOL = 1e-4

@@ -21,11 +21,12 @@ def _graph():
 def test_uses_follow_edits():
     g, x, w, y, z = _graph()
     assert [n.name for n, _ in y.uses()] == ["relu"]
-    t = g.op("Tanh", x, name="tanh")
+    t = g.add_node("Tanh", [x], name="tanh", before=z.producer).outputs[0]
     g.replace_all_uses(y, t)
     assert y.uses() == [] and [n.name for n, _ in t.uses()] == ["relu"]
     g.remove_node(y.producer)
     assert [n.op for n in g.nodes] == ["Tanh", "Relu"]
+    check(g)
     assert w.uses() == []
 
 

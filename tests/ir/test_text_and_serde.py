@@ -17,7 +17,7 @@ HOSTILE = 'x"); import os; os.system("echo pwned") #'
 def _rich_graph():
     g = Graph("rich")
     x = g.add_input(HOSTILE, "float32", ("batch", 3))
-    big = g.add_constant("w big", np.arange(40, dtype=np.float32).reshape(10, 4)[:3, :])
+    big = g.add_constant("w big", np.arange(40, dtype=np.float32).reshape(10, 4))
     small = g.add_constant("bias", np.array([0.5, -1.0, 2.25], np.float32))
     y = g.op("Add", x, small, name="add")
     y.layout = "NHWC"
@@ -33,7 +33,7 @@ def _rich_graph():
     out = g.add_node("If", [cond], {"then_branch": then_g, "else_branch": else_g}, name="branch").outputs[0]
     g.outputs.append(out)
     g.metadata["note"] = "kept"
-    assert big.const.shape == (3, 4)
+    assert big.const.size > printer.INLINE_LIMIT
     return g
 
 
@@ -64,8 +64,9 @@ def test_tbir_round_trip_is_memory_mapped(tmp_path):
     w = back.constants["w big"].const
     assert not w.flags.owndata and not w.flags.writeable  # a view of the file mapping
     for name, v in g.constants.items():
-        np.testing.assert_array_equal(np.asarray(back.constants[name].const).astype(str),
-                                      np.asarray(v.const).astype(str))
+        got = back.constants[name].const
+        assert got.dtype == v.const.dtype and got.shape == v.const.shape
+        assert got.tobytes() == v.const.tobytes() if got.dtype != object else got.tolist() == v.const.tolist()
     assert back.metadata["note"] == "kept"
     assert back.nodes[0].outputs[0].quant.zero_point.tolist() == [3]
 

@@ -14,15 +14,15 @@ import numpy as np
 from tensorbridge import frameworks
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
-from tensorbridge.verify.compare import Report, compare
-from tensorbridge.verify.inputs import load_npz, make_inputs
+from tensorbridge.verification.compare import Report, compare
+from tensorbridge.verification.inputs import load_npz, make_inputs
 
 log = logging.getLogger(__name__)
 
 
 def runner_for(model):
     if isinstance(model, Graph):
-        from tensorbridge.verify.runners.reference import ReferenceRunner
+        from tensorbridge.verification.runners.reference import ReferenceRunner
         return ReferenceRunner(model)
     if not isinstance(model, (str, os.PathLike)):
         raise ModelError(f"cannot run a {type(model).__name__}; pass a file path or an IR graph")

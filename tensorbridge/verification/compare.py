@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tensorbridge.ir import dtypes
-from tensorbridge.verify.tolerance import default_tolerance
+from tensorbridge.verification.tolerance import default_tolerance
 
 
 @dataclass
