@@ -20,6 +20,7 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check tensorbridge tests benchmarks examples
 	$(PY) -m pytest -q -n 2
 
 test-all: $(STAMP)

@@ -28,7 +28,8 @@ class Format:
 
 FORMATS: tuple[Format, ...] = (
     Format("onnx", (".onnx",), "tensorbridge.frontends.onnx.importer:load",
-           "tensorbridge.backends.onnx.exporter:export", "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
+           "tensorbridge.backends.onnx.exporter:export",
+           "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
            "onnx", "ONNX model (onnxruntime runs it)",
            "tensorbridge.frontends.onnx.importer:importable_ops", "tensorbridge.backends.onnx.exporter:exportable_ops"),
     Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.ir.serde:save",

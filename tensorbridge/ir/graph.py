@@ -8,7 +8,8 @@ graphs that enclose it.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from tensorbridge.ir.value import Value
 
 
 class Graph:
-    def __init__(self, name: str = "main", parent: "Graph | None" = None):
+    def __init__(self, name: str = "main", parent: Graph | None = None):
         self.name = name
         self.parent = parent
         self.inputs: list[Value] = []
@@ -47,7 +48,7 @@ class Graph:
         self._node_names.add(name)
         return name
 
-    def subgraph(self, name: str) -> "Graph":
+    def subgraph(self, name: str) -> Graph:
         """A new graph nested in this one (shares the name space, may read outer values)."""
         return Graph(name, parent=self)
 

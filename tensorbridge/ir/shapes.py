@@ -7,9 +7,7 @@ is unknown. Symbolic dims are never frozen to a number by the IR itself.
 
 from __future__ import annotations
 
-from typing import Union
-
-Dim = Union[int, str, None]
+Dim = int | str | None
 Shape = tuple  # tuple[Dim, ...]
 
 

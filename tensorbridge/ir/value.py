@@ -33,7 +33,7 @@ class QuantParams:
                 "storage": dtypes.name(self.storage), "axis": self.axis}
 
     @classmethod
-    def from_json(cls, d: dict) -> "QuantParams":
+    def from_json(cls, d: dict) -> QuantParams:
         storage = dtypes.dtype(d["storage"])
         return cls(np.asarray(d["scale"], np.float32), np.asarray(d["zero_point"]).astype(storage),
                    storage, d.get("axis"))
@@ -60,7 +60,7 @@ class Value:
             self.dtype = dtypes.dtype(const.dtype)
             self.shape = tuple(const.shape)
 
-    def uses(self) -> list[tuple["Node", int]]:
+    def uses(self) -> list[tuple[Node, int]]:
         """(node, input index) pairs that read this value."""
         return list(self._uses)
 

@@ -7,7 +7,6 @@ Most ops are one table row: name, NumPy function, equivalents. Low-precision flo
 from __future__ import annotations
 
 import functools
-
 import math
 
 import ml_dtypes

@@ -10,8 +10,9 @@ in `ops/<family>.py`; everything else looks ops up by name through `get`.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.layout_classes import TRANSPARENT, LayoutClass
@@ -140,4 +141,15 @@ def _load_families() -> None:
     if not _loaded:
         _loaded = True
         from tensorbridge.ops import (  # noqa: F401  (import registers the ops)
-            control, elementwise, loss, nn, quant, reduce, shape, signal, text, transformer, vision)
+            control,
+            elementwise,
+            loss,
+            nn,
+            quant,
+            reduce,
+            shape,
+            signal,
+            text,
+            transformer,
+            vision,
+        )

@@ -145,7 +145,7 @@ _DEFAULT_BETA = {"hardsigmoid": 0.5}
 def _activations(names, alphas, betas, per_dir, num_dir):
     out = []
     ai = bi = 0
-    for i, name in enumerate(names):
+    for name in names:
         n = name.lower()
         a = alphas[ai] if alphas and ai < len(alphas) else _DEFAULT_ALPHA.get(n, 1.0)
         b = betas[bi] if betas and bi < len(betas) else _DEFAULT_BETA.get(n, 0.0)

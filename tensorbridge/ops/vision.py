@@ -8,9 +8,9 @@ import itertools
 
 import numpy as np
 
+from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE
 from tensorbridge.ops.schema import Attr, op
-from tensorbridge.ops.infer import norm_axis
 from tensorbridge.reference.kernels.resize import _cubic
 
 F = "vision"
@@ -194,7 +194,7 @@ def col2im(input, image_shape, block_shape, dilations, pads, strides):
 @op("MaxUnpool", inputs="X I output_shape?", outputs="output", family=F, layout=IMPLICIT,
     attrs={"kernel_shape": Attr("ints"), "pads": Attr("ints", None), "strides": Attr("ints", None)},
     doc="Scatter pooled values back to their argmax positions. Equivalents: nn.MaxUnpool2d.")
-def max_unpool(X, I, output_shape=None, *, kernel_shape, pads, strides):
+def max_unpool(X, indices, output_shape=None, *, kernel_shape, pads, strides):
     r = X.ndim - 2
     s = strides or [1] * r
     p = pads or [0] * (2 * r)
@@ -204,7 +204,7 @@ def max_unpool(X, I, output_shape=None, *, kernel_shape, pads, strides):
         shape = X.shape[:2] + tuple((X.shape[2 + i] - 1) * s[i] + kernel_shape[i] - p[i] - p[i + r]
                                     for i in range(r))
     out = np.zeros(int(np.prod(shape)), dtype=X.dtype)
-    out[I.ravel()] = X.ravel()
+    out[indices.ravel()] = X.ravel()
     return out.reshape(shape)
 
 

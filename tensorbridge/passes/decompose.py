@@ -6,7 +6,7 @@ until nothing changes, and raises one error listing every op that has no decompo
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tensorbridge.errors import BlockerReport
 from tensorbridge.ir.graph import Graph

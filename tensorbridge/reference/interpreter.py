@@ -9,7 +9,7 @@ Errors are wrapped with the node's name and op (`ReferenceError`).
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

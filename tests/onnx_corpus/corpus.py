@@ -14,7 +14,7 @@ import argparse
 import collections
 import io
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 

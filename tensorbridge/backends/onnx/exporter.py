@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper

@@ -168,7 +168,7 @@ class _Importer:
                     v.shape = shape
         return graph
 
-    def _import_node(self, ctx: "special.Context", node: onnx.NodeProto, name: str) -> None:
+    def _import_node(self, ctx: special.Context, node: onnx.NodeProto, name: str) -> None:
         rule = rules.find_rule(node.op_type, self.opset)
         attrs = {a.name: self._attr(a, ctx) for a in node.attribute}
         inputs = []
