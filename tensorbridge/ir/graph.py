@@ -32,21 +32,11 @@ class Graph:
 
     # -- naming -----------------------------------------------------------------------------
     def unique_name(self, base: str) -> str:
-        base = base or "v"
-        name, i = base, 1
-        while name in self._names:
-            name = f"{base}_{i}"
-            i += 1
-        self._names.add(name)
-        return name
+        """A value name not used yet in this graph family (`base`, else `base_1`, ...)."""
+        return _claim(self._names, base or "v")
 
     def _unique_node_name(self, base: str) -> str:
-        name, i = base, 1
-        while name in self._node_names:
-            name = f"{base}_{i}"
-            i += 1
-        self._node_names.add(name)
-        return name
+        return _claim(self._node_names, base)
 
     def subgraph(self, name: str) -> Graph:
         """A new graph nested in this one (shares the name space, may read outer values)."""
@@ -180,6 +170,15 @@ class Graph:
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.inputs)} inputs, {len(self.nodes)} nodes, " \
                f"{len(self.outputs)} outputs>"
+
+
+def _claim(taken: set[str], base: str) -> str:
+    name, i = base, 1
+    while name in taken:
+        name = f"{base}_{i}"
+        i += 1
+    taken.add(name)
+    return name
 
 
 def values_read(node: Node) -> list[Value]:

@@ -356,8 +356,37 @@ def _decompose_gate(gate_op: str, **gate_attrs):
                               before=node).outputs[0]
         y = graph.add_node("Mul", [x, gate], name=f"{node.name}_mul", meta=node.meta, before=node).outputs[0]
         replace_node(graph, node, [y])
+        return True
     return decompose
 
 
 set_decomposition("SiLU", _decompose_gate("Sigmoid"))
 set_decomposition("HardSwish", _decompose_gate("HardSigmoid", alpha=1.0 / 6, beta=0.5))
+
+
+def _decompose_gelu(graph, node):
+    """erf form: 0.5 x (1 + erf(x / sqrt 2)); tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    from tensorbridge.passes.decompose import replace_node
+
+    x = node.inputs[0]
+    dt = x.dtype or np.dtype(np.float32)
+
+    def const(name, v):
+        return graph.add_constant(f"{node.name}_{name}", np.array(v, dtype=dt))
+
+    def emit(op, *args):
+        return graph.add_node(op, list(args), name=f"{node.name}_{op.lower()}", meta=node.meta,
+                              before=node).outputs[0]
+
+    if node.attrs.get("approximate", "none") == "tanh":
+        inner = emit("Mul", emit("Add", x, emit("Mul", const("c", 0.044715), emit("Pow", x, const("three", 3.0)))),
+                     const("k", np.sqrt(2 / np.pi)))
+        gate = emit("Tanh", inner)
+    else:
+        gate = emit("Erf", emit("Div", x, const("sqrt2", np.sqrt(2.0))))
+    y = emit("Mul", emit("Mul", x, const("half", 0.5)), emit("Add", gate, const("one", 1.0)))
+    replace_node(graph, node, [y])
+    return True
+
+
+set_decomposition("Gelu", _decompose_gelu)

@@ -517,6 +517,7 @@ def _decompose_dense(graph, node):
     if b is not None:
         y = graph.add_node("Add", [y, b], name=f"{node.name}_bias", meta=node.meta, before=node).outputs[0]
     replace_node(graph, node, [y])
+    return True
 
 
 set_decomposition("Dense", _decompose_dense)

@@ -116,6 +116,7 @@ def alias(name: str, fn: Callable, **kwargs) -> None:
 
 
 def set_decomposition(name: str, fn: Callable) -> None:
+    """`fn(graph, node) -> bool` rewrites `node` into other ops (False: configuration not covered)."""
     _REGISTRY[name].decompose = fn
 
 

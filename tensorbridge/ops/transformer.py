@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ops.layout_classes import TERMINATE
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 
 F = "transformer"
 
@@ -298,3 +298,42 @@ def rnn(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
     h0 = _init_state(initial_h, num_dir, batch, hid, layout)
     Y, (yh,) = _run_recurrent(X.astype(np.float64), sequence_lens, [h0], direction, layout, step)
     return Y.astype(X.dtype), yh.astype(X.dtype)
+
+
+def _decompose_attention(graph, node):
+    """4-D attention without cache, softcap or extra outputs: softmax(Q K^T * scale + mask) V."""
+    from tensorbridge.passes.decompose import replace_node
+
+    q, k, v = node.inputs[:3]
+    mask = node.input(3)
+    a = node.attrs
+    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap") or \
+            any(x.shape is None or len(x.shape) != 4 for x in (q, k, v)) or q.shape[1] != k.shape[1]:
+        return False
+    head = q.shape[-1]
+    if a.get("is_causal") and not all(isinstance(d, int) for d in (q.shape[2], k.shape[2])):
+        return False
+    dt = q.dtype or np.dtype(np.float32)
+    scale = a.get("scale") or 1.0 / np.sqrt(head)
+
+    def emit(op, *args, **attrs):
+        return graph.add_node(op, list(args), attrs, name=f"{node.name}_{op.lower()}", meta=node.meta,
+                              before=node).outputs[0]
+
+    kt = emit("Transpose", k, perm=[0, 1, 3, 2])
+    scores = emit("Mul", emit("MatMul", q, kt), graph.add_constant(f"{node.name}_scale", np.array(scale, dt)))
+    if a.get("is_causal"):
+        s_q, s_k = q.shape[2], k.shape[2]
+        causal = np.where(np.arange(s_k)[None, :] <= np.arange(s_q)[:, None], 0.0, -np.inf).astype(dt)
+        scores = emit("Add", scores, graph.add_constant(f"{node.name}_causal", causal))
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            mask = emit("Where", mask, graph.add_constant(f"{node.name}_zero", np.array(0.0, dt)),
+                        graph.add_constant(f"{node.name}_neginf", np.array(-np.inf, dt)))
+        scores = emit("Add", scores, mask)
+    y = emit("MatMul", emit("Softmax", scores, axis=-1), v)
+    replace_node(graph, node, [y])
+    return True
+
+
+set_decomposition("Attention", _decompose_attention)

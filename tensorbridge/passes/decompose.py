@@ -1,7 +1,8 @@
 """Legalisation: rewrite ops a target lacks into ops it has, using schema decompositions.
 
 `legalize(graph, supports)` decomposes every node whose op `supports(op)` rejects, repeating
-until nothing changes, and raises one error listing every op that has no decomposition.
+until nothing changes, and raises one error listing every op left. A decomposition returns
+False when it does not cover a node's configuration (the node then stays a blocker).
 """
 
 from __future__ import annotations
@@ -22,8 +23,7 @@ def legalize(graph: Graph, supports: Callable[[str], bool], target: str) -> Grap
         changed = False
         for node in pending:
             schema = op_schema.get(node.op)
-            if schema is not None and schema.decompose is not None:
-                schema.decompose(graph, node)
+            if schema is not None and schema.decompose is not None and schema.decompose(graph, node):
                 changed = True
         if not changed:
             break
