@@ -193,11 +193,14 @@ def save(graph: Graph, path, **_options) -> None:
 def load(path, **_options) -> Graph:
     """Read a `.tbir` file; weights are read-only views of a memory map."""
     path = Path(path)
-    size = path.stat().st_size
-    if size < 8:
-        raise ModelError(f"{path} is too short to be a .tbir file")
-    with open(path, "rb") as f:
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        size = path.stat().st_size
+        if size < 8:
+            raise ModelError(f"{path} is too short to be a .tbir file")
+        with open(path, "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror}") from None
     (n,) = struct.unpack("<Q", mm[:8])
     if n > min(size - 8, _HEADER_LIMIT):
         raise ModelError(f"{path} is not a .tbir file (bad header length)")

@@ -113,3 +113,28 @@ def test_ir_only_ops_are_decomposed_on_export(tmp_path):
     ops = {n.op_type for n in onnx.load(path).graph.node}
     assert not ops & {"Dense", "SiLU"} and "MatMul" in ops
     assert tb.verify(g, path).ok
+
+
+def test_a_directory_is_a_clean_error(tmp_path):
+    (tmp_path / "dir.onnx").mkdir()
+    with pytest.raises(ModelError):
+        tb.load(tmp_path / "dir.onnx")
+
+
+@pytest.mark.slow
+def test_model_over_2gb_round_trips_with_external_data(tmp_path):
+    from tensorbridge.ir.graph import Graph
+    from tensorbridge.passes.infer_shapes import infer_shapes
+
+    g = Graph("big")
+    x = g.add_input("x", "float32", (1, 8192))
+    for i in range(9):  # 9 x 256 MB > 2 GB
+        w = np.full((8192, 8192), 1.0 / 8192, np.float32)
+        x = g.op("MatMul", x, g.add_constant(f"w{i}", w), name=f"mm{i}")
+    g.outputs.append(x)
+    infer_shapes(g)
+    path = tb.save(g, tmp_path / "big.onnx")
+    assert path.stat().st_size < 1 << 20 and (tmp_path / "big.onnx.data").stat().st_size > 2 << 30
+    onnx.checker.check_model(str(path))
+    report = tb.verify(g, path)
+    assert report.ok

@@ -108,8 +108,11 @@ def read_model(path: str | os.PathLike) -> LoadedModel:
         raise ModelError(f"cannot read {path}: {e.strerror}") from None
     if size == 0:
         raise ModelError(f"{path} is empty, not an ONNX model")
-    with open(path, "rb") as f:
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        with open(path, "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise ModelError(f"cannot read {path}: {e.strerror}") from None
     try:
         return _read_mapped(mm, path)
     except ModelError:
