@@ -26,8 +26,7 @@ def load(source, format: str | None = None, **options) -> Graph:
     if isinstance(source, Graph):
         return source
     if not isinstance(source, (str, os.PathLike)):
-        kind = type(source).__module__.split(".")[0]
-        fmt = frameworks.by_name(format or {"onnx": "onnx"}.get(kind, kind))
+        fmt = frameworks.by_name(format) if format else frameworks.for_object(source)
     else:
         path = Path(source)
         if not path.exists():

@@ -24,6 +24,10 @@ class Format:
     #: "module:function" returning the IR ops this format can import / export
     imports: str | None = None
     exports: str | None = None
+    #: the format is a folder (recognised by this file inside it) rather than a file
+    folder_marker: str | None = None
+    #: top-level package of the in-memory objects this format's loader takes
+    object_package: str | None = None
 
 
 FORMATS: tuple[Format, ...] = (
@@ -31,11 +35,21 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.onnx.exporter:export",
            "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
            "onnx", "ONNX model (onnxruntime runs it)",
-           "tensorbridge.frontends.onnx.importer:importable_ops", "tensorbridge.backends.onnx.exporter:exportable_ops"),
+           "tensorbridge.frontends.onnx.importer:importable_ops", "tensorbridge.backends.onnx.exporter:exportable_ops",
+           object_package="onnx"),
     Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.ir.serde:save",
            "tensorbridge.verification.runners.reference:ReferenceRunner", "",
            "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)",
            "tensorbridge.ops.schema:all_op_names", "tensorbridge.ops.schema:all_op_names"),
+    Format("torch", (".pt", ".pth"), "tensorbridge.frontends.torch.importer:load",
+           "tensorbridge.backends.torch.codegen:save", "tensorbridge.verification.runners.torch:TorchModuleRunner",
+           "torch", "PyTorch: an nn.Module in memory, or a generated code folder (model.py + weights.safetensors)",
+           "tensorbridge.frontends.torch.importer:importable_ops", "tensorbridge.backends.torch.codegen:exportable_ops",
+           folder_marker="model.py", object_package="torch"),
+    Format("pt2", (".pt2",), "tensorbridge.frontends.torch.importer:load", "tensorbridge.backends.torch.pt2:save",
+           "tensorbridge.verification.runners.torch:ExportedProgramRunner", "torch",
+           "torch.export program (.pt2)",
+           "tensorbridge.frontends.torch.importer:importable_ops", "tensorbridge.backends.torch.pt2:exportable_ops"),
 )
 
 
@@ -46,10 +60,23 @@ def by_name(name: str) -> Format:
     raise ModelError(f"unknown format {name!r}; known formats: {', '.join(f.name for f in FORMATS)}")
 
 
+def for_object(obj) -> Format:
+    """The format whose loader takes this in-memory object (by the package of its classes)."""
+    packages = {cls.__module__.split(".")[0] for cls in type(obj).__mro__}
+    for f in FORMATS:
+        if f.object_package in packages:
+            return f
+    raise ModelError(f"cannot load a {type(obj).__name__}: pass a model file, an onnx.ModelProto or a "
+                     "torch.nn.Module")
+
+
 def detect(path: str | Path, explicit: str | None = None) -> Format:
     """The format named by `explicit`, or the one whose extension `path` has."""
     if explicit:
         return by_name(explicit)
+    for f in FORMATS:
+        if f.folder_marker and (Path(path) / f.folder_marker).is_file():
+            return f
     suffix = Path(path).suffix.lower()
     for f in FORMATS:
         if suffix in f.extensions:
