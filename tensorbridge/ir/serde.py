@@ -169,7 +169,12 @@ def save(graph: Graph, path, **_options) -> None:
     """Write `graph` to a `.tbir` file."""
     tensors: dict[str, np.ndarray] = {}
     doc = {"format": FORMAT, "version": VERSION, "graph": graph_to_json(graph, tensors)}
-    header: dict[str, Any] = {"__metadata__": {_META_KEY: json.dumps(doc, separators=(",", ":"))}}
+    write_safetensors(path, tensors, {_META_KEY: json.dumps(doc, separators=(",", ":"))})
+
+
+def write_safetensors(path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> None:
+    """Stream tensors into a safetensors file (no in-memory copy of the whole payload)."""
+    header: dict[str, Any] = {"__metadata__": dict(metadata or {})}
     offset = 0
     order = []
     for key, arr in tensors.items():

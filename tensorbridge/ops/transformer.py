@@ -159,6 +159,27 @@ def _activations(names, alphas, betas, per_dir, num_dir):
     return [out[d * per_dir:(d + 1) * per_dir] for d in range(num_dir)]
 
 
+def _rnn_infer(inputs, attrs):
+    x, w = inputs[0], inputs[1]
+    if x.shape is None or w.shape is None:
+        return [(x.dtype, None)] * 3
+    dirs = w.shape[0]
+    hidden = attrs.get("hidden_size")
+    if hidden is None and isinstance(w.shape[1], int):
+        hidden = w.shape[1] // {"LSTM": 4, "GRU": 3, "RNN": 1}[attrs["_op"]]
+    if attrs.get("layout"):
+        batch, seq = x.shape[0], x.shape[1]
+        return [(x.dtype, (batch, seq, dirs, hidden)), (x.dtype, (batch, dirs, hidden)), (x.dtype, (batch, dirs, hidden))]
+    seq, batch = x.shape[0], x.shape[1]
+    return [(x.dtype, (seq, dirs, batch, hidden)), (x.dtype, (dirs, batch, hidden)), (x.dtype, (dirs, batch, hidden))]
+
+
+def _rnn_rule(op_name):
+    def rule(inputs, attrs):
+        return _rnn_infer(inputs, {**attrs, "_op": op_name})
+    return rule
+
+
 _RNN_ATTRS = {"activation_alpha": Attr("floats", None), "activation_beta": Attr("floats", None),
               "clip": Attr("float", None), "direction": Attr("str", "forward"),
               "hidden_size": Attr("int", None), "layout": Attr("int", 0)}
@@ -217,7 +238,7 @@ def _clipf(c):
 
 
 @op("LSTM", inputs="X W R B? sequence_lens? initial_h? initial_c? P?", outputs="Y? Y_h? Y_c?", family=F,
-    layout=TERMINATE,
+    layout=TERMINATE, infer=_rnn_rule("LSTM"),
     attrs={**_RNN_ATTRS, "activations": Attr("strs", None), "input_forget": Attr("int", 0)},
     doc="Long short-term memory layer (gates i, o, f, c). Equivalents: nn.LSTM, keras LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM.")
 def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, activation_alpha,
@@ -250,6 +271,7 @@ def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=
 
 
 @op("GRU", inputs="X W R B? sequence_lens? initial_h?", outputs="Y? Y_h?", family=F, layout=TERMINATE,
+    infer=_rnn_rule("GRU"),
     attrs={**_RNN_ATTRS, "activations": Attr("strs", None), "linear_before_reset": Attr("int", 0)},
     doc="Gated recurrent unit layer (gates z, r, h). Equivalents: nn.GRU (linear_before_reset=1), keras GRU.")
 def gru(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha, activation_beta, clip,
@@ -281,6 +303,7 @@ def gru(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
 
 
 @op("RNN", inputs="X W R B? sequence_lens? initial_h?", outputs="Y? Y_h?", family=F, layout=TERMINATE,
+    infer=_rnn_rule("RNN"),
     attrs={**_RNN_ATTRS, "activations": Attr("strs", None)},
     doc="Simple recurrent layer. Equivalents: nn.RNN, keras SimpleRNN.")
 def rnn(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha, activation_beta, clip,

@@ -61,5 +61,6 @@ SPECIAL = {
     "constant_pad_nd": "pad", "pad": "pad", "upsample_nearest2d": "upsample", "upsample_bilinear2d": "upsample",
     "pixel_shuffle": "pixel_shuffle", "cumsum": "cumsum", "tril": "trilu", "triu": "trilu",
     "lstm": "lstm", "gru": "gru", "einsum": "einsum", "baddbmm": "baddbmm",
-    "any": "any_all", "all": "any_all", "ne": "not_equal", "floor_divide": "floor_divide", "rsub": "rsub",
+    "any": "any_all", "all": "any_all", "ne": "not_equal", "index": "index", "__and__": "logic",
+    "__or__": "logic", "__xor__": "logic", "floor_divide": "floor_divide", "rsub": "rsub",
 }

@@ -570,3 +570,35 @@ def arange(imp, node, *args, **kw):
             for i, v in enumerate((start, limit, delta))]
     scal = [imp.emit("Cast", [v], {"to": str(dt)}, suffix=f"cast{i}") for i, v in enumerate(scal)]
     return imp.emit("Range", scal)
+
+
+def logic(imp, node, a, b):
+    """Python `&`, `|`, `^`: logical on booleans, bitwise on integers."""
+    kind = node.target.__name__.split(".")[0].strip("_")
+    av, bv = imp.value(a, like=b), imp.value(b, like=a)
+    boolean = av.dtype == np.bool_
+    op = {"and": "And", "or": "Or", "xor": "Xor"}[kind] if boolean else \
+        {"and": "BitwiseAnd", "or": "BitwiseOr", "xor": "BitwiseXor"}[kind]
+    return imp.emit(op, [av, bv])
+
+
+def index(imp, node, x, indices):
+    """x[i0, i1, ...] advanced indexing: one tensor index -> Gather; leading adjacent ones -> GatherND."""
+    present = [i for i, t in enumerate(indices) if t is not None]
+    if any(imp.meta(indices[i]).dtype.is_floating_point or str(imp.meta(indices[i]).dtype) == "torch.bool"
+           for i in present):
+        raise ModelError(f"{node.name}: boolean-mask indexing is not supported")
+    if len(present) == 1:
+        return imp.emit("Gather", [imp.value(x), imp.value(indices[present[0]])], {"axis": present[0]})
+    if present != list(range(len(present))):
+        raise ModelError(f"{node.name}: advanced indexing on non-leading dims is not supported")
+    out_shape = list(imp.meta().shape)
+    k = len(present)
+    batch = out_shape[:len(out_shape) - (imp.rank(x) - k)]
+    target = imp.shape_tensor(batch)
+    parts = []
+    for i in present:
+        iv = imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}")
+        parts.append(imp.emit("Unsqueeze", [iv, imp.const([-1], dtype=np.int64)], suffix=f"idx{i}_last"))
+    stacked = imp.emit("Concat", parts, {"axis": -1}, suffix="indices")
+    return imp.emit("GatherND", [imp.value(x), stacked])

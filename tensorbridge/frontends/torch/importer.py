@@ -244,6 +244,13 @@ class Importer:
         node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs, name=self.name(suffix),
                                    meta=self.provenance())
         infer_node(node)
+        val = self.meta()
+        out = node.outputs[0]
+        if not suffix and outputs == 1 and hasattr(val, "dtype") and hasattr(val, "shape"):
+            if out.dtype is None:  # torch knows the type when no IR rule could infer it
+                out.dtype = np.dtype(dtypes.dtype(torch_dtype_name(val.dtype)))
+            if out.shape is None:
+                out.shape = tuple(self.dim(d) for d in val.shape)
         return node.outputs[0] if outputs == 1 else node.outputs
 
     def const(self, value, like=None, dtype=None) -> Value:
@@ -252,7 +259,9 @@ class Importer:
         arr = np.asarray(value, dtype=dtype)
         if dtype is None and arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        return self.graph.add_constant(self.name("const"), arr)
+        v = self.graph.add_constant(self.name("const"), arr)
+        v.meta["role"] = "literal"
+        return v
 
     def value(self, arg, like=None) -> Value:
         """An fx argument as an IR value (scalars become constants of `like`'s dtype)."""

@@ -1,0 +1,124 @@
+"""Small builders for Python `ast` nodes, so code generators assemble structure, not strings.
+
+Identifiers must come from `ir.namer.Namer`; every other value enters as an `ast.Constant`
+(or a list/tuple of them), which `ast.unparse` quotes safely.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+
+def name(identifier: str) -> ast.expr:
+    """A (dotted) name: "x", "torch.relu", "self.conv"."""
+    parts = identifier.split(".")
+    node: ast.expr = ast.Name(parts[0], ast.Load())
+    for p in parts[1:]:
+        node = ast.Attribute(node, p, ast.Load())
+    return node
+
+
+def lit(value: Any) -> ast.expr:
+    """A literal (numbers, strings, bools, None, nested lists/tuples); expressions pass through."""
+    if isinstance(value, ast.AST):
+        return value
+    if isinstance(value, dict):
+        return ast.Dict([lit(k) for k in value], [lit(v) for v in value.values()])
+    if isinstance(value, (list, tuple)):
+        items = [lit(v) for v in value]
+        return ast.List(items, ast.Load()) if isinstance(value, list) else ast.Tuple(items, ast.Load())
+    if hasattr(value, "item"):  # numpy scalar
+        value = value.item()
+    if isinstance(value, float) and value != value:
+        return call("float", "nan")
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return call("float", "inf" if value > 0 else "-inf")
+    return ast.Constant(value)
+
+
+def call(func: str | ast.expr, *args, **kwargs) -> ast.expr:
+    f = name(func) if isinstance(func, str) else func
+    return ast.Call(f, [lit(a) for a in args], [ast.keyword(k, lit(v)) for k, v in kwargs.items()])
+
+
+def method(obj: ast.expr, meth: str, *args, **kwargs) -> ast.expr:
+    return call(ast.Attribute(obj, meth, ast.Load()), *args, **kwargs)
+
+
+_BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "**": ast.Pow, "@": ast.MatMult,
+           "%": ast.Mod, "//": ast.FloorDiv}
+
+
+def binop(a, op: str, b) -> ast.expr:
+    return ast.BinOp(lit(a), _BINOPS[op](), lit(b))
+
+
+def neg(a) -> ast.expr:
+    return ast.UnaryOp(ast.USub(), lit(a))
+
+
+def subscript(obj, index) -> ast.expr:
+    return ast.Subscript(lit(obj), lit(index), ast.Load())
+
+
+def slice_(start=None, stop=None, step=None) -> ast.expr:
+    return ast.Slice(None if start is None else lit(start), None if stop is None else lit(stop),
+                     None if step is None else lit(step))
+
+
+def assign(targets: list[str], value: ast.expr) -> ast.stmt:
+    if len(targets) == 1:
+        target = name(targets[0])
+    else:
+        target = ast.Tuple([name(t) for t in targets], ast.Load())
+    target = _store(target)
+    return ast.Assign([target], value, lineno=0)
+
+
+def _store(node):
+    if isinstance(node, ast.Name):
+        return ast.Name(node.id, ast.Store())
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(node.value, node.attr, ast.Store())
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple([_store(e) for e in node.elts], ast.Store())
+    return node
+
+
+def assign_attr(target: str, value: ast.expr) -> ast.stmt:
+    return ast.Assign([_store(name(target))], value, lineno=0)
+
+
+def expr_stmt(value: ast.expr) -> ast.stmt:
+    return ast.Expr(value)
+
+
+def function(fname: str, params: list[str], body: list[ast.stmt], doc: str | None = None) -> ast.FunctionDef:
+    stmts = ([ast.Expr(ast.Constant(doc))] if doc else []) + (body or [ast.Pass()])
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[],
+                         defaults=[])
+    return ast.FunctionDef(fname, args, stmts, [], lineno=0)
+
+
+def class_def(cname: str, bases: list[str], body: list[ast.stmt], doc: str | None = None) -> ast.ClassDef:
+    stmts = ([ast.Expr(ast.Constant(doc))] if doc else []) + body
+    return ast.ClassDef(cname, [name(b) for b in bases], [], stmts, [])
+
+
+def module(doc: str, imports: list[ast.stmt], body: list[ast.stmt]) -> str:
+    mod = ast.Module([ast.Expr(ast.Constant(doc)), *imports, *body], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    return ast.unparse(mod) + "\n"
+
+
+def import_(module_name: str, alias: str | None = None) -> ast.stmt:
+    return ast.Import([ast.alias(module_name, alias)])
+
+
+def from_import(module_name: str, names: list[str], level: int = 0) -> ast.stmt:
+    return ast.ImportFrom(module_name, [ast.alias(n) for n in names], level)
+
+
+def ret(value: ast.expr) -> ast.stmt:
+    return ast.Return(value)

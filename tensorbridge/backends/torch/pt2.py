@@ -1,0 +1,55 @@
+"""`.pt2` backend: the generated nn.Module, captured with `torch.export` for deployment.
+
+Symbolic dims of the IR inputs become `torch.export.Dim`s, so the program stays dynamic.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.backends.torch import codegen
+from tensorbridge.errors import ModelError
+from tensorbridge.ir.graph import Graph
+
+
+def exportable_ops() -> set[str]:
+    return codegen.exportable_ops()
+
+
+def save(graph: Graph, dest, **_options) -> None:
+    import torch
+
+    from tensorbridge.verification.runners.torch import _to_torch, load_folder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "model"
+        codegen.save(graph, folder)
+        module = load_folder(folder).load_model()
+        examples, dims = [], {}
+        named = {}
+        for v in graph.inputs:
+            shape = [d if isinstance(d, int) else 2 for d in (v.shape or ())]
+            examples.append(_to_torch(np.zeros(shape, dtype=v.dtype)))
+            spec = {}
+            for axis, d in enumerate(v.shape or ()):
+                if not isinstance(d, int):
+                    key = str(d) if d is not None else f"{v.name}_{axis}"
+                    named.setdefault(key, torch.export.Dim(_dim_name(key)))
+                    spec[axis] = named[key]
+            dims[len(dims)] = spec or None
+        dynamic = tuple(dims[i] for i in range(len(examples))) if named else None
+        try:
+            ep = torch.export.export(module, tuple(examples), dynamic_shapes=dynamic)
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"torch.export failed on the generated module: {type(e).__name__}: {e}") from None
+        torch.export.save(ep, str(dest))
+
+
+def _dim_name(key: str) -> str:
+    import re
+
+    name = re.sub(r"\W", "_", key)
+    return name if name and not name[0].isdigit() else f"d_{name}"

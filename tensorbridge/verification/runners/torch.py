@@ -1,0 +1,104 @@
+"""Runs PyTorch models: a generated code folder (model.py + weights) or a `.pt2` program.
+
+Loading a code folder imports its `model.py`: only verify folders you trust (tensorbridge's
+own output, for instance), as for any Python code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+
+
+def _to_torch(arr):
+    import torch
+
+    arr = np.asarray(arr)
+    if str(arr.dtype) == "bfloat16":
+        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
+def _to_numpy(t) -> np.ndarray:
+    from tensorbridge.frontends.torch.importer import to_numpy
+
+    return to_numpy(t)
+
+
+def _flatten(out) -> list:
+    if isinstance(out, (list, tuple)):
+        return [x for o in out for x in _flatten(o)]
+    if isinstance(out, dict):
+        return [x for o in out.values() for x in _flatten(o)]
+    return [out]
+
+
+def load_folder(path: Path):
+    """Import a generated folder as a fresh package; returns the package module."""
+    init = path / "__init__.py"
+    if not init.is_file() or not (path / "model.py").is_file():
+        raise ModelError(f"{path} is not a tensorbridge PyTorch folder (model.py and __init__.py expected)")
+    name = f"tensorbridge_generated_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(path)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001 - generated code that fails to import is a user-facing error
+        raise ModelError(f"cannot import {path}/model.py: {type(e).__name__}: {e}") from None
+    return module
+
+
+class TorchModuleRunner:
+    name = "PyTorch (generated module)"
+
+    def __init__(self, source, **_options):
+        import torch
+
+        path = Path(source)
+        package = load_folder(path)
+        self.module = package.load_model()
+        model_py = sys.modules[package.__name__ + ".model"]
+        self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in model_py.INPUTS]
+        self.outputs = list(model_py.OUTPUTS)
+        self._torch = torch
+
+    def run(self, feeds):
+        with self._torch.no_grad():
+            out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+        return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+
+
+class ExportedProgramRunner:
+    name = "PyTorch (torch.export program)"
+
+    def __init__(self, source, **_options):
+        import torch
+
+        try:
+            self.ep = torch.export.load(str(source))
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"cannot load {source} as a torch.export program: {e}") from None
+        sig = self.ep.graph_signature
+        nodes = {n.name: n for n in self.ep.graph.nodes}
+        from tensorbridge.frontends.torch.importer import torch_dtype_name
+
+        self.inputs = []
+        for name in sig.user_inputs:
+            val = nodes[name].meta["val"]
+            shape = tuple(d if isinstance(d, int) else None for d in val.shape)
+            self.inputs.append((name, torch_dtype_name(val.dtype), shape))
+        self.outputs = list(sig.user_outputs)
+        self.module = self.ep.module()
+        self._torch = torch
+
+    def run(self, feeds):
+        with self._torch.no_grad():
+            out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+        return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
