@@ -51,6 +51,7 @@ SPECIAL = {
     "mean": "reduce", "sum": "reduce", "amax": "reduce", "amin": "reduce", "prod": "reduce",
     "max": "max_min", "min": "max_min", "argmax": "arg", "argmin": "arg",
     "adaptive_avg_pool1d": "adaptive_avg_pool", "adaptive_avg_pool2d": "adaptive_avg_pool",
+    "adaptive_max_pool1d": "adaptive_max_pool", "adaptive_max_pool2d": "adaptive_max_pool",
     "avg_pool1d": "avg_pool", "avg_pool2d": "avg_pool", "max_pool1d": "max_pool", "max_pool2d": "max_pool",
     "max_pool2d_with_indices": "max_pool",
     "scaled_dot_product_attention": "attention", "_to_copy": "to", "to": "to", "type_as": "type_as",

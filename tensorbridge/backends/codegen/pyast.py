@@ -106,10 +106,32 @@ def class_def(cname: str, bases: list[str], body: list[ast.stmt], doc: str | Non
     return ast.ClassDef(cname, [name(b) for b in bases], [], stmts, [])
 
 
-def module(doc: str, imports: list[ast.stmt], body: list[ast.stmt]) -> str:
-    mod = ast.Module([ast.Expr(ast.Constant(doc)), *imports, *body], type_ignores=[])
-    ast.fix_missing_locations(mod)
-    return ast.unparse(mod) + "\n"
+def module(doc: str, import_groups: list[list[ast.stmt]], body: list[ast.stmt]) -> str:
+    """Source of a module laid out as PEP 8 wants: import groups apart, two blank lines around defs."""
+
+    def text(stmts):
+        mod = ast.Module(list(stmts), type_ignores=[])
+        ast.fix_missing_locations(mod)
+        return ast.unparse(mod)
+
+    parts = [text([ast.Expr(ast.Constant(doc))])]
+    groups = [g for g in import_groups if g]
+    if groups:
+        parts.append("\n\n".join(text(g) for g in groups))
+    rendered, previous_def = "", False
+    for stmt in body:
+        is_def = isinstance(stmt, (ast.FunctionDef, ast.ClassDef))
+        if rendered:
+            rendered += "\n\n\n" if is_def or previous_def else "\n"
+        rendered += text([stmt])
+        previous_def = is_def
+    if rendered:
+        parts.append(rendered)
+    head = "\n\n".join(parts[:2])
+    if len(parts) < 3:
+        return head + "\n"
+    first_is_def = isinstance(body[0], (ast.FunctionDef, ast.ClassDef))
+    return head + ("\n\n\n" if first_is_def else "\n\n") + parts[2] + "\n"
 
 
 def import_(module_name: str, alias: str | None = None) -> ast.stmt:

@@ -20,6 +20,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
+from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.rules import onnx as rules
 
@@ -47,7 +48,7 @@ def export(graph: Graph, dest, opset: int | None = None, external: bool | None =
 
 def to_proto(graph: Graph, opset: int | None = None) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
     """The model without initializers, and the (name, array) weights to attach."""
-    g = legalize(clone(graph), supports, "ONNX")
+    g = legalize(eliminate_dead_code(clone(graph)), supports, "ONNX")
     report = BlockerReport("ONNX export", "onnx")
     opset = opset or _choose_opset(g)
     weights: list[tuple[str, np.ndarray]] = []

@@ -20,6 +20,21 @@ class Unsupported(Exception):
     pass
 
 
+def _same(values):
+    """(3, 3) -> 3: PyTorch layers take one int for a square kernel/stride/padding."""
+    values = tuple(int(v) for v in values)
+    return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def _kwargs(**given_and_defaults):
+    """Keep only the keyword arguments that differ from PyTorch's defaults: name=(value, default)."""
+    return {k: v for k, (v, d) in given_and_defaults.items() if v != d}
+
+
+def _momentum(ir_momentum: float) -> float:
+    return float(f"{1 - ir_momentum:.12g}")  # IR keeps the running-average factor, torch its complement
+
+
 # one tensor in, one call out: IR op -> torch callable
 UNARY_CALLS = {
     "Relu": "F.relu", "Sigmoid": "torch.sigmoid", "Tanh": "torch.tanh", "Exp": "torch.exp", "Log": "torch.log",
@@ -111,7 +126,8 @@ def clip(em, node):
 
 
 def gelu(em, node):
-    em.out(node, P.call("F.gelu", em.tensor(node.inputs[0]), approximate=node.attrs.get("approximate", "none")))
+    em.out(node, P.call("F.gelu", em.tensor(node.inputs[0]),
+                        **_kwargs(approximate=(node.attrs.get("approximate", "none"), "none"))))
 
 
 def leaky_relu(em, node):
@@ -194,9 +210,9 @@ def conv(em, node):
     weights = {"weight": wa}
     if b is not None:
         weights["bias"] = _const(b)
-    layer = em.layer(node, f"nn.Conv{nsp}d", [wa.shape[1] * group, wa.shape[0], tuple(wa.shape[2:])], {
-        "stride": tuple(node.attrs.get("strides") or [1] * nsp), "padding": tuple(padding),
-        "dilation": tuple(node.attrs.get("dilations") or [1] * nsp), "groups": group, "bias": b is not None},
+    layer = em.layer(node, f"nn.Conv{nsp}d", [wa.shape[1] * group, wa.shape[0], _same(wa.shape[2:])], _kwargs(
+        stride=(_same(node.attrs.get("strides") or [1] * nsp), 1), padding=(_same(padding), 0),
+        dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1), bias=(b is not None, True)),
         weights)
     em.out(node, P.call(layer, xe))
 
@@ -216,10 +232,11 @@ def conv_transpose(em, node):
     weights = {"weight": wa}
     if b is not None:
         weights["bias"] = _const(b)
-    layer = em.layer(node, f"nn.ConvTranspose{nsp}d", [wa.shape[0], wa.shape[1] * group, tuple(wa.shape[2:])], {
-        "stride": tuple(node.attrs.get("strides") or [1] * nsp), "padding": tuple(pads[:nsp]),
-        "output_padding": tuple(node.attrs.get("output_padding") or [0] * nsp), "groups": group,
-        "dilation": tuple(node.attrs.get("dilations") or [1] * nsp), "bias": b is not None}, weights)
+    layer = em.layer(node, f"nn.ConvTranspose{nsp}d", [wa.shape[0], wa.shape[1] * group, _same(wa.shape[2:])],
+                     _kwargs(stride=(_same(node.attrs.get("strides") or [1] * nsp), 1), padding=(_same(pads[:nsp]), 0),
+                             output_padding=(_same(node.attrs.get("output_padding") or [0] * nsp), 0),
+                             groups=(group, 1), dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1),
+                             bias=(b is not None, True)), weights)
     em.out(node, P.call(layer, em.tensor(x)))
 
 
@@ -232,7 +249,7 @@ def dense(em, node):
     weights = {"weight": wa.T}
     if b is not None:
         weights["bias"] = _const(b)
-    layer = em.layer(node, "nn.Linear", [wa.shape[0], wa.shape[1]], {"bias": b is not None}, weights)
+    layer = em.layer(node, "nn.Linear", [wa.shape[0], wa.shape[1]], _kwargs(bias=(b is not None, True)), weights)
     em.out(node, P.call(layer, em.tensor(x)))
 
 
@@ -256,7 +273,8 @@ def gemm(em, node):
         weights = {"weight": weight}
         if c is not None:
             weights["bias"] = np.broadcast_to(np.asarray(c.const), (weight.shape[0],))
-        layer = em.layer(node, "nn.Linear", [weight.shape[1], weight.shape[0]], {"bias": c is not None}, weights)
+        layer = em.layer(node, "nn.Linear", [weight.shape[1], weight.shape[0]], _kwargs(bias=(c is not None, True)),
+                         weights)
         return em.out(node, P.call(layer, em.tensor(a)))
     ae, be = em.tensor(a), em.tensor(b)
     if at.get("transA", 0):
@@ -281,8 +299,9 @@ def batch_norm(em, node):
     if kind is None:
         raise Unsupported(f"BatchNormalization on rank {rank}")
     c = _const(scale).shape[0]
-    layer = em.layer(node, f"nn.BatchNorm{kind}d", [c], {"eps": node.attrs.get("epsilon", 1e-5),
-                                                        "momentum": 1 - node.attrs.get("momentum", 0.9)},
+    momentum = _momentum(node.attrs.get("momentum", 0.9))
+    layer = em.layer(node, f"nn.BatchNorm{kind}d", [c],
+                     _kwargs(eps=(node.attrs.get("epsilon", 1e-5), 1e-5), momentum=(momentum, 0.1)),
                      {"weight": _const(scale), "bias": _const(bias), "running_mean": _const(mean),
                       "running_var": _const(var), "num_batches_tracked": np.array(0, np.int64)})
     em.out(node, P.call(layer, em.tensor(x)))
@@ -294,7 +313,7 @@ def instance_norm(em, node):
     rank = len(x.shape) if x.shape is not None else 4
     c = _const(scale).shape[0]
     layer = em.layer(node, f"nn.InstanceNorm{max(rank - 2, 1)}d", [c],
-                     {"eps": node.attrs.get("epsilon", 1e-5), "affine": True},
+                     {**_kwargs(eps=(node.attrs.get("epsilon", 1e-5), 1e-5)), "affine": True},
                      {"weight": _const(scale), "bias": _const(bias)})
     em.out(node, P.call(layer, em.tensor(x)))
 
@@ -314,8 +333,8 @@ def layer_norm(em, node):
     weights = {"weight": np.broadcast_to(sa, shape)}
     if b is not None:
         weights["bias"] = np.broadcast_to(_const(b), shape)
-    layer = em.layer(node, "nn.LayerNorm", [shape], {"eps": node.attrs.get("epsilon", 1e-5), "bias": b is not None},
-                     weights)
+    layer = em.layer(node, "nn.LayerNorm", [shape[0] if len(shape) == 1 else shape],
+                     _kwargs(eps=(node.attrs.get("epsilon", 1e-5), 1e-5), bias=(b is not None, True)), weights)
     em.out(node, P.call(layer, em.tensor(x)))
 
 
@@ -323,7 +342,8 @@ def group_norm(em, node):
     _layout(node)
     x, scale, bias = node.inputs
     c = _const(scale).shape[0]
-    layer = em.layer(node, "nn.GroupNorm", [node.attrs["num_groups"], c], {"eps": node.attrs.get("epsilon", 1e-5)},
+    layer = em.layer(node, "nn.GroupNorm", [node.attrs["num_groups"], c],
+                     _kwargs(eps=(node.attrs.get("epsilon", 1e-5), 1e-5)),
                      {"weight": _const(scale), "bias": _const(bias)})
     em.out(node, P.call(layer, em.tensor(x)))
 
@@ -356,9 +376,9 @@ def max_pool(em, node):
     if len(node.outputs) > 1 and node.outputs[1].uses():
         raise Unsupported("MaxPool indices output")
     xe, k, s, p, nsp = _pool_common(em, node, float("-inf"))
-    em.out(node, P.call(f"F.max_pool{nsp}d", xe, tuple(k), tuple(s), tuple(p),
-                        dilation=tuple(node.attrs.get("dilations") or [1] * nsp),
-                        ceil_mode=bool(node.attrs.get("ceil_mode", 0))))
+    em.out(node, P.call(f"F.max_pool{nsp}d", xe, _same(k), _same(s), _same(p), **_kwargs(
+        dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1),
+        ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False))))
 
 
 def avg_pool(em, node):
@@ -369,8 +389,8 @@ def avg_pool(em, node):
     begin, end = _pads(node, nsp)
     if p != begin and not cip:
         raise Unsupported("asymmetric AveragePool pads without count_include_pad")
-    em.out(node, P.call(f"F.avg_pool{nsp}d", xe, tuple(k), tuple(s), tuple(p),
-                        ceil_mode=bool(node.attrs.get("ceil_mode", 0)), count_include_pad=cip))
+    em.out(node, P.call(f"F.avg_pool{nsp}d", xe, _same(k), _same(s), _same(p), **_kwargs(
+        ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False), count_include_pad=(cip, True))))
 
 
 def global_pool(em, node):
@@ -378,11 +398,11 @@ def global_pool(em, node):
     x = node.inputs[0]
     if x.shape is None:
         raise Unsupported("global pooling needs the input rank")
-    dims = tuple(range(2, len(x.shape)))
-    if node.op == "GlobalAveragePool":
-        em.out(node, P.method(em.tensor(x), "mean", dim=dims, keepdim=True))
-    else:
-        em.out(node, P.method(em.tensor(x), "amax", dim=dims, keepdim=True))
+    nsp = len(x.shape) - 2
+    if nsp not in (1, 2, 3):
+        raise Unsupported(f"global pooling over {nsp} spatial dims")
+    kind = "avg" if node.op == "GlobalAveragePool" else "max"
+    em.out(node, P.call(f"F.adaptive_{kind}_pool{nsp}d", em.tensor(x), 1))
 
 
 # -- shapes -----------------------------------------------------------------------------------
@@ -500,7 +520,8 @@ def slice_op(em, node):
         return isinstance(it, ast.Slice) and it.lower is None and it.upper is None and it.step is None
 
     last = max((i for i, it in enumerate(items) if not is_full(it)), default=0)
-    em.out(node, P.subscript(em.tensor(x), ast.Tuple(items[:last + 1], ast.Load())))
+    index = items[0] if last == 0 else ast.Tuple(items[:last + 1], ast.Load())
+    em.out(node, P.subscript(em.tensor(x), index))
 
 
 def gather(em, node):
@@ -732,7 +753,7 @@ def recurrent(em, node):
         weights[f"bias_ih{suffix}"] = torch_order(ba[d, :gates_h])
         weights[f"bias_hh{suffix}"] = torch_order(ba[d, gates_h:])
     ctor = "nn.LSTM" if node.op == "LSTM" else "nn.GRU"
-    layer = em.layer(node, ctor, [in_size, hidden], {"bidirectional": dirs == 2}, weights)
+    layer = em.layer(node, ctor, [in_size, hidden], _kwargs(bidirectional=(dirs == 2, False)), weights)
     args = [em.tensor(x)]
     h0 = node.input(5)
     if node.op == "LSTM":
@@ -744,18 +765,48 @@ def recurrent(em, node):
     elif h0 is not None:
         args.append(em.tensor(h0))
     seq_name = em.namer.name(node.outputs[0].name + "_seq", "t")
-    state_names = [em.namer.name(f"{node.name}_h", "t")] + ([em.namer.name(f"{node.name}_c", "t")]
-                                                            if node.op == "LSTM" else [])
-    target = ast.Tuple([P.name(seq_name), ast.Tuple([P.name(s) for s in state_names], ast.Load())
-                        if node.op == "LSTM" else P.name(state_names[0])], ast.Load())
+    graph_outputs = {id(v) for v in node.graph.outputs}
+
+    def state_name(i, tag):
+        used = i < len(node.outputs) and (node.outputs[i].uses() or id(node.outputs[i]) in graph_outputs)
+        return em.namer.name(f"{node.name}_{tag}", "t") if used else "_"
+
+    state_names = [state_name(1, "h")] + ([state_name(2, "c")] if node.op == "LSTM" else [])
+    if all(s == "_" for s in state_names):
+        state = P.name("_")
+    elif node.op == "LSTM":
+        state = ast.Tuple([P.name(s) for s in state_names], ast.Load())
+    else:
+        state = P.name(state_names[0])
+    target = ast.Tuple([P.name(seq_name), state], ast.Load())
     em.body.append(ast.Assign([P._store(target)], P.call(layer, *args), lineno=0))
-    # torch: [seq, batch, dirs * hidden] -> IR: [seq, dirs, batch, hidden]
     seq = P.name(seq_name)
-    y = P.method(P.method(seq, "unflatten", -1, (dirs, hidden)), "transpose", 1, 2)
-    em.out(node, y, 0)
+    merged = _merged_sequence_output(node)
+    if merged is not None:  # the graph only wants torch's own [seq, batch, dirs * hidden] layout
+        transpose_node, reshape_node = merged
+        em.skip |= {id(transpose_node), id(reshape_node)}
+        em.var[id(reshape_node.outputs[0])] = seq
+    else:  # torch: [seq, batch, dirs * hidden] -> IR: [seq, dirs, batch, hidden]
+        em.out(node, P.method(P.method(seq, "unflatten", -1, (dirs, hidden)), "transpose", 1, 2), 0)
     for i, s in enumerate(state_names, start=1):
-        if i < len(node.outputs):
+        if i < len(node.outputs) and s != "_":
             em.var[id(node.outputs[i])] = P.name(s)
+
+
+def _merged_sequence_output(node):
+    """(Transpose, Reshape) when Y is only read as Reshape(Transpose(Y, 0 2 1 3), [0, 0, -1])."""
+    uses = node.outputs[0].uses()
+    if len(uses) != 1 or uses[0][0].op != "Transpose" or uses[0][0].attrs.get("perm") != [0, 2, 1, 3]:
+        return None
+    t = uses[0][0]
+    t_uses = t.outputs[0].uses()
+    if len(t_uses) != 1 or t_uses[0][0].op != "Reshape" or t_uses[0][1] != 0:
+        return None
+    r = t_uses[0][0]
+    target = r.inputs[1].const
+    if target is None or [int(v) for v in np.asarray(target).ravel()] != [0, 0, -1] or r.attrs.get("allowzero"):
+        return None
+    return t, r
 
 
 def emit_shape_op(em, node):

@@ -384,6 +384,12 @@ def any_all(imp, node, x, dim=None, keepdim=False):
 
 
 # -- pooling ---------------------------------------------------------------------------------------
+def adaptive_max_pool(imp, node, x, output_size):
+    if any(o != 1 for o in _ints(output_size, imp.rank(x) - 2)):
+        raise ModelError(f"{node.name}: adaptive_max_pool with an output size other than 1 is not supported")
+    return (imp.emit("GlobalMaxPool", [imp.value(x)]), None)
+
+
 def adaptive_avg_pool(imp, node, x, output_size):
     in_sp = imp.meta(x).shape[2:]
     out = _ints(output_size, len(in_sp))
@@ -466,10 +472,12 @@ def _recurrent(imp, node, op, order, input, hx, params, has_biases, num_layers, 
         W = imp.graph.add_constant(imp.name(f"l{layer}.W"), np.stack(ws))
         R = imp.graph.add_constant(imp.name(f"l{layer}.R"), np.stack(rs))
         B = imp.graph.add_constant(imp.name(f"l{layer}.B"), np.stack(bs)) if has_biases else None
-        init = [imp.emit("Slice", [s, imp.const([layer * dirs], dtype=np.int64),
-                                   imp.const([(layer + 1) * dirs], dtype=np.int64),
-                                   imp.const([0], dtype=np.int64)], suffix=f"l{layer}.state{i}")
-                for i, s in enumerate(states)]
+        zero_states = all(s.const is not None and not np.asarray(s.const).any() for s in states)
+        init = [] if zero_states else [  # zero initial states are the IR default
+            imp.emit("Slice", [s, imp.const([layer * dirs], dtype=np.int64),
+                               imp.const([(layer + 1) * dirs], dtype=np.int64),
+                               imp.const([0], dtype=np.int64)], suffix=f"l{layer}.state{i}")
+            for i, s in enumerate(states)]
         n_out = 1 + len(states)
         attrs = {"hidden_size": int(hidden), "direction": "bidirectional" if bidirectional else "forward"}
         if op == "GRU":

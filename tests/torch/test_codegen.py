@@ -1,0 +1,155 @@
+"""Generated PyTorch code: lint-clean, safe against hostile names, trainable, dynamic, re-importable."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import tensorbridge as tb
+from tensorbridge.verification.runners.torch import TorchModuleRunner, load_folder
+from tests.conftest import make_model
+
+torch = pytest.importorskip("torch")
+from tests.models.torch_zoo import ZOO  # noqa: E402
+
+HOSTILE = 'x"); import os; os.system("touch PWNED") #'
+
+
+def _hostile_model():
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), HOSTILE + "w")
+    fc = numpy_helper.from_array(rng.standard_normal((4, 5)).astype(np.float32), "__import__('os')")
+    nodes = [helper.make_node("Conv", [HOSTILE, HOSTILE + "w"], ["class"], pads=[1, 1, 1, 1], name=HOSTILE),
+             helper.make_node("Relu", ["class"], ["def"], name="self.forward"),
+             helper.make_node("GlobalAveragePool", ["def"], ["g"], name="import"),
+             helper.make_node("Flatten", ["g"], ["f"], name="1st"),
+             helper.make_node("MatMul", ["f", "__import__('os')"], ["exec('boom')"], name="exec('boom')")]
+    return make_model(nodes, [helper.make_tensor_value_info(HOSTILE, TensorProto.FLOAT, [1, 3, 6, 6])],
+                      [helper.make_tensor_value_info("exec('boom')", TensorProto.FLOAT, [1, 5])], [w, fc])
+
+
+def test_hostile_names_never_become_code(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hostile.onnx"
+    onnx.save(_hostile_model(), src)
+    folder = tb.save(tb.load(src), tmp_path / "gen", to="torch")
+    code = (folder / "model.py").read_text()
+    compiled = compile(code, "model.py", "exec")  # noqa: F841 - it must at least be valid Python
+    report = tb.verify(src, folder, rtol=1e-5)
+    assert report.ok, report.summary()
+    assert not (tmp_path / "PWNED").exists()
+    assert "os.system" not in code.replace(repr(HOSTILE), "").replace(HOSTILE, "")
+
+
+RUFF = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(RUFF is None, reason="ruff is not installed")
+@pytest.mark.parametrize("name", ["resnet18", "transformer_encoder", "lstm_tagger", "bert"])
+def test_generated_code_passes_ruff(name, tmp_path):
+    folder = _generate(name, tmp_path)
+    p = subprocess.run([RUFF, "check", "--isolated", str(folder)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def _generate(name, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO[name]()
+        graph = tb.load(module, example_inputs=args)
+    return tb.save(graph, tmp_path / name, to="torch")
+
+
+@pytest.mark.parametrize("name", ["resnet18", "transformer_encoder", "lstm_tagger"])
+def test_generated_module_trains(name, tmp_path):
+    folder = _generate(name, tmp_path)
+    model = load_folder(folder).load_model().train()
+    _, args, _ = ZOO[name]()
+    params = [p for p in model.parameters() if p.requires_grad]
+    assert params
+    before = [p.detach().clone() for p in params]
+    opt = torch.optim.SGD(params, lr=0.1)
+    loss = model(*args).float().pow(2).mean()
+    loss.backward()
+    assert all(p.grad is not None for p in params)
+    opt.step()
+    assert any(not torch.equal(b, p.detach()) for b, p in zip(before, params))
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "transformer_encoder", "lstm_tagger"])
+def test_generated_module_reimports_to_the_same_ops(name, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO[name]()
+        graph = tb.load(module, example_inputs=args)
+        folder = tb.save(graph, tmp_path / name, to="torch")
+        again = tb.load(load_folder(folder).load_model(), example_inputs=args)
+    # compare the live computation: the generated code does not compute outputs nothing reads
+    from tensorbridge.passes.dce import eliminate_dead_code
+
+    assert eliminate_dead_code(again).op_histogram() == eliminate_dead_code(graph).op_histogram()
+
+
+def test_dynamic_batch_and_sequence(tmp_path):
+    from torch.export import Dim
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO["transformer_encoder"](seq=16)
+        batch, seq = Dim("batch"), Dim("seq", max=16)
+
+        class Dyn(torch.nn.Module):  # positions sliced to the sequence length
+            def __init__(self):
+                super().__init__()
+                self.m = module
+
+            def forward(self, tokens):
+                h = self.m.embed(tokens) + self.m.pos[:, : tokens.shape[1]]
+                return self.m.head(self.m.norm(self.m.encoder(h)).mean(1))
+
+        dyn = Dyn().eval()
+        graph = tb.load(dyn, example_inputs=(torch.randint(0, 1000, (2, 8)),),
+                        dynamic_shapes={"tokens": {0: batch, 1: seq}})
+    assert graph.inputs[0].shape == ("batch", "seq")
+    onnx_path = tb.save(graph, tmp_path / "dyn.onnx")
+    folder = tb.save(graph, tmp_path / "dyn_torch", to="torch")
+    from tensorbridge.verification.compare import compare
+    from tensorbridge.verification.runners.onnxruntime import OnnxRuntimeRunner
+
+    for b, s in ((1, 5), (3, 12)):
+        tokens = torch.randint(0, 1000, (b, s))
+        with torch.no_grad():
+            expected = dyn(tokens).numpy()
+        for runner in (OnnxRuntimeRunner(onnx_path), TorchModuleRunner(folder)):
+            got = list(runner.run({runner.inputs[0][0]: tokens.numpy()}).values())[0]
+            assert compare("y", "y", expected, got, rtol=1e-5, atol=0).ok, (runner.name, b, s)
+
+
+def test_pt2_round_trip(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO["resnet18"](size=32)
+        ep = torch.export.export(module, args)
+        src = tmp_path / "resnet.pt2"
+        torch.export.save(ep, str(src))
+        graph = tb.load(src)
+        out = tb.save(graph, tmp_path / "again.pt2")
+        report = tb.verify(src, out, rtol=1e-5)
+    assert report.ok, report.summary()
+    assert graph.nodes[0].name == "conv1"
+
+
+def test_state_dict_file_needs_model_code(tmp_path):
+    module, _, _ = ZOO["resnet18"]()
+    path = tmp_path / "weights.pt"
+    torch.save(module.state_dict(), path)
+    with pytest.raises(tb.errors.ModelError, match="model code"):
+        tb.load(path)
