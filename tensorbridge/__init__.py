@@ -1,7 +1,7 @@
 """tensorbridge: convert trained models between frameworks through one IR, and prove it.
 
-Public API: `load`, `save`, `convert`, `verify`, `run`; exceptions live in `tensorbridge.errors`. Heavy frameworks are imported
-lazily by the frontend or backend that needs them.
+Public API: `load`, `save`, `convert`, `verify`, `run`; exceptions live in `tensorbridge.errors`.
+Heavy frameworks are imported lazily by the frontend or backend that needs them.
 """
 
 from tensorbridge import errors
