@@ -72,11 +72,15 @@ def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=
 
 
 def verify(src, dst, inputs=None, rtol: float | None = None, atol: float | None = None, seed: int = 0,
-           input_shapes=None, raise_on_failure: bool = False):
-    """Run `src` and `dst` on the same inputs and compare every output."""
+           input_shapes=None, per_layer: bool = False, raise_on_failure: bool = False):
+    """Run `src` and `dst` on the same inputs and compare every output.
+
+    With `per_layer=True`, also name the first op whose output diverges (`report.first_divergence`).
+    """
     from tensorbridge.verification.harness import verify as _verify
 
-    report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes)
+    report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes,
+                     per_layer=per_layer)
     if raise_on_failure and not report.ok:
         raise VerificationError(report.summary(), report)
     return report

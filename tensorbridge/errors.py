@@ -62,7 +62,8 @@ class UnsupportedError(TensorbridgeError):
             nodes = ", ".join(repr(b.node) for b in items[:8] if b.node)
             more = f" and {len(items) - 8} more" if len(items) > 8 else ""
             details = sorted({b.detail for b in items if b.detail})
-            why = f" — {'; '.join(details)}" if details else ""
+            shown = "; ".join(details[:3]) + (f"; and {len(details) - 3} more" if len(details) > 3 else "")
+            why = f" — {shown}" if details else ""
             lines.append(f"  - {op}: {len(items)} node(s){': ' + nodes if nodes else ''}{more}{why}")
         if hint:
             lines.append(hint)

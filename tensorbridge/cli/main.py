@@ -96,7 +96,7 @@ def cmd_verify(args, progress: _Progress) -> int:
 
     with progress.step(f"running {args.src} and {args.dst}"):
         report = tb.verify(args.src, args.dst, inputs=args.inputs, rtol=args.rtol, atol=args.atol,
-                           seed=args.seed, input_shapes=_shapes(args.input_shape))
+                           seed=args.seed, input_shapes=_shapes(args.input_shape), per_layer=args.per_layer)
     print(json.dumps(report.to_dict(), indent=1) if args.json else report.summary())
     return 0 if report.ok else 1
 
@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--atol", type=float)
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...")
+    v.add_argument("--per-layer", action="store_true",
+                   help="also compare every intermediate value and name the first op that diverges")
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_verify)
 

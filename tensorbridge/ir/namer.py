@@ -14,7 +14,7 @@ import keyword
 import re
 
 _RESERVED = {"self", "torch", "nn", "F", "math", "np", "keras", "layers", "ops", "jnp", "Model", "forward",
-             "load_model", "super", "INPUTS", "OUTPUTS"}
+             "load_model", "super", "INPUTS", "OUTPUTS", "VALUE_NAMES"}
 
 
 class Namer:

@@ -38,7 +38,8 @@ def _label(model) -> str:
     return str(model) if not isinstance(model, Graph) else f"<graph {model.name}>"
 
 
-def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None) -> Report:
+def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
+           per_layer: bool = False) -> Report:
     a = runner_for(src)
     b = runner_for(dst)
     if isinstance(inputs, (str, os.PathLike)):
@@ -68,4 +69,9 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
     reports = [compare(an, bn, ref[an], got[bn], rtol, atol) for an, bn in pairs]
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
-    return Report(_label(src), _label(dst), reports, shown)
+    report = Report(_label(src), _label(dst), reports, shown)
+    if per_layer:
+        from tensorbridge.verification.bisect import first_divergence
+
+        report.first_divergence = first_divergence(src, b, b_feeds, rtol, atol)
+    return report

@@ -8,6 +8,7 @@ with onnxruntime running the original: max|d| / max|ref| <= 1e-4.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import numpy as np
@@ -79,7 +80,14 @@ def _round_trip(name, variant, tmp_path):
     expected = original.run(feeds)
     via_reference = tb.run(tb.load(tbir), feeds)
     via_ort = OnnxRuntimeRunner(dst).run(feeds)
+    runs = [("reference", via_reference), ("onnxruntime", via_ort)]
+    if importlib.util.find_spec("torch") is not None:  # ONNX -> PyTorch code, run by PyTorch
+        from tensorbridge.verification.runners.torch import TorchModuleRunner
+
+        folder = tb.save(tb.load(src), tmp_path / "torch_code", to="torch")
+        runs.append(("torch code", TorchModuleRunner(folder).run(feeds)))
     for out_name, ref in expected.items():
-        for label, got in (("reference", via_reference[out_name]), ("onnxruntime", via_ort[out_name])):
+        for label, outputs in runs:
+            got = outputs[out_name]
             r = compare(out_name, out_name, ref, got, rtol=RTOL, atol=0.0)
             assert r.ok, f"{name} {variant} {label}: max|d|/max|y| = {r.robust_rel:.3g}"

@@ -30,6 +30,7 @@ from tensorbridge.ir.namer import Namer
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
+from tensorbridge.passes.fold_constants import fold_constants
 
 log = logging.getLogger(__name__)
 SHAPE_OPS = {"Shape", "Concat", "Gather", "Add", "Sub", "Mul", "Div", "Squeeze", "Unsqueeze", "Slice", "Cast",
@@ -56,7 +57,8 @@ def save(graph: Graph, dest, **_options) -> None:
 
 def generate(graph: Graph) -> tuple[str, dict[str, np.ndarray]]:
     """The model.py source and its state dict (name -> array)."""
-    g = legalize(eliminate_dead_code(clone(graph)), lambda op: op in emit_rules.RULES, "PyTorch code")
+    g = fold_constants(eliminate_dead_code(clone(graph)))
+    g = legalize(g, lambda op: op in emit_rules.RULES, "PyTorch code")
     em = Emitter(g)
     em.run()
     return em.module_source(), em.state
@@ -92,6 +94,7 @@ class Emitter:
         self.report = BlockerReport("PyTorch code generation", "torch")
         self.params: dict[int, ast.expr] = {}
         self.skip: set[int] = set()  # nodes a rule already emitted as part of its own code
+        self.value_names: dict[str, str] = {}  # forward() local -> IR value name, where they differ
 
     # -- driver ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -101,20 +104,24 @@ class Emitter:
             ident = self.namer.name(v.name, "input")
             self.var[id(v)] = P.name(ident)
             self.inputs.append(ident)
+        failed: set[int] = set()  # values of nodes that could not be emitted
         for node in self.g.nodes:
             if id(node) in self.skip:
                 continue
-            rule = emit_rules.RULES.get(node.op)
-            if rule is None:
-                self.report.add(node.op, node.name, "no PyTorch rule")
+            if any(v is not None and id(v) in failed for v in node.inputs):
+                failed |= {id(v) for v in node.outputs}  # a consequence, not another blocker
                 continue
+            rule = emit_rules.RULES.get(node.op)
             try:
+                if rule is None:
+                    raise emit_rules.Unsupported("no PyTorch rule")
                 if id(node.outputs[0]) in self.shape_values:
                     emit_rules.emit_shape_op(self, node)
                 else:
                     rule(self, node)
             except emit_rules.Unsupported as e:
                 self.report.add(node.op, node.name, str(e))
+                failed |= {id(v) for v in node.outputs}
         self.report.raise_if_any("Nothing was written.")
         outs = [self.tensor(v) for v in self.g.outputs]
         self.body.append(P.ret(outs[0] if len(outs) == 1 else ast.Tuple(outs, ast.Load())))
@@ -145,6 +152,8 @@ class Emitter:
         ident = self.namer.name(v.name, "t")
         self.body.append(P.assign([ident], value))
         self.var[id(v)] = P.name(ident)
+        if ident != v.name:
+            self.value_names[ident] = v.name
         return ident
 
     def outs(self, node, value: ast.expr, count: int) -> None:
@@ -152,6 +161,8 @@ class Emitter:
         self.body.append(P.assign(idents, value))
         for v, ident in zip(node.outputs, idents):
             self.var[id(v)] = P.name(ident)
+            if ident != v.name:
+                self.value_names[ident] = v.name
 
     def tensor(self, v: Value) -> ast.expr:
         """An expression for `v` as a torch tensor."""
@@ -233,7 +244,8 @@ class Emitter:
                           doc=f"{self.g.name}: {len(self.g.nodes)} ops converted by tensorbridge.")
         spec = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
                  "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in self.g.inputs]
-        meta = [P.assign(["INPUTS"], P.lit(spec)), P.assign(["OUTPUTS"], P.lit([v.name for v in self.g.outputs]))]
+        meta = [P.assign(["INPUTS"], P.lit(spec)), P.assign(["OUTPUTS"], P.lit([v.name for v in self.g.outputs])),
+                P.assign(["VALUE_NAMES"], P.lit(self.value_names))]
         source = self.g.metadata.get("source_framework", "IR")
         used = {n.id for n in ast.walk(ast.Module([cls], [])) if isinstance(n, ast.Name)}
         imports = [P.import_("torch")] if "torch" in used else []

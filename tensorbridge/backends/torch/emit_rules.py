@@ -96,7 +96,7 @@ def identity(em, node):
 
 def dropout(em, node):
     identity(em, node)
-    if len(node.outputs) > 1:
+    if len(node.outputs) > 1 and (node.outputs[1].uses() or node.outputs[1] in node.graph.outputs):
         em.out(node, P.call("torch.ones_like", em.tensor(node.inputs[0]), dtype=P.name("torch.bool")), 1)
 
 
@@ -348,6 +348,17 @@ def group_norm(em, node):
     em.out(node, P.call(layer, em.tensor(x)))
 
 
+def lrn(em, node):
+    _layout(node)
+    size = node.attrs["size"]
+    if size % 2 == 0:
+        raise Unsupported("LRN with an even size (PyTorch centres the window differently)")
+    layer = em.layer(node, "nn.LocalResponseNorm", [size], _kwargs(
+        alpha=(node.attrs.get("alpha", 1e-4), 1e-4), beta=(node.attrs.get("beta", 0.75), 0.75),
+        k=(node.attrs.get("bias", 1.0), 1.0)), {})
+    em.out(node, P.call(layer, em.tensor(node.inputs[0])))
+
+
 def rms_norm(em, node):
     x, scale = node.inputs
     if x.shape is None:
@@ -367,8 +378,8 @@ def _pool_common(em, node, fill):
     begin, end = _pads(node, nsp)
     xe = em.tensor(node.inputs[0])
     padding = begin
-    if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):
-        xe, padding = _pre_pad(em, xe, begin, end, fill), [0] * nsp
+    if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):  # torch pads symmetrically, up to k/2
+        xe, padding = _pre_pad(em, xe, begin, end, fill), None
     return xe, k, node.attrs.get("strides") or [1] * nsp, padding, nsp
 
 
@@ -376,7 +387,7 @@ def max_pool(em, node):
     if len(node.outputs) > 1 and node.outputs[1].uses():
         raise Unsupported("MaxPool indices output")
     xe, k, s, p, nsp = _pool_common(em, node, float("-inf"))
-    em.out(node, P.call(f"F.max_pool{nsp}d", xe, _same(k), _same(s), _same(p), **_kwargs(
+    em.out(node, P.call(f"F.max_pool{nsp}d", xe, _same(k), _same(s), _same(p or [0] * nsp), **_kwargs(
         dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1),
         ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False))))
 
@@ -386,11 +397,17 @@ def avg_pool(em, node):
         raise Unsupported("dilated AveragePool")
     cip = bool(node.attrs.get("count_include_pad", 0))
     xe, k, s, p, nsp = _pool_common(em, node, 0.0)
-    begin, end = _pads(node, nsp)
-    if p != begin and not cip:
-        raise Unsupported("asymmetric AveragePool pads without count_include_pad")
-    em.out(node, P.call(f"F.avg_pool{nsp}d", xe, _same(k), _same(s), _same(p), **_kwargs(
-        ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False), count_include_pad=(cip, True))))
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    fn = f"F.avg_pool{nsp}d"
+    if p is None and not cip:
+        # padding was applied by F.pad: divide the window sums by the count of real cells
+        begin, end = _pads(node, nsp)
+        ones = _pre_pad(em, P.call("torch.ones_like", em.tensor(node.inputs[0])), begin, end, 0.0)
+        total = P.call(fn, xe, _same(k), _same(s), **_kwargs(ceil_mode=(ceil, False)))
+        count = P.call(fn, ones, _same(k), _same(s), **_kwargs(ceil_mode=(ceil, False)))
+        return em.out(node, P.binop(total, "/", count))
+    em.out(node, P.call(fn, xe, _same(k), _same(s), _same(p or [0] * nsp), **_kwargs(
+        ceil_mode=(ceil, False), count_include_pad=(cip, True))))
 
 
 def global_pool(em, node):
@@ -876,7 +893,7 @@ RULES = {
     "Softmax": softmax, "LogSoftmax": softmax,
     "Conv": conv, "ConvTranspose": conv_transpose, "Dense": dense, "Gemm": gemm,
     "BatchNormalization": batch_norm, "InstanceNormalization": instance_norm, "LayerNormalization": layer_norm,
-    "GroupNormalization": group_norm, "RMSNormalization": rms_norm,
+    "GroupNormalization": group_norm, "RMSNormalization": rms_norm, "LRN": lrn,
     "MaxPool": max_pool, "AveragePool": avg_pool, "GlobalAveragePool": global_pool, "GlobalMaxPool": global_pool,
     "Reshape": reshape, "Flatten": flatten, "Transpose": transpose, "Squeeze": squeeze, "Unsqueeze": unsqueeze,
     "Concat": concat, "Split": split, "Slice": slice_op, "Gather": gather, "GatherElements": gather_elements,

@@ -30,6 +30,8 @@ def load(source, example_inputs=None, dynamic_shapes=None, input_shapes=None, st
     """Import a PyTorch model through `torch.export`."""
     import torch
 
+    if isinstance(source, (str, Path)) and Path(source).is_dir():
+        return _load_folder(Path(source), input_shapes)
     if isinstance(source, (str, Path)):
         path = Path(source)
         if path.suffix in (".pt", ".pth"):
@@ -61,6 +63,29 @@ def load(source, example_inputs=None, dynamic_shapes=None, input_shapes=None, st
                 raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
             v.shape = tuple(dims)
     return graph
+
+
+def _load_folder(path: Path, input_shapes) -> Graph:
+    """A generated code folder: import it, trace it with inputs made from its INPUTS signature."""
+    import torch
+
+    from tensorbridge.verification.runners.torch import TorchModuleRunner, _to_torch
+
+    runner = TorchModuleRunner(path)
+    args, dynamic, dims = [], [], {}
+    for name, dt, shape in runner.inputs:
+        concrete = [d if isinstance(d, int) else 2 for d in (input_shapes or {}).get(name, shape)]
+        args.append(_to_torch(np.zeros(concrete, dtype=dtypes.dtype(dt))))
+        spec = {i: dims.setdefault(d, torch.export.Dim(_ident(d))) for i, d in enumerate(shape) if isinstance(d, str)}
+        dynamic.append(spec or None)
+    return load(runner.module, tuple(args), tuple(dynamic) if dims else None)
+
+
+def _ident(name: str) -> str:
+    import re
+
+    ident = re.sub(r"\W", "_", name)
+    return ident if ident and not ident[0].isdigit() else f"d_{ident}"
 
 
 def _explain_state_dict(path: Path) -> None:

@@ -19,6 +19,7 @@ class OnnxRuntimeRunner:
     def __init__(self, source, **_options):
         import onnxruntime as ort
 
+        self.source = source
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
         try:
@@ -35,3 +36,25 @@ class OnnxRuntimeRunner:
         feed = {name: np.asarray(feeds[name]) for name, _, _ in self.inputs}
         values = self.session.run(None, feed)
         return dict(zip(self.outputs, values))
+
+    def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
+        """Every value with a known type, exposed as an extra graph output."""
+        import onnx
+        import onnxruntime as ort
+
+        from tensorbridge.api import load
+        from tensorbridge.backends.onnx.exporter import _value_info
+
+        model = self.source if isinstance(self.source, onnx.ModelProto) else onnx.load(str(self.source))
+        graph = load(model)
+        have = {o.name for o in model.graph.output}
+        for node in graph.nodes:
+            for v in node.outputs:
+                if v.dtype is not None and v.name not in have and v.uses():
+                    model.graph.output.append(_value_info(v))
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        values = session.run(None, {name: np.asarray(feeds[name]) for name, _, _ in self.inputs})
+        return dict(zip(names, values))

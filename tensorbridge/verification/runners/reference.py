@@ -19,3 +19,6 @@ class ReferenceRunner:
         from tensorbridge.reference.interpreter import run
 
         return run(self.graph, feeds, intermediates=intermediates)
+
+    def run_intermediates(self, feeds):
+        return self.run(feeds, intermediates=True)

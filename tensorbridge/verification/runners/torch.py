@@ -67,12 +67,23 @@ class TorchModuleRunner:
         model_py = sys.modules[package.__name__ + ".model"]
         self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in model_py.INPUTS]
         self.outputs = list(model_py.OUTPUTS)
+        self.value_names = dict(getattr(model_py, "VALUE_NAMES", {}))
         self._torch = torch
 
     def run(self, feeds):
         with self._torch.no_grad():
             out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+
+    def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
+        """Every value forward() computes, by IR value name (each op writes its own local)."""
+        with self._torch.no_grad():
+            _, frame_locals = _capture_locals(self.module.forward, *[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+        out = {}
+        for local, t in frame_locals.items():
+            if isinstance(t, self._torch.Tensor):
+                out[self.value_names.get(local, local)] = _to_numpy(t)
+        return out
 
 
 class ExportedProgramRunner:
@@ -102,3 +113,21 @@ class ExportedProgramRunner:
         with self._torch.no_grad():
             out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+
+
+def _capture_locals(fn, *args):
+    """Call fn(*args) and return (result, locals of its frame at return), via a profile hook."""
+    code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
+    captured: dict = {}
+
+    def hook(frame, event, arg):
+        if event == "return" and frame.f_code is code:
+            captured.update(frame.f_locals)
+
+    old = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(old)
+    return result, captured
