@@ -27,7 +27,9 @@ test-all: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m ""
 
 bench: $(STAMP)
+	bash benchmarks/setup.sh
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/torch_bench.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check tensorbridge tests benchmarks examples

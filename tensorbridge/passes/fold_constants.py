@@ -1,7 +1,8 @@
 """Constant folding: nodes whose inputs are all constants are evaluated once, at conversion.
 
 The reference interpreter computes the value; the node's outputs become constants with the
-same names. Backends that need weights as data (code generators building layers) run it,
+same names. `Shape` of a tensor whose shape is fully static folds too, so shape arithmetic
+on static models disappears. Backends that need weights as data (code generators building layers) run it,
 so a weight produced by an op (ConstantOfShape, a Transpose of a weight...) still becomes a
 layer parameter. Ops with side effects or randomness, control flow, and results larger than
 `max_bytes` are left alone.
@@ -22,9 +23,14 @@ _NEVER = {"If", "Loop", "Scan", "Dropout", "RandomNormal", "RandomUniform", "Ran
 
 
 def fold_constants(graph: Graph, max_bytes: int = 1 << 31) -> Graph:
+    from tensorbridge.passes.infer_shapes import infer_node
     from tensorbridge.reference.interpreter import run_node
 
     for node in list(graph.nodes):
+        infer_node(node)  # earlier folds may have made this node's types knowable
+        if node.op == "Shape" and node.inputs[0].shape is not None and shapes.is_static(node.inputs[0].shape):
+            _replace(graph, node, [run_node(node, [np.empty(node.inputs[0].shape, np.uint8)])[0]])
+            continue
         if node.op in _NEVER or not node.inputs or any(v is not None and v.const is None for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
@@ -32,15 +38,19 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31) -> Graph:
         size = sum(int(np.prod(v.shape)) * (v.dtype.itemsize if v.dtype is not None else 8) for v in node.outputs)
         if size > max_bytes:
             continue
-        results = run_node(node, [None if v is None else v.const for v in node.inputs])
-        for old, arr in zip(node.outputs, results):
-            name = old.name
-            old.name = graph.unique_name(f"{name}.folded")
-            new = graph.add_constant(name, np.asarray(arr))
-            graph.constants.pop(new.name)
-            new.name = name
-            graph.constants[name] = new
-            new.meta = dict(old.meta)
-            graph.replace_all_uses(old, new)
-        graph.remove_node(node)
+        _replace(graph, node, run_node(node, [None if v is None else v.const for v in node.inputs]))
     return graph
+
+
+def _replace(graph: Graph, node, results) -> None:
+    """Swap the node's outputs for constants holding `results`, keeping the value names."""
+    for old, arr in zip(node.outputs, results):
+        name = old.name
+        old.name = graph.unique_name(f"{name}.folded")
+        new = graph.add_constant(name, np.asarray(arr))
+        graph.constants.pop(new.name)
+        new.name = name
+        graph.constants[name] = new
+        new.meta = dict(old.meta)
+        graph.replace_all_uses(old, new)
+    graph.remove_node(node)

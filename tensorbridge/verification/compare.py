@@ -58,6 +58,11 @@ def compare(name: str, target_name: str, ref: np.ndarray, got: np.ndarray,
         return OutputReport(**base, max_abs=0.0 if same else float("inf"), mean_rel=0.0, robust_rel=0.0,
                             cosine=1.0, ok=same, problem="" if same else "strings differ")
     y, z = _float(ref), _float(got)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _numeric_report(base, y, z, ref, rtol, atol)
+
+
+def _numeric_report(base, y, z, ref, rtol, atol) -> OutputReport:
     nan_y, nan_z = np.isnan(y), np.isnan(z)
     problem = ""
     if not np.array_equal(nan_y, nan_z):

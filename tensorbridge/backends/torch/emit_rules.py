@@ -451,6 +451,8 @@ def flatten(em, node):
     if x.shape is None:
         raise Unsupported("Flatten needs the input rank")
     axis = norm_axis(axis, len(x.shape))
+    if axis == len(x.shape):
+        return em.out(node, P.method(xe, "reshape", -1, 1))
     em.out(node, P.method(P.method(xe, "flatten", 0, axis - 1), "flatten", 1))
 
 

@@ -1,0 +1,207 @@
+"""PyTorch <-> ONNX, side by side with the tools users would pick instead, in the same run.
+
+    python benchmarks/torch_bench.py            # appends its section to docs/benchmarks.md
+    python benchmarks/torch_bench.py --runs 5
+
+- PyTorch -> ONNX: tensorbridge (`tb.load(module)` + `tb.save(..., ".onnx")`) against
+  `torch.onnx.export(..., dynamo=True)`.
+- ONNX -> PyTorch: tensorbridge (`tb.save(tb.load(onnx), dir, to="torch")` + `load_model()`)
+  against `onnx2torch.convert`.
+
+Models: ResNet-18 (224x224) and a BERT encoder built from a small random config (no
+downloads). Each conversion runs in a fresh process: wall time and peak resident memory
+(VmHWM) are medians of several runs, output size is the bytes written, and latency is the
+median of 20 forward passes of the converted model (onnxruntime for ONNX, PyTorch eager for
+modules) next to the source model's own latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIMS = Path(__file__).resolve().parent / "shims"
+
+
+def _peak_mb() -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def _model(name):
+    sys.path.insert(0, str(ROOT))
+    from tests.models.torch_zoo import ZOO
+
+    kwargs = {"resnet18": {"size": 224, "batch": 1, "num_classes": 1000}, "bert": {"batch": 1, "seq": 64}}[name]
+    return ZOO[name](**kwargs)
+
+
+def _latency(fn, runs=20) -> float:
+    fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def _ort_latency(path, feeds) -> float:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    f = dict(zip(names, feeds))
+    return _latency(lambda: sess.run(None, f))
+
+
+def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
+    import warnings
+
+    import torch
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(os.cpu_count() or 1)
+    module, args, _ = _model(name)
+    feeds = [a.numpy() for a in args]
+    start = time.perf_counter()
+    if task == "to_onnx:tensorbridge":
+        import tensorbridge as tb
+
+        tb.save(tb.load(module, example_inputs=args), out)
+    elif task == "to_onnx:torch.onnx":
+        torch.onnx.export(module, args, str(out), dynamo=True, external_data=False)
+    elif task == "from_onnx:tensorbridge":
+        import tensorbridge as tb
+        from tensorbridge.verification.runners.torch import load_folder
+
+        tb.save(tb.load(onnx_src), out, to="torch")
+        converted = load_folder(out).load_model()
+    elif task == "from_onnx:onnx2torch":
+        import onnx2torch
+
+        converted = onnx2torch.convert(str(onnx_src)).eval()
+        torch.save(converted.state_dict(), str(out))
+    else:
+        raise SystemExit(f"unknown task {task}")
+    wall = time.perf_counter() - start
+    peak = _peak_mb()
+    with torch.no_grad():
+        if task.startswith("to_onnx"):
+            latency = _ort_latency(out, feeds)
+            source_latency = _latency(lambda: module(*args))
+        else:
+            latency = _latency(lambda: converted(*args))
+            source_latency = _ort_latency(onnx_src, feeds)
+    return {"wall": wall, "peak_mb": peak, "size_mb": _size(out) / 2**20, "latency_ms": latency,
+            "source_latency_ms": source_latency}
+
+
+def measure(task, name, out, onnx_src=None) -> dict:
+    env = dict(os.environ)
+    if task.endswith("onnx2torch"):
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SHIMS), env.get("PYTHONPATH")]))
+    cmd = [sys.executable, __file__, "--worker", task, name, str(out)] + ([str(onnx_src)] if onnx_src else [])
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--worker", nargs="+")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    args = ap.parse_args()
+    if args.worker:
+        task, name, out, *rest = args.worker
+        print(json.dumps(worker(task, name, Path(out), Path(rest[0]) if rest else None)))
+        return
+    work = Path(tempfile.mkdtemp(prefix="tb-torch-bench-"))
+    suffix = {"to_onnx:tensorbridge": ".onnx", "to_onnx:torch.onnx": ".onnx", "from_onnx:tensorbridge": "",
+              "from_onnx:onnx2torch": ".pt"}
+    rows = []
+    for name in ("resnet18", "bert"):
+        src = work / f"{name}.onnx"
+        make_onnx_source(name, src)
+        for task in suffix:
+            results = []
+            for i in range(args.runs):
+                out = work / f"{name}_{task.replace(':', '_').replace('.', '_')}_{i}{suffix[task]}"
+                r = measure(task, name, out, src if task.startswith("from") else None)
+                results.append(r)
+                print(f"{name} {task} run {i}: {r}", file=sys.stderr)
+            rows.append((name, task, results))
+    write_section(Path(args.out), rows, args.runs)
+
+
+def make_onnx_source(name: str, path: Path) -> None:
+    """The ONNX model for the ONNX -> PyTorch direction: PyTorch's classic exporter at opset 17,
+    the kind of file onnx2torch is built for."""
+    import warnings
+
+    import torch
+
+    module, args, _ = _model(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17)
+
+
+def _med(results, key):
+    vals = [r[key] for r in results if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def write_section(path: Path, rows, runs) -> None:
+    import datetime
+
+    import onnxruntime
+    import torch
+
+    lines = ["", "## PyTorch <-> ONNX", "",
+             f"Measured {datetime.date.today().isoformat()} by `python benchmarks/torch_bench.py` "
+             f"(part of `make bench`); torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; median of {runs} runs, each in a "
+             "fresh process. ResNet-18 at 1x3x224x224, BERT (2 layers, hidden 64, sequence 64) built from a "
+             "random config. Latency: median of 20 forward passes of the converted model, next to the source "
+             "model in its own runtime (PyTorch eager for PyTorch -> ONNX, onnxruntime for ONNX -> PyTorch).", "",
+             "| model | direction | tool | wall s | peak MB | output MB | converted latency ms | source latency ms |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, task, results in rows:
+        direction, tool = task.split(":")
+        direction = "PyTorch -> ONNX" if direction == "to_onnx" else "ONNX -> PyTorch"
+        errors = [r["error"] for r in results if "error" in r]
+        if errors and len(errors) == len(results):
+            lines.append(f"| {name} | {direction} | {tool} | failed: {errors[0]} | | | | |")
+            continue
+        fmt = lambda v, p=2: "–" if v is None else f"{v:.{p}f}"  # noqa: E731
+        lines.append(f"| {name} | {direction} | {tool} | {fmt(_med(results, 'wall'))} | "
+                     f"{fmt(_med(results, 'peak_mb'), 0)} | {fmt(_med(results, 'size_mb'), 1)} | "
+                     f"{fmt(_med(results, 'latency_ms'))} | {fmt(_med(results, 'source_latency_ms'))} |")
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    marker = "\n## PyTorch <-> ONNX\n"
+    if marker in text:
+        text = text[:text.index(marker)]
+    path.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
