@@ -176,12 +176,13 @@ def write_section(path: Path, rows, runs) -> None:
     import onnxruntime
     import torch
 
-    lines = ["", "## PyTorch <-> ONNX", "",
-             f"Measured {datetime.date.today().isoformat()} by `python benchmarks/torch_bench.py` "
-             f"(part of `make bench`); torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; median of {runs} runs, each in a "
-             "fresh process. ResNet-18 at 1x3x224x224, BERT (2 layers, hidden 64, sequence 64) built from a "
-             "random config. Latency: median of 20 forward passes of the converted model, next to the source "
-             "model in its own runtime (PyTorch eager for PyTorch -> ONNX, onnxruntime for ONNX -> PyTorch).", "",
+    intro = (f"Measured {datetime.date.today().isoformat()} by `python benchmarks/torch_bench.py` (part of "
+             f"`make bench`); torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; median of {runs} "
+             "runs, each in a fresh process. ResNet-18 at 1x3x224x224, BERT (2 layers, hidden 64, sequence 64) "
+             "built from a random config. Latency: median of 20 forward passes of the converted model, next to "
+             "the source model in its own runtime (PyTorch eager for PyTorch -> ONNX, onnxruntime for "
+             "ONNX -> PyTorch).")
+    lines = ["", "## PyTorch <-> ONNX", "", intro, "",
              "| model | direction | tool | wall s | peak MB | output MB | converted latency ms | source latency ms |",
              "|---|---|---|---|---|---|---|---|"]
     for name, task, results in rows:
