@@ -113,12 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
                                 "and prove the result computes the same function.")
     p.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    # the same two flags are accepted after the subcommand too
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("convert", help="convert SRC into another format")
+    c = sub.add_parser("convert", help="convert SRC into another format", parents=[common])
     c.add_argument("src")
     c.add_argument("-o", "--output", required=True, help="destination file (format from its extension)")
-    c.add_argument("--to", help="output format (onnx, tbir); default: from the extension")
+    c.add_argument("--to", help="output format (onnx, tbir, torch, pt2); default: from the extension")
     c.add_argument("--verify", action="store_true", help="run SRC and the result and compare outputs")
     c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
                    help="fix or name an input's dims (repeatable)")
@@ -126,12 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--atol", type=float)
     c.set_defaults(func=cmd_convert)
 
-    i = sub.add_parser("inspect", help="print the IR, op histogram, inputs and outputs")
+    i = sub.add_parser("inspect", help="print the IR, op histogram, inputs and outputs", parents=[common])
     i.add_argument("src")
     i.add_argument("--json", action="store_true")
     i.set_defaults(func=cmd_inspect)
 
-    v = sub.add_parser("verify", help="run two models on the same inputs and compare")
+    v = sub.add_parser("verify", help="run two models on the same inputs and compare", parents=[common])
     v.add_argument("src")
     v.add_argument("dst")
     v.add_argument("--inputs", metavar="FILE.npz", help="inputs by name (default: seeded random)")
@@ -144,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true")
     v.set_defaults(func=cmd_verify)
 
-    o = sub.add_parser("ops", help="the support matrix (which formats read and write each op)")
+    o = sub.add_parser("ops", help="the support matrix (which formats read and write each op)", parents=[common])
     o.add_argument("--from", dest="from_fw", metavar="FW")
     o.add_argument("--to", dest="to_fw", metavar="FW")
     o.add_argument("--markdown", action="store_true")

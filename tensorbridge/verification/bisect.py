@@ -16,7 +16,8 @@ from tensorbridge.errors import ModelError
 from tensorbridge.verification.compare import compare
 
 
-def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict | None:
+def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict:
+    """The first diverging op as a dict (`op` is None when every compared value is close)."""
     from tensorbridge.api import load
     from tensorbridge.reference.interpreter import run
 
@@ -41,4 +42,4 @@ def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict | None:
                 return {"op": node.op, "node": node.name, "value": v.name, "robust_rel": r.robust_rel,
                         "max_abs": r.max_abs, "source": f"{meta.get('framework', '?')} {meta.get('source_op', node.op)}"
                         f" {where!r}", "values_compared": checked}
-    return None
+    return {"op": None, "values_compared": checked}

@@ -117,8 +117,10 @@ class Report:
             verdict = "ok" if o.ok else f"FAIL (tolerance rtol={o.rtol:g} atol={o.atol:g}) {o.problem}".rstrip()
             lines.append(f"  {o.name:<24} {o.max_abs:>10.3g} {o.mean_rel:>10.3g} {o.robust_rel:>14.3g} "
                          f"{o.cosine:>10.6f} {t5:>6} {t10:>6}  {verdict}")
-        if self.first_divergence:
-            d = self.first_divergence
+        d = self.first_divergence
+        if d and d["op"]:
             lines.append(f"  first diverging op: {d['op']} node {d['node']!r} (value {d['value']!r}, "
                          f"max|d|/max|y| = {d['robust_rel']:.3g}) source: {d.get('source', '')}")
+        elif d:
+            lines.append(f"  per-layer: all {d['values_compared']} intermediate values compared are within tolerance")
         return "\n".join(lines)

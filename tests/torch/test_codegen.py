@@ -153,3 +153,35 @@ def test_state_dict_file_needs_model_code(tmp_path):
     torch.save(module.state_dict(), path)
     with pytest.raises(tb.errors.ModelError, match="model code"):
         tb.load(path)
+
+
+def test_gru_and_bidirectional_lstm_round_trip(tmp_path):
+    class Recurrent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = torch.nn.GRU(8, 12, num_layers=2, batch_first=True)
+            self.lstm = torch.nn.LSTM(12, 6, bidirectional=True)
+
+        def forward(self, x, h0):
+            y, _ = self.gru(x, h0)
+            z, (h, _) = self.lstm(y.transpose(0, 1))
+            return z, h
+
+    torch.manual_seed(0)
+    model = Recurrent().eval()
+    args = (torch.randn(3, 5, 8), torch.randn(2, 3, 12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = tb.load(model, example_inputs=args)
+    assert graph.op_histogram()["GRU"] == 2 and graph.op_histogram()["LSTM"] == 1
+    with torch.no_grad():
+        expected = [t.numpy() for t in model(*args)]
+    feeds = {v.name: a.numpy() for v, a in zip(graph.inputs, args)}
+    from tensorbridge.verification.compare import compare
+    from tensorbridge.verification.runners.onnxruntime import OnnxRuntimeRunner
+
+    for runner in (OnnxRuntimeRunner(tb.save(graph, tmp_path / "rnn.onnx")),
+                   TorchModuleRunner(tb.save(graph, tmp_path / "rnn_torch", to="torch"))):
+        got = list(runner.run(feeds).values())
+        for e, g in zip(expected, got):
+            assert compare("y", "y", e, g, rtol=1e-5, atol=0).ok, runner.name
