@@ -72,6 +72,9 @@ def _generate(name, tmp_path):
 def test_generated_module_trains(name, tmp_path):
     folder = _generate(name, tmp_path)
     model = load_folder(folder).load_model().train()
+    from safetensors.numpy import load_file
+
+    assert set(load_file(str(folder / "weights.safetensors"))) == set(model.state_dict())
     _, args, _ = ZOO[name]()
     params = [p for p in model.parameters() if p.requires_grad]
     assert params

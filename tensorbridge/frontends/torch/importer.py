@@ -432,18 +432,12 @@ _SYM_OPS = _LazySymOps()
 
 
 def importable_ops() -> set[str]:
-    """IR ops the PyTorch frontend produces (from the rule tables)."""
+    """IR ops the PyTorch frontend produces: the table rows plus the op names the converters use."""
     import inspect
+    import re
 
     from tensorbridge.frontends.torch import convert
-
-    ops = set(rules.UNARY.values()) | set(rules.BINARY.values())
-    source = inspect.getsource(convert)
-    ops |= {op for op in _all_ops() if f'"{op}"' in source}
-    return ops
-
-
-def _all_ops() -> set[str]:
     from tensorbridge.ops.schema import all_op_names
 
-    return all_op_names()
+    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    return set(rules.UNARY.values()) | set(rules.BINARY.values()) | named
