@@ -50,6 +50,10 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.verification.runners.torch:ExportedProgramRunner", "torch",
            "torch.export program (.pt2)",
            "tensorbridge.frontends.torch.importer:importable_ops", "tensorbridge.backends.torch.pt2:exportable_ops"),
+    Format("keras", (".keras", ".h5"), "tensorbridge.frontends.keras.importer:load", None,
+           "tensorbridge.verification.runners.keras:KerasRunner", "tf",
+           "Keras 3 model (.keras, .h5, or in memory)", "tensorbridge.frontends.keras.importer:importable_ops",
+           object_package="keras"),
 )
 
 

@@ -22,6 +22,7 @@ from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
+from tensorbridge.passes.to_layout import convert_layout
 from tensorbridge.rules import onnx as rules
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def export(graph: Graph, dest, opset: int | None = None, external: bool | None =
 
 def to_proto(graph: Graph, opset: int | None = None) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
     """The model without initializers, and the (name, array) weights to attach."""
-    g = legalize(eliminate_dead_code(clone(graph)), supports, "ONNX")
+    g = legalize(convert_layout(eliminate_dead_code(clone(graph)), "NCHW"), supports, "ONNX")
     report = BlockerReport("ONNX export", "onnx")
     opset = opset or _choose_opset(g)
     weights: list[tuple[str, np.ndarray]] = []

@@ -31,6 +31,7 @@ from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.to_layout import convert_layout
 
 log = logging.getLogger(__name__)
 SHAPE_OPS = {"Shape", "Concat", "Gather", "Add", "Sub", "Mul", "Div", "Squeeze", "Unsqueeze", "Slice", "Cast",
@@ -57,7 +58,7 @@ def save(graph: Graph, dest, **_options) -> None:
 
 def generate(graph: Graph) -> tuple[str, dict[str, np.ndarray]]:
     """The model.py source and its state dict (name -> array)."""
-    g = fold_constants(eliminate_dead_code(clone(graph)))
+    g = fold_constants(convert_layout(eliminate_dead_code(clone(graph)), "NCHW"))
     g = legalize(g, lambda op: op in emit_rules.RULES, "PyTorch code")
     em = Emitter(g)
     em.run()

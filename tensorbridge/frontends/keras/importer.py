@@ -1,0 +1,158 @@
+"""Keras 3 frontend: `.keras` / `.h5` files and in-memory models (Sequential, Functional, nested).
+
+The functional graph is walked node by node (deepest first); each layer class maps to a
+converter through `rules/keras.py`, nested models are inlined, and every layer without a
+converter (custom layers included) is listed in one error before anything is built. IR nodes
+and weights are named after the layers (`block1_conv1`, `block1_conv1.kernel`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.value import Value
+from tensorbridge.passes.infer_shapes import infer_node, infer_shapes
+from tensorbridge.rules import keras as rules
+
+log = logging.getLogger(__name__)
+
+
+def _keras():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+
+    return keras
+
+
+def load(source, input_shapes=None) -> Graph:
+    """Import a Keras model object or a `.keras`/`.h5` file."""
+    keras = _keras()
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            model = keras.models.load_model(str(path), compile=False, safe_mode=True)
+        except (ValueError, TypeError, OSError, KeyError) as e:
+            raise ModelError(f"cannot load {path} as a Keras model: {str(e).splitlines()[0][:300]}") from None
+    else:
+        model = source
+    if isinstance(model, keras.Sequential):
+        if not model.built or getattr(model, "_functional", None) is None:
+            raise ModelError("the Sequential model has no known input shape: build it (or call it once) first")
+        model = model._functional
+    if not hasattr(model, "_nodes_by_depth"):
+        raise ModelError(f"{type(model).__name__} is a subclassed Keras model; only Sequential and Functional "
+                         "models have a graph tensorbridge can read")
+    graph = Importer(model).run()
+    for key, dims in (input_shapes or {}).items():
+        v = next((i for i in graph.inputs if i.name == key), None)
+        if v is None:
+            raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
+        v.shape = tuple(dims)
+    return graph
+
+
+def to_numpy(w) -> np.ndarray:
+    arr = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
+    return np.asarray(arr)
+
+
+class Importer:
+    def __init__(self, model):
+        self.model = model
+        self.graph = Graph(model.name or "keras_model")
+        self.env: dict[int, Value] = {}
+        self.report = BlockerReport("Keras import", "keras")
+        self.layer = None
+
+    def run(self) -> Graph:
+        self._preflight(self.model)
+        self.report.raise_if_any("Nothing was written. Custom layers need a converter (rules/keras.py).")
+        for t in self.model.inputs:
+            shape = tuple(d if d is not None else ("batch" if i == 0 else None) for i, d in enumerate(t.shape))
+            name = t.name if not t.name.startswith("keras_tensor") else self._input_layer_name(t)
+            self.env[id(t)] = self.graph.add_input(name, dtypes.name(np.dtype(t.dtype)), shape)
+        self._walk(self.model)
+        for t in self.model.outputs:
+            self.graph.outputs.append(self.env[id(t)])
+        self.graph.metadata["source_framework"] = "keras"
+        infer_shapes(self.graph)
+        return self.graph
+
+    def _input_layer_name(self, tensor) -> str:
+        for layer in self.model.layers:
+            if type(layer).__name__ == "InputLayer" and layer.output is tensor:
+                return layer.name
+        return tensor.name
+
+    def _nodes(self, model):
+        depths = sorted(model._nodes_by_depth, reverse=True)
+        return [n for d in depths for n in model._nodes_by_depth[d]]
+
+    def _preflight(self, model) -> None:
+        for node in self._nodes(model):
+            layer = node.operation
+            kind = type(layer).__name__
+            if kind == "InputLayer":
+                continue
+            if hasattr(layer, "_nodes_by_depth"):
+                self._preflight(layer)
+            elif kind not in rules.LAYERS:
+                self.report.add(kind, layer.name, "custom or unsupported layer")
+
+    def _walk(self, model) -> None:
+        from tensorbridge.frontends.keras import convert
+
+        for node in self._nodes(model):
+            layer = node.operation
+            kind = type(layer).__name__
+            if kind == "InputLayer":
+                continue
+            inputs = [self.env[id(t)] for t in node.input_tensors]
+            if hasattr(layer, "_nodes_by_depth"):  # nested functional model: inline it
+                for inner, outer in zip(layer.inputs, inputs):
+                    self.env[id(inner)] = outer
+                self._walk(layer)
+                outs = [self.env[id(t)] for t in layer.outputs]
+            else:
+                self.layer = layer
+                fn = getattr(convert, rules.LAYERS[kind])
+                outs = fn(self, layer, inputs, node)
+                outs = outs if isinstance(outs, (list, tuple)) else [outs]
+            for t, v in zip(node.output_tensors, outs):
+                self.env[id(t)] = v
+
+    # -- helpers for converters ---------------------------------------------------------------
+    def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
+        name = f"{self.layer.name}.{suffix}" if suffix else self.layer.name
+        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs, name=name,
+                                   meta={"framework": "keras", "source_op": type(self.layer).__name__,
+                                         "source_name": self.layer.name})
+        infer_node(node)
+        return node.outputs[0] if outputs == 1 else node.outputs
+
+    def weight(self, name: str, array) -> Value:
+        return self.graph.add_constant(f"{self.layer.name}.{name}", np.ascontiguousarray(array))
+
+    def const(self, value, dtype=np.float32) -> Value:
+        v = self.graph.add_constant(f"{self.layer.name}.const", np.asarray(value, dtype=dtype))
+        v.meta["role"] = "literal"
+        return v
+
+
+def importable_ops() -> set[str]:
+    """IR ops Keras layers produce (the converters' op names and the activation table)."""
+    import inspect
+    import re
+
+    from tensorbridge.frontends.keras import convert
+    from tensorbridge.ops.schema import all_op_names
+
+    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    return named | {spec[0] for spec in rules.ACTIVATIONS.values() if spec}

@@ -1,0 +1,65 @@
+"""Runs Keras models (`.keras`, `.h5`) and TFLite flatbuffers (through ai-edge-litert)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+
+
+class KerasRunner:
+    name = "Keras"
+
+    def __init__(self, source, **_options):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import keras
+
+        if isinstance(source, (str, os.PathLike)):
+            try:
+                self.model = keras.models.load_model(str(source), compile=False, safe_mode=True)
+            except (ValueError, TypeError, OSError, KeyError) as e:
+                raise ModelError(f"cannot load {source} as a Keras model: {str(e).splitlines()[0][:300]}") from None
+        else:
+            self.model = source
+        from tensorbridge.frontends.keras.importer import load
+
+        graph = load(self.model)  # names the inputs and outputs the way the IR does
+        self.inputs = [(v.name, v.dtype, v.shape) for v in graph.inputs]
+        self.outputs = [v.name for v in graph.outputs]
+
+    def run(self, feeds):
+        args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]
+        out = self.model(args if len(args) > 1 else args[0], training=False)
+        out = out if isinstance(out, (list, tuple)) else [out]
+        return {n: np.asarray(o) for n, o in zip(self.outputs, out)}
+
+
+class TFLiteRunner:
+    name = "LiteRT (TFLite)"
+
+    def __init__(self, source, **_options):
+        from ai_edge_litert.interpreter import Interpreter
+
+        try:
+            self.interp = Interpreter(model_path=str(source))
+            self.interp.allocate_tensors()
+        except (ValueError, RuntimeError) as e:
+            raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
+        self.in_details = self.interp.get_input_details()
+        self.out_details = self.interp.get_output_details()
+        self.inputs = [(d["name"], dtypes.name(np.dtype(d["dtype"])), tuple(int(x) for x in d["shape"]))
+                       for d in self.in_details]
+        self.outputs = [d["name"] for d in self.out_details]
+
+    def run(self, feeds):
+        for d, (name, _, _) in zip(self.in_details, self.inputs):
+            arr = np.asarray(feeds[name])
+            if tuple(arr.shape) != tuple(d["shape"]):
+                self.interp.resize_tensor_input(d["index"], arr.shape)
+                self.interp.allocate_tensors()
+            self.interp.set_tensor(d["index"], arr.astype(d["dtype"]))
+        self.interp.invoke()
+        return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
