@@ -54,6 +54,9 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.verification.runners.keras:KerasRunner", "tf",
            "Keras 3 model (.keras, .h5, or in memory)", "tensorbridge.frontends.keras.importer:importable_ops",
            object_package="keras"),
+    Format("tflite", (".tflite",), "tensorbridge.frontends.tflite.importer:load", None,
+           "tensorbridge.verification.runners.keras:TFLiteRunner", "tf", "TFLite / LiteRT flatbuffer (LiteRT runs it)",
+           "tensorbridge.frontends.tflite.importer:importable_ops"),
 )
 
 

@@ -1,0 +1,239 @@
+"""TFLite frontend: `.tflite` flatbuffer -> IR `Graph`, without TensorFlow.
+
+The flatbuffer is read through the `tflite` package's generated accessors over a memory
+map. Weights are NumPy views of their buffers, float16-stored weights are dequantized at
+import, int8/uint8 quantization parameters (per tensor or per channel) are carried on the IR
+values untouched, fused activations become their own IR ops, and the shape-computing chains
+the converter emits (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE, as for Keras 3 Flatten) fold
+to constants when shapes are static. CUSTOM and Flex ops are listed, with the other
+unsupported operators, in one error.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.value import QuantParams, Value
+from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.infer_shapes import infer_node, infer_shapes
+from tensorbridge.rules import tflite as rules
+
+log = logging.getLogger(__name__)
+
+
+def _names(enum_cls) -> dict[int, str]:
+    return {v: k for k, v in vars(enum_cls).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+def load(source, input_shapes=None) -> Graph:
+    import tflite
+
+    path = Path(source)
+    try:
+        with open(path, "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as e:
+        raise ModelError(f"cannot read {path}: {e}") from None
+    if len(mm) < 8 or mm[4:8] != b"TFL3":
+        raise ModelError(f"{path} is not a TFLite flatbuffer (no TFL3 identifier)")
+    try:
+        model = tflite.Model.GetRootAs(mm, 0)
+        graph = Importer(model, mm, path).run()
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a damaged flatbuffer fails in many ways inside the accessors
+        raise ModelError(f"{path} is not a valid TFLite model ({type(e).__name__}: {e})") from None
+    for key, dims in (input_shapes or {}).items():
+        v = next((i for i in graph.inputs if i.name == key), None)
+        if v is None:
+            raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
+        v.shape = tuple(dims)
+    return graph
+
+
+class Importer:
+    def __init__(self, model, buf, path: Path):
+        import tflite
+
+        self.model = model
+        self.buf = buf
+        self.path = path
+        self.op_names = _names(tflite.BuiltinOperator)
+        self.option_names = _names(tflite.BuiltinOptions)
+        self.graph = Graph(path.stem)
+        self.report = BlockerReport("TFLite import", "tflite")
+        self.values: dict[int, Value] = {}
+        self.subgraph = None
+        self.op = None
+        self.op_name = ""
+
+    def opcode(self, op) -> str:
+        code = self.model.OperatorCodes(op.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        name = self.op_names.get(builtin, f"BUILTIN_{builtin}")
+        if name == "CUSTOM":
+            custom = (code.CustomCode() or b"").decode("utf-8", "replace")
+            return ("FLEX:" if custom.startswith("Flex") else "CUSTOM:") + custom
+        return name
+
+    def run(self) -> Graph:
+        if self.model.SubgraphsLength() < 1:
+            raise ModelError(f"{self.path} has no subgraph")
+        sg = self.subgraph = self.model.Subgraphs(0)
+        ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+        for i, op in enumerate(ops):
+            name = self.opcode(op)
+            label = self._tensor_name(op.OutputsAsNumpy()[0]) if op.OutputsLength() else f"op{i}"
+            if name.startswith("FLEX:"):
+                self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
+            elif name.startswith("CUSTOM:"):
+                self.report.add(name[7:], label, "CUSTOM op")
+            elif name not in rules.SIMPLE and name not in rules.SPECIAL:
+                self.report.add(name, label, "no IR mapping yet")
+        if self.model.SubgraphsLength() > 1 and not self.report.blockers:
+            log.info("%s: only the main subgraph is imported", self.path)
+        self.report.raise_if_any("Nothing was written.")
+        for t in sg.InputsAsNumpy():
+            self.values[int(t)] = self._input(int(t))
+        from tensorbridge.frontends.tflite import convert
+
+        for i, op in enumerate(ops):
+            self.op, self.op_name = op, self.opcode(op)
+            ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
+            outs_idx = [int(t) for t in op.OutputsAsNumpy()]
+            if self.op_name in rules.SIMPLE:
+                outs = self.emit(rules.SIMPLE[self.op_name], ins)
+            else:
+                outs = getattr(convert, rules.SPECIAL[self.op_name])(self, ins, self.options())
+            outs = outs if isinstance(outs, (list, tuple)) else [outs]
+            for t, v in zip(outs_idx, outs):
+                self._adopt(t, v)
+        for t in sg.OutputsAsNumpy():
+            self.graph.outputs.append(self.values[int(t)])
+        self.graph.metadata["source_framework"] = "tflite"
+        fold_constants(self.graph, max_bytes=1 << 20)  # shape chains the converter emits
+        infer_shapes(self.graph)
+        return self.graph
+
+    # -- tensors --------------------------------------------------------------------------
+    def _tensor_name(self, index: int) -> str:
+        return self.subgraph.Tensors(int(index)).Name().decode("utf-8", "replace")
+
+    def _shape(self, t):
+        shape = [int(d) for d in t.ShapeAsNumpy()] if t.ShapeLength() else []
+        sig = [int(d) for d in t.ShapeSignatureAsNumpy()] if t.ShapeSignatureLength() else shape
+        return tuple(("batch" if i == 0 else None) if s == -1 else d for i, (d, s) in enumerate(zip(shape, sig)))
+
+    def _dtype(self, t) -> np.dtype:
+        name = rules.DTYPES.get(t.Type())
+        if name is None:
+            raise ModelError(f"tensor {t.Name()!r}: TFLite type {t.Type()} is not supported")
+        return dtypes.dtype(name)
+
+    def _input(self, index: int) -> Value:
+        t = self.subgraph.Tensors(index)
+        v = self.graph.add_input(self._tensor_name(index), self._dtype(t), self._shape(t))
+        v.quant = self._quant(t)
+        return v
+
+    def _quant(self, t):
+        q = t.Quantization()
+        if q is None or q.ScaleLength() == 0:
+            return None
+        scale = q.ScaleAsNumpy().astype(np.float32)
+        zp = q.ZeroPointAsNumpy() if q.ZeroPointLength() else np.zeros_like(scale, dtype=np.int64)
+        storage = self._dtype(t)
+        return QuantParams(scale, zp.astype(storage if storage.kind in "iu" else np.int64), storage,
+                           int(q.QuantizedDimension()) if scale.size > 1 else None)
+
+    def _data(self, t) -> np.ndarray | None:
+        b = self.model.Buffers(t.Buffer())
+        dt = self._dtype(t)
+        shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
+        if b.Offset() > 1:  # large models keep buffers after the flatbuffer
+            raw = np.frombuffer(self.buf, dtype=np.uint8, count=b.Size(), offset=b.Offset())
+        elif b.DataLength():
+            raw = b.DataAsNumpy()
+        else:
+            return None
+        if dt == np.dtype(object):
+            raise ModelError(f"tensor {t.Name()!r}: string constants are not supported")
+        return raw.view(dt).reshape(shape)
+
+    def value(self, index: int) -> Value:
+        if index in self.values:
+            return self.values[index]
+        t = self.subgraph.Tensors(index)
+        data = self._data(t)
+        if data is None:
+            raise ModelError(f"tensor {self._tensor_name(index)!r} is read before any op writes it")
+        v = self.graph.add_constant(self._tensor_name(index), data)
+        v.quant = self._quant(t)
+        self.values[index] = v
+        return v
+
+    def _adopt(self, index: int, v: Value) -> None:
+        """The IR value for TFLite tensor `index`: keep its name and quantization."""
+        t = self.subgraph.Tensors(index)
+        if v.producer is not None and not v.name.startswith(self._tensor_name(index)):
+            name = self.graph.unique_name(self._tensor_name(index))
+            v.name = name
+        v.quant = v.quant or self._quant(t)
+        self.values[index] = v
+
+    # -- helpers for converters -------------------------------------------------------------
+    def options(self):
+        import tflite
+
+        kind = self.op.BuiltinOptionsType()
+        if kind == 0:
+            return None
+        cls = getattr(tflite, self.option_names[kind])
+        table = self.op.BuiltinOptions()
+        opts = cls()
+        opts.Init(table.Bytes, table.Pos)
+        return opts
+
+    def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
+        out_index = int(self.op.OutputsAsNumpy()[0]) if self.op.OutputsLength() else -1
+        base = self._tensor_name(out_index) if out_index >= 0 else self.op_name.lower()
+        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs,
+                                   name=f"{base}.{suffix}" if suffix else base,
+                                   meta={"framework": "tflite", "source_op": self.op_name, "source_name": base})
+        infer_node(node)
+        return node.outputs[0] if outputs == 1 else node.outputs
+
+    def const(self, value, dtype=np.float32) -> Value:
+        v = self.graph.add_constant(f"{self.op_name.lower()}.const", np.asarray(value, dtype=dtype))
+        v.meta["role"] = "literal"
+        return v
+
+    def fused(self, y: Value, code: int) -> Value:
+        spec = rules.FUSED.get(code, "unknown")
+        if spec == "unknown":
+            raise ModelError(f"{self.op_name}: fused activation {code} is not supported")
+        if spec is None:
+            return y
+        op, attrs = spec
+        if op == "Clip":
+            return self.emit("Clip", [y, self.const(attrs["min"]), self.const(attrs["max"])], suffix="act")
+        return self.emit(op, [y], suffix="act")
+
+
+def importable_ops() -> set[str]:
+    """IR ops TFLite operators produce (table rows and the converters' op names)."""
+    import inspect
+    import re
+
+    from tensorbridge.frontends.tflite import convert
+    from tensorbridge.ops.schema import all_op_names
+
+    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    return named | set(rules.SIMPLE.values())
