@@ -104,7 +104,7 @@ class Importer:
             self.values[int(t)] = self._input(int(t))
         from tensorbridge.frontends.tflite import convert
 
-        for i, op in enumerate(ops):
+        for op in ops:
             self.op, self.op_name = op, self.opcode(op)
             ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
             outs_idx = [int(t) for t in op.OutputsAsNumpy()]
