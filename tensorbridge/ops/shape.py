@@ -52,6 +52,10 @@ def reshape_target(in_shape, target: list[int], allowzero: int):
 
 def _reshape_infer(inputs, attrs):
     target = const_ints(inputs[1])
+    if target is None and inputs[1].meta.get("elements") is not None:
+        known = inputs[1].meta["elements"]  # computed from shapes (see passes/infer_shapes)
+        if all(isinstance(d, str) or (isinstance(d, int) and d > 0) for d in known):
+            return [(inputs[0].dtype, tuple(known))]
     if target is None:
         n = inputs[1].shape[0] if inputs[1].shape and isinstance(inputs[1].shape[0], int) else None
         return [(inputs[0].dtype, None if n is None else (None,) * n)]

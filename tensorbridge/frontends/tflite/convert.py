@@ -14,6 +14,15 @@ from tensorbridge.ops.infer import norm_axis
 NHWC = "NHWC"
 
 
+def _i64(imp, v, suffix):
+    """An index-like operand as int64 (TFLite uses int32): converted at import when constant."""
+    if v.dtype == np.int64:
+        return v
+    if v.const is not None:
+        return imp.const(np.asarray(v.const).astype(np.int64), np.int64)
+    return imp.emit("Cast", [v], {"to": "int64"}, suffix=suffix)
+
+
 def _pad_attrs(opts, attrs):
     if opts.Padding() == 0:
         attrs["auto_pad"] = "SAME_UPPER"
@@ -111,15 +120,16 @@ _REDUCE = {"MEAN": "ReduceMean", "SUM": "ReduceSum", "REDUCE_MAX": "ReduceMax", 
 
 def reduce(imp, ins, opts):
     x, axes = ins
-    axes = imp.emit("Cast", [axes], {"to": "int64"}, suffix="axes") if axes.dtype != np.int64 else axes
+    axes = _i64(imp, axes, "axes")
+    if axes.shape == ():
+        axes = imp.emit("Reshape", [axes, imp.const([1], np.int64)], suffix="axes1")
     return imp.emit(_REDUCE[imp.op_name], [x, axes], {"keepdims": int(bool(opts.KeepDims()))})
 
 
 def reshape(imp, ins, opts):
     x = ins[0]
     if len(ins) > 1 and ins[1] is not None:
-        shape = ins[1]
-        shape = imp.emit("Cast", [shape], {"to": "int64"}, suffix="shape") if shape.dtype != np.int64 else shape
+        shape = _i64(imp, ins[1], "shape")
     else:
         shape = imp.const([int(d) for d in opts.NewShapeAsNumpy()], np.int64)
     return imp.emit("Reshape", [x, shape])
@@ -188,8 +198,7 @@ def squeeze(imp, ins, opts):
 
 
 def expand_dims(imp, ins, opts):
-    axis = ins[1]
-    axis = imp.emit("Cast", [axis], {"to": "int64"}, suffix="axis") if axis.dtype != np.int64 else axis
+    axis = _i64(imp, ins[1], "axis")
     if axis.shape == ():
         axis = imp.emit("Reshape", [axis, imp.const([1], np.int64)], suffix="axes")
     return imp.emit("Unsqueeze", [ins[0], axis])
@@ -357,7 +366,7 @@ def cast(imp, ins, opts):
 
 def fill(imp, ins, opts):
     dims, value = ins
-    dims = imp.emit("Cast", [dims], {"to": "int64"}, suffix="dims") if dims.dtype != np.int64 else dims
+    dims = _i64(imp, dims, "dims")
     if value.const is None:
         raise ModelError("FILL needs a constant value")
     return imp.emit("ConstantOfShape", [dims], {"value": np.asarray(value.const).reshape(1)})
