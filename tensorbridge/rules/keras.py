@@ -13,7 +13,7 @@ ACTIVATIONS = {
     "linear": None, "relu": ("Relu", {}), "relu6": ("Clip", {"min": 0.0, "max": 6.0}),
     "sigmoid": ("Sigmoid", {}), "tanh": ("Tanh", {}), "softmax": ("Softmax", {"axis": -1}),
     "log_softmax": ("LogSoftmax", {"axis": -1}), "swish": ("SiLU", {}), "silu": ("SiLU", {}),
-    "gelu": ("Gelu", {"approximate": "tanh"}), "elu": ("Elu", {}), "selu": ("Selu", {}),
+    "gelu": ("Gelu", {"approximate": "none"}), "elu": ("Elu", {}), "selu": ("Selu", {}),
     "softplus": ("Softplus", {}), "softsign": ("Softsign", {}), "exponential": ("Exp", {}),
     "hard_sigmoid": ("HardSigmoid", {"alpha": 1.0 / 6, "beta": 0.5}), "hard_silu": ("HardSwish", {}),
     "hard_swish": ("HardSwish", {}), "mish": ("Mish", {}), "leaky_relu": ("LeakyRelu", {"alpha": 0.2}),

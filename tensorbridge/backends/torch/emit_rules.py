@@ -749,8 +749,11 @@ def recurrent(em, node):
     x, w, r = node.inputs[:3]
     b = node.input(3)
     a = node.attrs
+    defaults = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}[node.op]
+    acts = a.get("activations")
+    standard = acts is None or [s.lower() for s in acts] == [d.lower() for d in defaults] * (len(acts) // len(defaults))
     if node.input(4) is not None or (node.op == "LSTM" and node.input(7) is not None) or a.get("clip") \
-            or a.get("activations") or a.get("layout") or a.get("input_forget"):
+            or not standard or a.get("layout") or a.get("input_forget"):
         raise Unsupported(f"{node.op} with sequence_lens, peepholes, clip, custom activations or batch-major layout")
     if node.op == "GRU" and not a.get("linear_before_reset"):
         raise Unsupported("GRU with linear_before_reset=0 (PyTorch applies the reset gate after the matmul)")

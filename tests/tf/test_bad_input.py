@@ -1,0 +1,67 @@
+"""Keras and TFLite bad input: clean errors, exit 2, every blocker listed, no partial output."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pytest
+
+from tests.cli.test_cli import _no_output, run_cli
+
+pytest.importorskip("tensorflow")
+from tests.models import keras_zoo  # noqa: E402
+
+
+def _small_cnn():
+    import keras
+
+    x_in = keras.Input((16, 16, 3), name="image")
+    x = keras.layers.Conv2D(4, 3, activation="relu")(x_in)
+    return keras.Model(x_in, keras.layers.Dense(5)(keras.layers.GlobalAveragePooling2D()(x)))
+
+
+def test_truncated_tflite(tmp_path):
+    model = _small_cnn()
+    lite = tmp_path / "m.tflite"
+    keras_zoo.to_tflite(model, lite)
+    data = lite.read_bytes()
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(data[: len(data) // 3])
+    code, _, err = run_cli("convert", bad, "-o", tmp_path / "out.onnx")
+    assert code == 2 and "error:" in err and "Traceback" not in err
+    assert _no_output(tmp_path)
+
+
+def test_keras_zip_without_weights(tmp_path):
+    model, _ = keras_zoo.text_model("gru")
+    src = tmp_path / "m.keras"
+    model.save(src)
+    bad = tmp_path / "bad.keras"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.infolist():
+            if not item.filename.endswith(".h5"):
+                zout.writestr(item, zin.read(item.filename))
+    code, _, err = run_cli("convert", bad, "-o", tmp_path / "out.onnx")
+    assert code == 2 and "error:" in err and "Traceback" not in err
+    assert _no_output(tmp_path)
+
+
+def test_custom_layers_are_all_listed(tmp_path):
+    import keras
+
+    class Scale(keras.layers.Layer):
+        def call(self, x):
+            return x * 2.0
+
+    class Shift(keras.layers.Layer):
+        def call(self, x):
+            return x + 1.0
+
+    x_in = keras.Input((4,), name="x")
+    model = keras.Model(x_in, Shift(name="shift_b")(Scale(name="scale_a")(keras.layers.Dense(3)(x_in))))
+    import tensorbridge as tb
+
+    with pytest.raises(tb.errors.UnsupportedError) as e:
+        tb.load(model)
+    msg = str(e.value)
+    assert "Scale" in msg and "Shift" in msg and "scale_a" in msg and "shift_b" in msg

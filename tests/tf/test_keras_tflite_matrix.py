@@ -1,0 +1,96 @@
+"""Keras and TFLite in: keras.applications (seeded, no downloads) and small text/attention models.
+
+Keras -> ONNX, Keras -> PyTorch code; TFLite (made by TF's converter) -> ONNX and -> PyTorch
+code. Each result runs in its own runtime against Keras / LiteRT on the same seeded inputs:
+max|d| / max|ref| <= 1e-5, top-10 agreement 100% on the class scores.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.verification.compare import compare
+
+pytest.importorskip("tensorflow")
+pytest.importorskip("ai_edge_litert")
+from tests.models import keras_zoo  # noqa: E402
+
+logging.disable(logging.WARNING)
+FAST = ["MobileNetV2", "ResNet50", "EfficientNetB0"]
+SLOW = ["InceptionV3", "DenseNet121", "NASNetMobile"]
+
+
+def _check(report, classifier=True):
+    out = report.outputs[0]
+    assert out.robust_rel <= 1e-5, report.summary()
+    if classifier:
+        assert out.topk.get("top10") == 1.0, report.summary()
+
+
+def _targets(graph, tmp_path, stem):
+    return [tb.save(graph, tmp_path / f"{stem}.onnx"), tb.save(graph, tmp_path / f"{stem}_torch", to="torch")]
+
+
+def _run_app(name, tmp_path):
+    model, shape = keras_zoo.application(name)
+    x = np.random.default_rng(0).standard_normal((2, *shape)).astype(np.float32)
+    src = tmp_path / f"{name}.keras"
+    model.save(src)
+    graph = tb.load(src)
+    feeds = {graph.inputs[0].name: x}
+    for dst in _targets(graph, tmp_path, name):
+        _check(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0))
+    lite = tmp_path / f"{name}.tflite"
+    keras_zoo.to_tflite(model, lite)
+    lite_graph = tb.load(lite)
+    lite_feeds = {lite_graph.inputs[0].name: x[:1]}
+    for dst in _targets(lite_graph, tmp_path, f"{name}_lite"):
+        _check(tb.verify(lite, dst, inputs=lite_feeds, rtol=1e-5, atol=0))
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_keras_application(name, tmp_path):
+    _run_app(name, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW)
+def test_keras_application_slow(name, tmp_path):
+    _run_app(name, tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_keras_recurrent_text_model(kind, tmp_path):
+    model, shape = keras_zoo.text_model(kind)
+    src = tmp_path / "text.keras"
+    model.save(src)
+    graph = tb.load(src)
+    tokens = np.random.default_rng(1).integers(0, 300, (3, *shape)).astype(np.int32)
+    for dst in _targets(graph, tmp_path, "text"):
+        _check(tb.verify(src, dst, inputs={"tokens": tokens}, rtol=1e-5, atol=0))
+
+
+def test_keras_multi_head_attention_model(tmp_path):
+    model, shape = keras_zoo.attention_model()
+    src = tmp_path / "attention.keras"
+    model.save(src)
+    graph = tb.load(src)
+    assert "Attention" in graph.op_histogram()
+    x = np.random.default_rng(2).standard_normal((2, *shape)).astype(np.float32)
+    for dst in _targets(graph, tmp_path, "attention"):
+        _check(tb.verify(src, dst, inputs={"sequence": x}, rtol=1e-5, atol=0))
+
+
+def test_in_memory_keras_model_and_ir_reference():
+    model, shape = keras_zoo.application("MobileNetV2")
+    graph = tb.load(model)
+    x = np.random.default_rng(3).standard_normal((1, *shape)).astype(np.float32)
+    r = compare("y", "y", np.asarray(model(x, training=False)), tb.run(graph, {graph.inputs[0].name: x})[
+        graph.outputs[0].name], rtol=1e-5, atol=0)
+    assert r.ok, r
+    assert graph.inputs[0].shape[0] == "batch"
+    assert any(n.attrs.get("layout") == "NHWC" for n in graph.nodes)  # faithful to Keras's layout
