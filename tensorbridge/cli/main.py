@@ -60,7 +60,7 @@ def cmd_convert(args, progress: _Progress) -> int:
     with progress.step(f"loading {args.src}"):
         graph = tb.load(args.src, input_shapes=shapes) if shapes else tb.load(args.src)
     with progress.step(f"writing {args.output}"):
-        tb.save(graph, args.output, to=args.to)
+        tb.save(graph, args.output, to=args.to, **({"fp16": True} if args.fp16 else {}))
     print(f"converted {args.src} -> {args.output} ({len(graph.nodes)} nodes, "
           f"{graph.weight_bytes() / 1e6:.1f} MB of weights)")
     if args.verify:
@@ -122,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("convert", help="convert SRC into another format", parents=[common])
     c.add_argument("src")
     c.add_argument("-o", "--output", required=True, help="destination file (format from its extension)")
-    c.add_argument("--to", help="output format (onnx, tbir, torch, pt2); default: from the extension")
+    c.add_argument("--to", help="output format (onnx, tbir, torch, pt2, keras, tflite); default: from the extension")
+    c.add_argument("--fp16", action="store_true", help="tflite: store weights as float16")
     c.add_argument("--verify", action="store_true", help="run SRC and the result and compare outputs")
     c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
                    help="fix or name an input's dims (repeatable)")

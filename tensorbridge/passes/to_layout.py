@@ -25,9 +25,11 @@ def _perms(rank: int) -> tuple[list[int], list[int]]:
 
 def convert_layout(graph: Graph, target: str = "NCHW") -> Graph:
     for node in list(graph.nodes):
-        layout = node.attrs.get("layout")
         schema = op_schema.get(node.op)
-        if layout is None or layout == target or schema is None or "layout" not in schema.attrs:
+        if schema is None or "layout" not in schema.attrs:
+            continue
+        layout = node.attrs.get("layout", schema.attrs["layout"].default)
+        if layout == target:
             continue
         x = node.inputs[0]
         if x.shape is None:

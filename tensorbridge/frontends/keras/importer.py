@@ -36,6 +36,8 @@ def load(source, input_shapes=None) -> Graph:
     keras = _keras()
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if path.is_dir():  # a generated code folder: its model.keras
+            path = path / "model.keras"
         try:
             model = keras.models.load_model(str(path), compile=False, safe_mode=True)
         except (ValueError, TypeError, OSError, KeyError) as e:

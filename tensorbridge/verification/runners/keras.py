@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -18,17 +19,20 @@ class KerasRunner:
         import keras
 
         if isinstance(source, (str, os.PathLike)):
+            path = Path(source) / "model.keras" if Path(source).is_dir() else Path(source)
             try:
-                self.model = keras.models.load_model(str(source), compile=False, safe_mode=True)
+                self.model = keras.models.load_model(str(path), compile=False, safe_mode=True)
             except (ValueError, TypeError, OSError, KeyError) as e:
                 raise ModelError(f"cannot load {source} as a Keras model: {str(e).splitlines()[0][:300]}") from None
         else:
             self.model = source
-        from tensorbridge.frontends.keras.importer import load
-
-        graph = load(self.model)  # names the inputs and outputs the way the IR does
-        self.inputs = [(v.name, v.dtype, v.shape) for v in graph.inputs]
-        self.outputs = [v.name for v in graph.outputs]
+        # names as the Keras frontend gives them: input layers and the layers producing the outputs
+        self.inputs = []
+        for t in self.model.inputs:
+            layer = t._keras_history[0]
+            shape = tuple(d if d is not None else ("batch" if i == 0 else None) for i, d in enumerate(t.shape))
+            self.inputs.append((layer.name, dtypes.name(np.dtype(t.dtype)), shape))
+        self.outputs = [t._keras_history[0].name for t in self.model.outputs]
 
     def run(self, feeds):
         args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]

@@ -1,0 +1,41 @@
+"""TFLite backend: IR -> generated Keras model -> TensorFlow's own TFLite converter.
+
+Going through the official converter (rather than writing the flatbuffer ourselves) gives
+LiteRT's fused kernels, XNNPACK compatibility and the converter's float16 path for free;
+docs/tflite.md explains the choice. `fp16=True` stores weights as float16.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from tensorbridge.backends.keras import codegen as keras_codegen
+from tensorbridge.errors import ModelError
+from tensorbridge.ir.graph import Graph
+
+
+def exportable_ops() -> set[str]:
+    return keras_codegen.exportable_ops()
+
+
+def save(graph: Graph, dest, fp16: bool = False, **_options) -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "model"
+        keras_codegen.save(graph, folder)
+        import keras
+
+        model = keras.models.load_model(str(folder / "model.keras"), compile=False)
+        converter = tf.lite.TFLiteConverter.from_keras_model(model)
+        if fp16:
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            converter.target_spec.supported_types = [tf.float16]
+        try:
+            flatbuffer = converter.convert()
+        except Exception as e:  # noqa: BLE001 - the converter raises many error types
+            raise ModelError(f"TensorFlow's TFLite converter failed: {str(e).splitlines()[0][:300]}") from None
+    Path(dest).write_bytes(flatbuffer)
