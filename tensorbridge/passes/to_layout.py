@@ -26,8 +26,9 @@ def _perms(rank: int) -> tuple[list[int], list[int]]:
 def convert_layout(graph: Graph, target: str = "NCHW") -> Graph:
     for node in list(graph.nodes):
         schema = op_schema.get(node.op)
-        if schema is None or "layout" not in schema.attrs:
-            continue
+        if schema is None or schema.layout.kind != "implicit" or schema.attrs.get("layout") is None \
+                or schema.attrs["layout"].kind != "str":
+            continue  # (RNN ops have an unrelated integer `layout` attribute)
         layout = node.attrs.get("layout", schema.attrs["layout"].default)
         if layout == target:
             continue

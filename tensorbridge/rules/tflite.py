@@ -44,3 +44,10 @@ SPECIAL = {
     "LOCAL_RESPONSE_NORMALIZATION": "lrn", "RSQRT": "rsqrt", "SQUARE": "square",
     "SQUARED_DIFFERENCE": "squared_difference", "FLOOR_DIV": "floor_div", "ZEROS_LIKE": "zeros_like",
 }
+
+
+def signature_name(name: str) -> str:
+    """'serving_default_input_ids:0' -> 'input_ids': TF's converter names inputs after the Keras inputs."""
+    if name.startswith("serving_default_"):
+        name = name[len("serving_default_"):]
+    return name.rsplit(":", 1)[0] if name.endswith(":0") else name

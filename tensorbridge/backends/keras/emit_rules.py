@@ -332,9 +332,52 @@ def reshape(em, node):
     target = _ints(shape)
     if 0 in target:
         target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+        if not isinstance(target[0], int) and -1 not in target[1:]:
+            target[0] = -1  # the (dynamic) batch dim
         if not all(isinstance(d, int) for d in target):
             raise Unsupported("Reshape copying a dynamic dim")
     em.out(node, P.call("ops.reshape", em.tensor(x), tuple(target)))
+
+
+def expand(em, node):
+    x, shape = node.inputs
+    target = tuple(_ints(shape))
+    if x.shape is None or not all(isinstance(d, int) for d in x.shape):
+        raise Unsupported("Expand of a tensor with dynamic dims")
+    em.out(node, P.call("ops.broadcast_to", em.tensor(x), tuple(np.broadcast_shapes(tuple(x.shape), target))))
+
+
+def gather_nd(em, node):
+    data, idx = node.inputs
+    if node.attrs.get("batch_dims") or data.shape is None or idx.shape is None:
+        raise Unsupported("GatherND with batch_dims or unknown shapes")
+    k = idx.shape[-1]
+    if not isinstance(k, int) or not all(isinstance(d, int) for d in data.shape[:k]):
+        raise Unsupported("GatherND over dynamic dims")
+    strides = [int(np.prod(data.shape[j + 1:k])) for j in range(k)]
+    rest = tuple(data.shape[k:])
+    flat = P.call("ops.reshape", em.tensor(data), (-1, *rest))
+    position = P.call("ops.sum", P.binop(em.tensor(idx), "*", P.call("np.array", strides, dtype="int64")), axis=-1)
+    em.out(node, P.call("ops.take", flat, position, axis=0))
+
+
+def split(em, node):
+    x = node.inputs[0]
+    axis = node.attrs.get("axis", 0)
+    sizes = node.input(1)
+    if sizes is not None:
+        parts = _ints(sizes)
+    elif x.shape is not None and isinstance(x.shape[axis], int):
+        from tensorbridge.ops.shape import split_sizes
+
+        parts = split_sizes(x.shape[axis], node.attrs.get("num_outputs") or len(node.outputs))
+    else:
+        raise Unsupported("Split of a dynamic dim")
+    cuts = [int(c) for c in np.cumsum(parts)[:-1]]
+    idents = [em.namer.name(v.name, "t") for v in node.outputs]
+    em.body.append(P.assign(idents, P.call("ops.split", em.tensor(x), cuts, axis=axis)))
+    for v, ident in zip(node.outputs, idents):
+        em.var[id(v)] = P.name(ident)
 
 
 def flatten(em, node):
@@ -412,8 +455,8 @@ def reduce(em, node):
 def attention(em, node):
     q, k, v = node.inputs[:3]
     a = node.attrs
-    if any(node.input(i) is not None for i in (3, 4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap"):
-        raise Unsupported("Attention with a mask, KV cache, softcap or extra outputs")
+    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap"):
+        raise Unsupported("Attention with a KV cache, softcap or extra outputs")
     if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
         raise Unsupported("Attention on 3-D inputs")
 
@@ -421,6 +464,9 @@ def attention(em, node):
         return P.call("ops.transpose", em.tensor(t), (0, 2, 1, 3))
 
     kw = {"is_causal": bool(a.get("is_causal"))}
+    mask = node.input(3)
+    if mask is not None:  # [B, H, Tq, Tk] broadcasting, the same in both conventions
+        kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
     if a.get("scale") is not None:
         kw["scale"] = a["scale"]
     y = P.call("ops.dot_product_attention", bthd(q), bthd(k), bthd(v), **kw)
@@ -440,5 +486,5 @@ RULES = {
     "Resize": resize, "Reshape": reshape, "Flatten": flatten, "Transpose": transpose, "Squeeze": squeeze,
     "Unsqueeze": unsqueeze, "Concat": concat, "Slice": slice_op, "Pad": pad,
     "ReduceMean": reduce, "ReduceSum": reduce, "ReduceMax": reduce, "ReduceMin": reduce, "ReduceProd": reduce,
-    "Attention": attention,
+    "Attention": attention, "Expand": expand, "GatherND": gather_nd, "Split": split,
 }

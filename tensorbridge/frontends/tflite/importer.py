@@ -139,7 +139,7 @@ class Importer:
 
     def _input(self, index: int) -> Value:
         t = self.subgraph.Tensors(index)
-        v = self.graph.add_input(self._tensor_name(index), self._dtype(t), self._shape(t))
+        v = self.graph.add_input(rules.signature_name(self._tensor_name(index)), self._dtype(t), self._shape(t))
         v.quant = self._quant(t)
         return v
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.rules.tflite import signature_name
 
 
 class KerasRunner:
@@ -54,8 +55,8 @@ class TFLiteRunner:
             raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
         self.in_details = self.interp.get_input_details()
         self.out_details = self.interp.get_output_details()
-        self.inputs = [(d["name"], dtypes.name(np.dtype(d["dtype"])), tuple(int(x) for x in d["shape"]))
-                       for d in self.in_details]
+        self.inputs = [(signature_name(d["name"]), dtypes.name(np.dtype(d["dtype"])),
+                        tuple(int(x) for x in d["shape"])) for d in self.in_details]
         self.outputs = [d["name"] for d in self.out_details]
 
     def run(self, feeds):
