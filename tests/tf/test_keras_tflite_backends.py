@@ -44,7 +44,7 @@ def test_torch_models_to_keras_code_and_tflite(name, tmp_path):
     with torch.no_grad():
         expected = module(*args).numpy()
     from tensorbridge.verification.compare import compare
-    from tensorbridge.verification.runners.keras import KerasRunner, TFLiteRunner
+    from tensorbridge.verification.runners.tf import KerasRunner, TFLiteRunner
 
     for dst, runner in ((tb.save(graph, tmp_path / f"{name}_keras", to="keras"), KerasRunner),
                         (tb.save(graph, tmp_path / f"{name}.tflite"), TFLiteRunner)):

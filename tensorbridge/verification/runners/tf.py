@@ -1,4 +1,4 @@
-"""Runs Keras models (`.keras`, `.h5`) and TFLite flatbuffers (through ai-edge-litert)."""
+"""Runs TensorFlow-family models: Keras (`.keras`, `.h5`, code folders), SavedModels, TFLite (LiteRT)."""
 
 from __future__ import annotations
 
@@ -68,3 +68,30 @@ class TFLiteRunner:
             self.interp.set_tensor(d["index"], arr.astype(d["dtype"]))
         self.interp.invoke()
         return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
+
+
+class SavedModelRunner:
+    name = "TensorFlow (SavedModel)"
+
+    def __init__(self, source, **_options):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import tensorflow as tf
+
+        try:
+            saved = tf.saved_model.load(str(source))
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"cannot load {source} as a SavedModel: {str(e).splitlines()[0][:300]}") from None
+        sigs = saved.signatures
+        if not sigs:
+            raise ModelError(f"{source} has no serving signature")
+        self.fn = sigs.get("serving_default") or next(iter(sigs.values()))
+        _, specs = self.fn.structured_input_signature
+        self.inputs = [(name, dtypes.name(np.dtype(spec.dtype.as_numpy_dtype)),
+                        tuple(("batch" if i == 0 else None) if d is None else d for i, d in enumerate(spec.shape)))
+                       for name, spec in specs.items()]
+        self.outputs = list(self.fn.structured_outputs)
+        self._saved = saved  # keeps the functions' variables alive
+
+    def run(self, feeds):
+        out = self.fn(**{name: np.asarray(feeds[name]) for name, _, _ in self.inputs})
+        return {k: np.asarray(out[k]) for k in self.outputs}

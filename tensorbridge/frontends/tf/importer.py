@@ -1,0 +1,191 @@
+"""TensorFlow frontend: SavedModel directories and frozen GraphDefs (`.pb`) -> IR `Graph`.
+
+A SavedModel's serving signature is frozen into a GraphDef through its concrete function
+(`convert_variables_to_constants_v2`); a `.pb` is read as a frozen GraphDef. Nodes are
+walked in dependency order and mapped through the table below; MatMul (+ BiasAdd) on a
+constant kernel becomes Dense and FusedBatchNorm becomes BatchNormalization, while data
+stays channels-last (`layout="NHWC"`). Every op without a mapping is listed in one error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.value import Value
+from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.infer_shapes import infer_node, infer_shapes
+
+NHWC = "NHWC"
+UNARY = {"Relu": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt",
+         "Abs": "Abs", "Neg": "Neg", "Erf": "Erf", "Floor": "Floor", "Ceil": "Ceil", "Round": "Round",
+         "Sign": "Sign", "Reciprocal": "Reciprocal", "Softplus": "Softplus", "Elu": "Elu", "Selu": "Selu",
+         "LogicalNot": "Not", "Sin": "Sin", "Cos": "Cos"}
+BINARY = {"Add": "Add", "AddV2": "Add", "BiasAdd": "Add", "Sub": "Sub", "Mul": "Mul", "RealDiv": "Div",
+          "Div": "Div", "Maximum": "Max", "Minimum": "Min", "Pow": "Pow", "Less": "Less", "Greater": "Greater",
+          "LessEqual": "LessOrEqual", "GreaterEqual": "GreaterOrEqual", "Equal": "Equal",
+          "LogicalAnd": "And", "LogicalOr": "Or", "FloorMod": "Mod"}
+PASS = {"Identity", "IdentityN", "StopGradient", "PreventGradient", "Snapshot", "EnsureShape"}
+SPECIAL = {"Conv2D", "DepthwiseConv2dNative", "MatMul", "BatchMatMulV2", "FusedBatchNorm", "FusedBatchNormV3",
+           "MaxPool", "AvgPool", "Mean", "Sum", "Max", "Min", "Prod", "Reshape", "Squeeze", "ConcatV2", "Pad",
+           "PadV2", "MirrorPad", "Transpose", "ExpandDims", "Relu6", "LeakyRelu", "Softmax", "LogSoftmax", "Rsqrt",
+           "Square", "SquaredDifference", "Cast", "Shape", "StridedSlice", "Pack", "GatherV2", "Tile",
+           "Select", "SelectV2", "Fill", "ZerosLike", "Placeholder", "Const", "NoOp", "ArgMax", "Split", "SplitV"}
+
+
+def load(source, input_shapes=None) -> Graph:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    path = Path(source)
+    if path.is_dir():
+        try:
+            saved = tf.saved_model.load(str(path))
+        except Exception as e:  # noqa: BLE001 - TF raises many types for a bad SavedModel
+            raise ModelError(f"cannot load {path} as a SavedModel: {str(e).splitlines()[0][:300]}") from None
+        sigs = saved.signatures
+        if not sigs:
+            raise ModelError(f"{path} has no serving signature to convert")
+        fn = sigs.get("serving_default") or next(iter(sigs.values()))
+        from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+        frozen = convert_variables_to_constants_v2(fn)
+        graph_def = frozen.graph.as_graph_def()
+        inputs = [t.name.split(":")[0] for t in frozen.inputs if t.dtype != tf.resource]
+        outputs = [t.name for t in frozen.outputs]
+        output_names = list(fn.structured_outputs) if isinstance(fn.structured_outputs, dict) else None
+    else:
+        graph_def = tf.compat.v1.GraphDef()
+        try:
+            graph_def.ParseFromString(path.read_bytes())
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"{path} is not a frozen GraphDef: {e}") from None
+        inputs = [n.name for n in graph_def.node if n.op == "Placeholder"]
+        consumed = {i.split(":")[0].lstrip("^") for n in graph_def.node for i in n.input}
+        outputs = [f"{n.name}:0" for n in graph_def.node if n.name not in consumed and n.op not in ("NoOp", "Const")]
+        output_names = None
+    graph = Importer(graph_def, path.stem or path.name).run(inputs, outputs, output_names)
+    for key, dims in (input_shapes or {}).items():
+        v = next((i for i in graph.inputs if i.name == key), None)
+        if v is None:
+            raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
+        v.shape = tuple(dims)
+    return graph
+
+
+class Importer:
+    def __init__(self, graph_def, name: str):
+        self.nodes = {n.name: n for n in graph_def.node}
+        self.graph = Graph(name)
+        self.values: dict[str, Value] = {}  # "node:index" -> value
+        self.report = BlockerReport("TensorFlow import", "tf")
+        self.node = None
+
+    def run(self, inputs, outputs, output_names) -> Graph:
+        import tensorflow as tf
+
+        order = self._order([o.split(":")[0] for o in outputs])
+        for n in order:
+            if n.op not in SPECIAL and n.op not in UNARY and n.op not in BINARY and n.op not in PASS:
+                self.report.add(n.op, n.name, "no IR mapping yet")
+        self.report.raise_if_any("Nothing was written.")
+        for n in order:
+            self.node = n
+            if n.op == "Placeholder":
+                shape = tf.TensorShape(n.attr["shape"].shape)
+                dims = tuple(("batch" if i == 0 else None) if d is None else d
+                             for i, d in enumerate(shape.as_list())) if shape.rank is not None else None
+                dt = tf.as_dtype(n.attr["dtype"].type).as_numpy_dtype
+                self.values[f"{n.name}:0"] = self.graph.add_input(n.name, dtypes.name(np.dtype(dt)), dims)
+            elif n.op == "Const":
+                arr = tf.make_ndarray(n.attr["value"].tensor)
+                if arr.dtype.kind in "SU" or arr.dtype == object:
+                    raise ModelError(f"{n.name}: string constants are not supported")
+                self.values[f"{n.name}:0"] = self.graph.add_constant(n.name, arr)
+            elif n.op == "NoOp":
+                continue
+            else:
+                self._convert(n)
+        for i, ref in enumerate(outputs):
+            v = self.value(ref)
+            if output_names and i < len(output_names) and v.producer is not None:
+                v.name = self.graph.unique_name(output_names[i])
+            self.graph.outputs.append(v)
+        self.graph.metadata["source_framework"] = "tf"
+        fold_constants(self.graph, max_bytes=1 << 20)
+        infer_shapes(self.graph)
+        return self.graph
+
+    def _order(self, roots):
+        seen, order = set(), []
+        stack = [(r, False) for r in reversed(roots)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                order.append(self.nodes[name])
+                continue
+            if name in seen:
+                continue
+            seen.add(name)
+            if name not in self.nodes:
+                raise ModelError(f"the graph refers to a missing node {name!r}")
+            stack.append((name, True))
+            for i in self.nodes[name].input:
+                if not i.startswith("^"):
+                    stack.append((i.split(":")[0], False))
+        return order
+
+    def value(self, ref: str) -> Value:
+        key = ref if ":" in ref else f"{ref}:0"
+        if key not in self.values:
+            raise ModelError(f"{self.node.name if self.node else ''}: input {ref!r} has no value")
+        return self.values[key]
+
+    def emit(self, op, inputs, attrs=None, outputs=1, suffix=""):
+        n = self.node
+        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs,
+                                   name=f"{n.name}.{suffix}" if suffix else n.name,
+                                   meta={"framework": "tf", "source_op": n.op, "source_name": n.name})
+        infer_node(node)
+        return node.outputs[0] if outputs == 1 else node.outputs
+
+    def const(self, value, dtype=np.int64) -> Value:
+        v = self.graph.add_constant(f"{self.node.name}.const", np.asarray(value, dtype=dtype))
+        v.meta["role"] = "literal"
+        return v
+
+    def _convert(self, n) -> None:
+        from tensorbridge.frontends.tf import convert
+
+        ins = [self.value(i) for i in n.input if not i.startswith("^")]
+        if n.name in getattr(self, "fused_bias", ()):  # its bias went into the Dense before it
+            self.values[f"{n.name}:0"] = ins[0]
+            return
+        if n.op in PASS:
+            for k, v in enumerate(ins):
+                self.values[f"{n.name}:{k}"] = v
+            return
+        if n.op in UNARY:
+            out = self.emit(UNARY[n.op], ins[:1])
+        elif n.op in BINARY:
+            out = self.emit(BINARY[n.op], ins[:2])
+        else:
+            out = getattr(convert, "convert_" + n.op.lower())(self, n, ins)
+        for k, v in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+            self.values[f"{n.name}:{k}"] = v
+
+
+def importable_ops() -> set[str]:
+    import inspect
+    import re
+
+    from tensorbridge.frontends.tf import convert
+    from tensorbridge.ops.schema import all_op_names
+
+    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    return named | set(UNARY.values()) | set(BINARY.values())

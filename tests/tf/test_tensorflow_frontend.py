@@ -1,0 +1,54 @@
+"""TensorFlow in: SavedModel folders (Keras's export) and frozen GraphDefs, run against TensorFlow."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+
+tf = pytest.importorskip("tensorflow")
+from tests.models import keras_zoo  # noqa: E402
+
+
+@pytest.mark.parametrize("name", ["MobileNetV2", "ResNet50"])
+def test_saved_model_to_onnx_and_torch(name, tmp_path):
+    model, shape = keras_zoo.application(name)
+    saved = tmp_path / "saved_model"
+    model.export(str(saved))
+    graph = tb.load(saved)
+    feeds = {graph.inputs[0].name: np.random.default_rng(0).standard_normal((2, *shape)).astype(np.float32)}
+    for dst in (tb.save(graph, tmp_path / "m.onnx"), tb.save(graph, tmp_path / "m_torch", to="torch")):
+        report = tb.verify(saved, dst, inputs=feeds, rtol=1e-5, atol=0)
+        assert report.ok, report.summary()
+        assert report.outputs[0].topk["top10"] == 1.0
+
+
+def test_frozen_graphdef_with_dense_and_batchnorm_recovered(tmp_path):
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+    w = tf.constant(np.random.default_rng(1).standard_normal((6, 4)).astype(np.float32))
+    b = tf.constant(np.arange(4, dtype=np.float32))
+    scale, offset = tf.constant(np.full(3, 1.5, np.float32)), tf.constant(np.full(3, 0.1, np.float32))
+    mean, var = tf.constant(np.full(3, 0.2, np.float32)), tf.constant(np.full(3, 0.8, np.float32))
+    k = tf.constant(np.random.default_rng(2).standard_normal((3, 3, 2, 3)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 5, 5, 2], tf.float32, name="image")])
+    def f(x):
+        y = tf.nn.conv2d(x, k, strides=1, padding="SAME")
+        y, _, _ = tf.compat.v1.nn.fused_batch_norm(y, scale, offset, mean, var, is_training=False)[:3]
+        y = tf.nn.relu6(y)
+        y = tf.reduce_mean(y, axis=[1, 2])
+        y = tf.concat([y, y], axis=1)
+        return tf.nn.softmax(tf.nn.bias_add(tf.matmul(y, w), b))
+
+    frozen = convert_variables_to_constants_v2(f.get_concrete_function())
+    pb = tmp_path / "frozen.pb"
+    pb.write_bytes(frozen.graph.as_graph_def().SerializeToString())
+    graph = tb.load(pb)
+    hist = graph.op_histogram()
+    assert hist.get("Dense") == 1 and hist.get("BatchNormalization") == 1, hist
+    x = np.random.default_rng(3).standard_normal((2, 5, 5, 2)).astype(np.float32)
+    expected = f(tf.constant(x)).numpy()
+    got = tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
