@@ -14,7 +14,8 @@ import keyword
 import re
 
 _RESERVED = {"self", "torch", "nn", "F", "math", "np", "keras", "layers", "ops", "jnp", "Model", "forward",
-             "load_model", "super", "INPUTS", "OUTPUTS", "VALUE_NAMES"}
+             "load_model", "super", "INPUTS", "OUTPUTS", "VALUE_NAMES", "LAYER_VALUES",
+             "CONSTANTS", "build_model"}
 
 
 class Namer:

@@ -94,3 +94,22 @@ def test_generated_keras_code_is_lint_clean_and_safe(tmp_path, monkeypatch):
 
     model = load_folder(folder).load_model()
     assert model.count_params() > 0
+
+
+def test_per_layer_names_a_faulty_keras_layer(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO["resnet18"](size=32)
+        graph = tb.load(module, example_inputs=args)
+    src = tb.save(graph, tmp_path / "resnet.onnx")
+    folder = tb.save(graph, tmp_path / "resnet_keras", to="keras")
+    from tensorbridge.verification.runners.torch import load_folder
+
+    model = load_folder(folder).load_model()
+    layer = model.get_layer("layer3_0_conv2")
+    kernel, = layer.get_weights()
+    layer.set_weights([kernel * 1.5])
+    model.save(str(folder / "model.keras"))
+    report = tb.verify(src, folder, per_layer=True)
+    assert not report.ok
+    assert report.first_divergence["node"] == "layer3.0.conv2", report.first_divergence

@@ -100,6 +100,7 @@ class Emitter:
         self.constants: dict[str, np.ndarray] = {}
         self.report = BlockerReport("Keras code generation", "keras")
         self.input_names: list[str] = []
+        self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
 
     def run(self) -> None:
         for v in self.g.inputs:
@@ -166,6 +167,8 @@ class Emitter:
     def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], inputs) -> str:
         name = self.layer_names.name(node.name, "layer")
         call = P.call(P.call(ctor, *args, **kwargs, name=name), inputs)
+        if name != node.outputs[0].name:
+            self.layer_values[name] = node.outputs[0].name
         if weights:
             self.weights[name] = weights
         return call
@@ -179,7 +182,8 @@ class Emitter:
                 allow_pickle=False))))
         spec = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
                  "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in self.g.inputs]
-        meta = [P.assign(["INPUTS"], P.lit(spec)), P.assign(["OUTPUTS"], P.lit([v.name for v in self.g.outputs]))]
+        meta = [P.assign(["INPUTS"], P.lit(spec)), P.assign(["OUTPUTS"], P.lit([v.name for v in self.g.outputs])),
+                P.assign(["LAYER_VALUES"], P.lit(self.layer_values))]
         fn = P.function("build_model", [], self.body, doc=f"{self.g.name}: the Keras functional model.")
         src = ast.unparse(ast.Module([fn], []))
         groups = [[P.from_import("pathlib", ["Path"])]] if uses_constants else []

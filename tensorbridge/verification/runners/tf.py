@@ -19,6 +19,16 @@ class KerasRunner:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         import keras
 
+        self.layer_values = {}
+        if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():  # generated folder: its name map
+            import re
+
+            text = (Path(source) / "model.py").read_text()
+            match = re.search(r"^LAYER_VALUES = (\{.*\})$", text, re.MULTILINE)
+            if match:
+                import ast
+
+                self.layer_values = ast.literal_eval(match.group(1))
         if isinstance(source, (str, os.PathLike)):
             path = Path(source) / "model.keras" if Path(source).is_dir() else Path(source)
             try:
@@ -40,6 +50,16 @@ class KerasRunner:
         out = self.model(args if len(args) > 1 else args[0], training=False)
         out = out if isinstance(out, (list, tuple)) else [out]
         return {n: np.asarray(o) for n, o in zip(self.outputs, out)}
+
+    def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
+        """Every layer's output, named like the IR values (layer names follow the IR nodes)."""
+        import keras
+
+        layers = [layer for layer in self.model.layers if type(layer).__name__ != "InputLayer"]
+        probe = keras.Model(self.model.inputs, [layer.output for layer in layers])
+        args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]
+        values = probe(args if len(args) > 1 else args[0], training=False)
+        return {self.layer_values.get(layer.name, layer.name): np.asarray(v) for layer, v in zip(layers, values)}
 
 
 class TFLiteRunner:
