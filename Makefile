@@ -30,6 +30,7 @@ bench: $(STAMP)
 	bash benchmarks/setup.sh
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/torch_bench.py
+	$(PY) benchmarks/tf_bench.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check tensorbridge tests benchmarks examples

@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# Installs the converters the benchmarks compare against into the project's .venv.
-# onnx2torch is installed without dependencies: its only extra one, torchvision, has no CPU
-# build here (the CUDA wheel fails to import with a CPU torch); benchmarks/shims stands in for
-# the two functions it imports, on PYTHONPATH for the onnx2torch process only.
+# Installs the converters the benchmarks compare against (run by `make bench`).
+# - onnx2torch goes into .venv without dependencies: its only extra one, torchvision, has no CPU
+#   build here; benchmarks/shims stands in for the two functions it imports, on PYTHONPATH for the
+#   onnx2torch process only.
+# - tf2onnx goes into .venv, held to the project's stack by constraints.txt.
+# - onnx2tf pins an older TensorFlow/onnx/numpy stack, so it gets its own venv (.venv-onnx2tf),
+#   installed with the pins its authors ship ("onnx2tf[pinned]"); benchmarks call it as a process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/pip install -q -c constraints.txt onnxscript transformers
+.venv/bin/pip install -q -c constraints.txt onnxscript transformers tf2onnx==1.17.0
 .venv/bin/pip install -q -c constraints.txt --no-deps onnx2torch==1.5.15
+if [ ! -x .venv-onnx2tf/bin/onnx2tf ]; then
+  python3 -m venv .venv-onnx2tf
+  .venv-onnx2tf/bin/pip install -q --upgrade pip
+  echo "torch==2.13.0" > .venv-onnx2tf/constraints.txt   # nothing may pull a CUDA torch
+  .venv-onnx2tf/bin/pip install -q -c .venv-onnx2tf/constraints.txt "onnx2tf[pinned]==1.29.24"
+fi

@@ -70,6 +70,52 @@ def resnet18(num_classes=100, batch=2, size=64):
     return _randomize_bn(ResNet18()).eval(), (torch.randn(batch, 3, size, size),), True
 
 
+def resnet50(num_classes=1000, batch=1, size=224):
+    """ResNet-50 layout: bottleneck blocks [3, 4, 6, 3] with 1x1 projection shortcuts."""
+    import torch
+    from torch import nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = width * 4
+            self.conv1, self.bn1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv2, self.bn2 = nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width)
+            self.conv3, self.bn3 = nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            idt = x if self.downsample is None else self.downsample(x)
+            y = torch.relu(self.bn1(self.conv1(x)))
+            y = torch.relu(self.bn2(self.conv2(y)))
+            return torch.relu(self.bn3(self.conv3(y)) + idt)
+
+    class ResNet50(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            stages, cin = [], 64
+            for i, (width, blocks) in enumerate(((64, 3), (128, 4), (256, 6), (512, 3))):
+                layer = []
+                for j in range(blocks):
+                    layer.append(Bottleneck(cin, width, 2 if j == 0 and i > 0 else 1))
+                    cin = width * 4
+                stages.append(nn.Sequential(*layer))
+            self.layer1, self.layer2, self.layer3, self.layer4 = stages
+            self.fc = nn.Linear(2048, num_classes)
+
+        def forward(self, x):
+            x = self.maxpool(torch.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(torch.flatten(nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+    _seed()
+    return _randomize_bn(ResNet50()).eval(), (torch.randn(batch, 3, size, size),), True
+
+
 def mobilenet_v2(num_classes=100, batch=2, size=64):
     """MobileNetV2 layout: inverted residuals with depthwise convs and ReLU6."""
     import torch
@@ -197,5 +243,5 @@ def gpt2(batch=2, seq=16):
     return _hf_wrap(model, "gpt2"), (ids, mask), True
 
 
-ZOO = {"resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "transformer_encoder": transformer_encoder,
-       "lstm_tagger": lstm_tagger, "bert": bert, "gpt2": gpt2}
+ZOO = {"resnet18": resnet18, "resnet50": resnet50, "mobilenet_v2": mobilenet_v2,
+       "transformer_encoder": transformer_encoder, "lstm_tagger": lstm_tagger, "bert": bert, "gpt2": gpt2}
