@@ -22,7 +22,8 @@ _NEVER = {"If", "Loop", "Scan", "Dropout", "RandomNormal", "RandomUniform", "Ran
           "RandomUniformLike", "Bernoulli", "Multinomial"}
 
 
-def fold_constants(graph: Graph, max_bytes: int = 1 << 31) -> Graph:
+def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset()) -> Graph:
+    """Fold every foldable node except those whose op is in `keep`."""
     from tensorbridge.passes.infer_shapes import infer_node
     from tensorbridge.reference.interpreter import run_node
 
@@ -31,7 +32,8 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31) -> Graph:
         if node.op == "Shape" and node.inputs[0].shape is not None and shapes.is_static(node.inputs[0].shape):
             _replace(graph, node, [run_node(node, [np.empty(node.inputs[0].shape, np.uint8)])[0]])
             continue
-        if node.op in _NEVER or not node.inputs or any(v is not None and v.const is None for v in node.inputs):
+        if node.op in _NEVER or node.op in keep or not node.inputs or \
+                any(v is not None and v.const is None for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
             continue

@@ -94,3 +94,31 @@ def test_in_memory_keras_model_and_ir_reference():
     assert r.ok, r
     assert graph.inputs[0].shape[0] == "batch"
     assert any(n.attrs.get("layout") == "NHWC" for n in graph.nodes)  # faithful to Keras's layout
+
+
+def test_int8_tflite_loads_in_qdq_form_with_its_parameters(tmp_path):
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((16, 16, 3), name="image")
+    x = keras.layers.Conv2D(8, 3, activation="relu")(x_in)
+    x = keras.layers.DepthwiseConv2D(3, padding="same")(x)
+    model = keras.Model(x_in, keras.layers.Dense(5)(keras.layers.GlobalAveragePooling2D()(x)))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    rng = np.random.default_rng(0)
+    converter.representative_dataset = lambda: ([rng.standard_normal((1, 16, 16, 3)).astype(np.float32)]
+                                                for _ in range(20))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path = tmp_path / "int8.tflite"
+    path.write_bytes(converter.convert())
+    graph = tb.load(path)
+    hist = graph.op_histogram()
+    assert hist["DequantizeLinear"] >= 4 and hist["QuantizeLinear"] >= 3, hist
+    assert graph.inputs[0].quant is not None and graph.inputs[0].dtype == np.int8
+    per_channel = [v for v in graph.constants.values() if v.quant is not None and v.quant.axis is not None]
+    assert per_channel, "per-channel weight scales must survive the import"
+    report = tb.verify(path, tb.save(graph, tmp_path / "int8.tbir"), rtol=0, atol=1)  # within 1 LSB
+    assert report.ok, report.summary()

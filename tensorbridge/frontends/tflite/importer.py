@@ -6,7 +6,9 @@ import, int8/uint8 quantization parameters (per tensor or per channel) are carri
 values untouched, fused activations become their own IR ops, and the shape-computing chains
 the converter emits (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE, as for Keras 3 Flatten) fold
 to constants when shapes are static. CUSTOM and Flex ops are listed, with the other
-unsupported operators, in one error.
+unsupported operators, in one error. Integer (quantized) kernels are imported in the IR's
+canonical form: DequantizeLinear on their quantized inputs, the float op, QuantizeLinear on
+their quantized outputs, with the scales and zero points of the flatbuffer.
 """
 
 from __future__ import annotations
@@ -108,17 +110,23 @@ class Importer:
             self.op, self.op_name = op, self.opcode(op)
             ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
             outs_idx = [int(t) for t in op.OutputsAsNumpy()]
+            quantized = self.op_name not in ("QUANTIZE", "DEQUANTIZE")
+            if quantized:  # integer kernels: dequantize -> float op -> requantize (the IR's QDQ form)
+                ins = [self._dequantized(v) for v in ins]
             if self.op_name in rules.SIMPLE:
                 outs = self.emit(rules.SIMPLE[self.op_name], ins)
             else:
                 outs = getattr(convert, rules.SPECIAL[self.op_name])(self, ins, self.options())
             outs = outs if isinstance(outs, (list, tuple)) else [outs]
             for t, v in zip(outs_idx, outs):
+                if quantized and v is not None:
+                    v = self._requantized(t, v)
                 self._adopt(t, v)
         for t in sg.OutputsAsNumpy():
             self.graph.outputs.append(self.values[int(t)])
         self.graph.metadata["source_framework"] = "tflite"
-        fold_constants(self.graph, max_bytes=1 << 20)  # shape chains the converter emits
+        # shape chains the converter emits; quantized weights stay in QDQ form with their parameters
+        fold_constants(self.graph, max_bytes=1 << 20, keep=frozenset({"DequantizeLinear"}))
         infer_shapes(self.graph)
         return self.graph
 
@@ -187,6 +195,34 @@ class Importer:
             v.name = name
         v.quant = v.quant or self._quant(t)
         self.values[index] = v
+
+    def _is_quantized(self, q, dt) -> bool:
+        return q is not None and dt is not None and dt.kind in "iu"
+
+    def _qparams(self, q, suffix):
+        per_axis = q.axis is not None
+        scale = self.const(q.scale if per_axis else q.scale.reshape(()), np.float32)
+        zp = self.const(q.zero_point if per_axis else q.zero_point.reshape(()), q.storage)
+        return scale, zp, {"axis": q.axis if per_axis else 1}
+
+    def _dequantized(self, v):
+        if v is None or not self._is_quantized(v.quant, v.dtype):
+            return v
+        key = ("dq", id(v))
+        if key not in self.values:
+            scale, zp, attrs = self._qparams(v.quant, "dq")
+            self.values[key] = self.emit("DequantizeLinear", [v, scale, zp], attrs, suffix=f"dq_{len(self.values)}")
+        return self.values[key]
+
+    def _requantized(self, index: int, v):
+        t = self.subgraph.Tensors(index)
+        q, dt = self._quant(t), self._dtype(t)
+        if not self._is_quantized(q, dt) or (v.dtype is not None and v.dtype.kind in "iu"):
+            return v
+        scale, zp, attrs = self._qparams(q, "q")
+        y = self.emit("QuantizeLinear", [v, scale, zp], attrs, suffix="q")
+        y.quant = q
+        return y
 
     # -- helpers for converters -------------------------------------------------------------
     def options(self):
