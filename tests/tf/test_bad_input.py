@@ -65,3 +65,17 @@ def test_custom_layers_are_all_listed(tmp_path):
         tb.load(model)
     msg = str(e.value)
     assert "Scale" in msg and "Shift" in msg and "scale_a" in msg and "shift_b" in msg
+
+
+def test_flex_ops_are_listed_by_name(tmp_path):
+    import tensorflow as tf
+
+    model, _ = keras_zoo.text_model("gru")
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS, tf.lite.OpsSet.SELECT_TF_OPS]
+    converter._experimental_lower_tensor_list_ops = False
+    lite = tmp_path / "flex.tflite"
+    lite.write_bytes(converter.convert())
+    code, _, err = run_cli("convert", lite, "-o", tmp_path / "out.onnx")
+    assert code == 2 and "Flex" in err and "TensorList" in err and "Traceback" not in err
+    assert _no_output(tmp_path)

@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 from tests.models import keras_zoo  # noqa: E402
 from tests.models.torch_zoo import ZOO  # noqa: E402
 
-TORCH_MODELS = ["resnet18", "mobilenet_v2", "transformer_encoder", "bert", "gpt2"]
+TORCH_MODELS = ["resnet18", "mobilenet_v2", "transformer_encoder", "lstm_tagger", "bert", "gpt2"]
 
 
 def _ok(report, rtol=1e-5, classifier=False):
@@ -54,7 +54,9 @@ def test_torch_models_to_keras_code_and_tflite(name, tmp_path):
         _ok(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0), classifier=classifier)
 
 
-@pytest.mark.parametrize("name", ["MobileNetV2", "ResNet50", "EfficientNetB0"])
+@pytest.mark.parametrize("name", ["MobileNetV2", "ResNet50", "EfficientNetB0",
+                                  *[pytest.param(n, marks=pytest.mark.slow)
+                                    for n in ("InceptionV3", "DenseNet121", "NASNetMobile")]])
 def test_keras_applications_to_keras_code_and_tflite(name, tmp_path):
     model, shape = keras_zoo.application(name)
     src = tmp_path / f"{name}.keras"

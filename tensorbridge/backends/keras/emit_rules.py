@@ -473,6 +473,61 @@ def attention(em, node):
     em.out(node, P.call("ops.transpose", y, (0, 2, 1, 3)))
 
 
+def recurrent(em, node):
+    """IR LSTM/GRU ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
+    x, w, r = node.inputs[:3]
+    b = node.input(3)
+    a = node.attrs
+    defaults = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}[node.op]
+    acts = [s.lower() for s in a.get("activations") or []]
+    if acts and acts != defaults * (len(acts) // len(defaults)) or node.input(4) is not None or a.get("clip") \
+            or a.get("layout") or a.get("input_forget") or (node.op == "LSTM" and node.input(7) is not None):
+        raise Unsupported(f"{node.op} with custom activations, sequence_lens, clip, peepholes or batch-major layout")
+    if node.op == "GRU" and not a.get("linear_before_reset"):
+        raise Unsupported("GRU with linear_before_reset=0 (Keras's reset_after=True resets after the matmul)")
+    wa, ra = _const(w), _const(r)
+    dirs, gh, _ = wa.shape
+    gates = 4 if node.op == "LSTM" else 3
+    hidden = gh // gates
+    ba = _const(b) if b is not None else np.zeros((dirs, 2 * gh), wa.dtype)
+    order = [0, 2, 3, 1] if node.op == "LSTM" else [0, 1, 2]  # IR i o f c -> Keras i f c o; z r h stays
+
+    def keras_order(m):
+        return np.concatenate([m[i * hidden:(i + 1) * hidden] for i in order], axis=0)
+
+    batch_major = P.call("ops.transpose", em.tensor(x), (1, 0, 2))
+    seqs, finals = [], [[] for _ in range(2 if node.op == "LSTM" else 1)]  # (h, c) or (h,)
+    for d in range(dirs):
+        if node.op == "LSTM":
+            weights = [keras_order(wa[d]).T, keras_order(ra[d]).T, keras_order(ba[d, :gh]) + keras_order(ba[d, gh:])]
+        else:
+            weights = [keras_order(wa[d]).T, keras_order(ra[d]).T,
+                       np.stack([keras_order(ba[d, :gh]), keras_order(ba[d, gh:])])]
+        kwargs = {"return_sequences": True, "return_state": True}
+        if d == 1:
+            kwargs["go_backwards"] = True
+        init = [node.input(i) for i in ((5, 6) if node.op == "LSTM" else (5,))]
+        layer_call = em.layer(node, f"layers.{node.op}", [hidden], kwargs, weights, batch_major)
+        if any(v is not None for v in init):
+            if any(v is None for v in init):
+                raise Unsupported("LSTM with only one of initial_h / initial_c")
+            layer_call.keywords.append(ast.keyword("initial_state", P.lit([P.subscript(em.tensor(v), d)
+                                                                          for v in init])))
+        names = [em.namer.name(f"{node.name}_d{d}_{tag}", "t") for tag in (("seq", "h", "c")
+                                                                             if node.op == "LSTM" else ("seq", "h"))]
+        em.body.append(P.assign(names, layer_call))
+        seq = P.name(names[0])
+        if d == 1:
+            seq = P.call("ops.flip", seq, axis=1)  # Keras returns the backward pass in reversed time order
+        seqs.append(P.call("ops.transpose", seq, (1, 0, 2)))
+        for i, n in enumerate(names[1:]):
+            finals[i].append(P.name(n))
+    em.out(node, P.call("ops.stack", P.lit(seqs), axis=1))
+    for i, parts in enumerate(finals, start=1):
+        if i < len(node.outputs):
+            em.out(node, P.call("ops.stack", P.lit(parts), axis=0), i)
+
+
 RULES = {
     "Conv": conv, "ConvTranspose": conv_transpose, "Dense": dense, "MatMul": matmul, "Gemm": gemm,
     "BatchNormalization": batch_norm, "LayerNormalization": layer_norm, "GroupNormalization": group_norm,
@@ -487,4 +542,5 @@ RULES = {
     "Unsqueeze": unsqueeze, "Concat": concat, "Slice": slice_op, "Pad": pad,
     "ReduceMean": reduce, "ReduceSum": reduce, "ReduceMax": reduce, "ReduceMin": reduce, "ReduceProd": reduce,
     "Attention": attention, "Expand": expand, "GatherND": gather_nd, "Split": split,
+    "LSTM": recurrent, "GRU": recurrent,
 }
