@@ -14,7 +14,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import tensorbridge as tb
-from tensorbridge.verification.runners.torch import TorchModuleRunner, load_folder
+from tensorbridge.backends.codegen.folder import load_folder
+from tensorbridge.verification.runners.torch import TorchModuleRunner
 from tests.conftest import make_model
 
 torch = pytest.importorskip("torch")

@@ -69,7 +69,7 @@ def save(graph: Graph, dest, **_options) -> None:
 
 def build(folder: Path):
     """Import a generated folder's model.py and call build_model() (weights not loaded)."""
-    from tensorbridge.verification.runners.torch import load_folder
+    from tensorbridge.backends.codegen.folder import load_folder
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     package = load_folder(folder)

@@ -22,7 +22,8 @@ def exportable_ops() -> set[str]:
 def save(graph: Graph, dest, **_options) -> None:
     import torch
 
-    from tensorbridge.verification.runners.torch import _to_torch, load_folder
+    from tensorbridge.backends.codegen.folder import load_folder
+    from tensorbridge.verification.runners.torch import _to_torch
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"

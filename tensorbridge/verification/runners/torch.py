@@ -6,13 +6,12 @@ own output, for instance), as for any Python code.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-import uuid
 from pathlib import Path
 
 import numpy as np
 
+from tensorbridge.backends.codegen.folder import load_folder
 from tensorbridge.errors import ModelError
 
 
@@ -37,22 +36,6 @@ def _flatten(out) -> list:
     if isinstance(out, dict):
         return [x for o in out.values() for x in _flatten(o)]
     return [out]
-
-
-def load_folder(path: Path):
-    """Import a generated folder as a fresh package; returns the package module."""
-    init = path / "__init__.py"
-    if not init.is_file() or not (path / "model.py").is_file():
-        raise ModelError(f"{path} is not a tensorbridge PyTorch folder (model.py and __init__.py expected)")
-    name = f"tensorbridge_generated_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(path)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - generated code that fails to import is a user-facing error
-        raise ModelError(f"cannot import {path}/model.py: {type(e).__name__}: {e}") from None
-    return module
 
 
 class TorchModuleRunner:
