@@ -21,8 +21,12 @@ from tensorbridge.ir.graph import Graph
 log = logging.getLogger(__name__)
 
 
-def load(source, format: str | None = None, **options) -> Graph:
-    """Load a model (path or in-memory object) into an IR `Graph`."""
+def load(source, format: str | None = None, input_shapes: dict | None = None, **options) -> Graph:
+    """Load a model (path or in-memory object) into an IR `Graph`.
+
+    `input_shapes` ({name: [dims]}) fixes or names input dims; `options` go to the frontend
+    (PyTorch: `example_inputs`, `dynamic_shapes`).
+    """
     if isinstance(source, Graph):
         return source
     if not isinstance(source, (str, os.PathLike)):
@@ -34,7 +38,12 @@ def load(source, format: str | None = None, **options) -> Graph:
         fmt = frameworks.detect(path, format)
     if fmt.loader is None:
         raise ModelError(f"tensorbridge cannot read {fmt.name} models yet")
-    return frameworks.resolve(fmt.loader)(source, **options)
+    graph = frameworks.resolve(fmt.loader)(source, **options)
+    if input_shapes:
+        from tensorbridge.passes.infer_shapes import set_input_shapes
+
+        set_input_shapes(graph, input_shapes)
+    return graph
 
 
 def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
@@ -62,7 +71,7 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
 def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=None,
             rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0):
     """Convert `src` to `dst`; with `verify=True` run both and return the `Report`."""
-    graph = load(src, input_shapes=input_shapes) if input_shapes else load(src)
+    graph = load(src, input_shapes=input_shapes)
     save(graph, dst, to=to)
     if not verify:
         return None

@@ -58,7 +58,7 @@ def cmd_convert(args, progress: _Progress) -> int:
 
     shapes = _shapes(args.input_shape)
     with progress.step(f"loading {args.src}"):
-        graph = tb.load(args.src, input_shapes=shapes) if shapes else tb.load(args.src)
+        graph = tb.load(args.src, input_shapes=shapes)
     with progress.step(f"writing {args.output}"):
         tb.save(graph, args.output, to=args.to, **({"fp16": True} if args.fp16 else {}))
     print(f"converted {args.src} -> {args.output} ({len(graph.nodes)} nodes, "

@@ -28,6 +28,22 @@ def infer_shapes(graph: Graph) -> Graph:
     return graph
 
 
+def set_input_shapes(graph: Graph, input_shapes: dict) -> Graph:
+    """Give inputs new (static or named) dims and infer every other shape again."""
+    from tensorbridge.errors import ModelError
+
+    names = [v.name for v in graph.inputs]
+    for key, dims in input_shapes.items():
+        if key not in names:
+            raise ModelError(f"an input shape names {key!r}, but the inputs are {names}")
+        graph.inputs[names.index(key)].shape = shapes.normalize(dims)
+    for node in graph.all_nodes():
+        for v in node.outputs:
+            v.shape = None
+            v.meta.pop("elements", None)
+    return infer_shapes(graph)
+
+
 def infer_node(node: Node) -> None:
     """Fill the unknown output types (or unknown dims) of one node from its inputs' types."""
     _propagate_elements(node)

@@ -31,7 +31,7 @@ def _keras():
     return keras
 
 
-def load(source, input_shapes=None) -> Graph:
+def load(source) -> Graph:
     """Import a Keras model object or a `.keras`/`.h5` file."""
     keras = _keras()
     if isinstance(source, (str, os.PathLike)):
@@ -52,11 +52,6 @@ def load(source, input_shapes=None) -> Graph:
         raise ModelError(f"{type(model).__name__} is a subclassed Keras model; only Sequential and Functional "
                          "models have a graph tensorbridge can read")
     graph = Importer(model).run()
-    for key, dims in (input_shapes or {}).items():
-        v = next((i for i in graph.inputs if i.name == key), None)
-        if v is None:
-            raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
-        v.shape = tuple(dims)
     return graph
 
 

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
-def load(source, input_shapes: dict[str, list] | None = None) -> Graph:
+def load(source) -> Graph:
     """Import an ONNX model from a path or a `ModelProto`."""
     if isinstance(source, onnx.ModelProto):
         weights = {t.name: numpy_helper.to_array(t) for t in source.graph.initializer
@@ -48,11 +48,6 @@ def load(source, input_shapes: dict[str, list] | None = None) -> Graph:
     graph = importer.import_graph(proto.graph, Graph(proto.graph.name or name))
     graph.metadata.update({"source_framework": "onnx", "producer": proto.producer_name,
                            "producer_version": proto.producer_version, "onnx_opset": opset})
-    for key, dims in (input_shapes or {}).items():
-        v = next((i for i in graph.inputs if i.name == key), None)
-        if v is None:
-            raise ModelError(f"--input-shape names {key!r}, but the inputs are {[i.name for i in graph.inputs]}")
-        v.shape = tuple(dims)
     infer_shapes(graph)
     return graph
 

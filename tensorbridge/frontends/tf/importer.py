@@ -38,7 +38,7 @@ SPECIAL = {"Conv2D", "DepthwiseConv2dNative", "MatMul", "BatchMatMulV2", "FusedB
            "Select", "SelectV2", "Fill", "ZerosLike", "Placeholder", "Const", "NoOp", "ArgMax", "Split", "SplitV"}
 
 
-def load(source, input_shapes=None) -> Graph:
+def load(source) -> Graph:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
@@ -70,11 +70,6 @@ def load(source, input_shapes=None) -> Graph:
         outputs = [f"{n.name}:0" for n in graph_def.node if n.name not in consumed and n.op not in ("NoOp", "Const")]
         output_names = None
     graph = Importer(graph_def, path.stem or path.name).run(inputs, outputs, output_names)
-    for key, dims in (input_shapes or {}).items():
-        v = next((i for i in graph.inputs if i.name == key), None)
-        if v is None:
-            raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
-        v.shape = tuple(dims)
     return graph
 
 

@@ -34,7 +34,7 @@ def _names(enum_cls) -> dict[int, str]:
     return {v: k for k, v in vars(enum_cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-def load(source, input_shapes=None) -> Graph:
+def load(source) -> Graph:
     import tflite
 
     path = Path(source)
@@ -52,11 +52,6 @@ def load(source, input_shapes=None) -> Graph:
         raise
     except Exception as e:  # noqa: BLE001 - a damaged flatbuffer fails in many ways inside the accessors
         raise ModelError(f"{path} is not a valid TFLite model ({type(e).__name__}: {e})") from None
-    for key, dims in (input_shapes or {}).items():
-        v = next((i for i in graph.inputs if i.name == key), None)
-        if v is None:
-            raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
-        v.shape = tuple(dims)
     return graph
 
 

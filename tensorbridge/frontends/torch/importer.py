@@ -26,12 +26,12 @@ from tensorbridge.rules import torch as rules
 log = logging.getLogger(__name__)
 
 
-def load(source, example_inputs=None, dynamic_shapes=None, input_shapes=None, strict: bool = False) -> Graph:
+def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False) -> Graph:
     """Import a PyTorch model through `torch.export`."""
     import torch
 
     if isinstance(source, (str, Path)) and Path(source).is_dir():
-        return _load_folder(Path(source), input_shapes)
+        return _load_folder(Path(source))
     if isinstance(source, (str, Path)):
         path = Path(source)
         if path.suffix in (".pt", ".pth"):
@@ -55,17 +55,10 @@ def load(source, example_inputs=None, dynamic_shapes=None, input_shapes=None, st
         names = _dim_names(ep, dynamic_shapes)
     else:
         raise ModelError(f"cannot load a {type(source).__name__} as a PyTorch model")
-    graph = Importer(ep, names or _dim_names(ep, None)).run()
-    if input_shapes:
-        for key, dims in input_shapes.items():
-            v = next((i for i in graph.inputs if i.name == key), None)
-            if v is None:
-                raise ModelError(f"input_shapes names {key!r}; the inputs are {[i.name for i in graph.inputs]}")
-            v.shape = tuple(dims)
-    return graph
+    return Importer(ep, names or _dim_names(ep, None)).run()
 
 
-def _load_folder(path: Path, input_shapes) -> Graph:
+def _load_folder(path: Path) -> Graph:
     """A generated code folder: import it, trace it with inputs made from its INPUTS signature."""
     import torch
 
@@ -73,8 +66,8 @@ def _load_folder(path: Path, input_shapes) -> Graph:
 
     runner = TorchModuleRunner(path)
     args, dynamic, dims = [], [], {}
-    for name, dt, shape in runner.inputs:
-        concrete = [d if isinstance(d, int) else 2 for d in (input_shapes or {}).get(name, shape)]
+    for _, dt, shape in runner.inputs:
+        concrete = [d if isinstance(d, int) else 2 for d in shape]
         args.append(_to_torch(np.zeros(concrete, dtype=dtypes.dtype(dt))))
         spec = {i: dims.setdefault(d, torch.export.Dim(_ident(d))) for i, d in enumerate(shape) if isinstance(d, str)}
         dynamic.append(spec or None)
