@@ -73,24 +73,6 @@ def name(dt) -> str:
     return _NAME_OF[dtype(dt)]
 
 
-def all_names() -> list[str]:
-    return list(_BY_NAME)
-
 
 def is_float(dt) -> bool:
     return name(dt) in FLOAT_NAMES
-
-
-def is_integer(dt) -> bool:
-    n = name(dt)
-    return n.startswith(("int", "uint"))
-
-
-def itemsize_bits(dt) -> int:
-    """Storage bits per element (sub-byte types count their packed width)."""
-    n = name(dt)
-    if n in SUB_BYTE_NAMES:
-        return 2 if n.endswith("2") else 4
-    if n == "string":
-        return 0
-    return dtype(dt).itemsize * 8

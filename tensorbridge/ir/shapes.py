@@ -60,23 +60,3 @@ def format_shape(shape: Shape | None) -> str:
     if shape is None:
         return "?"
     return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
-
-
-def parse_shape(text: str) -> Shape | None:
-    """Inverse of `format_shape`."""
-    text = text.strip()
-    if text == "?":
-        return None
-    inner = text.strip("[]").strip()
-    if not inner:
-        return ()
-    dims: list[Dim] = []
-    for tok in inner.split(","):
-        tok = tok.strip()
-        if tok == "?":
-            dims.append(None)
-        elif tok.lstrip("-").isdigit():
-            dims.append(int(tok))
-        else:
-            dims.append(tok)
-    return tuple(dims)

@@ -509,9 +509,6 @@ def split(em, node):
     em.outs(node, P.call("torch.split", em.tensor(x), arg, axis), len(node.outputs))
 
 
-def _index(em, rank, axis, item):
-    return tuple([P.slice_()] * axis + [item]) if axis else item
-
 
 def slice_op(em, node):
     x = node.inputs[0]
