@@ -31,7 +31,18 @@ def _heads(x, n):
     return x.reshape(b, s, n, hd // n).transpose(0, 2, 1, 3)
 
 
-@op("Attention", inputs="Q K V attn_mask? past_key? past_value? nonpad_kv_seqlen?",
+def _attention_infer(inputs, attrs):
+    q, v = inputs[0], inputs[2]
+    if q.shape is None or v.shape is None:
+        return [(q.dtype, None)]
+    if len(q.shape) == 4:
+        return [(q.dtype, (*q.shape[:3], v.shape[3]))]
+    heads, kv_heads = attrs.get("q_num_heads"), attrs.get("kv_num_heads")
+    dv = v.shape[2] // kv_heads if isinstance(v.shape[2], int) and kv_heads else None
+    return [(q.dtype, (q.shape[0], q.shape[1], heads * dv if heads and dv else None))]
+
+
+@op("Attention", inputs="Q K V attn_mask? past_key? past_value? nonpad_kv_seqlen?", infer=_attention_infer,
     outputs="Y present_key? present_value? qk_matmul_output?", family=F, layout=TERMINATE,
     attrs={"is_causal": Attr("int", 0), "kv_num_heads": Attr("int", None), "q_num_heads": Attr("int", None),
            "qk_matmul_output_mode": Attr("int", 0), "scale": Attr("float", None),

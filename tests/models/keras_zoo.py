@@ -37,13 +37,13 @@ def text_model(kind: str = "lstm"):
     return keras.Model(tokens, out, name=f"text_{kind}"), (12,)
 
 
-def attention_model():
+def attention_model(causal: bool = False):
     import keras
     from keras import layers
 
     keras.utils.set_random_seed(0)
     x_in = keras.Input((10, 32), name="sequence")
-    att = layers.MultiHeadAttention(num_heads=4, key_dim=8)(x_in, x_in)
+    att = layers.MultiHeadAttention(num_heads=4, key_dim=8)(x_in, x_in, use_causal_mask=causal)
     x = layers.LayerNormalization()(layers.Add()([x_in, att]))
     x = layers.Dense(64, activation="gelu")(x)
     x = layers.GlobalAveragePooling1D()(x)

@@ -74,12 +74,14 @@ def test_keras_recurrent_text_model(kind, tmp_path):
         _check(tb.verify(src, dst, inputs={"tokens": tokens}, rtol=1e-5, atol=0))
 
 
-def test_keras_multi_head_attention_model(tmp_path):
-    model, shape = keras_zoo.attention_model()
+@pytest.mark.parametrize("causal", [False, True])
+def test_keras_multi_head_attention_model(causal, tmp_path):
+    model, shape = keras_zoo.attention_model(causal)
     src = tmp_path / "attention.keras"
     model.save(src)
     graph = tb.load(src)
     assert "Attention" in graph.op_histogram()
+    assert any(n.attrs.get("is_causal") for n in graph.nodes) == causal
     x = np.random.default_rng(2).standard_normal((2, *shape)).astype(np.float32)
     for dst in _targets(graph, tmp_path, "attention"):
         _check(tb.verify(src, dst, inputs={"sequence": x}, rtol=1e-5, atol=0))
@@ -122,3 +124,22 @@ def test_int8_tflite_loads_in_qdq_form_with_its_parameters(tmp_path):
     assert per_channel, "per-channel weight scales must survive the import"
     report = tb.verify(path, tb.save(graph, tmp_path / "int8.tbir"), rtol=0, atol=1)  # within 1 LSB
     assert report.ok, report.summary()
+
+
+def test_keras_attention_with_a_padding_mask(tmp_path):
+    import keras
+    from keras import layers
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((6, 16), name="sequence")
+    m_in = keras.Input((6, 6), dtype="bool", name="mask")
+    y = layers.MultiHeadAttention(num_heads=2, key_dim=8)(x_in, x_in, attention_mask=m_in)
+    model = keras.Model([x_in, m_in], layers.Dense(4)(y))
+    src = tmp_path / "masked.keras"
+    model.save(src)
+    graph = tb.load(src)
+    rng = np.random.default_rng(4)
+    feeds = {"sequence": rng.standard_normal((2, 6, 16)).astype(np.float32),
+             "mask": np.tril(np.ones((6, 6), bool))[None].repeat(2, 0)}
+    for dst in _targets(graph, tmp_path, "masked"):
+        _check(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0), classifier=False)

@@ -323,11 +323,16 @@ def repeat_vector(imp, layer, inputs, node):
 def multi_head_attention(imp, layer, inputs, node):
     """query/key/value projections -> IR Attention (4-D) -> output projection."""
     kwargs = node.arguments.kwargs
-    if kwargs.get("attention_mask") is not None or kwargs.get("use_causal_mask"):
-        raise ModelError(f"{layer.name}: MultiHeadAttention masks are not supported yet")
-    q_in = inputs[0]
-    v_in = inputs[1] if len(inputs) > 1 else q_in
-    k_in = inputs[2] if len(inputs) > 2 else v_in
+    args = list(node.arguments.args)
+    given = {"query": args[0] if args else kwargs.get("query"),
+             "value": args[1] if len(args) > 1 else kwargs.get("value"),
+             "key": args[2] if len(args) > 2 else kwargs.get("key"),
+             "attention_mask": kwargs.get("attention_mask")}
+    tensors = dict(zip([k for k, t in given.items() if t is not None], inputs))
+    q_in = tensors["query"]
+    v_in = tensors.get("value", q_in)
+    k_in = tensors.get("key", v_in)
+    mask = tensors.get("attention_mask")
     heads, key_dim = int(layer.num_heads), int(layer.key_dim)
     value_dim = int(layer.value_dim or key_dim)
 
@@ -344,7 +349,15 @@ def multi_head_attention(imp, layer, inputs, node):
     q = project(q_in, layer._query_dense, key_dim, "query")
     k = project(k_in, layer._key_dense, key_dim, "key")
     v = project(v_in, layer._value_dense, value_dim, "value")
-    att = imp.emit("Attention", [q, k, v], {"scale": 1.0 / float(np.sqrt(key_dim))}, suffix="attention")
+    attn_inputs = [q, k, v]
+    if mask is not None:  # [B, T, S] (True = attend) -> broadcast over heads
+        if mask.dtype != np.bool_:
+            mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask_bool")
+        attn_inputs.append(imp.emit("Unsqueeze", [mask, imp.const([1], np.int64)], suffix="mask"))
+    attrs = {"scale": 1.0 / float(np.sqrt(key_dim))}
+    if kwargs.get("use_causal_mask"):
+        attrs["is_causal"] = 1
+    att = imp.emit("Attention", attn_inputs, attrs, suffix="attention")
     att = imp.emit("Transpose", [att], {"perm": [0, 2, 1, 3]}, suffix="merge")
     att = imp.emit("Reshape", [att, imp.const([0, 0, heads * value_dim], np.int64)], suffix="merge_heads")
     out_kernel = to_numpy(layer._output_dense.kernel)  # [heads, value_dim, d_model]
