@@ -29,12 +29,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork + exec.
 PEAK = r"""
-def peak_mb():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
+import sys
+sys.path.insert(0, "benchmarks")
+from common import peak_mb
 """
 
 CHILD = PEAK + r"""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,25 +25,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from common import fmt, latency_ms, median, peak_mb, replace_section  # noqa: E402
+
 O2T = ROOT / ".venv-onnx2tf" / "bin" / "onnx2tf"
 MODELS = ("MobileNetV2", "ResNet50")
 
 
-def _peak_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _latency(fn, runs=20) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
 
 
 def _ort(path):
@@ -116,17 +103,17 @@ def worker(task: str, name: str, src: Path, out: Path) -> dict:
     else:
         raise SystemExit(f"unknown task {task}")
     wall = time.perf_counter() - start
-    peak = _peak_mb()
-    latency = _latency(_ort(out) if str(out).endswith(".onnx") else _lite(out))
+    peak = peak_mb()
+    latency = latency_ms(_ort(out) if str(out).endswith(".onnx") else _lite(out))
     if task.startswith("keras"):
         import keras
 
         model = keras.models.load_model(str(src), compile=False)
-        source_latency = _latency(lambda: model(x, training=False))
+        source_latency = latency_ms(lambda: model(x, training=False))
     elif task.startswith("tflite"):
-        source_latency = _latency(_lite(src))
+        source_latency = latency_ms(_lite(src))
     else:
-        source_latency = _latency(_ort(src))
+        source_latency = latency_ms(_ort(src))
     return {"wall": wall, "peak_mb": peak, "size_mb": out.stat().st_size / 2**20, "latency_ms": latency,
             "source_latency_ms": source_latency, "transposes": _transposes(out)}
 
@@ -152,7 +139,7 @@ def run_onnx2tf(src: Path, work: Path) -> dict:
         return {"error": "no float32 .tflite produced"}
     peak = int(p.stderr.strip().splitlines()[-1]) / 1024
     return {"wall": wall, "peak_mb": peak, "size_mb": tfl.stat().st_size / 2**20,
-            "latency_ms": _latency(_lite(tfl)), "source_latency_ms": _latency(_ort(src)),
+            "latency_ms": latency_ms(_lite(tfl)), "source_latency_ms": latency_ms(_ort(src)),
             "transposes": _transposes(tfl)}
 
 
@@ -222,10 +209,6 @@ def main() -> None:
     write_section(Path(args.out), rows, args.runs)
 
 
-def _med(results, key):
-    vals = [r[key] for r in results if r.get(key) is not None]
-    return statistics.median(vals) if vals else None
-
 
 def write_section(path: Path, rows, runs) -> None:
     import datetime
@@ -245,7 +228,7 @@ def write_section(path: Path, rows, runs) -> None:
              "(onnxruntime / LiteRT) next to the source in its own runtime. Transposes: Transpose/TRANSPOSE ops "
              "left in the converted model (tensorbridge still wraps each channels-last op in transposes; the "
              "layout planner of the layout issue removes them).")
-    lines = ["", "## TensorFlow / Keras / TFLite <-> ONNX", "", intro, "",
+    lines = ["", intro, "",
              "| model | direction | tool | wall s | peak MB | output MB | transposes | converted latency ms "
              "| source latency ms |", "|---|---|---|---|---|---|---|---|---|"]
     labels = {"keras_to_onnx": "Keras -> ONNX", "tflite_to_onnx": "TFLite -> ONNX", "onnx_to_tflite": "ONNX -> TFLite"}
@@ -256,16 +239,11 @@ def write_section(path: Path, rows, runs) -> None:
             lines.append(f"| {name} | {labels[direction]} | {tool} | failed: {errors[0].replace('|', '/')} "
                          "| | | | | |")
             continue
-        fmt = lambda v, p=2: "–" if v is None else f"{v:.{p}f}"  # noqa: E731
-        lines.append(f"| {name} | {labels[direction]} | {tool} | {fmt(_med(results, 'wall'))} | "
-                     f"{fmt(_med(results, 'peak_mb'), 0)} | {fmt(_med(results, 'size_mb'), 1)} | "
-                     f"{fmt(_med(results, 'transposes'), 0)} | {fmt(_med(results, 'latency_ms'))} | "
-                     f"{fmt(_med(results, 'source_latency_ms'))} |")
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    marker = "\n## TensorFlow / Keras / TFLite <-> ONNX\n"
-    if marker in text:
-        text = text[:text.index(marker)]
-    path.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n")
+        lines.append(f"| {name} | {labels[direction]} | {tool} | {fmt(median(results, 'wall'))} | "
+                     f"{fmt(median(results, 'peak_mb'), 0)} | {fmt(median(results, 'size_mb'), 1)} | "
+                     f"{fmt(median(results, 'transposes'), 0)} | {fmt(median(results, 'latency_ms'))} | "
+                     f"{fmt(median(results, 'source_latency_ms'))} |")
+    replace_section(path, "TensorFlow / Keras / TFLite <-> ONNX", lines)
     print(f"wrote {path}", file=sys.stderr)
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,14 +27,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from common import fmt, latency_ms, median, peak_mb, replace_section  # noqa: E402
+
 SHIMS = Path(__file__).resolve().parent / "shims"
 
-
-def _peak_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _size(path: Path) -> int:
@@ -52,15 +48,6 @@ def _model(name):
     return ZOO[name](**kwargs)
 
 
-def _latency(fn, runs=20) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
-
 
 def _ort_latency(path, feeds) -> float:
     import onnxruntime as ort
@@ -68,7 +55,7 @@ def _ort_latency(path, feeds) -> float:
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
     f = dict(zip(names, feeds))
-    return _latency(lambda: sess.run(None, f))
+    return latency_ms(lambda: sess.run(None, f))
 
 
 def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
@@ -101,13 +88,13 @@ def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
     else:
         raise SystemExit(f"unknown task {task}")
     wall = time.perf_counter() - start
-    peak = _peak_mb()
+    peak = peak_mb()
     with torch.no_grad():
         if task.startswith("to_onnx"):
             latency = _ort_latency(out, feeds)
-            source_latency = _latency(lambda: module(*args))
+            source_latency = latency_ms(lambda: module(*args))
         else:
-            latency = _latency(lambda: converted(*args))
+            latency = latency_ms(lambda: converted(*args))
             source_latency = _ort_latency(onnx_src, feeds)
     return {"wall": wall, "peak_mb": peak, "size_mb": _size(out) / 2**20, "latency_ms": latency,
             "source_latency_ms": source_latency}
@@ -165,10 +152,6 @@ def make_onnx_source(name: str, path: Path) -> None:
         torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17)
 
 
-def _med(results, key):
-    vals = [r[key] for r in results if key in r]
-    return statistics.median(vals) if vals else None
-
 
 def write_section(path: Path, rows, runs) -> None:
     import datetime
@@ -182,7 +165,7 @@ def write_section(path: Path, rows, runs) -> None:
              "built from a random config. Latency: median of 20 forward passes of the converted model, next to "
              "the source model in its own runtime (PyTorch eager for PyTorch -> ONNX, onnxruntime for "
              "ONNX -> PyTorch).")
-    lines = ["", "## PyTorch <-> ONNX", "", intro, "",
+    lines = ["", intro, "",
              "| model | direction | tool | wall s | peak MB | output MB | converted latency ms | source latency ms |",
              "|---|---|---|---|---|---|---|---|"]
     for name, task, results in rows:
@@ -192,15 +175,10 @@ def write_section(path: Path, rows, runs) -> None:
         if errors and len(errors) == len(results):
             lines.append(f"| {name} | {direction} | {tool} | failed: {errors[0]} | | | | |")
             continue
-        fmt = lambda v, p=2: "–" if v is None else f"{v:.{p}f}"  # noqa: E731
-        lines.append(f"| {name} | {direction} | {tool} | {fmt(_med(results, 'wall'))} | "
-                     f"{fmt(_med(results, 'peak_mb'), 0)} | {fmt(_med(results, 'size_mb'), 1)} | "
-                     f"{fmt(_med(results, 'latency_ms'))} | {fmt(_med(results, 'source_latency_ms'))} |")
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    marker = "\n## PyTorch <-> ONNX\n"
-    if marker in text:
-        text = text[:text.index(marker)]
-    path.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n")
+        lines.append(f"| {name} | {direction} | {tool} | {fmt(median(results, 'wall'))} | "
+                     f"{fmt(median(results, 'peak_mb'), 0)} | {fmt(median(results, 'size_mb'), 1)} | "
+                     f"{fmt(median(results, 'latency_ms'))} | {fmt(median(results, 'source_latency_ms'))} |")
+    replace_section(path, "PyTorch <-> ONNX", lines)
     print(f"wrote {path}", file=sys.stderr)
 
 
