@@ -10,6 +10,7 @@ dims. Every unsupported ATen op is listed in one error before anything is built.
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 from pathlib import Path
@@ -177,7 +178,7 @@ class Importer:
 
     def _preflight(self) -> None:
         for node in self.ep.graph.nodes:
-            if node.op != "call_function" or node.target is operator.getitem or node.target in _SYM_OPS:
+            if node.op != "call_function" or node.target is operator.getitem or node.target in _sym_ops():
                 continue
             name = aten_name(node.target)
             if name is None:
@@ -211,8 +212,8 @@ class Importer:
         if node.target is operator.getitem:
             src, idx = node.args
             return self.env[src.name][idx]
-        if node.target in _SYM_OPS:
-            return _SYM_OPS[node.target](self, *[self.sym_or_value(a) for a in node.args])
+        if node.target in _sym_ops():
+            return _sym_ops()[node.target](self, *[self.sym_or_value(a) for a in node.args])
         name = aten_name(node.target)
         if name in rules.PASSTHROUGH:
             return self.value(node.args[0])
@@ -399,29 +400,14 @@ def _sym_arith(op):
     return fn
 
 
-def _build_sym_ops():
+@functools.cache
+def _sym_ops() -> dict:
+    """Python-level ops on symbolic sizes that torch.export leaves in the graph."""
     import torch
 
     return {torch.ops.aten.sym_size.int: _sym_size, operator.mul: _sym_arith("Mul"),
             operator.add: _sym_arith("Add"), operator.sub: _sym_arith("Sub"),
             operator.floordiv: _sym_arith("Div")}
-
-
-class _LazySymOps(dict):
-    def _fill(self):
-        if not dict.__len__(self):
-            self.update(_build_sym_ops())
-
-    def __contains__(self, k):
-        self._fill()
-        return dict.__contains__(self, k)
-
-    def __getitem__(self, k):
-        self._fill()
-        return dict.__getitem__(self, k)
-
-
-_SYM_OPS = _LazySymOps()
 
 
 def importable_ops() -> set[str]:
