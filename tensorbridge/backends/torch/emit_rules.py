@@ -12,18 +12,11 @@ import ast
 import numpy as np
 
 from tensorbridge.backends.codegen import pyast as P
+from tensorbridge.backends.codegen.rule_helpers import Unsupported
+from tensorbridge.backends.codegen.rule_helpers import const_operand as _const
+from tensorbridge.backends.codegen.rule_helpers import same as _same
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
-
-
-class Unsupported(Exception):
-    pass
-
-
-def _same(values):
-    """(3, 3) -> 3: PyTorch layers take one int for a square kernel/stride/padding."""
-    values = tuple(int(v) for v in values)
-    return values[0] if values and all(v == values[0] for v in values) else values
 
 
 def _kwargs(**given_and_defaults):
@@ -158,11 +151,6 @@ def softmax(em, node):
 
 
 # -- layers with weights ----------------------------------------------------------------------
-def _const(v):
-    if v is None or v.const is None:
-        raise Unsupported(f"{v.name if v is not None else 'weight'} must be a constant to become a layer weight")
-    return np.asarray(v.const)
-
 
 def _layout(node):
     if node.attrs.get("layout", "NCHW") != "NCHW":
