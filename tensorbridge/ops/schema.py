@@ -134,6 +134,14 @@ def all_op_names() -> set[str]:
     return {s.name for s in all_schemas()}
 
 
+def op_names_quoted_in(module) -> set[str]:
+    """IR op names that appear as string literals in `module`'s source (what its converters emit)."""
+    import inspect
+    import re
+
+    return set(re.findall(r'"(\w+)"', inspect.getsource(module))) & all_op_names()
+
+
 _loaded = False
 
 

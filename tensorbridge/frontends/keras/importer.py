@@ -145,11 +145,8 @@ class Importer:
 
 def importable_ops() -> set[str]:
     """IR ops Keras layers produce (the converters' op names and the activation table)."""
-    import inspect
-    import re
-
     from tensorbridge.frontends.keras import convert
-    from tensorbridge.ops.schema import all_op_names
+    from tensorbridge.ops.schema import op_names_quoted_in
 
-    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    named = op_names_quoted_in(convert)
     return named | {spec[0] for spec in rules.ACTIVATIONS.values() if spec}

@@ -176,11 +176,8 @@ class Importer:
 
 
 def importable_ops() -> set[str]:
-    import inspect
-    import re
-
     from tensorbridge.frontends.tf import convert
-    from tensorbridge.ops.schema import all_op_names
+    from tensorbridge.ops.schema import op_names_quoted_in
 
-    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    named = op_names_quoted_in(convert)
     return named | set(UNARY.values()) | set(BINARY.values())

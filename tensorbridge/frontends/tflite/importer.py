@@ -260,11 +260,8 @@ class Importer:
 
 def importable_ops() -> set[str]:
     """IR ops TFLite operators produce (table rows and the converters' op names)."""
-    import inspect
-    import re
-
     from tensorbridge.frontends.tflite import convert
-    from tensorbridge.ops.schema import all_op_names
+    from tensorbridge.ops.schema import op_names_quoted_in
 
-    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    named = op_names_quoted_in(convert)
     return named | set(rules.SIMPLE.values())

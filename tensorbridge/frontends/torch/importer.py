@@ -412,11 +412,8 @@ def _sym_ops() -> dict:
 
 def importable_ops() -> set[str]:
     """IR ops the PyTorch frontend produces: the table rows plus the op names the converters use."""
-    import inspect
-    import re
-
     from tensorbridge.frontends.torch import convert
-    from tensorbridge.ops.schema import all_op_names
+    from tensorbridge.ops.schema import op_names_quoted_in
 
-    named = set(re.findall(r'"(\w+)"', inspect.getsource(convert))) & all_op_names()
+    named = op_names_quoted_in(convert)
     return set(rules.UNARY.values()) | set(rules.BINARY.values()) | named
