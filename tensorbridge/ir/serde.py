@@ -165,8 +165,16 @@ def _load(tensors: dict, ref: dict) -> np.ndarray:
 
 
 # -- safetensors container ------------------------------------------------------------------------
-def save(graph: Graph, path, **_options) -> None:
-    """Write `graph` to a `.tbir` file."""
+def save(graph: Graph, path, layout=None, **_options) -> None:
+    """Write `graph` to a `.tbir` file (re-planned for `layout` when given: the IR holds either layout)."""
+    if layout is not None:
+        from tensorbridge.ir.graph import clone
+        from tensorbridge.passes.dce import eliminate_dead_code
+        from tensorbridge.passes.layout import LayoutTarget, plan_layout
+
+        graph = clone(graph)
+        plan_layout(graph, LayoutTarget(), layout)
+        graph = eliminate_dead_code(graph)
     tensors: dict[str, np.ndarray] = {}
     doc = {"format": FORMAT, "version": VERSION, "graph": graph_to_json(graph, tensors)}
     write_safetensors(path, tensors, {_META_KEY: json.dumps(doc, separators=(",", ":"))})

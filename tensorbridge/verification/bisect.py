@@ -30,11 +30,11 @@ def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict:
     checked = 0
     for node in graph.all_nodes():
         for v in node.outputs:
-            # a layout-converted target keeps the value under "<name>.nhwc" / "<name>.nchw" (passes/to_layout)
-            key = next((k for k in (v.name, f"{v.name}.nhwc", f"{v.name}.nchw") if k in got), None)
+            key, perm = _held_as(v.name, got)
             if v.name not in ref or key is None:
                 continue
-            a, b = np.asarray(ref[v.name]), _align(np.asarray(ref[v.name]), np.asarray(got[key]))
+            a = np.asarray(ref[v.name])
+            b = np.asarray(got[key]) if perm is None else np.transpose(np.asarray(got[key]), np.argsort(perm))
             if b is None or a.dtype == object:
                 continue
             checked += 1
@@ -48,13 +48,22 @@ def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict:
     return {"op": None, "values_compared": checked}
 
 
-def _align(ref: np.ndarray, got: np.ndarray) -> np.ndarray | None:
-    """`got` in `ref`'s layout: targets converted to the other channel order hold permuted values."""
-    if got.shape == ref.shape:
-        return got
-    r = got.ndim
-    if r >= 3 and r == ref.ndim:
-        for perm in ([0, r - 1, *range(1, r - 1)], [0, *range(2, r), 1]):
-            if tuple(got.shape[p] for p in perm) == ref.shape:
-                return np.transpose(got, perm)
+def _held_as(name: str, got: dict) -> tuple[str | None, tuple[int, ...] | None]:
+    """Where the target keeps value `name`, and the permutation it holds it under (passes/layout.py names
+    a permuted value `<name>.nchw`, `<name>.nhwc` or `<name>.t0231`)."""
+    if name in got:
+        return name, None
+    for key in got:
+        if key.startswith(name + ".") and (perm := _suffix_perm(key[len(name) + 1:], np.ndim(got[key]))):
+            return key, perm
+    return None, None
+
+
+def _suffix_perm(suffix: str, rank: int) -> tuple[int, ...] | None:
+    if suffix == "nchw" and rank >= 3:
+        return (0, rank - 1, *range(1, rank - 1))
+    if suffix == "nhwc" and rank >= 3:
+        return (0, *range(2, rank), 1)
+    if suffix[:1] == "t" and suffix[1:].isdigit() and sorted(map(int, suffix[1:])) == list(range(rank)):
+        return tuple(map(int, suffix[1:]))
     return None

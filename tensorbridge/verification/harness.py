@@ -57,7 +57,9 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
             raise ModelError(f"source takes inputs {[n for n, _, _ in a.inputs]} but target takes {b_names}")
         b_feeds = {bn: feeds[an] for bn, (an, _, _) in zip(b_names, a.inputs)}
     else:
-        b_feeds = feeds
+        b_feeds = dict(feeds)
+    # a target converted with --io-layout target takes its images in the other channel order
+    b_feeds = {n: _reorder(b_feeds[n], shape) for n, _, shape in b.inputs if n in b_feeds}
     ref = a.run(feeds)
     got = b.run(b_feeds)
     pairs = []
@@ -67,7 +69,8 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         pairs = list(zip(a.outputs, b.outputs))
     else:
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
-    reports = [compare(an, bn, ref[an], got[bn], rtol, atol) for an, bn in pairs]
+    reports = [compare(an, bn, ref[an], _reorder(got[bn], np.shape(ref[an])), rtol, atol)
+               for an, bn in pairs]
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
     report = Report(_label(src), _label(dst), reports, shown)
     if per_layer:
@@ -75,3 +78,17 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
 
         report.first_divergence = first_divergence(src, b, b_feeds, rtol, atol)
     return report
+
+
+def _reorder(arr, shape):
+    """`arr` moved between channels-last and channels-first when that is what makes it fit `shape`."""
+    arr = np.asarray(arr)
+    if shape is None or arr.ndim != len(shape) or arr.ndim < 3 or all(
+            not isinstance(d, int) or d == s for d, s in zip(shape, arr.shape)):
+        return arr
+    r = arr.ndim
+    for perm in ([0, r - 1, *range(1, r - 1)], [0, *range(2, r), 1]):
+        moved = tuple(arr.shape[p] for p in perm)
+        if all(not isinstance(d, int) or d == m for d, m in zip(shape, moved)):
+            return np.transpose(arr, perm)
+    return arr

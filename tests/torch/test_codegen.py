@@ -99,7 +99,10 @@ def test_generated_module_reimports_to_the_same_ops(name, tmp_path):
     # compare the live computation: the generated code does not compute outputs nothing reads
     from tensorbridge.passes.dce import eliminate_dead_code
 
-    assert eliminate_dead_code(again).op_histogram() == eliminate_dead_code(graph).op_histogram()
+    regenerated, source = eliminate_dead_code(again).op_histogram(), eliminate_dead_code(graph).op_histogram()
+    # the layout planner may merge reciprocal transposes of the source (attention head splits)
+    assert regenerated.pop("Transpose", 0) <= source.pop("Transpose", 0)
+    assert regenerated == source
 
 
 def test_dynamic_batch_and_sequence(tmp_path):

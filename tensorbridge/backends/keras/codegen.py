@@ -6,7 +6,7 @@
     <dest>/model.keras         the whole model, for keras.models.load_model
     <dest>/__init__.py         load_model() -> build_model() with the weights loaded
 
-The graph is first brought to channels-last (`passes/to_layout.py`); weighted ops become
+The graph is first planned channels-last (`passes/layout.py`); weighted ops become
 layers named after the IR nodes (Conv2D, DepthwiseConv2D, Dense, BatchNormalization,
 LayerNormalization, Embedding ...), the rest are `keras.ops` calls. Code is built as an
 `ast`; identifiers and layer names come from the namer.
@@ -30,9 +30,10 @@ from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.to_layout import convert_layout
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 
 INLINE_LIMIT = 16
+LAYOUT = LayoutTarget(("NHWC",), native="NHWC")  # TensorFlow's CPU kernels run convolutions only channels-last
 
 
 def exportable_ops() -> set[str]:
@@ -41,14 +42,16 @@ def exportable_ops() -> set[str]:
     return {op for op in all_op_names() if op in emit_rules.RULES or get(op).decompose is not None}
 
 
-def prepare(graph: Graph) -> Graph:
-    g = fold_constants(convert_layout(eliminate_dead_code(clone(graph)), "NHWC"))
+def prepare(graph: Graph, layout: LayoutOptions | None = None) -> Graph:
+    g = eliminate_dead_code(clone(graph))
+    plan_layout(g, LAYOUT, layout)
+    g = fold_constants(eliminate_dead_code(g))
     return legalize(g, lambda op: op in emit_rules.RULES, "Keras code")
 
 
-def save(graph: Graph, dest, **_options) -> None:
+def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
     """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights)."""
-    em = Emitter(prepare(graph))
+    em = Emitter(prepare(graph, layout))
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

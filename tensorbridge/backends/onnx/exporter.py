@@ -22,13 +22,14 @@ from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.to_layout import convert_layout
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.rules import onnx as rules
 
 log = logging.getLogger(__name__)
 IR_VERSION = 13  # the newest onnxruntime 1.31 loads (onnx 1.23 would write 14)
 #: IR attributes ONNX does not have, with the only value ONNX can express.
 IR_ONLY_ATTRS = {"layout": "NCHW"}
+LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 
 
 def supports(op: str) -> bool:
@@ -41,15 +42,19 @@ def exportable_ops() -> set[str]:
             if supports(op) or op_schema.get(op).decompose is not None}
 
 
-def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None) -> None:
+def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None,
+           layout: LayoutOptions | None = None) -> None:
     """Write `graph` as an ONNX model at `dest`."""
-    model, weights = to_proto(graph, opset)
+    model, weights = to_proto(graph, opset, layout)
     write_model(model, weights, dest, external=external)
 
 
-def to_proto(graph: Graph, opset: int | None = None) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
+def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,
+             ) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
     """The model without initializers, and the (name, array) weights to attach."""
-    g = legalize(convert_layout(eliminate_dead_code(clone(graph)), "NCHW"), supports, "ONNX")
+    g = eliminate_dead_code(clone(graph))
+    plan_layout(g, LAYOUT, layout)
+    g = legalize(eliminate_dead_code(g), supports, "ONNX")
     report = BlockerReport("ONNX export", "onnx")
     opset = opset or _choose_opset(g)
     weights: list[tuple[str, np.ndarray]] = []
@@ -61,9 +66,9 @@ def to_proto(graph: Graph, opset: int | None = None) -> tuple[onnx.ModelProto, l
     return model, weights
 
 
-def to_model(graph: Graph, opset: int | None = None) -> onnx.ModelProto:
+def to_model(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None) -> onnx.ModelProto:
     """Whole in-memory ModelProto (for small models and tests)."""
-    model, weights = to_proto(graph, opset)
+    model, weights = to_proto(graph, opset, layout)
     for name, arr in weights:
         model.graph.initializer.append(numpy_helper.from_array(np.asarray(arr), name))
     return model

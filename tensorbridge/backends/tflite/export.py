@@ -14,19 +14,23 @@ from pathlib import Path
 from tensorbridge.backends.keras import codegen as keras_codegen
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
+from tensorbridge.passes.layout import LayoutOptions
 
 
 def exportable_ops() -> set[str]:
     return keras_codegen.exportable_ops()
 
 
-def save(graph: Graph, dest, fp16: bool = False, **_options) -> None:
+LAYOUT = keras_codegen.LAYOUT
+
+
+def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = None, **_options) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
-        keras_codegen.save(graph, folder)
+        keras_codegen.save(graph, folder, layout)
         import keras
 
         model = keras.models.load_model(str(folder / "model.keras"), compile=False)

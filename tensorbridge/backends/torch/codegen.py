@@ -31,9 +31,10 @@ from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.to_layout import convert_layout
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 
 log = logging.getLogger(__name__)
+LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 SHAPE_OPS = {"Shape", "Concat", "Gather", "Add", "Sub", "Mul", "Div", "Squeeze", "Unsqueeze", "Slice", "Cast",
              "Identity", "Reshape"}
 
@@ -44,11 +45,11 @@ def exportable_ops() -> set[str]:
     return {op for op in all_op_names() if op in emit_rules.RULES or get(op).decompose is not None}
 
 
-def save(graph: Graph, dest, **_options) -> None:
+def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
     """Write the code folder for `graph` at `dest`."""
     from tensorbridge.ir.serde import write_safetensors
 
-    code, state = generate(graph)
+    code, state = generate(graph, layout)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "model.py").write_text(code)
@@ -56,9 +57,11 @@ def save(graph: Graph, dest, **_options) -> None:
     write_safetensors(dest / "weights.safetensors", state, {"format": "pt"})
 
 
-def generate(graph: Graph) -> tuple[str, dict[str, np.ndarray]]:
+def generate(graph: Graph, layout: LayoutOptions | None = None) -> tuple[str, dict[str, np.ndarray]]:
     """The model.py source and its state dict (name -> array)."""
-    g = fold_constants(convert_layout(eliminate_dead_code(clone(graph)), "NCHW"))
+    g = eliminate_dead_code(clone(graph))
+    plan_layout(g, LAYOUT, layout)
+    g = fold_constants(eliminate_dead_code(g))
     g = legalize(g, lambda op: op in emit_rules.RULES, "PyTorch code")
     em = Emitter(g)
     em.run()

@@ -19,7 +19,10 @@ def exportable_ops() -> set[str]:
     return codegen.exportable_ops()
 
 
-def save(graph: Graph, dest, **_options) -> None:
+LAYOUT = codegen.LAYOUT
+
+
+def save(graph: Graph, dest, layout=None, **_options) -> None:
     import torch
 
     from tensorbridge.backends.codegen.folder import load_folder
@@ -27,7 +30,7 @@ def save(graph: Graph, dest, **_options) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
-        codegen.save(graph, folder)
+        codegen.save(graph, folder, layout)
         module = load_folder(folder).load_model()
         examples, dims = [], {}
         named = {}

@@ -1,0 +1,748 @@
+"""Layout planning: run every layout-carrying op in the target's layout, with transposes only where unavoidable.
+
+How the plan is made
+--------------------
+Every value of the source graph has a *logical* form (what the source computes). After
+planning the rewritten graph holds it in a *physical* form, `transpose(logical, P)`: the value
+is "held under P". One walk over the nodes in topological order decides P for every value
+(tflite2onnx's propagation, with TVM ConvertLayout's rule that layouts change only at
+boundaries), following the op's layout class from the catalogue:
+
+- implicit (Conv, pools, BatchNorm, Resize, DepthToSpace, ...): the op runs in the layout the
+  target chooses (`LayoutTarget`, overridden by --layout). It asks for its data input under the
+  permutation from its own layout to that one, and its outputs are held under it. Weights keep
+  the IR's layout-independent form; per-axis operands (Resize scales/sizes) are permuted here.
+- transparent (elementwise): the op adopts the permutation most of its full-rank computed inputs
+  already have. A lower-rank broadcast operand is aligned first: a constant is reshaped and
+  permuted once, now; a computed one gets an Unsqueeze.
+- attribute (Concat, Softmax, reductions, Slice, Pad, Split, Gather, Squeeze, Unsqueeze, Tile,
+  Q/DQ, ...): the op keeps its input's permutation and its axes are rewritten (logical axis `a`
+  is physical axis `P^-1[a]`); axes an op removes are removed from P as well. An op whose
+  axes cannot be rewritten (a LayerNormalization whose normalised suffix would be split, axes
+  given at run time) asks for the logical form instead.
+- Transpose is absorbed: its output is its input held under another permutation; no node stays.
+- terminate (Reshape, Flatten, MatMul, Dense, RNNs, ...): asks for the logical form unless it is
+  proven safe: a permutation that moves only size-1 axes keeps element order (the Reshape reads
+  the physical tensor), and a Flatten/Reshape read only by Dense/MatMul/Gemm with constant
+  weights reads the permuted tensor while the weight rows are permuted once.
+
+"Ask for v under Q" costs nothing when v is already held under Q. Otherwise a constant is
+permuted now; a permutation that moves only size-1 axes becomes a Reshape; anything else
+becomes one Transpose, shared by every consumer that asks for the same form (so reciprocal
+pairs never appear: MMdnn's cancellation happens by construction). Each Transpose is recorded
+with the op that asked and why, for `inspect --layout-plan`.
+
+Graph inputs are held under the identity (`--io-layout keep`) or, for rank-4 inputs that feed
+layout-carrying ops, under the target layout (`--io-layout target`; other ranks are never
+transposed by guess); `--pin-layout NAME=NHWC` holds one tensor in a given layout. Outputs are
+asked for in the same way, so `keep` costs at most one transpose per graph input and output.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tensorbridge.errors import Blocker, ModelError, UnsupportedError
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.node import Node
+from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
+from tensorbridge.passes.infer_shapes import infer_node
+
+LAYOUTS = ("NCHW", "NHWC")
+HEADS = {"Dense": (1, 0), "MatMul": (1, 0), "Gemm": (1, None)}  # op -> (weight input, row axis; None: transB)
+
+
+@dataclass(frozen=True)
+class LayoutTarget:
+    """The layouts a backend runs layout-carrying ops in; the first is its native one (none: keep the source's)."""
+
+    layouts: tuple[str, ...] = LAYOUTS
+    native: str | None = None
+
+
+@dataclass
+class LayoutOptions:
+    """User control: `layout` native|nchw|nhwc|auto, `io_layout` keep|target, `pins` {tensor: layout}."""
+
+    layout: str = "native"
+    io_layout: str = "keep"
+    pins: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.layout = self.layout.lower()
+        if self.layout not in ("native", "nchw", "nhwc", "auto"):
+            raise ModelError(f"--layout must be nchw, nhwc or auto, not {self.layout!r}")
+        if self.io_layout not in ("keep", "target"):
+            raise ModelError(f"--io-layout must be keep or target, not {self.io_layout!r}")
+        self.pins = {k: v.upper() for k, v in self.pins.items()}
+        bad = {k: v for k, v in self.pins.items() if v not in LAYOUTS}
+        if bad:
+            raise ModelError(f"--pin-layout takes NCHW or NHWC, got {bad}")
+
+
+@dataclass
+class Transform:
+    """One layout change left in the graph: a Transpose (or a Reshape that only moves size-1 axes)."""
+
+    node: str
+    op: str
+    value: str
+    perm: tuple[int, ...]
+    consumer: str
+    reason: str
+
+
+@dataclass
+class LayoutPlan:
+    """What the planner decided: each layout-carrying op's layout, the I/O forms, and every transform left."""
+
+    ops: dict[str, str] = field(default_factory=dict)
+    inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    outputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    transforms: list[Transform] = field(default_factory=list)
+    weights_permuted: int = 0
+
+    @property
+    def transposes(self) -> list[Transform]:
+        return [t for t in self.transforms if t.op == "Transpose"]
+
+    def describe(self) -> str:
+        changed = Counter(self.ops.values())
+        lines = [f"layout-carrying ops: {sum(changed.values())} ("
+                 + ", ".join(f"{n} {k}" for k, n in sorted(changed.items())) + ")",
+                 f"constants permuted at conversion time: {self.weights_permuted}"]
+        for kind, io in (("input", self.inputs), ("output", self.outputs)):
+            for name, perm in io.items():
+                form = "unchanged" if perm == tuple(range(len(perm))) else f"permuted {list(perm)}"
+                lines.append(f"graph {kind} {name!r}: {form}")
+        lines.append(f"transposes left: {len(self.transposes)}")
+        for t in self.transforms:
+            lines.append(f"  {t.op} {t.node!r} on {t.value!r} perm={list(t.perm)} before {t.consumer}: {t.reason}")
+        return "\n".join(lines)
+
+
+# -- permutations ------------------------------------------------------------------------------
+def between(src: str, dst: str, rank: int) -> tuple[int, ...]:
+    """P with transpose(x in layout `src`, P) == x in layout `dst`."""
+    if src == dst or rank < 3:
+        return tuple(range(rank))
+    if dst == "NCHW":
+        return (0, rank - 1, *range(1, rank - 1))
+    return (0, *range(2, rank), 1)
+
+
+def _identity(perm) -> bool:
+    return tuple(perm) == tuple(range(len(perm)))
+
+
+def _inverse(perm) -> tuple[int, ...]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+def _drop(perm, removed: set[int]) -> tuple[int, ...]:
+    """The permutation left when the logical axes `removed` disappear."""
+    kept = [p for p in perm if p not in removed]
+    order = sorted(kept)
+    return tuple(order.index(p) for p in kept)
+
+
+def _moves_only_ones(shape, perm) -> bool:
+    """True when transposing a tensor of `shape` by `perm` keeps its element order."""
+    if shape is None:
+        return False
+    big = [p for p in perm if shape[p] != 1]  # symbolic and unknown dims count as big
+    return big == sorted(big)
+
+
+def _suffix(perm) -> str:
+    rank = len(perm)
+    for layout in LAYOUTS:
+        other = "NHWC" if layout == "NCHW" else "NCHW"
+        if tuple(perm) == between(other, layout, rank):
+            return layout.lower()
+    return "t" + "".join(map(str, perm))
+
+
+# -- the planner -------------------------------------------------------------------------------
+class Planner:
+    def __init__(self, graph: Graph, target: LayoutTarget, options: LayoutOptions):
+        self.g = graph
+        self.target = target
+        self.options = options
+        self.held: dict[int, tuple[Value, tuple[int, ...]]] = {}
+        self.cache: dict[tuple[int, tuple[int, ...]], Value] = {}
+        self.plan = LayoutPlan()
+        self.names: dict[int, str] = {}
+        self.source_layout = _dominant_layout(graph)
+        self.blockers: list[Blocker] = []
+        self.current: Node | None = None  # new nodes go before it (None: at the end)
+        self.next: Node | None = None
+
+    # holding and asking
+    def form(self, v: Value) -> tuple[Value, tuple[int, ...]]:
+        if id(v) in self.held:
+            return self.held[id(v)]
+        return v, tuple(range(len(v.shape))) if v.shape is not None else ()
+
+    def hold(self, v: Value, perm) -> None:
+        perm = tuple(perm)
+        if v.shape is not None and not _identity(perm):
+            self.names.setdefault(id(v), v.name)
+            v.shape = tuple(v.shape[p] for p in perm)
+            v.name = self.g.unique_name(f"{self.names[id(v)]}.{_suffix(perm)}")
+        self.held[id(v)] = (v, perm)
+
+    def ask(self, v: Value, want, reason: str) -> Value:
+        """`v` in the physical form `want`, adding a constant, Reshape or Transpose when needed."""
+        phys, have = self.form(v)
+        want = tuple(want)
+        if have == want or phys.shape is None:
+            return phys
+        rel = tuple(have.index(w) for w in want)  # physical axis of `have` to put at each position
+        key = (id(phys), rel)
+        if key in self.cache:
+            return self.cache[key]
+        if phys.const is not None:
+            arr = np.ascontiguousarray(np.transpose(phys.const, rel))
+            out = self.g.add_constant(f"{phys.name}.{_suffix(rel)}", arr)
+            self.plan.weights_permuted += 1
+        elif _moves_only_ones(phys.shape, rel) and sum(not isinstance(d, int) for d in phys.shape) <= 1:
+            target = [d if isinstance(d, int) else -1 for d in (phys.shape[p] for p in rel)]
+            shape = self.g.add_constant(f"{phys.name}.shape", np.array(target, np.int64))
+            out = self._insert("Reshape", [phys, shape], {}, f"{phys.name}.as_{_suffix(rel)}", rel, reason)
+        else:
+            out = self._insert("Transpose", [phys], {"perm": list(rel)}, f"{phys.name}.to_{_suffix(rel)}", rel, reason)
+        self.cache[key] = out
+        return out
+
+    def _insert(self, op, inputs, attrs, name, rel, reason) -> Value:
+        node = self.g.add_node(op, inputs, attrs, name=name, before=self.current,
+                               meta=self.current.meta if self.current is not None else None)
+        infer_node(node)
+        consumer = f"{self.current.op} {self.current.name!r}" if self.current is not None else "graph output"
+        self.plan.transforms.append(Transform(node.name, op, inputs[0].name, rel, consumer, reason))
+        return node.outputs[0]
+
+    def logical(self, node: Node, reason: str) -> None:
+        """Give every input of `node` its logical form; its outputs are held as they are."""
+        for i, v in enumerate(node.inputs):
+            if v is not None and v.shape is not None:
+                node.set_input(i, self.ask(v, range(len(v.shape)), reason))
+
+    # the walk
+    def run(self) -> LayoutPlan:
+        self._inputs()
+        nodes = list(self.g.nodes)
+        for k, node in enumerate(nodes):
+            self.current, self.next = node, nodes[k + 1] if k + 1 < len(nodes) else None
+            self._visit(node)
+            self.current = self.next
+            for v in node.outputs:
+                self._pin(v)
+        self.current = None
+        self._outputs()
+        self._captured()
+        for node in reversed(list(self.g.nodes)):
+            if node.op == "Transpose" and id(node.outputs[0]) in self.held \
+                    and self.held[id(node.outputs[0])][0] is not node.outputs[0] \
+                    and not node.outputs[0].uses() and node.outputs[0] not in self.g.outputs:
+                self.g.remove_node(node)
+        if self.blockers:
+            raise UnsupportedError(self.blockers, "layout planning")
+        return self.plan
+
+    def _visit(self, node: Node) -> None:
+        schema = op_schema.get(node.op)
+        kind = schema.layout.kind if schema is not None else "terminate"
+        if node.op == "Transpose" and node.attrs.get("perm") is not None and node.inputs[0].shape is not None:
+            phys, have = self.form(node.inputs[0])
+            q = node.attrs["perm"]
+            self.held[id(node.outputs[0])] = (phys, tuple(_inverse(q)[a] for a in have))
+            return
+        if node.op == "Shape" and self._shape(node):
+            return
+        if node.op == "Size":
+            node.set_input(0, self.form(node.inputs[0])[0])
+            return
+        if kind == "implicit" and "layout" in schema.attrs and schema.attrs["layout"].kind == "str":
+            return self._implicit(node, schema)
+        if kind == "transparent" and not node.subgraphs():
+            return self._transparent(node)
+        if kind == "attribute":
+            rule = ATTRIBUTE_RULES.get(node.op)
+            if rule is not None and self._attribute(node, rule):
+                return
+            return self.logical(node, f"{node.op}: its axes cannot follow this layout")
+        if node.op in ("Reshape", "Flatten") and self._safe_reshape(node):
+            return
+        self.logical(node, f"{node.op} needs the source layout ({kind} op)")
+
+    # implicit ops
+    def _implicit(self, node: Node, schema) -> None:
+        x = node.inputs[0]
+        own = node.attrs.get("layout", schema.attrs["layout"].default)
+        if x is None or x.shape is None:
+            return self.logical(node, "rank unknown")
+        chosen = self._choose(own)
+        if chosen not in self.target.layouts:
+            only = ", ".join(self.target.layouts)
+            self.blockers.append(Blocker(node.op, node.name, f"the target runs it only in {only}"))
+            return self.logical(node, "")
+        self.plan.ops[node.name] = chosen
+        perm = between(own, chosen, len(x.shape))
+        node.set_input(0, self.ask(x, perm, f"{node.op} runs in {chosen}"))
+        if node.op == "Resize":
+            self._permute_resize_operands(node, perm)
+        node.attrs["layout"] = chosen
+        for v in node.outputs:
+            if v.shape is not None and len(v.shape) == len(perm):
+                self.hold(v, perm)
+
+    def _choose(self, own: str) -> str:
+        """The layout an op now in `own` runs in (may be one the target lacks: the caller reports it)."""
+        wanted = self.options.layout
+        if wanted in ("nchw", "nhwc"):
+            return wanted.upper()
+        if wanted == "auto" or self.target.native is None:
+            return own if own in self.target.layouts else self.target.layouts[0]
+        return self.target.native
+
+    def _permute_resize_operands(self, node: Node, perm) -> None:
+        rank = len(perm)
+        for index in (1, 2, 3):
+            v = node.input(index)
+            if v is None or v.const is None or v.const.size == 0:
+                continue
+            arr = np.asarray(v.const)
+            if index == 1 and arr.size == 2 * rank:  # roi: starts then ends
+                new = np.concatenate([arr[:rank][list(perm)], arr[rank:][list(perm)]])
+            elif arr.size == rank:
+                new = arr[list(perm)]
+            else:
+                continue
+            node.set_input(index, self.g.add_constant(f"{v.name}.{_suffix(perm)}", new))
+
+    # transparent ops
+    def _transparent(self, node: Node) -> None:
+        out = node.outputs[0]
+        rank = len(out.shape) if out.shape is not None else None
+        if rank is None or any(v is not None and v.shape is None for v in node.inputs):
+            return self.logical(node, "rank unknown")
+        perm = self._majority(node, rank)
+        self._align_inputs(node, perm, rank, f"{node.op} follows its other input")
+        for v in node.outputs:
+            if v.shape is not None and len(v.shape) == rank:
+                self.hold(v, perm)
+
+    def _majority(self, node: Node, rank: int) -> tuple[int, ...]:
+        votes = Counter(self.form(v)[1] for v in node.inputs
+                        if v is not None and v.const is None and len(v.shape) == rank)
+        if not votes:
+            return tuple(range(rank))
+        best = max(votes.values())
+        tied = [p for p, n in votes.items() if n == best]
+        return next((p for p in tied if not _identity(p)), tied[0])
+
+    def _align_inputs(self, node: Node, perm, rank: int, reason: str, indices=None) -> None:
+        for i, v in enumerate(node.inputs):
+            if v is None or (indices is not None and i not in indices):
+                continue
+            k = len(v.shape)
+            if k == rank:
+                node.set_input(i, self.ask(v, perm, reason))
+            elif k < rank and not _identity(perm) and not all(d == 1 for d in v.shape):
+                node.set_input(i, self._broadcast_operand(v, perm, rank, reason))
+
+    def _broadcast_operand(self, v: Value, perm, rank: int, reason: str) -> Value:
+        """A lower-rank operand, aligned right as broadcasting does, in the full-rank form `perm`."""
+        lead = rank - len(v.shape)
+        key = (id(v), ("broadcast", *perm))
+        if key in self.cache:
+            return self.cache[key]
+        if v.const is not None:
+            arr = np.transpose(v.const.reshape((1,) * lead + v.const.shape), perm)
+            while arr.ndim > 1 and arr.shape[0] == 1:
+                arr = arr[0]
+            out = self.g.add_constant(f"{v.name}.{_suffix(perm)}", np.ascontiguousarray(arr))
+            self.plan.weights_permuted += 1
+        else:
+            axes = self.g.add_constant(f"{v.name}.axes", np.arange(lead, dtype=np.int64))
+            node = self.g.add_node("Unsqueeze", [self.ask(v, range(len(v.shape)), reason), axes],
+                                   name=f"{v.name}.rank{rank}", before=self.current)
+            infer_node(node)
+            out = self.ask(node.outputs[0], perm, reason)
+        self.cache[key] = out
+        return out
+
+    # attribute ops
+    def _attribute(self, node: Node, rule) -> bool:
+        x = node.inputs[0]
+        if x is None or x.shape is None or any(v.shape is None for v in node.outputs):
+            return False
+        rank = len(x.shape)
+        perm = self._majority(node, rank) if node.op == "Concat" else self.form(x)[1]
+        if _identity(perm):
+            self.logical(node, f"{node.op} follows its other inputs")
+            return True
+        result = rule(self, node, perm, rank)
+        if result is None:
+            return False
+        if node.op == "Concat":
+            self._align_inputs(node, perm, rank, "Concat follows its other inputs")
+        else:
+            node.set_input(0, self.ask(x, perm, ""))
+        for v, p in zip(node.outputs, result if isinstance(result, list) else [result] * len(node.outputs)):
+            self.hold(v, p)
+        return True
+
+    def const_input(self, node: Node, index: int) -> np.ndarray | None:
+        v = node.input(index)
+        return None if v is None or v.const is None else np.asarray(v.const)
+
+    def set_const(self, node: Node, index: int, array, name: str) -> None:
+        node.set_input(index, self.g.add_constant(f"{node.name}.{name}", np.asarray(array)))
+
+    # terminate ops proven safe
+    def _safe_reshape(self, node: Node) -> bool:
+        x = node.inputs[0]
+        phys, perm = self.form(x)
+        if x.shape is None or phys.shape is None or _identity(perm):
+            return False
+        logical = _logical_shape(phys.shape, perm)
+        if node.op == "Reshape" and not self._reshape_target_fits(node, logical, phys.shape):
+            return False
+        if _moves_only_ones(logical, perm):
+            node.set_input(0, phys)
+            return True
+        return self._flatten_into_head(node, phys, perm)
+
+    def _reshape_target_fits(self, node: Node, logical, physical) -> bool:
+        """Make the Reshape's `0` entries (copy that input dim) independent of the input's layout."""
+        target = self.const_input(node, 1)
+        if target is None:
+            return False
+        target = target.reshape(-1).astype(np.int64)
+        if node.attrs.get("allowzero", 0) or not any(
+                d == 0 and i < len(logical) and logical[i] != physical[i] for i, d in enumerate(target)):
+            return True
+        for i, d in enumerate(target):
+            if d == 0 and i < len(logical) and logical[i] != physical[i]:
+                if not isinstance(logical[i], int):
+                    return False
+                target[i] = logical[i]
+        self.set_const(node, 1, target, "shape")
+        return True
+
+    def _shape(self, node: Node) -> bool:
+        """Shape of a permuted tensor: read the physical shape and gather it back into logical order."""
+        phys, perm = self.form(node.inputs[0])
+        if _identity(perm) or node.attrs.get("start") or node.attrs.get("end") is not None:
+            return False
+        node.set_input(0, phys)
+        out = node.outputs[0]
+        order = self.g.add_constant(f"{node.name}.order", np.array(_inverse(perm), np.int64))
+        gather = self.g.add_node("Gather", [out, order], {"axis": 0}, name=f"{node.name}.logical", before=self.next)
+        infer_node(gather)
+        self.held[id(out)] = (gather.outputs[0], (0,))
+        return True
+
+    def _flatten_into_head(self, node: Node, phys: Value, perm) -> bool:
+        out = node.outputs[0]
+        logical = _logical_shape(phys.shape, perm)
+        rows = logical[1:]
+        if perm[0] != 0 or out.shape is None or len(out.shape) != 2 or out in self.g.outputs \
+                or not all(isinstance(d, int) for d in rows) or out.shape[1] != int(np.prod(rows)):
+            return False
+        if node.op == "Flatten" and node.attrs.get("axis", 1) != 1:
+            return False
+        uses = out.uses()
+        heads = []
+        for user, i in uses:
+            spec = HEADS.get(user.op)
+            w = user.input(1)
+            if spec is None or i != 0 or w is None or w.const is None or w.const.ndim != 2:
+                return False
+            axis = spec[1] if spec[1] is not None else (1 if user.attrs.get("transB", 0) else 0)
+            heads.append((user, w, axis))
+        if not heads:
+            return False
+        order = np.arange(int(np.prod(rows))).reshape(rows).transpose([p - 1 for p in perm[1:]]).reshape(-1)
+        for user, w, axis in heads:
+            user.set_input(1, self.g.add_constant(f"{w.name}.rows_{_suffix(perm)}", np.take(w.const, order, axis=axis)))
+            self.plan.weights_permuted += 1
+        node.set_input(0, phys)
+        self.names.setdefault(id(out), out.name)
+        out.name = self.g.unique_name(f"{out.name}.rows_{_suffix(perm)}")  # not the source's element order
+        return True
+
+    # graph boundary
+    def _inputs(self) -> None:
+        for x in self.g.inputs:
+            if x.shape is None:
+                continue
+            rank = len(x.shape)
+            perm = None
+            if x.name in self.options.pins:
+                perm = between(self.source_layout, self.options.pins[x.name], rank)
+            elif self.options.io_layout == "target" and rank == 4:
+                perm = self._image_input_perm(x)
+            if perm is not None and not _identity(perm):
+                name = x.name
+                self.hold(x, perm)
+                x.name = name
+                self.names.pop(id(x), None)
+            self.plan.inputs[x.name] = perm or tuple(range(rank))
+
+    def _image_input_perm(self, x: Value):
+        """The layout change of the first layout-carrying op `x` reaches through shape-keeping ops."""
+        seen, todo = set(), [x]
+        while todo:
+            v = todo.pop()
+            for user, i in v.uses():
+                if id(user) in seen:
+                    continue
+                seen.add(id(user))
+                schema = op_schema.get(user.op)
+                if schema is None:
+                    continue
+                if schema.layout.kind == "implicit" and i == 0 and "layout" in schema.attrs:
+                    own = user.attrs.get("layout", schema.attrs["layout"].default)
+                    return between(own, self._choose(own), 4)
+                if schema.layout.kind == "transparent" or user.op in ("Pad", "Slice", "Concat"):
+                    todo.extend(o for o in user.outputs if o.shape is not None and len(o.shape) == 4)
+        return None
+
+    def _pin(self, v: Value) -> None:
+        name = self.names.get(id(v), v.name)
+        if name not in self.options.pins or v.shape is None:
+            return
+        perm = between(self.source_layout, self.options.pins[name], len(v.shape))
+        self.held[id(v)] = (self.ask(v, perm, f"pinned to {self.options.pins[name]} by --pin-layout"), perm)
+
+    def _outputs(self) -> None:
+        outputs = []
+        for o in self.g.outputs:
+            name = self.names.get(id(o), o.name)
+            phys, have = self.form(o)
+            rank = len(have)
+            if name in self.options.pins:
+                want = between(self.source_layout, self.options.pins[name], rank)
+            elif self.options.io_layout == "target" and rank == 4 and have == between(
+                    self.source_layout, _other(self.source_layout), 4):
+                want = have
+            else:
+                want = tuple(range(rank))
+            reason = "graph output keeps the source layout (--io-layout keep)" \
+                if self.options.io_layout == "keep" else "graph output in its source layout"
+            got = self.ask(o, want, reason) if rank else phys
+            if got.name != name:
+                holder = self.g.find_value(name)
+                if holder is not None and holder is not got:
+                    self.names.setdefault(id(holder), name)
+                    holder.name = self.g.unique_name(f"{name}.{_suffix(self.form(holder)[1]) or 'src'}")
+                got.name = name
+            outputs.append(got)
+            self.plan.outputs[name] = want
+        self.g.outputs = outputs
+
+    def _captured(self) -> None:
+        """Subgraphs (If/Loop bodies) read outer values in their logical form."""
+        for node in self.g.nodes:
+            for sub in node.subgraphs():
+                for inner in sub.all_nodes():
+                    for i, v in enumerate(inner.inputs):
+                        if v is not None and id(v) in self.held and not _identity(self.held[id(v)][1]):
+                            self.current = node
+                            inner.set_input(i, self.ask(v, range(len(v.shape)), "read by a subgraph"))
+        self.current = None
+
+
+def _other(layout: str) -> str:
+    return "NHWC" if layout == "NCHW" else "NCHW"
+
+
+def _logical_shape(phys_shape, perm):
+    inv = _inverse(perm)
+    return tuple(phys_shape[inv[a]] for a in range(len(perm)))
+
+
+def _dominant_layout(graph: Graph) -> str:
+    counts = Counter(n.attrs.get("layout", "NCHW") for n in graph.nodes
+                     if (s := op_schema.get(n.op)) is not None and s.layout.kind == "implicit"
+                     and "layout" in s.attrs and s.attrs["layout"].kind == "str")
+    return counts.most_common(1)[0][0] if counts else "NCHW"
+
+
+# -- attribute-op rules: (planner, node, perm, rank) -> output perm(s), or None when not rewritable --
+def _axis(node: Node, perm, rank: int, name: str = "axis", default: int = 0) -> int:
+    a = node.attrs.get(name, default)
+    a = a + rank if a < 0 else a
+    return _inverse(perm)[a]
+
+
+def _single_axis(p: Planner, node: Node, perm, rank: int):
+    schema = op_schema.get(node.op)
+    node.attrs["axis"] = _axis(node, perm, rank, default=schema.attrs["axis"].default)
+    return perm
+
+
+def _arg_reduce(p: Planner, node: Node, perm, rank: int):
+    a = node.attrs.get("axis", 0)
+    a = a + rank if a < 0 else a
+    node.attrs["axis"] = _inverse(perm)[a]
+    return perm if node.attrs.get("keepdims", 1) else _drop(perm, {a})
+
+
+def _quant_axis(p: Planner, node: Node, perm, rank: int):
+    scale = node.input(1)
+    if node.attrs.get("block_size", 0):
+        return None
+    if scale is not None and scale.shape is not None and len(scale.shape) == 1 and scale.shape[0] != 1:
+        node.attrs["axis"] = _axis(node, perm, rank, default=1)
+    return perm
+
+
+def _suffix_norm(p: Planner, node: Node, perm, rank: int):
+    a = node.attrs.get("axis", -1)
+    a = a + rank if a < 0 else a
+    return perm if all(perm[i] == i for i in range(a, rank)) else None
+
+
+def _gather(p: Planner, node: Node, perm, rank: int):
+    idx = node.input(1)
+    if idx is None or idx.shape is None or len(idx.shape) > 1:
+        return None
+    a = node.attrs.get("axis", 0)
+    a = a + rank if a < 0 else a
+    node.attrs["axis"] = _inverse(perm)[a]
+    return perm if len(idx.shape) == 1 else _drop(perm, {a})
+
+
+def _elements(p: Planner, node: Node, perm, rank: int):
+    node.attrs["axis"] = _axis(node, perm, rank)
+    for i in range(1, len(node.inputs)):
+        if node.input(i) is not None and node.input(i).shape is not None and len(node.input(i).shape) == rank:
+            node.set_input(i, p.ask(node.input(i), perm, f"{node.op} indices follow the data"))
+    return perm
+
+
+def _axes_input(index: int, *, keepdims_attr: bool = False, drop: bool = False):
+    """Rules for ops whose axes are a constant input (reductions, Squeeze, Slice)."""
+    def rule(p: Planner, node: Node, perm, rank: int):
+        v = node.input(index)
+        if v is not None and v.const is None:
+            return None
+        axes = [int(a) + rank if a < 0 else int(a) for a in (v.const.reshape(-1) if v is not None else [])]
+        if not axes:
+            if node.op == "Squeeze":
+                axes = [i for i, d in enumerate(node.inputs[0].shape) if d == 1]
+            elif node.op == "Slice" and p.const_input(node, 1) is not None:
+                axes = list(range(p.const_input(node, 1).size))
+                while len(node.inputs) < 4:
+                    node.set_inputs([*node.inputs, None])
+            elif node.attrs.get("noop_with_empty_axes", 0):
+                return perm
+            else:
+                return perm if node.attrs.get("keepdims", 1) else ()
+        inv = _inverse(perm)
+        new = [inv[a] for a in axes]
+        p.set_const(node, index, np.array(new, np.int64), "axes")
+        if drop or (keepdims_attr and not node.attrs.get("keepdims", 1)):
+            return _drop(perm, set(axes))
+        return perm
+    return rule
+
+
+def _unsqueeze(p: Planner, node: Node, perm, rank: int):
+    v = node.input(1)
+    if v is None or v.const is None:
+        return None
+    out_rank = rank + v.const.size
+    inserted = sorted(int(a) + out_rank if a < 0 else int(a) for a in v.const.reshape(-1))
+    kept = [i for i in range(out_rank) if i not in inserted]
+    p.set_const(node, 1, np.arange(rank, out_rank, dtype=np.int64), "axes")
+    return tuple(kept[a] for a in perm) + tuple(inserted)
+
+
+def _pad(p: Planner, node: Node, perm, rank: int):
+    pads, axes = p.const_input(node, 1), node.input(3)
+    if pads is None or (axes is not None and axes.const is None):
+        return None
+    if axes is not None:
+        inv = _inverse(perm)
+        p.set_const(node, 3, np.array([inv[int(a) + rank if a < 0 else int(a)] for a in axes.const.reshape(-1)],
+                                      np.int64), "axes")
+        return perm
+    pads = pads.reshape(-1)
+    p.set_const(node, 1, np.concatenate([pads[:rank][list(perm)], pads[rank:][list(perm)]]), "pads")
+    return perm
+
+
+def _tile(p: Planner, node: Node, perm, rank: int):
+    reps = p.const_input(node, 1)
+    if reps is None:
+        return None
+    p.set_const(node, 1, reps.reshape(-1)[list(perm)], "repeats")
+    return perm
+
+
+def _cumsum(p: Planner, node: Node, perm, rank: int):
+    axis = p.const_input(node, 1)
+    if axis is None:
+        return None
+    a = int(axis.reshape(-1)[0])
+    p.set_const(node, 1, np.array(_inverse(perm)[a + rank if a < 0 else a], axis.dtype), "axis")
+    return perm
+
+
+def _mvn(p: Planner, node: Node, perm, rank: int):
+    inv = _inverse(perm)
+    node.attrs["axes"] = [inv[a + rank if a < 0 else a] for a in node.attrs.get("axes", [0, 2, 3])]
+    return perm
+
+
+def _split(p: Planner, node: Node, perm, rank: int):
+    _single_axis(p, node, perm, rank)
+    return [perm] * len(node.outputs)
+
+
+def _topk(p: Planner, node: Node, perm, rank: int):
+    node.attrs["axis"] = _axis(node, perm, rank, default=-1)
+    return [perm] * len(node.outputs)
+
+
+ATTRIBUTE_RULES = {
+    "Concat": _single_axis, "Softmax": _single_axis, "LogSoftmax": _single_axis, "Hardmax": _single_axis,
+    "LpNormalization": _single_axis, "Split": _split, "TopK": _topk,
+    "ArgMax": _arg_reduce, "ArgMin": _arg_reduce,
+    "QuantizeLinear": _quant_axis, "DequantizeLinear": _quant_axis,
+    "LayerNormalization": _suffix_norm, "RMSNormalization": _suffix_norm,
+    "Gather": _gather, "GatherElements": _elements, "ScatterElements": _elements,
+    "CumSum": _cumsum, "CumProd": _cumsum, "MeanVarianceNormalization": _mvn,
+    "Squeeze": _axes_input(1, drop=True), "Slice": _axes_input(3), "Unsqueeze": _unsqueeze,
+    "Pad": _pad, "Tile": _tile,
+    **{op: _axes_input(1, keepdims_attr=True) for op in (
+        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+        "ReduceProd", "ReduceSum", "ReduceSumSquare")},
+}
+
+
+def plan_layout(graph: Graph, target: LayoutTarget, options: LayoutOptions | None = None) -> LayoutPlan:
+    """Rewrite `graph` in place for `target` and return the plan (subgraphs keep their I/O forms)."""
+    plan = Planner(graph, target, options or LayoutOptions()).run()
+    for node in graph.nodes:
+        for sub in node.subgraphs():
+            plan_layout(sub, target, LayoutOptions(options.layout if options else "native"))
+    return plan
+
+
+def count_transposes(graph: Graph) -> int:
+    return sum(1 for n in graph.all_nodes() if n.op == "Transpose")
+
