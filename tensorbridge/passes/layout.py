@@ -273,7 +273,7 @@ class Planner:
             return
         if kind == "implicit" and "layout" in schema.attrs and schema.attrs["layout"].kind == "str":
             return self._implicit(node, schema)
-        if kind == "transparent" and not node.subgraphs():
+        if kind == "transparent":
             return self._transparent(node)
         if kind == "attribute":
             rule = ATTRIBUTE_RULES.get(node.op)
