@@ -69,10 +69,13 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
 
 
 def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=None,
-            rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0):
-    """Convert `src` to `dst`; with `verify=True` run both and return the `Report`."""
+            rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0, layout=None):
+    """Convert `src` to `dst`; with `verify=True` run both and return the `Report`.
+
+    `layout` is a `tensorbridge.passes.layout.LayoutOptions` (--layout, --io-layout, --pin-layout).
+    """
     graph = load(src, input_shapes=input_shapes)
-    save(graph, dst, to=to)
+    save(graph, dst, to=to, **({"layout": layout} if layout is not None else {}))
     if not verify:
         return None
     report = globals()["verify"](src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed,

@@ -108,3 +108,15 @@ def resolve(entry: str):
         fmt = next((f for f in FORMATS if entry in (f.loader, f.saver, f.runner)), None)
         extra = f" (pip install 'tensorbridge[{fmt.extra}]')" if fmt and fmt.extra else ""
         raise ModelError(f"{e.name} is needed for this{extra}") from None
+
+
+
+def layout_target(fmt: Format):
+    """The layouts the format's backend runs layout-carrying ops in (the `LAYOUT` of its module)."""
+    from tensorbridge.passes.layout import LayoutTarget
+
+    if fmt.saver is None:
+        raise ModelError(f"tensorbridge cannot write {fmt.name} models")
+    if fmt.name == "tbir":
+        return LayoutTarget()  # the IR holds either layout
+    return resolve(f"{fmt.saver.partition(':')[0]}:LAYOUT")

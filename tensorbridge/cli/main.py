@@ -31,6 +31,32 @@ def _shapes(items: list[str] | None) -> dict[str, list] | None:
     return out
 
 
+def _layout(args):
+    """LayoutOptions from --layout/--io-layout/--pin-layout, or None when all are left at their defaults."""
+    from tensorbridge.passes.layout import LayoutOptions
+
+    pins = {}
+    for item in args.pin_layout or []:
+        name, sep, layout = item.rpartition("=")
+        if not sep or not name:
+            raise ModelError(f"--pin-layout wants TENSOR=NCHW or TENSOR=NHWC, got {item!r}")
+        pins[name] = layout
+    if args.layout is None and args.io_layout == "keep" and not pins:
+        return None
+    return LayoutOptions(layout=args.layout or "native", io_layout=args.io_layout, pins=pins)
+
+
+def _layout_flags(parser) -> None:
+    parser.add_argument("--layout", choices=["nchw", "nhwc", "auto"],
+                        help="layout of convolutions, pools and norms (default: the target's native one; "
+                             "auto: keep the source's where the target allows it)")
+    parser.add_argument("--io-layout", choices=["keep", "target"], default="keep",
+                        help="keep: the model takes and returns tensors as the source does (one transpose at each "
+                             "image input/output); target: rank-4 image inputs/outputs change to the target layout")
+    parser.add_argument("--pin-layout", action="append", metavar="TENSOR=NHWC",
+                        help="hold one tensor (input, output or inside) in a given layout (repeatable)")
+
+
 class _Progress:
     """One line per step on stderr with its duration (quiet with --quiet)."""
 
@@ -60,7 +86,11 @@ def cmd_convert(args, progress: _Progress) -> int:
     with progress.step(f"loading {args.src}"):
         graph = tb.load(args.src, input_shapes=shapes)
     with progress.step(f"writing {args.output}"):
-        tb.save(graph, args.output, to=args.to, **({"fp16": True} if args.fp16 else {}))
+        options = {"fp16": True} if args.fp16 else {}
+        layout = _layout(args)
+        if layout is not None:
+            options["layout"] = layout
+        tb.save(graph, args.output, to=args.to, **options)
     print(f"converted {args.src} -> {args.output} ({len(graph.nodes)} nodes, "
           f"{graph.weight_bytes() / 1e6:.1f} MB of weights)")
     if args.verify:
@@ -77,6 +107,8 @@ def cmd_inspect(args, progress: _Progress) -> int:
 
     with progress.step(f"loading {args.src}"):
         graph = tb.load(args.src)
+    if args.layout_plan:
+        return _print_layout_plan(graph, args, progress)
     if args.json:
         doc = {"summary": {"name": graph.name, "nodes": len(graph.nodes), "ops": graph.op_histogram(),
                            "inputs": [serde.value_to_json(v) for v in graph.inputs],
@@ -88,6 +120,21 @@ def cmd_inspect(args, progress: _Progress) -> int:
         print(printer.summary(graph))
         print()
         print(printer.print_graph(graph))
+    return 0
+
+
+def _print_layout_plan(graph, args, progress: _Progress) -> int:
+    from tensorbridge import frameworks
+    from tensorbridge.ir.graph import clone
+    from tensorbridge.passes.dce import eliminate_dead_code
+    from tensorbridge.passes.layout import LayoutOptions, plan_layout
+
+    if not args.to:
+        raise ModelError("--layout-plan needs --to FORMAT (the target whose layouts are planned for)")
+    target = frameworks.layout_target(frameworks.by_name(args.to))
+    with progress.step(f"planning layouts for {args.to}"):
+        plan = plan_layout(eliminate_dead_code(clone(graph)), target, _layout(args) or LayoutOptions())
+    print(json.dumps(plan.to_dict(), indent=1) if args.json else plan.describe())
     return 0
 
 
@@ -129,11 +176,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fix or name an input's dims (repeatable)")
     c.add_argument("--rtol", type=float)
     c.add_argument("--atol", type=float)
+    _layout_flags(c)
     c.set_defaults(func=cmd_convert)
 
     i = sub.add_parser("inspect", help="print the IR, op histogram, inputs and outputs", parents=[common])
     i.add_argument("src")
     i.add_argument("--json", action="store_true")
+    i.add_argument("--layout-plan", action="store_true",
+                   help="show the layout plan for --to FORMAT: each op's layout and every transpose left, with why")
+    i.add_argument("--to", metavar="FORMAT", help="with --layout-plan: the target format")
+    _layout_flags(i)
     i.set_defaults(func=cmd_inspect)
 
     v = sub.add_parser("verify", help="run two models on the same inputs and compare", parents=[common])

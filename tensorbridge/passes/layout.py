@@ -62,6 +62,8 @@ class LayoutTarget:
 
     layouts: tuple[str, ...] = LAYOUTS
     native: str | None = None
+    #: ops this target runs only over the last axis (TFLite's SOFTMAX): the planner moves their axis last
+    last_axis_ops: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -105,6 +107,11 @@ class LayoutPlan:
     outputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     transforms: list[Transform] = field(default_factory=list)
     weights_permuted: int = 0
+
+    def to_dict(self) -> dict:
+        return {"ops": self.ops, "inputs": {k: list(v) for k, v in self.inputs.items()},
+                "outputs": {k: list(v) for k, v in self.outputs.items()}, "weights_permuted": self.weights_permuted,
+                "transforms": [{**t.__dict__, "perm": list(t.perm)} for t in self.transforms]}
 
     @property
     def transposes(self) -> list[Transform]:
@@ -184,6 +191,7 @@ class Planner:
         self.blockers: list[Blocker] = []
         self.current: Node | None = None  # new nodes go before it (None: at the end)
         self.next: Node | None = None
+        self.input_forms: dict[str, tuple[int, ...]] | None = None  # set for the dry runs of --io-layout target
 
     # holding and asking
     def form(self, v: Value) -> tuple[Value, tuple[int, ...]]:
@@ -388,6 +396,12 @@ class Planner:
             return False
         rank = len(x.shape)
         perm = self._majority(node, rank) if node.op == "Concat" else self.form(x)[1]
+        reason = ""
+        if node.op in self.target.last_axis_ops:
+            axis = node.attrs.get("axis", -1) % rank
+            if perm[-1] != axis:
+                perm = tuple(p for p in perm if p != axis) + (axis,)
+                reason = f"{node.op} runs over the last axis on this target"
         if _identity(perm):
             self.logical(node, f"{node.op} follows its other inputs")
             return True
@@ -397,7 +411,7 @@ class Planner:
         if node.op == "Concat":
             self._align_inputs(node, perm, rank, "Concat follows its other inputs")
         else:
-            node.set_input(0, self.ask(x, perm, ""))
+            node.set_input(0, self.ask(x, perm, reason))
         for v, p in zip(node.outputs, result if isinstance(result, list) else [result] * len(node.outputs)):
             self.hold(v, p)
         return True
@@ -484,6 +498,8 @@ class Planner:
 
     # graph boundary
     def _inputs(self) -> None:
+        forms = self.input_forms if self.input_forms is not None else \
+            self._target_input_forms() if self.options.io_layout == "target" else {}
         for x in self.g.inputs:
             if x.shape is None:
                 continue
@@ -491,8 +507,8 @@ class Planner:
             perm = None
             if x.name in self.options.pins:
                 perm = between(self.source_layout, self.options.pins[x.name], rank)
-            elif self.options.io_layout == "target" and rank == 4:
-                perm = self._image_input_perm(x)
+            elif x.name in forms:
+                perm = forms[x.name]
             if perm is not None and not _identity(perm):
                 name = x.name
                 self.hold(x, perm)
@@ -500,24 +516,25 @@ class Planner:
                 self.names.pop(id(x), None)
             self.plan.inputs[x.name] = perm or tuple(range(rank))
 
-    def _image_input_perm(self, x: Value):
-        """The layout change of the first layout-carrying op `x` reaches through shape-keeping ops."""
-        seen, todo = set(), [x]
-        while todo:
-            v = todo.pop()
-            for user, i in v.uses():
-                if id(user) in seen:
-                    continue
-                seen.add(id(user))
-                schema = op_schema.get(user.op)
-                if schema is None:
-                    continue
-                if schema.layout.kind == "implicit" and i == 0 and "layout" in schema.attrs:
-                    own = user.attrs.get("layout", schema.attrs["layout"].default)
-                    return between(own, self._choose(own), 4)
-                if schema.layout.kind == "transparent" or user.op in ("Pad", "Slice", "Concat"):
-                    todo.extend(o for o in user.outputs if o.shape is not None and len(o.shape) == 4)
-        return None
+    def _target_input_forms(self) -> dict[str, tuple[int, ...]]:
+        """For --io-layout target: each rank-4 input's channel order that leaves the fewest transposes,
+        found by planning copies of the graph (the source's order is kept unless another one wins)."""
+        from tensorbridge.ir.graph import clone
+
+        def cost(forms) -> int:
+            dry = Planner(clone(self.g), self.target, LayoutOptions(self.options.layout, "keep", self.options.pins))
+            dry.input_forms = forms
+            return len(dry.run().transposes)
+
+        forms: dict[str, tuple[int, ...]] = {}
+        for x in self.g.inputs:
+            if x.shape is None or len(x.shape) != 4 or x.name in self.options.pins:
+                continue
+            best = cost(forms)
+            for perm in (between("NHWC", "NCHW", 4), between("NCHW", "NHWC", 4)):
+                if (n := cost({**forms, x.name: perm})) < best:
+                    best, forms[x.name] = n, perm
+        return forms
 
     def _pin(self, v: Value) -> None:
         name = self.names.get(id(v), v.name)
@@ -534,9 +551,9 @@ class Planner:
             rank = len(have)
             if name in self.options.pins:
                 want = between(self.source_layout, self.options.pins[name], rank)
-            elif self.options.io_layout == "target" and rank == 4 and have == between(
-                    self.source_layout, _other(self.source_layout), 4):
-                want = have
+            elif self.options.io_layout == "target" and rank == 4 and have in (
+                    between("NHWC", "NCHW", 4), between("NCHW", "NHWC", 4)):
+                want = have  # held in the target's layout
             else:
                 want = tuple(range(rank))
             reason = "graph output keeps the source layout (--io-layout keep)" \
@@ -562,10 +579,6 @@ class Planner:
                             self.current = node
                             inner.set_input(i, self.ask(v, range(len(v.shape)), "read by a subgraph"))
         self.current = None
-
-
-def _other(layout: str) -> str:
-    return "NHWC" if layout == "NCHW" else "NCHW"
 
 
 def _logical_shape(phys_shape, perm):

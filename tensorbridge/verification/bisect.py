@@ -14,11 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import compare
 
 
-def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict:
-    """The first diverging op as a dict (`op` is None when every compared value is close)."""
+def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None) -> dict:
+    """The first diverging op as a dict (`op` is None when every compared value is close).
+
+    `target_feeds` are the same inputs as the target takes them (another channel order), if they differ."""
     from tensorbridge.api import load
     from tensorbridge.reference.interpreter import run
 
@@ -26,7 +29,7 @@ def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict:
         raise ModelError(f"per-layer comparison is not available for {runner.name} targets")
     graph = load(src)
     ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
-    got = runner.run_intermediates(feeds)
+    got = runner.run_intermediates(feeds if target_feeds is None else target_feeds)
     checked = 0
     for node in graph.all_nodes():
         for v in node.outputs:
@@ -34,7 +37,8 @@ def first_divergence(src, runner, feeds, rtol=None, atol=None) -> dict:
             if v.name not in ref or key is None:
                 continue
             a = np.asarray(ref[v.name])
-            b = np.asarray(got[key]) if perm is None else np.transpose(np.asarray(got[key]), np.argsort(perm))
+            # a graph output converted with --io-layout target keeps its name in the target's channel order
+            b = reorder(got[key], a.shape) if perm is None else np.transpose(np.asarray(got[key]), np.argsort(perm))
             if b is None or a.dtype == object:
                 continue
             checked += 1

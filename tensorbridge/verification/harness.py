@@ -14,6 +14,7 @@ import numpy as np
 from tensorbridge import frameworks
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
+from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare
 from tensorbridge.verification.inputs import load_npz, make_inputs
 
@@ -59,7 +60,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     else:
         b_feeds = dict(feeds)
     # a target converted with --io-layout target takes its images in the other channel order
-    b_feeds = {n: _reorder(b_feeds[n], shape) for n, _, shape in b.inputs if n in b_feeds}
+    b_feeds = {n: reorder(b_feeds[n], shape) for n, _, shape in b.inputs if n in b_feeds}
     ref = a.run(feeds)
     got = b.run(b_feeds)
     pairs = []
@@ -69,26 +70,13 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         pairs = list(zip(a.outputs, b.outputs))
     else:
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
-    reports = [compare(an, bn, ref[an], _reorder(got[bn], np.shape(ref[an])), rtol, atol)
+    reports = [compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol)
                for an, bn in pairs]
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
     report = Report(_label(src), _label(dst), reports, shown)
     if per_layer:
         from tensorbridge.verification.bisect import first_divergence
 
-        report.first_divergence = first_divergence(src, b, b_feeds, rtol, atol)
+        report.first_divergence = first_divergence(src, b, feeds, b_feeds, rtol, atol)
     return report
 
-
-def _reorder(arr, shape):
-    """`arr` moved between channels-last and channels-first when that is what makes it fit `shape`."""
-    arr = np.asarray(arr)
-    if shape is None or arr.ndim != len(shape) or arr.ndim < 3 or all(
-            not isinstance(d, int) or d == s for d, s in zip(shape, arr.shape)):
-        return arr
-    r = arr.ndim
-    for perm in ([0, r - 1, *range(1, r - 1)], [0, *range(2, r), 1]):
-        moved = tuple(arr.shape[p] for p in perm)
-        if all(not isinstance(d, int) or d == m for d, m in zip(shape, moved)):
-            return np.transpose(arr, perm)
-    return arr

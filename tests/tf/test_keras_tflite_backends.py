@@ -21,9 +21,11 @@ import tensorbridge as tb
 pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")
 from tests.models import keras_zoo  # noqa: E402
+from tests.models.layout_models import transposes_in  # noqa: E402
 from tests.models.torch_zoo import ZOO  # noqa: E402
 
 TORCH_MODELS = ["resnet18", "mobilenet_v2", "transformer_encoder", "lstm_tagger", "bert", "gpt2"]
+CNNS = {"resnet18", "mobilenet_v2"}
 
 
 def _ok(report, rtol=1e-5, classifier=False):
@@ -35,6 +37,7 @@ def _ok(report, rtol=1e-5, classifier=False):
 
 @pytest.mark.parametrize("name", TORCH_MODELS)
 def test_torch_models_to_keras_code_and_tflite(name, tmp_path):
+    """With --io-layout target the CNNs take NHWC images and keep no TRANSPOSE inside."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         module, args, classifier = ZOO[name]()
@@ -46,11 +49,16 @@ def test_torch_models_to_keras_code_and_tflite(name, tmp_path):
     from tensorbridge.verification.compare import compare
     from tensorbridge.verification.runners.tf import KerasRunner, TFLiteRunner
 
-    for dst, runner in ((tb.save(graph, tmp_path / f"{name}_keras", to="keras"), KerasRunner),
-                        (tb.save(graph, tmp_path / f"{name}.tflite"), TFLiteRunner)):
-        got = list(runner(dst).run(feeds).values())[0]
+    cnn = name in CNNS
+    layout = tb.LayoutOptions(io_layout="target")
+    target_feeds = {k: np.transpose(v, (0, 2, 3, 1)) if cnn else v for k, v in feeds.items()}
+    for dst, runner in ((tb.save(graph, tmp_path / f"{name}_keras", to="keras", layout=layout), KerasRunner),
+                        (tb.save(graph, tmp_path / f"{name}.tflite", layout=layout), TFLiteRunner)):
+        got = list(runner(dst).run(target_feeds).values())[0]
         r = compare("y", "y", expected, got, rtol=1e-5, atol=0)
         assert r.ok, (dst, r)
+        if cnn:
+            assert transposes_in(dst) == 0, dst
         _ok(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0), classifier=classifier)
 
 

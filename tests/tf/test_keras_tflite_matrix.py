@@ -18,6 +18,7 @@ from tensorbridge.verification.compare import compare
 pytest.importorskip("tensorflow")
 pytest.importorskip("ai_edge_litert")
 from tests.models import keras_zoo  # noqa: E402
+from tests.models.layout_models import transposes_in  # noqa: E402
 
 logging.disable(logging.WARNING)
 FAST = ["MobileNetV2", "ResNet50", "EfficientNetB0"]
@@ -31,8 +32,17 @@ def _check(report, classifier=True):
         assert out.topk.get("top10") == 1.0, report.summary()
 
 
-def _targets(graph, tmp_path, stem):
-    return [tb.save(graph, tmp_path / f"{stem}.onnx"), tb.save(graph, tmp_path / f"{stem}_torch", to="torch")]
+def _targets(graph, tmp_path, stem, image_model=False):
+    """ONNX and PyTorch code, each with the source's I/O layout and with the target's; in an image model
+    the transposes left are one at the image input (`keep`) or none (`target`)."""
+    out = []
+    for io, allowed in (("keep", 1), ("target", 0)):
+        layout = tb.LayoutOptions(io_layout=io)
+        for dst in (tb.save(graph, tmp_path / f"{stem}_{io}.onnx", layout=layout),
+                    tb.save(graph, tmp_path / f"{stem}_{io}_torch", to="torch", layout=layout)):
+            assert not image_model or transposes_in(dst) == allowed, (dst, io)
+            out.append(dst)
+    return out
 
 
 def _run_app(name, tmp_path):
@@ -42,13 +52,13 @@ def _run_app(name, tmp_path):
     model.save(src)
     graph = tb.load(src)
     feeds = {graph.inputs[0].name: x}
-    for dst in _targets(graph, tmp_path, name):
+    for dst in _targets(graph, tmp_path, name, image_model=True):
         _check(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0))
     lite = tmp_path / f"{name}.tflite"
     keras_zoo.to_tflite(model, lite)
     lite_graph = tb.load(lite)
     lite_feeds = {lite_graph.inputs[0].name: x[:1]}
-    for dst in _targets(lite_graph, tmp_path, f"{name}_lite"):
+    for dst in _targets(lite_graph, tmp_path, f"{name}_lite", image_model=True):
         _check(tb.verify(lite, dst, inputs=lite_feeds, rtol=1e-5, atol=0))
 
 

@@ -42,16 +42,19 @@ def exportable_ops() -> set[str]:
     return {op for op in all_op_names() if op in emit_rules.RULES or get(op).decompose is not None}
 
 
-def prepare(graph: Graph, layout: LayoutOptions | None = None) -> Graph:
+def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Graph:
     g = eliminate_dead_code(clone(graph))
-    plan_layout(g, LAYOUT, layout)
+    plan_layout(g, target, layout)
     g = fold_constants(eliminate_dead_code(g))
     return legalize(g, lambda op: op in emit_rules.RULES, "Keras code")
 
 
-def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
-    """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights)."""
-    em = Emitter(prepare(graph, layout))
+def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
+         **_options) -> None:
+    """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights).
+
+    `target` is the layout target planned for (the TFLite backend passes its own)."""
+    em = Emitter(prepare(graph, layout, target))
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

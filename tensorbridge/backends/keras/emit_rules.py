@@ -249,6 +249,16 @@ def _binary(fn):
     return rule
 
 
+def add(em, node):
+    """Constants first: Keras's TF `ops.add` takes a second operand that squeezes to a vector as a bias on
+    axis 1 or -1, whichever has its length, which misplaces e.g. a [W, 1] constant when H == W."""
+    vals = [em.tensor(v) for v in sorted(node.inputs, key=lambda v: v.const is None)]
+    expr = vals[0]
+    for v in vals[1:]:
+        expr = P.call("ops.add", expr, v)
+    em.out(node, expr)
+
+
 def where(em, node):
     em.out(node, P.call("ops.where", *[em.tensor(v) for v in node.inputs]))
 
@@ -525,7 +535,7 @@ RULES = {
     **{op: activation_layer for op in ACTIVATION_LAYERS},
     **{op: _unary(fn) for op, fn in UNARY_OPS.items()},
     **{op: _binary(fn) for op, fn in BINARY_OPS.items()},
-    "Sum": _binary("ops.add"), "Where": where, "Cast": cast, "Identity": identity, "Dropout": identity,
+    "Add": add, "Sum": add, "Where": where, "Cast": cast, "Identity": identity, "Dropout": identity,
     "MaxPool": pool, "AveragePool": pool, "GlobalAveragePool": global_pool, "GlobalMaxPool": global_pool,
     "Resize": resize, "Reshape": reshape, "Flatten": flatten, "Transpose": transpose, "Squeeze": squeeze,
     "Unsqueeze": unsqueeze, "Concat": concat, "Slice": slice_op, "Pad": pad,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from tensorbridge.backends.keras import codegen as keras_codegen
@@ -21,7 +22,8 @@ def exportable_ops() -> set[str]:
     return keras_codegen.exportable_ops()
 
 
-LAYOUT = keras_codegen.LAYOUT
+# TFLite's SOFTMAX/LOG_SOFTMAX work on the last axis only (the converter would add transposes of its own)
+LAYOUT = replace(keras_codegen.LAYOUT, last_axis_ops=frozenset({"Softmax", "LogSoftmax"}))
 
 
 def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = None, **_options) -> None:
@@ -30,7 +32,7 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
-        keras_codegen.save(graph, folder, layout)
+        keras_codegen.save(graph, folder, layout, target=LAYOUT)
         import keras
 
         model = keras.models.load_model(str(folder / "model.keras"), compile=False)

@@ -74,7 +74,7 @@ class TFLiteRunner:
         except (ValueError, RuntimeError) as e:
             raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
         self.in_details = self.interp.get_input_details()
-        self.out_details = self.interp.get_output_details()
+        self.out_details = _in_signature_order(self.interp, self.interp.get_output_details())
         self.inputs = [(signature_name(d["name"]), dtypes.name(np.dtype(d["dtype"])),
                         tuple(int(x) for x in d["shape"])) for d in self.in_details]
         self.outputs = [d["name"] for d in self.out_details]
@@ -88,6 +88,21 @@ class TFLiteRunner:
             self.interp.set_tensor(d["index"], arr.astype(d["dtype"]))
         self.interp.invoke()
         return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
+
+
+def _in_signature_order(interp, details: list[dict]) -> list[dict]:
+    """Output details in the order of the model's serving signature (the flatbuffer's own order differs)."""
+    signatures = interp.get_signature_list()
+    full = getattr(interp, "_get_full_signature_list", dict)()
+    if len(signatures) != 1:
+        return details
+    key = next(iter(signatures))
+    index = full.get(key, {}).get("outputs", {})
+    order = [index.get(name) for name in signatures[key]["outputs"]]
+    by_index = {d["index"]: d for d in details}
+    if None in order or sorted(order) != sorted(by_index):
+        return details
+    return [by_index[i] for i in order]
 
 
 class SavedModelRunner:

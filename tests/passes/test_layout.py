@@ -1,0 +1,142 @@
+"""The layout planner: conversions across the NHWC/NCHW families keep only the transposes the plan reports.
+
+Every converted model runs in its own runtime against the source (max|d|/max|ref| <= 1e-5);
+`transposes_in` counts what is really in the file, `inspect --layout-plan` what the plan says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import tensorbridge as tb
+from tensorbridge import frameworks
+from tensorbridge.cli.main import main
+from tensorbridge.errors import UnsupportedError
+from tensorbridge.ir.graph import Graph, clone
+from tensorbridge.passes.dce import eliminate_dead_code
+from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.passes.layout import LayoutOptions, plan_layout
+from tests.models.layout_models import mixed_model, transposes_in
+
+CASES = [("NHWC", "onnx", ".onnx"), ("NHWC", "torch", "_torch"), ("NCHW", "keras", "_keras"),
+         ("NCHW", "tflite", ".tflite")]
+
+
+def _plan(src, to: str, layout: LayoutOptions):
+    graph = eliminate_dead_code(clone(tb.load(src)))
+    return plan_layout(graph, frameworks.layout_target(frameworks.by_name(to)), layout)
+
+
+@pytest.mark.parametrize("io,expected", [("keep", 4), ("target", 2)])
+@pytest.mark.parametrize("source,to,suffix", CASES)
+def test_mixed_model_both_ways_keeps_only_the_reported_transposes(source, to, suffix, io, expected, tmp_path):
+    pytest.importorskip("tensorflow" if to in ("keras", "tflite") else "onnxruntime")
+    if to == "torch":
+        pytest.importorskip("torch")
+    src = tb.save(mixed_model(source), tmp_path / "mixed.tbir")
+    layout = LayoutOptions(io_layout=io)
+    dst = tb.save(tb.load(src), tmp_path / f"mixed_{io}{suffix}", to=to, layout=layout)
+    report = tb.verify(src, dst, rtol=1e-5, atol=0)
+    assert report.ok, report.summary()
+    plan = _plan(src, to, layout)
+    # keep: image in, Reshape to tokens and back, feature map out; target: only the Reshape pair;
+    # TFLite runs SOFTMAX over the last axis only: a softmax over H costs a pair there
+    assert len(plan.transposes) == transposes_in(dst) == expected + 2 * (to == "tflite")
+    assert {t.consumer.split()[0] for t in plan.transposes} >= {"Reshape", "Conv"}
+
+
+def _conv1d_graph() -> Graph:
+    rng = np.random.default_rng(1)
+    g = Graph("audio")
+    x = g.add_input("audio", "float32", ("batch", 20, 3))
+    w = g.add_constant("w", rng.standard_normal((5, 3, 3)).astype(np.float32))
+    y = g.op("Conv", x, w, name="conv1d", layout="NHWC", kernel_shape=[3], pads=[1, 1])
+    g.outputs = [g.op("Relu", y, name="relu")]
+    return infer_shapes(g)
+
+
+def test_sequence_inputs_are_never_transposed_by_guess(tmp_path):
+    src = tb.save(_conv1d_graph(), tmp_path / "audio.tbir")
+    dst = tb.save(tb.load(src), tmp_path / "audio.onnx", layout=LayoutOptions(io_layout="target"))
+    model = onnx.load(str(dst))
+    dims = [d.dim_value or d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["batch", 20, 3]
+    assert transposes_in(dst) == 2  # into the channels-first Conv and back for the output
+    assert tb.verify(src, dst, rtol=1e-5, atol=0).ok
+
+
+def test_pinned_input_keeps_its_layout(tmp_path):
+    src = tb.save(mixed_model("NHWC"), tmp_path / "mixed.tbir")
+    layout = LayoutOptions(io_layout="target", pins={"image": "NHWC"})
+    dst = tb.save(tb.load(src), tmp_path / "pinned.onnx", layout=layout)
+    dims = [d.dim_value or d.dim_param for d in onnx.load(str(dst)).graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["batch", 6, 6, 3]
+    assert transposes_in(dst) == len(_plan(src, "onnx", layout).transposes) == 3
+    assert tb.verify(src, dst, rtol=1e-5, atol=0).ok
+
+
+def _tf2onnx_style_model() -> onnx.ModelProto:
+    """An NHWC-shaped ONNX graph as TF exporters write it: each Conv wrapped in two Transposes."""
+    rng = np.random.default_rng(2)
+    inits = [helper.make_tensor(f"w{i}", TensorProto.FLOAT, (4, c, 3, 3), rng.standard_normal(4 * c * 9))
+             for i, c in ((1, 3), (2, 4))]
+    nodes = [helper.make_node("Transpose", ["x"], ["t1"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["t1", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["c1"], ["n1"], perm=[0, 2, 3, 1]),
+             helper.make_node("Relu", ["n1"], ["r1"]),
+             helper.make_node("Transpose", ["r1"], ["t2"], perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["t2", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["c2"], ["y"], perm=[0, 2, 3, 1])]
+    graph = helper.make_graph(nodes, "nhwc", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 8, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("io,expected", [("keep", 2), ("target", 0)])
+def test_transpose_wrapped_onnx_becomes_plain_nchw(io, expected, tmp_path):
+    src = tmp_path / "nhwc.onnx"
+    onnx.save(_tf2onnx_style_model(), src)
+    dst = tb.save(tb.load(src), tmp_path / f"nchw_{io}.onnx", layout=LayoutOptions(io_layout=io))
+    assert transposes_in(dst) == expected
+    assert tb.verify(src, dst, rtol=1e-5, atol=0).ok
+
+
+def test_onnx_to_channels_last_ir_runs_without_transposes(tmp_path):
+    src = tmp_path / "nhwc.onnx"
+    onnx.save(_tf2onnx_style_model(), src)
+    dst = tb.save(tb.load(src), tmp_path / "nhwc.tbir", layout=LayoutOptions(layout="nhwc", io_layout="target"))
+    graph = tb.load(dst)
+    assert {n.attrs["layout"] for n in graph.nodes if n.op == "Conv"} == {"NHWC"}
+    assert "Transpose" not in graph.op_histogram()
+    assert tb.verify(src, dst, rtol=1e-5, atol=0).ok
+
+
+def test_a_layout_the_target_lacks_lists_every_op(tmp_path):
+    src = tb.save(mixed_model("NHWC"), tmp_path / "mixed.tbir")
+    with pytest.raises(UnsupportedError) as info:
+        tb.save(tb.load(src), tmp_path / "x.onnx", layout=LayoutOptions(layout="nhwc"))
+    assert all(name in str(info.value) for name in ("conv_a", "conv_b", "conv_c", "pool"))
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def test_per_layer_compares_values_held_in_the_other_layout(tmp_path):
+    src = tb.save(mixed_model("NHWC"), tmp_path / "mixed.tbir")
+    dst = tb.save(tb.load(src), tmp_path / "mixed.onnx", layout=LayoutOptions(io_layout="target"))
+    report = tb.verify(src, dst, per_layer=True)
+    assert report.ok and report.first_divergence["op"] is None
+    assert report.first_divergence["values_compared"] >= 12  # permuted convolutions and adds included
+
+
+def test_cli_layout_plan_and_convert(tmp_path, capsys):
+    src = tb.save(mixed_model("NHWC"), tmp_path / "mixed.tbir")
+    assert main(["-q", "inspect", str(src), "--layout-plan", "--to", "onnx", "--io-layout", "target"]) == 0
+    text = capsys.readouterr().out
+    assert "transposes left: 2" in text and "Reshape 'tokens'" in text
+    out = tmp_path / "mixed.onnx"
+    assert main(["-q", "convert", str(src), "-o", str(out), "--io-layout", "target", "--verify"]) == 0
+    assert transposes_in(out) == 2
+    assert main(["-q", "convert", str(src), "-o", str(tmp_path / "bad.onnx"), "--layout", "nhwc"]) == 2
+    assert main(["-q", "convert", str(src), "-o", str(out), "--pin-layout", "image"]) == 2
