@@ -4,7 +4,11 @@
 
 - Keras -> ONNX: tensorbridge against `tf2onnx.convert.from_keras`.
 - TFLite -> ONNX: tensorbridge against `tf2onnx.convert.from_tflite`.
-- ONNX -> TFLite: tensorbridge (through TF's own converter) against onnx2tf (its own venv).
+- ONNX -> TFLite: tensorbridge (through TF's own converter) against onnx2tf (its own venv), and
+  TVM's ConvertLayout to NHWC (own venv; it yields a Relax module, so only its transposes count).
+
+tensorbridge runs twice: keeping the source's I/O layout (default) and with `--io-layout target`;
+tf2onnx likewise without and with `inputs_as_nchw`.
 
 Models: keras.applications MobileNetV2 and ResNet50 at 224x224 with seeded random weights.
 Each conversion runs in a fresh process: wall time, peak resident memory (VmHWM), output size,
@@ -29,7 +33,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from common import fmt, latency_ms, median, peak_mb, replace_section  # noqa: E402
 
 O2T = ROOT / ".venv-onnx2tf" / "bin" / "onnx2tf"
+TVM_PY = ROOT / ".venv-tvm" / "bin" / "python"
 MODELS = ("MobileNetV2", "ResNet50")
+TOOLS = {"keras_to_onnx": ("tensorbridge", "tensorbridge:io-target", "tf2onnx", "tf2onnx:inputs-as-nchw"),
+         "tflite_to_onnx": ("tensorbridge", "tensorbridge:io-target", "tf2onnx", "tf2onnx:inputs-as-nchw"),
+         "onnx_to_tflite": ("tensorbridge", "tensorbridge:io-target", "onnx2tf", "tvm")}
 
 
 
@@ -83,23 +91,28 @@ def worker(task: str, name: str, src: Path, out: Path) -> dict:
 
     x = np.random.default_rng(0).standard_normal((1, 224, 224, 3)).astype(np.float32)  # Keras models: NHWC
     start = time.perf_counter()
-    if task == "keras_to_onnx:tensorbridge" or task == "tflite_to_onnx:tensorbridge" or \
-            task == "onnx_to_tflite:tensorbridge":
+    direction, tool = task.split(":", 1)
+    if tool.startswith("tensorbridge"):
         import tensorbridge as tb
 
-        tb.save(tb.load(src), out)
-    elif task == "keras_to_onnx:tf2onnx":
+        layout = tb.LayoutOptions(io_layout="target") if tool.endswith("target") else None
+        tb.save(tb.load(src), out, **({"layout": layout} if layout else {}))
+    elif direction == "keras_to_onnx" and tool.startswith("tf2onnx"):
         import keras
         import tensorflow as tf
         import tf2onnx
 
         model = keras.models.load_model(str(src), compile=False)
         spec = (tf.TensorSpec((None, 224, 224, 3), tf.float32, name="input"),)
-        tf2onnx.convert.from_keras(model, input_signature=spec, opset=17, output_path=str(out))
-    elif task == "tflite_to_onnx:tf2onnx":
+        nchw = {"inputs_as_nchw": ["input"]} if tool.endswith("nchw") else {}
+        tf2onnx.convert.from_keras(model, input_signature=spec, opset=17, output_path=str(out), **nchw)
+    elif direction == "tflite_to_onnx" and tool.startswith("tf2onnx"):
         import tf2onnx
+        from ai_edge_litert.interpreter import Interpreter
 
-        tf2onnx.convert.from_tflite(str(src), opset=17, output_path=str(out))
+        name = Interpreter(model_path=str(src)).get_input_details()[0]["name"]
+        nchw = {"inputs_as_nchw": [name]} if tool.endswith("nchw") else {}
+        tf2onnx.convert.from_tflite(str(src), opset=17, output_path=str(out), **nchw)
     else:
         raise SystemExit(f"unknown task {task}")
     wall = time.perf_counter() - start
@@ -141,6 +154,34 @@ def run_onnx2tf(src: Path, work: Path) -> dict:
     return {"wall": wall, "peak_mb": peak, "size_mb": tfl.stat().st_size / 2**20,
             "latency_ms": latency_ms(_lite(tfl)), "source_latency_ms": latency_ms(_ort(src)),
             "transposes": _transposes(tfl)}
+
+
+TVM_SCRIPT = """
+import json, sys, time
+import onnx, tvm
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+start = time.perf_counter()
+mod = from_onnx(onnx.load(sys.argv[1]), keep_params_in_input=False)
+passes = [relax.transform.ConvertLayout({"relax.nn.conv2d": ["NHWC", "OHWI"]}), relax.transform.FoldConstant(),
+          relax.transform.DeadCodeElimination()]
+with tvm.transform.PassContext(opt_level=3):
+    mod = tvm.transform.Sequential(passes)(mod)
+wall = time.perf_counter() - start
+peak = next(int(ln.split()[1]) / 1024 for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
+print(json.dumps({"wall": wall, "peak_mb": peak,
+                  "transposes": mod.script().count("R.permute_dims(")}))
+"""
+
+
+def run_tvm(src: Path) -> dict:
+    """TVM's Relax ConvertLayout (convolutions to NHWC, the rest follows), counting permute_dims left."""
+    if not TVM_PY.exists():
+        return {"error": "TVM is not installed (run benchmarks/setup.sh)"}
+    p = subprocess.run([str(TVM_PY), "-c", TVM_SCRIPT, str(src)], capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def measure(task, name, src, out) -> dict:
@@ -193,14 +234,16 @@ def main() -> None:
     rows = []
     for name in MODELS:
         kpath, lpath, opath = prepare(name, work)
-        plan = [("keras_to_onnx:tensorbridge", kpath, ".onnx"), ("keras_to_onnx:tf2onnx", kpath, ".onnx"),
-                ("tflite_to_onnx:tensorbridge", lpath, ".onnx"), ("tflite_to_onnx:tf2onnx", lpath, ".onnx"),
-                ("onnx_to_tflite:tensorbridge", opath, ".tflite"), ("onnx_to_tflite:onnx2tf", opath, None)]
+        plan = [*[(f"keras_to_onnx:{tool}", kpath, ".onnx") for tool in TOOLS["keras_to_onnx"]],
+                *[(f"tflite_to_onnx:{tool}", lpath, ".onnx") for tool in TOOLS["tflite_to_onnx"]],
+                *[(f"onnx_to_tflite:{tool}", opath, ".tflite") for tool in TOOLS["onnx_to_tflite"]]]
         for task, src, suffix in plan:
             results = []
             for i in range(args.runs):
                 if task.endswith("onnx2tf"):
                     r = run_onnx2tf(src, work)
+                elif task.endswith("tvm"):
+                    r = run_tvm(src)
                 else:
                     r = measure(task, name, src, work / f"{name}_{task.replace(':', '_')}_{i}{suffix}")
                 results.append(r)
@@ -226,14 +269,19 @@ def write_section(path: Path, rows, runs) -> None:
              "inverted-residual stages) exported by torch.onnx at opset 17, NCHW as ONNX users have it. "
              "Latency: median of 20 runs of the converted model "
              "(onnxruntime / LiteRT) next to the source in its own runtime. Transposes: Transpose/TRANSPOSE ops "
-             "left in the converted model (tensorbridge still wraps each channels-last op in transposes; the "
-             "layout planner of the layout issue removes them).")
+             "left in the converted model (for TVM: permute_dims left in the Relax module after ConvertLayout "
+             "with convolutions in NHWC; it is not a .tflite, so it has no latency or size here). "
+             "`io-target` converts with `--io-layout target` (the image input and output take the target's "
+             "channel order; tf2onnx's `inputs_as_nchw` is its counterpart); without it the model keeps the "
+             "source's I/O layout, which costs at most one transpose per image input and output. onnx2tf "
+             "always changes the I/O layout to NHWC; TVM keeps it.")
     lines = ["", intro, "",
              "| model | direction | tool | wall s | peak MB | output MB | transposes | converted latency ms "
              "| source latency ms |", "|---|---|---|---|---|---|---|---|---|"]
     labels = {"keras_to_onnx": "Keras -> ONNX", "tflite_to_onnx": "TFLite -> ONNX", "onnx_to_tflite": "ONNX -> TFLite"}
     for name, task, results in rows:
-        direction, tool = task.split(":")
+        direction, tool = task.split(":", 1)
+        tool = tool.replace(":", " ")
         errors = [r["error"] for r in results if "error" in r]
         if len(errors) == len(results):
             lines.append(f"| {name} | {labels[direction]} | {tool} | failed: {errors[0].replace('|', '/')} "

@@ -139,7 +139,17 @@ for _name, _fn, _eq in (("ArgMax", np.argmax, "torch.argmax, tf.argmax, ARG_MAX"
        doc=f"Index of the {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_arg(_fn))
 
 
-@op("TopK", inputs="X K", outputs="Values Indices", family=F, layout=attribute("axis"),
+def _topk_infer(inputs, attrs):
+    x, k = inputs[0], inputs[1]
+    if x.shape is None:
+        return [(x.dtype, None), (np.dtype(np.int64), None)]
+    axis = attrs["axis"] % len(x.shape)
+    size = int(np.asarray(k.const).ravel()[0]) if k is not None and k.const is not None else None
+    shape = tuple(size if i == axis else d for i, d in enumerate(x.shape))
+    return [(x.dtype, shape), (np.dtype(np.int64), shape)]
+
+
+@op("TopK", inputs="X K", outputs="Values Indices", family=F, layout=attribute("axis"), infer=_topk_infer,
     attrs={"axis": Attr("int", -1), "largest": Attr("int", 1), "sorted": Attr("int", 1)},
     doc="K largest/smallest along an axis (ties: lower index first). Equivalents: torch.topk, tf.math.top_k, TOPK_V2.")
 def top_k(X, K, axis, largest, sorted):

@@ -173,7 +173,21 @@ def split_sizes(dim: int, n: int) -> list[int]:
     return sizes + [0] * (n - len(sizes))
 
 
-@op("Split", inputs="input split?", outputs="outputs*", layout=attribute("axis"),
+def _split_infer(inputs, attrs):
+    x, split = inputs[0], inputs[1] if len(inputs) > 1 else None
+    if x.shape is None:
+        return []
+    axis = attrs["axis"] % len(x.shape)
+    if split is not None and split.const is not None:
+        sizes = _ints(split.const)
+    elif attrs["num_outputs"] and isinstance(x.shape[axis], int):
+        sizes = split_sizes(x.shape[axis], attrs["num_outputs"])
+    else:
+        return []
+    return [(x.dtype, tuple(s if i == axis else d for i, d in enumerate(x.shape))) for s in sizes]
+
+
+@op("Split", inputs="input split?", outputs="outputs*", layout=attribute("axis"), infer=_split_infer,
     attrs={"axis": Attr("int", 0), "num_outputs": Attr("int", None)}, family=F,
     doc="Split along an axis into parts. Equivalents: torch.split/chunk, tf.split, SPLIT/SPLIT_V.")
 def split(input, split=None, *, axis, num_outputs, _num_outputs):
