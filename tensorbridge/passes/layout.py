@@ -221,6 +221,8 @@ class Planner:
             arr = np.ascontiguousarray(np.transpose(phys.const, rel))
             out = self.g.add_constant(f"{phys.name}.{_suffix(rel)}", arr)
             self.plan.weights_permuted += 1
+        elif _dequantized_per_axis_or_tensor(phys):
+            out = self._through_dequantize(phys.producer, rel, reason)
         elif _moves_only_ones(phys.shape, rel) and sum(not isinstance(d, int) for d in phys.shape) <= 1:
             target = [d if isinstance(d, int) else -1 for d in (phys.shape[p] for p in rel)]
             shape = self.g.add_constant(f"{phys.name}.shape", np.array(target, np.int64))
@@ -230,6 +232,27 @@ class Planner:
         self.cache[key] = out
         return out
 
+    def _through_dequantize(self, dq: Node, rel, reason: str) -> Value:
+        """A dequantized tensor in another form: permute the integer tensor (a quantized weight: once, now)
+        and dequantize that, so Q/DQ stay next to the ops that read them."""
+        x, scale = dq.inputs[0], dq.input(1)
+        if x.const is not None:
+            x = self.g.add_constant(f"{x.name}.{_suffix(rel)}", np.ascontiguousarray(np.transpose(x.const, rel)))
+            self.plan.weights_permuted += 1
+        else:
+            key = (id(x), rel)
+            if key not in self.cache:
+                self.cache[key] = self._insert("Transpose", [x], {"perm": list(rel)}, f"{x.name}.to_{_suffix(rel)}",
+                                               rel, reason)
+            x = self.cache[key]
+        attrs = dict(dq.attrs)
+        if scale.shape is not None and len(scale.shape) == 1 and scale.shape[0] != 1:
+            attrs["axis"] = rel.index(dq.attrs.get("axis", 1) % len(rel))
+        node = self.g.add_node("DequantizeLinear", [x, *dq.inputs[1:]], attrs, name=f"{dq.name}.{_suffix(rel)}",
+                               before=self.current, meta=dq.meta)
+        infer_node(node)
+        return node.outputs[0]
+
     def _insert(self, op, inputs, attrs, name, rel, reason) -> Value:
         node = self.g.add_node(op, inputs, attrs, name=name, before=self.current,
                                meta=self.current.meta if self.current is not None else None)
@@ -237,6 +260,12 @@ class Planner:
         consumer = f"{self.current.op} {self.current.name!r}" if self.current is not None else "graph output"
         self.plan.transforms.append(Transform(node.name, op, inputs[0].name, rel, consumer, reason))
         return node.outputs[0]
+
+    def _rest_logical(self, node: Node, reason: str) -> None:
+        """Inputs after the first that no rule placed are read in their logical form."""
+        for i, v in enumerate(node.inputs[1:], 1):
+            if v is not None and v.shape is not None and id(v) in self.held:
+                node.set_input(i, self.ask(v, range(len(v.shape)), reason))
 
     def logical(self, node: Node, reason: str) -> None:
         """Give every input of `node` its logical form; its outputs are held as they are."""
@@ -306,6 +335,7 @@ class Planner:
         self.plan.ops[node.name] = chosen
         perm = between(own, chosen, len(x.shape))
         node.set_input(0, self.ask(x, perm, f"{node.op} runs in {chosen}"))
+        self._rest_logical(node, f"{node.op} reads its weights in the IR's layout")
         if node.op == "Resize":
             self._permute_resize_operands(node, perm)
         node.attrs["layout"] = chosen
@@ -405,6 +435,8 @@ class Planner:
         if _identity(perm):
             self.logical(node, f"{node.op} follows its other inputs")
             return True
+        if rule is not _elements and node.op != "Concat":  # (those two place every input themselves)
+            self._rest_logical(node, f"{node.op} reads its other inputs in the source layout")
         result = rule(self, node, perm, rank)
         if result is None:
             return False
@@ -579,6 +611,12 @@ class Planner:
                             self.current = node
                             inner.set_input(i, self.ask(v, range(len(v.shape)), "read by a subgraph"))
         self.current = None
+
+
+def _dequantized_per_axis_or_tensor(v: Value) -> bool:
+    dq = v.producer
+    return dq is not None and dq.op == "DequantizeLinear" and not dq.attrs.get("block_size", 0) \
+        and dq.inputs[0].shape is not None and len(dq.inputs[0].shape) == len(v.shape)
 
 
 def _logical_shape(phys_shape, perm):

@@ -7,6 +7,8 @@
 - cosine: cosine similarity of the flattened tensors
 - top-k agreement (k = 5, 10): for outputs that look like class scores (float, 2-D, at
   least 10 classes), the share of rows whose top-k index sets agree.
+- for quantized (integer) outputs, max_abs is in LSBs and `exact` is the share of elements
+  that are equal.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class OutputReport:
     ok: bool
     topk: dict = field(default_factory=dict)
     problem: str = ""
+    exact: float | None = None
 
 
 def _float(a: np.ndarray) -> np.ndarray:
@@ -87,8 +90,9 @@ def _numeric_report(base, y, z, ref, rtol, atol) -> OutputReport:
             a = np.argsort(-y, axis=1, kind="stable")[:, :k]
             b = np.argsort(-z, axis=1, kind="stable")[:, :k]
             topk[f"top{k}"] = float(np.mean([set(r) == set(s) for r, s in zip(a, b)]))
+    exact = float(np.mean(y == z)) if ref.dtype.kind in "iu" and y.size else None
     return OutputReport(**base, max_abs=max_abs, mean_rel=mean_rel, robust_rel=robust, cosine=cosine,
-                        ok=ok, topk=topk, problem=problem)
+                        ok=ok, topk=topk, problem=problem, exact=exact)
 
 
 @dataclass
@@ -115,8 +119,9 @@ class Report:
             t5 = f"{o.topk['top5']:.0%}" if "top5" in o.topk else "-"
             t10 = f"{o.topk['top10']:.0%}" if "top10" in o.topk else "-"
             verdict = "ok" if o.ok else f"FAIL (tolerance rtol={o.rtol:g} atol={o.atol:g}) {o.problem}".rstrip()
+            lsb = f" ({o.max_abs:.0f} LSB, {o.exact:.2%} exact)" if o.exact is not None else ""
             lines.append(f"  {o.name:<24} {o.max_abs:>10.3g} {o.mean_rel:>10.3g} {o.robust_rel:>14.3g} "
-                         f"{o.cosine:>10.6f} {t5:>6} {t10:>6}  {verdict}")
+                         f"{o.cosine:>10.6f} {t5:>6} {t10:>6}  {verdict}{lsb}")
         d = self.first_divergence
         if d and d["op"]:
             lines.append(f"  first diverging op: {d['op']} node {d['node']!r} (value {d['value']!r}, "

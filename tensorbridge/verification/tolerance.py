@@ -1,7 +1,10 @@
 """The one tolerance policy: default (rtol, atol) per output dtype.
 
 An output passes when max|z - y| <= atol + rtol * max|y| (z: target, y: reference), shapes
-match and NaNs sit in the same places. Integer and boolean outputs must match exactly.
+match and NaNs sit in the same places. Quantized outputs (int8, uint8, int16, uint16) may differ
+by 1 LSB: frameworks round requantization differently (TFLite's fixed-point multiplier against
+ONNX's float scale); `verify` reports their max difference in LSBs and the share of exactly equal
+elements. Other integer and boolean outputs must match exactly.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ DEFAULTS = {
 }
 LOW_PRECISION = (1e-1, 1e-2)  # float8 / float4
 EXACT = (0.0, 0.0)
+QUANTIZED = {"int8", "uint8", "int16", "uint16"}
+ONE_LSB = (0.0, 1.0)
 
 
 def default_tolerance(dt) -> tuple[float, float]:
@@ -25,4 +30,4 @@ def default_tolerance(dt) -> tuple[float, float]:
         return DEFAULTS[name]
     if dtypes.is_float(dt):
         return LOW_PRECISION
-    return EXACT
+    return ONE_LSB if name in QUANTIZED else EXACT
