@@ -87,6 +87,8 @@ def cmd_convert(args, progress: _Progress) -> int:
         graph = tb.load(args.src, input_shapes=shapes)
     with progress.step(f"writing {args.output}"):
         options = {"fp16": True} if args.fp16 else {}
+        if args.quant_format != "qdq":
+            options["quant_format"] = args.quant_format
         layout = _layout(args)
         if layout is not None:
             options["layout"] = layout
@@ -171,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-o", "--output", required=True, help="destination file (format from its extension)")
     c.add_argument("--to", help="output format (onnx, tbir, torch, pt2, keras, tflite); default: from the extension")
     c.add_argument("--fp16", action="store_true", help="tflite: store weights as float16")
+    c.add_argument("--quant-format", choices=["qdq", "qlinear"], default="qdq",
+                   help="onnx: quantized ops as QuantizeLinear/DequantizeLinear pairs around float ops (qdq), "
+                        "or as QLinearConv/QLinearMatMul where onnxruntime has them (qlinear)")
     c.add_argument("--verify", action="store_true", help="run SRC and the result and compare outputs")
     c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
                    help="fix or name an input's dims (repeatable)")

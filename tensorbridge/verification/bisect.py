@@ -6,7 +6,8 @@ its intermediates under the same IR value names (ONNX: extra graph outputs; gene
 PyTorch code: the local each op writes; Keras: every layer's output; .tbir: the
 interpreter); a target in the other channel order is compared after transposing back. Walking the source graph in
 order, the first value present on both sides that fails the tolerance names the op, with
-its provenance in the source model.
+its provenance in the source model. Quantized values may differ by 1 LSB (a dequantized one by
+one step of its scale): frameworks round requantization differently.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
             if b is None or a.dtype == object:
                 continue
             checked += 1
-            r = compare(v.name, v.name, a, b, rtol, atol)
+            r = compare(v.name, v.name, a, b, rtol, atol if atol is not None else _one_step(node))
             if not r.ok:
                 meta = node.meta
                 where = meta.get("module") or meta.get("source_name") or node.name
@@ -50,6 +51,14 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
                         "max_abs": r.max_abs, "source": f"{meta.get('framework', '?')} {meta.get('source_op', node.op)}"
                         f" {where!r}", "values_compared": checked}
     return {"op": None, "values_compared": checked}
+
+
+def _one_step(node) -> float | None:
+    """A dequantized value may differ by one quantization step (1 LSB of its scale) between runtimes."""
+    scale = node.input(1)
+    if node.op == "DequantizeLinear" and scale is not None and scale.const is not None:
+        return float(np.max(np.abs(scale.const))) * (1 + 1e-6)
+    return None
 
 
 def _held_as(name: str, got: dict) -> tuple[str | None, tuple[int, ...] | None]:

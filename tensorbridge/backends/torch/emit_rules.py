@@ -594,6 +594,34 @@ def cast(em, node):
     em.out(node, P.method(em.tensor(node.inputs[0]), "to", P.name(TORCH_DTYPES[to])))
 
 
+TORCH_QDTYPES = {"int8": "torch.qint8", "uint8": "torch.quint8", "int32": "torch.qint32"}
+
+
+def _per_tensor(em, node) -> tuple[float, int]:
+    scale, zp = em.scalar(node.input(1)), em.scalar(node.input(2)) if node.input(2) is not None else 0
+    if scale is None or zp is None:
+        raise Unsupported("per-channel or computed quantization parameters on an activation")
+    return float(scale), int(zp)
+
+
+def quantize_linear(em, node):
+    """torch's own quantizer (round half to even, saturating), kept as the integer tensor."""
+    storage = dtypes.name(node.outputs[0].dtype)
+    if storage not in TORCH_QDTYPES:
+        raise Unsupported(f"QuantizeLinear to {storage}")
+    scale, zp = _per_tensor(em, node)
+    q = P.call("torch.quantize_per_tensor", em.tensor(node.inputs[0]), P.lit(scale), P.lit(zp),
+               P.name(TORCH_QDTYPES[storage]))
+    em.out(node, P.method(q, "int_repr"))
+
+
+def dequantize_linear(em, node):
+    scale, zp = _per_tensor(em, node)
+    centered = P.binop(P.method(em.tensor(node.inputs[0]), "float"), "-", P.lit(zp)) if zp else \
+        P.method(em.tensor(node.inputs[0]), "float")
+    em.out(node, P.binop(centered, "*", P.lit(scale)))
+
+
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
                  "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",
                  "int16": "torch.int16", "int8": "torch.int8", "uint8": "torch.uint8", "bool": "torch.bool"}
@@ -894,4 +922,5 @@ RULES = {
     "ConstantOfShape": constant_of_shape, "Range": range_op, "Resize": resize, "DepthToSpace": depth_to_space,
     "CumSum": cumsum, "Trilu": trilu, "Einsum": einsum, "TopK": top_k, "LSTM": recurrent, "GRU": recurrent,
     "Shape": lambda em, node: emit_shape_op(em, node),
+    "QuantizeLinear": quantize_linear, "DequantizeLinear": dequantize_linear,
 }

@@ -340,6 +340,8 @@ def dequantize(imp, ins, opts):
 
 def quantize(imp, ins, opts):
     x = ins[0]
+    if x.dtype is not None and x.dtype.kind in "iu":  # a requantization (uint8 <-> int8 I/O): DQ, then Q
+        x = imp._dequantized(x)
     out_t = imp.subgraph.Tensors(int(imp.op.OutputsAsNumpy()[0]))
     q = imp._quant(out_t)
     if q is None:

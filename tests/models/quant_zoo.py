@@ -1,0 +1,67 @@
+"""Quantized TFLite models made here by TF's post-training quantizer on seeded data (no downloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def int8_application(name: str, path: Path, size: int = 64, io: str = "int8") -> Path:
+    """keras.applications `name` (seeded weights) quantized to full integer; `io` int8 or uint8; the output is
+    the pooled feature vector. Freshly initialised, these networks' activations fade to ~1e-11 (and would
+    quantize to one value), so each BatchNormalization first gets the statistics of its seeded input."""
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    model = getattr(keras.applications, name)(weights=None, input_shape=(size, size, 3), include_top=False,
+                                              pooling="avg")
+    _calibrate_batch_norms(model, np.random.default_rng(1).standard_normal((4, size, size, 3)).astype(np.float32))
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    rng = np.random.default_rng(0)
+    converter.representative_dataset = lambda: ([rng.standard_normal((1, size, size, 3)).astype(np.float32)]
+                                                for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = getattr(tf, io)
+    path.write_bytes(converter.convert())
+    return path
+
+
+def _calibrate_batch_norms(model, x: np.ndarray) -> None:
+    import keras
+
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            a = np.asarray(keras.Model(model.inputs, layer.input)(x))
+            layer.moving_mean.assign(a.mean(axis=(0, 1, 2)))
+            layer.moving_variance.assign(a.var(axis=(0, 1, 2)) + 1e-3)
+
+
+def quant_params(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every quantized tensor of a .tflite file: name -> (scales, zero points), read from the flatbuffer."""
+    import tflite
+
+    model = tflite.Model.GetRootAs(Path(path).read_bytes(), 0)
+    sg = model.Subgraphs(0)
+    out = {}
+    for i in range(sg.TensorsLength()):
+        t = sg.Tensors(i)
+        q = t.Quantization()
+        if q is None or q.ScaleLength() == 0:
+            continue
+        out[t.Name().decode()] = (q.ScaleAsNumpy().astype(np.float32), q.ZeroPointAsNumpy().astype(np.int64))
+    return out
+
+
+def quantized_inputs(graph, seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded standard-normal images quantized with each input's own scale and zero point (what a quantized
+    model is fed in use; raw small integers would sit at one end of its range)."""
+    feeds = {}
+    for v in graph.inputs:
+        x = np.random.default_rng(seed).standard_normal([d if isinstance(d, int) else 1 for d in v.shape])
+        info = np.iinfo(v.dtype)
+        q = np.rint(x / float(v.quant.scale.reshape(-1)[0])) + int(v.quant.zero_point.reshape(-1)[0])
+        feeds[v.name] = np.clip(q, info.min, info.max).astype(v.dtype)
+    return feeds
