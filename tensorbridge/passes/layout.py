@@ -50,6 +50,7 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
+from tensorbridge.ops.infer import norm_axis
 from tensorbridge.passes.infer_shapes import infer_node
 
 LAYOUTS = ("NCHW", "NHWC")
@@ -168,13 +169,25 @@ def _moves_only_ones(shape, perm) -> bool:
     return big == sorted(big)
 
 
+def channel_perms(rank: int) -> dict[str, tuple[int, ...]]:
+    """The two channel moves at `rank`, by the layout they produce: {"nchw": ..., "nhwc": ...}."""
+    return {"nchw": between("NHWC", "NCHW", rank), "nhwc": between("NCHW", "NHWC", rank)}
+
+
 def _suffix(perm) -> str:
-    rank = len(perm)
-    for layout in LAYOUTS:
-        other = "NHWC" if layout == "NCHW" else "NCHW"
-        if tuple(perm) == between(other, layout, rank):
-            return layout.lower()
-    return "t" + "".join(map(str, perm))
+    """The name suffix of a value held under `perm` (read back by `suffix_perm`)."""
+    perm = tuple(perm)
+    named = {p: s for s, p in channel_perms(len(perm)).items() if not _identity(p)}
+    return named.get(perm) or "t" + "".join(map(str, perm))
+
+
+def suffix_perm(suffix: str, rank: int) -> tuple[int, ...] | None:
+    """The permutation a value named `<name>.<suffix>` is held under, or None if `suffix` names none."""
+    if suffix in ("nchw", "nhwc") and rank >= 3:
+        return channel_perms(rank)[suffix]
+    if suffix[:1] == "t" and suffix[1:].isdigit() and sorted(map(int, suffix[1:])) == list(range(rank)):
+        return tuple(map(int, suffix[1:]))
+    return None
 
 
 # -- the planner -------------------------------------------------------------------------------
@@ -199,12 +212,14 @@ class Planner:
             return self.held[id(v)]
         return v, tuple(range(len(v.shape))) if v.shape is not None else ()
 
-    def hold(self, v: Value, perm) -> None:
+    def hold(self, v: Value, perm, rename: bool = True) -> None:
+        """Record that `v` now holds its data under `perm` (renamed `<name>.<suffix>` unless a graph input)."""
         perm = tuple(perm)
         if v.shape is not None and not _identity(perm):
-            self.names.setdefault(id(v), v.name)
             v.shape = tuple(v.shape[p] for p in perm)
-            v.name = self.g.unique_name(f"{self.names[id(v)]}.{_suffix(perm)}")
+            if rename:
+                self.names.setdefault(id(v), v.name)
+                v.name = self.g.unique_name(f"{self.names[id(v)]}.{_suffix(perm)}")
         self.held[id(v)] = (v, perm)
 
     def ask(self, v: Value, want, reason: str) -> Value:
@@ -213,7 +228,10 @@ class Planner:
         want = tuple(want)
         if have == want or phys.shape is None:
             return phys
-        rel = tuple(have.index(w) for w in want)  # physical axis of `have` to put at each position
+        return self._permuted(phys, tuple(have.index(w) for w in want), reason)
+
+    def _permuted(self, phys: Value, rel, reason: str) -> Value:
+        """`phys` transposed by `rel` (each position takes that physical axis), made once and shared."""
         key = (id(phys), rel)
         if key in self.cache:
             return self.cache[key]
@@ -235,16 +253,7 @@ class Planner:
     def _through_dequantize(self, dq: Node, rel, reason: str) -> Value:
         """A dequantized tensor in another form: permute the integer tensor (a quantized weight: once, now)
         and dequantize that, so Q/DQ stay next to the ops that read them."""
-        x, scale = dq.inputs[0], dq.input(1)
-        if x.const is not None:
-            x = self.g.add_constant(f"{x.name}.{_suffix(rel)}", np.ascontiguousarray(np.transpose(x.const, rel)))
-            self.plan.weights_permuted += 1
-        else:
-            key = (id(x), rel)
-            if key not in self.cache:
-                self.cache[key] = self._insert("Transpose", [x], {"perm": list(rel)}, f"{x.name}.to_{_suffix(rel)}",
-                                               rel, reason)
-            x = self.cache[key]
+        x, scale = self._permuted(dq.inputs[0], rel, reason), dq.input(1)
         attrs = dict(dq.attrs)
         if scale.shape is not None and len(scale.shape) == 1 and scale.shape[0] != 1:
             attrs["axis"] = rel.index(dq.attrs.get("axis", 1) % len(rel))
@@ -261,15 +270,9 @@ class Planner:
         self.plan.transforms.append(Transform(node.name, op, inputs[0].name, rel, consumer, reason))
         return node.outputs[0]
 
-    def _rest_logical(self, node: Node, reason: str) -> None:
-        """Inputs after the first that no rule placed are read in their logical form."""
-        for i, v in enumerate(node.inputs[1:], 1):
-            if v is not None and v.shape is not None and id(v) in self.held:
-                node.set_input(i, self.ask(v, range(len(v.shape)), reason))
-
-    def logical(self, node: Node, reason: str) -> None:
-        """Give every input of `node` its logical form; its outputs are held as they are."""
-        for i, v in enumerate(node.inputs):
+    def logical(self, node: Node, reason: str, first: int = 0) -> None:
+        """Give the inputs of `node` from `first` on their logical form; its outputs are held as they are."""
+        for i, v in enumerate(node.inputs[first:], first):
             if v is not None and v.shape is not None:
                 node.set_input(i, self.ask(v, range(len(v.shape)), reason))
 
@@ -335,7 +338,7 @@ class Planner:
         self.plan.ops[node.name] = chosen
         perm = between(own, chosen, len(x.shape))
         node.set_input(0, self.ask(x, perm, f"{node.op} runs in {chosen}"))
-        self._rest_logical(node, f"{node.op} reads its weights in the IR's layout")
+        self.logical(node, f"{node.op} reads its weights in the IR's layout", first=1)
         if node.op == "Resize":
             self._permute_resize_operands(node, perm)
         node.attrs["layout"] = chosen
@@ -436,7 +439,7 @@ class Planner:
             self.logical(node, f"{node.op} follows its other inputs")
             return True
         if rule is not _elements and node.op != "Concat":  # (those two place every input themselves)
-            self._rest_logical(node, f"{node.op} reads its other inputs in the source layout")
+            self.logical(node, f"{node.op} reads its other inputs in the source layout", first=1)
         result = rule(self, node, perm, rank)
         if result is None:
             return False
@@ -467,7 +470,7 @@ class Planner:
         if _moves_only_ones(logical, perm):
             node.set_input(0, phys)
             return True
-        return self._flatten_into_head(node, phys, perm)
+        return self._flatten_into_head(node, phys, perm, logical)
 
     def _reshape_target_fits(self, node: Node, logical, physical) -> bool:
         """Make the Reshape's `0` entries (copy that input dim) independent of the input's layout."""
@@ -499,9 +502,8 @@ class Planner:
         self.held[id(out)] = (gather.outputs[0], (0,))
         return True
 
-    def _flatten_into_head(self, node: Node, phys: Value, perm) -> bool:
+    def _flatten_into_head(self, node: Node, phys: Value, perm, logical) -> bool:
         out = node.outputs[0]
-        logical = _logical_shape(phys.shape, perm)
         rows = logical[1:]
         if perm[0] != 0 or out.shape is None or len(out.shape) != 2 or out in self.g.outputs \
                 or not all(isinstance(d, int) for d in rows) or out.shape[1] != int(np.prod(rows)):
@@ -542,10 +544,7 @@ class Planner:
             elif x.name in forms:
                 perm = forms[x.name]
             if perm is not None and not _identity(perm):
-                name = x.name
-                self.hold(x, perm)
-                x.name = name
-                self.names.pop(id(x), None)
+                self.hold(x, perm, rename=False)
             self.plan.inputs[x.name] = perm or tuple(range(rank))
 
     def _target_input_forms(self) -> dict[str, tuple[int, ...]]:
@@ -563,7 +562,7 @@ class Planner:
             if x.shape is None or len(x.shape) != 4 or x.name in self.options.pins:
                 continue
             best = cost(forms)
-            for perm in (between("NHWC", "NCHW", 4), between("NCHW", "NHWC", 4)):
+            for perm in channel_perms(4).values():
                 if (n := cost({**forms, x.name: perm})) < best:
                     best, forms[x.name] = n, perm
         return forms
@@ -583,8 +582,7 @@ class Planner:
             rank = len(have)
             if name in self.options.pins:
                 want = between(self.source_layout, self.options.pins[name], rank)
-            elif self.options.io_layout == "target" and rank == 4 and have in (
-                    between("NHWC", "NCHW", 4), between("NCHW", "NHWC", 4)):
+            elif self.options.io_layout == "target" and rank == 4 and have in channel_perms(4).values():
                 want = have  # held in the target's layout
             else:
                 want = tuple(range(rank))
@@ -632,10 +630,9 @@ def _dominant_layout(graph: Graph) -> str:
 
 
 # -- attribute-op rules: (planner, node, perm, rank) -> output perm(s), or None when not rewritable --
-def _axis(node: Node, perm, rank: int, name: str = "axis", default: int = 0) -> int:
-    a = node.attrs.get(name, default)
-    a = a + rank if a < 0 else a
-    return _inverse(perm)[a]
+def _axis(node: Node, perm, rank: int, default: int = 0) -> int:
+    """The physical position of the node's logical `axis`."""
+    return _inverse(perm)[norm_axis(node.attrs.get("axis", default), rank)]
 
 
 def _single_axis(p: Planner, node: Node, perm, rank: int):
@@ -645,8 +642,7 @@ def _single_axis(p: Planner, node: Node, perm, rank: int):
 
 
 def _arg_reduce(p: Planner, node: Node, perm, rank: int):
-    a = node.attrs.get("axis", 0)
-    a = a + rank if a < 0 else a
+    a = norm_axis(node.attrs.get("axis", 0), rank)
     node.attrs["axis"] = _inverse(perm)[a]
     return perm if node.attrs.get("keepdims", 1) else _drop(perm, {a})
 
@@ -661,8 +657,7 @@ def _quant_axis(p: Planner, node: Node, perm, rank: int):
 
 
 def _suffix_norm(p: Planner, node: Node, perm, rank: int):
-    a = node.attrs.get("axis", -1)
-    a = a + rank if a < 0 else a
+    a = norm_axis(node.attrs.get("axis", -1), rank)
     return perm if all(perm[i] == i for i in range(a, rank)) else None
 
 
@@ -670,8 +665,7 @@ def _gather(p: Planner, node: Node, perm, rank: int):
     idx = node.input(1)
     if idx is None or idx.shape is None or len(idx.shape) > 1:
         return None
-    a = node.attrs.get("axis", 0)
-    a = a + rank if a < 0 else a
+    a = norm_axis(node.attrs.get("axis", 0), rank)
     node.attrs["axis"] = _inverse(perm)[a]
     return perm if len(idx.shape) == 1 else _drop(perm, {a})
 
@@ -690,7 +684,7 @@ def _axes_input(index: int, *, keepdims_attr: bool = False, drop: bool = False):
         v = node.input(index)
         if v is not None and v.const is None:
             return None
-        axes = [int(a) + rank if a < 0 else int(a) for a in (v.const.reshape(-1) if v is not None else [])]
+        axes = [norm_axis(int(a), rank) for a in (v.const.reshape(-1) if v is not None else [])]
         if not axes:
             if node.op == "Squeeze":
                 axes = [i for i, d in enumerate(node.inputs[0].shape) if d == 1]
@@ -716,7 +710,7 @@ def _unsqueeze(p: Planner, node: Node, perm, rank: int):
     if v is None or v.const is None:
         return None
     out_rank = rank + v.const.size
-    inserted = sorted(int(a) + out_rank if a < 0 else int(a) for a in v.const.reshape(-1))
+    inserted = sorted(norm_axis(int(a), out_rank) for a in v.const.reshape(-1))
     kept = [i for i in range(out_rank) if i not in inserted]
     p.set_const(node, 1, np.arange(rank, out_rank, dtype=np.int64), "axes")
     return tuple(kept[a] for a in perm) + tuple(inserted)
@@ -728,8 +722,8 @@ def _pad(p: Planner, node: Node, perm, rank: int):
         return None
     if axes is not None:
         inv = _inverse(perm)
-        p.set_const(node, 3, np.array([inv[int(a) + rank if a < 0 else int(a)] for a in axes.const.reshape(-1)],
-                                      np.int64), "axes")
+        p.set_const(node, 3, np.array([inv[norm_axis(int(a), rank)] for a in axes.const.reshape(-1)], np.int64),
+                    "axes")
         return perm
     pads = pads.reshape(-1)
     p.set_const(node, 1, np.concatenate([pads[:rank][list(perm)], pads[rank:][list(perm)]]), "pads")
@@ -748,14 +742,14 @@ def _cumsum(p: Planner, node: Node, perm, rank: int):
     axis = p.const_input(node, 1)
     if axis is None:
         return None
-    a = int(axis.reshape(-1)[0])
-    p.set_const(node, 1, np.array(_inverse(perm)[a + rank if a < 0 else a], axis.dtype), "axis")
+    a = norm_axis(int(axis.reshape(-1)[0]), rank)
+    p.set_const(node, 1, np.array(_inverse(perm)[a], axis.dtype), "axis")
     return perm
 
 
 def _mvn(p: Planner, node: Node, perm, rank: int):
     inv = _inverse(perm)
-    node.attrs["axes"] = [inv[a + rank if a < 0 else a] for a in node.attrs.get("axes", [0, 2, 3])]
+    node.attrs["axes"] = [inv[norm_axis(a, rank)] for a in node.attrs.get("axes", [0, 2, 3])]
     return perm
 
 
@@ -792,8 +786,4 @@ def plan_layout(graph: Graph, target: LayoutTarget, options: LayoutOptions | Non
         for sub in node.subgraphs():
             plan_layout(sub, target, LayoutOptions(options.layout if options else "native"))
     return plan
-
-
-def count_transposes(graph: Graph) -> int:
-    return sum(1 for n in graph.all_nodes() if n.op == "Transpose")
 

@@ -65,16 +65,18 @@ def _match(node: Node, graph: Graph):
     act = None
     if reader is not None and reader.op in ("Relu", "Clip"):
         act, reader = reader, _only_reader(reader.outputs[0], graph)
-    if reader is None or reader.op != "QuantizeLinear":
-        return None
     q = reader
-    if q.input(2) is None or q.inputs[1].shape not in ((), (1,)) or (act is not None and not _implied(act, q)):
+    if q is None or q.op != "QuantizeLinear":
         return None
-    bias = _bias(node, x_dq, w_dq) if node.op == "Conv" and node.input(2) is not None else None
-    if node.op == "Conv" and node.input(2) is not None and bias is None:
+    if q.input(2) is None or q.inputs[1].shape not in ((), (1,)) or (act is not None and not _implied(act, q)):
         return None
     if node.op == "MatMul" and (len(node.inputs[1].shape or ()) != 2):
         return None
+    bias = None
+    if node.op == "Conv" and node.input(2) is not None:
+        bias = _bias(node, x_dq, w_dq)
+        if bias is None:
+            return None
     return x_dq, w_dq, bias, q
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.passes.layout import channel_perms
+
 
 def reorder(arr, shape):
     """`arr` moved between channels-last and channels-first when that is what makes it fit `shape`.
@@ -12,8 +14,7 @@ def reorder(arr, shape):
     arr = np.asarray(arr)
     if shape is None or arr.ndim != len(shape) or arr.ndim < 3 or _fits(arr.shape, shape):
         return arr
-    r = arr.ndim
-    for perm in ([0, r - 1, *range(1, r - 1)], [0, *range(2, r), 1]):
+    for perm in channel_perms(arr.ndim).values():
         if _fits(tuple(arr.shape[p] for p in perm), shape):
             return np.transpose(arr, perm)
     return arr

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.passes.layout import suffix_perm
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import compare
 
@@ -32,9 +33,10 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
     ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
     got = runner.run_intermediates(feeds if target_feeds is None else target_feeds)
     checked = 0
+    permuted = _permuted_index(got)
     for node in graph.all_nodes():
         for v in node.outputs:
-            key, perm = _held_as(v.name, got)
+            key, perm = (v.name, None) if v.name in got else permuted.get(v.name, (None, None))
             if v.name not in ref or key is None:
                 continue
             a = np.asarray(ref[v.name])
@@ -61,22 +63,12 @@ def _one_step(node) -> float | None:
     return None
 
 
-def _held_as(name: str, got: dict) -> tuple[str | None, tuple[int, ...] | None]:
-    """Where the target keeps value `name`, and the permutation it holds it under (passes/layout.py names
-    a permuted value `<name>.nchw`, `<name>.nhwc` or `<name>.t0231`)."""
-    if name in got:
-        return name, None
-    for key in got:
-        if key.startswith(name + ".") and (perm := _suffix_perm(key[len(name) + 1:], np.ndim(got[key]))):
-            return key, perm
-    return None, None
-
-
-def _suffix_perm(suffix: str, rank: int) -> tuple[int, ...] | None:
-    if suffix == "nchw" and rank >= 3:
-        return (0, rank - 1, *range(1, rank - 1))
-    if suffix == "nhwc" and rank >= 3:
-        return (0, *range(2, rank), 1)
-    if suffix[:1] == "t" and suffix[1:].isdigit() and sorted(map(int, suffix[1:])) == list(range(rank)):
-        return tuple(map(int, suffix[1:]))
-    return None
+def _permuted_index(got: dict) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Target values held in another layout, by their source name: passes/layout.py names them
+    `<name>.nchw`, `<name>.nhwc` or `<name>.t0231`."""
+    index = {}
+    for key, value in got.items():
+        name, _, suffix = key.rpartition(".")
+        if name and (perm := suffix_perm(suffix, np.ndim(value))) is not None:
+            index.setdefault(name, (key, perm))
+    return index
