@@ -2,7 +2,9 @@
 
 Going through the official converter (rather than writing the flatbuffer ourselves) gives
 LiteRT's fused kernels, XNNPACK compatibility and the converter's float16 path for free;
-docs/tflite.md explains the choice. `fp16=True` stores weights as float16.
+docs/tflite.md explains the choice. `fp16=True` stores weights as float16. A quantized graph
+(QuantizeLinear on activations) is written directly with int8 kernels instead (`integer.py`),
+because the converter would not keep its scales and zero points.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tensorbridge.backends.keras import codegen as keras_codegen
+from tensorbridge.backends.tflite import integer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
@@ -27,6 +30,11 @@ LAYOUT = replace(keras_codegen.LAYOUT, last_axis_ops=frozenset({"Softmax", "LogS
 
 
 def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = None, **_options) -> None:
+    if integer.is_quantized(graph):
+        if fp16:
+            raise ModelError("--fp16 applies to float models; this one is quantized and keeps its integer types")
+        Path(dest).write_bytes(integer.to_flatbuffer(graph, LAYOUT, layout))
+        return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
