@@ -8,7 +8,8 @@
 - top-k agreement (k = 5, 10): for outputs that look like class scores (float, 2-D, at
   least 10 classes), the share of rows whose top-k index sets agree.
 - for quantized (integer) outputs, max_abs is in LSBs and `exact` is the share of elements
-  that are equal.
+  that are equal; a float output the source dequantizes per tensor (`step`, its scale) is
+  compared the same way, in units of that scale.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tensorbridge.ir import dtypes
-from tensorbridge.verification.tolerance import default_tolerance
+from tensorbridge.verification.tolerance import ONE_LSB, default_tolerance
 
 
 @dataclass
@@ -37,6 +38,7 @@ class OutputReport:
     topk: dict = field(default_factory=dict)
     problem: str = ""
     exact: float | None = None
+    step: float | None = None  # the scale a dequantized float output was compared in
 
 
 def _float(a: np.ndarray) -> np.ndarray:
@@ -46,8 +48,14 @@ def _float(a: np.ndarray) -> np.ndarray:
 
 
 def compare(name: str, target_name: str, ref: np.ndarray, got: np.ndarray,
-            rtol: float | None = None, atol: float | None = None) -> OutputReport:
+            rtol: float | None = None, atol: float | None = None, step: float | None = None) -> OutputReport:
     ref, got = np.asarray(ref), np.asarray(got)
+    if step and dtypes.is_float(ref.dtype) and ref.shape == got.shape:
+        report = compare(name, target_name, np.rint(ref / step).astype(np.int64),
+                         np.rint(got.astype(np.float64) / step).astype(np.int64),
+                         ONE_LSB[0] if rtol is None else rtol, ONE_LSB[1] if atol is None else atol)
+        report.dtype, report.step = dtypes.name(ref.dtype), float(step)
+        return report
     d_rtol, d_atol = default_tolerance(ref.dtype) if ref.dtype != object else (0.0, 0.0)
     rtol = d_rtol if rtol is None else rtol
     atol = d_atol if atol is None else atol
@@ -119,7 +127,8 @@ class Report:
             t5 = f"{o.topk['top5']:.0%}" if "top5" in o.topk else "-"
             t10 = f"{o.topk['top10']:.0%}" if "top10" in o.topk else "-"
             verdict = "ok" if o.ok else f"FAIL (tolerance rtol={o.rtol:g} atol={o.atol:g}) {o.problem}".rstrip()
-            lsb = f" ({o.max_abs:.0f} LSB, {o.exact:.2%} exact)" if o.exact is not None else ""
+            of = f" of {o.step:.3g}" if o.step else ""
+            lsb = f" ({o.max_abs:.0f} LSB{of}, {o.exact:.2%} exact)" if o.exact is not None else ""
             lines.append(f"  {o.name:<24} {o.max_abs:>10.3g} {o.mean_rel:>10.3g} {o.robust_rel:>14.3g} "
                          f"{o.cosine:>10.6f} {t5:>6} {t10:>6}  {verdict}{lsb}")
         d = self.first_divergence

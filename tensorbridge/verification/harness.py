@@ -70,7 +70,8 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         pairs = list(zip(a.outputs, b.outputs))
     else:
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
-    reports = [compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol)
+    steps = a.output_steps() if hasattr(a, "output_steps") else {}
+    reports = [compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
                for an, bn in pairs]
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
     report = Report(_label(src), _label(dst), reports, shown)

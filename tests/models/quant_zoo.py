@@ -65,3 +65,51 @@ def quantized_inputs(graph, seed: int = 0) -> dict[str, np.ndarray]:
         q = np.rint(x / float(v.quant.scale.reshape(-1)[0])) + int(v.quant.zero_point.reshape(-1)[0])
         feeds[v.name] = np.clip(q, info.min, info.max).astype(v.dtype)
     return feeds
+
+
+def onnx_qdq(module, args, path: Path, per_channel: bool = False, activation: str = "int8") -> Path:
+    """A torch module exported to ONNX and quantized by onnxruntime's `quantize_static` (QDQ, int8 weights,
+    `activation` int8 or uint8) on seeded calibration data."""
+    import torch
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    float_path = path.with_name(path.stem + "_float.onnx")
+    torch.onnx.export(module, args, str(float_path), dynamo=False, opset_version=17, input_names=["x"],
+                      output_names=["y"])
+    rng = np.random.default_rng(0)
+    batches = iter([{"x": rng.standard_normal(tuple(args[0].shape)).astype(np.float32)} for _ in range(8)])
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(batches, None)
+
+    quantize_static(str(float_path), str(path), Reader(), quant_format=QuantFormat.QDQ, per_channel=per_channel,
+                    activation_type=QuantType.QUInt8 if activation == "uint8" else QuantType.QInt8,
+                    weight_type=QuantType.QInt8)
+    return path
+
+
+def ops_net(size: int = 16):
+    """A small CNN through the ops whose int8 TFLite kernels cannot rescale or have a fixed output scale:
+    max pool with PyTorch's padding, average pool, sigmoid gate, tanh, channel concat, reshape and a softmax."""
+    import torch
+    from torch import nn
+
+    class OpsNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 8, 3, padding=1)
+            self.gate = nn.Conv2d(8, 8, 1)
+            self.pool = nn.MaxPool2d(3, 2, 1)
+            self.avg = nn.AvgPool2d(2)
+            self.head = nn.Linear(16 * (size // 4) ** 2, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.stem(x))
+            x = x * torch.sigmoid(self.gate(x))
+            x = self.avg(self.pool(x))
+            x = torch.cat([x, torch.tanh(x)], dim=1)
+            return torch.softmax(self.head(x.reshape(x.shape[0], -1)), dim=-1)
+
+    torch.manual_seed(0)
+    return OpsNet().eval(), (torch.randn(1, 3, size, size),)

@@ -7,6 +7,8 @@ zero point of the source arrives unchanged.
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import onnx
 import pytest
@@ -110,3 +112,17 @@ def test_per_layer_names_a_misscaled_tensor(mobilenet_int8, tmp_path):
                        inputs=quantized_inputs(graph))
     # (the final output may still land within 1 LSB: the per-layer walk is what finds the drift)
     assert report.first_divergence["node"] == victim.name, (victim.name, report.summary())
+
+
+def test_int8_tflite_written_back_runs_the_same_int8_kernels_exactly(mobilenet_int8, tmp_path):
+    from tests.quant.test_onnx_qdq_tflite import _kernels
+
+    dst = tb.save(tb.load(mobilenet_int8), tmp_path / "again.tflite")
+    feeds = quantized_inputs(tb.load(mobilenet_int8))
+    report = tb.verify(mobilenet_int8, dst, inputs=feeds)
+    assert report.ok and report.outputs[0].exact == 1.0, report.summary()  # the same kernels: bit-exact
+    assert sorted(_kernels(dst)) == sorted(_kernels(mobilenet_int8))
+    def params(path):
+        return collections.Counter((s.tobytes(), z.tobytes()) for s, z in quant_params(path).values())
+
+    assert not params(mobilenet_int8) - params(dst)  # every scale / zero-point set of the source is there

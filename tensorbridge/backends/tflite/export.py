@@ -22,7 +22,8 @@ from tensorbridge.passes.layout import LayoutOptions
 
 
 def exportable_ops() -> set[str]:
-    return keras_codegen.exportable_ops()
+    """Float ops through the converter; a quantized graph's ops must also have an integer.RULES entry."""
+    return keras_codegen.exportable_ops() | integer.PLUMBING
 
 
 # TFLite's SOFTMAX/LOG_SOFTMAX work on the last axis only (the converter would add transposes of its own)

@@ -37,6 +37,20 @@ class OnnxRuntimeRunner:
         values = self.session.run(None, feed)
         return dict(zip(self.outputs, values))
 
+    def output_steps(self) -> dict[str, float]:
+        """Outputs made by a DequantizeLinear with one constant scale: name -> scale."""
+        import onnx
+        from onnx import numpy_helper
+
+        model = self.source if isinstance(self.source, onnx.ModelProto) else \
+            onnx.load(str(self.source), load_external_data=False)
+        scales = {i.name: i for i in model.graph.initializer if not i.external_data and i.dims in ([], [1])}
+        steps = {}
+        for n in model.graph.node:
+            if n.op_type == "DequantizeLinear" and n.output[0] in self.outputs and n.input[1] in scales:
+                steps[n.output[0]] = float(numpy_helper.to_array(scales[n.input[1]]).ravel()[0])
+        return steps
+
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value with a known type, exposed as an extra graph output."""
         import onnx

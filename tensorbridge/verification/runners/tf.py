@@ -89,6 +89,18 @@ class TFLiteRunner:
         self.interp.invoke()
         return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
 
+    def output_steps(self) -> dict[str, float]:
+        """Float outputs written by a DEQUANTIZE of a per-tensor quantized tensor: name -> scale."""
+        ops = getattr(self.interp, "_get_ops_details", list)()
+        tensors = {d["index"]: d for d in self.interp.get_tensor_details()}
+        steps = {}
+        for d in self.out_details:
+            op = next((o for o in ops if d["index"] in list(o["outputs"]) and o["op_name"] == "DEQUANTIZE"), None)
+            scale = tensors[int(op["inputs"][0])]["quantization"][0] if op is not None else 0.0
+            if scale:
+                steps[d["name"]] = float(scale)
+        return steps
+
 
 def _in_signature_order(interp, details: list[dict]) -> list[dict]:
     """Output details in the order of the model's serving signature (the flatbuffer's own order differs)."""
