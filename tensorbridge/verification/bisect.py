@@ -3,11 +3,13 @@
 The source is loaded into the IR and run by the reference interpreter, which keeps every
 intermediate value (it is tested equal to the source runtime). The target runtime exposes
 its intermediates under the same IR value names (ONNX: extra graph outputs; generated
-PyTorch code: the local each op writes; Keras: every layer's output; .tbir: the
-interpreter); a target in the other channel order is compared after transposing back. Walking the source graph in
-order, the first value present on both sides that fails the tolerance names the op, with
-its provenance in the source model. Quantized values may differ by 1 LSB (a dequantized one by
-one step of its scale): frameworks round requantization differently.
+PyTorch code: the local each op writes; Keras: every layer's output; TFLite written by the
+integer writer: its tensors; .tbir: the interpreter). A target in the other channel order is
+compared after transposing back; a float source value is not compared with an integer target
+tensor of the same name. Walking the source graph in order, the first value present on both
+sides that fails the tolerance names the op, with its provenance in the source model.
+Quantized values may differ by 1 LSB (a dequantized one by one step of its scale): frameworks
+round requantization differently.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
             a = np.asarray(ref[v.name])
             # a graph output converted with --io-layout target keeps its name in the target's channel order
             b = reorder(got[key], a.shape) if perm is None else np.transpose(np.asarray(got[key]), np.argsort(perm))
-            if b is None or a.dtype == object:
+            if b is None or a.dtype == object or (a.dtype.kind == "f") != (b.dtype.kind == "f"):
                 continue
             checked += 1
             r = compare(v.name, v.name, a, b, rtol, atol if atol is not None else _one_step(node))
@@ -52,6 +54,9 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
                 return {"op": node.op, "node": node.name, "value": v.name, "robust_rel": r.robust_rel,
                         "max_abs": r.max_abs, "source": f"{meta.get('framework', '?')} {meta.get('source_op', node.op)}"
                         f" {where!r}", "values_compared": checked}
+    if not checked:
+        raise ModelError(f"per-layer: no intermediate value of the target carries a source value's name "
+                         f"({runner.name}; files written by other converters name their tensors their own way)")
     return {"op": None, "values_compared": checked}
 
 

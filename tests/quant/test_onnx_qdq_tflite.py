@@ -63,7 +63,10 @@ def _same_parameters(src, dst) -> int:
     got = {}
     for name, params in quant_params(dst).items():
         base, _, suffix = name.rpartition(".")
-        got.setdefault(base if base and suffix_perm(suffix, 4) is not None else name, params)
+        while base and (suffix == "as_int8" or suffix_perm(suffix, 4) is not None):  # held int8 / channels-last
+            name = base
+            base, _, suffix = name.rpartition(".")
+        got.setdefault(name, params)
     for name, (scale, zp) in _onnx_params(src).items():
         assert name in got, f"{name} lost"
         shift = 128 if zp.dtype == np.uint8 else 0
@@ -132,3 +135,17 @@ def test_what_has_no_tflite_kernel_is_listed_with_every_node(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 2 and "erf_1" in run.stderr and "einsum_1" in run.stderr
     assert not list(tmp_path.glob("*.tflite"))
+
+
+def test_per_layer_reads_the_int8_tflite_and_names_a_misscaled_tensor(tmp_path):
+    module, args, _ = torch_zoo.mobilenet_v2(batch=1)
+    src = onnx_qdq(module, args, tmp_path / "m_qdq.onnx")
+    good = tb.verify(src, tb.save(tb.load(src), tmp_path / "good.tflite"), per_layer=True)
+    assert good.first_divergence["op"] is None and good.first_divergence["values_compared"] > 20, good.summary()
+
+    graph = tb.load(src)
+    qs = [n for n in graph.nodes if n.op == "QuantizeLinear"]
+    victim = qs[len(qs) // 2]
+    victim.set_input(1, graph.add_constant("misscaled", np.asarray(victim.inputs[1].const, np.float32) * 1.5))
+    bad = tb.verify(src, tb.save(graph, tmp_path / "bad.tflite"), per_layer=True)
+    assert bad.first_divergence["node"] == victim.name, (victim.name, bad.summary())

@@ -122,6 +122,7 @@ def test_int8_tflite_written_back_runs_the_same_int8_kernels_exactly(mobilenet_i
     report = tb.verify(mobilenet_int8, dst, inputs=feeds)
     assert report.ok and report.outputs[0].exact == 1.0, report.summary()  # the same kernels: bit-exact
     assert sorted(_kernels(dst)) == sorted(_kernels(mobilenet_int8))
+
     def params(path):
         return collections.Counter((s.tobytes(), z.tobytes()) for s, z in quant_params(path).values())
 

@@ -120,7 +120,7 @@ class Lowering:
             if dtypes.name(v.dtype) != "uint8" or q is None:
                 return self.int_tensor(v, q)
             index = self.w.tensor(v.name, self._shape(v), "uint8", quant=unshifted(q))
-            self.w.op("QUANTIZE", [index], [self.int_tensor(v, q, f"{v.name}.int8")], version=2)
+            self.w.op("QUANTIZE", [index], [self.int_tensor(v, q)], version=2)
             return index
         index = self.w.tensor(v.name, self._shape(v), dtypes.name(v.dtype))
         self.floats[v] = index
@@ -130,7 +130,6 @@ class Lowering:
         try:
             if v in self.ints and dtypes.name(v.dtype) == "uint8":
                 held = self.w.tensors[self.ints[v]]
-                held.name = f"{held.name}.int8"
                 out = self.w.tensor(v.name, held.shape, "uint8", quant=unshifted(held.quant))
                 self.w.op("QUANTIZE", [self.ints[v]], [out], version=2)
                 return out
@@ -143,6 +142,8 @@ class Lowering:
         """The tensor of an integer value (created with `quant` the first time)."""
         if v not in self.ints:
             dtype = quant.dtype if quant is not None and quant.dtype else dtypes.name(v.dtype)
+            if dtype != dtypes.name(v.dtype):  # a uint8 value held as int8: not the source's numbers
+                name = f"{name or v.name}.as_{dtype}"
             self.ints[v] = self.w.tensor(name or v.name, self._shape(v), dtype, quant=quant)
         return self.ints[v]
 

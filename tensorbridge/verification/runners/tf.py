@@ -66,13 +66,8 @@ class TFLiteRunner:
     name = "LiteRT (TFLite)"
 
     def __init__(self, source, **_options):
-        from ai_edge_litert.interpreter import Interpreter
-
-        try:
-            self.interp = Interpreter(model_path=str(source))
-            self.interp.allocate_tensors()
-        except (ValueError, RuntimeError) as e:
-            raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
+        self.source = source
+        self.interp = _interpreter(source)
         self.in_details = self.interp.get_input_details()
         self.out_details = _in_signature_order(self.interp, self.interp.get_output_details())
         self.inputs = [(signature_name(d["name"]), dtypes.name(np.dtype(d["dtype"])),
@@ -80,14 +75,32 @@ class TFLiteRunner:
         self.outputs = [d["name"] for d in self.out_details]
 
     def run(self, feeds):
+        self._invoke(self.interp, feeds)
+        return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
+
+    def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
+        """Every tensor LiteRT computed, by tensor name (the integer writer names them after IR values)."""
+        interp = _interpreter(self.source, preserve=True)
+        self._invoke(interp, feeds)
+        values = {}
+        for d in interp.get_tensor_details():
+            try:
+                values[d["name"]] = np.array(interp.get_tensor(d["index"]))
+            except ValueError:  # a tensor LiteRT did not keep
+                continue
+            base, _, held = d["name"].rpartition(".")
+            if held == "as_int8":  # backends/tflite/integer.py holds a uint8 value as int8, zero point less 128
+                values[base] = (values[d["name"]].astype(np.int16) + 128).astype(np.uint8)
+        return values
+
+    def _invoke(self, interp, feeds) -> None:
         for d, (name, _, _) in zip(self.in_details, self.inputs):
             arr = np.asarray(feeds[name])
             if tuple(arr.shape) != tuple(d["shape"]):
-                self.interp.resize_tensor_input(d["index"], arr.shape)
-                self.interp.allocate_tensors()
-            self.interp.set_tensor(d["index"], arr.astype(d["dtype"]))
-        self.interp.invoke()
-        return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
+                interp.resize_tensor_input(d["index"], arr.shape)
+                interp.allocate_tensors()
+            interp.set_tensor(d["index"], arr.astype(d["dtype"]))
+        interp.invoke()
 
     def output_steps(self) -> dict[str, float]:
         """Float outputs written by a DEQUANTIZE of a per-tensor quantized tensor: name -> scale."""
@@ -100,6 +113,17 @@ class TFLiteRunner:
             if scale:
                 steps[d["name"]] = float(scale)
         return steps
+
+
+def _interpreter(source, preserve: bool = False):
+    from ai_edge_litert.interpreter import Interpreter
+
+    try:
+        interp = Interpreter(model_path=str(source), experimental_preserve_all_tensors=preserve)
+        interp.allocate_tensors()
+    except (ValueError, RuntimeError) as e:
+        raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
+    return interp
 
 
 def _in_signature_order(interp, details: list[dict]) -> list[dict]:
