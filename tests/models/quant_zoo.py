@@ -55,6 +55,22 @@ def quant_params(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def tflite_kernels(path) -> list[tuple[str, tuple[str, ...]]]:
+    """(builtin, dtypes of its inputs) for every operator of a .tflite file."""
+    import tflite
+
+    model = tflite.Model.GetRootAs(Path(path).read_bytes(), 0)
+    names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+    types = {v: k.lower() for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
+    sg = model.Subgraphs(0)
+    found = []
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        code = model.OperatorCodes(op.OpcodeIndex()).BuiltinCode()
+        found.append((names[code], tuple(types[sg.Tensors(int(t)).Type()] for t in op.InputsAsNumpy() if t >= 0)))
+    return found
+
+
 def quantized_inputs(graph, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded standard-normal images quantized with each input's own scale and zero point (what a quantized
     model is fed in use; raw small integers would sit at one end of its range)."""

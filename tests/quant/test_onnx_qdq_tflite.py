@@ -25,25 +25,9 @@ pytest.importorskip("torch")
 pytest.importorskip("ai_edge_litert")
 pytest.importorskip("tflite")
 from tests.models import torch_zoo  # noqa: E402
-from tests.models.quant_zoo import onnx_qdq, ops_net, quant_params  # noqa: E402
+from tests.models.quant_zoo import onnx_qdq, ops_net, quant_params, tflite_kernels  # noqa: E402
 
 WEIGHTED = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}
-
-
-def _kernels(path) -> list[tuple[str, tuple[str, ...]]]:
-    """(builtin, dtypes of its inputs) for every operator of a .tflite file."""
-    import tflite
-
-    model = tflite.Model.GetRootAs(path.read_bytes(), 0)
-    names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
-    types = {v: k.lower() for k, v in vars(tflite.TensorType).items() if not k.startswith("_")}
-    sg = model.Subgraphs(0)
-    found = []
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        code = model.OperatorCodes(op.OpcodeIndex()).BuiltinCode()
-        found.append((names[code], tuple(types[sg.Tensors(int(t)).Type()] for t in op.InputsAsNumpy() if t >= 0)))
-    return found
 
 
 def _onnx_params(path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -91,7 +75,7 @@ def test_onnxruntime_quantized_cnn_to_int8_tflite(arch, per_channel, activation,
                                          .astype(np.float32)})["y"])
     assert len(np.unique(y)) > 20  # not a trivially constant output
 
-    kernels = _kernels(dst)
+    kernels = tflite_kernels(dst)
     weighted = [k for k in kernels if k[0] in WEIGHTED]
     assert len(weighted) >= 20 and all(k[1][:2] == ("int8", "int8") for k in weighted), weighted
     float_ops = collections.Counter(op for op, types in kernels if "float32" in types)
@@ -105,7 +89,7 @@ def test_int8_kernels_that_cannot_rescale_get_a_requantize(tmp_path):
     dst = tb.save(tb.load(src), tmp_path / "ops.tflite")
     report = tb.verify(src, dst)
     assert report.ok and report.outputs[0].max_abs <= 1, report.summary()
-    ops = collections.Counter(op for op, types in _kernels(dst) if "int8" in types)
+    ops = collections.Counter(op for op, types in tflite_kernels(dst) if "int8" in types)
     assert {"MAX_POOL_2D", "AVERAGE_POOL_2D", "LOGISTIC", "CONCATENATION", "MUL", "FULLY_CONNECTED"} <= set(ops)
     assert ops["PADV2"] == 1  # PyTorch's max-pool padding is not TFLite's SAME: padded with the lowest int8
     _same_parameters(src, dst)

@@ -18,7 +18,7 @@ import tensorbridge as tb
 
 pytest.importorskip("tensorflow")
 pytest.importorskip("ai_edge_litert")
-from tests.models.quant_zoo import int8_application, quant_params, quantized_inputs  # noqa: E402
+from tests.models.quant_zoo import int8_application, quant_params, quantized_inputs, tflite_kernels  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -115,13 +115,11 @@ def test_per_layer_names_a_misscaled_tensor(mobilenet_int8, tmp_path):
 
 
 def test_int8_tflite_written_back_runs_the_same_int8_kernels_exactly(mobilenet_int8, tmp_path):
-    from tests.quant.test_onnx_qdq_tflite import _kernels
-
     dst = tb.save(tb.load(mobilenet_int8), tmp_path / "again.tflite")
     feeds = quantized_inputs(tb.load(mobilenet_int8))
     report = tb.verify(mobilenet_int8, dst, inputs=feeds)
     assert report.ok and report.outputs[0].exact == 1.0, report.summary()  # the same kernels: bit-exact
-    assert sorted(_kernels(dst)) == sorted(_kernels(mobilenet_int8))
+    assert sorted(tflite_kernels(dst)) == sorted(tflite_kernels(mobilenet_int8))
 
     def params(path):
         return collections.Counter((s.tobytes(), z.tobytes()) for s, z in quant_params(path).values())

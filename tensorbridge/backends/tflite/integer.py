@@ -89,13 +89,13 @@ class Lowering:
                 self.report.add("input", v.name, str(e))
         blocked: set[Value] = set()  # outputs of ops that could not be written (their readers are not reported)
         for node in self.g.nodes:
-            if node in self.skip or node.op == "DequantizeLinear" and not blocked.intersection(node.inputs):
-                continue  # a DQ is written only where a float reader needs it (`float_tensor`)
             if blocked.intersection(node.inputs):
                 blocked.update(node.outputs)
                 if node.op not in RULES and node.op not in PLUMBING:
                     self.report.add(node.op, node.name, NO_KERNEL)
                 continue
+            if node in self.skip or node.op == "DequantizeLinear":
+                continue  # a DQ is written only where a float reader needs it (`float_tensor`)
             try:
                 self._node(node)
             except NotInteger as e:
@@ -215,7 +215,7 @@ class Lowering:
         want = params(reader) if reader is not None and reader.op == "QuantizeLinear" else None
         if want is None or want.axis is not None or want.dtype != "int8":
             return None
-        ctx = Context(self, node, reader, act, in_params=in_params, absorbed=absorbed + [reader])
+        ctx = Context(self, node, reader, act, in_params=in_params, absorbed=absorbed + [reader], want=want)
         if not rule_accepts(ctx, rule):
             return None
         return ctx
@@ -228,8 +228,7 @@ class Lowering:
             self.w.op(ctx.builtin or rule.builtin, inputs, [out], options, version=rule.int_version)
             return
         self.skip.update(ctx.absorbed)
-        q_out = ctx.q.outputs[0]
-        want = params(ctx.q)
+        q_out, want = ctx.q.outputs[0], ctx.want
         own = Quant(np.float32([rule.fixed_out[0]]), np.int64([rule.fixed_out[1]])) if rule.fixed_out else \
             ctx.in_params[0] if rule.keeps_quant else None
         inputs, options = rule.write(ctx)
@@ -266,8 +265,8 @@ class Context:
     """What an op's `write` reads: its inputs in the chosen form, weights, and the fused activation."""
 
     def __init__(self, lw: Lowering, node: Node, q: Node | None, act: str | None, in_params=(), absorbed=(),
-                 passthrough: bool = False):
-        self.lw, self.node, self.q, self.act = lw, node, q, act
+                 passthrough: bool = False, want: Quant | None = None):
+        self.lw, self.node, self.q, self.act, self.want = lw, node, q, act, want  # want: the Q's parameters
         self.builtin: str | None = None  # when the op's builtin depends on its attributes
         self.in_params, self.absorbed, self.passthrough = list(in_params), list(absorbed), passthrough
 
@@ -298,8 +297,8 @@ class Context:
     def index_const(self, name: str, values) -> int:
         return self.lw.constant(f"{self.node.name}.{name}", np.asarray(values, np.int32))
 
-    def weight(self, i: int, perm, channel_axis: int) -> int:
-        """Input `i` (a constant weight) permuted by `perm`: int8 with its per-channel axis, or float."""
+    def weight(self, i: int, perm) -> int:
+        """Input `i` (a constant weight) permuted by `perm`: int8 with its per-channel axis moved along, or float."""
         v = self.node.inputs[i]
         dq = const_dq(v)
         if self.integer:

@@ -43,7 +43,6 @@ class Rule:
     int_version: int = 2
 
 
-
 def rule_accepts(ctx: Context, rule: Rule) -> bool:
     """Integer kernels need int8 per-tensor data, zero-point-0 int8 weights and an int32 bias at x*w scale."""
     if any(p.axis is not None or p.dtype != "int8" for p in ctx.in_params):
@@ -52,9 +51,10 @@ def rule_accepts(ctx: Context, rule: Rule) -> bool:
     return check is None or check(ctx)
 
 
-def _weighted(ctx: Context, w_index: int = 1, b_index: int | None = 2) -> bool:
+def _weighted(ctx: Context, b_index: int | None = 2) -> bool:
+    """Input 1 an int8 zero-point-0 constant; input `b_index`, if present, an int32 constant at x_scale*w_scale."""
     node = ctx.node
-    dq = const_dq(node.input(w_index))
+    dq = const_dq(node.input(1))
     if dq is None or dq.inputs[0].dtype != np.int8 or np.any(np.asarray(params(dq).zero_point) != 0):
         return False
     if b_index is None or node.input(b_index) is None:
@@ -70,8 +70,8 @@ def _weighted(ctx: Context, w_index: int = 1, b_index: int | None = 2) -> bool:
 def _fc_ok(ctx: Context) -> bool:
     node = ctx.node
     if node.op == "Gemm":
-        return _gemm_plain(node) and _weighted(ctx, 1, 2)
-    return _weighted(ctx, 1, 2 if node.op == "Dense" else None)
+        return _gemm_plain(node) and _weighted(ctx)
+    return _weighted(ctx, 2 if node.op == "Dense" else None)
 
 
 _WEIGHT_CHECKS = {"Conv": _weighted, "Gemm": _fc_ok, "Dense": _fc_ok, "MatMul": _fc_ok}
@@ -95,7 +95,7 @@ def params(node: Node | None) -> Quant | None:
         axis = node.attrs.get("axis", 1) % rank
     storage = dtypes.name(storage) if storage is not None else None
     if storage == "uint8" and (node.op == "QuantizeLinear" or node.inputs[0].const is None):
-        return Quant(scale.ravel(), zp.ravel() - 128, axis, "int8")  # the same reals, held as int8 (see below)
+        return Quant(scale.ravel(), zp.ravel() - 128, axis, "int8")  # the same reals, held as int8 (integer.py)
     return Quant(scale.ravel(), zp.ravel(), axis, storage)
 
 
@@ -182,8 +182,9 @@ def _padding(ctx: Context, in_shape, kernel, strides, dilations, out_shape) -> t
     return VALID, pads
 
 
-def _explicit_pad(ctx: Context, x: int, pads: list[int], fill: float | None) -> int:
-    """PAD (zero; an int8 tensor pads with its zero point) or PADV2 with `fill` before a VALID window op."""
+def _explicit_pad(ctx: Context, x: int, pads: list[int], lowest: bool) -> int:
+    """PAD (zero; an int8 tensor pads with its zero point) or, `lowest`, PADV2 with the type's lowest value,
+    before a VALID window op."""
     lw = ctx.lw
     src = lw.w.tensors[x]
     shape = list(src.shape)
@@ -191,17 +192,19 @@ def _explicit_pad(ctx: Context, x: int, pads: list[int], fill: float | None) -> 
     shape[2] += pads[1] + pads[3]
     out = lw.w.tensor(f"{ctx.node.name}.padded", shape, src.dtype, quant=src.quant)
     paddings = ctx.index_const("paddings", [[0, 0], [pads[0], pads[2]], [pads[1], pads[3]], [0, 0]])
-    if fill is None:
-        lw.w.op("PAD", [x, paddings], [out], version=2 if ctx.integer else 1)
-    else:
-        value = np.asarray([np.iinfo(np.dtype(src.dtype)).min if ctx.integer else np.finfo(np.float32).min],
-                           np.dtype(src.dtype))
-        lw.w.op("PADV2", [x, paddings, lw.constant(f"{ctx.node.name}.fill", value.reshape(()), src.quant)], [out],
-                version=2 if ctx.integer else 1)
+    version = 2 if ctx.integer else 1
+    if not lowest:
+        lw.w.op("PAD", [x, paddings], [out], version=version)
+        return out
+    value = np.asarray(np.iinfo(np.dtype(src.dtype)).min if ctx.integer else np.finfo(np.float32).min,
+                       np.dtype(src.dtype))
+    lw.w.op("PADV2", [x, paddings, lw.constant(f"{ctx.node.name}.fill", value, src.quant)], [out], version=version)
     return out
 
 
-def _window(ctx: Context, kernel, fill=None):
+def _window(ctx: Context, kernel, pad: str = "zero"):
+    """The window's input, padding, strides, dilations; explicit pads are written as PAD ("zero"), PADV2
+    ("lowest"), or refused ("refuse": an average that must leave the padding out)."""
     node = ctx.node
     if node.attrs.get("layout") != "NHWC" or len(node.inputs[0].shape) != 4:
         raise NotInteger("only 2-D windows in NHWC are written")
@@ -211,9 +214,9 @@ def _window(ctx: Context, kernel, fill=None):
     x = ctx.x(0)
     padding, pads = _padding(ctx, node.inputs[0].shape, kernel, strides, dilations, node.outputs[0].shape)
     if pads is not None:
-        if fill == "refuse":
+        if pad == "refuse":
             raise NotInteger(f"pads {pads} exclude padding from the average only when they equal SAME")
-        x = _explicit_pad(ctx, x, pads, fill)
+        x = _explicit_pad(ctx, x, pads, lowest=pad == "lowest")
     return x, padding, strides, dilations
 
 
@@ -225,11 +228,11 @@ def _conv(ctx: Context):
             "DilationHFactor": dil[0], "FusedActivationFunction": ctx.activation()}
     group = node.attrs.get("group", 1)
     if group == 1:
-        return [x, ctx.weight(1, (0, 2, 3, 1), 0), ctx.bias(2)], ("Conv2DOptions", opts)
+        return [x, ctx.weight(1, (0, 2, 3, 1)), ctx.bias(2)], ("Conv2DOptions", opts)
     if group == node.inputs[0].shape[-1] and w_shape[1] == 1:
         opts["DepthMultiplier"] = w_shape[0] // group
         ctx.builtin = "DEPTHWISE_CONV_2D"
-        return [x, ctx.weight(1, (1, 2, 3, 0), 3), ctx.bias(2)], ("DepthwiseConv2DOptions", opts)
+        return [x, ctx.weight(1, (1, 2, 3, 0)), ctx.bias(2)], ("DepthwiseConv2DOptions", opts)
     raise NotInteger(f"grouped convolution (group={group}) is not written")
 
 
@@ -245,7 +248,7 @@ def _fc(ctx: Context):
         if node.inputs[1].shape is None or len(node.inputs[1].shape) != 2:
             raise NotInteger("MatMul is written as FULLY_CONNECTED only with a 2-D constant right operand")
         perm, bias = (1, 0), None
-    weight = ctx.weight(1, perm, 0)
+    weight = ctx.weight(1, perm)
     opts = {"FusedActivationFunction": ctx.activation(), "KeepNumDims": len(node.inputs[0].shape) > 2}
     return [ctx.x(0), weight, ctx.bias(bias) if bias is not None else -1], ("FullyConnectedOptions", opts)
 
@@ -257,20 +260,19 @@ def _binary(table: str):
 
 
 def _operand(ctx: Context, i: int) -> int:
-    v = ctx.node.inputs[i]
-    if ctx.integer and const_dq(v) is not None:
-        dq = const_dq(v)
+    dq = const_dq(ctx.node.inputs[i]) if ctx.integer else None
+    if dq is not None:
         return ctx.lw.constant(dq.inputs[0].name, np.asarray(dq.inputs[0].const), params(dq))
     return ctx.x(i)
 
 
-def _pool(fill):
+def _pool(average: bool):
     def write(ctx: Context):
         k = ctx.node.attrs["kernel_shape"]
         if ctx.node.attrs.get("ceil_mode", 0) or list(ctx.node.attrs.get("dilations") or [1, 1]) != [1, 1]:
             raise NotInteger("ceil_mode and dilated pooling are not written")
-        pad_fill = fill if fill != "average" else (0.0 if ctx.node.attrs.get("count_include_pad") else "refuse")
-        x, padding, strides, _ = _window(ctx, k, None if pad_fill == 0.0 else pad_fill)
+        pad = ("zero" if ctx.node.attrs.get("count_include_pad") else "refuse") if average else "lowest"
+        x, padding, strides, _ = _window(ctx, k, pad)
         return [x], ("Pool2DOptions", {"Padding": padding, "StrideW": strides[1], "StrideH": strides[0],
                                        "FilterWidth": k[1], "FilterHeight": k[0],
                                        "FusedActivationFunction": ctx.activation()})
@@ -352,8 +354,8 @@ RULES: dict[str, Rule] = {
     "Add": Rule("ADD", _binary("AddOptions"), data=None, fuses=True),
     "Sub": Rule("SUB", _binary("SubOptions"), data=None, fuses=True),
     "Mul": Rule("MUL", _binary("MulOptions"), data=None, fuses=True),
-    "MaxPool": Rule("MAX_POOL_2D", _pool("lowest"), keeps_quant=True, fuses=True),
-    "AveragePool": Rule("AVERAGE_POOL_2D", _pool("average"), keeps_quant=True, fuses=True),
+    "MaxPool": Rule("MAX_POOL_2D", _pool(average=False), keeps_quant=True, fuses=True),
+    "AveragePool": Rule("AVERAGE_POOL_2D", _pool(average=True), keeps_quant=True, fuses=True),
     "GlobalAveragePool": Rule("MEAN", _global),
     "GlobalMaxPool": Rule("REDUCE_MAX", _global, keeps_quant=True),
     "ReduceMean": Rule("MEAN", _reduce),

@@ -70,20 +70,19 @@ def _act_name(layer):
     return getattr(act, "__name__", act) or "linear"
 
 
-def _depthwise_weight(imp, layer, dk, name):
-    """[*k, in, mult] depthwise kernel -> IR grouped-conv weight [in*mult, 1, *k]."""
+def _depthwise(imp, layer, dk):
+    """A [*k, in, mult] depthwise kernel as the IR's grouped Conv: its weight [in*mult, 1, *k], attrs and rank."""
+    _check_channels_last(layer)
     rank = dk.ndim - 2
     flat = dk.reshape(*dk.shape[:rank], -1)  # [*k, in*mult] (in-major, as Keras orders channels)
-    return imp.weight(name, np.transpose(flat, (rank, *range(rank)))[:, None])
+    w = imp.weight("depthwise_kernel", np.transpose(flat, (rank, *range(rank)))[:, None])
+    attrs = _padding(layer, {"strides": _tuple(layer.strides, rank), "dilations": _tuple(layer.dilation_rate, rank),
+                             "group": int(dk.shape[rank]), "layout": NHWC})
+    return w, attrs, rank
 
 
 def depthwise_conv(imp, layer, inputs, node):
-    _check_channels_last(layer)
-    dk = to_numpy(layer.kernel)
-    rank = dk.ndim - 2
-    w = _depthwise_weight(imp, layer, dk, "depthwise_kernel")
-    attrs = _padding(layer, {"strides": _tuple(layer.strides, rank), "dilations": _tuple(layer.dilation_rate, rank),
-                             "group": int(dk.shape[rank]), "layout": NHWC})
+    w, attrs, _ = _depthwise(imp, layer, to_numpy(layer.kernel))
     b = _bias(imp, layer, w)
     y = imp.emit("Conv", [inputs[0], w] + ([b] if b is not None else []), attrs,
                  suffix="" if rules.ACTIVATIONS.get(_act_name(layer)) is None else "conv")
@@ -91,12 +90,7 @@ def depthwise_conv(imp, layer, inputs, node):
 
 
 def separable_conv(imp, layer, inputs, node):
-    _check_channels_last(layer)
-    dk = to_numpy(layer.depthwise_kernel)
-    rank = dk.ndim - 2
-    dw = _depthwise_weight(imp, layer, dk, "depthwise_kernel")
-    attrs = _padding(layer, {"strides": _tuple(layer.strides, rank), "dilations": _tuple(layer.dilation_rate, rank),
-                             "group": int(dk.shape[rank]), "layout": NHWC})
+    dw, attrs, rank = _depthwise(imp, layer, to_numpy(layer.depthwise_kernel))
     y = imp.emit("Conv", [inputs[0], dw], attrs, suffix="depthwise")
     pk = to_numpy(layer.pointwise_kernel)  # [1.., in*mult, out]
     pw = imp.weight("pointwise_kernel", np.transpose(pk, (rank + 1, rank, *range(rank))))
