@@ -103,27 +103,28 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="tb-bench-"))
-    cases = [("light ResNet-50 (shipped, ConstantOfShape weights)", work / "r50_light.onnx",
-              lambda p: light_resnet(p, False)),
-             ("ResNet-50 with seeded real weights", work / "r50_weights.onnx", lambda p: light_resnet(p, True)),
-             ("synthetic, 1 GB of weights", work / "synthetic_1gb.onnx", lambda p: synthetic_model(p, 1 << 30))]
-    base = json.loads(subprocess.run([sys.executable, "-c", BASELINE], capture_output=True, text=True,
-                                     check=True, cwd=ROOT).stdout)["peak_mb"]
-    rows = []
-    for title, path, make in cases:
-        print(f"building {title} ...", file=sys.stderr)
-        make(path)
-        wb = weight_bytes(path) / 2**20
-        size = path.stat().st_size / 2**20
-        for mode in ("tensorbridge", "onnx"):
-            runs = [measure(mode, path, work / f"out_{mode}.onnx") for _ in range(args.runs)]
-            wall = statistics.median(r["wall"] for r in runs)
-            peak = statistics.median(r["peak_mb"] for r in runs)
-            rows.append((title, mode, size, wb, wall, peak))
-            print(f"  {mode:<13} {wall:7.2f} s  {peak:8.0f} MB", file=sys.stderr)
-        path.unlink()
-    write_report(Path(args.out), rows, base, args.runs)
+    with tempfile.TemporaryDirectory(prefix="tb-bench-") as tmp:
+        work = Path(tmp)
+        cases = [("light ResNet-50 (shipped, ConstantOfShape weights)", work / "r50_light.onnx",
+                  lambda p: light_resnet(p, False)),
+                 ("ResNet-50 with seeded real weights", work / "r50_weights.onnx", lambda p: light_resnet(p, True)),
+                 ("synthetic, 1 GB of weights", work / "synthetic_1gb.onnx", lambda p: synthetic_model(p, 1 << 30))]
+        base = json.loads(subprocess.run([sys.executable, "-c", BASELINE], capture_output=True, text=True,
+                                         check=True, cwd=ROOT).stdout)["peak_mb"]
+        rows = []
+        for title, path, make in cases:
+            print(f"building {title} ...", file=sys.stderr)
+            make(path)
+            wb = weight_bytes(path) / 2**20
+            size = path.stat().st_size / 2**20
+            for mode in ("tensorbridge", "onnx"):
+                runs = [measure(mode, path, work / f"out_{mode}.onnx") for _ in range(args.runs)]
+                wall = statistics.median(r["wall"] for r in runs)
+                peak = statistics.median(r["peak_mb"] for r in runs)
+                rows.append((title, mode, size, wb, wall, peak))
+                print(f"  {mode:<13} {wall:7.2f} s  {peak:8.0f} MB", file=sys.stderr)
+            path.unlink()
+        write_report(Path(args.out), rows, base, args.runs)
 
 
 def write_report(path: Path, rows, base_mb: float, runs: int) -> None:

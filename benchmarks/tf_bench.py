@@ -230,26 +230,27 @@ def main() -> None:
         task, name, src, out = args.worker
         print(json.dumps(worker(task, name, Path(src), Path(out))))
         return
-    work = Path(tempfile.mkdtemp(prefix="tb-tf-bench-"))
-    rows = []
-    for name in MODELS:
-        kpath, lpath, opath = prepare(name, work)
-        plan = [*[(f"keras_to_onnx:{tool}", kpath, ".onnx") for tool in TOOLS["keras_to_onnx"]],
-                *[(f"tflite_to_onnx:{tool}", lpath, ".onnx") for tool in TOOLS["tflite_to_onnx"]],
-                *[(f"onnx_to_tflite:{tool}", opath, ".tflite") for tool in TOOLS["onnx_to_tflite"]]]
-        for task, src, suffix in plan:
-            results = []
-            for i in range(args.runs):
-                if task.endswith("onnx2tf"):
-                    r = run_onnx2tf(src, work)
-                elif task.endswith("tvm"):
-                    r = run_tvm(src)
-                else:
-                    r = measure(task, name, src, work / f"{name}_{task.replace(':', '_')}_{i}{suffix}")
-                results.append(r)
-                print(f"{name} {task} run {i}: {r}", file=sys.stderr)
-            rows.append((name, task, results))
-    write_section(Path(args.out), rows, args.runs)
+    with tempfile.TemporaryDirectory(prefix="tb-tf-bench-") as tmp:
+        work = Path(tmp)
+        rows = []
+        for name in MODELS:
+            kpath, lpath, opath = prepare(name, work)
+            plan = [*[(f"keras_to_onnx:{tool}", kpath, ".onnx") for tool in TOOLS["keras_to_onnx"]],
+                    *[(f"tflite_to_onnx:{tool}", lpath, ".onnx") for tool in TOOLS["tflite_to_onnx"]],
+                    *[(f"onnx_to_tflite:{tool}", opath, ".tflite") for tool in TOOLS["onnx_to_tflite"]]]
+            for task, src, suffix in plan:
+                results = []
+                for i in range(args.runs):
+                    if task.endswith("onnx2tf"):
+                        r = run_onnx2tf(src, work)
+                    elif task.endswith("tvm"):
+                        r = run_tvm(src)
+                    else:
+                        r = measure(task, name, src, work / f"{name}_{task.replace(':', '_')}_{i}{suffix}")
+                    results.append(r)
+                    print(f"{name} {task} run {i}: {r}", file=sys.stderr)
+                rows.append((name, task, results))
+        write_section(Path(args.out), rows, args.runs)
 
 
 

@@ -121,22 +121,23 @@ def main() -> None:
         task, name, out, *rest = args.worker
         print(json.dumps(worker(task, name, Path(out), Path(rest[0]) if rest else None)))
         return
-    work = Path(tempfile.mkdtemp(prefix="tb-torch-bench-"))
-    suffix = {"to_onnx:tensorbridge": ".onnx", "to_onnx:torch.onnx": ".onnx", "from_onnx:tensorbridge": "",
-              "from_onnx:onnx2torch": ".pt"}
-    rows = []
-    for name in ("resnet18", "bert"):
-        src = work / f"{name}.onnx"
-        make_onnx_source(name, src)
-        for task in suffix:
-            results = []
-            for i in range(args.runs):
-                out = work / f"{name}_{task.replace(':', '_').replace('.', '_')}_{i}{suffix[task]}"
-                r = measure(task, name, out, src if task.startswith("from") else None)
-                results.append(r)
-                print(f"{name} {task} run {i}: {r}", file=sys.stderr)
-            rows.append((name, task, results))
-    write_section(Path(args.out), rows, args.runs)
+    with tempfile.TemporaryDirectory(prefix="tb-torch-bench-") as tmp:
+        work = Path(tmp)
+        suffix = {"to_onnx:tensorbridge": ".onnx", "to_onnx:torch.onnx": ".onnx", "from_onnx:tensorbridge": "",
+                  "from_onnx:onnx2torch": ".pt"}
+        rows = []
+        for name in ("resnet18", "bert"):
+            src = work / f"{name}.onnx"
+            make_onnx_source(name, src)
+            for task in suffix:
+                results = []
+                for i in range(args.runs):
+                    out = work / f"{name}_{task.replace(':', '_').replace('.', '_')}_{i}{suffix[task]}"
+                    r = measure(task, name, out, src if task.startswith("from") else None)
+                    results.append(r)
+                    print(f"{name} {task} run {i}: {r}", file=sys.stderr)
+                rows.append((name, task, results))
+        write_section(Path(args.out), rows, args.runs)
 
 
 def make_onnx_source(name: str, path: Path) -> None:
