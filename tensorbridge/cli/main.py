@@ -89,6 +89,8 @@ def cmd_convert(args, progress: _Progress) -> int:
         options = {"fp16": True} if args.fp16 else {}
         if args.quant_format != "qdq":
             options["quant_format"] = args.quant_format
+        if args.int_arithmetic != "source":
+            options["int_arithmetic"] = args.int_arithmetic
         layout = _layout(args)
         if layout is not None:
             options["layout"] = layout
@@ -176,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quant-format", choices=["qdq", "qlinear"], default="qdq",
                    help="onnx: quantized ops as QuantizeLinear/DequantizeLinear pairs around float ops (qdq), "
                         "or as QLinearConv/QLinearMatMul where onnxruntime has them (qlinear)")
+    c.add_argument("--int-arithmetic", choices=["source", "float"], default="source",
+                   help="onnx, torch: a .tflite's quantized Add and Mean in LiteRT's integer arithmetic, bit-exact "
+                        "with it (source), or as plain dequantize -> float op -> quantize (float)")
     c.add_argument("--verify", action="store_true", help="run SRC and the result and compare outputs")
     c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
                    help="fix or name an input's dims (repeatable)")

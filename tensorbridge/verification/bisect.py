@@ -9,7 +9,8 @@ compared after transposing back; a float source value is not compared with an in
 tensor of the same name. Walking the source graph in order, the first value present on both
 sides that fails the tolerance names the op, with its provenance in the source model.
 Quantized values may differ by 1 LSB (a dequantized one by one step of its scale): frameworks
-round requantization differently.
+round requantization differently. The float value inside a quantized op (what its QuantizeLinear
+reads) is not compared: integer kernels never hold it, and 1 LSB in its inputs moves it far.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import compare
 
 
-def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None) -> dict:
+def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None, source_runner=None) -> dict:
     """The first diverging op as a dict (`op` is None when every compared value is close).
 
-    `target_feeds` are the same inputs as the target takes them (another channel order), if they differ."""
+    `target_feeds` are the same inputs as the target takes them (another channel order), if they differ.
+    A quantized source whose runner keeps its tensors (LiteRT) is its own reference: its integer tensors
+    are compared, as its kernels computed them."""
     from tensorbridge.api import load
     from tensorbridge.reference.interpreter import run
 
@@ -34,12 +37,15 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
     graph = load(src)
     ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
     got = runner.run_intermediates(feeds if target_feeds is None else target_feeds)
+    own = _source_tensors(source_runner, graph, feeds)
+    if own is not None:
+        ref = own
     checked = 0
     permuted = _permuted_index(got)
     for node in graph.all_nodes():
         for v in node.outputs:
             key, perm = (v.name, None) if v.name in got else permuted.get(v.name, (None, None))
-            if v.name not in ref or key is None:
+            if v.name not in ref or key is None or inside_quantized_op(v):
                 continue
             a = np.asarray(ref[v.name])
             # a graph output converted with --io-layout target keeps its name in the target's channel order
@@ -58,6 +64,30 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
         raise ModelError(f"per-layer: no intermediate value of the target carries a source value's name "
                          f"({runner.name}; files written by other converters name their tensors their own way)")
     return {"op": None, "values_compared": checked}
+
+
+def inside_quantized_op(v) -> bool:
+    """A float value every reader of which quantizes it (through a fused ReLU/Clip at most): the inside
+    of an integer kernel, which runtimes never materialise the same way; its quantized result is compared."""
+    uses = v.uses()
+    return bool(uses) and all(n.op == "QuantizeLinear" or (n.op in ("Relu", "Clip") and
+                                                          inside_quantized_op(n.outputs[0])) for n, _ in uses)
+
+
+def _source_tensors(runner, graph, feeds) -> dict[str, np.ndarray] | None:
+    """The quantized source's own integer tensors under IR value names (a TFLite tensor `t` is the IR's
+    QuantizeLinear output `t.q`), or None when the source is not quantized or its runner cannot."""
+    if runner is None or not hasattr(runner, "run_intermediates") or \
+            not any(n.op == "QuantizeLinear" for n in graph.all_nodes()):
+        return None
+    got = runner.run_intermediates(feeds)
+    own = {}
+    for node in graph.all_nodes():
+        for v in node.outputs:
+            name = v.name if v.name in got else v.name.removesuffix(".q")
+            if v.dtype is not None and v.dtype.kind in "iu" and name in got and np.asarray(got[name]).dtype == v.dtype:
+                own[v.name] = got[name]
+    return own
 
 
 def _one_step(node) -> float | None:

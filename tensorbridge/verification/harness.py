@@ -78,6 +78,6 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     if per_layer:
         from tensorbridge.verification.bisect import first_divergence
 
-        report.first_divergence = first_divergence(src, b, feeds, b_feeds, rtol, atol)
+        report.first_divergence = first_divergence(src, b, feeds, b_feeds, rtol, atol, source_runner=a)
     return report
 

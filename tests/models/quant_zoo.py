@@ -29,6 +29,26 @@ def int8_application(name: str, path: Path, size: int = 64, io: str = "int8") ->
     return path
 
 
+def int8_add_mean(path: Path, channels: int = 2048) -> Path:
+    """Two int8 [1, 2, 2, channels] inputs added (fused ReLU6) and averaged over the 2x2 positions: TFLite ADD
+    and MEAN kernels, whose rounding a float dequantize -> op -> quantize chain misses now and then."""
+    import keras
+    import tensorflow as tf
+
+    a, b = keras.Input((2, 2, channels), name="a"), keras.Input((2, 2, channels), name="b")
+    s = keras.layers.ReLU(max_value=6.0)(keras.layers.Add()([a, keras.layers.Rescaling(0.37)(b)]))
+    model = keras.Model([a, b], [s, keras.layers.GlobalAveragePooling2D()(s)])
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    rng = np.random.default_rng(0)
+    converter.representative_dataset = lambda: ([4 * rng.standard_normal((1, 2, 2, channels)).astype(np.float32)
+                                                 for _ in range(2)] for _ in range(8))
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = converter.inference_output_type = tf.int8
+    path.write_bytes(converter.convert())
+    return path
+
+
 def _calibrate_batch_norms(model, x: np.ndarray) -> None:
     import keras
 

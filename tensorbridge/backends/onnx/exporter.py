@@ -23,6 +23,8 @@ from tensorbridge.ops import schema as op_schema
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.passes.litert_arithmetic import check_int_arithmetic, emulate_litert_arithmetic
+from tensorbridge.passes.qdq_units import unshare_dequantize
 from tensorbridge.passes.qlinear import to_qlinear
 from tensorbridge.rules import onnx as rules
 
@@ -44,21 +46,26 @@ def exportable_ops() -> set[str]:
 
 
 def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None,
-           layout: LayoutOptions | None = None, quant_format: str = "qdq") -> None:
-    """Write `graph` as an ONNX model at `dest` (quantized ops as QDQ, or `quant_format="qlinear"`)."""
-    model, weights = to_proto(graph, opset, layout, quant_format)
+           layout: LayoutOptions | None = None, quant_format: str = "qdq", int_arithmetic: str = "source") -> None:
+    """Write `graph` as an ONNX model at `dest` (quantized ops as QDQ, or `quant_format="qlinear"`;
+    `int_arithmetic="float"` keeps a .tflite's quantized Add/Mean as plain QDQ, see passes/litert_arithmetic)."""
+    model, weights = to_proto(graph, opset, layout, quant_format, int_arithmetic)
     write_model(model, weights, dest, external=external)
 
 
 def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,
-             quant_format: str = "qdq") -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
+             quant_format: str = "qdq", int_arithmetic: str = "source",
+             ) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
     """The model without initializers, and the (name, array) weights to attach."""
     if quant_format not in ("qdq", "qlinear"):
         raise ModelError(f"--quant-format must be qdq or qlinear, not {quant_format!r}")
     g = eliminate_dead_code(clone(graph))
     plan_layout(g, LAYOUT, layout)
+    if check_int_arithmetic(int_arithmetic) == "source":
+        emulate_litert_arithmetic(g)
     if quant_format == "qlinear":
         to_qlinear(g)
+    unshare_dequantize(g)
     g = legalize(eliminate_dead_code(g), supports, "ONNX")
     report = BlockerReport("ONNX export", "onnx")
     opset = opset or _choose_opset(g)

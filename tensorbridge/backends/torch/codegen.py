@@ -32,6 +32,7 @@ from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.passes.litert_arithmetic import check_int_arithmetic, emulate_litert_arithmetic
 
 log = logging.getLogger(__name__)
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
@@ -45,11 +46,12 @@ def exportable_ops() -> set[str]:
     return {op for op in all_op_names() if op in emit_rules.RULES or get(op).decompose is not None}
 
 
-def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
+def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic: str = "source",
+         **_options) -> None:
     """Write the code folder for `graph` at `dest`."""
     from tensorbridge.ir.serde import write_safetensors
 
-    code, state = generate(graph, layout)
+    code, state = generate(graph, layout, int_arithmetic)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "model.py").write_text(code)
@@ -57,10 +59,13 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) ->
     write_safetensors(dest / "weights.safetensors", state, {"format": "pt"})
 
 
-def generate(graph: Graph, layout: LayoutOptions | None = None) -> tuple[str, dict[str, np.ndarray]]:
-    """The model.py source and its state dict (name -> array)."""
+def generate(graph: Graph, layout: LayoutOptions | None = None,
+             int_arithmetic: str = "source") -> tuple[str, dict[str, np.ndarray]]:
+    """The model.py source and its state dict (name -> array); `int_arithmetic` as for ONNX export."""
     g = eliminate_dead_code(clone(graph))
     plan_layout(g, LAYOUT, layout)
+    if check_int_arithmetic(int_arithmetic) == "source":
+        emulate_litert_arithmetic(g, convolutions=True)  # torch has no int8 convolution to call
     g = fold_constants(eliminate_dead_code(g))
     g = legalize(g, lambda op: op in emit_rules.RULES, "PyTorch code")
     em = Emitter(g)

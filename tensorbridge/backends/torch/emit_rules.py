@@ -198,10 +198,11 @@ def conv(em, node):
     weights = {"weight": wa}
     if b is not None:
         weights["bias"] = _const(b)
+    dtype = P.name(TORCH_DTYPES["float64"]) if wa.dtype == np.float64 else None  # integer-exact (litert_arithmetic)
     layer = em.layer(node, f"nn.Conv{nsp}d", [wa.shape[1] * group, wa.shape[0], _same(wa.shape[2:])], _kwargs(
         stride=(_same(node.attrs.get("strides") or [1] * nsp), 1), padding=(_same(padding), 0),
-        dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1), bias=(b is not None, True)),
-        weights)
+        dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1), bias=(b is not None, True),
+        dtype=(dtype, None)), weights)
     em.out(node, P.call(layer, xe))
 
 

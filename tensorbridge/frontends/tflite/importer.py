@@ -117,8 +117,8 @@ class Importer:
                 if quantized and v is not None:
                     v = self._requantized(t, v)
                 self._adopt(t, v)
-        for t in sg.OutputsAsNumpy():
-            self.graph.outputs.append(self.values[int(t)])
+        for t in self._output_order(sg):
+            self.graph.outputs.append(self.values[t])
         self.graph.metadata["source_framework"] = "tflite"
         # shape chains the converter emits; quantized weights stay in QDQ form with their parameters
         fold_constants(self.graph, max_bytes=1 << 20, keep=frozenset({"DequantizeLinear"}))
@@ -181,6 +181,16 @@ class Importer:
         v.quant = self._quant(t)
         self.values[index] = v
         return v
+
+    def _output_order(self, sg) -> list[int]:
+        """The main subgraph's output tensors, in its serving signature's order when it has exactly one
+        (the converter's flatbuffer order may differ; LiteRT and TF report the signature's)."""
+        flat = [int(t) for t in sg.OutputsAsNumpy()]
+        if self.model.SignatureDefsLength() != 1 or self.model.SignatureDefs(0).SubgraphIndex() != 0:
+            return flat
+        sig = self.model.SignatureDefs(0)
+        order = [sig.Outputs(i).TensorIndex() for i in range(sig.OutputsLength())]
+        return order if sorted(order) == sorted(flat) else flat
 
     def _adopt(self, index: int, v: Value) -> None:
         """The IR value for TFLite tensor `index`: keep its name and quantization."""

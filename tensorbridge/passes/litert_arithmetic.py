@@ -1,0 +1,225 @@
+"""Quantized Add and Mean from a .tflite, written in LiteRT's own integer arithmetic.
+
+QDQ reads an int8 Add as dequantize -> float add -> quantize. LiteRT's CPU kernels (XNNPACK, its
+default delegate) compute it differently, and a float32 chain in the target lands on the other
+side of a .5 now and then. One such LSB early in a residual network grows through the following
+layers: an int8 ResNet50 differed from LiteRT by 12 LSB at its output, every convolution bit-exact.
+
+- Add: each input is scaled by an integer multiplier, `ratio * 2**shift` rounded, where ratio is
+  the float32 input/output scale ratio and shift puts the larger ratio's leading bit at 2**20; a
+  bias holds the zero points and the rounding half; an arithmetic right shift by `shift` ends it.
+  Written here in float64, where every step is exact: Cast, Mul, Add, Floor, Clip, Cast.
+- Mean: the sum of the zero-point-free integers times one float32 factor
+  `in_scale / (out_scale * count)`, rounded half to even: Cast, ReduceSum, Sub, Mul, Round, Add,
+  Clip, Cast. A float mean of dequantized values moves exact ties off .5.
+
+Only nodes the TFLite frontend imported are rewritten (node meta), and only when the pattern is the
+integer kernel's: per-tensor int8/uint8 inputs, and the output's only reader a per-tensor
+QuantizeLinear, with a fused ReLU/ReLU6 between for Add. Anything else keeps its QDQ form.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.node import Node
+from tensorbridge.ir.value import Value
+
+F32 = np.float32
+MODES = ("source", "float")
+
+
+def check_int_arithmetic(mode: str) -> str:
+    """`mode` if it is one of MODES, else a clear error."""
+    if mode not in MODES:
+        raise ModelError(f"--int-arithmetic must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode
+
+
+def emulate_litert_arithmetic(graph: Graph, convolutions: bool = False) -> int:
+    """Rewrite the matching Add and ReduceMean nodes in place (and Conv, with `convolutions`, for targets
+    without an integer convolution kernel); returns how many were rewritten."""
+    count = 0
+    for node in list(graph.nodes):
+        if node.graph is None or node.meta.get("framework") != "tflite":
+            continue
+        if node.op == "Add" and node.meta.get("source_op") == "ADD":
+            count += _add(graph, node)
+        elif node.op == "ReduceMean" and node.meta.get("source_op") == "MEAN":
+            count += _mean(graph, node)
+        elif node.op == "Conv" and convolutions:
+            count += _conv(graph, node)
+    return count
+
+
+def _params(dq_or_q: Node) -> tuple[F32, int] | None:
+    """(scale, zero point) of a per-tensor Q/DQ with constant parameters."""
+    scale, zp = dq_or_q.input(1), dq_or_q.input(2)
+    if scale is None or zp is None or scale.const is None or zp.const is None or scale.const.size != 1:
+        return None
+    return F32(scale.const.reshape(())), int(zp.const.reshape(()))
+
+
+def _dq_input(v: Value | None) -> tuple[Value, F32, int] | None:
+    dq = v.producer if v is not None else None
+    if dq is None or dq.op != "DequantizeLinear" or dq.inputs[0].dtype not in (np.int8, np.uint8):
+        return None
+    p = _params(dq)
+    return None if p is None else (dq.inputs[0], *p)
+
+
+def _only_reader(v: Value, graph: Graph) -> Node | None:
+    uses = v.uses()
+    return uses[0][0] if len(uses) == 1 and v not in graph.outputs else None
+
+
+def _q_output(v: Value, graph: Graph) -> Node | None:
+    q = _only_reader(v, graph)
+    if q is None or q.op != "QuantizeLinear" or _params(q) is None:
+        return None
+    return q if q.input(2).dtype in (np.int8, np.uint8) else None
+
+
+def _add(graph: Graph, node: Node) -> int:
+    a, b = _dq_input(node.input(0)), _dq_input(node.input(1))
+    if a is None or b is None:
+        return 0
+    act, y = None, node.outputs[0]
+    reader = _only_reader(y, graph)
+    if reader is not None and reader.op in ("Relu", "Clip"):
+        act, y = reader, reader.outputs[0]
+    q = _q_output(y, graph)
+    bounds = _activation_bounds(act, q)
+    if q is None or bounds is None:
+        return 0
+    (xa, sa, za), (xb, sb, zb) = a, b
+    so, zo = _params(q)
+    ra, rb = F32(sa / so), F32(sb / so)
+    exponent = math.frexp(float(max(ra, rb)))[1] - 1
+    if not -10 <= exponent < 8:          # XNNPACK refuses ratios outside [2**-10, 2**8)
+        return 0
+    shift = 20 - exponent
+    ma, mb = round(math.ldexp(float(ra), shift)), round(math.ldexp(float(rb), shift))
+    bias = (1 << (shift - 1)) - ma * za - mb * zb
+
+    def c(name, value):
+        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, np.float64))
+
+    def op(kind, *inputs, **attrs):
+        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
+
+    acc = op("Add", op("Mul", op("Cast", xa, to="float64"), c("mul_a", ma)),
+             op("Mul", op("Cast", xb, to="float64"), c("mul_b", mb)))
+    shifted = op("Floor", op("Mul", op("Add", acc, c("bias", bias)), c("shift", math.ldexp(1.0, -shift))))
+    out = op("Clip", op("Add", shifted, c("zero_point", zo)), c("min", bounds[0]), c("max", bounds[1]))
+    _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
+    return 1
+
+
+def _conv(graph: Graph, node: Node) -> int:
+    """Conv with int8 weights (zero point 0, per tensor or per output channel) and an int32 bias at
+    in_scale * w_scale: the convolution in float64 on the zero-point-free integers (exact), then
+    XNNPACK's requantization: float32 accumulator times float32 `in_scale * w_scale / out_scale`."""
+    x = _dq_input(node.input(0))
+    w_dq, b_dq = node.input(1).producer, node.input(2).producer if node.input(2) is not None else None
+    if x is None or w_dq is None or w_dq.op != "DequantizeLinear" or w_dq.inputs[0].const is None:
+        return 0
+    w, ws, wz = w_dq.inputs[0].const, w_dq.input(1).const, w_dq.input(2).const
+    if ws is None or wz is None or np.any(wz != 0) or w.dtype != np.int8:
+        return 0
+    bias = None
+    if b_dq is not None:
+        if b_dq.op != "DequantizeLinear" or b_dq.inputs[0].const is None or b_dq.inputs[0].dtype != np.int32:
+            return 0
+        bias = b_dq.inputs[0].const
+    act, y = None, node.outputs[0]
+    reader = _only_reader(y, graph)
+    if reader is not None and reader.op in ("Relu", "Clip"):
+        act, y = reader, reader.outputs[0]
+    q = _q_output(y, graph)
+    bounds = _activation_bounds(act, q)
+    if bounds is None:
+        return 0
+    xq, xs, xz = x
+    so, zo = _params(q)
+    scale = (F32(xs) * np.asarray(ws, F32).reshape(-1)) / F32(so)
+    channels = w.shape[0]
+    scale = np.broadcast_to(scale, (channels,)).reshape((1, channels) + (1,) * (w.ndim - 2))
+
+    def c(name, value, dtype=np.float64):
+        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, dtype))
+
+    def op(kind, *inputs, **attrs):
+        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
+
+    ints = op("Sub", op("Cast", xq, to="float64"), c("zero_point_in", xz))
+    acc = op("Conv", ints, c("weight", w), *([c("bias", bias)] if bias is not None else []), **node.attrs)
+    scaled = op("Round", op("Mul", op("Cast", acc, to="float32"), c("scale", scale, F32)))
+    out = op("Clip", op("Add", scaled, c("zero_point", zo, F32)), c("min", bounds[0], F32), c("max", bounds[1], F32))
+    _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
+    return 1
+
+
+def _activation_bounds(act: Node | None, q: Node | None) -> tuple[int, int] | None:
+    """The integer clamp of the fused activation, in the output's quantized range."""
+    if q is None:
+        return None
+    info = np.iinfo(q.input(2).dtype)
+    so, zo = _params(q)
+    if act is None:
+        return info.min, info.max
+    lo, hi = (0.0, None) if act.op == "Relu" else _clip_range(act)
+    if lo is None:
+        return None
+    qlo = max(info.min, zo + round(lo / so))
+    qhi = info.max if hi is None else min(info.max, zo + round(hi / so))
+    return qlo, qhi
+
+
+def _clip_range(act: Node) -> tuple[float | None, float | None]:
+    lo, hi = act.input(1), act.input(2)
+    if lo is None or hi is None or lo.const is None or hi.const is None:
+        return None, None
+    return float(lo.const), float(hi.const)
+
+
+def _mean(graph: Graph, node: Node) -> int:
+    x = _dq_input(node.input(0))
+    q = _q_output(node.outputs[0], graph)
+    axes = node.input(1)
+    if x is None or q is None or axes is None or axes.const is None or x[0].shape is None:
+        return 0
+    xq, si, zi = x
+    dims = [xq.shape[int(a)] for a in np.asarray(axes.const).reshape(-1)]
+    if not dims or any(not isinstance(d, int) for d in dims):
+        return 0
+    so, zo = _params(q)
+    count = math.prod(dims)
+    factor = F32(si) / (F32(so) * F32(count))
+
+    def c(name, value, dtype=np.float32):
+        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, dtype))
+
+    def op(kind, *inputs, **attrs):
+        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
+
+    info = np.iinfo(q.input(2).dtype)
+    total = op("ReduceSum", op("Cast", xq, to="float32"), axes, keepdims=node.attrs.get("keepdims", 1))
+    scaled = op("Round", op("Mul", op("Sub", total, c("zero_point_sum", count * zi)), c("factor", factor)))
+    out = op("Clip", op("Add", scaled, c("zero_point", zo)), c("min", info.min), c("max", info.max))
+    _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
+    return 1
+
+
+def _replace(graph: Graph, q: Node, new: Value) -> None:
+    """Let `new` take the place of Q's output (its name included), then drop the float path."""
+    old = q.outputs[0]
+    new.dtype, new.shape, new.layout, new.quant = old.dtype, old.shape, old.layout, old.quant
+    graph.replace_all_uses(old, new)
+    name = old.name
+    old.name = graph.unique_name(f"{name}.float")
+    new.name = name
