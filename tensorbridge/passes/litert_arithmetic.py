@@ -12,10 +12,13 @@ layers: an int8 ResNet50 differed from LiteRT by 12 LSB at its output, every con
 - Mean: the sum of the zero-point-free integers times one float32 factor
   `in_scale / (out_scale * count)`, rounded half to even: Cast, ReduceSum, Sub, Mul, Round, Add,
   Clip, Cast. A float mean of dequantized values moves exact ties off .5.
+- Conv (PyTorch targets, which have no int8 convolution to call): the convolution in float64 on
+  the zero-point-free integers (exact), then XNNPACK's requantization: the accumulator as float32
+  times one float32 `in_scale * w_scale / out_scale` per channel, rounded half to even.
 
 Only nodes the TFLite frontend imported are rewritten (node meta), and only when the pattern is the
 integer kernel's: per-tensor int8/uint8 inputs, and the output's only reader a per-tensor
-QuantizeLinear, with a fused ReLU/ReLU6 between for Add. Anything else keeps its QDQ form.
+QuantizeLinear, with a fused ReLU/ReLU6 between for Add and Conv. Anything else keeps its QDQ form.
 """
 
 from __future__ import annotations
@@ -84,18 +87,34 @@ def _q_output(v: Value, graph: Graph) -> Node | None:
     return q if q.input(2).dtype in (np.int8, np.uint8) else None
 
 
-def _add(graph: Graph, node: Node) -> int:
-    a, b = _dq_input(node.input(0)), _dq_input(node.input(1))
-    if a is None or b is None:
-        return 0
+def _requantization(node: Node, graph: Graph) -> tuple[Node, tuple[int, int]] | None:
+    """The QuantizeLinear that ends `node`'s integer kernel, and the integer clamp of the fused activation."""
     act, y = None, node.outputs[0]
     reader = _only_reader(y, graph)
     if reader is not None and reader.op in ("Relu", "Clip"):
         act, y = reader, reader.outputs[0]
     q = _q_output(y, graph)
     bounds = _activation_bounds(act, q)
-    if q is None or bounds is None:
+    return None if bounds is None else (q, bounds)
+
+
+def _builders(graph: Graph, node: Node, q: Node):
+    """`const(name, value, dtype)` and `op(kind, *inputs, **attrs)`, adding before `q` under `node`'s name."""
+    def const(name, value, dtype=np.float64):
+        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, dtype))
+
+    def op(kind, *inputs, **attrs):
+        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
+
+    return const, op
+
+
+def _add(graph: Graph, node: Node) -> int:
+    a, b = _dq_input(node.input(0)), _dq_input(node.input(1))
+    found = _requantization(node, graph)
+    if a is None or b is None or found is None:
         return 0
+    q, bounds = found
     (xa, sa, za), (xb, sb, zb) = a, b
     so, zo = _params(q)
     ra, rb = F32(sa / so), F32(sb / so)
@@ -105,13 +124,7 @@ def _add(graph: Graph, node: Node) -> int:
     shift = 20 - exponent
     ma, mb = round(math.ldexp(float(ra), shift)), round(math.ldexp(float(rb), shift))
     bias = (1 << (shift - 1)) - ma * za - mb * zb
-
-    def c(name, value):
-        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, np.float64))
-
-    def op(kind, *inputs, **attrs):
-        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
-
+    c, op = _builders(graph, node, q)
     acc = op("Add", op("Mul", op("Cast", xa, to="float64"), c("mul_a", ma)),
              op("Mul", op("Cast", xb, to="float64"), c("mul_b", mb)))
     shifted = op("Floor", op("Mul", op("Add", acc, c("bias", bias)), c("shift", math.ldexp(1.0, -shift))))
@@ -136,26 +149,16 @@ def _conv(graph: Graph, node: Node) -> int:
         if b_dq.op != "DequantizeLinear" or b_dq.inputs[0].const is None or b_dq.inputs[0].dtype != np.int32:
             return 0
         bias = b_dq.inputs[0].const
-    act, y = None, node.outputs[0]
-    reader = _only_reader(y, graph)
-    if reader is not None and reader.op in ("Relu", "Clip"):
-        act, y = reader, reader.outputs[0]
-    q = _q_output(y, graph)
-    bounds = _activation_bounds(act, q)
-    if bounds is None:
+    found = _requantization(node, graph)
+    if found is None:
         return 0
+    q, bounds = found
     xq, xs, xz = x
     so, zo = _params(q)
     scale = (F32(xs) * np.asarray(ws, F32).reshape(-1)) / F32(so)
     channels = w.shape[0]
     scale = np.broadcast_to(scale, (channels,)).reshape((1, channels) + (1,) * (w.ndim - 2))
-
-    def c(name, value, dtype=np.float64):
-        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, dtype))
-
-    def op(kind, *inputs, **attrs):
-        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
-
+    c, op = _builders(graph, node, q)
     ints = op("Sub", op("Cast", xq, to="float64"), c("zero_point_in", xz))
     acc = op("Conv", ints, c("weight", w), *([c("bias", bias)] if bias is not None else []), **node.attrs)
     scaled = op("Round", op("Mul", op("Cast", acc, to="float32"), c("scale", scale, F32)))
@@ -200,17 +203,11 @@ def _mean(graph: Graph, node: Node) -> int:
     so, zo = _params(q)
     count = math.prod(dims)
     factor = F32(si) / (F32(so) * F32(count))
-
-    def c(name, value, dtype=np.float32):
-        return graph.add_constant(graph.unique_name(f"{node.name}.{name}"), np.asarray(value, dtype))
-
-    def op(kind, *inputs, **attrs):
-        return graph.add_node(kind, inputs, attrs, name=f"{node.name}.litert", meta=node.meta, before=q).outputs[0]
-
+    c, op = _builders(graph, node, q)
     info = np.iinfo(q.input(2).dtype)
     total = op("ReduceSum", op("Cast", xq, to="float32"), axes, keepdims=node.attrs.get("keepdims", 1))
-    scaled = op("Round", op("Mul", op("Sub", total, c("zero_point_sum", count * zi)), c("factor", factor)))
-    out = op("Clip", op("Add", scaled, c("zero_point", zo)), c("min", info.min), c("max", info.max))
+    scaled = op("Round", op("Mul", op("Sub", total, c("zero_point_sum", count * zi, F32)), c("factor", factor, F32)))
+    out = op("Clip", op("Add", scaled, c("zero_point", zo, F32)), c("min", info.min, F32), c("max", info.max, F32))
     _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
     return 1
 
