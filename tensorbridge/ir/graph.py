@@ -94,6 +94,11 @@ class Graph:
             node.set_input(i, new)
         self.outputs = [new if o is old else o for o in self.outputs]
 
+    def only_reader(self, value: Value) -> Node | None:
+        """The one node that reads `value`; None when several do, none does, or it is a graph output."""
+        uses = value.uses()
+        return uses[0][0] if len(uses) == 1 and value not in self.outputs else None
+
     def set_output(self, index: int, value: Value) -> None:
         self.outputs[index] = value
 

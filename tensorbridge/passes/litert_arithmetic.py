@@ -75,13 +75,9 @@ def _dq_input(v: Value | None) -> tuple[Value, F32, int] | None:
     return None if p is None else (dq.inputs[0], *p)
 
 
-def _only_reader(v: Value, graph: Graph) -> Node | None:
-    uses = v.uses()
-    return uses[0][0] if len(uses) == 1 and v not in graph.outputs else None
-
 
 def _q_output(v: Value, graph: Graph) -> Node | None:
-    q = _only_reader(v, graph)
+    q = graph.only_reader(v)
     if q is None or q.op != "QuantizeLinear" or _params(q) is None:
         return None
     return q if q.input(2).dtype in (np.int8, np.uint8) else None
@@ -90,7 +86,7 @@ def _q_output(v: Value, graph: Graph) -> Node | None:
 def _requantization(node: Node, graph: Graph) -> tuple[Node, tuple[int, int]] | None:
     """The QuantizeLinear that ends `node`'s integer kernel, and the integer clamp of the fused activation."""
     act, y = None, node.outputs[0]
-    reader = _only_reader(y, graph)
+    reader = graph.only_reader(y)
     if reader is not None and reader.op in ("Relu", "Clip"):
         act, y = reader, reader.outputs[0]
     q = _q_output(y, graph)

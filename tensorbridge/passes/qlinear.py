@@ -49,10 +49,6 @@ def _dq(v: Value | None, per_axis_ok: bool = False, const: bool = False) -> Node
     return dq
 
 
-def _only_reader(v: Value, graph: Graph) -> Node | None:
-    uses = v.uses()
-    return uses[0][0] if len(uses) == 1 and v not in graph.outputs else None
-
 
 def _match(node: Node, graph: Graph):
     x_dq = _dq(node.inputs[0])
@@ -61,10 +57,10 @@ def _match(node: Node, graph: Graph):
         return None
     if node.op == "Conv" and w_dq.inputs[1].shape and w_dq.inputs[1].shape[0] != 1 and w_dq.attrs.get("axis", 1) != 0:
         return None
-    reader = _only_reader(node.outputs[0], graph)
+    reader = graph.only_reader(node.outputs[0])
     act = None
     if reader is not None and reader.op in ("Relu", "Clip"):
-        act, reader = reader, _only_reader(reader.outputs[0], graph)
+        act, reader = reader, graph.only_reader(reader.outputs[0])
     q = reader
     if q is None or q.op != "QuantizeLinear":
         return None

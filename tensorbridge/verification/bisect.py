@@ -35,11 +35,10 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
     if not hasattr(runner, "run_intermediates"):
         raise ModelError(f"per-layer comparison is not available for {runner.name} targets")
     graph = load(src)
-    ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
+    ref = _source_tensors(source_runner, graph, feeds)
+    if ref is None:
+        ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
     got = runner.run_intermediates(feeds if target_feeds is None else target_feeds)
-    own = _source_tensors(source_runner, graph, feeds)
-    if own is not None:
-        ref = own
     checked = 0
     permuted = _permuted_index(got)
     for node in graph.all_nodes():

@@ -25,6 +25,15 @@ def _randomize_bn(model):
     return model
 
 
+def _shortcut(cin, cout, stride):
+    """A residual block's 1x1 projection where the block changes shape; None where its input passes as is."""
+    from torch import nn
+
+    if stride == 1 and cin == cout:
+        return None
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+
 def resnet18(num_classes=100, batch=2, size=64):
     """ResNet-18 layout: 4 stages of 2 basic blocks, strided downsampling with 1x1 shortcuts."""
     import torch
@@ -37,9 +46,7 @@ def resnet18(num_classes=100, batch=2, size=64):
             self.bn1 = nn.BatchNorm2d(cout)
             self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
             self.bn2 = nn.BatchNorm2d(cout)
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            self.downsample = _shortcut(cin, cout, stride)
 
         def forward(self, x):
             idt = x if self.downsample is None else self.downsample(x)
@@ -82,9 +89,7 @@ def resnet50(num_classes=1000, batch=1, size=224):
             self.conv1, self.bn1 = nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width)
             self.conv2, self.bn2 = nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width)
             self.conv3, self.bn3 = nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout)
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            self.downsample = _shortcut(cin, cout, stride)
 
         def forward(self, x):
             idt = x if self.downsample is None else self.downsample(x)

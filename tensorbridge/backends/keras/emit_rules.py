@@ -11,7 +11,7 @@ import ast
 import numpy as np
 
 from tensorbridge.backends.codegen import pyast as P
-from tensorbridge.backends.codegen.rule_helpers import Unsupported
+from tensorbridge.backends.codegen.rule_helpers import Unsupported, check_plain_rnn
 from tensorbridge.backends.codegen.rule_helpers import const_operand as _const
 from tensorbridge.backends.codegen.rule_helpers import same as _same
 from tensorbridge.ir import dtypes
@@ -476,14 +476,7 @@ def recurrent(em, node):
     """IR LSTM/GRU ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
-    a = node.attrs
-    defaults = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}[node.op]
-    acts = [s.lower() for s in a.get("activations") or []]
-    if acts and acts != defaults * (len(acts) // len(defaults)) or node.input(4) is not None or a.get("clip") \
-            or a.get("layout") or a.get("input_forget") or (node.op == "LSTM" and node.input(7) is not None):
-        raise Unsupported(f"{node.op} with custom activations, sequence_lens, clip, peepholes or batch-major layout")
-    if node.op == "GRU" and not a.get("linear_before_reset"):
-        raise Unsupported("GRU with linear_before_reset=0 (Keras's reset_after=True resets after the matmul)")
+    check_plain_rnn(node, "Keras's reset_after=True resets after the matmul")
     wa, ra = _const(w), _const(r)
     dirs, gh, _ = wa.shape
     gates = 4 if node.op == "LSTM" else 3

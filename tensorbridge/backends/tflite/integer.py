@@ -35,7 +35,6 @@ from tensorbridge.backends.tflite.kernels import (
     const_params,
     dequantized,
     float_name,
-    only_reader,
     params,
     rule_accepts,
     unshifted,
@@ -208,10 +207,10 @@ class Lowering:
                 return None
             in_params.append(p)
         out, act, absorbed = node.outputs[0], None, []
-        reader = only_reader(out, self.g)
+        reader = self.g.only_reader(out)
         if rule.fuses and reader is not None and activation(reader) is not None:
             act, absorbed = activation(reader), [reader]
-            reader = only_reader(reader.outputs[0], self.g)
+            reader = self.g.only_reader(reader.outputs[0])
         want = params(reader) if reader is not None and reader.op == "QuantizeLinear" else None
         if want is None or want.axis is not None or want.dtype != "int8":
             return None

@@ -16,7 +16,6 @@ import numpy as np
 
 from tensorbridge.backends.tflite.flatbuffer import SAME, VALID, Quant
 from tensorbridge.ir import dtypes
-from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
 from tensorbridge.reference.interpreter import run_node
@@ -129,10 +128,6 @@ def const_dq(v: Value | None) -> Node | None:
 def dequantized(dq: Node) -> np.ndarray:
     return np.asarray(run_node(dq, [None if v is None else v.const for v in dq.inputs])[0], np.float32)
 
-
-def only_reader(v: Value, graph: Graph) -> Node | None:
-    uses = v.uses()
-    return uses[0][0] if len(uses) == 1 and v not in graph.outputs else None
 
 
 def activation(node: Node) -> str | None:

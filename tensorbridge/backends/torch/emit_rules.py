@@ -12,7 +12,7 @@ import ast
 import numpy as np
 
 from tensorbridge.backends.codegen import pyast as P
-from tensorbridge.backends.codegen.rule_helpers import Unsupported
+from tensorbridge.backends.codegen.rule_helpers import Unsupported, check_plain_rnn
 from tensorbridge.backends.codegen.rule_helpers import const_operand as _const
 from tensorbridge.backends.codegen.rule_helpers import same as _same
 from tensorbridge.ir import dtypes
@@ -762,15 +762,7 @@ def recurrent(em, node):
     """IR LSTM/GRU (ONNX gate order, [seq, dirs, batch, hidden] output) as nn.LSTM/nn.GRU."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
-    a = node.attrs
-    defaults = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}[node.op]
-    acts = a.get("activations")
-    standard = acts is None or [s.lower() for s in acts] == [d.lower() for d in defaults] * (len(acts) // len(defaults))
-    if node.input(4) is not None or (node.op == "LSTM" and node.input(7) is not None) or a.get("clip") \
-            or not standard or a.get("layout") or a.get("input_forget"):
-        raise Unsupported(f"{node.op} with sequence_lens, peepholes, clip, custom activations or batch-major layout")
-    if node.op == "GRU" and not a.get("linear_before_reset"):
-        raise Unsupported("GRU with linear_before_reset=0 (PyTorch applies the reset gate after the matmul)")
+    check_plain_rnn(node, "PyTorch applies the reset gate after the matmul")
     wa, ra = _const(w), _const(r)
     dirs, gates_h, in_size = wa.shape
     gates = 4 if node.op == "LSTM" else 3
