@@ -40,6 +40,17 @@ def saturate_round(v: np.ndarray, storage: np.dtype, saturate: bool = True) -> n
     return np.clip(np.rint(v), int(info.min), int(info.max)).astype(storage) if name else v
 
 
+def int32_bias(bias: np.ndarray, x_scale, w_scale) -> tuple[np.ndarray, np.ndarray]:
+    """A float bias as integer kernels take it: int32 at scale x_scale * w_scale (per channel), half to even.
+
+    PT2E programs keep the bias in float; onnxruntime's and LiteRT's int8 kernels need it like this.
+    """
+    scale = np.asarray(x_scale, np.float64).reshape(-1) * np.asarray(w_scale, np.float64).reshape(-1)
+    values = np.rint(np.asarray(bias, np.float64) / scale)
+    info = np.iinfo(np.int32)
+    return np.clip(values, info.min, info.max).astype(np.int32), scale.astype(np.float32)
+
+
 def _q_infer(inputs, attrs):
     zp = inputs[2] if len(inputs) > 2 else None
     dt = dtypes.dtype(attrs["output_dtype"]) if attrs["output_dtype"] else \

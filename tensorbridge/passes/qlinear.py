@@ -19,6 +19,7 @@ import numpy as np
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.quant import int32_bias
 from tensorbridge.passes.infer_shapes import infer_node
 
 CONV_ATTRS = ("strides", "pads", "dilations", "group", "auto_pad", "kernel_shape")
@@ -112,7 +113,7 @@ def _bias(node: Node, x_dq: Node, w_dq: Node) -> np.ndarray | None:
             return np.asarray(b_dq.inputs[0].const, np.int32)
         return None
     if b.const is not None:
-        return np.rint(np.asarray(b.const, np.float64) / scale).astype(np.int32)
+        return int32_bias(b.const, x_dq.inputs[1].const, w_dq.inputs[1].const)[0]
     return None
 
 

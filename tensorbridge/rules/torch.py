@@ -65,3 +65,10 @@ SPECIAL = {
     "any": "any_all", "all": "any_all", "ne": "not_equal", "index": "index", "__and__": "logic",
     "__or__": "logic", "__xor__": "logic", "floor_divide": "floor_divide", "rsub": "rsub",
 }
+
+#: PT2E quantization ops (`quantized_decomposed` namespace, written by torchao's convert_pt2e)
+#: -> their converter in frontends/torch/convert.py. Dynamic quantization (choose_qparams) is absent.
+QUANTIZED = {
+    "quantize_per_tensor": "quantize", "quantize_per_channel": "quantize",
+    "dequantize_per_tensor": "dequantize", "dequantize_per_channel": "dequantize",
+}

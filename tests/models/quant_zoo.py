@@ -1,4 +1,5 @@
-"""Quantized TFLite models made here by TF's post-training quantizer on seeded data (no downloads)."""
+"""Quantized models made here on seeded data (no downloads): TFLite by TF's post-training quantizer, PyTorch
+programs by torchao's PT2E flow."""
 
 from __future__ import annotations
 
@@ -46,6 +47,29 @@ def int8_add_mean(path: Path, channels: int = 2048) -> Path:
     converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     converter.inference_input_type = converter.inference_output_type = tf.int8
     path.write_bytes(converter.convert())
+    return path
+
+
+def pt2e_program(module, args: tuple, path: Path, quantizer: str = "xnnpack") -> Path:
+    """`module` quantized by torchao's PT2E flow, calibrated on seeded data, saved as a .pt2 program.
+    "xnnpack": int8 everywhere (symmetric per-channel weights); "x86": uint8 inputs of convs and linears,
+    float outputs (X86InductorQuantizer's default)."""
+    import torch
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    if quantizer == "xnnpack":
+        from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config
+
+        q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    else:
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
+
+        q = x86.X86InductorQuantizer().set_global(x86.get_default_x86_inductor_quantization_config())
+    prepared = prepare_pt2e(torch.export.export(module.eval(), args).module(), q)
+    rng = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        prepared(*[torch.randn(a.shape, generator=rng) for a in args])
+    torch.export.save(torch.export.export(convert_pt2e(prepared), args), str(path))
     return path
 
 

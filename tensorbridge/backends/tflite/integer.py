@@ -44,6 +44,7 @@ from tensorbridge.ir import dtypes, shapes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.quant import int32_bias
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import set_input_shapes
@@ -315,6 +316,11 @@ class Context:
         v = self.node.input(i)
         if v is None:
             return -1
+        if self.integer and v.const is not None:
+            x_scale, w_scale = self.in_params[0].scale, params(const_dq(self.node.inputs[1])).scale
+            values, scale = int32_bias(v.const, x_scale, w_scale)
+            quant = Quant(scale, np.zeros(scale.shape, np.int64), 0 if scale.size > 1 else None)
+            return self.lw.constant(f"{v.name}.int32", values, quant)
         if self.integer:
             dq = const_dq(v)
             q = params(dq)

@@ -51,14 +51,18 @@ def rule_accepts(ctx: Context, rule: Rule) -> bool:
 
 
 def _weighted(ctx: Context, b_index: int | None = 2) -> bool:
-    """Input 1 an int8 zero-point-0 constant; input `b_index`, if present, an int32 constant at x_scale*w_scale."""
+    """Input 1 an int8 zero-point-0 constant; input `b_index`, if present, a float constant or an int32 one at
+    x_scale*w_scale."""
     node = ctx.node
     dq = const_dq(node.input(1))
     if dq is None or dq.inputs[0].dtype != np.int8 or np.any(np.asarray(params(dq).zero_point) != 0):
         return False
     if b_index is None or node.input(b_index) is None:
         return True
-    bq = const_dq(node.input(b_index))
+    b = node.input(b_index)
+    if b.const is not None and b.dtype.kind == "f":
+        return True  # a float bias (PT2E keeps one) is quantized to int32 at x_scale*w_scale, as ctx.bias says
+    bq = const_dq(b)
     if bq is None or bq.inputs[0].dtype != np.int32:
         return False
     expect = np.float64(ctx.in_params[0].scale).ravel() * np.asarray(params(dq).scale, np.float64).ravel()

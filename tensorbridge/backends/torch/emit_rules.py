@@ -595,9 +595,6 @@ def cast(em, node):
     em.out(node, P.method(em.tensor(node.inputs[0]), "to", P.name(TORCH_DTYPES[to])))
 
 
-TORCH_QDTYPES = {"int8": "torch.qint8", "uint8": "torch.quint8", "int32": "torch.qint32"}
-
-
 def _per_tensor(em, node) -> tuple[float, int]:
     scale, zp = em.scalar(node.input(1)), em.scalar(node.input(2)) if node.input(2) is not None else 0
     if scale is None or zp is None:
@@ -605,22 +602,36 @@ def _per_tensor(em, node) -> tuple[float, int]:
     return float(scale), int(zp)
 
 
+TORCH_QDTYPES = {"int8": "torch.qint8", "uint8": "torch.quint8", "int32": "torch.qint32"}
+
+
 def quantize_linear(em, node):
-    """torch's own quantizer (round half to even, saturating), kept as the integer tensor."""
+    """A PT2E program's own formula, round(x * (1 / scale)) + zero_point, for its quantize nodes; otherwise
+    torch's quantizer (it rounds x / scale + zero_point once, as LiteRT's kernels do), as the integer tensor."""
     storage = dtypes.name(node.outputs[0].dtype)
+    scale, zp = _per_tensor(em, node)
+    x = em.tensor(node.inputs[0])
+    if node.meta.get("framework") == "torch" and "quantized_decomposed" in node.meta.get("source_op", ""):
+        info = np.iinfo(storage)
+        q = _shifted(P.call("torch.round", P.binop(x, "*", P.lit(1.0 / scale))), zp)
+        return em.out(node, P.method(P.call("torch.clamp", q, int(info.min), int(info.max)), "to",
+                                     P.name(TORCH_DTYPES[storage])))
     if storage not in TORCH_QDTYPES:
         raise Unsupported(f"QuantizeLinear to {storage}")
-    scale, zp = _per_tensor(em, node)
-    q = P.call("torch.quantize_per_tensor", em.tensor(node.inputs[0]), P.lit(scale), P.lit(zp),
-               P.name(TORCH_QDTYPES[storage]))
+    q = P.call("torch.quantize_per_tensor", x, P.lit(scale), P.lit(zp), P.name(TORCH_QDTYPES[storage]))
     em.out(node, P.method(q, "int_repr"))
+
+
+def _shifted(expr, offset: int):
+    """expr + offset, written without `+ -n` or `- -n`."""
+    if not offset:
+        return expr
+    return P.binop(expr, "+", offset) if offset > 0 else P.binop(expr, "-", -offset)
 
 
 def dequantize_linear(em, node):
     scale, zp = _per_tensor(em, node)
-    centered = P.binop(P.method(em.tensor(node.inputs[0]), "float"), "-", P.lit(zp)) if zp else \
-        P.method(em.tensor(node.inputs[0]), "float")
-    em.out(node, P.binop(centered, "*", P.lit(scale)))
+    em.out(node, P.binop(_shifted(P.method(em.tensor(node.inputs[0]), "float"), -zp), "*", P.lit(scale)))
 
 
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",

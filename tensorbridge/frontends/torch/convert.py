@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
 
 
@@ -500,6 +501,49 @@ def lstm(imp, node, input, hx, params, *rest):
 
 def gru(imp, node, input, hx, params, *rest):
     return _recurrent(imp, node, "GRU", [1, 0, 2], input, hx, params, *rest)  # r z n -> z r n
+
+
+# -- PT2E quantization (quantized_decomposed ops) -----------------------------------------------
+def _qparam(imp, arg, dtype, what: str) -> Value:
+    """A scale or zero point (python number or constant tensor) as an IR constant of `dtype`."""
+    if hasattr(arg, "name"):
+        data = _const_array(imp, arg)
+        if data is None:
+            raise ModelError(f"{imp.node.name}: the {what} is computed at run time (dynamic quantization); "
+                             "only static PT2E quantization is supported")
+        return imp.const(np.asarray(data).astype(dtype))
+    return imp.const(np.asarray(arg).astype(dtype))
+
+
+def _storage(dtype) -> np.dtype:
+    from tensorbridge.frontends.torch.importer import torch_dtype_name
+
+    return np.dtype(torch_dtype_name(dtype))
+
+
+def quantize(imp, node, input, scale, zero_point, *rest, **kw):
+    """round(x / scale) + zero_point, saturated; a quant range narrower than the storage type is a Clip."""
+    axis, (quant_min, quant_max, dtype) = (rest[0], rest[1:4]) if "per_channel" in str(node.target) else (1, rest[:3])
+    storage = _storage(dtype)
+    y = imp.emit("QuantizeLinear", [imp.value(input), _qparam(imp, scale, np.float32, "scale"),
+                                    _qparam(imp, zero_point, storage, "zero point")], {"axis": int(axis)})
+    info = np.iinfo(storage)
+    if (quant_min, quant_max) == (info.min, info.max):
+        return y
+    return imp.emit("Clip", [y, imp.const(quant_min, dtype=storage), imp.const(quant_max, dtype=storage)],
+                    suffix="range")
+
+
+def dequantize(imp, node, input, scale, zero_point, *rest, out_dtype=None, **kw):
+    """(x - zero_point) * scale; PyTorch ignores quant_min/quant_max here, and so does the IR."""
+    axis, dtype = (rest[0], rest[3]) if "per_channel" in str(node.target) else (1, rest[2])
+    storage = _storage(dtype)
+    zp = _qparam(imp, zero_point, storage, "zero point") if zero_point is not None else None
+    inputs = [imp.value(input), _qparam(imp, scale, np.float32, "scale")] + ([zp] if zp is not None else [])
+    y = imp.emit("DequantizeLinear", inputs, {"axis": int(axis)}, suffix="" if out_dtype is None else "dq")
+    if out_dtype is None:
+        return y
+    return to(imp, node, y)
 
 
 # -- dtype, selection, constants -------------------------------------------------------------------

@@ -38,7 +38,7 @@ def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False)
         if path.suffix in (".pt", ".pth"):
             _explain_state_dict(path)
         try:
-            ep = torch.export.load(str(path))
+            ep = load_program(path)
         except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad archive
             raise ModelError(f"{path} is not a readable torch.export program (.pt2): {e}") from None
         names = None
@@ -181,7 +181,11 @@ class Importer:
             if node.op != "call_function" or node.target is operator.getitem or node.target in _sym_ops():
                 continue
             name = aten_name(node.target)
-            if name is None:
+            if name is None and pt2e_name(node.target) is not None:
+                if pt2e_name(node.target) not in rules.QUANTIZED:
+                    self.report.add(str(node.target), node.name, "dynamic quantization (parameters computed at "
+                                    "run time); only static PT2E quantization is supported")
+            elif name is None:
                 self.report.add(str(node.target), node.name, "not an ATen op")
             elif name not in rules.UNARY and name not in rules.BINARY and name not in rules.PASSTHROUGH \
                     and name not in rules.SPECIAL:
@@ -214,6 +218,8 @@ class Importer:
             return self.env[src.name][idx]
         if node.target in _sym_ops():
             return _sym_ops()[node.target](self, *[self.sym_or_value(a) for a in node.args])
+        if pt2e_name(node.target) is not None:
+            return getattr(convert, rules.QUANTIZED[pt2e_name(node.target)])(self, node, *node.args, **node.kwargs)
         name = aten_name(node.target)
         if name in rules.PASSTHROUGH:
             return self.value(node.args[0])
@@ -382,6 +388,21 @@ def aten_name(target) -> str | None:
     if ns != "aten":
         return None
     return target.__name__.split(".")[0]
+
+
+def pt2e_name(target) -> str | None:
+    """The op name of a PT2E quantize/dequantize (`quantized_decomposed` namespace), else None."""
+    if getattr(target, "namespace", None) != "quantized_decomposed":
+        return None
+    return target.__name__.split(".")[0]
+
+
+def load_program(path):
+    """`torch.export.load`, with PT2E's quantize/dequantize ops registered so quantized programs load."""
+    import torch
+    import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers the quantized_decomposed ops
+
+    return torch.export.load(str(path))
 
 
 def _sym_size(imp, x, dim):

@@ -75,13 +75,14 @@ class ExportedProgramRunner:
     def __init__(self, source, **_options):
         import torch
 
+        from tensorbridge.frontends.torch.importer import load_program, torch_dtype_name
+
         try:
-            self.ep = torch.export.load(str(source))
+            self.ep = load_program(source)
         except Exception as e:  # noqa: BLE001
             raise ModelError(f"cannot load {source} as a torch.export program: {e}") from None
         sig = self.ep.graph_signature
         nodes = {n.name: n for n in self.ep.graph.nodes}
-        from tensorbridge.frontends.torch.importer import torch_dtype_name
 
         self.inputs = []
         for name in sig.user_inputs:
@@ -96,6 +97,18 @@ class ExportedProgramRunner:
         with self._torch.no_grad():
             out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+
+    def output_steps(self) -> dict[str, float]:
+        """Outputs a PT2E program dequantizes per tensor with a constant scale: name -> scale."""
+        from tensorbridge.frontends.torch.importer import pt2e_name
+
+        output = next(n for n in self.ep.graph.nodes if n.op == "output")
+        steps = {}
+        for name, node in zip(self.outputs, output.args[0]):
+            if pt2e_name(getattr(node, "target", None)) == "dequantize_per_tensor" \
+                    and isinstance(node.args[1], float):
+                steps[name] = node.args[1]
+        return steps
 
 
 def _capture_locals(fn, *args):
