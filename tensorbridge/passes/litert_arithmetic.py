@@ -16,6 +16,13 @@ layers: an int8 ResNet50 differed from LiteRT by 12 LSB at its output, every con
   the zero-point-free integers (exact), then XNNPACK's requantization: the accumulator as float32
   times one float32 `in_scale * w_scale / out_scale` per channel, rounded half to even.
 
+- Dynamic-range FULLY_CONNECTED and CONV_2D (float input, int8 weights): LiteRT quantizes each
+  input row (each batch item for a convolution) at run time, asymmetric int8 over [min(x, 0),
+  max(x, 0)] with a nudged zero point, multiplies the integers
+  and scales the int32 result back. A float Dense on dequantized weights differs from it by about 1%;
+  here the run-time quantization is written out (ReduceMin/ReduceMax, Div, Round, Clip), the product
+  or convolution in float64 (exact), then `acc * in_scale * w_scale + bias` in float32.
+
 Only nodes the TFLite frontend imported are rewritten (node meta), and only when the pattern is the
 integer kernel's: per-tensor int8/uint8 inputs, and the output's only reader a per-tensor
 QuantizeLinear, with a fused ReLU/ReLU6 between for Add and Conv. Anything else keeps its QDQ form.
@@ -44,8 +51,8 @@ def check_int_arithmetic(mode: str) -> str:
 
 
 def emulate_litert_arithmetic(graph: Graph, convolutions: bool = False) -> int:
-    """Rewrite the matching Add and ReduceMean nodes in place (and Conv, with `convolutions`, for targets
-    without an integer convolution kernel); returns how many were rewritten."""
+    """Rewrite the matching Add and ReduceMean nodes and dynamic-range Dense and Conv in place (and quantized
+    Conv, with `convolutions`, for targets without an integer convolution kernel); returns how many."""
     count = 0
     for node in list(graph.nodes):
         if node.graph is None or node.meta.get("framework") != "tflite":
@@ -54,6 +61,11 @@ def emulate_litert_arithmetic(graph: Graph, convolutions: bool = False) -> int:
             count += _add(graph, node)
         elif node.op == "ReduceMean" and node.meta.get("source_op") == "MEAN":
             count += _mean(graph, node)
+        elif node.op == "Dense" and node.meta.get("source_op") == "FULLY_CONNECTED":
+            count += _dynamic_range_dense(graph, node)
+        elif node.op == "Conv" and node.meta.get("source_op") == "CONV_2D" and node.inputs[0].dtype == np.float32 \
+                and _dynamic_range_conv(graph, node, convolutions):
+            count += 1
         elif node.op == "Conv" and convolutions:
             count += _conv(graph, node)
     return count
@@ -125,7 +137,7 @@ def _add(graph: Graph, node: Node) -> int:
              op("Mul", op("Cast", xb, to="float64"), c("mul_b", mb)))
     shifted = op("Floor", op("Mul", op("Add", acc, c("bias", bias)), c("shift", math.ldexp(1.0, -shift))))
     out = op("Clip", op("Add", shifted, c("zero_point", zo)), c("min", bounds[0]), c("max", bounds[1]))
-    _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
+    _replace(graph, q.outputs[0], op("Cast", out, to=np.dtype(q.input(2).dtype).name))
     return 1
 
 
@@ -159,8 +171,84 @@ def _conv(graph: Graph, node: Node) -> int:
     acc = op("Conv", ints, c("weight", w), *([c("bias", bias)] if bias is not None else []), **node.attrs)
     scaled = op("Round", op("Mul", op("Cast", acc, to="float32"), c("scale", scale, F32)))
     out = op("Clip", op("Add", scaled, c("zero_point", zo, F32)), c("min", bounds[0], F32), c("max", bounds[1], F32))
-    _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
+    _replace(graph, q.outputs[0], op("Cast", out, to=np.dtype(q.input(2).dtype).name))
     return 1
+
+
+def _dynamic_range_dense(graph: Graph, node: Node) -> int:
+    """Dense(float x, int8 weights [in, out] behind a DequantizeLinear, zero point 0, per tensor or per
+    output column; possibly as Transpose(DequantizeLinear([out, in]))) as LiteRT's dynamically quantized
+    kernel computes it (XNNPACK's per-row asymmetric int8 input)."""
+    x = node.inputs[0]
+    if x.dtype != np.float32 or (x.producer is not None and x.producer.op == "DequantizeLinear"):
+        return 0
+    w_dq, transposed = node.inputs[1].producer, False
+    if w_dq is not None and w_dq.op == "Transpose" and list(w_dq.attrs.get("perm") or []) == [1, 0]:
+        w_dq, transposed = w_dq.inputs[0].producer, True
+    if w_dq is None or w_dq.op != "DequantizeLinear" or w_dq.inputs[0].const is None:
+        return 0
+    w, ws, wz = w_dq.inputs[0].const, w_dq.input(1).const, w_dq.input(2).const
+    out_axis = 0 if transposed else 1
+    if w.dtype != np.int8 or w.ndim != 2 or ws is None or (wz is not None and np.any(wz != 0)) \
+            or (ws.size > 1 and w_dq.attrs.get("axis", 1) % 2 != out_axis):
+        return 0
+    w = w.T if transposed else w
+    c, op = _builders(graph, node, node)
+    q, zero_point, scale = _dynamic_int8(x, c, op, [-1])
+    acc = op("MatMul", op("Cast", op("Sub", q, zero_point), to="float64"), c("weight", w))
+    y = op("Mul", op("Mul", op("Cast", acc, to="float32"), scale), c("w_scale", np.asarray(ws, F32).reshape(-1), F32))
+    if node.input(2) is not None:
+        y = op("Add", y, node.input(2))
+    _replace(graph, node.outputs[0], y)
+    return 1
+
+
+def _dynamic_range_conv(graph: Graph, node: Node, float64: bool) -> int:
+    """Conv(float x, int8 weights behind a DequantizeLinear, zero point 0, per output channel) as LiteRT's
+    dynamically quantized kernel computes it: the input quantized per batch item, the convolution on
+    the integers (padding is the zero point, i.e. a real 0), then scaled back. The convolution is exact
+    in float32 while 255 * 127 * (inputs per output) < 2**24; beyond that only in float64 (`float64`,
+    PyTorch; onnxruntime has no float64 Conv), else the node is left as it is."""
+    x, w_dq = node.inputs[0], node.inputs[1].producer
+    if x.dtype != np.float32 or x.shape is None or (x.producer is not None and x.producer.op == "DequantizeLinear") \
+            or w_dq is None or w_dq.op != "DequantizeLinear" or w_dq.inputs[0].const is None \
+            or node.attrs.get("layout", "NCHW") != "NCHW":
+        return 0
+    w, ws, wz = w_dq.inputs[0].const, w_dq.input(1).const, w_dq.input(2).const
+    if w.dtype != np.int8 or ws is None or (wz is not None and np.any(wz != 0)) \
+            or (ws.size > 1 and w_dq.attrs.get("axis", 1) % w.ndim != 0):
+        return 0
+    exact_f32 = 255 * 127 * math.prod(w.shape[1:]) < 2**24
+    if not exact_f32 and not float64:
+        return 0
+    c, op = _builders(graph, node, node)
+    q, zero_point, scale = _dynamic_int8(x, c, op, list(range(1, len(x.shape))))
+    ints = op("Sub", q, zero_point) if exact_f32 else op("Cast", op("Sub", q, zero_point), to="float64")
+    attrs = {k: v for k, v in node.attrs.items() if k != "layout"}
+    acc = op("Conv", ints, c("weight", w, F32 if exact_f32 else np.float64), **attrs)
+    per_channel = np.asarray(ws, F32).reshape((1, -1) + (1,) * (w.ndim - 2))
+    y = op("Mul", op("Mul", op("Cast", acc, to="float32"), scale), c("w_scale", per_channel, F32))
+    if node.input(2) is not None:
+        y = op("Add", y, op("Reshape", node.input(2), c("bias_shape", [1, -1] + [1] * (w.ndim - 2), np.int64)))
+    _replace(graph, node.outputs[0], y)
+    return 1
+
+
+def _dynamic_int8(x: Value, c, op, axes: list[int]) -> tuple[Value, Value, Value]:
+    """XNNPACK's run-time int8 quantization of `x` over `axes`: asymmetric over [min(x, 0), max(x, 0)],
+    scale (max - min) / 255, zero point nudged toward the side with the smaller error.
+    Returns the quantized values, zero point and scale, all as float32."""
+    over = c("axes", axes, np.int64)
+    lo = op("Min", op("ReduceMin", x, over, keepdims=1), c("zero", 0, F32))
+    hi = op("Max", op("ReduceMax", x, over, keepdims=1), c("zero", 0, F32))
+    span = op("Div", op("Sub", hi, lo), c("levels", 255, F32))
+    scale = op("Where", op("Equal", span, c("zero", 0, F32)), c("one", 1, F32), span)
+    low, high = op("Div", lo, scale), op("Div", hi, scale)
+    qmin, qmax = c("qmin", -128, F32), c("qmax", 127, F32)
+    nudge = op("Greater", op("Add", op("Add", low, qmin), op("Add", high, qmax)), c("zero", 0, F32))
+    zero_point = op("Clip", op("Round", op("Where", nudge, op("Sub", qmin, low), op("Sub", qmax, high))), qmin, qmax)
+    q = op("Clip", op("Add", op("Round", op("Div", x, scale)), zero_point), qmin, qmax)
+    return q, zero_point, scale
 
 
 def _activation_bounds(act: Node | None, q: Node | None) -> tuple[int, int] | None:
@@ -204,13 +292,12 @@ def _mean(graph: Graph, node: Node) -> int:
     total = op("ReduceSum", op("Cast", xq, to="float32"), axes, keepdims=node.attrs.get("keepdims", 1))
     scaled = op("Round", op("Mul", op("Sub", total, c("zero_point_sum", count * zi, F32)), c("factor", factor, F32)))
     out = op("Clip", op("Add", scaled, c("zero_point", zo, F32)), c("min", info.min, F32), c("max", info.max, F32))
-    _replace(graph, q, op("Cast", out, to=np.dtype(q.input(2).dtype).name))
+    _replace(graph, q.outputs[0], op("Cast", out, to=np.dtype(q.input(2).dtype).name))
     return 1
 
 
-def _replace(graph: Graph, q: Node, new: Value) -> None:
-    """Let `new` take the place of Q's output (its name included), then drop the float path."""
-    old = q.outputs[0]
+def _replace(graph: Graph, old: Value, new: Value) -> None:
+    """Let `new` take the place of `old` (its name included), then drop the float path."""
     new.dtype, new.shape, new.layout, new.quant = old.dtype, old.shape, old.layout, old.quant
     graph.replace_all_uses(old, new)
     name = old.name

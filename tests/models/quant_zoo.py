@@ -50,6 +50,22 @@ def int8_add_mean(path: Path, channels: int = 2048) -> Path:
     return path
 
 
+def dynamic_range(path: Path) -> Path:
+    """Conv (3x3, 8 -> 64) then two Dense layers, converted with TF's dynamic-range quantization: int8
+    weights, float activations that LiteRT quantizes per row / per batch item at run time."""
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    x = keras.Input((16, 16, 8))
+    h = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(64, 3, padding="same", activation="relu")(x))
+    h = keras.layers.Dense(32)(keras.layers.Dense(128, activation="relu")(h))
+    converter = tf.lite.TFLiteConverter.from_keras_model(keras.Model(x, h))
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    path.write_bytes(converter.convert())
+    return path
+
+
 def pt2e_program(module, args: tuple, path: Path, quantizer: str = "xnnpack") -> Path:
     """`module` quantized by torchao's PT2E flow, calibrated on seeded data, saved as a .pt2 program.
     "xnnpack": int8 everywhere (symmetric per-channel weights); "x86": uint8 inputs of convs and linears,
