@@ -522,7 +522,8 @@ def _storage(dtype) -> np.dtype:
 
 
 def quantize(imp, node, input, scale, zero_point, *rest, **kw):
-    """round(x / scale) + zero_point, saturated; a quant range narrower than the storage type is a Clip."""
+    """QuantizeLinear with the program's scale and zero point; a quant range narrower than the storage type
+    is a Clip. (PT2E rounds x * (1 / scale), not x / scale; the PyTorch code generator keeps that.)"""
     axis, (quant_min, quant_max, dtype) = (rest[0], rest[1:4]) if "per_channel" in str(node.target) else (1, rest[:3])
     storage = _storage(dtype)
     y = imp.emit("QuantizeLinear", [imp.value(input), _qparam(imp, scale, np.float32, "scale"),
