@@ -18,8 +18,8 @@ layers: an int8 ResNet50 differed from LiteRT by 12 LSB at its output, every con
 
 - Dynamic-range FULLY_CONNECTED and CONV_2D (float input, int8 weights): LiteRT quantizes each
   input row (each batch item for a convolution) at run time, asymmetric int8 over [min(x, 0),
-  max(x, 0)] with a nudged zero point, multiplies the integers
-  and scales the int32 result back. A float Dense on dequantized weights differs from it by about 1%;
+  max(x, 0)] with a nudged zero point, multiplies the integers and scales the int32 result back.
+  A float Dense on dequantized weights differs from it by about 1%;
   here the run-time quantization is written out (ReduceMin/ReduceMax, Div, Round, Clip), the product
   or convolution in float64 (exact), then `acc * in_scale * w_scale + bias` in float32.
 
@@ -63,7 +63,7 @@ def emulate_litert_arithmetic(graph: Graph, convolutions: bool = False) -> int:
             count += _mean(graph, node)
         elif node.op == "Dense" and node.meta.get("source_op") == "FULLY_CONNECTED":
             count += _dynamic_range_dense(graph, node)
-        elif node.op == "Conv" and node.meta.get("source_op") == "CONV_2D" and node.inputs[0].dtype == np.float32 \
+        elif node.op == "Conv" and node.meta.get("source_op") == "CONV_2D" \
                 and _dynamic_range_conv(graph, node, convolutions):
             count += 1
         elif node.op == "Conv" and convolutions:
@@ -180,18 +180,13 @@ def _dynamic_range_dense(graph: Graph, node: Node) -> int:
     output column; possibly as Transpose(DequantizeLinear([out, in]))) as LiteRT's dynamically quantized
     kernel computes it (XNNPACK's per-row asymmetric int8 input)."""
     x = node.inputs[0]
-    if x.dtype != np.float32 or (x.producer is not None and x.producer.op == "DequantizeLinear"):
-        return 0
     w_dq, transposed = node.inputs[1].producer, False
     if w_dq is not None and w_dq.op == "Transpose" and list(w_dq.attrs.get("perm") or []) == [1, 0]:
         w_dq, transposed = w_dq.inputs[0].producer, True
-    if w_dq is None or w_dq.op != "DequantizeLinear" or w_dq.inputs[0].const is None:
+    weights = _int8_weights(w_dq, out_axis=0 if transposed else 1)
+    if not _float_activation(x) or weights is None or weights[0].ndim != 2:
         return 0
-    w, ws, wz = w_dq.inputs[0].const, w_dq.input(1).const, w_dq.input(2).const
-    out_axis = 0 if transposed else 1
-    if w.dtype != np.int8 or w.ndim != 2 or ws is None or (wz is not None and np.any(wz != 0)) \
-            or (ws.size > 1 and w_dq.attrs.get("axis", 1) % 2 != out_axis):
-        return 0
+    w, ws = weights
     w = w.T if transposed else w
     c, op = _builders(graph, node, node)
     q, zero_point, scale = _dynamic_int8(x, c, op, [-1])
@@ -209,15 +204,10 @@ def _dynamic_range_conv(graph: Graph, node: Node, float64: bool) -> int:
     the integers (padding is the zero point, i.e. a real 0), then scaled back. The convolution is exact
     in float32 while 255 * 127 * (inputs per output) < 2**24; beyond that only in float64 (`float64`,
     PyTorch; onnxruntime has no float64 Conv), else the node is left as it is."""
-    x, w_dq = node.inputs[0], node.inputs[1].producer
-    if x.dtype != np.float32 or x.shape is None or (x.producer is not None and x.producer.op == "DequantizeLinear") \
-            or w_dq is None or w_dq.op != "DequantizeLinear" or w_dq.inputs[0].const is None \
-            or node.attrs.get("layout", "NCHW") != "NCHW":
+    x, weights = node.inputs[0], _int8_weights(node.inputs[1].producer, out_axis=0)
+    if not _float_activation(x) or x.shape is None or weights is None or node.attrs.get("layout", "NCHW") != "NCHW":
         return 0
-    w, ws, wz = w_dq.inputs[0].const, w_dq.input(1).const, w_dq.input(2).const
-    if w.dtype != np.int8 or ws is None or (wz is not None and np.any(wz != 0)) \
-            or (ws.size > 1 and w_dq.attrs.get("axis", 1) % w.ndim != 0):
-        return 0
+    w, ws = weights
     exact_f32 = 255 * 127 * math.prod(w.shape[1:]) < 2**24
     if not exact_f32 and not float64:
         return 0
@@ -232,6 +222,23 @@ def _dynamic_range_conv(graph: Graph, node: Node, float64: bool) -> int:
         y = op("Add", y, op("Reshape", node.input(2), c("bias_shape", [1, -1] + [1] * (w.ndim - 2), np.int64)))
     _replace(graph, node.outputs[0], y)
     return 1
+
+
+def _float_activation(x: Value) -> bool:
+    """A float32 input computed in float (not dequantized): what a dynamic-range kernel quantizes itself."""
+    return x.dtype == np.float32 and (x.producer is None or x.producer.op != "DequantizeLinear")
+
+
+def _int8_weights(dq: Node | None, out_axis: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int8 weights, scales) of a DequantizeLinear of a constant with zero point 0, per tensor or per
+    `out_axis`."""
+    if dq is None or dq.op != "DequantizeLinear" or dq.inputs[0].const is None:
+        return None
+    w, ws, wz = dq.inputs[0].const, dq.input(1).const, dq.input(2).const if dq.input(2) is not None else None
+    if w.dtype != np.int8 or ws is None or (wz is not None and np.any(wz != 0)) \
+            or (ws.size > 1 and dq.attrs.get("axis", 1) % w.ndim != out_axis):
+        return None
+    return w, ws
 
 
 def _dynamic_int8(x: Value, c, op, axes: list[int]) -> tuple[Value, Value, Value]:

@@ -180,9 +180,9 @@ class Importer:
         for node in self.ep.graph.nodes:
             if node.op != "call_function" or node.target is operator.getitem or node.target in _sym_ops():
                 continue
-            name = aten_name(node.target)
-            if name is None and pt2e_name(node.target) is not None:
-                if pt2e_name(node.target) not in rules.QUANTIZED:
+            name, quantization = aten_name(node.target), pt2e_name(node.target)
+            if quantization is not None:
+                if quantization not in rules.QUANTIZED:
                     self.report.add(str(node.target), node.name, "dynamic quantization (parameters computed at "
                                     "run time); only static PT2E quantization is supported")
             elif name is None:
@@ -218,8 +218,9 @@ class Importer:
             return self.env[src.name][idx]
         if node.target in _sym_ops():
             return _sym_ops()[node.target](self, *[self.sym_or_value(a) for a in node.args])
-        if pt2e_name(node.target) is not None:
-            return getattr(convert, rules.QUANTIZED[pt2e_name(node.target)])(self, node, *node.args, **node.kwargs)
+        quantization = pt2e_name(node.target)
+        if quantization is not None:
+            return getattr(convert, rules.QUANTIZED[quantization])(self, node, *node.args, **node.kwargs)
         name = aten_name(node.target)
         if name in rules.PASSTHROUGH:
             return self.value(node.args[0])
