@@ -16,6 +16,13 @@ from tensorbridge.ops import schema as op_schema
 
 def legalize(graph: Graph, supports: Callable[[str], bool], target: str) -> Graph:
     report = BlockerReport(f"export to {target}", target)
+    _legalize(graph, supports, target, report)
+    report.raise_if_any()
+    return graph
+
+
+def _legalize(graph: Graph, supports, target: str, report: BlockerReport) -> None:
+    """Decompose what `supports` rejects in `graph` and its subgraphs; add what stays to `report`."""
     for _ in range(8):  # decompositions may produce ops that decompose further
         pending = [n for n in graph.nodes if not supports(n.op)]
         if not pending:
@@ -31,9 +38,7 @@ def legalize(graph: Graph, supports: Callable[[str], bool], target: str) -> Grap
         if not supports(node.op):
             report.add(node.op, node.name, f"{target} has no equivalent and the IR has no decomposition")
         for g in node.subgraphs():
-            legalize(g, supports, target)
-    report.raise_if_any()
-    return graph
+            _legalize(g, supports, target, report)
 
 
 def replace_node(graph: Graph, node, new_outputs) -> None:

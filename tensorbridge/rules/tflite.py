@@ -43,7 +43,11 @@ SPECIAL = {
     "SPACE_TO_DEPTH": "space_to_depth", "DEPTH_TO_SPACE": "depth_to_space", "L2_NORMALIZATION": "l2_norm",
     "LOCAL_RESPONSE_NORMALIZATION": "lrn", "RSQRT": "rsqrt", "SQUARE": "square",
     "SQUARED_DIFFERENCE": "squared_difference", "FLOOR_DIV": "floor_div", "ZEROS_LIKE": "zeros_like",
+    "IF": "if_", "WHILE": "while_",
 }
+
+#: control-flow operators -> the option fields naming the subgraphs they run
+CONTROL_FLOW = {"IF": ("ThenSubgraphIndex", "ElseSubgraphIndex"), "WHILE": ("CondSubgraphIndex", "BodySubgraphIndex")}
 
 
 def signature_name(name: str) -> str:

@@ -55,3 +55,28 @@ def to_tflite(model, path) -> None:
 
     with open(path, "wb") as f:
         f.write(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+
+
+def control_flow_tflite(path) -> None:
+    """A .tflite with IF and WHILE subgraphs (an IF nested in the loop body), made by TF's converter
+    from tf.cond / tf.while_loop: inputs x [1, 4] float32 and a trip count n int32."""
+    import numpy as np
+    import tensorflow as tf
+
+    w = tf.constant(np.linspace(-1, 1, 16).reshape(4, 4).astype(np.float32))
+
+    class Stepper(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([1, 4], tf.float32), tf.TensorSpec([], tf.int32)])
+        def run(self, x, n):
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.matmul(x, w) + 1.0, lambda: tf.nn.relu(x) * 2.0)
+
+            def body(i, y):
+                y = tf.cond(i % 2 == 0, lambda: tf.tanh(tf.matmul(y, w)), lambda: y * 0.5 - 0.25)
+                return i + 1, y
+
+            return tf.while_loop(lambda i, y: i < n, body, [tf.constant(0), y])[1]
+
+    module = Stepper()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.run.get_concrete_function()], module)
+    with open(path, "wb") as f:
+        f.write(converter.convert())

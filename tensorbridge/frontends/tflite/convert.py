@@ -412,3 +412,42 @@ def floor_div(imp, ins, opts):
 
 def zeros_like(imp, ins, opts):
     return imp.emit("Mul", [ins[0], imp.const(0, ins[0].dtype or np.float32)])
+
+
+def _body(imp, graph, index, bound) -> list:
+    """Subgraph `index` imported into `graph` with its inputs bound; every output produced inside it."""
+    outs = imp.import_subgraph(index, graph, bound)
+    return [v if v.producer is not None and v.producer.graph is graph else
+            graph.add_node("Identity", [v], name=f"{graph.name}.out{i}").outputs[0] for i, v in enumerate(outs)]
+
+
+def if_(imp, ins, opts):
+    """IF: both branch subgraphs become If branches that read the operands from the enclosing graph."""
+    cond, args = ins[0], ins[1:]
+    base = imp._tensor_name(int(imp.op.OutputsAsNumpy()[0]))
+    branches = {}
+    for key, index in (("then_branch", opts.ThenSubgraphIndex()), ("else_branch", opts.ElseSubgraphIndex())):
+        g = imp.graph.subgraph(f"{base}.{key.split('_')[0]}")
+        g.outputs = _body(imp, g, index, args)
+        branches[key] = g
+    n = len(branches["then_branch"].outputs)
+    if len(branches["else_branch"].outputs) != n:
+        raise ModelError(f"IF {base!r}: its branches return {n} and {len(branches['else_branch'].outputs)} values")
+    return imp.emit("If", [cond], branches, outputs=n)
+
+
+def while_(imp, ins, opts):
+    """WHILE: a Loop whose body runs the body subgraph, then the condition subgraph on its results; the
+    first test runs the condition subgraph once before the loop."""
+    base = imp._tensor_name(int(imp.op.OutputsAsNumpy()[0]))
+    cond_index, body_index = opts.CondSubgraphIndex(), opts.BodySubgraphIndex()
+    first, = imp.import_subgraph(cond_index, imp.graph, list(ins))
+    body = imp.graph.subgraph(f"{base}.body")
+    body.add_input(f"{base}.iteration", np.dtype(np.int64), ())
+    body.add_input(f"{base}.cond", np.dtype(np.bool_), ())
+    carried = [body.add_input(f"{base}.carried{i}", dt, shape)
+               for i, (dt, shape) in enumerate(imp.input_types(body_index))]
+    results = _body(imp, body, body_index, carried)
+    again, = _body(imp, body, cond_index, results)
+    body.outputs = [again] + results
+    return imp.emit("Loop", [None, first, *ins], {"body": body}, outputs=len(ins))

@@ -68,6 +68,7 @@ class Importer:
         self.report = BlockerReport("TFLite import", "tflite")
         self.values: dict[int, Value] = {}
         self.subgraph = None
+        self._active: set[int] = set()  # subgraphs being imported (a call cycle is an error)
         self.op = None
         self.op_name = ""
 
@@ -83,47 +84,106 @@ class Importer:
     def run(self) -> Graph:
         if self.model.SubgraphsLength() < 1:
             raise ModelError(f"{self.path} has no subgraph")
-        sg = self.subgraph = self.model.Subgraphs(0)
-        ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
-        for i, op in enumerate(ops):
-            name = self.opcode(op)
-            label = self._tensor_name(op.OutputsAsNumpy()[0]) if op.OutputsLength() else f"op{i}"
-            if name.startswith("FLEX:"):
-                self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
-            elif name.startswith("CUSTOM:"):
-                self.report.add(name[7:], label, "CUSTOM op")
-            elif name not in rules.SIMPLE and name not in rules.SPECIAL:
-                self.report.add(name, label, "no IR mapping yet")
-        if self.model.SubgraphsLength() > 1 and not self.report.blockers:
-            log.info("%s: only the main subgraph is imported", self.path)
+        reached = self._preflight()
+        if self.model.SubgraphsLength() > len(reached) and not self.report.blockers:
+            log.info("%s: subgraphs no IF/WHILE of the main one calls are not imported", self.path)
         self.report.raise_if_any("Nothing was written.")
-        for t in sg.InputsAsNumpy():
-            self.values[int(t)] = self._input(int(t))
-        from tensorbridge.frontends.tflite import convert
-
-        for op in ops:
-            self.op, self.op_name = op, self.opcode(op)
-            ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
-            outs_idx = [int(t) for t in op.OutputsAsNumpy()]
-            quantized = self.op_name not in ("QUANTIZE", "DEQUANTIZE")
-            if quantized:  # integer kernels: dequantize -> float op -> requantize (the IR's QDQ form)
-                ins = [self._dequantized(v) for v in ins]
-            if self.op_name in rules.SIMPLE:
-                outs = self.emit(rules.SIMPLE[self.op_name], ins)
-            else:
-                outs = getattr(convert, rules.SPECIAL[self.op_name])(self, ins, self.options())
-            outs = outs if isinstance(outs, (list, tuple)) else [outs]
-            for t, v in zip(outs_idx, outs):
-                if quantized and v is not None:
-                    v = self._requantized(t, v)
-                self._adopt(t, v)
-        for t in self._output_order(sg):
-            self.graph.outputs.append(self.values[t])
+        outputs = self.import_subgraph(0, self.graph, None)
+        self.graph.outputs.extend(outputs)
         self.graph.metadata["source_framework"] = "tflite"
         # shape chains the converter emits; quantized weights stay in QDQ form with their parameters
         fold_constants(self.graph, max_bytes=1 << 20, keep=frozenset({"DequantizeLinear"}))
         infer_shapes(self.graph)
         return self.graph
+
+    def _preflight(self) -> set[int]:
+        """List every unsupported operator of the main subgraph and of the subgraphs its control flow
+        calls (with the tensor each writes); return the indices of the subgraphs reached."""
+        reached, todo = set(), [0]
+        while todo:
+            index = todo.pop()
+            if index in reached:
+                continue
+            reached.add(index)
+            sg = self._subgraph(index)
+            for i in range(sg.OperatorsLength()):
+                op = sg.Operators(i)
+                name = self.opcode(op)
+                label = sg.Tensors(int(op.OutputsAsNumpy()[0])).Name().decode("utf-8", "replace") \
+                    if op.OutputsLength() else f"op{i}"
+                if name.startswith("FLEX:"):
+                    self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
+                elif name.startswith("CUSTOM:"):
+                    self.report.add(name[7:], label, "CUSTOM op")
+                elif name not in rules.SIMPLE and name not in rules.SPECIAL:
+                    self.report.add(name, label, "no IR mapping yet")
+                todo.extend(self._called(op, name))
+        return reached
+
+    def _called(self, op, name: str) -> list[int]:
+        """The subgraphs an IF or WHILE runs (then, else / cond, body)."""
+        import tflite
+
+        fields = rules.CONTROL_FLOW.get(name)
+        if fields is None:
+            return []
+        opts = getattr(tflite, self.option_names[op.BuiltinOptionsType()])()
+        opts.Init(op.BuiltinOptions().Bytes, op.BuiltinOptions().Pos)
+        return [getattr(opts, f)() for f in fields]
+
+    def _subgraph(self, index: int):
+        if not 0 <= index < self.model.SubgraphsLength():
+            raise ModelError(f"{self.path}: subgraph {index} does not exist")
+        return self.model.Subgraphs(index)
+
+    def input_types(self, index: int) -> list[tuple[np.dtype, tuple]]:
+        """(dtype, shape) of each input of subgraph `index`."""
+        sg = self._subgraph(index)
+        return [(self._dtype(sg.Tensors(int(t))), self._shape(sg.Tensors(int(t)))) for t in sg.InputsAsNumpy()]
+
+    def import_subgraph(self, index: int, graph: Graph, bound: list[Value] | None) -> list[Value]:
+        """Import subgraph `index` into `graph` and return its outputs. `bound` gives the values of its
+        inputs (a control-flow body); None makes them inputs of `graph` (the main subgraph)."""
+        if index in self._active:
+            raise ModelError(f"{self.path}: subgraph {index} calls itself")
+        saved = self.graph, self.subgraph, self.values, self.op, self.op_name
+        self._active.add(index)
+        self.graph, self.subgraph, self.values = graph, self._subgraph(index), {}
+        try:
+            sg = self.subgraph
+            inputs = [int(t) for t in sg.InputsAsNumpy()]
+            if bound is not None and len(bound) != len(inputs):
+                raise ModelError(f"{self.path}: subgraph {index} takes {len(inputs)} inputs, its caller "
+                                 f"passes {len(bound)}")
+            for k, t in enumerate(inputs):
+                self.values[t] = self._input(t) if bound is None else bound[k]
+            for op in [sg.Operators(i) for i in range(sg.OperatorsLength())]:
+                self._import_op(op)
+            order = self._output_order(sg) if index == 0 else [int(t) for t in sg.OutputsAsNumpy()]
+            return [self.value(t) for t in order]
+        finally:
+            self._active.discard(index)
+            self.graph, self.subgraph, self.values, self.op, self.op_name = saved
+
+    def _import_op(self, op) -> None:
+        from tensorbridge.frontends.tflite import convert
+
+        self.op, self.op_name = op, self.opcode(op)
+        ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
+        outs_idx = [int(t) for t in op.OutputsAsNumpy()]
+        # integer kernels: dequantize -> float op -> requantize (the IR's QDQ form)
+        quantized = self.op_name not in ("QUANTIZE", "DEQUANTIZE") and self.op_name not in rules.CONTROL_FLOW
+        if quantized:
+            ins = [self._dequantized(v) for v in ins]
+        if self.op_name in rules.SIMPLE:
+            outs = self.emit(rules.SIMPLE[self.op_name], ins)
+        else:
+            outs = getattr(convert, rules.SPECIAL[self.op_name])(self, ins, self.options())
+        outs = outs if isinstance(outs, (list, tuple)) else [outs]
+        for t, v in zip(outs_idx, outs):
+            if quantized and v is not None:
+                v = self._requantized(t, v)
+            self._adopt(t, v)
 
     # -- tensors --------------------------------------------------------------------------
     def _tensor_name(self, index: int) -> str:
@@ -199,6 +259,8 @@ class Importer:
             name = self.graph.unique_name(self._tensor_name(index))
             v.name = name
         v.quant = v.quant or self._quant(t)
+        if v.dtype is None:  # what no shape rule gives (control-flow results): the flatbuffer's types
+            v.dtype, v.shape = self._dtype(t), v.shape or self._shape(t)
         self.values[index] = v
 
     def _is_quantized(self, q, dt) -> bool:

@@ -1,0 +1,45 @@
+"""TFLite IF and WHILE subgraphs import as If and Loop: the ONNX conversion takes both branches and
+every trip count as LiteRT does; targets without control flow list them as blockers."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.cli.main import main
+
+pytest.importorskip("tensorflow")
+from tests.models.keras_zoo import control_flow_tflite  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    path = tmp_path_factory.mktemp("control_flow") / "stepper.tflite"
+    control_flow_tflite(path)
+    return path
+
+
+def test_if_and_while_to_onnx_match_litert(source, tmp_path):
+    graph = tb.load(source)
+    assert [n.op for n in graph.nodes if n.op in ("If", "Loop")] == ["If", "Loop"]
+    loop = next(n for n in graph.nodes if n.op == "Loop")
+    assert any(n.op == "If" for n in loop.attrs["body"].nodes)  # the IF nested in the loop body
+    dst = tb.save(graph, tmp_path / "stepper.onnx")
+    ops = {n.op_type for n in onnx.load(dst).graph.node}
+    assert {"If", "Loop"} <= ops
+    x = np.array([[0.5, -1.0, 2.0, 0.1]], np.float32)
+    for sign in (1, -1):  # both branches of the IF
+        for trips in (0, 1, 4):
+            feeds = {"x": sign * x, "n": np.array(trips, np.int32)}
+            report = tb.verify(source, dst, inputs=feeds, rtol=1e-5)
+            assert report.ok, report.summary()
+    assert main(["-q", "verify", str(source), str(dst), "--per-layer"]) == 0
+
+
+def test_targets_without_control_flow_list_both_ops(source, tmp_path, capsys):
+    assert main(["-q", "convert", str(source), "-o", str(tmp_path / "stepper_torch"), "--to", "torch"]) == 2
+    err = capsys.readouterr().err
+    assert "If: 2 node(s): 'cond', 'while/cond'" in err and "Loop: 1 node(s): 'while'" in err
+    assert not (tmp_path / "stepper_torch").exists()
