@@ -73,7 +73,9 @@ def test_keras_applications_to_keras_code_and_tflite(name, tmp_path):
     x = np.random.default_rng(0).standard_normal((1, *shape)).astype(np.float32)
     feeds = {graph.inputs[0].name: x}
     _ok(tb.verify(src, tb.save(graph, tmp_path / f"{name}_keras", to="keras"), inputs=feeds), classifier=True)
-    _ok(tb.verify(src, tb.save(graph, tmp_path / f"{name}.tflite"), inputs=feeds), classifier=True)
+    tflite = tb.verify(src, tb.save(graph, tmp_path / f"{name}.tflite"), inputs=feeds, per_layer=True)
+    _ok(tflite, classifier=True)
+    assert tflite.first_divergence["op"] is None, tflite.first_divergence  # its tensors carry IR names
     fp16 = tb.save(graph, tmp_path / f"{name}_fp16.tflite", fp16=True)
     assert fp16.stat().st_size < 0.6 * (tmp_path / f"{name}.tflite").stat().st_size
     if name in FP16_CHECKED:
@@ -123,3 +125,27 @@ def test_per_layer_names_a_faulty_keras_layer(tmp_path):
     report = tb.verify(src, folder, per_layer=True)
     assert not report.ok
     assert report.first_divergence["node"] == "layer3.0.conv2", report.first_divergence
+
+
+def test_per_layer_names_a_faulty_tflite_kernel(tmp_path):
+    """Tensors of the converter-made .tflite carry IR value names; conv2's weights, with its BatchNorm
+    folded in, are scaled, and the fused kernel's output (the BatchNorm's value) is named."""
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO["resnet18"](size=32)
+        graph = tb.load(module, example_inputs=args)
+    src = tb.save(graph, tmp_path / "resnet.onnx")
+    dst = tb.save(graph, tmp_path / "resnet.tflite")
+    clean = tb.verify(src, dst, per_layer=True, rtol=1e-5)
+    assert clean.ok and clean.first_divergence["op"] is None and clean.first_divergence["values_compared"] >= 25
+    fb = flatbuffer_utils.read_model(str(dst))
+    sg = fb.subgraphs[0]
+    conv = next(op for op in sg.operators if sg.tensors[op.outputs[0]].name.startswith(b"layer3.0.bn2"))
+    weights = fb.buffers[sg.tensors[conv.inputs[1]].buffer]
+    weights.data = (np.frombuffer(bytes(weights.data), np.float32) * 1.5).view(np.uint8)
+    flatbuffer_utils.write_model(fb, str(tmp_path / "faulty.tflite"))
+    report = tb.verify(src, tmp_path / "faulty.tflite", per_layer=True)
+    assert not report.ok
+    assert report.first_divergence["node"] == "layer3.0.bn2", report.first_divergence

@@ -73,6 +73,14 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
     model.save(str(dest / "model.keras"))
 
 
+def layer_values(folder) -> dict[str, str]:
+    """A generated folder's layer name -> IR value name map, where they differ (its LAYER_VALUES)."""
+    import re
+
+    match = re.search(r"^LAYER_VALUES = (\{.*\})$", (Path(folder) / "model.py").read_text(), re.MULTILINE)
+    return ast.literal_eval(match.group(1)) if match else {}
+
+
 def build(folder: Path):
     """Import a generated folder's model.py and call build_model() (weights not loaded)."""
     from tensorbridge.backends.codegen.folder import load_folder

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tensorbridge.backends.keras import codegen as keras_codegen
 from tensorbridge.backends.tflite import integer
+from tensorbridge.backends.tflite.tensor_names import rename_layer_outputs
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
@@ -53,4 +54,5 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
             flatbuffer = converter.convert()
         except Exception as e:  # noqa: BLE001 - the converter raises many error types
             raise ModelError(f"TensorFlow's TFLite converter failed: {str(e).splitlines()[0][:300]}") from None
+        flatbuffer = rename_layer_outputs(flatbuffer, model, keras_codegen.layer_values(folder))
     Path(dest).write_bytes(flatbuffer)

@@ -21,14 +21,9 @@ class KerasRunner:
 
         self.layer_values = {}
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():  # generated folder: its name map
-            import re
+            from tensorbridge.backends.keras.codegen import layer_values
 
-            text = (Path(source) / "model.py").read_text()
-            match = re.search(r"^LAYER_VALUES = (\{.*\})$", text, re.MULTILINE)
-            if match:
-                import ast
-
-                self.layer_values = ast.literal_eval(match.group(1))
+            self.layer_values = layer_values(source)
         if isinstance(source, (str, os.PathLike)):
             path = Path(source) / "model.keras" if Path(source).is_dir() else Path(source)
             try:
@@ -79,7 +74,7 @@ class TFLiteRunner:
         return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
 
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
-        """Every tensor LiteRT computed, by tensor name (the integer writer names them after IR values)."""
+        """Every tensor LiteRT computed, by tensor name (tensorbridge's writers name them after IR values)."""
         interp = _interpreter(self.source, preserve=True)
         self._invoke(interp, feeds)
         values = {}
