@@ -1,9 +1,10 @@
 """Keras 3 <-> IR mapping tables.
 
-Import side: layer class -> converter in `frontends/keras/convert.py`; activation name ->
-IR op (with attributes). Keras is channels-last: layout-carrying ops keep `layout="NHWC"`
-in the IR (changing layout is a pass), while kernels are permuted once at import into the
-IR's [out, in, *kernel] convention.
+Import side: layer class -> converter in `frontends/keras/convert.py`; `keras.ops` call ->
+IR op or converter in `frontends/keras/ops.py`; activation name -> IR op (with attributes).
+Keras is channels-last: layout-carrying ops keep `layout="NHWC"` in the IR (changing layout
+is a pass), while kernels are permuted once at import into the IR's [out, in, *kernel]
+convention.
 """
 
 from __future__ import annotations
@@ -43,4 +44,25 @@ LAYERS = {
     "Rescaling": "rescaling", "Normalization": "normalization", "Embedding": "embedding",
     "MultiHeadAttention": "multi_head_attention", "LSTM": "recurrent", "GRU": "recurrent",
     "SimpleRNN": "recurrent", "Bidirectional": "bidirectional", "RepeatVector": "repeat_vector",
+}
+
+#: keras.ops operation class -> IR op, one to one (operands in call order; constants take the tensors' type)
+OPS = {
+    "Add": "Add", "Subtract": "Sub", "Multiply": "Mul", "Divide": "Div", "TrueDivide": "Div", "Power": "Pow",
+    "Maximum": "Max", "Minimum": "Min", "Equal": "Equal", "Greater": "Greater", "GreaterEqual": "GreaterOrEqual",
+    "Less": "Less", "LessEqual": "LessOrEqual", "LogicalAnd": "And", "LogicalOr": "Or", "LogicalNot": "Not",
+    "Absolute": "Abs", "Abs": "Abs", "Negative": "Neg", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt", "Sin": "Sin",
+    "Cos": "Cos", "Tanh": "Tanh", "Floor": "Floor", "Ceil": "Ceil", "Sign": "Sign", "Reciprocal": "Reciprocal",
+    "Isnan": "IsNaN", "Erf": "Erf", "Relu": "Relu", "Sigmoid": "Sigmoid", "Silu": "SiLU", "Softplus": "Softplus",
+    "HardSilu": "HardSwish", "Matmul": "MatMul", "Where": "Where",
+}
+
+#: keras.ops operation class -> converter function name in frontends/keras/ops.py
+OPS_SPECIAL = {
+    "Clip": "clip", "Relu6": "relu6", "Softmax": "softmax", "LogSoftmax": "softmax", "Gelu": "gelu",
+    "HardSigmoid": "hard_sigmoid", "Elu": "elu", "LeakyRelu": "leaky_relu", "Cast": "cast", "Round": "round_",
+    "Reshape": "reshape", "Transpose": "transpose", "Squeeze": "squeeze", "ExpandDims": "expand_dims",
+    "Concatenate": "concatenate", "Stack": "stack", "Split": "split", "Take": "take", "BroadcastTo": "broadcast_to",
+    "Flip": "flip", "Pad": "pad", "Mean": "reduce", "Sum": "reduce", "Max": "reduce", "Min": "reduce",
+    "Prod": "reduce", "GetItem": "get_item", "DotProductAttention": "dot_product_attention",
 }

@@ -331,8 +331,11 @@ def reshape(em, node):
     target = _ints(shape)
     if 0 in target:
         target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+        out = node.outputs[0].shape
         if not isinstance(target[0], int) and -1 not in target[1:]:
             target[0] = -1  # the (dynamic) batch dim
+        elif out is not None and all(isinstance(d, int) for d in out[1:]):
+            target = [-1, *out[1:]]  # only the batch dim is dynamic: the others are known
         if not all(isinstance(d, int) for d in target):
             raise Unsupported("Reshape copying a dynamic dim")
     em.out(node, P.call("ops.reshape", em.tensor(x), tuple(target)))
@@ -417,10 +420,9 @@ def slice_op(em, node):
     axes = _ints(node.input(3)) if node.input(3) is not None else list(range(len(starts)))
     steps = _ints(node.input(4)) if node.input(4) is not None else [1] * len(starts)
     items = [P.slice_()] * rank
-    for s, e, a, st in zip(starts, ends, axes, steps):
-        if st < 0:
-            raise Unsupported("negative Slice steps")
-        items[norm_axis(a, rank)] = P.slice_(s or None, None if e >= 2**62 else e, st if st != 1 else None)
+    for s, e, a, st in zip(starts, ends, axes, steps):  # Python's slice clamps out-of-range bounds as ONNX does
+        items[norm_axis(a, rank)] = P.slice_(s or None if st > 0 else s, None if abs(e) >= 2**62 else e,
+                                             st if st != 1 else None)
     em.out(node, P.subscript(em.tensor(x), ast.Tuple(items, ast.Load())))
 
 
@@ -496,7 +498,8 @@ def recurrent(em, node):
             weights = [keras_order(wa[d]).T, keras_order(ra[d]).T,
                        np.stack([keras_order(ba[d, :gh]), keras_order(ba[d, gh:])])]
         kwargs = {"return_sequences": True, "return_state": True}
-        if d == 1:
+        backward = d == 1 or node.attrs.get("direction") == "reverse"
+        if backward:
             kwargs["go_backwards"] = True
         init = [node.input(i) for i in ((5, 6) if node.op == "LSTM" else (5,))]
         layer_call = em.layer(node, f"layers.{node.op}", [hidden], kwargs, weights, batch_major)
@@ -509,7 +512,7 @@ def recurrent(em, node):
                                                                              if node.op == "LSTM" else ("seq", "h"))]
         em.body.append(P.assign(names, layer_call))
         seq = P.name(names[0])
-        if d == 1:
+        if backward:
             seq = P.call("ops.flip", seq, axis=1)  # Keras returns the backward pass in reversed time order
         seqs.append(P.call("ops.transpose", seq, (1, 0, 2)))
         for i, n in enumerate(names[1:]):

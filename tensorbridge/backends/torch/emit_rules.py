@@ -513,10 +513,14 @@ def slice_op(em, node):
     ax = [int(a) for a in _const(axes).ravel()] if axes is not None else list(range(n))
     st = [int(s) for s in _const(steps).ravel()] if steps is not None else [1] * len(ax)
     items = [P.slice_()] * rank
+    flips = []
     for j, (a, s) in enumerate(zip(ax, st)):
-        if s < 0:
-            raise Unsupported("negative Slice steps")
         a = norm_axis(a, rank)
+        if s < 0:
+            if not _full_reversal(x.shape[a], s, sv, ev, j):
+                raise Unsupported("negative Slice steps other than a whole reversal")
+            flips.append(a)
+            continue
         start = P.subscript(sv, j) if not isinstance(sv, ast.List) else sv.elts[j]
         stop = P.subscript(ev, j) if not isinstance(ev, ast.List) else ev.elts[j]
         if isinstance(stop, ast.Constant) and stop.value >= 2**62:
@@ -525,9 +529,21 @@ def slice_op(em, node):
     def is_full(it):
         return isinstance(it, ast.Slice) and it.lower is None and it.upper is None and it.step is None
 
+    base = P.call("torch.flip", em.tensor(x), flips) if flips else em.tensor(x)
+    if all(is_full(it) for it in items):
+        return em.out(node, base)
     last = max((i for i, it in enumerate(items) if not is_full(it)), default=0)
     index = items[0] if last == 0 else ast.Tuple(items[:last + 1], ast.Load())
-    em.out(node, P.subscript(em.tensor(x), index))
+    em.out(node, P.subscript(base, index))
+
+
+def _full_reversal(dim, step, starts, ends, j) -> bool:
+    """Step -1 from the last element past the first: what torch.flip does."""
+    if step != -1 or not isinstance(dim, int) or not isinstance(starts, ast.List) or not isinstance(ends, ast.List):
+        return False
+    start, stop = starts.elts[j], ends.elts[j]
+    return isinstance(start, ast.Constant) and isinstance(stop, ast.Constant) and \
+        (start.value == -1 or start.value >= dim - 1) and stop.value <= -dim - 1
 
 
 def gather(em, node):
@@ -794,7 +810,8 @@ def recurrent(em, node):
         weights[f"bias_hh{suffix}"] = torch_order(ba[d, gates_h:])
     ctor = "nn.LSTM" if node.op == "LSTM" else "nn.GRU"
     layer = em.layer(node, ctor, [in_size, hidden], _kwargs(bidirectional=(dirs == 2, False)), weights)
-    args = [em.tensor(x)]
+    reverse = node.attrs.get("direction") == "reverse"  # nn.LSTM has no backward-only form: flip time around it
+    args = [P.call("torch.flip", em.tensor(x), [0]) if reverse else em.tensor(x)]
     h0 = node.input(5)
     if node.op == "LSTM":
         c0 = node.input(6)
@@ -821,6 +838,8 @@ def recurrent(em, node):
     target = ast.Tuple([P.name(seq_name), state], ast.Load())
     em.body.append(ast.Assign([P._store(target)], P.call(layer, *args), lineno=0))
     seq = P.name(seq_name)
+    if reverse:
+        em.body.append(P.assign([seq_name], P.call("torch.flip", seq, [0])))
     merged = _merged_sequence_output(node)
     if merged is not None:  # the graph only wants torch's own [seq, batch, dirs * hidden] layout
         transpose_node, reshape_node = merged

@@ -432,10 +432,22 @@ def _sequence_out(imp, y, return_sequences, suffix=""):
 
 
 def recurrent(imp, layer, inputs, node):
-    if layer.go_backwards or layer.stateful or getattr(layer, "return_state", False) or len(inputs) > 1:
-        raise ModelError(f"{layer.name}: go_backwards/stateful/return_state/initial states are not supported")
-    outs = _recurrent_node(imp, layer, inputs[0], [layer.cell], "forward")
-    return _sequence_out(imp, outs[0], layer.return_sequences)
+    """go_backwards runs the IR op in reverse; Keras then returns the sequence in reversed time order."""
+    if layer.stateful or len(inputs) > 1:
+        raise ModelError(f"{layer.name}: stateful layers and initial states are not supported")
+    backwards = bool(layer.go_backwards)
+    outs = _recurrent_node(imp, layer, inputs[0], [layer.cell], "reverse" if backwards else "forward")
+    states = [imp.emit("Squeeze", [s, imp.const([0], np.int64)], suffix=f"state{i}") for i, s in enumerate(outs[1:])]
+    if backwards and not layer.return_sequences:
+        y = states[0]  # the last step processed is the first in time
+    else:
+        y = outs[0]
+        if backwards:
+            big = np.iinfo(np.int64).max
+            y = imp.emit("Slice", [y, imp.const([-1], np.int64), imp.const([-big], np.int64),
+                                   imp.const([0], np.int64), imp.const([-1], np.int64)], suffix="reversed")
+        y = _sequence_out(imp, y, layer.return_sequences)
+    return [y, *states] if getattr(layer, "return_state", False) else y
 
 
 def bidirectional(imp, layer, inputs, node):

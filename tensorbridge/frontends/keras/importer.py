@@ -1,9 +1,9 @@
 """Keras 3 frontend: `.keras` / `.h5` files and in-memory models (Sequential, Functional, nested).
 
-The functional graph is walked node by node (deepest first); each layer class maps to a
-converter through `rules/keras.py`, nested models are inlined, and every layer without a
-converter (custom layers included) is listed in one error before anything is built. IR nodes
-and weights are named after the layers (`block1_conv1`, `block1_conv1.kernel`).
+The functional graph is walked node by node (deepest first); each layer class, and each
+`keras.ops` call in the graph, maps to a converter through `rules/keras.py`; nested models are
+inlined; every layer or call without a converter (custom layers included) is listed in one
+error before anything is built. IR nodes and weights are named after the layers (`block1_conv1`, `block1_conv1.kernel`).
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ class Importer:
         return [n for d in depths for n in model._nodes_by_depth[d]]
 
     def _preflight(self, model) -> None:
+        keras = _keras()
         for node in self._nodes(model):
             layer = node.operation
             kind = type(layer).__name__
@@ -100,12 +101,16 @@ class Importer:
                 continue
             if hasattr(layer, "_nodes_by_depth"):
                 self._preflight(layer)
+            elif not isinstance(layer, keras.layers.Layer):
+                if kind not in rules.OPS and kind not in rules.OPS_SPECIAL:
+                    self.report.add(kind, layer.name, "keras.ops call without a converter")
             elif kind not in rules.LAYERS:
                 self.report.add(kind, layer.name, "custom or unsupported layer")
 
     def _walk(self, model) -> None:
-        from tensorbridge.frontends.keras import convert
+        from tensorbridge.frontends.keras import convert, ops
 
+        keras = _keras()
         for node in self._nodes(model):
             layer = node.operation
             kind = type(layer).__name__
@@ -117,6 +122,14 @@ class Importer:
                     self.env[id(inner)] = outer
                 self._walk(layer)
                 outs = [self.env[id(t)] for t in layer.outputs]
+            elif not isinstance(layer, keras.layers.Layer):  # a keras.ops call
+                self.layer = layer
+                args, kwargs = self.operands(node.arguments.args), self.operands(node.arguments.kwargs)
+                if kind in rules.OPS:
+                    outs = ops.elementwise(self, layer, args, kwargs, node, rules.OPS[kind])
+                else:
+                    outs = getattr(ops, rules.OPS_SPECIAL[kind])(self, layer, args, kwargs, node)
+                outs = outs if isinstance(outs, (list, tuple)) else [outs]
             else:
                 self.layer = layer
                 fn = getattr(convert, rules.LAYERS[kind])
@@ -126,6 +139,14 @@ class Importer:
                 self.env[id(t)] = v
 
     # -- helpers for converters ---------------------------------------------------------------
+    def operands(self, args):
+        """A call's arguments with every Keras tensor replaced by its IR value (nesting kept)."""
+        if isinstance(args, dict):
+            return {k: self.operands(v) for k, v in args.items()}
+        if isinstance(args, (list, tuple)):
+            return [self.operands(a) for a in args]
+        return self.env[id(args)] if id(args) in self.env else args
+
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
         name = f"{self.layer.name}.{suffix}" if suffix else self.layer.name
         node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs, name=name,
