@@ -165,9 +165,9 @@ class Importer:
 
 
 def importable_ops() -> set[str]:
-    """IR ops Keras layers produce (the converters' op names and the activation table)."""
-    from tensorbridge.frontends.keras import convert
+    """IR ops Keras layers and keras.ops calls produce (the converters' op names and the tables)."""
+    from tensorbridge.frontends.keras import convert, ops
     from tensorbridge.ops.schema import op_names_quoted_in
 
-    named = op_names_quoted_in(convert)
+    named = op_names_quoted_in(convert) | op_names_quoted_in(ops) | set(rules.OPS.values())
     return named | {spec[0] for spec in rules.ACTIVATIONS.values() if spec}
