@@ -50,11 +50,16 @@ def attention_model(causal: bool = False):
     return keras.Model(x_in, layers.Dense(10)(x), name="attention"), (10, 32)
 
 
-def to_tflite(model, path) -> None:
+def to_tflite(model, path, fp16: bool = False) -> None:
+    """TF's own converter on the Keras model (`fp16`: its float16-weight path)."""
     import tensorflow as tf
 
+    converter = tf.lite.TFLiteConverter.from_keras_model(model)
+    if fp16:
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.target_spec.supported_types = [tf.float16]
     with open(path, "wb") as f:
-        f.write(tf.lite.TFLiteConverter.from_keras_model(model).convert())
+        f.write(converter.convert())
 
 
 def control_flow_tflite(path) -> None:
