@@ -9,6 +9,8 @@ convention.
 
 from __future__ import annotations
 
+import re
+
 #: activation name (keras.activations) -> (IR op, attributes); None means identity.
 ACTIVATIONS = {
     "linear": None, "relu": ("Relu", {}), "relu6": ("Clip", {"min": 0.0, "max": 6.0}),
@@ -66,3 +68,14 @@ OPS_SPECIAL = {
     "Flip": "flip", "Pad": "pad", "Mean": "reduce", "Sum": "reduce", "Max": "reduce", "Min": "reduce",
     "Prod": "reduce", "GetItem": "get_item", "DotProductAttention": "dot_product_attention",
 }
+
+
+def tf_layer_scopes(op_name: str) -> tuple[str, ...]:
+    """The Keras layer a TF op or TFLite tensor name points to, `[StatefulPartitionedCall/]model_1/layer_1/op`
+    (a fused TFLite tensor lists the op computing it first). Keras scopes a layer's ops `layer_1` when
+    the model is traced again, so `layer_1` and `layer` are both candidates."""
+    path = op_name.split(";")[0].removeprefix("StatefulPartitionedCall/").split("/")
+    if len(path) < 3:
+        return ()
+    stripped = re.sub(r"_\d+$", "", path[1])
+    return (path[1], stripped) if stripped != path[1] else (path[1],)

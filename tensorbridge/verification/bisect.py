@@ -4,7 +4,8 @@ The source is loaded into the IR and run by the reference interpreter, which kee
 intermediate value (it is tested equal to the source runtime). The target runtime exposes
 its intermediates under the same IR value names (ONNX: extra graph outputs; generated
 PyTorch code: the local each op writes; Keras: every layer's output; TFLite: its tensors, named
-after IR values by both TFLite writers; .tbir: the interpreter). A target in the other channel order is
+after IR values by both TFLite writers; SavedModel: its ops, and each Keras layer's last op;
+.tbir: the interpreter). A target in the other channel order is
 compared after transposing back; a float source value is not compared with an integer target
 tensor of the same name. Walking the source graph in order, the first value present on both
 sides that fails the tolerance names the op, with its provenance in the source model.
@@ -33,9 +34,7 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
     from tensorbridge.reference.interpreter import run
 
     if not hasattr(runner, "run_intermediates"):
-        raise ModelError(f"per-layer comparison is not available for {runner.name} targets: their tensors "
-                         "do not carry the source's value names (ONNX, PyTorch code, Keras code, .tflite and "
-                         ".tbir written by tensorbridge do)")
+        raise ModelError(f"per-layer comparison is not available for {runner.name} targets")
     graph = load(src)
     ref = _source_tensors(source_runner, graph, feeds)
     if ref is None:

@@ -52,3 +52,21 @@ def test_frozen_graphdef_with_dense_and_batchnorm_recovered(tmp_path):
     expected = f(tf.constant(x)).numpy()
     got = tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_per_layer_against_a_saved_model_target(tmp_path):
+    """A SavedModel exported from a Keras model is compared layer by layer with that model; a weight
+    scaled before a second export is traced to its layer."""
+    model, shape = keras_zoo.application("MobileNetV2")
+    src = tmp_path / "mobilenet.keras"
+    model.save(src)
+    model.export(str(tmp_path / "saved"), verbose=False)
+    feeds = {tb.load(src).inputs[0].name: np.random.default_rng(0).standard_normal((1, *shape)).astype(np.float32)}
+    clean = tb.verify(src, tmp_path / "saved", inputs=feeds, per_layer=True, rtol=1e-5)
+    assert clean.ok and clean.first_divergence["op"] is None and clean.first_divergence["values_compared"] > 100
+    layer = model.get_layer("block_3_project")
+    kernel, = layer.get_weights()
+    layer.set_weights([kernel * 1.5])
+    model.export(str(tmp_path / "faulty"), verbose=False)
+    report = tb.verify(src, tmp_path / "faulty", inputs=feeds, per_layer=True)
+    assert report.first_divergence["node"] == "block_3_project", report.first_divergence

@@ -11,7 +11,7 @@ values lets per-layer verification find them.
 
 from __future__ import annotations
 
-import re
+from tensorbridge.rules.keras import tf_layer_scopes
 
 FOLDS_BATCH_NORM = {"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "Dense"}
 
@@ -38,10 +38,7 @@ def rename_layer_outputs(flatbuffer: bytes, model, values: dict[str, str]) -> by
 
 
 def _layer(tensor_name: str, layers) -> str | None:
-    path = tensor_name.split(";")[0].split("/")
-    if len(path) < 3:
-        return None
-    return next((c for c in (path[1], re.sub(r"_\d+$", "", path[1])) if c in layers), None)
+    return next((c for c in tf_layer_scopes(tensor_name) if c in layers), None)
 
 
 def _folded_batch_norms(model) -> dict[str, str]:

@@ -161,3 +161,27 @@ class SavedModelRunner:
     def run(self, feeds):
         out = self.fn(**{name: np.asarray(feeds[name]) for name, _, _ in self.inputs})
         return {k: np.asarray(out[k]) for k in self.outputs}
+
+    def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
+        """Every op's first output by TF node name (the TF frontend's value names), and each Keras layer's
+        output by layer name in a SavedModel exported from Keras (its last op in the layer's scope)."""
+        import tensorflow as tf
+        from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+        from tensorbridge.rules.keras import tf_layer_scopes
+
+        frozen = convert_variables_to_constants_v2(self.fn)
+        ops = [op for op in frozen.graph.get_operations() if op.outputs and op.outputs[0].dtype != tf.resource
+               and op.type not in ("Const", "Placeholder", "Identity", "NoOp")]
+        graph_def = frozen.graph.as_graph_def()
+        wrapped = tf.compat.v1.wrap_function(lambda: tf.graph_util.import_graph_def(graph_def, name=""), [])
+        fetch = wrapped.prune([wrapped.graph.get_tensor_by_name(t.name) for t in frozen.inputs],
+                              [wrapped.graph.get_tensor_by_name(op.outputs[0].name) for op in ops])
+        order = sorted(name for name, _, _ in self.inputs)  # the flat order of the signature's inputs
+        results = fetch(*[tf.constant(np.asarray(feeds[name])) for name in order])
+        values = {}
+        for op, result in zip(ops, results):
+            values[op.name] = np.asarray(result)
+            for scope in tf_layer_scopes(op.name):
+                values[scope] = values[op.name]
+        return values
