@@ -145,10 +145,17 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
 @op("QLinearConv", inputs="x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B?",
     family=F, layout=IMPLICIT,
     attrs={"strides": Attr("ints", None), "pads": Attr("ints", None), "dilations": Attr("ints", None),
-           "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None)},
-    doc="Quantized convolution: integer accumulation (+ int32 bias), then requantize.")
+           "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None),
+           "layout": Attr("str", "NCHW")},
+    doc="Quantized convolution: integer accumulation (+ int32 bias), then requantize. Channels-last "
+        "(layout NHWC): com.microsoft.QLinearConv with channels_last=1.")
 def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None, *,
-                 strides, pads, dilations, group, auto_pad, kernel_shape):
+                 strides, pads, dilations, group, auto_pad, kernel_shape, layout):
+    if layout == "NHWC":  # the weights stay [out, in/groups, *kernel]
+        y = qlinear_conv(np.moveaxis(x, -1, 1), x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+                         y_zero_point, B, strides=strides, pads=pads, dilations=dilations, group=group,
+                         auto_pad=auto_pad, kernel_shape=kernel_shape, layout="NCHW")
+        return np.moveaxis(y, 1, -1)
     per_channel = np.asarray(w_zero_point).size > 1
     xc = _centered(x, x_zero_point)
     wc = _centered(w, w_zero_point, axis=0 if per_channel else None)

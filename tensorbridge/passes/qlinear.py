@@ -22,14 +22,14 @@ from tensorbridge.ir.value import Value
 from tensorbridge.ops.quant import int32_bias
 from tensorbridge.passes.infer_shapes import infer_node
 
-CONV_ATTRS = ("strides", "pads", "dilations", "group", "auto_pad", "kernel_shape")
+CONV_ATTRS = ("strides", "pads", "dilations", "group", "auto_pad", "kernel_shape", "layout")
 
 
 def to_qlinear(graph: Graph) -> int:
     """Rewrite the matching patterns in place; returns how many ops became integer ops."""
     count = 0
     for node in list(graph.nodes):
-        if node.graph is None or node.op not in ("Conv", "MatMul") or node.attrs.get("layout", "NCHW") != "NCHW":
+        if node.graph is None or node.op not in ("Conv", "MatMul"):
             continue
         match = _match(node, graph)
         if match is not None:

@@ -184,3 +184,14 @@ def test_dynamic_range_model_quantizes_activations_as_litert(to, tmp_path):
     assert out.ok and out.robust_rel < 1e-5, out
     plain = tb.save(graph, tmp_path / ("plain.onnx" if to == "onnx" else "plain_torch"), to=to, int_arithmetic="float")
     assert tb.verify(src, plain).outputs[0].robust_rel > 1e-4
+
+
+def test_int8_mobilenet_to_channels_last_onnx(mobilenet_int8, tmp_path):
+    """--layout nhwc: every convolution a com.microsoft.QLinearConv with channels_last=1, no Transpose."""
+    dst = tb.save(tb.load(mobilenet_int8), tmp_path / "m_nhwc.onnx", layout=tb.LayoutOptions(layout="nhwc"))
+    nodes = onnx.load(str(dst)).graph.node
+    convs = [n for n in nodes if n.op_type == "QLinearConv"]
+    assert len(convs) == 52 and all(n.domain == "com.microsoft" for n in convs)
+    assert all(a.i == 1 for n in convs for a in n.attribute if a.name == "channels_last")
+    assert not any(n.op_type in ("Transpose", "Conv") for n in nodes)
+    _within_one_lsb(mobilenet_int8, dst)

@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from tensorbridge.backends.onnx.channels_last import DOMAIN, contrib_form, dropped_attrs, lower_channels_last
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.frontends.onnx.protoio import write_model
 from tensorbridge.ir import dtypes
@@ -33,6 +34,8 @@ IR_VERSION = 13  # the newest onnxruntime 1.31 loads (onnx 1.23 would write 14)
 #: IR attributes ONNX does not have, with the only value ONNX can express.
 IR_ONLY_ATTRS = {"layout": "NCHW"}
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
+#: `--layout nhwc`: quantized ops onnxruntime runs channels-last (channels_last.py)
+CHANNELS_LAST = LayoutTarget(("NCHW", "NHWC"), native="NCHW")
 
 
 def supports(op: str) -> bool:
@@ -60,11 +63,14 @@ def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | Non
     if quant_format not in ("qdq", "qlinear"):
         raise ModelError(f"--quant-format must be qdq or qlinear, not {quant_format!r}")
     g = eliminate_dead_code(clone(graph))
-    plan_layout(g, LAYOUT, layout)
+    channels_last = layout is not None and layout.layout == "nhwc"
+    plan_layout(g, CHANNELS_LAST if channels_last else LAYOUT, layout)
     if check_int_arithmetic(int_arithmetic) == "source":
         emulate_litert_arithmetic(g)
-    if quant_format == "qlinear":
+    if quant_format == "qlinear" or channels_last:
         to_qlinear(g)
+    if channels_last:
+        lower_channels_last(eliminate_dead_code(g))
     unshare_dequantize(g)
     g = legalize(eliminate_dead_code(g), supports, "ONNX")
     report = BlockerReport("ONNX export", "onnx")
@@ -72,8 +78,11 @@ def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | Non
     weights: list[tuple[str, np.ndarray]] = []
     gproto = _graph_proto(g, report, weights, top=True)
     report.raise_if_any()
-    model = helper.make_model(gproto, opset_imports=[helper.make_opsetid("", opset)],
-                              producer_name="tensorbridge", producer_version=_version())
+    imports = [helper.make_opsetid("", opset)]
+    if any(n.domain == DOMAIN for n in gproto.node):
+        imports.append(helper.make_opsetid(DOMAIN, 1))
+    model = helper.make_model(gproto, opset_imports=imports, producer_name="tensorbridge",
+                              producer_version=_version())
     model.ir_version = IR_VERSION
     return model, weights
 
@@ -148,9 +157,10 @@ def _graph_proto(g: Graph, report: BlockerReport, weights: list, top: bool) -> o
 
 def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
     schema = op_schema.get(n.op)
+    contrib = contrib_form(n)
     attrs = []
     for k, val in n.attrs.items():
-        if val is None:
+        if val is None or (contrib is not None and (k in IR_ONLY_ATTRS or k in dropped_attrs(n))):
             continue
         if k in IR_ONLY_ATTRS:
             if val != IR_ONLY_ATTRS[k]:
@@ -165,7 +175,8 @@ def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
             continue
         attrs.append(_attr_proto(k, spec.kind, val, report, weights))
     inputs = [("" if v is None else v.name) for v in n.inputs]
-    node = helper.make_node(n.op, inputs, [v.name for v in n.outputs], name=n.name)
+    domain, op, extra = contrib if contrib is not None else ("", n.op, {})
+    node = helper.make_node(op, inputs, [v.name for v in n.outputs], name=n.name, domain=domain or None, **extra)
     node.attribute.extend(attrs)
     return node
 

@@ -1,0 +1,96 @@
+"""Channels-last ONNX (`--to onnx --layout nhwc`): the ops onnxruntime runs in NHWC.
+
+Standard ONNX convolutions and pools are channels-first only. onnxruntime's `com.microsoft`
+domain has channels-last integer kernels on its CPU provider (its float ones, NhwcConv and the
+internal NHWC domain, are not registered there), so a channels-last file holds a quantized model:
+
+- a quantized Conv (QLinearConv after `passes/qlinear.py`) -> com.microsoft.QLinearConv, channels_last=1;
+- DequantizeLinear -> MaxPool -> QuantizeLinear with one set of parameters (max commutes with
+  quantization) -> MaxPool on the integers -> com.microsoft.NhwcMaxPool;
+- GlobalAveragePool -> ReduceMean over the spatial axes, which has no layout.
+
+Everything else is layout-free or had its axes rewritten by the layout planner. A channels-last op
+left over (a float Conv, an AveragePool ...) is listed, with every other one, in one error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.errors import BlockerReport
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.node import Node
+from tensorbridge.passes.infer_shapes import infer_node
+
+DOMAIN = "com.microsoft"
+#: IR op in layout NHWC -> (com.microsoft op, attributes it adds)
+CONTRIB = {"QLinearConv": ("QLinearConv", {"channels_last": 1}), "MaxPool": ("NhwcMaxPool", {})}
+_NO_NHWC_ATTRS = {"MaxPool": ("storage_order",)}
+
+
+def lower_channels_last(graph: Graph) -> None:
+    """Rewrite `graph` (after layout planning in NHWC and `to_qlinear`) into ops with a channels-last
+    kernel; raise one error listing every channels-last op that has none."""
+    report = BlockerReport("channels-last ONNX export", "onnx")
+    for node in list(graph.nodes):
+        if node.graph is None or node.attrs.get("layout") != "NHWC":
+            continue
+        if node.op == "GlobalAveragePool":
+            _to_reduce_mean(graph, node)
+        elif node.op == "MaxPool" and not _on_integers(graph, node):
+            report.add(node.op, node.name, "a channels-last max pool runs on int8/uint8 only (NhwcMaxPool): "
+                                           "its input must be dequantized with its output's parameters")
+        elif node.op not in CONTRIB:
+            why = "ONNX has no channels-last float convolution; onnxruntime's CPU provider runs " \
+                  "channels-last only quantized Conv and MaxPool" if node.op == "Conv" else \
+                  "no channels-last kernel in ONNX or onnxruntime's com.microsoft domain"
+            report.add(node.op, node.name, why)
+    report.raise_if_any("Nothing was written. Convert without --layout nhwc for a channels-first file.")
+
+
+def contrib_form(node: Node) -> tuple[str, str, dict] | None:
+    """(domain, op, extra attributes) for a node the exporter writes as a com.microsoft op, else None."""
+    if node.attrs.get("layout") != "NHWC" or node.op not in CONTRIB:
+        return None
+    op, extra = CONTRIB[node.op]
+    return DOMAIN, op, extra
+
+
+def dropped_attrs(node: Node) -> tuple[str, ...]:
+    """Attributes of the standard op its com.microsoft form does not have."""
+    return _NO_NHWC_ATTRS.get(node.op, ())
+
+
+def _to_reduce_mean(graph: Graph, node: Node) -> None:
+    x = node.inputs[0]
+    axes = graph.add_constant(f"{node.name}.axes", np.arange(1, len(x.shape) - 1, dtype=np.int64))
+    mean = graph.add_node("ReduceMean", [x, axes], {"keepdims": 1}, name=f"{node.name}.mean", meta=node.meta,
+                          before=node)
+    infer_node(mean)
+    graph.replace_all_uses(node.outputs[0], mean.outputs[0])
+    name = node.outputs[0].name
+    graph.remove_node(node)
+    mean.outputs[0].name = name
+
+
+def _on_integers(graph: Graph, node: Node) -> bool:
+    """DQ(x) -> MaxPool -> Q, one per-tensor (scale, zero point) on both sides: pool x itself."""
+    dq = node.inputs[0].producer
+    uses = node.outputs[0].uses()
+    if dq is None or dq.op != "DequantizeLinear" or len(node.outputs) > 1 or len(uses) != 1 \
+            or uses[0][0].op != "QuantizeLinear":
+        return False
+    q = uses[0][0]
+    same = all(a is not None and b is not None and a.const is not None and b.const is not None and
+               np.asarray(a.const).size == 1 and np.array_equal(a.const, b.const)
+               for a, b in ((dq.input(1), q.input(1)), (dq.input(2), q.input(2))))
+    if not same:
+        return False
+    node.set_input(0, dq.inputs[0])
+    node.outputs[0].dtype = dq.inputs[0].dtype
+    node.outputs[0].quant = q.outputs[0].quant
+    graph.replace_all_uses(q.outputs[0], node.outputs[0])
+    name = q.outputs[0].name
+    graph.remove_node(q)
+    node.outputs[0].name = name
+    return True
