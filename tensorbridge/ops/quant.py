@@ -15,7 +15,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ops.elementwise import cast_array
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 from tensorbridge.reference.kernels import conv as K
 
 F = "quant"
@@ -142,8 +142,17 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     return _requant(acc, np.asarray(a_scale, np.float64) * bs, y_scale, y_zero_point, y_zero_point.dtype)
 
 
+def _qlinear_conv_infer(inputs, attrs):
+    """Conv's shape rule on (x, w); the element type of the output zero point."""
+    from tensorbridge.ops.schema import get
+
+    (_, shape), = get("Conv").infer([inputs[0], inputs[3]], attrs)
+    zp = inputs[7] if len(inputs) > 7 else None
+    return [(zp.dtype if zp is not None else inputs[0].dtype, shape)]
+
+
 @op("QLinearConv", inputs="x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B?",
-    family=F, layout=IMPLICIT,
+    family=F, layout=IMPLICIT, infer=_qlinear_conv_infer,
     attrs={"strides": Attr("ints", None), "pads": Attr("ints", None), "dilations": Attr("ints", None),
            "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None),
            "layout": Attr("str", "NCHW")},
@@ -166,3 +175,40 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
     ws = np.asarray(w_scale, np.float64)
     scale = np.asarray(x_scale, np.float64) * (ws.reshape((1, -1) + (1,) * nsp) if ws.size > 1 else ws)
     return _requant(acc, scale, y_scale, y_zero_point, y_zero_point.dtype)
+
+
+def _decompose_qlinear_conv(graph, node) -> bool:
+    """The IR's QDQ form: DequantizeLinear on x, w (per output channel: axis 0) and the int32 bias (at
+    x_scale * w_scale), the float Conv, QuantizeLinear. Needs constant scales and zero points."""
+    from tensorbridge.passes.decompose import replace_node
+    from tensorbridge.passes.infer_shapes import infer_node
+
+    x, xs, xz, w, ws, wz, ys, yz = node.inputs[:8]
+    b = node.input(8)
+    if any(v is None or v.const is None for v in (xs, xz, ws, wz, ys, yz)):
+        return False
+
+    def param(v, tag):  # one element: a scalar, so that it is per tensor
+        arr = np.asarray(v.const)
+        return graph.add_constant(f"{node.name}.{tag}", arr.reshape(()) if arr.size == 1 else arr.reshape(-1))
+
+    def add(op_name, inputs, attrs, tag):
+        n = graph.add_node(op_name, inputs, attrs, name=f"{node.name}.{tag}", meta=node.meta, before=node)
+        infer_node(n)
+        return n.outputs[0]
+
+    conv_in = [add("DequantizeLinear", [x, param(xs, "x_scale"), param(xz, "x_zero_point")], {}, "dq_x"),
+               add("DequantizeLinear", [w, param(ws, "w_scale"), param(wz, "w_zero_point")], {"axis": 0}, "dq_w")]
+    if b is not None:
+        scale = (np.asarray(xs.const, np.float64).reshape(-1) * np.asarray(ws.const, np.float64).reshape(-1))
+        scale_v = graph.add_constant(f"{node.name}.b_scale", scale.astype(np.float32).reshape(-1 if scale.size > 1
+                                                                                              else ()))
+        zero = graph.add_constant(f"{node.name}.b_zero_point", np.zeros(scale_v.const.shape, np.int32))
+        conv_in.append(add("DequantizeLinear", [b, scale_v, zero], {"axis": 0}, "dq_b"))
+    y = add("Conv", conv_in, dict(node.attrs), "conv")
+    replace_node(graph, node, [add("QuantizeLinear", [y, param(ys, "y_scale"), param(yz, "y_zero_point")], {},
+                                   "q")])
+    return True
+
+
+set_decomposition("QLinearConv", _decompose_qlinear_conv)

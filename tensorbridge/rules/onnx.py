@@ -96,6 +96,19 @@ RULES: list[Rule] = [
 ]
 
 
+#: onnxruntime's channels-last integer ops (domain com.microsoft, as `--layout nhwc` writes them) -> IR op;
+#: read with layout NHWC when their `channels_last` attribute says so (NhwcMaxPool always)
+CONTRIB_DOMAIN = "com.microsoft"
+CHANNELS_LAST_CONTRIB = {"QLinearConv": "QLinearConv", "NhwcMaxPool": "MaxPool"}
+
+
+def contrib_as_ir(op_type: str, attrs: dict) -> str:
+    """The IR op for a channels-last com.microsoft op; `attrs` loses `channels_last` and gains `layout`."""
+    if attrs.pop("channels_last", 1 if op_type == "NhwcMaxPool" else 0):
+        attrs["layout"] = "NHWC"
+    return CHANNELS_LAST_CONTRIB[op_type]
+
+
 def find_rule(op_type: str, opset: int) -> Rule | None:
     for r in RULES:
         if r.onnx_op == op_type and r.since <= opset <= r.until:

@@ -44,6 +44,7 @@ from tensorbridge.ir import dtypes, shapes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
 from tensorbridge.ops.quant import int32_bias
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.fold_constants import fold_constants
@@ -67,6 +68,8 @@ def to_flatbuffer(graph: Graph, target: LayoutTarget, layout: LayoutOptions | No
     if free:
         set_input_shapes(g, free)
     plan_layout(g, target, layout)
+    for node in [n for n in g.nodes if n.op == "QLinearConv"]:  # integer-op sources: back to QDQ units
+        op_schema.get(node.op).decompose(g, node)
     g = eliminate_dead_code(fold_constants(eliminate_dead_code(g), keep=frozenset({"DequantizeLinear"})))
     return Lowering(g).run()
 
@@ -198,7 +201,7 @@ class Lowering:
 
     def _integer(self, node: Node, rule: Rule):
         """The integer context of `node` (its Q and fused activation), or None when it must run in float."""
-        if rule.builtin in ("RESHAPE", "TRANSPOSE") and node.inputs[0] in self.ints:
+        if rule.builtin in ("RESHAPE", "TRANSPOSE", "MAX_POOL_2D") and node.inputs[0] in self.ints:
             return Context(self, node, None, None, passthrough=True)
         data = range(len(node.inputs)) if rule.data is None else rule.data
         in_params = []

@@ -68,6 +68,7 @@ def generate(graph: Graph, layout: LayoutOptions | None = None,
         emulate_litert_arithmetic(g, convolutions=True)  # torch has no int8 convolution to call
     g = fold_constants(eliminate_dead_code(g))
     g = legalize(g, lambda op: op in emit_rules.RULES, "PyTorch code")
+    g = fold_constants(eliminate_dead_code(g))  # weights a decomposition dequantizes (QLinearConv)
     em = Emitter(g)
     em.run()
     return em.module_source(), em.state

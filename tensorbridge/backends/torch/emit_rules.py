@@ -377,9 +377,12 @@ def max_pool(em, node):
     if len(node.outputs) > 1 and node.outputs[1].uses():
         raise Unsupported("MaxPool indices output")
     xe, k, s, p, nsp = _pool_common(em, node, float("-inf"))
-    em.out(node, P.call(f"F.max_pool{nsp}d", xe, _same(k), _same(s), _same(p or [0] * nsp), **_kwargs(
-        dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1),
-        ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False))))
+    dt = node.inputs[0].dtype
+    integer = dt is not None and dt.kind in "iu"  # torch pools floats only; a max of int8 values is exact in float
+    y = P.call(f"F.max_pool{nsp}d", P.method(xe, "float") if integer else xe, _same(k), _same(s),
+               _same(p or [0] * nsp), **_kwargs(dilation=(_same(node.attrs.get("dilations") or [1] * nsp), 1),
+                                                ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False)))
+    em.out(node, P.method(y, "to", P.name(TORCH_DTYPES[dtypes.name(dt)])) if integer else y)
 
 
 def avg_pool(em, node):

@@ -98,16 +98,19 @@ class _Importer:
                 self.report.add(f"{kind} value", vi.name, "only tensors are supported as graph inputs/outputs")
         for i, node in enumerate(g.node):
             name = node.name or f"{node.op_type}_{i}"
+            op_type = node.op_type
             if node.domain not in DEFAULT_DOMAINS:
-                self.report.add(f"{node.domain}.{node.op_type}", name, "custom or non-standard domain")
-                continue
-            rule = rules.find_rule(node.op_type, self.opset)
-            ir_op = (rule.ir_op or node.op_type) if rule else node.op_type
+                if node.domain != rules.CONTRIB_DOMAIN or op_type not in rules.CHANNELS_LAST_CONTRIB:
+                    self.report.add(f"{node.domain}.{node.op_type}", name, "custom or non-standard domain")
+                    continue
+                op_type = rules.CHANNELS_LAST_CONTRIB[op_type]
+            rule = rules.find_rule(op_type, self.opset)
+            ir_op = (rule.ir_op or op_type) if rule else op_type
             schema = op_schema.get(ir_op)
             if schema is None and not (rule and rule.special == "constant"):
                 self.report.add(node.op_type, name, "not in the IR op catalogue")
                 continue
-            known = set(schema.attrs) if schema else set()
+            known = (set(schema.attrs) if schema else set()) | ({"channels_last"} if node.domain else set())
             if rule:
                 known |= {a for a, _, _ in rule.attrs_to_inputs} | set(rule.drop_attrs)
                 known |= special.EXTRA_ATTRS.get(rule.special, set())
@@ -164,8 +167,9 @@ class _Importer:
         return graph
 
     def _import_node(self, ctx: special.Context, node: onnx.NodeProto, name: str) -> None:
-        rule = rules.find_rule(node.op_type, self.opset)
         attrs = {a.name: self._attr(a, ctx) for a in node.attribute}
+        op_type = rules.contrib_as_ir(node.op_type, attrs) if node.domain == rules.CONTRIB_DOMAIN else node.op_type
+        rule = rules.find_rule(op_type, self.opset)
         inputs = []
         for n in node.input:
             if not n:
@@ -176,9 +180,9 @@ class _Importer:
             else:
                 inputs.append(ctx.scope[n])
         meta = {"framework": "onnx", "source_op": node.op_type, "source_name": node.name}
-        ir_op = node.op_type
+        ir_op = op_type
         if rule:
-            ir_op = rule.ir_op or node.op_type
+            ir_op = rule.ir_op or op_type
             for a in rule.drop_attrs:
                 attrs.pop(a, None)
             attrs.update(rule.set_attrs)
