@@ -36,14 +36,15 @@ def _out_dtype(node) -> np.dtype:
 
 def elementwise(imp, op, args, kwargs, node, ir_op: str):
     """One IR op over the operands; constants and mixed-type tensors are brought to the operands' common
-    type (the result's, except for comparisons)."""
+    type: the result's, or for a comparison its first tensor's (Where's condition stays boolean)."""
+    out = _out_dtype(node)
     tensors = [a for a in args if isinstance(a, Value)]
-    common = _out_dtype(node) if _out_dtype(node).kind != "b" or all(
-        t.dtype is not None and t.dtype.kind == "b" for t in tensors) else tensors[0].dtype
+    comparison = out.kind == "b" and any(t.dtype is not None and t.dtype.kind != "b" for t in tensors)
+    common = tensors[0].dtype if comparison else out
     values = []
     for i, a in enumerate(args):
         v = _tensor(imp, a, common)
-        if v.dtype is not None and common is not None and v.dtype != common and ir_op != "Where":
+        if v.dtype is not None and common is not None and v.dtype != common and not (ir_op == "Where" and i == 0):
             v = imp.emit("Cast", [v], {"to": dtypes.name(common)}, suffix=f"cast{i}")
         values.append(v)
     return imp.emit(ir_op, values)
@@ -90,7 +91,7 @@ def round_(imp, op, args, kwargs, node):
 
 
 def reshape(imp, op, args, kwargs, node):
-    shape = [int(d) for d in op.newshape]
+    shape = [int(d) for d in np.atleast_1d(op.newshape)]
     if 0 in shape:
         raise ModelError(f"{op.name}: a reshape to a zero-size dim is not supported")
     return imp.emit("Reshape", [args[0], imp.const(shape, np.int64)])
