@@ -250,3 +250,15 @@ def gpt2(batch=2, seq=16):
 
 ZOO = {"resnet18": resnet18, "resnet50": resnet50, "mobilenet_v2": mobilenet_v2,
        "transformer_encoder": transformer_encoder, "lstm_tagger": lstm_tagger, "bert": bert, "gpt2": gpt2}
+
+
+def imported(name: str, **kwargs):
+    """(module, example inputs, IR graph) of a zoo model read through torch.export, its warnings silenced."""
+    import warnings
+
+    import tensorbridge as tb
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module, args, _ = ZOO[name](**kwargs)
+        return module, args, tb.load(module, example_inputs=args)

@@ -63,10 +63,7 @@ def test_channels_last_onnx_is_a_source(resnet_qdq, tmp_path):
 
 
 def test_float_model_is_refused_with_every_op(tmp_path, capsys):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module, args, _ = torch_zoo.resnet18(size=32)
-        src = tb.save(tb.load(module, example_inputs=args), tmp_path / "resnet.onnx")
+    src = tb.save(torch_zoo.imported("resnet18", size=32)[2], tmp_path / "resnet.onnx")
     out = tmp_path / "resnet_nhwc.onnx"
     assert main(["-q", "convert", str(src), "-o", str(out), "--layout", "nhwc"]) == 2
     err = capsys.readouterr().err

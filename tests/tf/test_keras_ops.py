@@ -3,8 +3,6 @@ by the Keras frontend, so generated Keras code can be a source again. Checked ag
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -60,12 +58,9 @@ def test_functional_models_with_ops_convert(build, tmp_path):
 @pytest.mark.parametrize("name", ["mobilenet_v2", "transformer_encoder", "lstm_tagger", "gpt2"])
 def test_generated_keras_code_is_a_source_again(name, tmp_path):
     """PyTorch model -> Keras code -> IR -> ONNX, compared with the first ONNX export."""
-    from tests.models.torch_zoo import ZOO
+    from tests.models.torch_zoo import imported
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module, args, _ = ZOO[name]()
-        graph = tb.load(module, example_inputs=args)
+    _, args, graph = imported(name)
     src = tb.save(graph, tmp_path / f"{name}.onnx")
     folder = tb.save(graph, tmp_path / f"{name}_keras", to="keras")
     again = tb.save(tb.load(folder), tmp_path / f"{name}_again.onnx")

@@ -22,7 +22,7 @@ pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")
 from tests.models import keras_zoo  # noqa: E402
 from tests.models.layout_models import transposes_in  # noqa: E402
-from tests.models.torch_zoo import ZOO  # noqa: E402
+from tests.models.torch_zoo import ZOO, imported  # noqa: E402
 
 TORCH_MODELS = ["resnet18", "mobilenet_v2", "transformer_encoder", "lstm_tagger", "bert", "gpt2"]
 CNNS = {"resnet18", "mobilenet_v2"}
@@ -118,10 +118,7 @@ def test_generated_keras_code_is_lint_clean_and_safe(tmp_path, monkeypatch):
 
 
 def test_per_layer_names_a_faulty_keras_layer(tmp_path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module, args, _ = ZOO["resnet18"](size=32)
-        graph = tb.load(module, example_inputs=args)
+    _, _, graph = imported("resnet18", size=32)
     src = tb.save(graph, tmp_path / "resnet.onnx")
     folder = tb.save(graph, tmp_path / "resnet_keras", to="keras")
     from tensorbridge.backends.codegen.folder import load_folder
@@ -141,10 +138,7 @@ def test_per_layer_names_a_faulty_tflite_kernel(tmp_path):
     folded in, are scaled, and the fused kernel's output (the BatchNorm's value) is named."""
     from tensorflow.lite.tools import flatbuffer_utils
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module, args, _ = ZOO["resnet18"](size=32)
-        graph = tb.load(module, example_inputs=args)
+    _, _, graph = imported("resnet18", size=32)
     src = tb.save(graph, tmp_path / "resnet.onnx")
     dst = tb.save(graph, tmp_path / "resnet.tflite")
     clean = tb.verify(src, dst, per_layer=True, rtol=1e-5)

@@ -19,7 +19,7 @@ from tensorbridge.verification.runners.torch import TorchModuleRunner
 from tests.conftest import make_model
 
 torch = pytest.importorskip("torch")
-from tests.models.torch_zoo import ZOO  # noqa: E402
+from tests.models.torch_zoo import ZOO, imported  # noqa: E402
 
 HOSTILE = 'x"); import os; os.system("touch PWNED") #'
 
@@ -62,11 +62,7 @@ def test_generated_code_passes_ruff(name, tmp_path):
 
 
 def _generate(name, tmp_path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module, args, _ = ZOO[name]()
-        graph = tb.load(module, example_inputs=args)
-    return tb.save(graph, tmp_path / name, to="torch")
+    return tb.save(imported(name)[2], tmp_path / name, to="torch")
 
 
 @pytest.mark.parametrize("name", ["resnet18", "transformer_encoder", "lstm_tagger"])
@@ -90,11 +86,10 @@ def test_generated_module_trains(name, tmp_path):
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "transformer_encoder", "lstm_tagger"])
 def test_generated_module_reimports_to_the_same_ops(name, tmp_path):
+    _, args, graph = imported(name)
+    folder = tb.save(graph, tmp_path / name, to="torch")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        module, args, _ = ZOO[name]()
-        graph = tb.load(module, example_inputs=args)
-        folder = tb.save(graph, tmp_path / name, to="torch")
         again = tb.load(load_folder(folder).load_model(), example_inputs=args)
     # compare the live computation: the generated code does not compute outputs nothing reads
     from tensorbridge.passes.dce import eliminate_dead_code

@@ -14,14 +14,9 @@ torch = pytest.importorskip("torch")
 
 
 def _source(tmp_path):
-    import warnings
+    from tests.models.torch_zoo import imported
 
-    from tests.models.torch_zoo import resnet18
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        module, args, _ = resnet18(size=32)
-        graph = tb.load(module, example_inputs=args)
+    _, _, graph = imported("resnet18", size=32)
     return tb.save(graph, tmp_path / "resnet.onnx")
 
 

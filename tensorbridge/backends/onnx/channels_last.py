@@ -20,6 +20,7 @@ import numpy as np
 from tensorbridge.errors import BlockerReport
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
+from tensorbridge.passes.decompose import replace_node
 from tensorbridge.passes.infer_shapes import infer_node
 
 DOMAIN = "com.microsoft"
@@ -67,10 +68,7 @@ def _to_reduce_mean(graph: Graph, node: Node) -> None:
     mean = graph.add_node("ReduceMean", [x, axes], {"keepdims": 1}, name=f"{node.name}.mean", meta=node.meta,
                           before=node)
     infer_node(mean)
-    graph.replace_all_uses(node.outputs[0], mean.outputs[0])
-    name = node.outputs[0].name
-    graph.remove_node(node)
-    mean.outputs[0].name = name
+    replace_node(graph, node, mean.outputs)
 
 
 def _on_integers(graph: Graph, node: Node) -> bool:
@@ -89,8 +87,5 @@ def _on_integers(graph: Graph, node: Node) -> bool:
     node.set_input(0, dq.inputs[0])
     node.outputs[0].dtype = dq.inputs[0].dtype
     node.outputs[0].quant = q.outputs[0].quant
-    graph.replace_all_uses(q.outputs[0], node.outputs[0])
-    name = q.outputs[0].name
-    graph.remove_node(q)
-    node.outputs[0].name = name
+    replace_node(graph, q, node.outputs)
     return True
