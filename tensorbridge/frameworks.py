@@ -21,9 +21,8 @@ class Format:
     runner: str | None
     extra: str  # pip extra that provides the framework ("" = core)
     description: str
-    #: "module:function" returning the IR ops this format can import / export
-    imports: str | None = None
-    exports: str | None = None
+    #: "module:attribute" of the framework's registry (rules/core.Registry), read both ways
+    rules: str | None = None
     #: the format is a folder (recognised by this file inside it) rather than a file
     folder_marker: str | None = None
     #: top-level package of the in-memory objects this format's loader takes
@@ -34,35 +33,28 @@ FORMATS: tuple[Format, ...] = (
     Format("onnx", (".onnx",), "tensorbridge.frontends.onnx.importer:load",
            "tensorbridge.backends.onnx.exporter:export",
            "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
-           "onnx", "ONNX model (onnxruntime runs it)",
-           "tensorbridge.frontends.onnx.importer:importable_ops", "tensorbridge.backends.onnx.exporter:exportable_ops",
-           object_package="onnx"),
+           "onnx", "ONNX model (onnxruntime runs it)", "tensorbridge.rules.onnx:REGISTRY", object_package="onnx"),
     Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.ir.serde:save",
            "tensorbridge.verification.runners.reference:ReferenceRunner", "",
-           "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)",
-           "tensorbridge.ops.schema:all_op_names", "tensorbridge.ops.schema:all_op_names"),
+           "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)"),
     Format("torch", (".pt", ".pth"), "tensorbridge.frontends.torch.importer:load",
            "tensorbridge.backends.torch.codegen:save", "tensorbridge.verification.runners.torch:TorchModuleRunner",
            "torch", "PyTorch: an nn.Module in memory, or a generated code folder (model.py + weights.safetensors)",
-           "tensorbridge.frontends.torch.importer:importable_ops", "tensorbridge.backends.torch.codegen:exportable_ops",
-           folder_marker="weights.safetensors", object_package="torch"),
+           "tensorbridge.rules.torch:REGISTRY", folder_marker="weights.safetensors", object_package="torch"),
     Format("pt2", (".pt2",), "tensorbridge.frontends.torch.importer:load", "tensorbridge.backends.torch.pt2:save",
            "tensorbridge.verification.runners.torch:ExportedProgramRunner", "torch",
-           "torch.export program (.pt2)",
-           "tensorbridge.frontends.torch.importer:importable_ops", "tensorbridge.backends.torch.pt2:exportable_ops"),
+           "torch.export program (.pt2)", "tensorbridge.rules.torch:REGISTRY"),
     Format("keras", (".keras", ".h5"), "tensorbridge.frontends.keras.importer:load",
            "tensorbridge.backends.keras.codegen:save", "tensorbridge.verification.runners.tf:KerasRunner", "tf",
            "Keras 3: .keras/.h5, in memory, or a generated code folder (model.py + model.keras)",
-           "tensorbridge.frontends.keras.importer:importable_ops", "tensorbridge.backends.keras.codegen:exportable_ops",
-           folder_marker="model.keras", object_package="keras"),
+           "tensorbridge.rules.keras:REGISTRY", folder_marker="model.keras", object_package="keras"),
     Format("savedmodel", (".pb",), "tensorbridge.frontends.tf.importer:load", None,
            "tensorbridge.verification.runners.tf:SavedModelRunner", "tf",
-           "TensorFlow SavedModel folder (or a frozen GraphDef .pb)",
-           "tensorbridge.frontends.tf.importer:importable_ops", folder_marker="saved_model.pb"),
+           "TensorFlow SavedModel folder (or a frozen GraphDef .pb)", "tensorbridge.rules.tf:REGISTRY",
+           folder_marker="saved_model.pb"),
     Format("tflite", (".tflite",), "tensorbridge.frontends.tflite.importer:load",
            "tensorbridge.backends.tflite.export:save", "tensorbridge.verification.runners.tf:TFLiteRunner", "tf",
-           "TFLite / LiteRT flatbuffer (LiteRT runs it)", "tensorbridge.frontends.tflite.importer:importable_ops",
-           "tensorbridge.backends.tflite.export:exportable_ops"),
+           "TFLite / LiteRT flatbuffer (LiteRT runs it)", "tensorbridge.rules.tflite:REGISTRY"),
 )
 
 
@@ -97,6 +89,11 @@ def detect(path: str | Path, explicit: str | None = None) -> Format:
     known = ", ".join(e for f in FORMATS for e in f.extensions)
     raise ModelError(f"cannot tell the format of {str(path)!r} from its extension {suffix or '(none)'!r}; "
                      f"known extensions: {known} (or pass --to / format=)")
+
+
+def registry(fmt: Format):
+    """The format's registry (None for the IR's own format, which holds every op)."""
+    return resolve(fmt.rules) if fmt.rules else None
 
 
 def resolve(entry: str):

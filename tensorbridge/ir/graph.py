@@ -1,7 +1,7 @@
 """`Graph`: inputs, outputs, nodes in topological order, named constants, metadata.
 
 The graph's own methods keep use-def links consistent: `add_node`, `remove_node`,
-`replace_all_uses`, `set_output`. Value names are unique within a graph and its subgraphs
+`replace_all_uses`, `replace_node`, `set_output`. Value names are unique within a graph and its subgraphs
 (the graph hands them out). A subgraph (If branch, Loop body) may read values of the
 graphs that enclose it.
 """
@@ -93,6 +93,17 @@ class Graph:
         for node, i in old.uses():
             node.set_input(i, new)
         self.outputs = [new if o is old else o for o in self.outputs]
+
+    def replace_node(self, node: Node, new_outputs) -> None:
+        """Swap a node's outputs for replacements, drop the node; the replacements take over its output names."""
+        pairs = list(zip(node.outputs, new_outputs))
+        for old, new in pairs:
+            new.shape = new.shape if new.shape is not None else old.shape
+            new.dtype = new.dtype if new.dtype is not None else old.dtype
+            self.replace_all_uses(old, new)
+        self.remove_node(node)
+        for old, new in pairs:
+            new.name, old.name = old.name, new.name
 
     def only_reader(self, value: Value) -> Node | None:
         """The one node that reads `value`; None when several do, none does, or it is a graph output."""

@@ -13,6 +13,7 @@ import ml_dtypes
 import numpy as np
 
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
 from tensorbridge.ops.schema import Attr, alias, op, set_decomposition
 
@@ -75,7 +76,7 @@ for _name, (_fn, _eq) in _UNARY.items():
           infer=same_as(0))
 
 
-@op("Identity", family=F, infer=same_as(0), doc="Y = X. Equivalents: nn.Identity, tf.identity.")
+@op("Identity", family=F, elements=lambda node, known: known[0], infer=same_as(0), doc="Y = X. Equivalents: nn.Identity, tf.identity.")
 def identity(X):
     return X
 
@@ -331,7 +332,7 @@ def _to_str(v) -> str:
     return str(v)
 
 
-@op("Cast", inputs="input", outputs="output", family=F, infer=dtype_from_attr("to"),
+@op("Cast", inputs="input", outputs="output", elements=lambda node, known: known[0], family=F, infer=dtype_from_attr("to"),
     attrs={"to": Attr("dtype"), "saturate": Attr("int", 1), "round_mode": Attr("str", "up")},
     doc="Convert element type. Equivalents: tensor.to(dtype), tf.cast, CAST.")
 def cast(input, to, saturate, round_mode):
@@ -349,13 +350,9 @@ def cast_like(input, target_type, saturate, round_mode):
 # -- decompositions (used when a target lacks the op) ----------------------------------------
 def _decompose_gate(gate_op: str, **gate_attrs):
     def decompose(graph, node):
-        from tensorbridge.passes.decompose import replace_node
-
+        b = Builder.replacing(node)
         x = node.inputs[0]
-        gate = graph.add_node(gate_op, [x], gate_attrs, name=f"{node.name}_gate", meta=node.meta,
-                              before=node).outputs[0]
-        y = graph.add_node("Mul", [x, gate], name=f"{node.name}_mul", meta=node.meta, before=node).outputs[0]
-        replace_node(graph, node, [y])
+        graph.replace_node(node, [b.op("Mul", x, b.op(gate_op, x, suffix="gate", **gate_attrs), suffix="mul")])
         return True
     return decompose
 
@@ -366,26 +363,19 @@ set_decomposition("HardSwish", _decompose_gate("HardSigmoid", alpha=1.0 / 6, bet
 
 def _decompose_gelu(graph, node):
     """erf form: 0.5 x (1 + erf(x / sqrt 2)); tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    from tensorbridge.passes.decompose import replace_node
-
+    b = Builder.replacing(node)
     x = node.inputs[0]
     dt = x.dtype or np.dtype(np.float32)
 
     def const(name, v):
-        return graph.add_constant(f"{node.name}_{name}", np.array(v, dtype=dt))
-
-    def emit(op, *args):
-        return graph.add_node(op, list(args), name=f"{node.name}_{op.lower()}", meta=node.meta,
-                              before=node).outputs[0]
+        return b.const(np.array(v, dtype=dt), b.name(name))
 
     if node.attrs.get("approximate", "none") == "tanh":
-        inner = emit("Mul", emit("Add", x, emit("Mul", const("c", 0.044715), emit("Pow", x, const("three", 3.0)))),
-                     const("k", np.sqrt(2 / np.pi)))
-        gate = emit("Tanh", inner)
+        cube = b.op("Mul", const("c", 0.044715), b.op("Pow", x, const("three", 3.0)))
+        gate = b.op("Tanh", b.op("Mul", b.op("Add", x, cube), const("k", np.sqrt(2 / np.pi))))
     else:
-        gate = emit("Erf", emit("Div", x, const("sqrt2", np.sqrt(2.0))))
-    y = emit("Mul", emit("Mul", x, const("half", 0.5)), emit("Add", gate, const("one", 1.0)))
-    replace_node(graph, node, [y])
+        gate = b.op("Erf", b.op("Div", x, const("sqrt2", np.sqrt(2.0))))
+    graph.replace_node(node, [b.op("Mul", b.op("Mul", x, const("half", 0.5)), b.op("Add", gate, const("one", 1.0)))])
     return True
 
 

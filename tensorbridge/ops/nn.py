@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from tensorbridge.ir import shapes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
 from tensorbridge.ops.schema import Attr, op, set_decomposition
@@ -509,14 +510,11 @@ def space_to_depth(input, *, blocksize):
 
 
 def _decompose_dense(graph, node):
-    from tensorbridge.passes.decompose import replace_node
-
-    x, w = node.inputs[0], node.inputs[1]
-    b = node.input(2)
-    y = graph.add_node("MatMul", [x, w], name=f"{node.name}_matmul", meta=node.meta, before=node).outputs[0]
-    if b is not None:
-        y = graph.add_node("Add", [y, b], name=f"{node.name}_bias", meta=node.meta, before=node).outputs[0]
-    replace_node(graph, node, [y])
+    b = Builder.replacing(node)
+    y = b.op("MatMul", node.inputs[0], node.inputs[1], suffix="matmul")
+    if node.input(2) is not None:
+        y = b.op("Add", y, node.input(2), suffix="bias")
+    graph.replace_node(node, [y])
     return True
 
 

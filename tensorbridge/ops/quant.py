@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.elementwise import cast_array
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
@@ -180,33 +181,30 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
 def _decompose_qlinear_conv(graph, node) -> bool:
     """The IR's QDQ form: DequantizeLinear on x, w (per output channel: axis 0) and the int32 bias (at
     x_scale * w_scale), the float Conv, QuantizeLinear. Needs constant scales and zero points."""
-    from tensorbridge.passes.decompose import replace_node
-    from tensorbridge.passes.infer_shapes import infer_node
-
     x, xs, xz, w, ws, wz, ys, yz = node.inputs[:8]
     b = node.input(8)
     if any(v is None or v.const is None for v in (xs, xz, ws, wz, ys, yz)):
         return False
 
+    bld = Builder.replacing(node)
+
     def param(v, tag):  # one element: a scalar, so that it is per tensor
         arr = np.asarray(v.const)
-        return graph.add_constant(f"{node.name}.{tag}", arr.reshape(()) if arr.size == 1 else arr.reshape(-1))
+        return bld.const(arr.reshape(()) if arr.size == 1 else arr.reshape(-1), bld.name(tag), literal=False)
 
     def add(op_name, inputs, attrs, tag):
-        n = graph.add_node(op_name, inputs, attrs, name=f"{node.name}.{tag}", meta=node.meta, before=node)
-        infer_node(n)
-        return n.outputs[0]
+        return bld.emit(op_name, inputs, attrs, suffix=tag)
 
     conv_in = [add("DequantizeLinear", [x, param(xs, "x_scale"), param(xz, "x_zero_point")], {}, "dq_x"),
                add("DequantizeLinear", [w, param(ws, "w_scale"), param(wz, "w_zero_point")], {"axis": 0}, "dq_w")]
     if b is not None:
         scale = (np.asarray(xs.const, np.float64).reshape(-1) * np.asarray(ws.const, np.float64).reshape(-1))
-        scale_v = graph.add_constant(f"{node.name}.b_scale", scale.astype(np.float32).reshape(-1 if scale.size > 1
-                                                                                              else ()))
-        zero = graph.add_constant(f"{node.name}.b_zero_point", np.zeros(scale_v.const.shape, np.int32))
+        scale_v = bld.const(scale.astype(np.float32).reshape(-1 if scale.size > 1 else ()), bld.name("b_scale"),
+                            literal=False)
+        zero = bld.const(np.zeros(scale_v.const.shape, np.int32), bld.name("b_zero_point"), literal=False)
         conv_in.append(add("DequantizeLinear", [b, scale_v, zero], {"axis": 0}, "dq_b"))
     y = add("Conv", conv_in, dict(node.attrs), "conv")
-    replace_node(graph, node, [add("QuantizeLinear", [y, param(ys, "y_scale"), param(yz, "y_zero_point")], {},
+    graph.replace_node(node, [add("QuantizeLinear", [y, param(ys, "y_scale"), param(yz, "y_zero_point")], {},
                                    "q")])
     return True
 

@@ -63,6 +63,8 @@ class OpSchema:
     layout: LayoutClass = TRANSPARENT
     infer: Callable | None = None
     decompose: Callable | None = None
+    #: entries of a small integer output vector from its inputs' (see ops/infer.py)
+    elements: Callable | None = None
     equivalents: dict[str, str] = field(default_factory=dict)
     #: reference asks for extra context (`_num_outputs`, `_run_graph`) by naming it.
     wants: frozenset = frozenset()
@@ -92,7 +94,7 @@ _REGISTRY: dict[str, OpSchema] = {}
 
 def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] | None = None,
        doc: str = "", layout: LayoutClass = TRANSPARENT, infer: Callable | None = None,
-       family: str = "", equivalents: dict[str, str] | None = None):
+       family: str = "", equivalents: dict[str, str] | None = None, elements: Callable | None = None):
     """Decorator registering a reference function as the IR op `name`."""
 
     def register(fn: Callable) -> Callable:
@@ -103,7 +105,7 @@ def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] 
             name=name, family=family or fn.__module__.rsplit(".", 1)[-1], inputs=_params(inputs),
             outputs=_params(outputs), attrs=dict(attrs or {}), reference=fn,
             doc=doc or (fn.__doc__ or "").strip().split("\n")[0], layout=layout, infer=infer,
-            equivalents=dict(equivalents or {}),
+            elements=elements, equivalents=dict(equivalents or {}),
             wants=frozenset(p for p in params if p in ("_num_outputs", "_run_graph")))
         return fn
 
@@ -132,14 +134,6 @@ def all_schemas() -> list[OpSchema]:
 
 def all_op_names() -> set[str]:
     return {s.name for s in all_schemas()}
-
-
-def op_names_quoted_in(module) -> set[str]:
-    """IR op names that appear as string literals in `module`'s source (what its converters emit)."""
-    import inspect
-    import re
-
-    return set(re.findall(r'"(\w+)"', inspect.getsource(module))) & all_op_names()
 
 
 _loaded = False

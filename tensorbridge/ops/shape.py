@@ -62,8 +62,45 @@ def _reshape_infer(inputs, attrs):
     return [(inputs[0].dtype, reshape_target(inputs[0].shape, target, attrs["allowzero"]))]
 
 
+# -- elements rules: entries of small shape vectors (see ops/infer.py) -------------------------------
+def _first_elements(node, known):
+    return known[0]
+
+
+def _scalar_elements(node, known):
+    """Reshape of a vector of at most one entry keeps its entries."""
+    return known[0] if known[0] is not None and len(known[0]) <= 1 else None
+
+
+def _concat_elements(node, known):
+    return [e for part in known for e in part] if all(k is not None for k in known) else None
+
+
+def _slice_elements(node, known):
+    data, starts, ends = known[0], known[1], known[2]
+    axes, steps = (known[3:] + [None, None])[:2]
+    if data is None or starts is None or ends is None or (axes is not None and axes != [0]):
+        return None
+    step = steps[0] if steps else 1
+    return data[starts[0]:None if ends[0] >= 2**62 else ends[0]:step]
+
+
+def _gather_elements(node, known):
+    data, idx = known
+    return [data[i] for i in idx] if data is not None and idx is not None else None
+
+
+def _shape_elements(node, known):
+    x = node.inputs[0]
+    if x.shape is None:
+        return None
+    start, end = node.attrs.get("start", 0) or 0, node.attrs.get("end")
+    return list(x.shape[start:end])
+
+
+
 @op("Reshape", inputs="data shape", outputs="reshaped", attrs={"allowzero": Attr("int", 0)},
-    layout=TERMINATE, infer=_reshape_infer, family=F,
+    layout=TERMINATE, infer=_reshape_infer, elements=_scalar_elements, family=F,
     doc="Reshape (0 copies a dim, -1 infers one). Equivalents: torch.reshape, keras Reshape, RESHAPE.")
 def reshape(data, shape, allowzero):
     target = reshape_target(data.shape, _ints(shape), allowzero)
@@ -113,7 +150,7 @@ def _squeeze_infer(inputs, attrs):
 
 
 @op("Squeeze", inputs="data axes?", outputs="squeezed", layout=attribute("axes"),
-    infer=_squeeze_infer, family=F, doc="Remove size-1 dims. Equivalents: torch.squeeze, SQUEEZE.")
+    infer=_squeeze_infer, elements=_first_elements, family=F, doc="Remove size-1 dims. Equivalents: torch.squeeze, SQUEEZE.")
 def squeeze(data, axes=None):
     if axes is None:
         return np.squeeze(data)
@@ -134,7 +171,7 @@ def _unsqueeze_infer(inputs, attrs):
 
 
 @op("Unsqueeze", inputs="data axes", outputs="expanded", layout=attribute("axes"),
-    infer=_unsqueeze_infer, family=F, doc="Insert size-1 dims. Equivalents: torch.unsqueeze, EXPAND_DIMS.")
+    infer=_unsqueeze_infer, elements=_first_elements, family=F, doc="Insert size-1 dims. Equivalents: torch.unsqueeze, EXPAND_DIMS.")
 def unsqueeze(data, axes):
     rank = data.ndim + np.asarray(axes).size
     out = data
@@ -161,7 +198,7 @@ def _concat_infer(inputs, attrs):
 
 
 @op("Concat", inputs="inputs*", outputs="concat_result", attrs={"axis": Attr("int")},
-    layout=attribute("axis"), infer=_concat_infer, family=F,
+    layout=attribute("axis"), infer=_concat_infer, elements=_concat_elements, family=F,
     doc="Join along an axis. Equivalents: torch.cat, keras Concatenate, CONCATENATION.")
 def concat(*inputs, axis):
     return np.concatenate(inputs, axis=axis)
@@ -232,7 +269,7 @@ def _slice_infer(inputs, attrs):
 
 
 @op("Slice", inputs="data starts ends axes? steps?", outputs="output",
-    layout=attribute("axes"), infer=_slice_infer, family=F,
+    layout=attribute("axes"), infer=_slice_infer, elements=_slice_elements, family=F,
     doc="Strided slice. Equivalents: tensor[a:b:c], tf.strided_slice, SLICE/STRIDED_SLICE.")
 def slice_(data, starts, ends, axes=None, steps=None):
     starts, ends = _ints(starts), _ints(ends)
@@ -255,7 +292,7 @@ def _gather_infer(inputs, attrs):
 
 
 @op("Gather", inputs="data indices", outputs="output", attrs={"axis": Attr("int", 0)},
-    layout=attribute("axis"), infer=_gather_infer, family=F,
+    layout=attribute("axis"), infer=_gather_infer, elements=_gather_elements, family=F,
     doc="Take slices along an axis. Equivalents: torch.index_select, nn.Embedding, tf.gather, GATHER.")
 def gather(data, indices, axis):
     return np.take(data, indices.astype(np.int64), axis=axis)
@@ -384,7 +421,7 @@ def _shape_infer(inputs, attrs):
 
 
 @op("Shape", inputs="data", outputs="shape", attrs={"start": Attr("int", 0), "end": Attr("int", None)},
-    layout=TERMINATE, infer=_shape_infer, family=F, doc="The shape as int64. Equivalents: tensor.shape, tf.shape, SHAPE.")
+    layout=TERMINATE, infer=_shape_infer, elements=_shape_elements, family=F, doc="The shape as int64. Equivalents: tensor.shape, tf.shape, SHAPE.")
 def shape(data, start, end):
     r = data.ndim
     s = max(0, min(r, norm_axis(start, r)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.layout_classes import TERMINATE
 from tensorbridge.ops.schema import Attr, op, set_decomposition
 
@@ -336,8 +337,6 @@ def rnn(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
 
 def _decompose_attention(graph, node):
     """4-D attention without cache, softcap or extra outputs: softmax(Q K^T * scale + mask) V."""
-    from tensorbridge.passes.decompose import replace_node
-
     q, k, v = node.inputs[:3]
     mask = node.input(3)
     a = node.attrs
@@ -350,23 +349,21 @@ def _decompose_attention(graph, node):
     dt = q.dtype or np.dtype(np.float32)
     scale = a.get("scale") or 1.0 / np.sqrt(head)
 
-    def emit(op, *args, **attrs):
-        return graph.add_node(op, list(args), attrs, name=f"{node.name}_{op.lower()}", meta=node.meta,
-                              before=node).outputs[0]
-
+    b = Builder.replacing(node)
+    emit = b.op
     kt = emit("Transpose", k, perm=[0, 1, 3, 2])
-    scores = emit("Mul", emit("MatMul", q, kt), graph.add_constant(f"{node.name}_scale", np.array(scale, dt)))
+    scores = emit("Mul", emit("MatMul", q, kt), b.const(np.array(scale, dt), b.name("scale")))
     if a.get("is_causal"):
         s_q, s_k = q.shape[2], k.shape[2]
         causal = np.where(np.arange(s_k)[None, :] <= np.arange(s_q)[:, None], 0.0, -np.inf).astype(dt)
-        scores = emit("Add", scores, graph.add_constant(f"{node.name}_causal", causal))
+        scores = emit("Add", scores, b.const(causal, b.name("causal")))
     if mask is not None:
         if mask.dtype == np.bool_:
-            mask = emit("Where", mask, graph.add_constant(f"{node.name}_zero", np.array(0.0, dt)),
-                        graph.add_constant(f"{node.name}_neginf", np.array(-np.inf, dt)))
+            mask = emit("Where", mask, b.const(np.array(0.0, dt), b.name("zero")),
+                        b.const(np.array(-np.inf, dt), b.name("neginf")))
         scores = emit("Add", scores, mask)
     y = emit("MatMul", emit("Softmax", scores, axis=-1), v)
-    replace_node(graph, node, [y])
+    graph.replace_node(node, [y])
     return True
 
 

@@ -39,15 +39,3 @@ def _legalize(graph: Graph, supports, target: str, report: BlockerReport) -> Non
             report.add(node.op, node.name, f"{target} has no equivalent and the IR has no decomposition")
         for g in node.subgraphs():
             _legalize(g, supports, target, report)
-
-
-def replace_node(graph: Graph, node, new_outputs) -> None:
-    """Swap a node's outputs for replacements and drop the node (used by decompositions)."""
-    pairs = list(zip(node.outputs, new_outputs))
-    for old, new in pairs:
-        new.shape = new.shape if new.shape is not None else old.shape
-        new.dtype = new.dtype if new.dtype is not None else old.dtype
-        graph.replace_all_uses(old, new)
-    graph.remove_node(node)
-    for old, new in pairs:  # the replacement takes over the public name
-        new.name, old.name = old.name, new.name

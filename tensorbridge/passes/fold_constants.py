@@ -24,7 +24,7 @@ _NEVER = {"If", "Loop", "Scan", "Dropout", "RandomNormal", "RandomUniform", "Ran
 
 def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset()) -> Graph:
     """Fold every foldable node except those whose op is in `keep`."""
-    from tensorbridge.passes.infer_shapes import infer_node
+    from tensorbridge.ops.infer import infer_node
     from tensorbridge.reference.interpreter import run_node
 
     for node in list(graph.nodes):

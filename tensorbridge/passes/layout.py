@@ -50,8 +50,7 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
-from tensorbridge.ops.infer import norm_axis
-from tensorbridge.passes.infer_shapes import infer_node
+from tensorbridge.ops.infer import infer_node, norm_axis
 
 LAYOUTS = ("NCHW", "NHWC")
 HEADS = {"Dense": (1, 0), "MatMul": (1, 0), "Gemm": (1, None)}  # op -> (weight input, row axis; None: transB)

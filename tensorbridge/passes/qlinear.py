@@ -19,8 +19,8 @@ import numpy as np
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.infer import infer_node
 from tensorbridge.ops.quant import int32_bias
-from tensorbridge.passes.infer_shapes import infer_node
 
 CONV_ATTRS = ("strides", "pads", "dilations", "group", "auto_pad", "kernel_shape", "layout")
 

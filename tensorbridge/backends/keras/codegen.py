@@ -5,6 +5,7 @@
     <dest>/model.weights.h5    the layers' weights (model.load_weights)
     <dest>/model.keras         the whole model, for keras.models.load_model
     <dest>/__init__.py         load_model() -> build_model() with the weights loaded
+    <dest>/tensorbridge.json   the signature and layer -> IR value names, for `verify`
 
 The graph is first planned channels-last (`passes/layout.py`); weighted ops become
 layers named after the IR nodes (Conv2D, DepthwiseConv2D, Dense, BatchNormalization,
@@ -20,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorbridge.backends.codegen import pyast as P
-from tensorbridge.backends.keras import emit_rules
-from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.emitter import CodeEmitter
+from tensorbridge.codegen.folder import read_signature, write_signature
+from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.namer import Namer
@@ -31,22 +33,23 @@ from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.rules.keras import REGISTRY
 
 INLINE_LIMIT = 16
 LAYOUT = LayoutTarget(("NHWC",), native="NHWC")  # TensorFlow's CPU kernels run convolutions only channels-last
 
 
-def exportable_ops() -> set[str]:
-    from tensorbridge.ops.schema import all_op_names, get
-
-    return {op for op in all_op_names() if op in emit_rules.RULES or get(op).decompose is not None}
+def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Pipeline:
+    """Dead code out, layouts planned channels-last, constants folded, ops without a rule decomposed."""
+    return Pipeline("Keras code").then("dead code", eliminate_dead_code) \
+        .then("layout", lambda g: plan_layout(g, target, layout)) \
+        .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
+        .then("legalize", lambda g: legalize(g, lambda op: REGISTRY.export_rule(op) is not None, "Keras code"))
 
 
 def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Graph:
-    g = eliminate_dead_code(clone(graph))
-    plan_layout(g, target, layout)
-    g = fold_constants(eliminate_dead_code(g))
-    return legalize(g, lambda op: op in emit_rules.RULES, "Keras code")
+    return pipeline(layout, target).run(clone(graph))
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
@@ -54,7 +57,7 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
     """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights).
 
     `target` is the layout target planned for (the TFLite backend passes its own)."""
-    em = Emitter(prepare(graph, layout, target))
+    em = KerasEmitter(prepare(graph, layout, target))
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
@@ -71,19 +74,17 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
             raise ModelError(f"generated layer {layer_name!r} rejected its weights: {e}") from None
     model.save_weights(str(dest / "model.weights.h5"))
     model.save(str(dest / "model.keras"))
+    write_signature(dest, em.g, em.layer_values)
 
 
 def layer_values(folder) -> dict[str, str]:
-    """A generated folder's layer name -> IR value name map, where they differ (its LAYER_VALUES)."""
-    import re
-
-    match = re.search(r"^LAYER_VALUES = (\{.*\})$", (Path(folder) / "model.py").read_text(), re.MULTILINE)
-    return ast.literal_eval(match.group(1)) if match else {}
+    """A generated folder's layer name -> IR value name map, where they differ."""
+    return read_signature(folder).get("values", {})
 
 
 def build(folder: Path):
     """Import a generated folder's model.py and call build_model() (weights not loaded)."""
-    from tensorbridge.backends.codegen.folder import load_folder
+    from tensorbridge.codegen.folder import load_folder
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     package = load_folder(folder)
@@ -103,22 +104,22 @@ def init_code() -> str:
                     [[P.from_import("pathlib", ["Path"])], [P.from_import("model", ["build_model"], level=1)]], body)
 
 
-class Emitter:
+class KerasEmitter(CodeEmitter):
+    """Builds the body of build_model(): keras.Input, layers and keras.ops calls, keras.Model."""
+
+    label = "Keras code"
+
     def __init__(self, graph: Graph):
-        self.g = graph
-        self.namer = Namer()
+        super().__init__(graph, REGISTRY)
         self.layer_names = Namer()
-        self.var: dict[int, ast.expr] = {}
-        self.body: list[ast.stmt] = []
         self.weights: dict[str, list[np.ndarray]] = {}
         self.constants: dict[str, np.ndarray] = {}
-        self.report = BlockerReport("Keras code generation", "keras")
         self.input_names: list[str] = []
         self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
 
-    def run(self) -> None:
+    def begin(self) -> None:
         for v in self.g.inputs:
-            ident = self.namer.name(v.name, "input")
+            ident = self.local(v, "input")
             shape = v.shape or ()
             batch = shape[0] if shape and isinstance(shape[0], int) else None
             dims = [d if isinstance(d, int) else None for d in shape[1:]]
@@ -130,39 +131,13 @@ class Emitter:
             self.body.append(P.assign([ident], P.call("keras.Input", **kwargs)))
             self.var[id(v)] = P.name(ident)
             self.input_names.append(ident)
-        failed: set[int] = set()
-        for node in self.g.nodes:
-            if any(v is not None and id(v) in failed for v in node.inputs):
-                failed |= {id(v) for v in node.outputs}
-                continue
-            try:
-                rule = emit_rules.RULES.get(node.op)
-                if rule is None:
-                    raise emit_rules.Unsupported("no Keras rule")
-                rule(self, node)
-            except emit_rules.Unsupported as e:
-                self.report.add(node.op, node.name, str(e))
-                failed |= {id(v) for v in node.outputs}
-        self.report.raise_if_any("Nothing was written.")
+
+    def finish(self) -> None:
         outs = [self.tensor(v) for v in self.g.outputs]
         self.body.append(P.ret(P.call("keras.Model", inputs=P.lit([P.name(n) for n in self.input_names]),
                                       outputs=P.lit(outs), name=self.layer_names.name(self.g.name, "model"))))
 
     # -- what rules call ---------------------------------------------------------------------
-    def out(self, node, value: ast.expr, index: int = 0) -> str:
-        v = node.outputs[index]
-        ident = self.namer.name(v.name, "t")
-        self.body.append(P.assign([ident], value))
-        self.var[id(v)] = P.name(ident)
-        return ident
-
-    def tensor(self, v: Value) -> ast.expr:
-        if id(v) in self.var:
-            return self.var[id(v)]
-        if v.const is not None:
-            return self.constant(v)
-        raise emit_rules.Unsupported(f"value {v.name!r} has no expression")
-
     def constant(self, v: Value) -> ast.expr:
         arr = np.asarray(v.const)
         if arr.size <= INLINE_LIMIT:
@@ -172,11 +147,6 @@ class Emitter:
         self.constants[key] = arr
         self.var[id(v)] = P.subscript(P.name("CONSTANTS"), key)
         return self.var[id(v)]
-
-    def scalar(self, v):
-        if v is not None and v.const is not None and np.asarray(v.const).size == 1:
-            return np.asarray(v.const).ravel()[0].item()
-        return None
 
     def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], inputs) -> str:
         name = self.layer_names.name(node.name, "layer")
@@ -194,10 +164,6 @@ class Emitter:
             prelude.append(P.assign(["CONSTANTS"], P.call("dict", P.call(
                 "np.load", P.call("str", P.method(P.call("Path", P.name("__file__")), "with_name", "constants.npz")),
                 allow_pickle=False))))
-        spec = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
-                 "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in self.g.inputs]
-        meta = [P.assign(["INPUTS"], P.lit(spec)), P.assign(["OUTPUTS"], P.lit([v.name for v in self.g.outputs])),
-                P.assign(["LAYER_VALUES"], P.lit(self.layer_values))]
         fn = P.function("build_model", [], self.body, doc=f"{self.g.name}: the Keras functional model.")
         src = ast.unparse(ast.Module([fn], []))
         groups = [[P.from_import("pathlib", ["Path"])]] if uses_constants else []
@@ -209,4 +175,4 @@ class Emitter:
             third.append(P.from_import("keras", names))
         groups.append(third)
         return P.module(f"Keras model generated by tensorbridge from {self.g.metadata.get('source_framework', 'IR')}.",
-                        groups, [*meta, *prelude, fn])
+                        groups, [*prelude, fn])

@@ -20,8 +20,7 @@ import numpy as np
 from tensorbridge.errors import BlockerReport
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
-from tensorbridge.passes.decompose import replace_node
-from tensorbridge.passes.infer_shapes import infer_node
+from tensorbridge.ops.infer import infer_node
 
 DOMAIN = "com.microsoft"
 #: IR op in layout NHWC -> (com.microsoft op, attributes it adds)
@@ -68,7 +67,7 @@ def _to_reduce_mean(graph: Graph, node: Node) -> None:
     mean = graph.add_node("ReduceMean", [x, axes], {"keepdims": 1}, name=f"{node.name}.mean", meta=node.meta,
                           before=node)
     infer_node(mean)
-    replace_node(graph, node, mean.outputs)
+    graph.replace_node(node, mean.outputs)
 
 
 def _on_integers(graph: Graph, node: Node) -> bool:
@@ -87,5 +86,5 @@ def _on_integers(graph: Graph, node: Node) -> bool:
     node.set_input(0, dq.inputs[0])
     node.outputs[0].dtype = dq.inputs[0].dtype
     node.outputs[0].quant = q.outputs[0].quant
-    replace_node(graph, q, node.outputs)
+    graph.replace_node(q, node.outputs)
     return True

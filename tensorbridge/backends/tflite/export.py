@@ -21,12 +21,6 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
 
-
-def exportable_ops() -> set[str]:
-    """Float ops through the converter; a quantized graph's ops must also have an integer.RULES entry."""
-    return keras_codegen.exportable_ops() | integer.PLUMBING
-
-
 # TFLite's SOFTMAX/LOG_SOFTMAX work on the last axis only (the converter would add transposes of its own)
 LAYOUT = replace(keras_codegen.LAYOUT, last_axis_ops=frozenset({"Softmax", "LogSoftmax"}))
 

@@ -3,11 +3,13 @@
     <dest>/model.py              class Model(nn.Module): layers built in __init__, one line per op
     <dest>/weights.safetensors   keys == Model().state_dict() keys
     <dest>/__init__.py           load_model() -> Model with weights loaded, in eval mode
+    <dest>/tensorbridge.json     the signature and local -> IR value names, for `verify`
 
 Weighted ops become real layers (nn.Conv2d, nn.Linear, nn.BatchNorm2d, nn.LayerNorm,
 nn.Embedding, nn.LSTM ...); other float constants become nn.Parameters and integer ones
 buffers, so the module trains. Small integer vectors computed from shapes (Shape, and
-arithmetic on it) are generated as Python lists, which keeps dynamic dims dynamic. Code is
+arithmetic on it) are generated as Python lists, which keeps dynamic dims dynamic. Locals are
+deleted after their last use, so the module runs as fast as hand-written code. Code is
 assembled as an `ast` and unparsed; identifiers come from the namer, so no string of the
 source model can become code. Ops without a rule are reported together before writing.
 """
@@ -15,35 +17,43 @@ source model can become code. Ops without a rule are reported together before wr
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 from pathlib import Path
 
 import numpy as np
 
-from tensorbridge.backends.codegen import pyast as P
-from tensorbridge.backends.torch import emit_rules
-from tensorbridge.backends.torch.emit_rules import TORCH_DTYPES
-from tensorbridge.errors import BlockerReport
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.emitter import CodeEmitter
+from tensorbridge.codegen.folder import write_signature
+from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
-from tensorbridge.ir.namer import Namer
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.litert_arithmetic import check_int_arithmetic, emulate_litert_arithmetic
+from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.rules.torch import REGISTRY
+from tensorbridge.rules.torch.base import TORCH_DTYPES
 
 log = logging.getLogger(__name__)
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
-SHAPE_OPS = {"Shape", "Concat", "Gather", "Add", "Sub", "Mul", "Div", "Squeeze", "Unsqueeze", "Slice", "Cast",
-             "Identity", "Reshape"}
 
 
-def exportable_ops() -> set[str]:
-    from tensorbridge.ops.schema import all_op_names, get
-
-    return {op for op in all_op_names() if op in emit_rules.RULES or get(op).decompose is not None}
+def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source") -> Pipeline:
+    """Dead code out, layouts planned NCHW, LiteRT integer arithmetic kept exact (torch has no int8
+    convolution to call), constants folded, ops without a rule decomposed, and folded again (weights a
+    decomposition dequantizes, such as QLinearConv's)."""
+    p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code)
+    p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
+    if check_int_arithmetic(int_arithmetic) == "source":
+        p.then("LiteRT arithmetic", functools.partial(emulate_litert_arithmetic, convolutions=True))
+    p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
+    p.then("legalize", lambda g: legalize(g, lambda op: REGISTRY.export_rule(op) is not None, "PyTorch code"))
+    return p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic: str = "source",
@@ -51,27 +61,26 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic
     """Write the code folder for `graph` at `dest`."""
     from tensorbridge.ir.serde import write_safetensors
 
-    code, state = generate(graph, layout, int_arithmetic)
+    em = emit(graph, layout, int_arithmetic)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "model.py").write_text(code)
+    (dest / "model.py").write_text(em.module_source())
     (dest / "__init__.py").write_text(init_code())
-    write_safetensors(dest / "weights.safetensors", state, {"format": "pt"})
+    write_safetensors(dest / "weights.safetensors", em.state, {"format": "pt"})
+    write_signature(dest, em.g, em.value_names)
 
 
 def generate(graph: Graph, layout: LayoutOptions | None = None,
              int_arithmetic: str = "source") -> tuple[str, dict[str, np.ndarray]]:
     """The model.py source and its state dict (name -> array); `int_arithmetic` as for ONNX export."""
-    g = eliminate_dead_code(clone(graph))
-    plan_layout(g, LAYOUT, layout)
-    if check_int_arithmetic(int_arithmetic) == "source":
-        emulate_litert_arithmetic(g, convolutions=True)  # torch has no int8 convolution to call
-    g = fold_constants(eliminate_dead_code(g))
-    g = legalize(g, lambda op: op in emit_rules.RULES, "PyTorch code")
-    g = fold_constants(eliminate_dead_code(g))  # weights a decomposition dequantizes (QLinearConv)
-    em = Emitter(g)
-    em.run()
+    em = emit(graph, layout, int_arithmetic)
     return em.module_source(), em.state
+
+
+def emit(graph: Graph, layout: LayoutOptions | None = None, int_arithmetic: str = "source") -> TorchEmitter:
+    em = TorchEmitter(pipeline(layout, int_arithmetic).run(clone(graph)))
+    em.run()
+    return em
 
 
 def init_code() -> str:
@@ -89,56 +98,44 @@ def init_code() -> str:
                      [P.from_import("model", ["Model"], level=1)]], body)
 
 
-class Emitter:
-    """Walks the graph once and collects __init__ statements, forward statements and weights."""
+class TorchEmitter(CodeEmitter):
+    """Collects __init__ statements, forward statements and the state dict."""
+
+    label = "PyTorch code"
 
     def __init__(self, graph: Graph):
-        self.g = graph
-        self.namer = Namer()
+        super().__init__(graph, REGISTRY, release=True)
+        from tensorbridge.ir.namer import Namer
+
         self.attrs = Namer()
-        self.var: dict[int, ast.expr] = {}
         self.init: list[ast.stmt] = []
-        self.body: list[ast.stmt] = []
         self.state: dict[str, np.ndarray] = {}
         self.shape_values: set[int] = set()
-        self.report = BlockerReport("PyTorch code generation", "torch")
         self.params: dict[int, ast.expr] = {}
-        self.skip: set[int] = set()  # nodes a rule already emitted as part of its own code
-        self.value_names: dict[str, str] = {}  # forward() local -> IR value name, where they differ
+        self.inputs: list[str] = []
 
-    # -- driver ----------------------------------------------------------------------------------
-    def run(self) -> None:
+    # -- the walk ----------------------------------------------------------------------------------
+    def begin(self) -> None:
         self._find_shape_values()
-        self.inputs = []
         for v in self.g.inputs:
-            ident = self.namer.name(v.name, "input")
+            ident = self.local(v, "input")
             self.var[id(v)] = P.name(ident)
             self.inputs.append(ident)
-        failed: set[int] = set()  # values of nodes that could not be emitted
-        for node in self.g.nodes:
-            if id(node) in self.skip:
-                continue
-            if any(v is not None and id(v) in failed for v in node.inputs):
-                failed |= {id(v) for v in node.outputs}  # a consequence, not another blocker
-                continue
-            rule = emit_rules.RULES.get(node.op)
-            try:
-                if rule is None:
-                    raise emit_rules.Unsupported("no PyTorch rule")
-                if id(node.outputs[0]) in self.shape_values:
-                    emit_rules.emit_shape_op(self, node)
-                else:
-                    rule(self, node)
-            except emit_rules.Unsupported as e:
-                self.report.add(node.op, node.name, str(e))
-                failed |= {id(v) for v in node.outputs}
-        self.report.raise_if_any("Nothing was written.")
+
+    def write(self, node, rule) -> None:
+        if id(node.outputs[0]) in self.shape_values and rule.shape_write is not None:
+            rule.shape_write(self, node)
+        else:
+            rule.write(self, node)
+
+    def finish(self) -> None:
         outs = [self.tensor(v) for v in self.g.outputs]
         self.body.append(P.ret(outs[0] if len(outs) == 1 else ast.Tuple(outs, ast.Load())))
 
     def _find_shape_values(self) -> None:
+        shape_ops = self.registry.shape_ops()
         for node in self.g.nodes:
-            if node.op not in SHAPE_OPS or len(node.outputs) != 1:
+            if node.op not in shape_ops or len(node.outputs) != 1:
                 continue
             out = node.outputs[0]
             if out.dtype is None or out.dtype.kind not in "iu" or out.shape is None or len(out.shape) > 1:
@@ -156,52 +153,25 @@ class Emitter:
         return c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= 16
 
     # -- what rules call ---------------------------------------------------------------------------
-    def out(self, node, value: ast.expr, index: int = 0) -> str:
-        """Assign `value` to a fresh variable named after the node's output."""
-        v = node.outputs[index]
-        ident = self.namer.name(v.name, "t")
-        self.body.append(P.assign([ident], value))
-        self.var[id(v)] = P.name(ident)
-        if ident != v.name:
-            self.value_names[ident] = v.name
-        return ident
-
-    def outs(self, node, value: ast.expr, count: int) -> None:
-        idents = [self.namer.name(v.name, "t") for v in node.outputs[:count]]
-        self.body.append(P.assign(idents, value))
-        for v, ident in zip(node.outputs, idents):
-            self.var[id(v)] = P.name(ident)
-            if ident != v.name:
-                self.value_names[ident] = v.name
-
     def tensor(self, v: Value) -> ast.expr:
         """An expression for `v` as a torch tensor."""
-        if id(v) in self.var:
-            e = self.var[id(v)]
-            if id(v) in self.shape_values:
-                return P.call("torch.tensor", e, dtype=P.name("torch.int64"))
-            return e
-        if v.const is not None:
-            return self.param(v)
-        raise emit_rules.Unsupported(f"value {v.name!r} has no expression")
+        if id(v) in self.var and id(v) in self.shape_values:
+            return P.call("torch.tensor", self.var[id(v)], dtype=P.name("torch.int64"))
+        return super().tensor(v)
+
+    def constant(self, v: Value) -> ast.expr:
+        return self.param(v)
 
     def pylist(self, v: Value) -> ast.expr:
         """An expression for a shape-like integer value as a Python list/int."""
         if v.const is not None:
-            c = np.asarray(v.const)
-            return P.lit(c.tolist())
+            return P.lit(np.asarray(v.const).tolist())
         if id(v) in self.shape_values:
             return self.var[id(v)]
-        raise emit_rules.Unsupported(f"{v.name!r} must be a constant or computed from shapes")
-
-    def scalar(self, v: Value):
-        """A Python number for a 1-element constant, else None."""
-        if v is not None and v.const is not None and np.asarray(v.const).size == 1:
-            return np.asarray(v.const).ravel()[0].item()
-        return None
+        raise Unsupported(f"{v.name!r} must be a constant or computed from shapes")
 
     def arg(self, v: Value | None) -> ast.expr | None:
-        """Tensor expression, or a literal for 1-element constants (broadcast like a scalar)."""
+        """Tensor expression, or a literal for 0-d constants (broadcast like a scalar)."""
         if v is None:
             return None
         s = self.scalar(v)
@@ -212,17 +182,16 @@ class Emitter:
     def param(self, v: Value) -> ast.expr:
         """A constant as a module attribute: nn.Parameter (float weights) or buffer (the rest).
 
-    Constants the source built in code rather than learned (`meta["role"] == "literal"`)
-    become buffers, or an inline `torch.full` when every element is the same.
-    """
+        Constants the source built in code rather than learned (`meta["role"] == "literal"`)
+        become buffers, or an inline `torch.full` when every element is the same.
+        """
         if id(v) in self.params:
             return self.params[id(v)]
         arr = np.asarray(v.const)
         name_dt = dtypes.name(arr.dtype)
         if name_dt not in TORCH_DTYPES:
-            raise emit_rules.Unsupported(f"constant {v.name!r} of dtype {name_dt}")
+            raise Unsupported(f"constant {v.name!r} of dtype {name_dt}")
         if v.meta.get("role") == "literal" and arr.size and (arr == arr.ravel()[0]).all():
-            # a filled tensor the source built in code (zeros for an initial state, ...), not a weight
             expr = P.call("torch.full", list(arr.shape), arr.ravel()[0].item(), dtype=P.name(TORCH_DTYPES[name_dt]))
             self.params[id(v)] = expr
             return expr
@@ -252,13 +221,9 @@ class Emitter:
         forward = P.function("forward", ["self", *self.inputs], self.body)
         cls = P.class_def("Model", ["nn.Module"], [init, forward],
                           doc=f"{self.g.name}: {len(self.g.nodes)} ops converted by tensorbridge.")
-        spec = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
-                 "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in self.g.inputs]
-        meta = [P.assign(["INPUTS"], P.lit(spec)), P.assign(["OUTPUTS"], P.lit([v.name for v in self.g.outputs])),
-                P.assign(["VALUE_NAMES"], P.lit(self.value_names))]
         source = self.g.metadata.get("source_framework", "IR")
         used = {n.id for n in ast.walk(ast.Module([cls], [])) if isinstance(n, ast.Name)}
         imports = [P.import_("torch")] if "torch" in used else []
         imports += [P.import_("torch.nn.functional", "F")] if "F" in used else []
         imports += [P.from_import("torch", ["nn"])]
-        return P.module(f"PyTorch model generated by tensorbridge from {source}.", [imports], [*meta, cls])
+        return P.module(f"PyTorch model generated by tensorbridge from {source}.", [imports], [cls])

@@ -14,19 +14,13 @@ from tensorbridge.backends.torch import codegen
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
 
-
-def exportable_ops() -> set[str]:
-    return codegen.exportable_ops()
-
-
 LAYOUT = codegen.LAYOUT
 
 
 def save(graph: Graph, dest, layout=None, **_options) -> None:
     import torch
 
-    from tensorbridge.backends.codegen.folder import load_folder
-    from tensorbridge.verification.runners.torch import _to_torch
+    from tensorbridge.codegen.folder import load_folder
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
@@ -36,7 +30,7 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
         named = {}
         for v in graph.inputs:
             shape = [d if isinstance(d, int) else 2 for d in (v.shape or ())]
-            examples.append(_to_torch(np.zeros(shape, dtype=v.dtype)))
+            examples.append(torch.from_numpy(np.zeros(shape, dtype=v.dtype)))
             spec = {}
             for axis, d in enumerate(v.shape or ()):
                 if not isinstance(d, int):

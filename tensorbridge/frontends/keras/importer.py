@@ -1,7 +1,7 @@
 """Keras 3 frontend: `.keras` / `.h5` files and in-memory models (Sequential, Functional, nested).
 
 The functional graph is walked node by node (deepest first); each layer class, and each
-`keras.ops` call in the graph, maps to a converter through `rules/keras.py`; nested models are
+`keras.ops` call in the graph, maps to an import rule of the Keras registry (`rules/keras/`); nested models are
 inlined; every layer or call without a converter (custom layers included) is listed in one
 error before anything is built. IR nodes and weights are named after the layers (`block1_conv1`, `block1_conv1.kernel`).
 """
@@ -16,10 +16,11 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
-from tensorbridge.passes.infer_shapes import infer_node, infer_shapes
-from tensorbridge.rules import keras as rules
+from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.rules.keras import REGISTRY
 
 log = logging.getLogger(__name__)
 
@@ -55,22 +56,18 @@ def load(source) -> Graph:
     return graph
 
 
-def to_numpy(w) -> np.ndarray:
-    arr = w.numpy() if hasattr(w, "numpy") else np.asarray(w)
-    return np.asarray(arr)
-
-
 class Importer:
     def __init__(self, model):
         self.model = model
         self.graph = Graph(model.name or "keras_model")
         self.env: dict[int, Value] = {}
         self.report = BlockerReport("Keras import", "keras")
+        self.build = Builder(self.graph)
         self.layer = None
 
     def run(self) -> Graph:
         self._preflight(self.model)
-        self.report.raise_if_any("Nothing was written. Custom layers need a converter (rules/keras.py).")
+        self.report.raise_if_any("Nothing was written. Custom layers need an import rule (tensorbridge/rules/keras/).")
         for t in self.model.inputs:
             shape = tuple(d if d is not None else ("batch" if i == 0 else None) for i, d in enumerate(t.shape))
             name = t.name if not t.name.startswith("keras_tensor") else self._input_layer_name(t)
@@ -102,14 +99,12 @@ class Importer:
             if hasattr(layer, "_nodes_by_depth"):
                 self._preflight(layer)
             elif not isinstance(layer, keras.layers.Layer):
-                if kind not in rules.OPS and kind not in rules.OPS_SPECIAL:
+                if REGISTRY.import_rule(kind, "op") is None:
                     self.report.add(kind, layer.name, "keras.ops call without a converter")
-            elif kind not in rules.LAYERS:
+            elif REGISTRY.import_rule(kind, "layer") is None:
                 self.report.add(kind, layer.name, "custom or unsupported layer")
 
     def _walk(self, model) -> None:
-        from tensorbridge.frontends.keras import convert, ops
-
         keras = _keras()
         for node in self._nodes(model):
             layer = node.operation
@@ -123,17 +118,13 @@ class Importer:
                 self._walk(layer)
                 outs = [self.env[id(t)] for t in layer.outputs]
             elif not isinstance(layer, keras.layers.Layer):  # a keras.ops call
-                self.layer = layer
+                self._at(layer)
                 args, kwargs = self.operands(node.arguments.args), self.operands(node.arguments.kwargs)
-                if kind in rules.OPS:
-                    outs = ops.elementwise(self, layer, args, kwargs, node, rules.OPS[kind])
-                else:
-                    outs = getattr(ops, rules.OPS_SPECIAL[kind])(self, layer, args, kwargs, node)
+                outs = REGISTRY.import_rule(kind, "op").convert(self, layer, args, kwargs, node)
                 outs = outs if isinstance(outs, (list, tuple)) else [outs]
             else:
-                self.layer = layer
-                fn = getattr(convert, rules.LAYERS[kind])
-                outs = fn(self, layer, inputs, node)
+                self._at(layer)
+                outs = REGISTRY.import_rule(kind, "layer").convert(self, layer, inputs, node)
                 outs = outs if isinstance(outs, (list, tuple)) else [outs]
             for t, v in zip(node.output_tensors, outs):
                 self.env[id(t)] = v
@@ -147,27 +138,16 @@ class Importer:
             return [self.operands(a) for a in args]
         return self.env[id(args)] if id(args) in self.env else args
 
+    def _at(self, layer) -> None:
+        self.layer = layer
+        self.build.at(layer.name, {"framework": "keras", "source_op": type(layer).__name__,
+                                   "source_name": layer.name})
+
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
-        name = f"{self.layer.name}.{suffix}" if suffix else self.layer.name
-        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs, name=name,
-                                   meta={"framework": "keras", "source_op": type(self.layer).__name__,
-                                         "source_name": self.layer.name})
-        infer_node(node)
-        return node.outputs[0] if outputs == 1 else node.outputs
+        return self.build.emit(op, inputs, attrs, outputs, suffix)
 
     def weight(self, name: str, array) -> Value:
-        return self.graph.add_constant(f"{self.layer.name}.{name}", np.ascontiguousarray(array))
+        return self.build.weight(f"{self.layer.name}.{name}", np.ascontiguousarray(array))
 
     def const(self, value, dtype=np.float32) -> Value:
-        v = self.graph.add_constant(f"{self.layer.name}.const", np.asarray(value, dtype=dtype))
-        v.meta["role"] = "literal"
-        return v
-
-
-def importable_ops() -> set[str]:
-    """IR ops Keras layers and keras.ops calls produce (the converters' op names and the tables)."""
-    from tensorbridge.frontends.keras import convert, ops
-    from tensorbridge.ops.schema import op_names_quoted_in
-
-    named = op_names_quoted_in(convert) | op_names_quoted_in(ops) | set(rules.OPS.values())
-    return named | {spec[0] for spec in rules.ACTIVATIONS.values() if spec}
+        return self.build.const(value, dtype=dtype)

@@ -12,8 +12,7 @@ from tensorbridge.errors import Blocker, ModelError, UnsupportedError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
-from tensorbridge.ops.infer import norm_axis
-from tensorbridge.passes.infer_shapes import infer_node
+from tensorbridge.ops.infer import infer_node, norm_axis
 
 #: attributes a special handler consumes on top of the IR op's own.
 EXTRA_ATTRS = {

@@ -23,8 +23,9 @@ from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import QuantParams, Value
+from tensorbridge.ops.infer import infer_node
 from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.infer_shapes import infer_node, infer_shapes
+from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.rules import tflite as rules
 
 log = logging.getLogger(__name__)

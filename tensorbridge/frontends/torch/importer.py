@@ -10,7 +10,6 @@ dims. Every unsupported ATen op is listed in one error before anything is built.
 
 from __future__ import annotations
 
-import functools
 import logging
 import operator
 from pathlib import Path
@@ -19,10 +18,12 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
-from tensorbridge.passes.infer_shapes import infer_node, infer_shapes
-from tensorbridge.rules import torch as rules
+from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.rules.torch import REGISTRY
+from tensorbridge.rules.torch.base import dtype_name, to_numpy
 
 log = logging.getLogger(__name__)
 
@@ -60,19 +61,21 @@ def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False)
 
 
 def _load_folder(path: Path) -> Graph:
-    """A generated code folder: import it, trace it with inputs made from its INPUTS signature."""
+    """A generated code folder: import it, trace it with inputs made from its signature."""
     import torch
 
-    from tensorbridge.verification.runners.torch import TorchModuleRunner, _to_torch
+    from tensorbridge.codegen.folder import load_folder, read_signature
 
-    runner = TorchModuleRunner(path)
+    signature = read_signature(path)
+    module = load_folder(path).load_model()
     args, dynamic, dims = [], [], {}
-    for _, dt, shape in runner.inputs:
+    for spec in signature["inputs"]:
+        shape, dt = spec["shape"], spec["dtype"]
         concrete = [d if isinstance(d, int) else 2 for d in shape]
-        args.append(_to_torch(np.zeros(concrete, dtype=dtypes.dtype(dt))))
+        args.append(torch.from_numpy(np.zeros(concrete, dtype=dtypes.dtype(dt))))
         spec = {i: dims.setdefault(d, torch.export.Dim(_ident(d))) for i, d in enumerate(shape) if isinstance(d, str)}
         dynamic.append(spec or None)
-    return load(runner.module, tuple(args), tuple(dynamic) if dims else None)
+    return load(module, tuple(args), tuple(dynamic) if dims else None)
 
 
 def _ident(name: str) -> str:
@@ -121,26 +124,6 @@ def _dim_names(ep, dynamic_shapes) -> dict:
     return names
 
 
-def to_numpy(t) -> np.ndarray:
-    import torch
-
-    t = t.detach().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.contiguous().view(torch.int16).numpy().view(dtypes.dtype("bfloat16"))
-    return t.numpy()
-
-
-def torch_dtype_name(dt) -> str:
-    import torch
-
-    table = {torch.float32: "float32", torch.float64: "float64", torch.float16: "float16",
-             torch.bfloat16: "bfloat16", torch.int64: "int64", torch.int32: "int32", torch.int16: "int16",
-             torch.int8: "int8", torch.uint8: "uint8", torch.bool: "bool"}
-    if dt not in table:
-        raise ModelError(f"torch dtype {dt} is not supported")
-    return table[dt]
-
-
 class Importer:
     def __init__(self, ep, dim_names: dict):
         self.ep = ep
@@ -149,12 +132,11 @@ class Importer:
         self.env: dict[str, object] = {}  # fx node name -> Value | tuple | python value
         self.sym_values: dict = {}  # sympy symbol -> IR int64[1] value
         self.report = BlockerReport("PyTorch import", "torch")
+        self.build = Builder(self.graph)
         self.node = None  # fx node being converted
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> Graph:
-        from tensorbridge.frontends.torch import convert
-
         self._preflight()
         sig = self.ep.graph_signature
         consts = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
@@ -169,7 +151,7 @@ class Importer:
                 else:
                     self.env[node.name] = self._input(node)
             elif node.op == "call_function":
-                self.env[node.name] = self._call(node, convert)
+                self.env[node.name] = self._call(node)
             elif node.op == "output":
                 self._outputs(node)
         self.graph.metadata.update({"source_framework": "torch"})
@@ -178,24 +160,21 @@ class Importer:
 
     def _preflight(self) -> None:
         for node in self.ep.graph.nodes:
-            if node.op != "call_function" or node.target is operator.getitem or node.target in _sym_ops():
+            if node.op != "call_function" or node.target is operator.getitem:
                 continue
-            name, quantization = aten_name(node.target), pt2e_name(node.target)
-            if quantization is not None:
-                if quantization not in rules.QUANTIZED:
-                    self.report.add(str(node.target), node.name, "dynamic quantization (parameters computed at "
-                                    "run time); only static PT2E quantization is supported")
-            elif name is None:
+            key = source_op(node.target)
+            if key is None:
                 self.report.add(str(node.target), node.name, "not an ATen op")
-            elif name not in rules.UNARY and name not in rules.BINARY and name not in rules.PASSTHROUGH \
-                    and name not in rules.SPECIAL:
-                self.report.add(f"aten.{name}", node.name, "no IR mapping yet")
-        self.report.raise_if_any("Nothing was written. Unsupported ATen ops need a row in rules/torch.py.")
+            elif REGISTRY.import_rule(key[1], key[0]) is None:
+                detail = "dynamic quantization (parameters computed at run time); only static PT2E quantization " \
+                         "is supported" if key[0] == "pt2e" else "no IR mapping yet"
+                self.report.add(f"{key[0]}.{key[1]}", node.name, detail)
+        self.report.raise_if_any("Nothing was written. Each op needs an import rule in tensorbridge/rules/torch/.")
 
     def _input(self, node) -> Value:
         val = node.meta["val"]
         shape = tuple(self.dim(d) for d in val.shape)
-        v = self.graph.add_input(node.name, torch_dtype_name(val.dtype), shape)
+        v = self.graph.add_input(node.name, dtype_name(val.dtype), shape)
         for axis, d in enumerate(val.shape):
             if not isinstance(d, int):
                 expr = d.node.expr
@@ -212,30 +191,13 @@ class Importer:
                 continue  # buffer mutations are not model outputs
             self.graph.outputs.append(self.value(arg))
 
-    def _call(self, node, convert):
+    def _call(self, node):
         if node.target is operator.getitem:
             src, idx = node.args
             return self.env[src.name][idx]
-        if node.target in _sym_ops():
-            return _sym_ops()[node.target](self, *[self.sym_or_value(a) for a in node.args])
-        quantization = pt2e_name(node.target)
-        if quantization is not None:
-            return getattr(convert, rules.QUANTIZED[quantization])(self, node, *node.args, **node.kwargs)
-        name = aten_name(node.target)
-        if name in rules.PASSTHROUGH:
-            return self.value(node.args[0])
-        if name in rules.UNARY:
-            return self.emit(rules.UNARY[name], [self.value(node.args[0])])
-        if name in rules.BINARY:
-            a, b = node.args[0], node.args[1]
-            av, bv = self.value(a, like=b), self.value(b, like=a)
-            alpha = node.kwargs.get("alpha", node.args[2] if len(node.args) > 2 else 1)
-            if alpha != 1 and name in ("add", "sub"):
-                bv = self.emit("Mul", [bv, self.const(alpha, like=bv)], suffix="alpha")
-            if name == "div" and node.kwargs.get("rounding_mode") == "floor":
-                return self.emit("Floor", [self.emit("Div", [av, bv], suffix="div")])
-            return self.emit(rules.BINARY[name], [av, bv], attrs={"fmod": 1} if name == "fmod" else None)
-        return getattr(convert, rules.SPECIAL[name])(self, node, *node.args, **node.kwargs)
+        kind, name = source_op(node.target)
+        self.build.at(self.name(), self.provenance())
+        return REGISTRY.import_rule(name, kind).convert(self, node, *node.args, **node.kwargs)
 
     # -- helpers for converters ---------------------------------------------------------------
     def dim(self, d):
@@ -267,14 +229,12 @@ class Importer:
 
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
         """Add an IR node for the current fx node; returns its output (or outputs if > 1)."""
-        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs, name=self.name(suffix),
-                                   meta=self.provenance())
-        infer_node(node)
+        node = self.build.node(op, inputs, attrs, outputs, suffix)
         val = self.meta()
         out = node.outputs[0]
         if not suffix and outputs == 1 and hasattr(val, "dtype") and hasattr(val, "shape"):
             if out.dtype is None:  # torch knows the type when no IR rule could infer it
-                out.dtype = np.dtype(dtypes.dtype(torch_dtype_name(val.dtype)))
+                out.dtype = np.dtype(dtypes.dtype(dtype_name(val.dtype)))
             if out.shape is None:
                 out.shape = tuple(self.dim(d) for d in val.shape)
         return node.outputs[0] if outputs == 1 else node.outputs
@@ -285,9 +245,7 @@ class Importer:
         arr = np.asarray(value, dtype=dtype)
         if dtype is None and arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        v = self.graph.add_constant(self.name("const"), arr)
-        v.meta["role"] = "literal"
-        return v
+        return self.build.const(arr)
 
     def value(self, arg, like=None) -> Value:
         """An fx argument as an IR value (scalars become constants of `like`'s dtype)."""
@@ -322,59 +280,21 @@ class Importer:
         return arg
 
     def sym_value(self, expr) -> Value:
-        """IR int64[1] value computing a sympy expression over the input dims."""
-        import sympy
+        """IR int64[1] value computing a sympy expression over the input dims (cached)."""
+        from tensorbridge.rules.torch.shape import size_value
 
-        if getattr(expr, "is_Integer", False):
-            return self.const([int(expr)], dtype=np.int64)
-        cached = self.sym_values.get(expr)
-        if isinstance(cached, Value):
-            return cached
-        if isinstance(cached, tuple):
-            _, inp, axis = cached
-            v = self.emit("Shape", [inp], {"start": axis, "end": axis + 1}, suffix=f"dim{axis}")
-        elif isinstance(expr, sympy.Add):
-            parts = [self.sym_value(a) for a in expr.args]
-            v = parts[0]
-            for p in parts[1:]:
-                v = self.emit("Add", [v, p], suffix="dim_add")
-        elif isinstance(expr, sympy.Mul):
-            parts = [self.sym_value(a) for a in expr.args]
-            v = parts[0]
-            for p in parts[1:]:
-                v = self.emit("Mul", [v, p], suffix="dim_mul")
-        elif type(expr).__name__ in ("FloorDiv", "CleanDiv"):
-            v = self.emit("Div", [self.sym_value(expr.args[0]), self.sym_value(expr.args[1])], suffix="dim_div")
-        else:
-            raise ModelError(f"{self.node.name}: symbolic size {expr} is not supported")
-        self.sym_values[expr] = v
+        if not getattr(expr, "is_Integer", False) and isinstance(self.sym_values.get(expr), Value):
+            return self.sym_values[expr]
+        v = size_value(self, expr)
+        if not getattr(expr, "is_Integer", False):
+            self.sym_values[expr] = v
         return v
 
     def shape_tensor(self, dims) -> Value:
-        """A list of ints / SymInts / sym nodes as one IR int64 vector."""
-        import torch
+        """A list of ints / SymInts / size nodes as one IR int64 vector."""
+        from tensorbridge.rules.torch.shape import shape_vector
 
-        static = []
-        for d in dims:
-            if isinstance(d, int):
-                static.append(d)
-            elif isinstance(d, torch.SymInt) and getattr(d.node.expr, "is_Integer", False):
-                static.append(int(d.node.expr))
-            else:
-                static = None
-                break
-        if static is not None:
-            return self.const(static, dtype=np.int64)
-        parts = []
-        for d in dims:
-            if isinstance(d, int):
-                parts.append(self.const([d], dtype=np.int64))
-            elif isinstance(d, torch.SymInt):
-                parts.append(self.sym_value(d.node.expr))
-            else:
-                v = self.env[d.name]
-                parts.append(v[1] if isinstance(v, tuple) else v)
-        return self.emit("Concat", parts, {"axis": 0}, suffix="shape")
+        return shape_vector(self, dims)
 
     def out_shape(self, node=None) -> Value:
         """The current node's output shape as an IR value (constant when static)."""
@@ -384,18 +304,22 @@ class Importer:
         return len(arg.meta["val"].shape)
 
 
-def aten_name(target) -> str | None:
-    ns = getattr(target, "namespace", None)
-    if ns != "aten":
-        return None
-    return target.__name__.split(".")[0]
+def source_op(target) -> tuple[str, str] | None:
+    """(namespace, name) of an fx call target in the registry's terms; None for anything else."""
+    namespace = getattr(target, "namespace", None)
+    if namespace == "aten":
+        return "aten", target.__name__.split(".")[0]
+    if namespace == "quantized_decomposed":
+        return "pt2e", target.__name__.split(".")[0]
+    if getattr(target, "__module__", None) in ("_operator", "operator"):
+        return "python", target.__name__
+    return None
 
 
 def pt2e_name(target) -> str | None:
     """The op name of a PT2E quantize/dequantize (`quantized_decomposed` namespace), else None."""
-    if getattr(target, "namespace", None) != "quantized_decomposed":
-        return None
-    return target.__name__.split(".")[0]
+    key = source_op(target)
+    return key[1] if key is not None and key[0] == "pt2e" else None
 
 
 def load_program(path):
@@ -404,38 +328,3 @@ def load_program(path):
     import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers the quantized_decomposed ops
 
     return torch.export.load(str(path))
-
-
-def _sym_size(imp, x, dim):
-    v = imp.emit("Shape", [x], {"start": dim, "end": dim + 1 if dim != -1 else None}, suffix=f"dim{dim}")
-    expr = imp.meta().node.expr if hasattr(imp.meta(), "node") else None
-    if expr is not None and expr not in imp.sym_values:
-        imp.sym_values[expr] = v
-    return ("sym", v)
-
-
-def _sym_arith(op):
-    def fn(imp, a, b):
-        av = a[1] if isinstance(a, tuple) else imp.const([a], dtype=np.int64)
-        bv = b[1] if isinstance(b, tuple) else imp.const([b], dtype=np.int64)
-        return ("sym", imp.emit(op, [av, bv], suffix="dim"))
-    return fn
-
-
-@functools.cache
-def _sym_ops() -> dict:
-    """Python-level ops on symbolic sizes that torch.export leaves in the graph."""
-    import torch
-
-    return {torch.ops.aten.sym_size.int: _sym_size, operator.mul: _sym_arith("Mul"),
-            operator.add: _sym_arith("Add"), operator.sub: _sym_arith("Sub"),
-            operator.floordiv: _sym_arith("Div")}
-
-
-def importable_ops() -> set[str]:
-    """IR ops the PyTorch frontend produces: the table rows plus the op names the converters use."""
-    from tensorbridge.frontends.torch import convert
-    from tensorbridge.ops.schema import op_names_quoted_in
-
-    named = op_names_quoted_in(convert)
-    return set(rules.UNARY.values()) | set(rules.BINARY.values()) | named

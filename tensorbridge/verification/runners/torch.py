@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorbridge.backends.codegen.folder import load_folder
+from tensorbridge.codegen.folder import load_folder, read_signature
 from tensorbridge.errors import ModelError
+from tensorbridge.rules.torch.base import dtype_name, to_numpy
 
 
 def _to_torch(arr):
@@ -22,12 +23,6 @@ def _to_torch(arr):
     if str(arr.dtype) == "bfloat16":
         return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
     return torch.from_numpy(np.ascontiguousarray(arr))
-
-
-def _to_numpy(t) -> np.ndarray:
-    from tensorbridge.frontends.torch.importer import to_numpy
-
-    return to_numpy(t)
 
 
 def _flatten(out) -> list:
@@ -45,28 +40,24 @@ class TorchModuleRunner:
         import torch
 
         path = Path(source)
-        package = load_folder(path)
-        self.module = package.load_model()
-        model_py = sys.modules[package.__name__ + ".model"]
-        self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in model_py.INPUTS]
-        self.outputs = list(model_py.OUTPUTS)
-        self.value_names = dict(getattr(model_py, "VALUE_NAMES", {}))
+        signature = read_signature(path)
+        self.module = load_folder(path).load_model()
+        self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in signature["inputs"]]
+        self.outputs = list(signature["outputs"])
+        self.value_names = dict(signature.get("values", {}))
         self._torch = torch
 
     def run(self, feeds):
         with self._torch.no_grad():
             out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
-        return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+        return {n: to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
 
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value forward() computes, by IR value name (each op writes its own local)."""
         with self._torch.no_grad():
-            _, frame_locals = _capture_locals(self.module.forward, *[_to_torch(feeds[n]) for n, _, _ in self.inputs])
-        out = {}
-        for local, t in frame_locals.items():
-            if isinstance(t, self._torch.Tensor):
-                out[self.value_names.get(local, local)] = _to_numpy(t)
-        return out
+            frame_locals = _capture_locals(self.module.forward, *[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+        return {self.value_names.get(local, local): to_numpy(t) for local, t in frame_locals.items()
+                if isinstance(t, self._torch.Tensor)}
 
 
 class ExportedProgramRunner:
@@ -75,7 +66,7 @@ class ExportedProgramRunner:
     def __init__(self, source, **_options):
         import torch
 
-        from tensorbridge.frontends.torch.importer import load_program, torch_dtype_name
+        from tensorbridge.frontends.torch.importer import load_program
 
         try:
             self.ep = load_program(source)
@@ -88,7 +79,7 @@ class ExportedProgramRunner:
         for name in sig.user_inputs:
             val = nodes[name].meta["val"]
             shape = tuple(d if isinstance(d, int) else None for d in val.shape)
-            self.inputs.append((name, torch_dtype_name(val.dtype), shape))
+            self.inputs.append((name, dtype_name(val.dtype), shape))
         self.outputs = list(sig.user_outputs)
         self.module = self.ep.module()
         self._torch = torch
@@ -96,7 +87,7 @@ class ExportedProgramRunner:
     def run(self, feeds):
         with self._torch.no_grad():
             out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
-        return {n: _to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+        return {n: to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
 
     def output_steps(self) -> dict[str, float]:
         """Outputs a PT2E program dequantizes per tensor with a constant scale: name -> scale."""
@@ -111,19 +102,24 @@ class ExportedProgramRunner:
         return steps
 
 
-def _capture_locals(fn, *args):
-    """Call fn(*args) and return (result, locals of its frame at return), via a profile hook."""
+def _capture_locals(fn, *args) -> dict:
+    """Call fn(*args) and return every local its frame held at some line (generated code deletes locals after
+    their last use, so they are collected line by line with a trace hook, not read at return)."""
     code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
     captured: dict = {}
 
-    def hook(frame, event, arg):
-        if event == "return" and frame.f_code is code:
+    def local_trace(frame, event, arg):
+        if event in ("line", "return"):
             captured.update(frame.f_locals)
+        return local_trace
 
-    old = sys.getprofile()
-    sys.setprofile(hook)
+    def trace(frame, event, arg):
+        return local_trace if frame.f_code is code else None
+
+    old = sys.gettrace()
+    sys.settrace(trace)
     try:
-        result = fn(*args)
+        fn(*args)
     finally:
-        sys.setprofile(old)
-    return result, captured
+        sys.settrace(old)
+    return captured

@@ -46,12 +46,12 @@ def method(obj: ast.expr, meth: str, *args, **kwargs) -> ast.expr:
     return call(ast.Attribute(obj, meth, ast.Load()), *args, **kwargs)
 
 
-_BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "**": ast.Pow, "@": ast.MatMult,
+OPERATORS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "**": ast.Pow, "@": ast.MatMult,
            "%": ast.Mod, "//": ast.FloorDiv}
 
 
 def binop(a, op: str, b) -> ast.expr:
-    return ast.BinOp(lit(a), _BINOPS[op](), lit(b))
+    return ast.BinOp(lit(a), OPERATORS[op](), lit(b))
 
 
 def neg(a) -> ast.expr:

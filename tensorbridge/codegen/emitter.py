@@ -1,0 +1,147 @@
+"""`CodeEmitter`: what the PyTorch, Keras and Flax code generators share.
+
+An emitter walks a legalised graph once, in order. For every node it looks up the export rule
+in its framework's registry; the rule adds statements through the emitter (`out`, `outs`,
+`tensor`, `scalar`) and raises `Unsupported` for configurations the framework cannot express.
+Every such node is collected into one report before anything is written (the nodes that only
+depend on a failed node are not reported again).
+
+Locals are named after IR values through the `Namer` (so no model string becomes code);
+`value_names` keeps local -> IR value name for `verify --per-layer`, written beside the code,
+never into it. With `release=True` a value's local is deleted after its last reader, as
+torch.fx's code generator does, so eager frameworks free intermediates as hand-written code does.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.errors import BlockerReport
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.namer import Namer
+from tensorbridge.ir.value import Value
+from tensorbridge.rules.core import Registry
+
+
+class CodeEmitter:
+    label = "code"
+
+    def __init__(self, graph: Graph, registry: Registry, release: bool = False):
+        self.g = graph
+        self.registry = registry
+        self.namer = Namer()
+        self.var: dict[int, ast.expr] = {}
+        self.body: list[ast.stmt] = []
+        self.report = BlockerReport(f"{self.label} generation", registry.framework)
+        self.value_names: dict[str, str] = {}
+        self.skip: set[int] = set()  # nodes a rule already wrote as part of its own code
+        self.release = release
+        self._released: set[str] = set()
+
+    # -- the walk ----------------------------------------------------------------------------------
+    def run(self) -> None:
+        self.begin()
+        last_reader = self._last_readers() if self.release else {}
+        failed: set[int] = set()
+        for index, node in enumerate(self.g.nodes):
+            if id(node) in self.skip:
+                continue
+            if any(v is not None and id(v) in failed for v in node.inputs):
+                failed |= {id(v) for v in node.outputs}  # a consequence, not another blocker
+                continue
+            rule = self.registry.export_rule(node.op)
+            try:
+                if rule is None:
+                    raise Unsupported(f"no {self.label} rule")
+                self.write(node, rule)
+            except Unsupported as e:
+                self.report.add(node.op, node.name, str(e))
+                failed |= {id(v) for v in node.outputs}
+            if self.release:
+                self._release(index, last_reader)
+        self.report.raise_if_any("Nothing was written.")
+        self.finish()
+
+    def begin(self) -> None:
+        """Bind the graph inputs (subclasses)."""
+
+    def write(self, node, rule) -> None:
+        rule.write(self, node)
+
+    def finish(self) -> None:
+        """Close the body (subclasses)."""
+
+    # -- what rules call ---------------------------------------------------------------------------
+    def local(self, v: Value, fallback: str = "t") -> str:
+        ident = self.namer.name(v.name, fallback)
+        if ident != v.name:
+            self.value_names[ident] = v.name
+        return ident
+
+    def out(self, node, value: ast.expr, index: int = 0) -> str:
+        """Assign `value` to a fresh local named after the node's output `index`."""
+        v = node.outputs[index]
+        ident = self.local(v)
+        self.body.append(P.assign([ident], value))
+        self.var[id(v)] = P.name(ident)
+        return ident
+
+    def outs(self, node, value: ast.expr, count: int) -> None:
+        """Unpack `value` into locals for the node's first `count` outputs."""
+        idents = [self.local(v) for v in node.outputs[:count]]
+        self.body.append(P.assign(idents, value))
+        for v, ident in zip(node.outputs, idents):
+            self.var[id(v)] = P.name(ident)
+
+    def alias(self, node, expr: ast.expr, index: int = 0) -> None:
+        """The node's output is `expr` itself (Identity, Dropout at inference): no statement."""
+        self.var[id(node.outputs[index])] = expr
+
+    def tensor(self, v: Value) -> ast.expr:
+        if id(v) in self.var:
+            return self.var[id(v)]
+        if v.const is not None:
+            return self.constant(v)
+        raise Unsupported(f"value {v.name!r} has no expression")
+
+    def constant(self, v: Value) -> ast.expr:
+        raise Unsupported(f"constant {v.name!r}")
+
+    @staticmethod
+    def scalar(v: Value | None):
+        """A Python number for a one-element constant, else None."""
+        import numpy as np
+
+        if v is not None and v.const is not None and np.asarray(v.const).size == 1:
+            return np.asarray(v.const).ravel()[0].item()
+        return None
+
+    # -- releasing locals --------------------------------------------------------------------------
+    def _last_readers(self) -> dict[int, int]:
+        """Value id -> index of the last node reading it (graph outputs are never released)."""
+        last: dict[int, int] = {}
+        for i, node in enumerate(self.g.nodes):
+            for v in node.inputs:
+                if v is not None:
+                    last[id(v)] = i
+            for sub in node.subgraphs():
+                for inner in sub.all_nodes():
+                    for v in inner.inputs:
+                        if v is not None:
+                            last[id(v)] = i
+        for v in self.g.outputs:
+            last[id(v)] = len(self.g.nodes)
+        return last
+
+    def _release(self, index: int, last_reader: dict[int, int]) -> None:
+        """`del` the locals whose every value was last read by node `index`."""
+        holders: dict[str, int] = {}
+        for vid, expr in self.var.items():
+            if isinstance(expr, ast.Name):
+                holders[expr.id] = max(holders.get(expr.id, -1), last_reader.get(vid, -1))
+        dead = sorted(name for name, last in holders.items() if last == index and name not in self._released)
+        if dead:
+            self._released.update(dead)
+            self.body.append(ast.Delete([ast.Name(n, ast.Del()) for n in dead]))

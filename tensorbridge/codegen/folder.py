@@ -1,0 +1,60 @@
+"""Generated code folders: importing one (model.py + __init__.py) as a fresh package, and its signature file.
+
+Used by the backends that build models from their own generated code and by the runners
+that verify such folders. Importing runs the folder's Python: only load folders you trust
+(tensorbridge's own output, for instance), as for any Python code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import uuid
+from pathlib import Path
+
+from tensorbridge.errors import ModelError
+
+
+def load_folder(path: Path):
+    """Import a generated folder as a fresh package; returns the package module."""
+    init = path / "__init__.py"
+    if not init.is_file() or not (path / "model.py").is_file():
+        raise ModelError(f"{path} is not a tensorbridge PyTorch folder (model.py and __init__.py expected)")
+    name = f"tensorbridge_generated_{uuid.uuid4().hex}"
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(path)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001 - generated code that fails to import is a user-facing error
+        raise ModelError(f"cannot import {path}/model.py: {type(e).__name__}: {e}") from None
+    return module
+
+
+SIGNATURE_FILE = "tensorbridge.json"
+
+
+def write_signature(folder: Path, graph, names: dict[str, str]) -> None:
+    """`tensorbridge.json` beside generated code: the inputs, outputs, and which IR value each local or layer
+    holds where their names differ (what `verify` needs; kept out of the model's code)."""
+    import json
+
+    from tensorbridge.ir import dtypes
+
+    inputs = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
+               "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in graph.inputs]
+    doc = {"inputs": inputs, "outputs": [v.name for v in graph.outputs], "values": names}
+    (Path(folder) / SIGNATURE_FILE).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def read_signature(folder: Path) -> dict:
+    """The `tensorbridge.json` of a generated folder: {"inputs": [...], "outputs": [...], "values": {...}}."""
+    import json
+
+    path = Path(folder) / SIGNATURE_FILE
+    if not path.is_file():
+        raise ModelError(f"{folder} has no {SIGNATURE_FILE}: it was not written by this version of tensorbridge")
+    try:
+        return json.loads(path.read_text())
+    except ValueError as e:
+        raise ModelError(f"{path} is not valid JSON: {e}") from None

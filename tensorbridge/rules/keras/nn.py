@@ -1,0 +1,385 @@
+"""Keras 3 <-> IR: convolutions, dense layers, normalisation, softmax, pooling, resizing.
+
+Each IR op's import converters (layers and `keras.ops` calls -> IR) and export writer (IR -> Keras
+code) sit together.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ops.infer import norm_axis
+from tensorbridge.rules.keras.base import (
+    NHWC,
+    R,
+    activate,
+    bias_weight,
+    has_activation,
+    int_list,
+    keras_op,
+    keras_padding,
+    layer,
+    padding_attrs,
+    require_channels_last,
+    require_nhwc,
+    to_numpy,
+)
+
+
+@layer("Conv1D", "Conv2D", "Conv3D", produces="Conv")
+def read_conv(imp, layer, inputs, node):
+    require_channels_last(layer)
+    kernel = to_numpy(layer.kernel)  # [*k, in/groups, out]
+    rank = kernel.ndim - 2
+    w = imp.weight("kernel", np.transpose(kernel, (rank + 1, rank, *range(rank))))
+    attrs = padding_attrs(layer, {"strides": int_list(layer.strides, rank),
+                                  "dilations": int_list(layer.dilation_rate, rank),
+                                  "group": int(getattr(layer, "groups", 1)), "layout": NHWC})
+    b = bias_weight(imp, layer, w)
+    y = imp.emit("Conv", [inputs[0], w] + ([b] if b is not None else []), attrs,
+                 suffix="" if not has_activation(layer) else "conv")
+    return activate(imp, layer, y)
+
+
+def _depthwise(imp, layer, dk):
+    """A [*k, in, mult] depthwise kernel as the IR's grouped Conv: its weight [in*mult, 1, *k], attrs and rank."""
+    require_channels_last(layer)
+    rank = dk.ndim - 2
+    flat = dk.reshape(*dk.shape[:rank], -1)  # [*k, in*mult] (in-major, as Keras orders channels)
+    w = imp.weight("depthwise_kernel", np.transpose(flat, (rank, *range(rank)))[:, None])
+    attrs = padding_attrs(layer, {"strides": int_list(layer.strides, rank),
+                                  "dilations": int_list(layer.dilation_rate, rank),
+                                  "group": int(dk.shape[rank]), "layout": NHWC})
+    return w, attrs, rank
+
+
+@layer("DepthwiseConv2D", "DepthwiseConv1D", produces="Conv")
+def read_depthwise_conv(imp, layer, inputs, node):
+    w, attrs, _ = _depthwise(imp, layer, to_numpy(layer.kernel))
+    b = bias_weight(imp, layer, w)
+    y = imp.emit("Conv", [inputs[0], w] + ([b] if b is not None else []), attrs,
+                 suffix="" if not has_activation(layer) else "conv")
+    return activate(imp, layer, y)
+
+
+@layer("SeparableConv2D", "SeparableConv1D", produces="Conv")
+def read_separable_conv(imp, layer, inputs, node):
+    dw, attrs, rank = _depthwise(imp, layer, to_numpy(layer.depthwise_kernel))
+    y = imp.emit("Conv", [inputs[0], dw], attrs, suffix="depthwise")
+    pk = to_numpy(layer.pointwise_kernel)  # [1.., in*mult, out]
+    pw = imp.weight("pointwise_kernel", np.transpose(pk, (rank + 1, rank, *range(rank))))
+    b = imp.weight("bias", to_numpy(layer.bias)) if layer.use_bias else None
+    y = imp.emit("Conv", [y, pw] + ([b] if b is not None else []), {"layout": NHWC},
+                 suffix="pointwise" if has_activation(layer) else "")
+    return activate(imp, layer, y)
+
+
+@R.exports("Conv")
+def write_conv(em, node):
+    require_nhwc(node)
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    wa = const_operand(w)  # [O, I/g, *k]
+    nsp = wa.ndim - 2
+    if nsp not in (1, 2, 3):
+        raise Unsupported(f"{nsp}-D convolution")
+    group = node.attrs.get("group", 1)
+    cin = wa.shape[1] * group
+    xe, padding = keras_padding(em, node, em.tensor(x), nsp, wa.shape[2:])
+    strides = same(node.attrs.get("strides") or [1] * nsp)
+    dilations = same(node.attrs.get("dilations") or [1] * nsp)
+    kernel = same(wa.shape[2:])
+    bias = [const_operand(b)] if b is not None else []
+    perm = (*range(2, 2 + nsp), 1, 0)
+    if group > 1 and group == cin and wa.shape[1] == 1 and nsp in (1, 2):
+        mult = wa.shape[0] // cin
+        dk = wa.reshape(cin, mult, *wa.shape[2:]).transpose(*range(2, 2 + nsp), 0, 1)
+        call = em.layer(node, f"layers.DepthwiseConv{nsp}D", [kernel], {
+            "strides": strides, "padding": padding, "depth_multiplier": mult, "dilation_rate": dilations,
+            "use_bias": b is not None}, [dk, *bias], xe)
+    else:
+        call = em.layer(node, f"layers.Conv{nsp}D", [wa.shape[0], kernel], {
+            "strides": strides, "padding": padding, "dilation_rate": dilations, "groups": group,
+            "use_bias": b is not None}, [wa.transpose(perm), *bias], xe)
+    em.out(node, call)
+
+
+@layer("Conv2DTranspose", "Conv1DTranspose", produces="ConvTranspose")
+def read_conv_transpose(imp, layer, inputs, node):
+    require_channels_last(layer)
+    kernel = to_numpy(layer.kernel)  # [*k, out, in]
+    rank = kernel.ndim - 2
+    w = imp.weight("kernel", np.transpose(kernel, (rank + 1, rank, *range(rank))))
+    strides = int_list(layer.strides, rank)
+    attrs = {"strides": strides, "dilations": int_list(layer.dilation_rate, rank), "layout": NHWC}
+    if getattr(layer, "output_padding", None):
+        attrs["output_padding"] = int_list(layer.output_padding, rank)
+    if layer.padding == "same":
+        x = inputs[0]
+        if x.shape is None or not all(isinstance(d, int) for d in x.shape[1:-1]):
+            raise ModelError(f"{layer.name}: 'same' transposed convolution needs static spatial dims")
+        extra = attrs.get("output_padding", [0] * rank)
+        attrs["output_shape"] = [d * s + e for d, s, e in zip(x.shape[1:-1], strides, extra)]
+        attrs["auto_pad"] = "SAME_UPPER"
+    b = bias_weight(imp, layer, w)
+    y = imp.emit("ConvTranspose", [inputs[0], w] + ([b] if b is not None else []), attrs,
+                 suffix="" if not has_activation(layer) else "conv")
+    return activate(imp, layer, y)
+
+
+@R.exports("ConvTranspose")
+def write_conv_transpose(em, node):
+    require_nhwc(node)
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    wa = const_operand(w)  # [I, O/g, *k]
+    nsp = wa.ndim - 2
+    if node.attrs.get("group", 1) != 1 or nsp not in (1, 2, 3):
+        raise Unsupported("grouped or >3-D ConvTranspose")
+    pads = node.attrs.get("pads") or [0] * (2 * nsp)
+    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        raise Unsupported("ConvTranspose with output_shape/auto_pad")
+    bias = [const_operand(b)] if b is not None else []
+    out_pad = node.attrs.get("output_padding")
+    kwargs = {"strides": same(node.attrs.get("strides") or [1] * nsp), "padding": "valid",
+              "dilation_rate": same(node.attrs.get("dilations") or [1] * nsp), "use_bias": b is not None}
+    if out_pad and any(out_pad):
+        kwargs["output_padding"] = same(out_pad)
+    perm = (*range(2, 2 + nsp), 1, 0)
+    y = em.layer(node, f"layers.Conv{nsp}DTranspose", [wa.shape[1], same(wa.shape[2:])], kwargs,
+                 [wa.transpose(perm), *bias], em.tensor(x))
+    if any(pads):
+        index = [P.slice_()] + [P.slice_(pads[i] or None, -pads[i + nsp] if pads[i + nsp] else None)
+                                for i in range(nsp)]
+        y = P.subscript(y, ast.Tuple(index, ast.Load()))
+    em.out(node, y)
+
+
+@layer("Dense", produces="Dense")
+def read_dense(imp, layer, inputs, node):
+    w = imp.weight("kernel", to_numpy(layer.kernel))
+    b = bias_weight(imp, layer, w)
+    y = imp.emit("Dense", [inputs[0], w] + ([b] if b is not None else []),
+                 suffix="" if not has_activation(layer) else "dense")
+    return activate(imp, layer, y)
+
+
+@R.exports("Dense")
+def write_dense(em, node):
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    wa = const_operand(w)
+    bias = [const_operand(b)] if b is not None else []
+    em.out(node, em.layer(node, "layers.Dense", [wa.shape[1]], {"use_bias": b is not None}, [wa, *bias],
+                          em.tensor(x)))
+
+
+@R.exports("MatMul")
+def write_matmul(em, node):
+    a, b = node.inputs
+    if b.const is not None and np.asarray(b.const).ndim == 2 and a.const is None and dtypes.is_float(b.const.dtype):
+        wa = np.asarray(b.const)
+        return em.out(node, em.layer(node, "layers.Dense", [wa.shape[1]], {"use_bias": False}, [wa], em.tensor(a)))
+    em.out(node, P.call("ops.matmul", em.tensor(a), em.tensor(b)))
+
+
+@R.exports("Gemm")
+def write_gemm(em, node):
+    a, b = node.inputs[0], node.inputs[1]
+    c = node.input(2)
+    at = node.attrs
+    if at.get("transA") or at.get("alpha", 1.0) != 1.0 or at.get("beta", 1.0) != 1.0 or b.const is None:
+        raise Unsupported("general Gemm (only Dense-like Gemm)")
+    wa = np.asarray(b.const)
+    w = wa.T if at.get("transB") else wa
+    bias = [np.broadcast_to(const_operand(c), (w.shape[1],)).copy()] if c is not None else []
+    em.out(node, em.layer(node, "layers.Dense", [w.shape[1]], {"use_bias": c is not None}, [w, *bias],
+                          em.tensor(a)))
+
+
+@layer("BatchNormalization", produces="BatchNormalization")
+def read_batch_norm(imp, layer, inputs, node):
+    x = inputs[0]
+    rank = len(x.shape) if x.shape is not None else 4
+    axis = layer.axis if isinstance(layer.axis, int) else layer.axis[0]
+    if axis not in (-1, rank - 1):
+        raise ModelError(f"{layer.name}: BatchNormalization over axis {axis} is not supported")
+    n = to_numpy(layer.moving_mean).shape[0]
+    gamma = to_numpy(layer.gamma) if layer.scale else np.ones(n, np.float32)
+    beta = to_numpy(layer.beta) if layer.center else np.zeros(n, np.float32)
+    return imp.emit("BatchNormalization", [x, imp.weight("gamma", gamma), imp.weight("beta", beta),
+                                           imp.weight("moving_mean", to_numpy(layer.moving_mean)),
+                                           imp.weight("moving_variance", to_numpy(layer.moving_variance))],
+                    {"epsilon": float(layer.epsilon), "momentum": float(layer.momentum), "layout": NHWC})
+
+
+@R.exports("BatchNormalization")
+def write_batch_norm(em, node):
+    require_nhwc(node)
+    x, scale, bias, mean, var = node.inputs
+    kwargs = {"axis": -1, "epsilon": node.attrs.get("epsilon", 1e-5), "momentum": node.attrs.get("momentum", 0.9)}
+    weights = [const_operand(scale), const_operand(bias), const_operand(mean), const_operand(var)]
+    em.out(node, em.layer(node, "layers.BatchNormalization", [], kwargs, weights, em.tensor(x)))
+
+
+@layer("LayerNormalization", produces="LayerNormalization")
+def read_layer_norm(imp, layer, inputs, node):
+    x = inputs[0]
+    rank = len(x.shape)
+    axes = sorted(a % rank for a in ([layer.axis] if isinstance(layer.axis, int) else layer.axis))
+    if axes != list(range(axes[0], rank)):
+        raise ModelError(f"{layer.name}: LayerNormalization over non-trailing axes {axes}")
+    shape = [x.shape[a] for a in axes]
+    gamma = to_numpy(layer.gamma) if layer.scale else np.ones(shape, np.float32)
+    ins = [x, imp.weight("gamma", gamma)] + ([imp.weight("beta", to_numpy(layer.beta))] if layer.center else [])
+    return imp.emit("LayerNormalization", ins, {"axis": axes[0], "epsilon": float(layer.epsilon)})
+
+
+@R.exports("LayerNormalization")
+def write_layer_norm(em, node):
+    x, scale = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    if x.shape is None:
+        raise Unsupported("LayerNormalization needs the input rank")
+    rank = len(x.shape)
+    axis = norm_axis(node.attrs.get("axis", -1), rank)
+    axes = list(range(axis, rank))
+    shape = tuple(x.shape[axis:])
+    gamma = np.broadcast_to(const_operand(scale), shape).copy()
+    weights = [gamma] + ([np.broadcast_to(const_operand(b), shape).copy()] if b is not None else [])
+    em.out(node, em.layer(node, "layers.LayerNormalization", [], {
+        "axis": axes if len(axes) > 1 else -1, "epsilon": node.attrs.get("epsilon", 1e-5),
+        "center": b is not None}, weights, em.tensor(x)))
+
+
+@layer("GroupNormalization", produces="GroupNormalization")
+def read_group_norm(imp, layer, inputs, node):
+    x = inputs[0]
+    c = x.shape[-1]
+    gamma = to_numpy(layer.gamma) if layer.scale else np.ones(c, np.float32)
+    beta = to_numpy(layer.beta) if layer.center else np.zeros(c, np.float32)
+    return imp.emit("GroupNormalization", [x, imp.weight("gamma", gamma), imp.weight("beta", beta)],
+                    {"num_groups": int(layer.groups), "epsilon": float(layer.epsilon), "layout": NHWC})
+
+
+@R.exports("GroupNormalization")
+def write_group_norm(em, node):
+    require_nhwc(node)
+    x, scale, bias = node.inputs
+    em.out(node, em.layer(node, "layers.GroupNormalization", [], {
+        "groups": node.attrs["num_groups"], "axis": -1, "epsilon": node.attrs.get("epsilon", 1e-5)},
+                          [const_operand(scale), const_operand(bias)], em.tensor(x)))
+
+
+@layer("Softmax", produces="Softmax")
+def read_softmax(imp, layer, inputs, node):
+    if len(inputs) > 1:
+        raise ModelError(f"{layer.name}: Softmax with a mask is not supported")
+    return imp.emit("Softmax", [inputs[0]], {"axis": int(layer.axis)})
+
+
+@keras_op("Softmax", "LogSoftmax", produces=("Softmax", "LogSoftmax"))
+def read_op_softmax(imp, op, args, kwargs, node):
+    return imp.emit(type(op).__name__, [args[0]], {"axis": int(op.axis)})
+
+
+@R.exports("Softmax", "LogSoftmax")
+def write_softmax(em, node):
+    fn = "ops.softmax" if node.op == "Softmax" else "ops.log_softmax"
+    em.out(node, P.call(fn, em.tensor(node.inputs[0]), axis=node.attrs.get("axis", -1)))
+
+
+@layer("MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+       produces=("MaxPool", "AveragePool"))
+def read_pool(imp, layer, inputs, node):
+    require_channels_last(layer)
+    kind = type(layer).__name__
+    rank = int(kind[-2])
+    k = int_list(layer.pool_size, rank)
+    attrs = padding_attrs(layer, {"kernel_shape": k, "strides": int_list(layer.strides or k, rank), "layout": NHWC})
+    return imp.emit("MaxPool" if kind.startswith("Max") else "AveragePool", [inputs[0]], attrs)
+
+
+@R.exports("MaxPool", "AveragePool")
+def write_pool(em, node):
+    require_nhwc(node)
+    k = node.attrs["kernel_shape"]
+    nsp = len(k)
+    if node.attrs.get("ceil_mode") or any(d != 1 for d in node.attrs.get("dilations") or [1]):
+        raise Unsupported("ceil_mode or dilated pooling")
+    is_max = node.op == "MaxPool"
+    if len(node.outputs) > 1 and node.outputs[1].uses():
+        raise Unsupported("MaxPool indices")
+    cip = node.attrs.get("count_include_pad", 0)
+    ap = node.attrs.get("auto_pad", "NOTSET")
+    if not is_max and ap == "NOTSET" and any(node.attrs.get("pads") or []) and not cip:
+        raise Unsupported("AveragePool with explicit pads that are not counted")
+    xe, padding = keras_padding(em, node, em.tensor(node.inputs[0]), nsp, k, float("-inf") if is_max else None)
+    ctor = f"layers.{'Max' if is_max else 'Average'}Pooling{nsp}D"
+    em.out(node, em.layer(node, ctor, [], {"pool_size": same(k),
+                                           "strides": same(node.attrs.get("strides") or [1] * nsp),
+                                           "padding": padding}, [], xe))
+
+
+@layer("GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+       "GlobalMaxPooling2D", "GlobalMaxPooling3D", produces=("GlobalAveragePool", "GlobalMaxPool"))
+def read_global_pool(imp, layer, inputs, node):
+    require_channels_last(layer)
+    kind = type(layer).__name__
+    op = "GlobalMaxPool" if "Max" in kind else "GlobalAveragePool"
+    y = imp.emit(op, [inputs[0]], {"layout": NHWC}, suffix="" if layer.keepdims else "pool")
+    if layer.keepdims:
+        return y
+    rank = int(kind[-2])
+    return imp.emit("Squeeze", [y, imp.const(list(range(1, rank + 1)), np.int64)])
+
+
+@R.exports("GlobalAveragePool", "GlobalMaxPool")
+def write_global_pool(em, node):
+    require_nhwc(node)
+    x = node.inputs[0]
+    nsp = len(x.shape) - 2 if x.shape is not None else 2
+    kind = "Average" if node.op == "GlobalAveragePool" else "Max"
+    em.out(node, em.layer(node, f"layers.Global{kind}Pooling{nsp}D", [], {"keepdims": True}, [], em.tensor(x)))
+
+
+@layer("UpSampling2D", produces="Resize")
+def read_upsampling(imp, layer, inputs, node):
+    require_channels_last(layer)
+    sh, sw = int_list(layer.size, 2)
+    if layer.interpolation == "nearest":
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+    elif layer.interpolation == "bilinear":
+        attrs = {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
+    else:
+        raise ModelError(f"{layer.name}: UpSampling2D interpolation {layer.interpolation!r} is not supported")
+    attrs["layout"] = NHWC
+    return imp.emit("Resize", [inputs[0], None, imp.const([1.0, sh, sw, 1.0])], attrs)
+
+
+@R.exports("Resize")
+def write_resize(em, node):
+    require_nhwc(node)
+    x = node.inputs[0]
+    a = node.attrs
+    scales = node.input(2)
+    if scales is None or scales.const is None or x.shape is None or len(x.shape) != 4:
+        raise Unsupported("Resize without constant scales on a 4-D tensor")
+    sc = [float(s) for s in np.asarray(scales.const)]
+    if sc[0] != 1 or sc[3] != 1 or any(s != int(s) for s in sc[1:3]):
+        raise Unsupported("non-integer Resize scales")
+    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
+    if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
+        interp = "nearest"
+    elif mode == "linear" and ctm in ("half_pixel", "pytorch_half_pixel"):
+        interp = "bilinear"
+    else:
+        raise Unsupported(f"Resize mode={mode} coordinate_transformation_mode={ctm}")
+    em.out(node, em.layer(node, "layers.UpSampling2D", [], {"size": (int(sc[1]), int(sc[2])), "interpolation": interp},
+                          [], em.tensor(x)))

@@ -1,0 +1,45 @@
+"""Keras 3 <-> IR: reductions.
+
+Each IR op's import converters (layers and `keras.ops` calls -> IR) and export writer (IR -> Keras
+code) sit together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.errors import ModelError
+from tensorbridge.rules.keras.base import (
+    R,
+    axes_list,
+    int_operand,
+    keras_op,
+)
+
+_OP_REDUCTIONS = {"Mean": "ReduceMean", "Sum": "ReduceSum", "Max": "ReduceMax", "Min": "ReduceMin",
+                  "Prod": "ReduceProd"}
+
+
+@keras_op("Mean", "Sum", "Max", "Min", "Prod", produces=("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                                                         "ReduceProd"))
+def read_op_reduce(imp, op, args, kwargs, node):
+    if getattr(op, "initial", None) is not None:
+        raise ModelError(f"{op.name}: ops.{op.name} with initial= is not supported")
+    x = args[0]
+    axes = axes_list(op.axis, len(x.shape))
+    return imp.emit(_OP_REDUCTIONS[type(op).__name__], [x, imp.const(axes, np.int64)],
+                    {"keepdims": int(bool(op.keepdims))})
+
+
+_KERAS_REDUCTIONS = {"ReduceMean": "ops.mean", "ReduceSum": "ops.sum", "ReduceMax": "ops.max", "ReduceMin": "ops.min",
+                     "ReduceProd": "ops.prod"}
+
+
+@R.exports("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd")
+def write_reduce(em, node):
+    axes = node.input(1)
+    kw = {"keepdims": bool(node.attrs.get("keepdims", 1))}
+    if axes is not None:
+        kw["axis"] = tuple(int_operand(axes))
+    em.out(node, P.call(_KERAS_REDUCTIONS[node.op], em.tensor(node.inputs[0]), **kw))

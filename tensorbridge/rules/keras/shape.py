@@ -1,0 +1,356 @@
+"""Keras 3 <-> IR: reshapes, joins and splits, slicing and indexing, gathers, padding.
+
+Each IR op's import converters (layers and `keras.ops` calls -> IR) and export writer (IR -> Keras
+code) sit together.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.value import Value
+from tensorbridge.ops.infer import norm_axis
+from tensorbridge.rules.keras.base import (
+    R,
+    axes_list,
+    int_operand,
+    keras_op,
+    layer,
+    operand_value,
+    to_numpy,
+)
+
+
+@layer("Reshape", produces="Reshape")
+def read_reshape(imp, layer, inputs, node):
+    return imp.emit("Reshape", [inputs[0], imp.const([0] + [int(d) for d in layer.target_shape], np.int64)])
+
+
+@keras_op("Reshape", produces="Reshape")
+def read_op_reshape(imp, op, args, kwargs, node):
+    shape = [int(d) for d in np.atleast_1d(op.newshape)]
+    if 0 in shape:
+        raise ModelError(f"{op.name}: a reshape to a zero-size dim is not supported")
+    return imp.emit("Reshape", [args[0], imp.const(shape, np.int64)])
+
+
+
+@R.exports("Reshape")
+def write_reshape(em, node):
+    x, shape = node.inputs
+    target = int_operand(shape)
+    if 0 in target:
+        target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+        out = node.outputs[0].shape
+        if not isinstance(target[0], int) and -1 not in target[1:]:
+            target[0] = -1  # the (dynamic) batch dim
+        elif out is not None and all(isinstance(d, int) for d in out[1:]):
+            target = [-1, *out[1:]]  # only the batch dim is dynamic: the others are known
+        if not all(isinstance(d, int) for d in target):
+            raise Unsupported("Reshape copying a dynamic dim")
+    em.out(node, P.call("ops.reshape", em.tensor(x), tuple(target)))
+
+
+@layer("Flatten", produces="Flatten")
+def read_flatten(imp, layer, inputs, node):
+    return imp.emit("Flatten", [inputs[0]], {"axis": 1})
+
+
+@R.exports("Flatten")
+def write_flatten(em, node):
+    x = node.inputs[0]
+    axis = node.attrs.get("axis", 1)
+    if axis != 1:
+        raise Unsupported("Flatten at an axis other than 1")
+    em.out(node, em.layer(node, "layers.Flatten", [], {}, [], em.tensor(x)))
+
+
+@layer("Permute", produces="Transpose")
+def read_permute(imp, layer, inputs, node):
+    return imp.emit("Transpose", [inputs[0]], {"perm": [0] + [int(d) for d in layer.dims]})
+
+
+@keras_op("Transpose", produces="Transpose")
+def read_op_transpose(imp, op, args, kwargs, node):
+    x = args[0]
+    perm = axes_list(op.axes) or list(reversed(range(len(x.shape))))
+    return imp.emit("Transpose", [x], {"perm": perm})
+
+
+@R.exports("Transpose")
+def write_transpose(em, node):
+    em.out(node, P.call("ops.transpose", em.tensor(node.inputs[0]), tuple(node.attrs["perm"])))
+
+
+@keras_op("Squeeze", produces="Squeeze")
+def read_op_squeeze(imp, op, args, kwargs, node):
+    axes = axes_list(op.axis)
+    return imp.emit("Squeeze", [args[0]] + ([imp.const(axes, np.int64)] if axes else []))
+
+
+@R.exports("Squeeze")
+def write_squeeze(em, node):
+    axes = node.input(1)
+    kwargs = {"axis": tuple(int_operand(axes))} if axes else {}
+    em.out(node, P.call("ops.squeeze", em.tensor(node.inputs[0]), **kwargs))
+
+
+@keras_op("ExpandDims", produces="Unsqueeze")
+def read_op_expand_dims(imp, op, args, kwargs, node):
+    return imp.emit("Unsqueeze", [args[0], imp.const(axes_list(op.axis), np.int64)])
+
+
+@R.exports("Unsqueeze")
+def write_unsqueeze(em, node):
+    axes = sorted(int_operand(node.inputs[1]))
+    expr = em.tensor(node.inputs[0])
+    for a in axes:
+        expr = P.call("ops.expand_dims", expr, a)
+    em.out(node, expr)
+
+
+@layer("Concatenate", produces="Concat")
+def read_concatenate(imp, layer, inputs, node):
+    return imp.emit("Concat", inputs, {"axis": int(layer.axis)})
+
+
+@keras_op("Concatenate", produces="Concat")
+def read_op_concatenate(imp, op, args, kwargs, node):
+    parts = [operand_value(imp, a, None) for a in args[0]]
+    return imp.emit("Concat", parts, {"axis": int(op.axis)})
+
+
+@keras_op("Stack", produces="Concat")
+def read_op_stack(imp, op, args, kwargs, node):
+    axis = imp.const([int(op.axis)], np.int64)
+    parts = [imp.emit("Unsqueeze", [operand_value(imp, a, None), axis], suffix=f"part{i}")
+             for i, a in enumerate(args[0])]
+    return imp.emit("Concat", parts, {"axis": int(op.axis)})
+
+
+@R.exports("Concat")
+def write_concat(em, node):
+    em.out(node, P.call("ops.concatenate", P.lit([em.tensor(v) for v in node.inputs]), axis=node.attrs["axis"]))
+
+
+@keras_op("Split", produces="Split")
+def read_op_split(imp, op, args, kwargs, node):
+    x, axis = args[0], int(op.axis)
+    n = len(node.output_tensors)
+    if isinstance(op.indices_or_sections, int):
+        return imp.emit("Split", [x], {"axis": axis, "num_outputs": n}, outputs=n)
+    size = x.shape[axis] if x.shape is not None else None
+    if not isinstance(size, int):
+        raise ModelError(f"{op.name}: ops.split at indices needs a static size on axis {axis}")
+    cuts = [0, *[int(i) for i in op.indices_or_sections], size]
+    sizes = [b - a for a, b in zip(cuts, cuts[1:])]
+    return imp.emit("Split", [x, imp.const(sizes, np.int64)], {"axis": axis}, outputs=n)
+
+
+@R.exports("Split")
+def write_split(em, node):
+    x = node.inputs[0]
+    axis = node.attrs.get("axis", 0)
+    sizes = node.input(1)
+    if sizes is not None:
+        parts = int_operand(sizes)
+    elif x.shape is not None and isinstance(x.shape[axis], int):
+        from tensorbridge.ops.shape import split_sizes
+
+        parts = split_sizes(x.shape[axis], node.attrs.get("num_outputs") or len(node.outputs))
+    else:
+        raise Unsupported("Split of a dynamic dim")
+    cuts = [int(c) for c in np.cumsum(parts)[:-1]]
+    idents = [em.namer.name(v.name, "t") for v in node.outputs]
+    em.body.append(P.assign(idents, P.call("ops.split", em.tensor(x), cuts, axis=axis)))
+    for v, ident in zip(node.outputs, idents):
+        em.var[id(v)] = P.name(ident)
+
+
+@layer("Cropping1D", "Cropping2D", "Cropping3D", produces="Slice")
+def read_cropping(imp, layer, inputs, node):
+    x = inputs[0]
+    crops = layer.cropping
+    pairs = [tuple(crops)] if isinstance(crops[0], int) else [tuple(c) for c in crops]
+    starts = [p[0] for p in pairs]
+    ends = [-p[1] if p[1] else 2**62 for p in pairs]
+    axes = list(range(1, len(pairs) + 1))
+    return imp.emit("Slice", [x, imp.const(starts, np.int64), imp.const(ends, np.int64), imp.const(axes, np.int64)])
+
+
+@keras_op("Flip", produces="Slice")
+def read_op_flip(imp, op, args, kwargs, node):
+    x = args[0]
+    axes = axes_list(op.axis, len(x.shape))
+    big = np.iinfo(np.int64).max
+    return imp.emit("Slice", [x, imp.const([-1] * len(axes), np.int64), imp.const([-big] * len(axes), np.int64),
+                              imp.const(axes, np.int64), imp.const([-1] * len(axes), np.int64)])
+
+
+@keras_op("GetItem", produces="Slice")
+def read_op_get_item(imp, op, args, kwargs, node):
+    """`x[key]`: slices become one Slice, integer indices a Squeeze after it, None a new axis."""
+    x, key = args[0], args[1] if isinstance(args[1], (list, tuple)) else [args[1]]
+    if any(isinstance(k, Value) for k in key):
+        raise ModelError(f"{op.name}: indexing with a tensor is not supported")
+    if any(k is Ellipsis for k in key):
+        at = next(i for i, k in enumerate(key) if k is Ellipsis)
+        named = sum(k is not None for k in key) - 1
+        key = [*key[:at], *[slice(None)] * (len(x.shape) - named), *key[at + 1:]]
+    starts, ends, axes, steps, drop, new_axes, axis = [], [], [], [], [], [], 0
+    big = np.iinfo(np.int64).max
+    for k in key:
+        if k is None:
+            new_axes.append(axis + len(new_axes) - len(drop))
+            continue
+        if isinstance(k, slice):
+            step = 1 if k.step is None else int(k.step)
+            if (k.start, k.stop, step) != (None, None, 1):
+                starts.append(int(k.start) if k.start is not None else (0 if step > 0 else -1))
+                ends.append(int(k.stop) if k.stop is not None else (big if step > 0 else -big))
+                axes.append(axis)
+                steps.append(step)
+        else:
+            i = int(k)
+            starts.append(i)
+            ends.append(i + 1 if i != -1 else big)
+            axes.append(axis)
+            steps.append(1)
+            drop.append(axis)
+        axis += 1
+    parts = []
+    if axes:
+        parts.append(("Slice", [imp.const(v, np.int64) for v in (starts, ends, axes, steps)]))
+    if drop:
+        parts.append(("Squeeze", [imp.const(drop, np.int64)]))
+    if new_axes:
+        parts.append(("Unsqueeze", [imp.const(new_axes, np.int64)]))
+    y = x if parts else imp.emit("Identity", [x])
+    for i, (ir_op, operands) in enumerate(parts):
+        y = imp.emit(ir_op, [y, *operands], suffix="" if i == len(parts) - 1 else ir_op.lower())
+    return y
+
+
+@R.exports("Slice")
+def write_slice(em, node):
+    x = node.inputs[0]
+    if x.shape is None:
+        raise Unsupported("Slice needs the input rank")
+    rank = len(x.shape)
+    starts, ends = int_operand(node.inputs[1]), int_operand(node.inputs[2])
+    axes = int_operand(node.input(3)) if node.input(3) is not None else list(range(len(starts)))
+    steps = int_operand(node.input(4)) if node.input(4) is not None else [1] * len(starts)
+    items = [P.slice_()] * rank
+    for s, e, a, st in zip(starts, ends, axes, steps):  # Python's slice clamps out-of-range bounds as ONNX does
+        items[norm_axis(a, rank)] = P.slice_(s or None if st > 0 else s, None if abs(e) >= 2**62 else e,
+                                             st if st != 1 else None)
+    em.out(node, P.subscript(em.tensor(x), ast.Tuple(items, ast.Load())))
+
+
+@layer("Embedding", produces="Gather")
+def read_embedding(imp, layer, inputs, node):
+    return imp.emit("Gather", [imp.weight("embeddings", to_numpy(layer.embeddings)), inputs[0]], {"axis": 0})
+
+
+@keras_op("Take", produces="Gather")
+def read_op_take(imp, op, args, kwargs, node):
+    x, indices = args[0], operand_value(imp, args[1], np.dtype(np.int64))
+    if op.axis is None:
+        x = imp.emit("Reshape", [x, imp.const([-1], np.int64)], suffix="flat")
+    return imp.emit("Gather", [x, indices], {"axis": int(op.axis or 0)})
+
+
+@R.exports("Gather")
+def write_gather(em, node):
+    data, idx = node.inputs
+    axis = node.attrs.get("axis", 0)
+    if data.const is not None and axis == 0 and np.asarray(data.const).ndim == 2 and dtypes.is_float(data.const.dtype):
+        table = np.asarray(data.const)
+        return em.out(node, em.layer(node, "layers.Embedding", [table.shape[0], table.shape[1]], {}, [table],
+                                     em.tensor(idx)))
+    s = em.scalar(idx)
+    index = P.lit(int(s)) if s is not None and idx.const.ndim == 0 else em.tensor(idx)
+    em.out(node, P.call("ops.take", em.tensor(data), index, axis=axis))
+
+
+@R.exports("GatherND")
+def write_gather_nd(em, node):
+    data, idx = node.inputs
+    if node.attrs.get("batch_dims") or data.shape is None or idx.shape is None:
+        raise Unsupported("GatherND with batch_dims or unknown shapes")
+    k = idx.shape[-1]
+    if not isinstance(k, int) or not all(isinstance(d, int) for d in data.shape[:k]):
+        raise Unsupported("GatherND over dynamic dims")
+    strides = [int(np.prod(data.shape[j + 1:k])) for j in range(k)]
+    rest = tuple(data.shape[k:])
+    flat = P.call("ops.reshape", em.tensor(data), (-1, *rest))
+    position = P.call("ops.sum", P.binop(em.tensor(idx), "*", P.call("np.array", strides, dtype="int64")), axis=-1)
+    em.out(node, P.call("ops.take", flat, position, axis=0))
+
+
+@keras_op("BroadcastTo", produces="Expand")
+def read_op_broadcast_to(imp, op, args, kwargs, node):
+    return imp.emit("Expand", [args[0], imp.const([int(d) for d in op.shape], np.int64)])
+
+
+@R.exports("Expand")
+def write_expand(em, node):
+    x, shape = node.inputs
+    target = tuple(int_operand(shape))
+    if x.shape is None or not all(isinstance(d, int) for d in x.shape):
+        raise Unsupported("Expand of a tensor with dynamic dims")
+    em.out(node, P.call("ops.broadcast_to", em.tensor(x), tuple(np.broadcast_shapes(tuple(x.shape), target))))
+
+
+@layer("RepeatVector", produces="Tile")
+def read_repeat_vector(imp, layer, inputs, node):
+    x = imp.emit("Unsqueeze", [inputs[0], imp.const([1], np.int64)], suffix="unsqueeze")
+    return imp.emit("Tile", [x, imp.const([1, int(layer.n), 1], np.int64)])
+
+
+@layer("ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", produces="Pad")
+def read_zero_padding(imp, layer, inputs, node):
+    x = inputs[0]
+    rank = len(x.shape)
+    pads = layer.padding
+    pairs = [(int(pads[0]), int(pads[1]))] if isinstance(pads[0], int) and rank == 3 else [tuple(p) for p in pads]
+    begin = [0] + [p[0] for p in pairs] + [0]
+    end = [0] + [p[1] for p in pairs] + [0]
+    return imp.emit("Pad", [x, imp.const(begin + end, np.int64)], {"mode": "constant"})
+
+
+@keras_op("Pad", produces="Pad")
+def read_op_pad(imp, op, args, kwargs, node):
+    x = args[0]
+    width = np.broadcast_to(np.asarray(op.pad_width, np.int64).reshape(-1, 2) if np.ndim(op.pad_width) else
+                            np.full((1, 2), int(op.pad_width)), (len(x.shape), 2))
+    value = kwargs.get("constant_values", args[1] if len(args) > 1 else None)
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}.get(op.mode)
+    if mode is None:
+        raise ModelError(f"{op.name}: ops.pad mode {op.mode!r} is not supported")
+    operands = [x, imp.const(np.concatenate([width[:, 0], width[:, 1]]), np.int64)]
+    if value is not None:
+        operands.append(operand_value(imp, value, x.dtype))
+    return imp.emit("Pad", operands, {"mode": mode})
+
+
+@R.exports("Pad")
+def write_pad(em, node):
+    x, pads = node.inputs[0], node.inputs[1]
+    if node.input(3) is not None:
+        raise Unsupported("Pad with axes")
+    p = int_operand(pads)
+    n = len(p) // 2
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}[
+        node.attrs.get("mode", "constant")]
+    value = em.scalar(node.input(2)) if node.input(2) is not None else None
+    kwargs = {"mode": mode}
+    if mode == "constant" and value:
+        kwargs["constant_values"] = value
+    em.out(node, P.call("ops.pad", em.tensor(x), [[p[i], p[i + n]] for i in range(n)], **kwargs))

@@ -1,0 +1,265 @@
+"""Keras 3 <-> IR: attention and recurrent layers.
+
+Each IR op's import converters (layers and `keras.ops` calls -> IR) and export writer (IR -> Keras
+code) sit together.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported, check_plain_rnn, const_operand
+from tensorbridge.errors import ModelError
+from tensorbridge.rules.keras.base import (
+    R,
+    keras_op,
+    layer,
+    operand_value,
+    to_numpy,
+)
+
+
+@layer("MultiHeadAttention", produces="Attention")
+def read_multi_head_attention(imp, layer, inputs, node):
+    """query/key/value projections -> IR Attention (4-D) -> output projection."""
+    kwargs = node.arguments.kwargs
+    args = list(node.arguments.args)
+    given = {"query": args[0] if args else kwargs.get("query"),
+             "value": args[1] if len(args) > 1 else kwargs.get("value"),
+             "key": args[2] if len(args) > 2 else kwargs.get("key"),
+             "attention_mask": kwargs.get("attention_mask")}
+    tensors = dict(zip([k for k, t in given.items() if t is not None], inputs))
+    q_in = tensors["query"]
+    v_in = tensors.get("value", q_in)
+    k_in = tensors.get("key", v_in)
+    mask = tensors.get("attention_mask")
+    heads, key_dim = int(layer.num_heads), int(layer.key_dim)
+    value_dim = int(layer.value_dim or key_dim)
+
+    def project(x, dense_layer, dim, tag):
+        kernel = to_numpy(dense_layer.kernel)  # [d_model, heads, dim]
+        w = imp.weight(f"{tag}.kernel", kernel.reshape(kernel.shape[0], -1))
+        ins = [x, w]
+        if dense_layer.bias is not None:
+            ins.append(imp.weight(f"{tag}.bias", to_numpy(dense_layer.bias).reshape(-1)))
+        y = imp.emit("Dense", ins, suffix=f"{tag}")
+        y = imp.emit("Reshape", [y, imp.const([0, 0, heads, dim], np.int64)], suffix=f"{tag}.heads")
+        return imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]}, suffix=f"{tag}.bhsd")
+
+    q = project(q_in, layer._query_dense, key_dim, "query")
+    k = project(k_in, layer._key_dense, key_dim, "key")
+    v = project(v_in, layer._value_dense, value_dim, "value")
+    attn_inputs = [q, k, v]
+    if mask is not None:  # [B, T, S] (True = attend) -> broadcast over heads
+        if mask.dtype != np.bool_:
+            mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask_bool")
+        attn_inputs.append(imp.emit("Unsqueeze", [mask, imp.const([1], np.int64)], suffix="mask"))
+    attrs = {"scale": 1.0 / float(np.sqrt(key_dim))}
+    if kwargs.get("use_causal_mask"):
+        attrs["is_causal"] = 1
+    att = imp.emit("Attention", attn_inputs, attrs, suffix="attention")
+    att = imp.emit("Transpose", [att], {"perm": [0, 2, 1, 3]}, suffix="merge")
+    att = imp.emit("Reshape", [att, imp.const([0, 0, heads * value_dim], np.int64)], suffix="merge_heads")
+    out_kernel = to_numpy(layer._output_dense.kernel)  # [heads, value_dim, d_model]
+    ins = [att, imp.weight("output.kernel", out_kernel.reshape(heads * value_dim, -1))]
+    if layer._output_dense.bias is not None:
+        ins.append(imp.weight("output.bias", to_numpy(layer._output_dense.bias)))
+    return imp.emit("Dense", ins)
+
+
+@keras_op("DotProductAttention", produces="Attention")
+def read_op_dot_product_attention(imp, op, args, kwargs, node):
+    """Keras [batch, time, heads, depth] operands around the IR's [batch, heads, time, depth] Attention."""
+    names = ("query", "key", "value", "bias", "mask", "scale")
+    given = dict(zip(names, args)) | kwargs
+    bias, mask, scale = given.get("bias"), given.get("mask"), given.get("scale")
+    if bias is not None and mask is not None:
+        raise ModelError(f"{op.name}: dot_product_attention with both a bias and a mask is not supported")
+    q, k, v = [imp.emit("Transpose", [given[n]], {"perm": [0, 2, 1, 3]}, suffix=n) for n in names[:3]]
+    attrs = {"is_causal": int(bool(op.is_causal))}
+    if scale is not None:
+        attrs["scale"] = float(scale)
+    if op.attn_logits_soft_cap is not None:
+        attrs["softcap"] = float(op.attn_logits_soft_cap)
+    extra = bias if bias is not None else mask
+    y = imp.emit("Attention", [q, k, v] + ([operand_value(imp, extra, None)] if extra is not None else []), attrs,
+                 suffix="bhtd")
+    return imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]})
+
+
+@R.exports("Attention")
+def write_attention(em, node):
+    q, k, v = node.inputs[:3]
+    a = node.attrs
+    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap"):
+        raise Unsupported("Attention with a KV cache, softcap or extra outputs")
+    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
+        raise Unsupported("Attention on 3-D inputs")
+
+    def bthd(t):  # IR [B, H, T, D] -> keras [B, T, H, D]
+        return P.call("ops.transpose", em.tensor(t), (0, 2, 1, 3))
+
+    kw = {"is_causal": bool(a.get("is_causal"))}
+    mask = node.input(3)
+    if mask is not None:  # [B, H, Tq, Tk] broadcasting, the same in both conventions
+        kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
+    if a.get("scale") is not None:
+        kw["scale"] = a["scale"]
+    y = P.call("ops.dot_product_attention", bthd(q), bthd(k), bthd(v), **kw)
+    em.out(node, P.call("ops.transpose", y, (0, 2, 1, 3)))
+
+
+def _cell_weights(cell, kind):
+    """Keras kernels -> IR W [gates*H, in], R [gates*H, H], B [2*gates*H] (ONNX gate order)."""
+    kernel, rec = to_numpy(cell.kernel), to_numpy(cell.recurrent_kernel)
+    hidden = rec.shape[0]
+    bias = to_numpy(cell.bias) if cell.use_bias else None
+    if kind == "LSTM":  # keras i f c o -> IR i o f c
+        order = [0, 3, 1, 2]
+    elif kind == "GRU":  # keras z r h -> IR z r h
+        order = [0, 1, 2]
+    else:
+        order = [0]
+    gates = len(order)
+
+    def reorder(m):  # m: [..., gates*H] columns
+        return np.concatenate([m[..., i * hidden:(i + 1) * hidden] for i in order], axis=-1)
+
+    W, R = reorder(kernel).T, reorder(rec).T
+    if bias is None:
+        B = np.zeros(2 * gates * hidden, np.float32)
+    elif kind == "GRU" and bias.ndim == 2:  # reset_after: input and recurrent biases
+        B = np.concatenate([reorder(bias[0]), reorder(bias[1])])
+    else:
+        B = np.concatenate([reorder(bias), np.zeros(gates * hidden, np.float32)])
+    return W, R, B, hidden
+
+
+def _recurrent_node(imp, layer, x, cells, direction, suffix=""):
+    kind = type(layer).__name__ if type(layer).__name__ != "Bidirectional" else type(layer.forward_layer).__name__
+    mats = [_cell_weights(c, kind) for c in cells]
+    hidden = mats[0][3]
+    cell = cells[0]
+    acts = []
+    if kind == "LSTM":
+        acts = [_act(cell.recurrent_activation), _act(cell.activation), _act(cell.activation)]
+    elif kind == "GRU":
+        acts = [_act(cell.recurrent_activation), _act(cell.activation)]
+        if not cell.reset_after:
+            raise ModelError(f"{layer.name}: GRU with reset_after=False is not supported")
+    else:
+        acts = [_act(cell.activation)]
+    attrs = {"hidden_size": hidden, "direction": direction, "activations": acts * len(cells)}
+    if kind == "GRU":
+        attrs["linear_before_reset"] = 1
+    op = {"LSTM": "LSTM", "GRU": "GRU", "SimpleRNN": "RNN"}[kind]
+    W = imp.weight(f"{suffix}W", np.stack([m[0] for m in mats]))
+    R = imp.weight(f"{suffix}R", np.stack([m[1] for m in mats]))
+    B = imp.weight(f"{suffix}B", np.stack([m[2] for m in mats]))
+    xt = imp.emit("Transpose", [x], {"perm": [1, 0, 2]}, suffix=f"{suffix}time_major")
+    n_out = 3 if op == "LSTM" else 2
+    return imp.emit(op, [xt, W, R, B], attrs, outputs=n_out, suffix=f"{suffix}cell")
+
+
+def _act(fn):
+    name = getattr(fn, "__name__", fn)
+    table = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu", "hard_sigmoid": "HardSigmoid"}
+    if name not in table:
+        raise ModelError(f"recurrent activation {name!r} is not supported")
+    return table[name]
+
+
+def _sequence_out(imp, y, return_sequences, suffix=""):
+    """IR Y [seq, dirs, batch, H] -> Keras [batch, seq, dirs*H] or last step [batch, dirs*H]."""
+    y = imp.emit("Transpose", [y], {"perm": [2, 0, 1, 3]}, suffix=f"{suffix}batch_major")
+    y = imp.emit("Reshape", [y, imp.const([0, 0, -1], np.int64)], suffix=f"{suffix}merge" if not return_sequences
+                 else "")
+    if return_sequences:
+        return y
+    return imp.emit("Gather", [y, imp.const(-1, np.int64)], {"axis": 1})
+
+
+@layer("LSTM", "GRU", "SimpleRNN", produces=("LSTM", "GRU", "RNN"))
+def read_recurrent(imp, layer, inputs, node):
+    """go_backwards runs the IR op in reverse; Keras then returns the sequence in reversed time order."""
+    if layer.stateful or len(inputs) > 1:
+        raise ModelError(f"{layer.name}: stateful layers and initial states are not supported")
+    backwards = bool(layer.go_backwards)
+    outs = _recurrent_node(imp, layer, inputs[0], [layer.cell], "reverse" if backwards else "forward")
+    states = [imp.emit("Squeeze", [s, imp.const([0], np.int64)], suffix=f"state{i}") for i, s in enumerate(outs[1:])]
+    if backwards and not layer.return_sequences:
+        y = states[0]  # the last step processed is the first in time
+    else:
+        y = outs[0]
+        if backwards:
+            big = np.iinfo(np.int64).max
+            y = imp.emit("Slice", [y, imp.const([-1], np.int64), imp.const([-big], np.int64),
+                                   imp.const([0], np.int64), imp.const([-1], np.int64)], suffix="reversed")
+        y = _sequence_out(imp, y, layer.return_sequences)
+    return [y, *states] if getattr(layer, "return_state", False) else y
+
+
+@layer("Bidirectional", produces=("LSTM", "GRU", "RNN"))
+def read_bidirectional(imp, layer, inputs, node):
+    fwd, bwd = layer.forward_layer, layer.backward_layer
+    if layer.merge_mode != "concat" or fwd.return_state or len(inputs) > 1:
+        raise ModelError(f"{layer.name}: Bidirectional merge_mode={layer.merge_mode!r}/states are not supported")
+    outs = _recurrent_node(imp, layer, inputs[0], [fwd.cell, bwd.cell], "bidirectional")
+    if fwd.return_sequences:
+        return _sequence_out(imp, outs[0], True)
+    # last output of each direction: forward at the last step, backward at step 0 -> Y_h
+    h = imp.emit("Transpose", [outs[1]], {"perm": [1, 0, 2]}, suffix="final")
+    return imp.emit("Reshape", [h, imp.const([0, -1], np.int64)])
+
+
+@R.exports("LSTM", "GRU")
+def write_recurrent(em, node):
+    """IR LSTM/GRU ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
+    x, w, r = node.inputs[:3]
+    b = node.input(3)
+    check_plain_rnn(node, "Keras's reset_after=True resets after the matmul")
+    wa, ra = const_operand(w), const_operand(r)
+    dirs, gh, _ = wa.shape
+    gates = 4 if node.op == "LSTM" else 3
+    hidden = gh // gates
+    ba = const_operand(b) if b is not None else np.zeros((dirs, 2 * gh), wa.dtype)
+    order = [0, 2, 3, 1] if node.op == "LSTM" else [0, 1, 2]  # IR i o f c -> Keras i f c o; z r h stays
+
+    def keras_order(m):
+        return np.concatenate([m[i * hidden:(i + 1) * hidden] for i in order], axis=0)
+
+    batch_major = P.call("ops.transpose", em.tensor(x), (1, 0, 2))
+    seqs, finals = [], [[] for _ in range(2 if node.op == "LSTM" else 1)]  # (h, c) or (h,)
+    for d in range(dirs):
+        if node.op == "LSTM":
+            weights = [keras_order(wa[d]).T, keras_order(ra[d]).T, keras_order(ba[d, :gh]) + keras_order(ba[d, gh:])]
+        else:
+            weights = [keras_order(wa[d]).T, keras_order(ra[d]).T,
+                       np.stack([keras_order(ba[d, :gh]), keras_order(ba[d, gh:])])]
+        kwargs = {"return_sequences": True, "return_state": True}
+        backward = d == 1 or node.attrs.get("direction") == "reverse"
+        if backward:
+            kwargs["go_backwards"] = True
+        init = [node.input(i) for i in ((5, 6) if node.op == "LSTM" else (5,))]
+        layer_call = em.layer(node, f"layers.{node.op}", [hidden], kwargs, weights, batch_major)
+        if any(v is not None for v in init):
+            if any(v is None for v in init):
+                raise Unsupported("LSTM with only one of initial_h / initial_c")
+            layer_call.keywords.append(ast.keyword("initial_state", P.lit([P.subscript(em.tensor(v), d)
+                                                                           for v in init])))
+        names = [em.namer.name(f"{node.name}_d{d}_{tag}", "t") for tag in (("seq", "h", "c")
+                                                                           if node.op == "LSTM" else ("seq", "h"))]
+        em.body.append(P.assign(names, layer_call))
+        seq = P.name(names[0])
+        if backward:
+            seq = P.call("ops.flip", seq, axis=1)  # Keras returns the backward pass in reversed time order
+        seqs.append(P.call("ops.transpose", seq, (1, 0, 2)))
+        for i, n in enumerate(names[1:]):
+            finals[i].append(P.name(n))
+    em.out(node, P.call("ops.stack", P.lit(seqs), axis=1))
+    for i, parts in enumerate(finals, start=1):
+        if i < len(node.outputs):
+            em.out(node, P.call("ops.stack", P.lit(parts), axis=0), i)

@@ -1,0 +1,168 @@
+"""The PyTorch registry object, its row helpers, and what its import and export rules share.
+
+Import converters take (importer, fx_node, *aten_args, **aten_kwargs) with the ATen schema's
+argument names and return the IR value(s) of the node's output(s). Export writers take
+(emitter, ir_node) and add statements through the emitter (`em.out`, `em.layer`, `em.tensor`),
+raising `Unsupported` with a reason for configurations PyTorch cannot express.
+
+Namespaces of source names: `aten` (ATen overload packets as `torch.export` emits them),
+`pt2e` (the `quantized_decomposed` ops a PT2E program holds), `python` (operators on symbolic
+sizes that `torch.export` leaves in the graph).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.rules.core import ImportRule, Registry
+
+R = Registry("torch")
+aten = functools.partial(R.imports, kind="aten")
+pt2e = functools.partial(R.imports, kind="pt2e")
+python_op = functools.partial(R.imports, kind="python")
+
+TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
+                "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",
+                "int16": "torch.int16", "int8": "torch.int8", "uint8": "torch.uint8", "bool": "torch.bool"}
+
+
+def dtype_name(dt) -> str:
+    """The IR dtype name of a torch dtype."""
+    name = str(dt).removeprefix("torch.")
+    if name not in TORCH_DTYPES:
+        raise ModelError(f"torch dtype {dt} is not supported")
+    return name
+
+
+def to_numpy(t) -> np.ndarray:
+    """A torch tensor as a NumPy array (bfloat16 kept through ml_dtypes)."""
+    import torch
+
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.contiguous().view(torch.int16).numpy().view(dtypes.dtype("bfloat16"))
+    return t.numpy()
+
+
+# -- rows: one ATen op <-> one IR op <-> one torch callable ------------------------------------------
+def unary(names: str | None, ir_op: str, call: str | None = None) -> None:
+    """ATen unary op(s) `names` (space-separated) read as `ir_op`; written back as `call(x)`."""
+    if names:
+        R.add_import(ImportRule("aten", tuple(names.split()), (ir_op,), convert=_read_unary(ir_op)))
+    if call:
+        R.add_export((ir_op,), _write_call(call))
+
+
+def binary(names: str | None, ir_op: str, write: str | None = None, attrs: dict | None = None,
+           shape_write=None) -> None:
+    """ATen binary op(s) (tensor or scalar operands, `alpha` for add/sub) read as `ir_op`; written back as the
+    Python operator `write` ("+") or the call `write` ("torch.eq")."""
+    if names:
+        R.add_import(ImportRule("aten", tuple(names.split()), (ir_op,), convert=_read_binary(ir_op, attrs or {})))
+    if write:
+        R.add_export((ir_op,), _write_operator(write) if write in P.OPERATORS else _write_call(write, binary=True),
+                     shape_write)
+
+
+def _read_unary(ir_op):
+    def convert(imp, node, x, *rest, **kw):
+        return imp.emit(ir_op, [imp.value(x)])
+    return convert
+
+
+def _read_binary(ir_op, attrs):
+    def convert(imp, node, a, b, *rest, **kw):
+        av, bv = imp.value(a, like=b), imp.value(b, like=a)
+        alpha = kw.get("alpha", rest[0] if rest else 1)
+        if alpha != 1 and ir_op in ("Add", "Sub"):
+            bv = imp.emit("Mul", [bv, imp.const(alpha, like=bv)], suffix="alpha")
+        if ir_op == "Div" and kw.get("rounding_mode") == "floor":
+            return imp.emit("Floor", [imp.emit("Div", [av, bv], suffix="div")])
+        if ir_op == "Div" and kw.get("rounding_mode") == "trunc" and av.dtype is not None and av.dtype.kind == "f":
+            raise ModelError(f"{node.name}: float division with rounding_mode='trunc' has no IR op yet")
+        return imp.emit(ir_op, [av, bv], attrs or None)
+    return convert
+
+
+def _write_call(fn: str, binary: bool = False):
+    def write(em, node):
+        if binary:
+            a, b = node.inputs
+            return em.out(node, P.call(fn, em.tensor(a), operand(em, b, a)))
+        em.out(node, P.call(fn, em.tensor(node.inputs[0])))
+    return write
+
+
+def _write_operator(sym: str):
+    def write(em, node):
+        a, b = node.inputs
+        em.out(node, P.binop(operand(em, a, b), sym, operand(em, b, a)))
+    return write
+
+
+# -- what import converters share -------------------------------------------------------------------
+def ints(v, n=None):
+    """An int or a list of ints as a list (an int repeated `n` times)."""
+    if isinstance(v, int):
+        return [v] * (n or 1)
+    return [int(x) for x in v]
+
+
+def const_data(imp, arg):
+    """The constant data behind an fx argument, or None."""
+    if hasattr(arg, "name"):
+        v = imp.env.get(arg.name)
+        return getattr(v, "const", None)
+    return None
+
+
+# -- what export writers share ----------------------------------------------------------------------
+def non_default(**given_and_defaults):
+    """Keep only the keyword arguments that differ from PyTorch's defaults: name=(value, default)."""
+    return {k: v for k, (v, d) in given_and_defaults.items() if v != d}
+
+
+def torch_momentum(ir_momentum: float) -> float:
+    return float(f"{1 - ir_momentum:.12g}")  # IR keeps the running-average factor, torch its complement
+
+
+def operand(em, v, other):
+    """Scalars stay Python numbers (torch keeps the tensor's dtype), unless both sides are constant."""
+    if other.const is not None and v.const is not None:
+        return em.tensor(v)
+    return em.arg(v)
+
+
+def require_nchw(node):
+    if node.attrs.get("layout", "NCHW") != "NCHW":
+        raise Unsupported("channels-last layout (run the layout pass first)")
+
+
+def explicit_pads(node, nsp):
+    """(begin, end) pads of a window op, SAME padding resolved on static spatial dims."""
+    pads = node.attrs.get("pads") or [0] * (2 * nsp)
+    ap = node.attrs.get("auto_pad", "NOTSET")
+    if ap not in ("NOTSET", "VALID", None):
+        x = node.inputs[0]
+        if x.shape is None or not all(isinstance(d, int) for d in x.shape[2:]):
+            raise Unsupported(f"auto_pad={ap} needs static spatial dims")
+        from tensorbridge.reference.kernels.conv import resolve_pads
+
+        k = node.attrs.get("kernel_shape") or list(node.inputs[1].shape[2:])
+        pads = resolve_pads(x.shape[2:], k, node.attrs.get("strides") or [1] * nsp,
+                            node.attrs.get("dilations") or [1] * nsp, None, ap)
+    return list(pads[:nsp]), list(pads[nsp:])
+
+
+def pre_pad(em, x_expr, begin, end, value=0.0):
+    """F.pad for asymmetric padding (torch pad lists run from the last dim backwards)."""
+    flat = []
+    for b, e in zip(reversed(begin), reversed(end)):
+        flat += [b, e]
+    return P.call("F.pad", x_expr, flat, value=value)

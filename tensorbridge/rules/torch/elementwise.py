@@ -1,0 +1,323 @@
+"""PyTorch <-> IR: Activations, arithmetic, comparisons, logic, casts.
+
+Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code) sit together.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.rules.torch.base import (
+    TORCH_DTYPES,
+    R,
+    aten,
+    binary,
+    dtype_name,
+    non_default,
+    operand,
+    python_op,
+    unary,
+)
+
+
+def _clip(imp, x, lo, hi):
+    xv = imp.value(x)
+    lov = None if lo is None else imp.value(lo, like=x)
+    hiv = None if hi is None else imp.value(hi, like=x)
+    return imp.emit("Clip", [xv, lov, hiv])
+
+
+@aten("relu6", produces="Clip")
+def read_relu6(imp, node, x):
+    return _clip(imp, x, 0.0, 6.0)
+
+
+@aten("hardtanh", produces="Clip")
+def read_hardtanh(imp, node, x, min_val=-1.0, max_val=1.0):
+    return _clip(imp, x, min_val, max_val)
+
+
+@aten("clamp", "clip", produces="Clip")
+def read_clamp(imp, node, x, min=None, max=None):
+    return _clip(imp, x, min, max)
+
+
+@R.exports("Clip")
+def write_clip(em, node):
+    x, lo, hi = (list(node.inputs) + [None, None])[:3]
+    lo_s, hi_s = em.scalar(lo), em.scalar(hi)
+    if lo_s == 0 and hi_s == 6:
+        return em.out(node, P.call("F.relu6", em.tensor(x)))
+    kw = {}
+    if lo is not None:
+        kw["min"] = P.lit(lo_s) if lo_s is not None else em.tensor(lo)
+    if hi is not None:
+        kw["max"] = P.lit(hi_s) if hi_s is not None else em.tensor(hi)
+    em.out(node, P.call("torch.clamp", em.tensor(x), **kw))
+
+
+@aten("gelu", produces="Gelu")
+def read_gelu(imp, node, x, approximate="none"):
+    return imp.emit("Gelu", [imp.value(x)], {"approximate": approximate})
+
+
+@R.exports("Gelu")
+def write_gelu(em, node):
+    em.out(node, P.call("F.gelu", em.tensor(node.inputs[0]),
+                        **non_default(approximate=(node.attrs.get("approximate", "none"), "none"))))
+
+
+@aten("hardsigmoid", produces="HardSigmoid")
+def read_hardsigmoid(imp, node, x):
+    return imp.emit("HardSigmoid", [imp.value(x)], {"alpha": 1.0 / 6, "beta": 0.5})
+
+
+@R.exports("HardSigmoid")
+def write_hard_sigmoid(em, node):
+    a, b = node.attrs.get("alpha", 0.2), node.attrs.get("beta", 0.5)
+    x = em.tensor(node.inputs[0])
+    if abs(a - 1 / 6) < 1e-7 and b == 0.5:
+        return em.out(node, P.call("F.hardsigmoid", x))
+    em.out(node, P.call("torch.clamp", P.binop(P.binop(x, "*", a), "+", b), 0.0, 1.0))
+
+
+@aten("leaky_relu", produces="LeakyRelu")
+def read_leaky_relu(imp, node, x, negative_slope=0.01):
+    return imp.emit("LeakyRelu", [imp.value(x)], {"alpha": float(negative_slope)})
+
+
+@R.exports("LeakyRelu")
+def write_leaky_relu(em, node):
+    em.out(node, P.call("F.leaky_relu", em.tensor(node.inputs[0]), node.attrs.get("alpha", 0.01)))
+
+
+@aten("elu", produces="Elu")
+def read_elu(imp, node, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    if scale != 1 or input_scale != 1:
+        raise ModelError(f"{node.name}: elu with scale/input_scale is not supported")
+    return imp.emit("Elu", [imp.value(x)], {"alpha": float(alpha)})
+
+
+@R.exports("Elu")
+def write_elu(em, node):
+    em.out(node, P.call("F.elu", em.tensor(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0)))
+
+
+@R.exports("PRelu")
+def write_prelu(em, node):
+    x, slope = node.inputs
+    xe = em.tensor(x)
+    em.out(node, P.call("torch.where", P.call("torch.lt", xe, 0), P.binop(xe, "*", em.tensor(slope)), xe))
+
+
+@aten("rsqrt", produces="Reciprocal")
+def read_rsqrt(imp, node, x):
+    return imp.emit("Reciprocal", [imp.emit("Sqrt", [imp.value(x)], suffix="sqrt")])
+
+
+@aten("ne", produces="Not")
+def read_not_equal(imp, node, a, b):
+    return imp.emit("Not", [imp.emit("Equal", [imp.value(a, like=b), imp.value(b, like=a)], suffix="eq")])
+
+
+@aten("floor_divide", produces="Div")
+def read_floor_divide(imp, node, a, b):
+    q = imp.emit("Div", [imp.value(a, like=b), imp.value(b, like=a)], suffix="div")
+    return q if np.issubdtype(q.dtype, np.integer) else imp.emit("Floor", [q])
+
+
+@R.exports("Div", shape_write=lambda em, node: shape_arithmetic("//")(em, node))
+def write_div(em, node):
+    a, b = node.inputs
+    kw = {"rounding_mode": "trunc"} if a.dtype is not None and a.dtype.kind in "iu" else {}
+    em.out(node, P.call("torch.div", em.tensor(a), operand(em, b, a), **kw))
+
+
+@R.exports("Mod")
+def write_mod(em, node):
+    fn = "torch.fmod" if node.attrs.get("fmod") else "torch.remainder"
+    em.out(node, P.call(fn, em.tensor(node.inputs[0]), operand(em, node.inputs[1], node.inputs[0])))
+
+
+@aten("rsub", produces="Sub")
+def read_rsub(imp, node, a, b, alpha=1):
+    bv = imp.value(b, like=a)
+    av = imp.value(a)
+    if alpha != 1:
+        av = imp.emit("Mul", [av, imp.const(alpha, like=av)], suffix="alpha")
+    return imp.emit("Sub", [bv, av])
+
+
+@aten("__and__", "__or__", "__xor__", produces=("And", "Or", "Xor", "BitwiseAnd", "BitwiseOr", "BitwiseXor"))
+def read_logic(imp, node, a, b):
+    """Python `&`, `|`, `^`: logical on booleans, bitwise on integers."""
+    kind = node.target.__name__.split(".")[0].strip("_")
+    av, bv = imp.value(a, like=b), imp.value(b, like=a)
+    boolean = av.dtype == np.bool_
+    op = {"and": "And", "or": "Or", "xor": "Xor"}[kind] if boolean else\
+        {"and": "BitwiseAnd", "or": "BitwiseOr", "xor": "BitwiseXor"}[kind]
+    return imp.emit(op, [av, bv])
+
+
+@aten("where", produces="Where")
+def read_where(imp, node, cond, a=None, b=None):
+    if a is None:
+        raise ModelError(f"{node.name}: torch.where(cond) (nonzero form) is not supported")
+    return imp.emit("Where", [imp.value(cond), imp.value(a, like=b), imp.value(b, like=a)])
+
+
+@aten("masked_fill", produces="Where")
+def read_masked_fill(imp, node, x, mask, value):
+    xv = imp.value(x)
+    return imp.emit("Where", [imp.value(mask), imp.value(value, like=x) if hasattr(value, "name")
+                              else imp.const(value, like=xv), xv])
+
+
+@R.exports("Where")
+def write_where(em, node):
+    c, a, b = node.inputs
+    em.out(node, P.call("torch.where", em.tensor(c), em.arg(a), em.arg(b)))
+
+
+@aten("_to_copy", "to", produces="Cast")
+def read_to(imp, node, x, *args, **kw):
+    target = dtype_name(imp.meta().dtype)
+    src = imp.value(x)
+    if src.dtype is not None and src.dtype == np.dtype(target if target != "bfloat16" else np.float32)\
+            and target != "bfloat16":
+        return src
+    return imp.emit("Cast", [src], {"to": target})
+
+
+@aten("type_as", produces="Cast")
+def read_type_as(imp, node, x, other):
+    return read_to(imp, node, x)
+
+
+@R.exports("Cast", shape_write=lambda em, node: _shape_same(em, node))
+def write_cast(em, node):
+    to = dtypes.name(dtypes.dtype(node.attrs["to"]))
+    if to not in TORCH_DTYPES:
+        raise Unsupported(f"Cast to {to}")
+    em.out(node, P.method(em.tensor(node.inputs[0]), "to", P.name(TORCH_DTYPES[to])))
+
+
+@R.exports("Identity", shape_write=lambda em, node: _shape_same(em, node))
+def write_identity(em, node):
+    em.var[id(node.outputs[0])] = em.tensor(node.inputs[0])
+
+
+def write_variadic(fn):
+    def rule(em, node):
+        acc = em.tensor(node.inputs[0])
+        for v in node.inputs[1:]:
+            acc = P.call(fn, acc, em.tensor(v))
+        if node.op == "Mean":
+            acc = P.binop(acc, "/", len(node.inputs))
+        em.out(node, acc)
+    return rule
+
+
+R.add_export(("Max",), write_variadic("torch.maximum"))
+R.add_export(("Min",), write_variadic("torch.minimum"))
+R.add_export(("Sum",), write_variadic("torch.add"))
+R.add_export(("Mean",), write_variadic("torch.add"))
+
+
+@aten("contiguous", "clone", "alias", "detach", "lift_fresh_copy", "dropout", "feature_dropout", "alpha_dropout",
+      "_assert_tensor_metadata", "copy", produces=())
+def read_passthrough(imp, node, x, *rest, **kw):
+    """Ops that only move or alias data at inference time: the IR value is the input."""
+    return imp.value(x)
+
+
+# -- integer shape vectors as Python values (see rules/torch/shape.py) --------------------------------
+def _shape_same(em, node):
+    em.var[id(node.outputs[0])] = em.pylist(node.inputs[0])
+
+
+def shape_arithmetic(sym: str):
+    """Elementwise arithmetic on shape vectors: on Python ints, entry by entry."""
+    def write(em, node):
+        a, b = node.inputs
+        out = node.outputs[0]
+        if out.shape == ():
+            return em.out(node, P.binop(em.pylist(a), sym, em.pylist(b)))
+        em.out(node, P.lit([P.binop(_entry(em, a, i), sym, _entry(em, b, i)) for i in range(out.shape[0])]))
+    return write
+
+
+def _entry(em, v, i):
+    if v.shape == ():
+        return em.pylist(v)
+    if v.shape is not None and v.shape[0] == 1:
+        return P.subscript(em.pylist(v), 0)
+    return P.subscript(em.pylist(v), i)
+
+
+# -- rows: ATen op <-> IR op <-> torch call ---------------------------------------------------------
+unary("relu", "Relu", "F.relu")
+unary("sigmoid", "Sigmoid", "torch.sigmoid")
+unary("tanh", "Tanh", "torch.tanh")
+unary("exp", "Exp", "torch.exp")
+unary("log", "Log", "torch.log")
+unary("sqrt", "Sqrt", "torch.sqrt")
+unary("abs", "Abs", "torch.abs")
+unary("neg", "Neg", "torch.neg")
+unary("erf", "Erf", "torch.erf")
+unary("sin", "Sin", "torch.sin")
+unary("cos", "Cos", "torch.cos")
+unary("reciprocal", "Reciprocal", "torch.reciprocal")
+unary("floor", "Floor", "torch.floor")
+unary("ceil", "Ceil", "torch.ceil")
+unary("round", "Round", "torch.round")
+unary("sign", "Sign", "torch.sign")
+unary("silu", "SiLU", "F.silu")
+unary("hardswish", "HardSwish", "F.hardswish")
+unary("mish", "Mish", "F.mish")
+unary("softplus", "Softplus", "F.softplus")
+unary("logical_not", "Not", "torch.logical_not")
+unary("isnan", "IsNaN", "torch.isnan")
+unary("bitwise_not", "BitwiseNot", "torch.bitwise_not")
+unary("asin", "Asin", "torch.asin")
+unary("acos", "Acos", "torch.acos")
+unary("atan", "Atan", "torch.atan")
+unary("sinh", "Sinh", "torch.sinh")
+unary("cosh", "Cosh", "torch.cosh")
+unary("tan", "Tan", "torch.tan")
+unary(None, "Softsign", "F.softsign")
+binary("add", "Add", "+", shape_write=shape_arithmetic("+"))
+binary("sub", "Sub", "-", shape_write=shape_arithmetic("-"))
+binary("mul", "Mul", "*", shape_write=shape_arithmetic("*"))
+binary("div", "Div")
+binary("pow", "Pow", "**")
+binary("maximum", "Max")
+binary("minimum", "Min")
+binary("eq", "Equal", "torch.eq")
+binary("lt", "Less", "torch.lt")
+binary("le", "LessOrEqual", "torch.le")
+binary("gt", "Greater", "torch.gt")
+binary("ge", "GreaterOrEqual", "torch.ge")
+binary("logical_and", "And", "torch.logical_and")
+binary("logical_or", "Or", "torch.logical_or")
+binary("logical_xor", "Xor", "torch.logical_xor")
+binary("bitwise_and", "BitwiseAnd", "torch.bitwise_and")
+binary("bitwise_or", "BitwiseOr", "torch.bitwise_or")
+binary("bitwise_xor", "BitwiseXor", "torch.bitwise_xor")
+binary("remainder", "Mod")
+binary("fmod", "Mod", attrs={"fmod": 1})
+
+
+_SIZE_ARITHMETIC = {"add": "Add", "sub": "Sub", "mul": "Mul", "floordiv": "Div"}
+
+
+@python_op(*_SIZE_ARITHMETIC, produces=tuple(_SIZE_ARITHMETIC.values()))
+def read_size_arithmetic(imp, node, a, b):
+    """Python arithmetic on symbolic sizes, which torch.export leaves in the graph."""
+    def operand(x):
+        v = imp.sym_or_value(x)
+        return v[1] if isinstance(v, tuple) else imp.const([v], dtype=np.int64)
+    return ("sym", imp.emit(_SIZE_ARITHMETIC[node.target.__name__], [operand(a), operand(b)], suffix="dim"))

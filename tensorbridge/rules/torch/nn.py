@@ -1,0 +1,500 @@
+"""PyTorch <-> IR: Convolutions, dense layers, normalisation, softmax, pooling, resizing.
+
+Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code) sit together.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ops.infer import norm_axis
+from tensorbridge.rules.torch.base import (
+    TORCH_DTYPES,
+    R,
+    aten,
+    const_data,
+    explicit_pads,
+    ints,
+    non_default,
+    pre_pad,
+    require_nchw,
+    torch_momentum,
+)
+from tensorbridge.rules.torch.elementwise import write_identity
+
+
+@aten("conv1d", "conv2d", "conv3d", "convolution", "_convolution", produces=("Conv", "ConvTranspose"))
+def read_convolution(imp, node, input, weight, bias=None, stride=1, padding=0, dilation=1, *rest, **kw):
+    name = node.target.__name__.split(".")[0]
+    if name in ("convolution", "_convolution"):
+        transposed, output_padding, groups = rest[0], rest[1], rest[2]
+        if transposed:
+            return read_conv_transpose(imp, node, input, weight, bias, stride, padding, output_padding, groups,
+                                       dilation)
+    else:
+        groups = rest[0] if rest else kw.get("groups", 1)
+    nsp = imp.rank(input) - 2
+    attrs = {"strides": ints(stride, nsp), "dilations": ints(dilation, nsp), "group": int(groups)}
+    if isinstance(padding, str):
+        attrs["auto_pad"] = {"same": "SAME_UPPER", "valid": "VALID"}[padding]
+    else:
+        p = ints(padding, nsp)
+        attrs["pads"] = p + p
+    inputs = [imp.value(input), imp.value(weight)] + ([imp.value(bias)] if bias is not None else [])
+    return imp.emit("Conv", inputs, attrs)
+
+
+@R.exports("Conv")
+def write_conv(em, node):
+    require_nchw(node)
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    wa = const_operand(w)
+    nsp = wa.ndim - 2
+    if nsp not in (1, 2, 3):
+        raise Unsupported(f"{nsp}-D convolution")
+    begin, end = explicit_pads(node, nsp)
+    xe = em.tensor(x)
+    padding = begin
+    if begin != end:
+        xe, padding = pre_pad(em, xe, begin, end), [0] * nsp
+    group = node.attrs.get("group", 1)
+    weights = {"weight": wa}
+    if b is not None:
+        weights["bias"] = const_operand(b)
+    dtype = P.name(TORCH_DTYPES["float64"]) if wa.dtype == np.float64 else None  # integer-exact (litert_arithmetic)
+    layer = em.layer(node, f"nn.Conv{nsp}d", [wa.shape[1] * group, wa.shape[0], same(wa.shape[2:])], non_default(
+        stride=(same(node.attrs.get("strides") or [1] * nsp), 1), padding=(same(padding), 0),
+        dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1), bias=(b is not None, True),
+        dtype=(dtype, None)), weights)
+    em.out(node, P.call(layer, xe))
+
+
+@aten("conv_transpose1d", "conv_transpose2d", "conv_transpose3d", produces="ConvTranspose")
+def read_conv_transpose(imp, node, input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                        dilation=1):
+    nsp = imp.rank(input) - 2
+    p = ints(padding, nsp)
+    attrs = {"strides": ints(stride, nsp), "dilations": ints(dilation, nsp), "group": int(groups),
+             "pads": p + p, "output_padding": ints(output_padding, nsp)}
+    inputs = [imp.value(input), imp.value(weight)] + ([imp.value(bias)] if bias is not None else [])
+    return imp.emit("ConvTranspose", inputs, attrs)
+
+
+@R.exports("ConvTranspose")
+def write_conv_transpose(em, node):
+    require_nchw(node)
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    wa = const_operand(w)
+    nsp = wa.ndim - 2
+    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        raise Unsupported("output_shape/auto_pad on ConvTranspose")
+    pads = node.attrs.get("pads") or [0] * (2 * nsp)
+    if pads[:nsp] != pads[nsp:]:
+        raise Unsupported("asymmetric ConvTranspose pads")
+    group = node.attrs.get("group", 1)
+    weights = {"weight": wa}
+    if b is not None:
+        weights["bias"] = const_operand(b)
+    layer = em.layer(node, f"nn.ConvTranspose{nsp}d", [wa.shape[0], wa.shape[1] * group, same(wa.shape[2:])],
+                     non_default(stride=(same(node.attrs.get("strides") or [1] * nsp), 1),
+                                 padding=(same(pads[:nsp]), 0),
+                                 output_padding=(same(node.attrs.get("output_padding") or [0] * nsp), 0),
+                                 groups=(group, 1), dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1),
+                                 bias=(b is not None, True)), weights)
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@aten("linear", produces="Dense")
+def read_linear(imp, node, input, weight, bias=None):
+    w = const_data(imp, weight)
+    if w is not None and w.ndim == 2:
+        wt = imp.graph.add_constant(imp.env[weight.name].name + ".T", np.ascontiguousarray(w.T))
+        wt.meta["transposed_from"] = imp.env[weight.name].name
+    else:
+        wt = imp.emit("Transpose", [imp.value(weight)], {"perm": [1, 0]}, suffix="weight_t")
+    inputs = [imp.value(input), wt] + ([imp.value(bias)] if bias is not None else [])
+    return imp.emit("Dense", inputs)
+
+
+@R.exports("Dense")
+def write_dense(em, node):
+    x, w = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    wa = const_operand(w)
+    if wa.ndim != 2:
+        raise Unsupported("Dense weight must be 2-D")
+    weights = {"weight": wa.T}
+    if b is not None:
+        weights["bias"] = const_operand(b)
+    layer = em.layer(node, "nn.Linear", [wa.shape[0], wa.shape[1]], non_default(bias=(b is not None, True)), weights)
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@aten("matmul", "mm", "bmm", produces="MatMul")
+def read_matmul(imp, node, a, b):
+    return imp.emit("MatMul", [imp.value(a), imp.value(b)])
+
+
+@R.exports("MatMul")
+def write_matmul(em, node):
+    a, b = node.inputs
+    if b.const is not None and np.asarray(b.const).ndim == 2 and dtypes.is_float(b.const.dtype) and a.const is None:
+        wa = np.asarray(b.const)
+        kwargs = {"bias": False, **({"dtype": P.name(TORCH_DTYPES["float64"])} if wa.dtype == np.float64 else {})}
+        layer = em.layer(node, "nn.Linear", [wa.shape[0], wa.shape[1]], kwargs, {"weight": wa.T})
+        return em.out(node, P.call(layer, em.tensor(a)))
+    em.out(node, P.binop(em.tensor(a), "@", em.tensor(b)))
+
+
+@aten("addmm", produces="Gemm")
+def read_addmm(imp, node, bias, m1, m2, beta=1, alpha=1):
+    return imp.emit("Gemm", [imp.value(m1), imp.value(m2), imp.value(bias)], {"alpha": float(alpha),
+                                                                              "beta": float(beta)})
+
+
+@R.exports("Gemm")
+def write_gemm(em, node):
+    a, b = node.inputs[0], node.inputs[1]
+    c = node.input(2)
+    at = node.attrs
+    if at.get("transA", 0) == 0 and at.get("alpha", 1.0) == 1.0 and at.get("beta", 1.0) == 1.0\
+            and b.const is not None and (c is None or c.const is not None and np.asarray(c.const).ndim <= 1):
+        wa = np.asarray(b.const)
+        weight = wa if at.get("transB", 0) else wa.T
+        weights = {"weight": weight}
+        if c is not None:
+            weights["bias"] = np.broadcast_to(np.asarray(c.const), (weight.shape[0],))
+        layer = em.layer(node, "nn.Linear", [weight.shape[1], weight.shape[0]], non_default(bias=(c is not None, True)),
+                         weights)
+        return em.out(node, P.call(layer, em.tensor(a)))
+    ae, be = em.tensor(a), em.tensor(b)
+    if at.get("transA", 0):
+        ae = P.method(ae, "t")
+    if at.get("transB", 0):
+        be = P.method(be, "t")
+    y = P.binop(P.binop(ae, "@", be), "*", at.get("alpha", 1.0)) if at.get("alpha", 1.0) != 1.0 else\
+        P.binop(ae, "@", be)
+    if c is not None:
+        ce = em.tensor(c)
+        y = P.binop(y, "+", P.binop(ce, "*", at.get("beta", 1.0)) if at.get("beta", 1.0) != 1.0 else ce)
+    em.out(node, y)
+
+
+@aten("baddbmm", produces="MatMul")
+def read_baddbmm(imp, node, base, b1, b2, beta=1, alpha=1):
+    prod = imp.emit("MatMul", [imp.value(b1), imp.value(b2)], suffix="bmm")
+    if alpha != 1:
+        prod = imp.emit("Mul", [prod, imp.const(alpha, like=prod)], suffix="alpha")
+    basev = imp.value(base)
+    if beta != 1:
+        basev = imp.emit("Mul", [basev, imp.const(beta, like=basev)], suffix="beta")
+    return imp.emit("Add", [basev, prod])
+
+
+def _ones(imp, n, like):
+    return imp.const(np.ones(n), like=like)
+
+
+@aten("batch_norm", "_native_batch_norm_legit_no_training", produces="BatchNormalization")
+def read_batch_norm(imp, node, input, weight, bias, running_mean, running_var, *rest):
+    name = node.target.__name__.split(".")[0]
+    if name == "batch_norm":
+        training, momentum, eps = rest[0], rest[1], rest[2]
+        if training:
+            raise ModelError(f"{node.name}: BatchNorm in training mode; call model.eval() before converting")
+    else:  # _native_batch_norm_legit_no_training(input, weight, bias, mean, var, momentum, eps)
+        momentum, eps = rest[0], rest[1]
+    x = imp.value(input)
+    c = imp.meta(input).shape[1]
+    w = imp.value(weight) if weight is not None else _ones(imp, c, x)
+    b = imp.value(bias) if bias is not None else imp.const(np.zeros(c), like=x)
+    y = imp.emit("BatchNormalization", [x, w, b, imp.value(running_mean), imp.value(running_var)],
+                 {"epsilon": float(eps), "momentum": 1.0 - float(momentum)})
+    return y if name == "batch_norm" else (y, None, None)
+
+
+@R.exports("BatchNormalization")
+def write_batch_norm(em, node):
+    require_nchw(node)
+    if node.attrs.get("training_mode"):
+        raise Unsupported("training-mode BatchNormalization")
+    x, scale, bias, mean, var = node.inputs
+    rank = len(x.shape) if x.shape is not None else 4
+    kind = {2: 1, 3: 1, 4: 2, 5: 3}.get(rank)
+    if kind is None:
+        raise Unsupported(f"BatchNormalization on rank {rank}")
+    c = const_operand(scale).shape[0]
+    momentum = torch_momentum(node.attrs.get("momentum", 0.9))
+    layer = em.layer(node, f"nn.BatchNorm{kind}d", [c],
+                     non_default(eps=(node.attrs.get("epsilon", 1e-5), 1e-5), momentum=(momentum, 0.1)),
+                     {"weight": const_operand(scale), "bias": const_operand(bias), "running_mean": const_operand(mean),
+                      "running_var": const_operand(var), "num_batches_tracked": np.array(0, np.int64)})
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@R.exports("InstanceNormalization")
+def write_instance_norm(em, node):
+    require_nchw(node)
+    x, scale, bias = node.inputs
+    rank = len(x.shape) if x.shape is not None else 4
+    c = const_operand(scale).shape[0]
+    layer = em.layer(node, f"nn.InstanceNorm{max(rank - 2, 1)}d", [c],
+                     {**non_default(eps=(node.attrs.get("epsilon", 1e-5), 1e-5)), "affine": True},
+                     {"weight": const_operand(scale), "bias": const_operand(bias)})
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@aten("layer_norm", "native_layer_norm", produces="LayerNormalization")
+def read_layer_norm(imp, node, input, normalized_shape, weight=None, bias=None, eps=1e-5, *rest):
+    x = imp.value(input)
+    n = len(normalized_shape)
+    scale = imp.value(weight) if weight is not None else _ones(imp, list(normalized_shape), x)
+    inputs = [x, scale] + ([imp.value(bias)] if bias is not None else [])
+    y = imp.emit("LayerNormalization", inputs, {"axis": -n, "epsilon": float(eps)})
+    return y if node.target.__name__.startswith("layer_norm") else (y, None, None)
+
+
+@R.exports("LayerNormalization")
+def write_layer_norm(em, node):
+    x, scale = node.inputs[0], node.inputs[1]
+    b = node.input(2)
+    if len(node.outputs) > 1 and any(v.uses() for v in node.outputs[1:]):
+        raise Unsupported("LayerNormalization mean/inv-std outputs")
+    sa = const_operand(scale)
+    if x.shape is None:
+        raise Unsupported("LayerNormalization needs the input rank")
+    axis = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    shape = tuple(x.shape[axis:])
+    if not all(isinstance(d, int) for d in shape):
+        raise Unsupported("LayerNormalization over dynamic dims")
+    weights = {"weight": np.broadcast_to(sa, shape)}
+    if b is not None:
+        weights["bias"] = np.broadcast_to(const_operand(b), shape)
+    layer = em.layer(node, "nn.LayerNorm", [shape[0] if len(shape) == 1 else shape],
+                     non_default(eps=(node.attrs.get("epsilon", 1e-5), 1e-5), bias=(b is not None, True)), weights)
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@aten("group_norm", produces="GroupNormalization")
+def read_group_norm(imp, node, input, num_groups, weight=None, bias=None, eps=1e-5, *rest):
+    x = imp.value(input)
+    c = imp.meta(input).shape[1]
+    w = imp.value(weight) if weight is not None else _ones(imp, c, x)
+    b = imp.value(bias) if bias is not None else imp.const(np.zeros(c), like=x)
+    return imp.emit("GroupNormalization", [x, w, b], {"num_groups": int(num_groups), "epsilon": float(eps)})
+
+
+@R.exports("GroupNormalization")
+def write_group_norm(em, node):
+    require_nchw(node)
+    x, scale, bias = node.inputs
+    c = const_operand(scale).shape[0]
+    layer = em.layer(node, "nn.GroupNorm", [node.attrs["num_groups"], c],
+                     non_default(eps=(node.attrs.get("epsilon", 1e-5), 1e-5)),
+                     {"weight": const_operand(scale), "bias": const_operand(bias)})
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@R.exports("LRN")
+def write_lrn(em, node):
+    require_nchw(node)
+    size = node.attrs["size"]
+    if size % 2 == 0:
+        raise Unsupported("LRN with an even size (PyTorch centres the window differently)")
+    layer = em.layer(node, "nn.LocalResponseNorm", [size], non_default(
+        alpha=(node.attrs.get("alpha", 1e-4), 1e-4), beta=(node.attrs.get("beta", 0.75), 0.75),
+        k=(node.attrs.get("bias", 1.0), 1.0)), {})
+    em.out(node, P.call(layer, em.tensor(node.inputs[0])))
+
+
+@R.exports("RMSNormalization")
+def write_rms_norm(em, node):
+    x, scale = node.inputs
+    if x.shape is None:
+        raise Unsupported("RMSNormalization needs the input rank")
+    axis = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    shape = tuple(x.shape[axis:])
+    layer = em.layer(node, "nn.RMSNorm", [shape], {"eps": node.attrs.get("epsilon", 1e-5)},
+                     {"weight": np.broadcast_to(const_operand(scale), shape)})
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@aten("softmax", "_softmax", "log_softmax", "_log_softmax", produces=("Softmax", "LogSoftmax"))
+def read_softmax(imp, node, x, dim, *rest):
+    op = "LogSoftmax" if "log" in node.target.__name__ else "Softmax"
+    return imp.emit(op, [imp.value(x)], {"axis": int(dim)})
+
+
+@R.exports("Softmax", "LogSoftmax")
+def write_softmax(em, node):
+    fn = {"Softmax": "torch.softmax", "LogSoftmax": "torch.log_softmax"}[node.op]
+    em.out(node, P.call(fn, em.tensor(node.inputs[0]), node.attrs.get("axis", -1)))
+
+
+@aten("max_pool1d", "max_pool2d", "max_pool2d_with_indices", produces="MaxPool")
+def read_max_pool(imp, node, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    n = len(ints(kernel_size))
+    p = ints(padding, n)
+    attrs = {"kernel_shape": ints(kernel_size, n), "strides": ints(stride or kernel_size, n), "pads": p + p,
+             "dilations": ints(dilation, n), "ceil_mode": int(ceil_mode)}
+    y = imp.emit("MaxPool", [imp.value(x)], attrs)
+    if "with_indices" not in node.target.__name__:
+        return y
+    if any(u.args[1] == 1 for u in node.users):
+        # torch counts argmax indices per channel plane, ONNX over the whole tensor
+        raise ModelError(f"{node.name}: max_pool indices are not supported (only the pooled values)")
+    return (y, None)
+
+
+def _pool_common(em, node, fill):
+    require_nchw(node)
+    k = node.attrs["kernel_shape"]
+    nsp = len(k)
+    begin, end = explicit_pads(node, nsp)
+    xe = em.tensor(node.inputs[0])
+    padding = begin
+    if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):  # torch pads symmetrically, up to k/2
+        xe, padding = pre_pad(em, xe, begin, end, fill), None
+    return xe, k, node.attrs.get("strides") or [1] * nsp, padding, nsp
+
+
+@R.exports("MaxPool")
+def write_max_pool(em, node):
+    if len(node.outputs) > 1 and node.outputs[1].uses():
+        raise Unsupported("MaxPool indices output")
+    xe, k, s, p, nsp = _pool_common(em, node, float("-inf"))
+    dt = node.inputs[0].dtype
+    integer = dt is not None and dt.kind in "iu"  # torch pools floats only; a max of int8 values is exact in float
+    y = P.call(f"F.max_pool{nsp}d", P.method(xe, "float") if integer else xe, same(k), same(s),
+               same(p or [0] * nsp), **non_default(dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1),
+                                                   ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False)))
+    em.out(node, P.method(y, "to", P.name(TORCH_DTYPES[dtypes.name(dt)])) if integer else y)
+
+
+@aten("avg_pool1d", "avg_pool2d", produces="AveragePool")
+def read_avg_pool(imp, node, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                  divisor_override=None):
+    if divisor_override:
+        raise ModelError(f"{node.name}: avg_pool with divisor_override is not supported")
+    n = len(ints(kernel_size))
+    p = ints(padding, n)
+    return imp.emit("AveragePool", [imp.value(x)], {
+        "kernel_shape": ints(kernel_size, n), "strides": ints(stride or kernel_size, n), "pads": p + p,
+        "ceil_mode": int(ceil_mode), "count_include_pad": int(count_include_pad)})
+
+
+@R.exports("AveragePool")
+def write_avg_pool(em, node):
+    if node.attrs.get("dilations") and any(d != 1 for d in node.attrs["dilations"]):
+        raise Unsupported("dilated AveragePool")
+    cip = bool(node.attrs.get("count_include_pad", 0))
+    xe, k, s, p, nsp = _pool_common(em, node, 0.0)
+    ceil = bool(node.attrs.get("ceil_mode", 0))
+    fn = f"F.avg_pool{nsp}d"
+    if p is None and not cip:
+        # padding was applied by F.pad: divide the window sums by the count of real cells
+        begin, end = explicit_pads(node, nsp)
+        ones = pre_pad(em, P.call("torch.ones_like", em.tensor(node.inputs[0])), begin, end, 0.0)
+        total = P.call(fn, xe, same(k), same(s), **non_default(ceil_mode=(ceil, False)))
+        count = P.call(fn, ones, same(k), same(s), **non_default(ceil_mode=(ceil, False)))
+        return em.out(node, P.binop(total, "/", count))
+    em.out(node, P.call(fn, xe, same(k), same(s), same(p or [0] * nsp), **non_default(
+        ceil_mode=(ceil, False), count_include_pad=(cip, True))))
+
+
+@aten("adaptive_avg_pool1d", "adaptive_avg_pool2d", produces=("GlobalAveragePool", "AveragePool"))
+def read_adaptive_avg_pool(imp, node, x, output_size):
+    in_sp = imp.meta(x).shape[2:]
+    out = ints(output_size, len(in_sp))
+    if all(o == 1 for o in out):
+        return imp.emit("GlobalAveragePool", [imp.value(x)])
+    if all(isinstance(i, int) and i % o == 0 for i, o in zip(in_sp, out)):
+        k = [i // o for i, o in zip(in_sp, out)]
+        return imp.emit("AveragePool", [imp.value(x)], {"kernel_shape": k, "strides": k})
+    raise ModelError(f"{node.name}: adaptive_avg_pool with output {out} from {list(in_sp)} is not supported")
+
+
+@aten("adaptive_max_pool1d", "adaptive_max_pool2d", produces="GlobalMaxPool")
+def read_adaptive_max_pool(imp, node, x, output_size):
+    if any(o != 1 for o in ints(output_size, imp.rank(x) - 2)):
+        raise ModelError(f"{node.name}: adaptive_max_pool with an output size other than 1 is not supported")
+    return (imp.emit("GlobalMaxPool", [imp.value(x)]), None)
+
+
+@R.exports("GlobalAveragePool", "GlobalMaxPool")
+def write_global_pool(em, node):
+    require_nchw(node)
+    x = node.inputs[0]
+    if x.shape is None:
+        raise Unsupported("global pooling needs the input rank")
+    nsp = len(x.shape) - 2
+    if nsp not in (1, 2, 3):
+        raise Unsupported(f"global pooling over {nsp} spatial dims")
+    kind = "avg" if node.op == "GlobalAveragePool" else "max"
+    em.out(node, P.call(f"F.adaptive_{kind}_pool{nsp}d", em.tensor(x), 1))
+
+
+@aten("upsample_nearest2d", "upsample_bilinear2d", produces="Resize")
+def read_upsample(imp, node, x, output_size=None, *rest):
+    bilinear = "bilinear" in node.target.__name__
+    out = [int(d) for d in imp.meta().shape]
+    attrs = {"mode": "linear" if bilinear else "nearest"}
+    if bilinear:
+        align = rest[0] if rest else False
+        attrs["coordinate_transformation_mode"] = "align_corners" if align else "pytorch_half_pixel"
+    else:
+        attrs.update({"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})
+    return imp.emit("Resize", [imp.value(x), None, None, imp.const(out, dtype=np.int64)], attrs)
+
+
+@R.exports("Resize")
+def write_resize(em, node):
+    require_nchw(node)
+    a = node.attrs
+    x = node.inputs[0]
+    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
+    if x.shape is None or len(x.shape) != 4:
+        raise Unsupported("Resize of a non-4-D tensor")
+    sizes, scales = node.input(3), node.input(2)
+    kw = {}
+    if sizes is not None:
+        kw["size"] = tuple(int(s) for s in const_operand(sizes).ravel()[2:])
+    elif scales is not None:
+        sc = [float(s) for s in const_operand(scales).ravel()]
+        if sc[:2] != [1.0, 1.0]:
+            raise Unsupported("Resize of batch or channel dims")
+        kw["scale_factor"] = tuple(sc[2:])
+    if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
+        kw["mode"] = "nearest"
+    elif mode == "linear" and ctm in ("pytorch_half_pixel", "half_pixel", "align_corners"):
+        kw["mode"] = "bilinear"
+        kw["align_corners"] = ctm == "align_corners"
+    else:
+        raise Unsupported(f"Resize mode={mode} coordinate_transformation_mode={ctm}")
+    em.out(node, P.call("F.interpolate", em.tensor(x), **kw))
+
+
+@aten("pixel_shuffle", produces="DepthToSpace")
+def read_pixel_shuffle(imp, node, x, upscale_factor):
+    return imp.emit("DepthToSpace", [imp.value(x)], {"blocksize": int(upscale_factor), "mode": "CRD"})
+
+
+@R.exports("DepthToSpace")
+def write_depth_to_space(em, node):
+    require_nchw(node)
+    b = node.attrs["blocksize"]
+    if node.attrs.get("mode", "DCR") == "CRD":
+        return em.out(node, P.call("F.pixel_shuffle", em.tensor(node.inputs[0]), b))
+    raise Unsupported("DepthToSpace DCR mode")
+
+
+@R.exports("Dropout")
+def write_dropout(em, node):
+    write_identity(em, node)
+    if len(node.outputs) > 1 and (node.outputs[1].uses() or node.outputs[1] in node.graph.outputs):
+        em.out(node, P.call("torch.ones_like", em.tensor(node.inputs[0]), dtype=P.name("torch.bool")), 1)

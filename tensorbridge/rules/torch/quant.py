@@ -1,0 +1,105 @@
+"""PyTorch <-> IR: PT2E quantize/dequantize and their code.
+
+Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code) sit together.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.value import Value
+from tensorbridge.rules.torch.base import (
+    TORCH_DTYPES,
+    R,
+    const_data,
+    dtype_name,
+    pt2e,
+)
+from tensorbridge.rules.torch.elementwise import read_to
+
+
+def _qparam(imp, arg, dtype, what: str) -> Value:
+    """A scale or zero point (python number or constant tensor) as an IR constant of `dtype`."""
+    if hasattr(arg, "name"):
+        data = const_data(imp, arg)
+        if data is None:
+            raise ModelError(f"{imp.node.name}: the {what} is computed at run time (dynamic quantization); "
+                             "only static PT2E quantization is supported")
+        return imp.const(np.asarray(data).astype(dtype))
+    return imp.const(np.asarray(arg).astype(dtype))
+
+
+def _storage(dtype) -> np.dtype:
+    return np.dtype(dtype_name(dtype))
+
+
+@pt2e("quantize_per_tensor", "quantize_per_channel", produces="QuantizeLinear")
+def read_quantize(imp, node, input, scale, zero_point, *rest, **kw):
+    """QuantizeLinear with the program's scale and zero point; a quant range narrower than the storage type
+    is a Clip. (PT2E rounds x * (1 / scale), not x / scale; the PyTorch code generator keeps that.)"""
+    axis, (quant_min, quant_max, dtype) = (rest[0], rest[1:4]) if "per_channel" in str(node.target) else (1, rest[:3])
+    storage = _storage(dtype)
+    y = imp.emit("QuantizeLinear", [imp.value(input), _qparam(imp, scale, np.float32, "scale"),
+                                    _qparam(imp, zero_point, storage, "zero point")], {"axis": int(axis)})
+    info = np.iinfo(storage)
+    if (quant_min, quant_max) == (info.min, info.max):
+        return y
+    return imp.emit("Clip", [y, imp.const(quant_min, dtype=storage), imp.const(quant_max, dtype=storage)],
+                    suffix="range")
+
+
+def _per_tensor(em, node) -> tuple[float, int]:
+    scale, zp = em.scalar(node.input(1)), em.scalar(node.input(2)) if node.input(2) is not None else 0
+    if scale is None or zp is None:
+        raise Unsupported("per-channel or computed quantization parameters on an activation")
+    return float(scale), int(zp)
+
+
+TORCH_QDTYPES = {"int8": "torch.qint8", "uint8": "torch.quint8", "int32": "torch.qint32"}
+
+
+@R.exports("QuantizeLinear")
+def write_quantize_linear(em, node):
+    """A PT2E program's own formula, round(x * (1 / scale)) + zero_point, for its quantize nodes; otherwise
+    torch's quantizer (it rounds x / scale + zero_point once, as LiteRT's kernels do), as the integer tensor."""
+    storage = dtypes.name(node.outputs[0].dtype)
+    scale, zp = _per_tensor(em, node)
+    x = em.tensor(node.inputs[0])
+    if node.meta.get("framework") == "torch" and "quantized_decomposed" in node.meta.get("source_op", ""):
+        info = np.iinfo(storage)
+        q = _shifted(P.call("torch.round", P.binop(x, "*", P.lit(1.0 / scale))), zp)
+        return em.out(node, P.method(P.call("torch.clamp", q, int(info.min), int(info.max)), "to",
+                                     P.name(TORCH_DTYPES[storage])))
+    if storage not in TORCH_QDTYPES:
+        raise Unsupported(f"QuantizeLinear to {storage}")
+    q = P.call("torch.quantize_per_tensor", x, P.lit(scale), P.lit(zp), P.name(TORCH_QDTYPES[storage]))
+    em.out(node, P.method(q, "int_repr"))
+
+
+def _shifted(expr, offset: int):
+    """expr + offset, written without `+ -n` or `- -n`."""
+    if not offset:
+        return expr
+    return P.binop(expr, "+", offset) if offset > 0 else P.binop(expr, "-", -offset)
+
+
+@pt2e("dequantize_per_tensor", "dequantize_per_channel", produces="DequantizeLinear")
+def read_dequantize(imp, node, input, scale, zero_point, *rest, out_dtype=None, **kw):
+    """(x - zero_point) * scale; PyTorch ignores quant_min/quant_max here, and so does the IR."""
+    axis, dtype = (rest[0], rest[3]) if "per_channel" in str(node.target) else (1, rest[2])
+    storage = _storage(dtype)
+    zp = _qparam(imp, zero_point, storage, "zero point") if zero_point is not None else None
+    inputs = [imp.value(input), _qparam(imp, scale, np.float32, "scale")] + ([zp] if zp is not None else [])
+    y = imp.emit("DequantizeLinear", inputs, {"axis": int(axis)}, suffix="" if out_dtype is None else "dq")
+    if out_dtype is None:
+        return y
+    return read_to(imp, node, y)
+
+
+@R.exports("DequantizeLinear")
+def write_dequantize_linear(em, node):
+    scale, zp = _per_tensor(em, node)
+    em.out(node, P.binop(_shifted(P.method(em.tensor(node.inputs[0]), "float"), -zp), "*", P.lit(scale)))

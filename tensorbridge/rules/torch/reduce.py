@@ -1,0 +1,120 @@
+"""PyTorch <-> IR: Reductions, arg-reductions, einsum, top-k.
+
+Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code) sit together.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.rules.torch.base import (
+    R,
+    aten,
+    ints,
+)
+
+_ATEN_REDUCTIONS = {"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax", "amin": "ReduceMin",
+                    "prod": "ReduceProd"}
+
+
+@aten("mean", "sum", "amax", "amin", "prod",
+      produces=("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"))
+def read_reduce(imp, node, x, dim=None, keepdim=False, *rest, **kw):
+    op = _ATEN_REDUCTIONS[node.target.__name__.split(".")[0]]
+    if isinstance(dim, int):
+        dim = [dim]
+    axes = [imp.value(x)] + ([imp.const(list(dim), dtype=np.int64)] if dim else [])
+    return imp.emit(op, axes, {"keepdims": int(bool(keepdim))})
+
+
+def _axes(node):
+    axes = node.input(1)
+    if axes is None:
+        x = node.inputs[0]
+        if x.shape is None:
+            raise Unsupported("reduction over all axes needs the input rank")
+        return tuple(range(len(x.shape))) if not node.attrs.get("noop_with_empty_axes") else None
+    return tuple(int(a) for a in const_operand(axes).ravel())
+
+
+_TORCH_REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "amax", "ReduceMin": "amin"}
+
+
+@R.exports("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2")
+def write_reduce(em, node):
+    dims = _axes(node)
+    xe = em.tensor(node.inputs[0])
+    if dims is None:
+        return em.out(node, xe)
+    keep = bool(node.attrs.get("keepdims", 1))
+    if node.op in _TORCH_REDUCTIONS:
+        return em.out(node, P.method(xe, _TORCH_REDUCTIONS[node.op], dim=dims, keepdim=keep))
+    if node.op == "ReduceProd":
+        expr = xe
+        for d in sorted(dims, reverse=True):
+            expr = P.method(expr, "prod", dim=d, keepdim=keep)
+        return em.out(node, expr)
+    if node.op == "ReduceL2":
+        return em.out(node, P.call("torch.linalg.vector_norm", xe, dim=dims, keepdim=keep))
+    raise Unsupported(node.op)
+
+
+@aten("max", "min", produces=("Max", "Min", "ReduceMax", "ReduceMin", "ArgMax", "ArgMin"))
+def read_max_min(imp, node, x, dim=None, keepdim=False):
+    kind = node.target.__name__.split(".")[0]
+    if hasattr(dim, "name"):  # max.other / min.other: elementwise with a tensor
+        return imp.emit("Max" if kind == "max" else "Min", [imp.value(x), imp.value(dim)])
+    if dim is None:
+        return imp.emit("ReduceMax" if kind == "max" else "ReduceMin", [imp.value(x)], {"keepdims": 0})
+    xv = imp.value(x)
+    values = imp.emit("ReduceMax" if kind == "max" else "ReduceMin", [xv, imp.const([dim], dtype=np.int64)],
+                      {"keepdims": int(keepdim)}, suffix="values")
+    idx = imp.emit("ArgMax" if kind == "max" else "ArgMin", [xv], {"axis": int(dim), "keepdims": int(keepdim)},
+                   suffix="indices")
+    return (values, idx)
+
+
+@aten("argmax", "argmin", produces=("ArgMax", "ArgMin"))
+def read_arg(imp, node, x, dim=None, keepdim=False):
+    op = "ArgMax" if node.target.__name__.startswith("argmax") else "ArgMin"
+    xv = imp.value(x)
+    if dim is None:
+        xv = imp.emit("Reshape", [xv, imp.const([-1], dtype=np.int64)], suffix="flat")
+        dim = 0
+    return imp.emit(op, [xv], {"axis": int(dim), "keepdims": int(keepdim)})
+
+
+@R.exports("ArgMax", "ArgMin")
+def write_arg_reduce(em, node):
+    fn = "torch.argmax" if node.op == "ArgMax" else "torch.argmin"
+    if node.attrs.get("select_last_index"):
+        raise Unsupported("select_last_index")
+    em.out(node, P.call(fn, em.tensor(node.inputs[0]), dim=node.attrs.get("axis", 0),
+                        keepdim=bool(node.attrs.get("keepdims", 1))))
+
+
+@aten("any", "all", produces=("ReduceMax", "ReduceMin"))
+def read_any_all(imp, node, x, dim=None, keepdim=False):
+    as_int = imp.emit("Cast", [imp.value(x)], {"to": "int32"}, suffix="int")
+    op = "ReduceMax" if node.target.__name__.startswith("any") else "ReduceMin"
+    args = [as_int] + ([imp.const(ints(dim), dtype=np.int64)] if dim is not None else [])
+    red = imp.emit(op, args, {"keepdims": int(keepdim)}, suffix="reduce")
+    return imp.emit("Cast", [red], {"to": "bool"})
+
+
+@aten("einsum", produces="Einsum")
+def read_einsum(imp, node, equation, tensors, path=None):
+    return imp.emit("Einsum", [imp.value(t) for t in tensors], {"equation": equation})
+
+
+@R.exports("Einsum")
+def write_einsum(em, node):
+    em.out(node, P.call("torch.einsum", node.attrs["equation"], *[em.tensor(v) for v in node.inputs]))
+
+
+@R.exports("TopK")
+def write_top_k(em, node):
+    k = em.scalar(node.inputs[1])
+    em.outs(node, P.call("torch.topk", em.tensor(node.inputs[0]), k, dim=node.attrs.get("axis", -1),
+                         largest=bool(node.attrs.get("largest", 1)), sorted=bool(node.attrs.get("sorted", 1))), 2)

@@ -1,0 +1,573 @@
+"""PyTorch <-> IR: Reshapes, joins and splits, slicing, gathers, padding, filled tensors, ranges, shape arithmetic.
+
+Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code) sit together.
+"""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.value import Value
+from tensorbridge.ops.infer import norm_axis
+from tensorbridge.rules.torch.base import (
+    TORCH_DTYPES,
+    R,
+    aten,
+    dtype_name,
+    ints,
+)
+
+
+@aten("view", "reshape", "_unsafe_view", "flatten", "unflatten", produces="Reshape")
+def read_reshape(imp, node, x, *args):
+    return imp.emit("Reshape", [imp.value(x), imp.out_shape()])
+
+
+def _shape_arg(em, v, x):
+    """A Reshape/Expand target: Python list, with ONNX's 0 ("copy this dim") resolved."""
+    if v.const is not None:
+        dims = [int(d) for d in np.asarray(v.const).ravel()]
+        xe = em.tensor(x)
+        return P.lit([P.subscript(ast.Attribute(xe, "shape", ast.Load()), i) if d == 0 else d
+                      for i, d in enumerate(dims)])
+    return em.pylist(v)
+
+
+@R.exports("Reshape", shape_write=lambda em, node: _shape_reshape(em, node))
+def write_reshape(em, node):
+    x, shape = node.inputs
+    if node.attrs.get("allowzero"):
+        raise Unsupported("Reshape allowzero=1")
+    em.out(node, P.method(em.tensor(x), "reshape", _shape_arg(em, shape, x)))
+
+
+@R.exports("Flatten")
+def write_flatten(em, node):
+    x = node.inputs[0]
+    axis = node.attrs.get("axis", 1)
+    xe = em.tensor(x)
+    if axis == 0:
+        return em.out(node, P.method(xe, "reshape", 1, -1))
+    if axis == 1:
+        return em.out(node, P.method(xe, "flatten", 1))
+    if x.shape is None:
+        raise Unsupported("Flatten needs the input rank")
+    axis = norm_axis(axis, len(x.shape))
+    if axis == len(x.shape):
+        return em.out(node, P.method(xe, "reshape", -1, 1))
+    em.out(node, P.method(P.method(xe, "flatten", 0, axis - 1), "flatten", 1))
+
+
+@aten("expand", produces="Expand")
+def read_expand(imp, node, x, *args, **kw):
+    return imp.emit("Expand", [imp.value(x), imp.out_shape()])
+
+
+@R.exports("Expand")
+def write_expand(em, node):
+    x, shape = node.inputs
+    xe = em.tensor(x)
+    em.out(node, P.method(xe, "expand", P.call("torch.broadcast_shapes", P.method(xe, "size"),
+                                               _shape_arg(em, shape, x))))
+
+
+@aten("squeeze", produces="Squeeze")
+def read_squeeze(imp, node, x, dim=None):
+    if dim is None:
+        return imp.emit("Squeeze", [imp.value(x)])
+    dims = ints(dim)
+    shape = imp.meta(x).shape
+    dims = [d for d in dims if shape[d] == 1]  # torch ignores non-1 dims
+    if not dims:
+        return imp.value(x)
+    return imp.emit("Squeeze", [imp.value(x), imp.const(dims, dtype=np.int64)])
+
+
+@R.exports("Squeeze", shape_write=lambda em, node: _shape_reshape(em, node))
+def write_squeeze(em, node):
+    x = node.inputs[0]
+    axes = node.input(1)
+    xe = em.tensor(x)
+    if axes is None:
+        return em.out(node, P.method(xe, "squeeze"))
+    dims = [int(a) for a in const_operand(axes).ravel()]
+    em.out(node, P.method(xe, "squeeze", tuple(dims)))
+
+
+@aten("unsqueeze", produces="Unsqueeze")
+def read_unsqueeze(imp, node, x, dim):
+    return imp.emit("Unsqueeze", [imp.value(x), imp.const([dim], dtype=np.int64)])
+
+
+@R.exports("Unsqueeze", shape_write=lambda em, node: _shape_reshape(em, node))
+def write_unsqueeze(em, node):
+    x, axes = node.inputs
+    dims = [int(a) for a in const_operand(axes).ravel()]
+    rank = (len(x.shape) if x.shape is not None else None)
+    expr = em.tensor(x)
+    if rank is None and any(d < 0 for d in dims):
+        raise Unsupported("Unsqueeze with negative axes needs the input rank")
+    out_rank = (rank or 0) + len(dims)
+    for d in sorted(norm_axis(d, out_rank) for d in dims):
+        expr = P.method(expr, "unsqueeze", d)
+    em.out(node, expr)
+
+
+@aten("permute", produces="Transpose")
+def read_permute(imp, node, x, dims):
+    r = imp.rank(x)
+    return imp.emit("Transpose", [imp.value(x)], {"perm": [norm_axis(d, r) for d in dims]})
+
+
+@aten("transpose", "t", produces="Transpose")
+def read_transpose(imp, node, x, dim0=0, dim1=1):
+    r = imp.rank(x)
+    if r < 2:
+        return imp.value(x)
+    perm = list(range(r))
+    a, b = norm_axis(dim0, r), norm_axis(dim1, r)
+    perm[a], perm[b] = perm[b], perm[a]
+    return imp.emit("Transpose", [imp.value(x)], {"perm": perm})
+
+
+@R.exports("Transpose")
+def write_transpose(em, node):
+    perm = node.attrs.get("perm")
+    xe = em.tensor(node.inputs[0])
+    if perm is None:
+        x = node.inputs[0]
+        if x.shape is None:
+            raise Unsupported("Transpose without perm needs the rank")
+        perm = list(range(len(x.shape)))[::-1]
+    em.out(node, P.method(xe, "permute", *perm))
+
+
+@aten("cat", "concat", produces="Concat")
+def read_cat(imp, node, tensors, dim=0):
+    vals = [imp.value(t) for t in tensors if 0 not in imp.meta(t).shape or len(tensors) == 1]
+    return imp.emit("Concat", vals, {"axis": int(dim)})
+
+
+@aten("stack", produces="Concat")
+def read_stack(imp, node, tensors, dim=0):
+    r = imp.rank(tensors[0]) + 1
+    axis = norm_axis(dim, r)
+    parts = [imp.emit("Unsqueeze", [imp.value(t), imp.const([axis], dtype=np.int64)], suffix=f"unsqueeze{i}")
+             for i, t in enumerate(tensors)]
+    return imp.emit("Concat", parts, {"axis": axis})
+
+
+@R.exports("Concat", shape_write=lambda em, node: _shape_concat(em, node))
+def write_concat(em, node):
+    em.out(node, P.call("torch.cat", P.lit([em.tensor(v) for v in node.inputs]), node.attrs["axis"]))
+
+
+@aten("split", "split_with_sizes", "chunk", produces="Split")
+def read_split(imp, node, x, split_size_or_sections, dim=0, *rest):
+    outs = imp.meta()
+    sizes = [int(o.shape[dim]) for o in outs]
+    vals = imp.emit("Split", [imp.value(x), imp.const(sizes, dtype=np.int64)], {"axis": int(dim)},
+                    outputs=len(sizes))
+    return tuple(vals) if isinstance(vals, list) else (vals,)
+
+
+@aten("unbind", produces="Split")
+def read_unbind(imp, node, x, dim=0):
+    n = int(imp.meta(x).shape[dim])
+    parts = imp.emit("Split", [imp.value(x), imp.const([1] * n, dtype=np.int64)], {"axis": int(dim)}, outputs=n)
+    parts = parts if isinstance(parts, list) else [parts]
+    return tuple(imp.emit("Squeeze", [p, imp.const([dim], dtype=np.int64)], suffix=f"item{i}")
+                 for i, p in enumerate(parts))
+
+
+@R.exports("Split")
+def write_split(em, node):
+    x = node.inputs[0]
+    sizes = node.input(1)
+    axis = node.attrs.get("axis", 0)
+    if sizes is not None:
+        arg = P.lit([int(s) for s in const_operand(sizes).ravel()])
+    elif x.shape is not None and isinstance(x.shape[axis], int):
+        from tensorbridge.ops.shape import split_sizes
+
+        arg = P.lit(split_sizes(x.shape[axis], node.attrs.get("num_outputs") or len(node.outputs)))
+    else:
+        raise Unsupported("Split of a dynamic dim without sizes")
+    em.outs(node, P.call("torch.split", em.tensor(x), arg, axis), len(node.outputs))
+
+
+def _index_vec(imp, v):
+    if isinstance(v, int):
+        return imp.const([v], dtype=np.int64)
+    out = imp.value(v)
+    return out if out.shape == (1,) else imp.emit("Reshape", [out, imp.const([1], dtype=np.int64)], suffix="idx")
+
+
+@aten("slice", produces="Slice")
+def read_slice(imp, node, x, dim=0, start=None, end=None, step=1):
+    start = 0 if start is None else start
+    end = 2**63 - 1 if end is None else end
+    if isinstance(start, int) and isinstance(end, int) and start == 0 and end >= 2**62 and step == 1:
+        return imp.value(x)
+    return imp.emit("Slice", [imp.value(x), _index_vec(imp, start), _index_vec(imp, end),
+                              imp.const([dim], dtype=np.int64), imp.const([step], dtype=np.int64)])
+
+
+@R.exports("Slice", shape_write=lambda em, node: _shape_slice(em, node))
+def write_slice(em, node):
+    x = node.inputs[0]
+    starts, ends = node.inputs[1], node.inputs[2]
+    axes, steps = node.input(3), node.input(4)
+    if x.shape is None:
+        raise Unsupported("Slice needs the input rank")
+    rank = len(x.shape)
+    n = len(x.shape)
+    sv = em.pylist(starts)
+    ev = em.pylist(ends)
+    ax = [int(a) for a in const_operand(axes).ravel()] if axes is not None else list(range(n))
+    st = [int(s) for s in const_operand(steps).ravel()] if steps is not None else [1] * len(ax)
+    items = [P.slice_()] * rank
+    flips = []
+    for j, (a, s) in enumerate(zip(ax, st)):
+        a = norm_axis(a, rank)
+        if s < 0:
+            if not _full_reversal(x.shape[a], s, sv, ev, j):
+                raise Unsupported("negative Slice steps other than a whole reversal")
+            flips.append(a)
+            continue
+        start = P.subscript(sv, j) if not isinstance(sv, ast.List) else sv.elts[j]
+        stop = P.subscript(ev, j) if not isinstance(ev, ast.List) else ev.elts[j]
+        if isinstance(stop, ast.Constant) and stop.value >= 2**62:
+            stop = None
+        items[a] = P.slice_(start, stop, s if s != 1 else None)
+    def is_full(it):
+        return isinstance(it, ast.Slice) and it.lower is None and it.upper is None and it.step is None
+
+    base = P.call("torch.flip", em.tensor(x), flips) if flips else em.tensor(x)
+    if all(is_full(it) for it in items):
+        return em.out(node, base)
+    last = max((i for i, it in enumerate(items) if not is_full(it)), default=0)
+    index = items[0] if last == 0 else ast.Tuple(items[:last + 1], ast.Load())
+    em.out(node, P.subscript(base, index))
+
+
+def _full_reversal(dim, step, starts, ends, j) -> bool:
+    """Step -1 from the last element past the first: what torch.flip does."""
+    if step != -1 or not isinstance(dim, int) or not isinstance(starts, ast.List) or not isinstance(ends, ast.List):
+        return False
+    start, stop = starts.elts[j], ends.elts[j]
+    return isinstance(start, ast.Constant) and isinstance(stop, ast.Constant) and\
+        (start.value == -1 or start.value >= dim - 1) and stop.value <= -dim - 1
+
+
+@aten("select", produces="Gather")
+def read_select(imp, node, x, dim, index):
+    return imp.emit("Gather", [imp.value(x), imp.const(index, dtype=np.int64)], {"axis": int(dim)})
+
+
+@aten("index_select", produces="Gather")
+def read_index_select(imp, node, x, dim, index):
+    return imp.emit("Gather", [imp.value(x), imp.value(index)], {"axis": int(dim)})
+
+
+@aten("embedding", produces="Gather")
+def read_embedding(imp, node, weight, indices, *rest):
+    return imp.emit("Gather", [imp.value(weight), imp.value(indices)], {"axis": 0})
+
+
+@R.exports("Gather", shape_write=lambda em, node: _shape_gather(em, node))
+def write_gather(em, node):
+    data, idx = node.inputs
+    axis = node.attrs.get("axis", 0)
+    if data.const is not None and axis == 0 and np.asarray(data.const).ndim == 2 and dtypes.is_float(data.const.dtype):
+        table = np.asarray(data.const)
+        layer = em.layer(node, "nn.Embedding", [table.shape[0], table.shape[1]], {}, {"weight": table})
+        return em.out(node, P.call(layer, em.tensor(idx)))
+    if data.shape is None:
+        raise Unsupported("Gather needs the data rank")
+    axis = norm_axis(axis, len(data.shape))
+    s = em.scalar(idx)
+    item = P.lit(s) if s is not None and idx.const.ndim == 0 else em.tensor(idx)
+    em.out(node, P.subscript(em.tensor(data), ast.Tuple([P.slice_()] * axis + [item], ast.Load()) if axis else item))
+
+
+@aten("gather", produces="GatherElements")
+def read_gather(imp, node, x, dim, index, sparse_grad=False):
+    return imp.emit("GatherElements", [imp.value(x), imp.value(index)], {"axis": int(dim)})
+
+
+@R.exports("GatherElements")
+def write_gather_elements(em, node):
+    em.out(node, P.call("torch.gather", em.tensor(node.inputs[0]), node.attrs.get("axis", 0),
+                        em.tensor(node.inputs[1])))
+
+
+@aten("index", produces=("Gather", "GatherND"))
+def read_index(imp, node, x, indices):
+    """x[i0, i1, ...] advanced indexing: one tensor index -> Gather; leading adjacent ones -> GatherND."""
+    present = [i for i, t in enumerate(indices) if t is not None]
+    if any(imp.meta(indices[i]).dtype.is_floating_point or str(imp.meta(indices[i]).dtype) == "torch.bool"
+           for i in present):
+        raise ModelError(f"{node.name}: boolean-mask indexing is not supported")
+    if len(present) == 1:
+        return imp.emit("Gather", [imp.value(x), imp.value(indices[present[0]])], {"axis": present[0]})
+    if present != list(range(len(present))):
+        raise ModelError(f"{node.name}: advanced indexing on non-leading dims is not supported")
+    out_shape = list(imp.meta().shape)
+    k = len(present)
+    batch = out_shape[:len(out_shape) - (imp.rank(x) - k)]
+    target = imp.shape_tensor(batch)
+    parts = []
+    for i in present:
+        iv = imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}")
+        parts.append(imp.emit("Unsqueeze", [iv, imp.const([-1], dtype=np.int64)], suffix=f"idx{i}_last"))
+    stacked = imp.emit("Concat", parts, {"axis": -1}, suffix="indices")
+    return imp.emit("GatherND", [imp.value(x), stacked])
+
+
+@R.exports("GatherND")
+def write_gather_nd(em, node):
+    if node.attrs.get("batch_dims", 0):
+        raise Unsupported("GatherND with batch_dims")
+    idx = P.call("tuple", P.method(em.tensor(node.inputs[1]), "unbind", -1))
+    em.out(node, P.subscript(em.tensor(node.inputs[0]), idx))
+
+
+@aten("repeat", produces="Tile")
+def read_repeat(imp, node, x, repeats):
+    xv = imp.value(x)
+    extra = len(repeats) - imp.rank(x)
+    if extra > 0:
+        xv = imp.emit("Unsqueeze", [xv, imp.const(list(range(extra)), dtype=np.int64)], suffix="align")
+    return imp.emit("Tile", [xv, imp.shape_tensor(list(repeats))])
+
+
+@R.exports("Tile")
+def write_tile(em, node):
+    em.out(node, P.method(em.tensor(node.inputs[0]), "repeat", em.pylist(node.inputs[1])))
+
+
+@aten("constant_pad_nd", "pad", produces="Pad")
+def read_pad(imp, node, x, pad, value=0.0, *rest):
+    mode = "constant"
+    if node.target.__name__.startswith("pad") and rest:
+        mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[value]
+        value = rest[0] if rest[0] is not None else 0.0
+    r = imp.rank(x)
+    pairs = [(0, 0)] * r
+    for i in range(len(pad) // 2):
+        pairs[r - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    pads = [b for b, _ in pairs] + [e for _, e in pairs]
+    xv = imp.value(x)
+    return imp.emit("Pad", [xv, imp.const(pads, dtype=np.int64), imp.const(value or 0, like=xv)], {"mode": mode})
+
+
+@R.exports("Pad")
+def write_pad(em, node):
+    x, pads = node.inputs[0], node.inputs[1]
+    if node.input(3) is not None:
+        raise Unsupported("Pad with axes")
+    p = [int(v) for v in const_operand(pads).ravel()]
+    n = len(p) // 2
+    flat = []
+    for i in reversed(range(n)):
+        flat += [p[i], p[i + n]]
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}[
+        node.attrs.get("mode", "constant")]
+    value = em.scalar(node.input(2)) if node.input(2) is not None else None
+    kw = {"value": value or 0.0} if mode == "constant" else {}
+    em.out(node, P.call("F.pad", em.tensor(x), flat, mode=mode, **kw))
+
+
+def _fill_value(node, args):
+    name = node.target.__name__.split(".")[0]
+    if name in ("zeros", "new_zeros", "zeros_like"):
+        return 0
+    if name in ("ones", "new_ones", "ones_like"):
+        return 1
+    return args[-1]
+
+
+@aten("zeros", "ones", "full", "new_zeros", "new_ones", "new_full", produces="ConstantOfShape")
+def read_fill(imp, node, *args, **kw):
+    val = imp.meta()
+    dt = np.dtype(dtype_name(val.dtype)) if dtype_name(val.dtype) != "bfloat16" else None
+    value = _fill_value(node, args)
+    shape = [imp.dim(d) for d in val.shape]
+    if all(isinstance(d, int) for d in shape):
+        return imp.const(np.full(shape, value), dtype=dt)
+    return imp.emit("ConstantOfShape", [imp.out_shape()], {"value": np.array([value], dtype=dt)})
+
+
+@aten("zeros_like", "ones_like", "full_like", produces="ConstantOfShape")
+def read_fill_like(imp, node, x, *args, **kw):
+    return read_fill(imp, node, *args, **kw) if node.target.__name__.startswith("full") else read_fill(imp, node)
+
+
+@aten("scalar_tensor", produces=())
+def read_scalar_tensor(imp, node, s, **kw):
+    return imp.const(s, dtype=np.dtype(dtype_name(imp.meta().dtype)))
+
+
+@R.exports("ConstantOfShape")
+def write_constant_of_shape(em, node):
+    value = node.attrs.get("value")
+    arr = np.zeros(1, np.float32) if value is None else np.asarray(value)
+    dt = dtypes.name(arr.dtype)
+    em.out(node, P.call("torch.full", em.pylist(node.inputs[0]), arr.ravel()[0].item(),
+                        dtype=P.name(TORCH_DTYPES[dt])))
+
+
+@aten("arange", produces="Range")
+def read_arange(imp, node, *args, **kw):
+    val = imp.meta()
+    dt = np.dtype(dtype_name(val.dtype))
+    nums = [a for a in args if not hasattr(a, "name")]
+    if len(nums) == len(args):
+        if len(args) == 1:
+            return imp.const(np.arange(args[0]), dtype=dt)
+        return imp.const(np.arange(*args), dtype=dt)
+    vals = [imp.value(a) if hasattr(a, "name") else imp.const([a], dtype=np.int64) for a in args]
+    start, limit, delta = (imp.const(0, dtype=dt), vals[0], imp.const(1, dtype=dt)) if len(vals) == 1 else\
+        (vals[0], vals[1], vals[2] if len(vals) > 2 else imp.const(1, dtype=dt))
+    scal = [imp.emit("Reshape", [v, imp.const([], dtype=np.int64)], suffix=f"scalar{i}") if v.shape != () else v
+            for i, v in enumerate((start, limit, delta))]
+    scal = [imp.emit("Cast", [v], {"to": str(dt)}, suffix=f"cast{i}") for i, v in enumerate(scal)]
+    return imp.emit("Range", scal)
+
+
+@R.exports("Range")
+def write_range(em, node):
+    start, limit, delta = node.inputs
+    vals = [em.scalar(v) if v.const is not None else em.pylist(v) for v in (start, limit, delta)]
+    dt = dtypes.name(start.dtype) if start.dtype is not None else "int64"
+    em.out(node, P.call("torch.arange", *vals, dtype=P.name(TORCH_DTYPES[dt])))
+
+
+@aten("cumsum", produces="CumSum")
+def read_cumsum(imp, node, x, dim, dtype=None):
+    return imp.emit("CumSum", [imp.value(x), imp.const(dim, dtype=np.int64)])
+
+
+@R.exports("CumSum")
+def write_cumsum(em, node):
+    if node.attrs.get("exclusive") or node.attrs.get("reverse"):
+        raise Unsupported("exclusive/reverse CumSum")
+    em.out(node, P.call("torch.cumsum", em.tensor(node.inputs[0]), em.scalar(node.inputs[1])))
+
+
+@aten("tril", "triu", produces="Trilu")
+def read_trilu(imp, node, x, diagonal=0):
+    upper = int(node.target.__name__.startswith("triu"))
+    return imp.emit("Trilu", [imp.value(x), imp.const(diagonal, dtype=np.int64)], {"upper": upper})
+
+
+@R.exports("Trilu")
+def write_trilu(em, node):
+    fn = "torch.triu" if node.attrs.get("upper", 1) else "torch.tril"
+    k = em.scalar(node.input(1)) if node.input(1) is not None else 0
+    em.out(node, P.call(fn, em.tensor(node.inputs[0]), k))
+
+
+# -- shape vectors as Python lists (what `x.shape` gives), so dynamic dims stay dynamic ------------------
+@R.exports("Shape", shape_write=lambda em, node: write_shape(em, node))
+def write_shape(em, node):
+    start, end = node.attrs.get("start", 0), node.attrs.get("end")
+    size = ast.Attribute(em.tensor(node.inputs[0]), "shape", ast.Load())
+    part = P.subscript(size, P.slice_(start or None, end)) if (start or end is not None) else size
+    em.out(node, P.call("list", part))
+
+
+def _shape_concat(em, node):
+    parts = [em.pylist(v) for v in node.inputs]
+    expr = parts[0]
+    for p in parts[1:]:
+        expr = P.binop(expr, "+", p)
+    em.out(node, expr)
+
+
+def _shape_gather(em, node):
+    data, idx = node.inputs
+    ic = np.asarray(const_operand(idx))
+    if ic.ndim == 0:
+        return em.out(node, P.subscript(em.pylist(data), int(ic)))
+    em.out(node, P.lit([P.subscript(em.pylist(data), int(i)) for i in ic.ravel()]))
+
+
+def _shape_reshape(em, node):
+    """Squeeze, Unsqueeze and Reshape between a one-entry vector and a scalar (or no change at all)."""
+    x, out = node.inputs[0], node.outputs[0]
+    if out.shape == ():
+        return em.out(node, P.subscript(em.pylist(x), 0))
+    if x.shape == ():
+        return em.out(node, P.lit([em.pylist(x)]))
+    em.var[id(out)] = em.pylist(x)
+
+
+def _shape_slice(em, node):
+    starts, ends = (int(const_operand(v).ravel()[0]) for v in node.inputs[1:3])
+    em.out(node, P.subscript(em.pylist(node.inputs[0]), P.slice_(starts, None if ends >= 2**62 else ends)))
+
+
+# -- symbolic sizes: torch.export's SymInts and the Python arithmetic on them ------------------------------
+@aten("sym_size", produces="Shape")
+def read_sym_size(imp, node, x, dim):
+    v = imp.emit("Shape", [imp.value(x)], {"start": dim, "end": dim + 1 if dim != -1 else None}, suffix=f"dim{dim}")
+    expr = imp.meta().node.expr if hasattr(imp.meta(), "node") else None
+    if expr is not None and expr not in imp.sym_values:
+        imp.sym_values[expr] = v
+    return ("sym", v)
+
+
+def size_value(imp, expr) -> Value:
+    """IR int64[1] value computing a sympy expression over the input dims."""
+    import sympy
+
+    if getattr(expr, "is_Integer", False):
+        return imp.const([int(expr)], dtype=np.int64)
+    cached = imp.sym_values.get(expr)
+    if isinstance(cached, tuple):
+        _, inp, axis = cached
+        return imp.emit("Shape", [inp], {"start": axis, "end": axis + 1}, suffix=f"dim{axis}")
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        op = "Add" if isinstance(expr, sympy.Add) else "Mul"
+        parts = [imp.sym_value(a) for a in expr.args]
+        v = parts[0]
+        for p in parts[1:]:
+            v = imp.emit(op, [v, p], suffix=f"dim_{op.lower()}")
+        return v
+    if type(expr).__name__ in ("FloorDiv", "CleanDiv"):
+        return imp.emit("Div", [imp.sym_value(expr.args[0]), imp.sym_value(expr.args[1])], suffix="dim_div")
+    raise ModelError(f"{imp.node.name}: symbolic size {expr} is not supported")
+
+
+def shape_vector(imp, dims) -> Value:
+    """A list of ints / SymInts / size nodes as one IR int64 vector (a constant when all are known)."""
+    import torch
+
+    static = []
+    for d in dims:
+        if isinstance(d, int):
+            static.append(d)
+        elif isinstance(d, torch.SymInt) and getattr(d.node.expr, "is_Integer", False):
+            static.append(int(d.node.expr))
+        else:
+            static = None
+            break
+    if static is not None:
+        return imp.const(static, dtype=np.int64)
+    parts = []
+    for d in dims:
+        if isinstance(d, int):
+            parts.append(imp.const([d], dtype=np.int64))
+        elif isinstance(d, torch.SymInt):
+            parts.append(imp.sym_value(d.node.expr))
+        else:
+            v = imp.env[d.name]
+            parts.append(v[1] if isinstance(v, tuple) else v)
+    return imp.emit("Concat", parts, {"axis": 0}, suffix="shape")
