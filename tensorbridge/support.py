@@ -12,8 +12,17 @@ from tensorbridge import frameworks
 from tensorbridge.ops import schema as op_schema
 
 
-def _capability(entry: str | None) -> set[str]:
-    return set(frameworks.resolve(entry)()) if entry else set()
+def _capabilities(f) -> tuple[set[str] | None, set[str] | None]:
+    """(ops imported, ops exported) by a format, from its registry; None where it has no frontend/backend."""
+    everything = op_schema.all_op_names()
+    registry = frameworks.registry(f)
+    if registry is None:
+        return everything, everything
+    decomposable = {op for op in everything if op_schema.get(op).decompose is not None}
+    exported = registry.exportable()
+    if f.name == "tflite":  # float graphs go through the Keras registry and TF's converter
+        exported = exported | frameworks.registry(frameworks.by_name("keras")).exportable()
+    return (registry.importable() if f.loader else None), ((exported | decomposable) if f.saver else None)
 
 
 def matrix(from_fw: str | None = None, to_fw: str | None = None) -> tuple[list[str], list[list[str]]]:
@@ -24,12 +33,13 @@ def matrix(from_fw: str | None = None, to_fw: str | None = None) -> tuple[list[s
     everything = from_fw is None and to_fw is None
     cols, caps = [], []
     for f in frameworks.FORMATS:
-        if f.imports and (everything or f.name == from_fw):
+        imported, exported = _capabilities(f)
+        if imported is not None and (everything or f.name == from_fw):
             cols.append(f"{f.name} in")
-            caps.append(_capability(f.imports))
-        if f.exports and (everything or f.name == to_fw):
+            caps.append(imported)
+        if exported is not None and (everything or f.name == to_fw):
             cols.append(f"{f.name} out")
-            caps.append(_capability(f.exports))
+            caps.append(exported)
     header = ["op", "family", "layout", *cols, "summary"]
     rows = []
     for s in op_schema.all_schemas():

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 import tensorbridge as tb
 from tensorbridge.backends.onnx.exporter import export
 from tensorbridge.errors import ModelError
-from tensorbridge.frontends.onnx.protoio import read_model
+from tensorbridge.formats.onnx_proto import read_model
 from tests.conftest import make_model
 
 

@@ -43,9 +43,10 @@ def _onnx_params(path) -> list[tuple[float, int]]:
 
 
 def _count(path, *aten_ops) -> int:
-    from tensorbridge.frontends.torch.importer import aten_name, load_program
+    from tensorbridge.frontends.torch.importer import load_program, source_op
 
-    return sum(aten_name(n.target) in aten_ops for n in load_program(path).graph.nodes if n.op == "call_function")
+    return sum((source_op(n.target) or ("", ""))[1] in aten_ops for n in load_program(path).graph.nodes
+               if n.op == "call_function")
 
 
 @pytest.fixture(scope="module")

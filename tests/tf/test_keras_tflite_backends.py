@@ -111,7 +111,7 @@ def test_generated_keras_code_is_lint_clean_and_safe(tmp_path, monkeypatch):
     assert not (tmp_path / "PWNED").exists()
     p = subprocess.run([RUFF, "check", "--isolated", str(folder)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
-    from tensorbridge.backends.codegen.folder import load_folder
+    from tensorbridge.codegen.folder import load_folder
 
     model = load_folder(folder).load_model()
     assert model.count_params() > 0
@@ -121,7 +121,7 @@ def test_per_layer_names_a_faulty_keras_layer(tmp_path):
     _, _, graph = imported("resnet18", size=32)
     src = tb.save(graph, tmp_path / "resnet.onnx")
     folder = tb.save(graph, tmp_path / "resnet_keras", to="keras")
-    from tensorbridge.backends.codegen.folder import load_folder
+    from tensorbridge.codegen.folder import load_folder
 
     model = load_folder(folder).load_model()
     layer = model.get_layer("layer3_0_conv2")

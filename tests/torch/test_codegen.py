@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import tensorbridge as tb
-from tensorbridge.backends.codegen.folder import load_folder
+from tensorbridge.codegen.folder import load_folder
 from tensorbridge.verification.runners.torch import TorchModuleRunner
 from tests.conftest import make_model
 

@@ -14,9 +14,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from tensorbridge.backends.onnx.channels_last import DOMAIN, contrib_form, dropped_attrs, lower_channels_last
 from tensorbridge.errors import BlockerReport, ModelError
-from tensorbridge.frontends.onnx.protoio import write_model
+from tensorbridge.formats.onnx_proto import write_model
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.value import Value
@@ -27,7 +26,9 @@ from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.litert_arithmetic import check_int_arithmetic, emulate_litert_arithmetic
 from tensorbridge.passes.qdq_units import unshare_dequantize
 from tensorbridge.passes.qlinear import to_qlinear
-from tensorbridge.rules import onnx as rules
+from tensorbridge.rules.onnx import REGISTRY
+from tensorbridge.rules.onnx import base as rules
+from tensorbridge.rules.onnx.contrib import DOMAIN, lower_channels_last
 
 log = logging.getLogger(__name__)
 IR_VERSION = 13  # the newest onnxruntime 1.31 loads (onnx 1.23 would write 14)
@@ -39,13 +40,7 @@ CHANNELS_LAST = LayoutTarget(("NCHW", "NHWC"), native="NCHW")
 
 
 def supports(op: str) -> bool:
-    return onnx.defs.has(op) and op_schema.get(op) is not None
-
-
-def exportable_ops() -> set[str]:
-    """IR ops the ONNX backend writes, directly or through a decomposition."""
-    return {op for op in op_schema.all_op_names()
-            if supports(op) or op_schema.get(op).decompose is not None}
+    return REGISTRY.export_rule(op) is not None
 
 
 def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None,
@@ -157,10 +152,10 @@ def _graph_proto(g: Graph, report: BlockerReport, weights: list, top: bool) -> o
 
 def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
     schema = op_schema.get(n.op)
-    contrib = contrib_form(n)
+    domain, op, extra, dropped = REGISTRY.export_rule(n.op).write(n)
     attrs = []
     for k, val in n.attrs.items():
-        if val is None or (contrib is not None and (k in IR_ONLY_ATTRS or k in dropped_attrs(n))):
+        if val is None or (domain and (k in IR_ONLY_ATTRS or k in dropped)):
             continue
         if k in IR_ONLY_ATTRS:
             if val != IR_ONLY_ATTRS[k]:
@@ -175,7 +170,6 @@ def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
             continue
         attrs.append(_attr_proto(k, spec.kind, val, report, weights))
     inputs = [("" if v is None else v.name) for v in n.inputs]
-    domain, op, extra = contrib if contrib is not None else ("", n.op, {})
     node = helper.make_node(op, inputs, [v.name for v in n.outputs], name=n.name, domain=domain or None, **extra)
     node.attribute.extend(attrs)
     return node

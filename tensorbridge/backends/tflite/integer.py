@@ -24,9 +24,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorbridge.backends.tflite.flatbuffer import ACTIVATIONS, FlatbufferWriter, Quant
-from tensorbridge.backends.tflite.kernels import (
-    RULES,
+from tensorbridge.errors import BlockerReport
+from tensorbridge.formats.tflite_flatbuffer import ACTIVATIONS, FlatbufferWriter, Quant
+from tensorbridge.ir import dtypes, shapes
+from tensorbridge.ir.graph import Graph, clone
+from tensorbridge.ir.node import Node
+from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
+from tensorbridge.ops.quant import int32_bias
+from tensorbridge.passes.dce import eliminate_dead_code
+from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.infer_shapes import set_input_shapes
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.rules.tflite import REGISTRY
+from tensorbridge.rules.tflite.kernel import (
     NotInteger,
     Rule,
     activation,
@@ -39,17 +50,6 @@ from tensorbridge.backends.tflite.kernels import (
     rule_accepts,
     unshifted,
 )
-from tensorbridge.errors import BlockerReport
-from tensorbridge.ir import dtypes, shapes
-from tensorbridge.ir.graph import Graph, clone
-from tensorbridge.ir.node import Node
-from tensorbridge.ir.value import Value
-from tensorbridge.ops import schema as op_schema
-from tensorbridge.ops.quant import int32_bias
-from tensorbridge.passes.dce import eliminate_dead_code
-from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.infer_shapes import set_input_shapes
-from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 
 NO_KERNEL = "no TFLite kernel written for it yet"
 PLUMBING = {"QuantizeLinear", "DequantizeLinear", "Identity", "Dropout"}  # handled by the lowering itself
@@ -94,7 +94,7 @@ class Lowering:
         for node in self.g.nodes:
             if blocked.intersection(node.inputs):
                 blocked.update(node.outputs)
-                if node.op not in RULES and node.op not in PLUMBING:
+                if REGISTRY.export_rule(node.op) is None and node.op not in PLUMBING:
                     self.report.add(node.op, node.name, NO_KERNEL)
                 continue
             if node in self.skip or node.op == "DequantizeLinear":
@@ -186,7 +186,8 @@ class Lowering:
             src = node.inputs[0]
             (self.ints if src in self.ints else self.floats)[node.outputs[0]] = self.data_input(src)
             return None
-        rule = RULES.get(node.op)
+        rule = REGISTRY.export_rule(node.op)
+        rule = rule.write if rule is not None else None
         if rule is None:
             raise NotInteger(NO_KERNEL)
         ctx = self._integer(node, rule)

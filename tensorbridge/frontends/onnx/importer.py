@@ -3,7 +3,7 @@
 The walk has two phases. A pre-flight visits every node (subgraphs included) and collects
 all blockers — unknown domains, ops the IR lacks, attributes it does not know — so one error
 lists them all. Then nodes are imported, legacy opset forms normalised through
-`rules/onnx.py` and `special.py`, and weights attached as (memory-mapped) constants.
+the ONNX registry (`rules/onnx/`), and weights attached as (memory-mapped) constants.
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ import onnx
 from onnx import helper, numpy_helper
 
 from tensorbridge.errors import BlockerReport, ModelError
-from tensorbridge.frontends.onnx import special
-from tensorbridge.frontends.onnx.protoio import read_model
+from tensorbridge.formats.onnx_proto import read_model
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
 from tensorbridge.passes.infer_shapes import infer_shapes
-from tensorbridge.rules import onnx as rules
+from tensorbridge.rules.onnx import base as rules
+from tensorbridge.rules.onnx import history
 
 log = logging.getLogger(__name__)
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -52,11 +53,33 @@ def load(source) -> Graph:
     return graph
 
 
-def importable_ops() -> set[str]:
-    """IR ops an ONNX model can produce (by identity or through a legacy-form rule)."""
-    ops = {op for op in op_schema.all_op_names() if onnx.defs.has(op)}
-    ops |= {r.ir_op for r in rules.RULES if r.ir_op}
-    return ops
+class Context:
+    """What a handler may touch: the graph being built and the ONNX name scope."""
+
+    def __init__(self, importer, graph: Graph, scope: dict[str, Value]):
+        self.importer = importer
+        self.graph = graph
+        self.scope = scope
+
+    def const(self, name: str, array) -> Value:
+        return self.graph.add_constant(name, np.asarray(array))
+
+    def emit(self, op: str, inputs, attrs, output_names: list[str], name: str, meta: dict) -> list[Value]:
+        """A node whose outputs take the ONNX output names (and enter the name scope)."""
+        while inputs and inputs[-1] is None:
+            inputs = inputs[:-1]
+        last = max((i for i, n in enumerate(output_names) if n), default=-1)
+        names = [n or f"{name}_unused{i}" for i, n in enumerate(output_names[:last + 1])]
+        node = Builder(self.graph, name, meta).node(op, inputs, attrs, names or 1, name=name)
+        for n, v in zip(output_names, node.outputs):
+            if n:
+                self.scope[n] = v
+        return node.outputs
+
+    def op(self, op: str, *inputs, name: str, meta: dict, **attrs) -> Value:
+        return Builder(self.graph, name, meta).node(op, inputs, attrs, name=name).outputs[0]
+
+
 
 
 def _value_type(vi: onnx.ValueInfoProto):
@@ -113,7 +136,7 @@ class _Importer:
             known = (set(schema.attrs) if schema else set()) | ({"channels_last"} if node.domain else set())
             if rule:
                 known |= {a for a, _, _ in rule.attrs_to_inputs} | set(rule.drop_attrs)
-                known |= special.EXTRA_ATTRS.get(rule.special, set())
+                known |= history.EXTRA_ATTRS.get(rule.special, set())
             for a in node.attribute:
                 if a.name not in known and not (rule and rule.special == "constant"):
                     self.report.add(node.op_type, name, f"attribute {a.name!r} is not supported")
@@ -143,7 +166,7 @@ class _Importer:
                 continue  # legacy models list initializers as inputs too
             dt, shape = _value_type(vi)
             scope[vi.name] = graph.add_input(vi.name, dt, shape)
-        ctx = special.Context(self, graph, scope)
+        ctx = Context(self, graph, scope)
         for i, node in enumerate(g.node):
             self._import_node(ctx, node, node.name or f"{node.op_type}_{i}")
         for vi in g.output:
@@ -166,7 +189,7 @@ class _Importer:
                     v.shape = shape
         return graph
 
-    def _import_node(self, ctx: special.Context, node: onnx.NodeProto, name: str) -> None:
+    def _import_node(self, ctx: Context, node: onnx.NodeProto, name: str) -> None:
         attrs = {a.name: self._attr(a, ctx) for a in node.attribute}
         op_type = rules.contrib_as_ir(node.op_type, attrs) if node.domain == rules.CONTRIB_DOMAIN else node.op_type
         rule = rules.find_rule(op_type, self.opset)
@@ -193,7 +216,7 @@ class _Importer:
                     like = inputs[0].dtype if inputs and inputs[0] is not None else None
                     inputs[pos] = ctx.const(f"{name}_{a}", rules.attr_array(attrs.pop(a), dt, like))
             if rule.special:
-                handler = getattr(special, rule.special)
+                handler = getattr(history, rule.special)
                 outs = handler(ctx, ir_op, inputs, attrs, list(node.output), name, meta)
                 for out_name, v in zip(node.output, outs):
                     if out_name and v is not None:

@@ -2,7 +2,7 @@
 
 A SavedModel's serving signature is frozen into a GraphDef through its concrete function
 (`convert_variables_to_constants_v2`); a `.pb` is read as a frozen GraphDef. Nodes are
-walked in dependency order and mapped through the table below; MatMul (+ BiasAdd) on a
+walked in dependency order and mapped through the TensorFlow registry (`rules/tf/`); MatMul (+ BiasAdd) on a
 constant kernel becomes Dense and FusedBatchNorm becomes BatchNormalization, while data
 stays channels-last (`layout="NHWC"`). Every op without a mapping is listed in one error.
 """
@@ -16,28 +16,15 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
-from tensorbridge.ops.infer import infer_node
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.rules.tf import REGISTRY
 
-NHWC = "NHWC"
-UNARY = {"Relu": "Relu", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "Exp": "Exp", "Log": "Log", "Sqrt": "Sqrt",
-         "Abs": "Abs", "Neg": "Neg", "Erf": "Erf", "Floor": "Floor", "Ceil": "Ceil", "Round": "Round",
-         "Sign": "Sign", "Reciprocal": "Reciprocal", "Softplus": "Softplus", "Elu": "Elu", "Selu": "Selu",
-         "LogicalNot": "Not", "Sin": "Sin", "Cos": "Cos"}
-BINARY = {"Add": "Add", "AddV2": "Add", "BiasAdd": "Add", "Sub": "Sub", "Mul": "Mul", "RealDiv": "Div",
-          "Div": "Div", "Maximum": "Max", "Minimum": "Min", "Pow": "Pow", "Less": "Less", "Greater": "Greater",
-          "LessEqual": "LessOrEqual", "GreaterEqual": "GreaterOrEqual", "Equal": "Equal",
-          "LogicalAnd": "And", "LogicalOr": "Or", "FloorMod": "Mod"}
-PASS = {"Identity", "IdentityN", "StopGradient", "PreventGradient", "Snapshot", "EnsureShape"}
-SPECIAL = {"Conv2D", "DepthwiseConv2dNative", "MatMul", "BatchMatMulV2", "FusedBatchNorm", "FusedBatchNormV3",
-           "MaxPool", "AvgPool", "Mean", "Sum", "Max", "Min", "Prod", "Reshape", "Squeeze", "ConcatV2", "Pad",
-           "PadV2", "MirrorPad", "Transpose", "ExpandDims", "Relu6", "LeakyRelu", "Softmax", "LogSoftmax", "Rsqrt",
-           "Square", "SquaredDifference", "Cast", "Shape", "StridedSlice", "Pack", "GatherV2", "Tile",
-           "Select", "SelectV2", "Fill", "ZerosLike", "Placeholder", "Const", "NoOp", "ArgMax", "Split", "SplitV"}
-
+#: GraphDef nodes the importer itself handles: graph inputs, constants, control dependencies
+STRUCTURAL = {"Placeholder", "Const", "NoOp"}
 
 def load(source) -> Graph:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -80,6 +67,7 @@ class Importer:
         self.graph = Graph(name)
         self.values: dict[str, Value] = {}  # "node:index" -> value
         self.report = BlockerReport("TensorFlow import", "tf")
+        self.build = Builder(self.graph)
         self.node = None
 
     def run(self, inputs, outputs, output_names) -> Graph:
@@ -87,7 +75,7 @@ class Importer:
 
         order = self._order([o.split(":")[0] for o in outputs])
         for n in order:
-            if n.op not in SPECIAL and n.op not in UNARY and n.op not in BINARY and n.op not in PASS:
+            if n.op not in STRUCTURAL and REGISTRY.import_rule(n.op) is None:
                 self.report.add(n.op, n.name, "no IR mapping yet")
         self.report.raise_if_any("Nothing was written.")
         for n in order:
@@ -143,42 +131,17 @@ class Importer:
         return self.values[key]
 
     def emit(self, op, inputs, attrs=None, outputs=1, suffix=""):
-        n = self.node
-        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs,
-                                   name=f"{n.name}.{suffix}" if suffix else n.name,
-                                   meta={"framework": "tf", "source_op": n.op, "source_name": n.name})
-        infer_node(node)
-        return node.outputs[0] if outputs == 1 else node.outputs
+        return self.build.emit(op, inputs, attrs, outputs, suffix)
 
     def const(self, value, dtype=np.int64) -> Value:
-        v = self.graph.add_constant(f"{self.node.name}.const", np.asarray(value, dtype=dtype))
-        v.meta["role"] = "literal"
-        return v
+        return self.build.const(value, dtype=dtype)
 
     def _convert(self, n) -> None:
-        from tensorbridge.frontends.tf import convert
-
         ins = [self.value(i) for i in n.input if not i.startswith("^")]
         if n.name in getattr(self, "fused_bias", ()):  # its bias went into the Dense before it
             self.values[f"{n.name}:0"] = ins[0]
             return
-        if n.op in PASS:
-            for k, v in enumerate(ins):
-                self.values[f"{n.name}:{k}"] = v
-            return
-        if n.op in UNARY:
-            out = self.emit(UNARY[n.op], ins[:1])
-        elif n.op in BINARY:
-            out = self.emit(BINARY[n.op], ins[:2])
-        else:
-            out = getattr(convert, "convert_" + n.op.lower())(self, n, ins)
+        self.build.at(n.name, {"framework": "tf", "source_op": n.op, "source_name": n.name})
+        out = REGISTRY.import_rule(n.op).convert(self, n, ins)
         for k, v in enumerate(out if isinstance(out, (list, tuple)) else [out]):
             self.values[f"{n.name}:{k}"] = v
-
-
-def importable_ops() -> set[str]:
-    from tensorbridge.frontends.tf import convert
-    from tensorbridge.ops.schema import op_names_quoted_in
-
-    named = op_names_quoted_in(convert)
-    return named | set(UNARY.values()) | set(BINARY.values())

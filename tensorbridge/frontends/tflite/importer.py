@@ -21,12 +21,14 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import QuantParams, Value
-from tensorbridge.ops.infer import infer_node
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
-from tensorbridge.rules import tflite as rules
+from tensorbridge.rules.tflite import REGISTRY
+from tensorbridge.rules.tflite import base as rules
+from tensorbridge.rules.tflite.quant import dequantized, requantized
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,7 @@ class Importer:
         self._active: set[int] = set()  # subgraphs being imported (a call cycle is an error)
         self.op = None
         self.op_name = ""
+        self.build = Builder(self.graph)
 
     def opcode(self, op) -> str:
         code = self.model.OperatorCodes(op.OpcodeIndex())
@@ -116,7 +119,7 @@ class Importer:
                     self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
                 elif name.startswith("CUSTOM:"):
                     self.report.add(name[7:], label, "CUSTOM op")
-                elif name not in rules.SIMPLE and name not in rules.SPECIAL:
+                elif REGISTRY.import_rule(name, "builtin") is None:
                     self.report.add(name, label, "no IR mapping yet")
                 todo.extend(self._called(op, name))
         return reached
@@ -140,14 +143,14 @@ class Importer:
     def input_types(self, index: int) -> list[tuple[np.dtype, tuple]]:
         """(dtype, shape) of each input of subgraph `index`."""
         sg = self._subgraph(index)
-        return [(self._dtype(sg.Tensors(int(t))), self._shape(sg.Tensors(int(t)))) for t in sg.InputsAsNumpy()]
+        return [(self.tensor_dtype(sg.Tensors(int(t))), self._shape(sg.Tensors(int(t)))) for t in sg.InputsAsNumpy()]
 
     def import_subgraph(self, index: int, graph: Graph, bound: list[Value] | None) -> list[Value]:
         """Import subgraph `index` into `graph` and return its outputs. `bound` gives the values of its
         inputs (a control-flow body); None makes them inputs of `graph` (the main subgraph)."""
         if index in self._active:
             raise ModelError(f"{self.path}: subgraph {index} calls itself")
-        saved = self.graph, self.subgraph, self.values, self.op, self.op_name
+        saved = self.graph, self.subgraph, self.values, self.op, self.op_name, self.build
         self._active.add(index)
         self.graph, self.subgraph, self.values = graph, self._subgraph(index), {}
         try:
@@ -164,30 +167,27 @@ class Importer:
             return [self.value(t) for t in order]
         finally:
             self._active.discard(index)
-            self.graph, self.subgraph, self.values, self.op, self.op_name = saved
+            self.graph, self.subgraph, self.values, self.op, self.op_name, self.build = saved
 
     def _import_op(self, op) -> None:
-        from tensorbridge.frontends.tflite import convert
-
         self.op, self.op_name = op, self.opcode(op)
         ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
         outs_idx = [int(t) for t in op.OutputsAsNumpy()]
         # integer kernels: dequantize -> float op -> requantize (the IR's QDQ form)
         quantized = self.op_name not in ("QUANTIZE", "DEQUANTIZE") and self.op_name not in rules.CONTROL_FLOW
+        base = self.tensor_name(outs_idx[0]) if outs_idx and outs_idx[0] >= 0 else self.op_name.lower()
+        self.build = Builder(self.graph, base, {"framework": "tflite", "source_op": self.op_name, "source_name": base})
         if quantized:
-            ins = [self._dequantized(v) for v in ins]
-        if self.op_name in rules.SIMPLE:
-            outs = self.emit(rules.SIMPLE[self.op_name], ins)
-        else:
-            outs = getattr(convert, rules.SPECIAL[self.op_name])(self, ins, self.options())
+            ins = [dequantized(self, v) for v in ins]
+        outs = REGISTRY.import_rule(self.op_name, "builtin").convert(self, ins, self.options())
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         for t, v in zip(outs_idx, outs):
             if quantized and v is not None:
-                v = self._requantized(t, v)
+                v = requantized(self, t, v)
             self._adopt(t, v)
 
     # -- tensors --------------------------------------------------------------------------
-    def _tensor_name(self, index: int) -> str:
+    def tensor_name(self, index: int) -> str:
         return self.subgraph.Tensors(int(index)).Name().decode("utf-8", "replace")
 
     def _shape(self, t):
@@ -195,7 +195,7 @@ class Importer:
         sig = [int(d) for d in t.ShapeSignatureAsNumpy()] if t.ShapeSignatureLength() else shape
         return tuple(("batch" if i == 0 else None) if s == -1 else d for i, (d, s) in enumerate(zip(shape, sig)))
 
-    def _dtype(self, t) -> np.dtype:
+    def tensor_dtype(self, t) -> np.dtype:
         name = rules.DTYPES.get(t.Type())
         if name is None:
             raise ModelError(f"tensor {t.Name()!r}: TFLite type {t.Type()} is not supported")
@@ -203,23 +203,23 @@ class Importer:
 
     def _input(self, index: int) -> Value:
         t = self.subgraph.Tensors(index)
-        v = self.graph.add_input(rules.signature_name(self._tensor_name(index)), self._dtype(t), self._shape(t))
-        v.quant = self._quant(t)
+        v = self.graph.add_input(rules.signature_name(self.tensor_name(index)), self.tensor_dtype(t), self._shape(t))
+        v.quant = self.tensor_quant(t)
         return v
 
-    def _quant(self, t):
+    def tensor_quant(self, t):
         q = t.Quantization()
         if q is None or q.ScaleLength() == 0:
             return None
         scale = q.ScaleAsNumpy().astype(np.float32)
         zp = q.ZeroPointAsNumpy() if q.ZeroPointLength() else np.zeros_like(scale, dtype=np.int64)
-        storage = self._dtype(t)
+        storage = self.tensor_dtype(t)
         return QuantParams(scale, zp.astype(storage if storage.kind in "iu" else np.int64), storage,
                            int(q.QuantizedDimension()) if scale.size > 1 else None)
 
     def _data(self, t) -> np.ndarray | None:
         b = self.model.Buffers(t.Buffer())
-        dt = self._dtype(t)
+        dt = self.tensor_dtype(t)
         shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
         if b.Offset() > 1:  # large models keep buffers after the flatbuffer
             raw = np.frombuffer(self.buf, dtype=np.uint8, count=b.Size(), offset=b.Offset())
@@ -237,9 +237,9 @@ class Importer:
         t = self.subgraph.Tensors(index)
         data = self._data(t)
         if data is None:
-            raise ModelError(f"tensor {self._tensor_name(index)!r} is read before any op writes it")
-        v = self.graph.add_constant(self._tensor_name(index), data)
-        v.quant = self._quant(t)
+            raise ModelError(f"tensor {self.tensor_name(index)!r} is read before any op writes it")
+        v = self.graph.add_constant(self.tensor_name(index), data)
+        v.quant = self.tensor_quant(t)
         self.values[index] = v
         return v
 
@@ -256,41 +256,13 @@ class Importer:
     def _adopt(self, index: int, v: Value) -> None:
         """The IR value for TFLite tensor `index`: keep its name and quantization."""
         t = self.subgraph.Tensors(index)
-        if v.producer is not None and not v.name.startswith(self._tensor_name(index)):
-            name = self.graph.unique_name(self._tensor_name(index))
+        if v.producer is not None and not v.name.startswith(self.tensor_name(index)):
+            name = self.graph.unique_name(self.tensor_name(index))
             v.name = name
-        v.quant = v.quant or self._quant(t)
+        v.quant = v.quant or self.tensor_quant(t)
         if v.dtype is None:  # what no shape rule gives (control-flow results): the flatbuffer's types
-            v.dtype, v.shape = self._dtype(t), v.shape or self._shape(t)
+            v.dtype, v.shape = self.tensor_dtype(t), v.shape or self._shape(t)
         self.values[index] = v
-
-    def _is_quantized(self, q, dt) -> bool:
-        return q is not None and dt is not None and dt.kind in "iu"
-
-    def _qparams(self, q, suffix):
-        per_axis = q.axis is not None
-        scale = self.const(q.scale if per_axis else q.scale.reshape(()), np.float32)
-        zp = self.const(q.zero_point if per_axis else q.zero_point.reshape(()), q.storage)
-        return scale, zp, {"axis": q.axis if per_axis else 1}
-
-    def _dequantized(self, v):
-        if v is None or not self._is_quantized(v.quant, v.dtype):
-            return v
-        key = ("dq", id(v))
-        if key not in self.values:
-            scale, zp, attrs = self._qparams(v.quant, "dq")
-            self.values[key] = self.emit("DequantizeLinear", [v, scale, zp], attrs, suffix=f"dq_{len(self.values)}")
-        return self.values[key]
-
-    def _requantized(self, index: int, v):
-        t = self.subgraph.Tensors(index)
-        q, dt = self._quant(t), self._dtype(t)
-        if not self._is_quantized(q, dt) or (v.dtype is not None and v.dtype.kind in "iu"):
-            return v
-        scale, zp, attrs = self._qparams(q, "q")
-        y = self.emit("QuantizeLinear", [v, scale, zp], attrs, suffix="q")
-        y.quant = q
-        return y
 
     # -- helpers for converters -------------------------------------------------------------
     def options(self):
@@ -306,35 +278,15 @@ class Importer:
         return opts
 
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
-        out_index = int(self.op.OutputsAsNumpy()[0]) if self.op.OutputsLength() else -1
-        base = self._tensor_name(out_index) if out_index >= 0 else self.op_name.lower()
-        node = self.graph.add_node(op, inputs, attrs or {}, outputs=outputs,
-                                   name=f"{base}.{suffix}" if suffix else base,
-                                   meta={"framework": "tflite", "source_op": self.op_name, "source_name": base})
-        infer_node(node)
-        return node.outputs[0] if outputs == 1 else node.outputs
+        return self.build.emit(op, inputs, attrs, outputs, suffix)
 
     def const(self, value, dtype=np.float32) -> Value:
-        v = self.graph.add_constant(f"{self.op_name.lower()}.const", np.asarray(value, dtype=dtype))
-        v.meta["role"] = "literal"
-        return v
+        return self.build.const(value, f"{self.op_name.lower()}.const", dtype=dtype)
 
     def fused(self, y: Value, code: int) -> Value:
-        spec = rules.FUSED.get(code, "unknown")
-        if spec == "unknown":
-            raise ModelError(f"{self.op_name}: fused activation {code} is not supported")
-        if spec is None:
-            return y
-        op, attrs = spec
-        if op == "Clip":
-            return self.emit("Clip", [y, self.const(attrs["min"]), self.const(attrs["max"])], suffix="act")
-        return self.emit(op, [y], suffix="act")
+        return rules.fused(self, y, code)
 
-
-def importable_ops() -> set[str]:
-    """IR ops TFLite operators produce (table rows and the converters' op names)."""
-    from tensorbridge.frontends.tflite import convert
-    from tensorbridge.ops.schema import op_names_quoted_in
-
-    named = op_names_quoted_in(convert)
-    return named | set(rules.SIMPLE.values())
+    def quant_of(self, index: int):
+        """(quantization, dtype) of tensor `index` of the subgraph being read."""
+        t = self.subgraph.Tensors(index)
+        return self.tensor_quant(t), self.tensor_dtype(t)

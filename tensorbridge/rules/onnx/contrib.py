@@ -1,4 +1,4 @@
-"""Channels-last ONNX (`--to onnx --layout nhwc`): the ops onnxruntime runs in NHWC.
+"""ONNX export records for channels-last ops (`--to onnx --layout nhwc`): what onnxruntime runs in NHWC.
 
 Standard ONNX convolutions and pools are channels-first only. onnxruntime's `com.microsoft`
 domain has channels-last integer kernels on its CPU provider (its float ones, NhwcConv and the
@@ -18,14 +18,28 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import BlockerReport
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
-from tensorbridge.ops.infer import infer_node
+from tensorbridge.rules.onnx.base import R
 
 DOMAIN = "com.microsoft"
-#: IR op in layout NHWC -> (com.microsoft op, attributes it adds)
-CONTRIB = {"QLinearConv": ("QLinearConv", {"channels_last": 1}), "MaxPool": ("NhwcMaxPool", {})}
-_NO_NHWC_ATTRS = {"MaxPool": ("storage_order",)}
+
+
+def same_op(node: Node) -> tuple[str, str, dict, tuple[str, ...]]:
+    """The ONNX form of an IR op ONNX has: itself. (domain, op type, extra attributes, attributes dropped)"""
+    return "", node.op, {}, ()
+
+
+def _channels_last(op: str, extra: dict, dropped: tuple[str, ...] = ()):
+    def write(node: Node):
+        return (DOMAIN, op, extra, dropped) if node.attrs.get("layout") == "NHWC" else same_op(node)
+    return write
+
+
+R.add_export(("QLinearConv",), _channels_last("QLinearConv", {"channels_last": 1}))
+R.add_export(("MaxPool",), _channels_last("NhwcMaxPool", {}, ("storage_order",)))
+CONTRIB = {"QLinearConv", "MaxPool"}
 
 
 def lower_channels_last(graph: Graph) -> None:
@@ -48,26 +62,11 @@ def lower_channels_last(graph: Graph) -> None:
     report.raise_if_any("Nothing was written. Convert without --layout nhwc for a channels-first file.")
 
 
-def contrib_form(node: Node) -> tuple[str, str, dict] | None:
-    """(domain, op, extra attributes) for a node the exporter writes as a com.microsoft op, else None."""
-    if node.attrs.get("layout") != "NHWC" or node.op not in CONTRIB:
-        return None
-    op, extra = CONTRIB[node.op]
-    return DOMAIN, op, extra
-
-
-def dropped_attrs(node: Node) -> tuple[str, ...]:
-    """Attributes of the standard op its com.microsoft form does not have."""
-    return _NO_NHWC_ATTRS.get(node.op, ())
-
-
 def _to_reduce_mean(graph: Graph, node: Node) -> None:
     x = node.inputs[0]
-    axes = graph.add_constant(f"{node.name}.axes", np.arange(1, len(x.shape) - 1, dtype=np.int64))
-    mean = graph.add_node("ReduceMean", [x, axes], {"keepdims": 1}, name=f"{node.name}.mean", meta=node.meta,
-                          before=node)
-    infer_node(mean)
-    graph.replace_node(node, mean.outputs)
+    b = Builder.replacing(node)
+    axes = b.const(np.arange(1, len(x.shape) - 1, dtype=np.int64), b.name("axes"))
+    graph.replace_node(node, [b.op("ReduceMean", x, axes, suffix="mean", keepdims=1)])
 
 
 def _on_integers(graph: Graph, node: Node) -> bool:

@@ -1,4 +1,4 @@
-"""ONNX import cases a table row cannot express, each a named function.
+"""ONNX import cases an opset-history row cannot express, each a named function.
 
 Every handler has the signature (ctx, ir_op, inputs, attrs, output_names, node_name, meta)
 and returns the IR values that stand for the ONNX node's outputs.
@@ -10,9 +10,7 @@ import numpy as np
 
 from tensorbridge.errors import Blocker, ModelError, UnsupportedError
 from tensorbridge.ir import dtypes
-from tensorbridge.ir.graph import Graph
-from tensorbridge.ir.value import Value
-from tensorbridge.ops.infer import infer_node, norm_axis
+from tensorbridge.ops.infer import norm_axis
 
 #: attributes a special handler consumes on top of the IR op's own.
 EXTRA_ATTRS = {
@@ -21,35 +19,6 @@ EXTRA_ATTRS = {
     "legacy_broadcast": {"broadcast", "axis"},
     "cast_legacy": set(),
 }
-
-
-class Context:
-    """What a handler may touch: the graph being built and the ONNX name scope."""
-
-    def __init__(self, importer, graph: Graph, scope: dict[str, Value]):
-        self.importer = importer
-        self.graph = graph
-        self.scope = scope
-
-    def const(self, name: str, array) -> Value:
-        return self.graph.add_constant(name, np.asarray(array))
-
-    def emit(self, op: str, inputs, attrs, output_names: list[str], name: str, meta: dict) -> list[Value]:
-        while inputs and inputs[-1] is None:
-            inputs = inputs[:-1]
-        last = max((i for i, n in enumerate(output_names) if n), default=-1)
-        names = [n or f"{name}_unused{i}" for i, n in enumerate(output_names[:last + 1])]
-        node = self.graph.add_node(op, inputs, attrs, outputs=names or 1, name=name, meta=meta)
-        infer_node(node)
-        for n, v in zip(output_names, node.outputs):
-            if n:
-                self.scope[n] = v
-        return node.outputs
-
-    def op(self, op: str, *inputs, name: str, meta: dict, **attrs) -> Value:
-        node = self.graph.add_node(op, inputs, attrs, name=name, meta=meta)
-        infer_node(node)
-        return node.outputs[0]
 
 
 def constant(ctx, ir_op, inputs, attrs, outs, name, meta):
@@ -120,7 +89,7 @@ def cast_legacy(ctx, ir_op, inputs, attrs, outs, name, meta):
         to = to.lower()
         to = {"float": "float32", "double": "float64"}.get(to, to)
     else:
-        from tensorbridge.rules.onnx import ir_dtype
+        from tensorbridge.rules.onnx.base import ir_dtype
         to = ir_dtype(to)
     return ctx.emit("Cast", inputs, {"to": dtypes.name(dtypes.dtype(to))}, outs, name, meta)
 

@@ -1,10 +1,10 @@
-"""ONNX <-> IR mapping: dtype codes and the opset-history table.
+"""The ONNX registry object, dtype codes and the opset-history table.
 
-The IR uses current ONNX op names and semantics, so most ONNX ops map to themselves and
-need no row. A row exists only where an older opset spelled the op differently (attributes
-that later became inputs, renamed or retired ops, dropped legacy attributes). Rows are data;
-the few cases that need code name a function in `frontends/onnx/special.py`. No opset
-numbers travel past this border into the IR.
+The IR uses current ONNX op names and semantics, so every ONNX op the catalogue has maps to
+itself both ways (the identity rows, registered in `__init__`). A history row exists only where
+an older opset spelled the op differently (attributes that later became inputs, renamed or
+retired ops, dropped legacy attributes). Rows are data; the few cases that need code name a
+function in `history.py`. No opset numbers travel past this border into the IR.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ import numpy as np
 import onnx
 
 from tensorbridge.ir import dtypes
+from tensorbridge.rules.core import Registry
+
+R = Registry("onnx")
 
 #: ONNX TensorProto element type -> IR dtype name.
 ONNX_TO_IR_DTYPE = {
@@ -52,7 +55,7 @@ class Rule:
 
     attrs_to_inputs: (attribute, input position, dtype) moves of legacy attributes to inputs.
     drop_attrs: legacy attributes with no meaning today. set_attrs: constant IR attributes.
-    special: name of a function in frontends/onnx/special.py for what data cannot say.
+    special: name of a function in rules/onnx/history.py for what data cannot say.
     """
 
     onnx_op: str

@@ -1,0 +1,219 @@
+"""TFLite <-> IR: reshapes, transposes, joins and splits, slices, gathers, padding.
+
+Each IR op's import converter (builtin operator -> IR) and its integer kernel (IR -> int8 builtin, for
+quantized graphs; float graphs go through the Keras registry and TensorFlow's converter) sit together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ops.infer import norm_axis
+from tensorbridge.rules.tflite.base import R, as_int64, builtin, builtin_row
+from tensorbridge.rules.tflite.kernel import (
+    NotInteger,
+    Rule,
+)
+
+
+@builtin("RESHAPE", produces="Reshape")
+def read_reshape(imp, ins, opts):
+    x = ins[0]
+    if len(ins) > 1 and ins[1] is not None:
+        shape = as_int64(imp, ins[1], "shape")
+    else:
+        shape = imp.const([int(d) for d in opts.NewShapeAsNumpy()], np.int64)
+    return imp.emit("Reshape", [x, shape])
+
+
+def write_reshape(ctx):
+    return [ctx.x(0), ctx.index_const("shape", ctx.lw._shape(ctx.node.outputs[0]))], None
+
+
+R.add_export(("Reshape",), Rule("RESHAPE", write_reshape, keeps_quant=True, int_version=1))
+R.add_export(("Flatten",), Rule("RESHAPE", write_reshape, keeps_quant=True, int_version=1))
+R.add_export(("Squeeze",), Rule("RESHAPE", write_reshape, keeps_quant=True, int_version=1))
+R.add_export(("Unsqueeze",), Rule("RESHAPE", write_reshape, keeps_quant=True, int_version=1))
+
+
+@builtin("SQUEEZE", produces="Squeeze")
+def read_squeeze(imp, ins, opts):
+    dims = [int(d) for d in opts.SqueezeDimsAsNumpy()] if opts is not None and opts.SqueezeDimsLength() else []
+    return imp.emit("Squeeze", [ins[0]] + ([imp.const(dims, np.int64)] if dims else []))
+
+
+@builtin("EXPAND_DIMS", produces="Unsqueeze")
+def read_expand_dims(imp, ins, opts):
+    axis = as_int64(imp, ins[1], "axis")
+    if axis.shape == ():
+        axis = imp.emit("Reshape", [axis, imp.const([1], np.int64)], suffix="axes")
+    return imp.emit("Unsqueeze", [ins[0], axis])
+
+
+@builtin("TRANSPOSE", produces="Transpose")
+def read_transpose(imp, ins, opts):
+    perm = ins[1]
+    if perm.const is None:
+        raise ModelError("TRANSPOSE needs a constant permutation")
+    return imp.emit("Transpose", [ins[0]], {"perm": [int(p) for p in perm.const]})
+
+
+def write_transpose(ctx):
+    perm = ctx.node.attrs.get("perm") or list(reversed(range(len(ctx.node.inputs[0].shape))))
+    return [ctx.x(0), ctx.index_const("perm", perm)], None
+
+
+R.add_export(("Transpose",), Rule("TRANSPOSE", write_transpose, keeps_quant=True))
+
+
+@builtin("CONCATENATION", produces="Concat")
+def read_concatenation(imp, ins, opts):
+    y = imp.emit("Concat", ins, {"axis": int(opts.Axis())})
+    return imp.fused(y, opts.FusedActivationFunction())
+
+
+@builtin("PACK", produces="Concat")
+def read_pack(imp, ins, opts):
+    axis = int(opts.Axis())
+    rank = len(ins[0].shape) + 1 if ins[0].shape is not None else None
+    if axis < 0 and rank is None:
+        raise ModelError("PACK with a negative axis needs the input rank")
+    axis = norm_axis(axis, rank) if axis < 0 else axis
+    parts = [imp.emit("Unsqueeze", [v, imp.const([axis], np.int64)], suffix=f"item{i}") for i, v in enumerate(ins)]
+    return imp.emit("Concat", parts, {"axis": axis})
+
+
+def write_concat(ctx):
+    rank = len(ctx.node.outputs[0].shape)
+    inputs = [ctx.x(i) for i in range(len(ctx.node.inputs))]
+    return inputs, ("ConcatenationOptions", {"Axis": ctx.node.attrs["axis"] % rank,
+                                             "FusedActivationFunction": ctx.activation()})
+
+
+R.add_export(("Concat",), Rule("CONCATENATION", write_concat, data=None, uniform=True))
+
+
+@builtin("UNPACK", produces="Split")
+def read_unpack(imp, ins, opts):
+    n, axis = int(opts.Num()), int(opts.Axis())
+    parts = imp.emit("Split", [ins[0], imp.const([1] * n, np.int64)], {"axis": axis}, outputs=n, suffix="split")
+    parts = parts if isinstance(parts, list) else [parts]
+    return [imp.emit("Squeeze", [p, imp.const([axis], np.int64)], suffix=f"item{i}") for i, p in enumerate(parts)]
+
+
+@builtin("SPLIT", produces="Split")
+def read_split(imp, ins, opts):
+    axis, x = ins
+    n = int(opts.NumSplits())
+    a = int(np.asarray(axis.const).ravel()[0])
+    out = imp.emit("Split", [x], {"axis": a, "num_outputs": n}, outputs=n)
+    return out if isinstance(out, list) else [out]
+
+
+@builtin("SPLIT_V", produces="Split")
+def read_split_v(imp, ins, opts):
+    x, sizes, axis = ins
+    n = int(opts.NumSplits())
+    a = int(np.asarray(axis.const).ravel()[0])
+    out = imp.emit("Split", [x, imp.const(np.asarray(sizes.const).astype(np.int64), np.int64)], {"axis": a},
+                   outputs=n)
+    return out if isinstance(out, list) else [out]
+
+
+@builtin("STRIDED_SLICE", produces="Slice")
+def read_strided_slice(imp, ins, opts):
+    x, begin, end, strides = ins
+    if any(v.const is None for v in (begin, end, strides)):
+        raise ModelError("STRIDED_SLICE needs constant begin/end/strides")
+    if opts.EllipsisMask() or opts.NewAxisMask():
+        raise ModelError("STRIDED_SLICE with ellipsis or new-axis masks is not supported")
+    b, e, s = (np.asarray(v.const).astype(np.int64).tolist() for v in (begin, end, strides))
+    n = len(b)
+    big = 2**62
+    for i in range(n):
+        if opts.BeginMask() >> i & 1:
+            b[i] = 0 if s[i] > 0 else big
+        if opts.EndMask() >> i & 1:
+            e[i] = big if s[i] > 0 else -big
+    shrink = [i for i in range(n) if opts.ShrinkAxisMask() >> i & 1]
+    for i in shrink:
+        e[i] = b[i] + 1 if b[i] != -1 else big
+        s[i] = 1
+    y = imp.emit("Slice", [x, imp.const(b, np.int64), imp.const(e, np.int64), imp.const(list(range(n)), np.int64),
+                           imp.const(s, np.int64)], suffix="slice" if shrink else "")
+    if shrink:
+        y = imp.emit("Squeeze", [y, imp.const(shrink, np.int64)])
+    return y
+
+
+@builtin("SLICE", produces="Slice")
+def read_slice(imp, ins, opts):
+    x, begin, size = ins
+    if begin.const is None or size.const is None:
+        raise ModelError("SLICE needs constant begin and size")
+    b = np.asarray(begin.const).astype(np.int64)
+    sz = np.asarray(size.const).astype(np.int64)
+    e = np.where(sz == -1, 2**62, b + sz)
+    return imp.emit("Slice", [x, imp.const(b, np.int64), imp.const(e, np.int64)])
+
+
+@builtin("GATHER", produces="Gather")
+def read_gather(imp, ins, opts):
+    if opts is not None and opts.BatchDims():
+        raise ModelError("GATHER with batch_dims is not supported")
+    return imp.emit("Gather", ins, {"axis": int(opts.Axis()) if opts is not None else 0})
+
+
+@builtin("SHAPE", produces="Shape")
+def read_shape(imp, ins, opts):
+    y = imp.emit("Shape", [ins[0]], suffix="i64")
+    return imp.emit("Cast", [y], {"to": "int32"})
+
+
+@builtin("FILL", produces="ConstantOfShape")
+def read_fill(imp, ins, opts):
+    dims, value = ins
+    dims = as_int64(imp, dims, "dims")
+    if value.const is None:
+        raise ModelError("FILL needs a constant value")
+    return imp.emit("ConstantOfShape", [dims], {"value": np.asarray(value.const).reshape(1)})
+
+
+@builtin("PAD", "PADV2", "MIRROR_PAD", produces="Pad")
+def read_pad(imp, ins, opts):
+    x, paddings = ins[0], ins[1]
+    if paddings.const is None:
+        raise ModelError("PAD needs constant paddings")
+    p = np.asarray(paddings.const).astype(np.int64)
+    pads = list(p[:, 0]) + list(p[:, 1])
+    mode = "constant"
+    if imp.op_name == "MIRROR_PAD":
+        mode = "reflect" if opts.Mode() == 0 else "edge"
+        if opts.Mode() == 1:
+            raise ModelError("MIRROR_PAD SYMMETRIC mode is not supported")
+    args = [x, imp.const(pads, np.int64)]
+    if imp.op_name == "PADV2" and len(ins) > 2:
+        args.append(ins[2])
+    return imp.emit("Pad", args, {"mode": mode})
+
+
+def write_pad(ctx):
+    node = ctx.node
+    if node.attrs.get("mode", "constant") != "constant" or node.input(3) is not None:
+        raise NotInteger("only constant Pad over all axes is written")
+    pads = ctx.const(1)
+    value = ctx.const(2)
+    if pads is None or value is not None and float(np.asarray(value).ravel()[0]) != 0.0:
+        raise NotInteger("Pad is written with constant pads and a zero fill")
+    rank = len(node.inputs[0].shape)
+    pads = np.asarray(pads, np.int64).ravel()
+    return [ctx.x(0), ctx.index_const("paddings", np.stack([pads[:rank], pads[rank:]], 1))], None
+
+
+R.add_export(("Pad",), Rule("PAD", write_pad, keeps_quant=True))
+
+
+# -- rows: builtin operators that are one IR op ---------------------------------------------------
+builtin_row("TILE", "Tile")
+builtin_row("BROADCAST_TO", "Expand")
