@@ -34,7 +34,7 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.onnx.exporter:export",
            "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
            "onnx", "ONNX model (onnxruntime runs it)", "tensorbridge.rules.onnx:REGISTRY", object_package="onnx"),
-    Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.ir.serde:save",
+    Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.backends.tbir:save",
            "tensorbridge.verification.runners.reference:ReferenceRunner", "",
            "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)"),
     Format("torch", (".pt", ".pth"), "tensorbridge.frontends.torch.importer:load",
@@ -110,10 +110,6 @@ def resolve(entry: str):
 
 def layout_target(fmt: Format):
     """The layouts the format's backend runs layout-carrying ops in (the `LAYOUT` of its module)."""
-    from tensorbridge.passes.layout import LayoutTarget
-
     if fmt.saver is None:
         raise ModelError(f"tensorbridge cannot write {fmt.name} models")
-    if fmt.name == "tbir":
-        return LayoutTarget()  # the IR holds either layout
     return resolve(f"{fmt.saver.partition(':')[0]}:LAYOUT")

@@ -35,15 +35,17 @@ SIGNATURE_FILE = "tensorbridge.json"
 
 
 def write_signature(folder: Path, graph, names: dict[str, str]) -> None:
-    """`tensorbridge.json` beside generated code: the inputs, outputs, and which IR value each local or layer
-    holds where their names differ (what `verify` needs; kept out of the model's code)."""
+    """`tensorbridge.json` beside generated code: the inputs, outputs, which IR value each local or layer holds
+    where their names differ, and the values held in another layout (what `verify` needs; kept out of the
+    model's code)."""
     import json
 
     from tensorbridge.ir import dtypes
 
     inputs = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
                "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in graph.inputs]
-    doc = {"inputs": inputs, "outputs": [v.name for v in graph.outputs], "values": names}
+    doc = {"inputs": inputs, "outputs": [v.name for v in graph.outputs], "values": names,
+           "layouts": graph.layouts()}
     (Path(folder) / SIGNATURE_FILE).write_text(json.dumps(doc, indent=1) + "\n")
 
 

@@ -9,11 +9,14 @@ deduplicated by (builtin, version). Options are given by table name and field va
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
 
 import numpy as np
 
 SAME, VALID = 0, 1
+#: the model metadata entry where tensorbridge records what verification needs (value layouts, ...)
+METADATA_KEY = "tensorbridge"
 ACTIVATIONS = {None: 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 _TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
 
@@ -84,10 +87,15 @@ class FlatbufferWriter:
         index = self.opcodes.setdefault((code, version), len(self.opcodes))
         self.operators.append(_Operator(index, list(inputs), list(outputs), options))
 
-    def finish(self, inputs: list[int], outputs: list[int]) -> bytes:
+    def finish(self, inputs: list[int], outputs: list[int], metadata: dict | None = None) -> bytes:
+        """The flatbuffer; `metadata` (JSON-able) is stored as the model's `tensorbridge` metadata entry."""
         import flatbuffers
 
         b = flatbuffers.Builder(1 << 16)
+        entries = []
+        if metadata:
+            self.buffers.append(json.dumps(metadata, separators=(",", ":")).encode())
+            entries.append((METADATA_KEY, len(self.buffers) - 1))
         buffers = [self._buffer(b, data) for data in self.buffers]
         tensors = [self._tensor(b, t) for t in self.tensors]
         operators = [self._operator(b, o) for o in self.operators]
@@ -109,9 +117,19 @@ class FlatbufferWriter:
             oc.OperatorCodeAddBuiltinCode(b, code)
             oc.OperatorCodeAddVersion(b, version)
             codes.append(oc.OperatorCodeEnd(b))
+        md = _module("Metadata")
+        tables = []
+        for key, index in entries:
+            name = b.CreateString(key)
+            md.MetadataStart(b)
+            md.MetadataAddName(b, name)
+            md.MetadataAddBuffer(b, index)
+            tables.append(md.MetadataEnd(b))
         m = _module("Model")
         vectors = {"OperatorCodes": _tables(b, codes), "Subgraphs": _tables(b, [subgraph]),
                    "Buffers": _tables(b, buffers)}
+        if tables:
+            vectors["Metadata"] = _tables(b, tables)
         description = b.CreateString(self.description)
         m.ModelStart(b)
         m.ModelAddVersion(b, 3)
@@ -190,3 +208,35 @@ def _tables(b, offsets: list[int]) -> int:
     for off in reversed(offsets):
         b.PrependUOffsetTRelative(off)
     return b.EndVector(len(offsets))
+
+
+def read_metadata(path) -> dict:
+    """The `tensorbridge` metadata entry of a .tflite file (empty when it has none)."""
+    import tflite
+
+    data = bytearray(open(path, "rb").read())
+    model = tflite.Model.GetRootAs(data, 0)
+    for i in range(model.MetadataLength()):
+        entry = model.Metadata(i)
+        if (entry.Name() or b"").decode() == METADATA_KEY:
+            raw = model.Buffers(entry.Buffer()).DataAsNumpy()
+            try:
+                return json.loads(bytes(raw).decode())
+            except (ValueError, TypeError):
+                return {}
+    return {}
+
+
+def with_metadata(flatbuffer: bytes, metadata: dict) -> bytes:
+    """A flatbuffer written by TensorFlow's converter, with tensorbridge's metadata entry added."""
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    model = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
+    buffer = schema.BufferT()
+    buffer.data = list(json.dumps(metadata, separators=(",", ":")).encode())
+    model.buffers.append(buffer)
+    entry = schema.MetadataT()
+    entry.name, entry.buffer = METADATA_KEY, len(model.buffers) - 1
+    model.metadata = [*(model.metadata or []), entry]
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))

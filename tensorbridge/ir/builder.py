@@ -50,7 +50,7 @@ class Builder:
         return node.outputs[0] if outputs == 1 else node.outputs
 
     def op(self, op: str, *inputs: Value | None, suffix: str = "", **attrs) -> Value:
-        """Shorthand for a single-output node: `b.op("Mul", x, y, suffix="scale")`."""
+        """Shorthand for a single-output node: `b.op(op, x, y, suffix="scale", axis=1)`."""
         return self.node(op, inputs, attrs, 1, suffix).outputs[0]
 
     def const(self, array, name: str | None = None, dtype=None, literal: bool = True) -> Value:

@@ -144,6 +144,19 @@ class Graph:
             for g in n.subgraphs():
                 yield from g.all_nodes()
 
+    def layouts(self) -> dict[str, list[int] | str]:
+        """Value name -> the layout it is held in, for every permuted value (what verification needs to
+        compare it with the source's; recorded by every backend in its output)."""
+        out = {}
+        for node in self.all_nodes():
+            for v in node.outputs:
+                if v.layout:
+                    out[v.name] = v.layout if isinstance(v.layout, str) else list(v.layout)
+        for v in self.inputs:
+            if v.layout:
+                out[v.name] = list(v.layout)
+        return out
+
     def op_histogram(self) -> dict[str, int]:
         hist: dict[str, int] = {}
         for n in self.all_nodes():

@@ -104,7 +104,7 @@ def _type(cur: _Cursor, v: Value) -> None:
         v.shape = tuple(dims)
     if cur.text.startswith("@", cur.pos):
         cur.pos += 1
-        v.layout = cur.word()
+        v.layout = tuple(cur.json()) if cur.peek("[") else cur.word()
     if cur.text.startswith("~", cur.pos):
         cur.pos += 1
         v.quant = QuantParams.from_json(cur.json())

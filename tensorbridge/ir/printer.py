@@ -38,7 +38,7 @@ def type_text(v: Value) -> str:
         out += "[" + ",".join("?" if d is None else (str(d) if isinstance(d, int) else json.dumps(d)
                                                      if not _PLAIN.match(d) else d) for d in v.shape) + "]"
     if v.layout:
-        out += "@" + v.layout
+        out += "@" + (v.layout if isinstance(v.layout, str) else json.dumps(list(v.layout), separators=(",", ":")))
     if v.quant is not None:
         out += "~" + json.dumps(v.quant.to_json(), separators=(",", ":"))
     return out

@@ -42,7 +42,7 @@ def value_to_json(v: Value) -> dict:
     if v.shape is not None:
         d["shape"] = list(v.shape)
     if v.layout:
-        d["layout"] = v.layout
+        d["layout"] = v.layout if isinstance(v.layout, str) else list(v.layout)
     if v.quant is not None:
         d["quant"] = v.quant.to_json()
     if v.meta:
@@ -55,7 +55,8 @@ def _apply_value_json(v: Value, d: dict) -> Value:
         v.dtype = dtypes.dtype(d["dtype"])
     if "shape" in d:
         v.shape = tuple(d["shape"])
-    v.layout = d.get("layout")
+    layout = d.get("layout")
+    v.layout = tuple(layout) if isinstance(layout, list) else layout
     v.quant = QuantParams.from_json(d["quant"]) if d.get("quant") else None
     v.meta = dict(d.get("meta", {}))
     return v
@@ -165,16 +166,8 @@ def _load(tensors: dict, ref: dict) -> np.ndarray:
 
 
 # -- safetensors container ------------------------------------------------------------------------
-def save(graph: Graph, path, layout=None, **_options) -> None:
-    """Write `graph` to a `.tbir` file (re-planned for `layout` when given: the IR holds either layout)."""
-    if layout is not None:
-        from tensorbridge.ir.graph import clone
-        from tensorbridge.passes.dce import eliminate_dead_code
-        from tensorbridge.passes.layout import LayoutTarget, plan_layout
-
-        graph = clone(graph)
-        plan_layout(graph, LayoutTarget(), layout)
-        graph = eliminate_dead_code(graph)
+def save(graph: Graph, path, **_options) -> None:
+    """Write `graph` to a `.tbir` file."""
     tensors: dict[str, np.ndarray] = {}
     doc = {"format": FORMAT, "version": VERSION, "graph": graph_to_json(graph, tensors)}
     write_safetensors(path, tensors, {_META_KEY: json.dumps(doc, separators=(",", ":"))})

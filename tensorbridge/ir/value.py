@@ -53,7 +53,9 @@ class Value:
         self.producer: Node | None = None
         self.index = 0
         self._uses: list[tuple[Node, int]] = []
-        self.layout: str | None = None
+        #: physical axis order when the value holds its data permuted (physical = transpose(logical, layout)),
+        #: set by the layout planner; "rows" for a flattened tensor whose rows follow a permuted input; else None
+        self.layout: tuple[int, ...] | str | None = None
         self.quant: QuantParams | None = None
         self.meta: dict[str, Any] = {}
         if const is not None:

@@ -12,14 +12,14 @@ from tensorbridge.ops.schema import Attr, op
 F = "control"
 
 
-@op("If", inputs="cond", outputs="outputs*", family=F, layout=TERMINATE,
+@op("If", inputs="cond", outputs="outputs*", family=F, foldable=False, layout=TERMINATE,
     attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")},
     doc="Run one of two subgraphs. Equivalents: torch.cond, tf.cond, IF.")
 def if_(cond, *, then_branch, else_branch, _run_graph):
     return tuple(_run_graph(then_branch if bool(np.asarray(cond).ravel()[0]) else else_branch, []))
 
 
-@op("Loop", inputs="M? cond? v_initial*", outputs="v_final_and_scan_outputs*", family=F, layout=TERMINATE,
+@op("Loop", inputs="M? cond? v_initial*", outputs="v_final_and_scan_outputs*", family=F, foldable=False, layout=TERMINATE,
     attrs={"body": Attr("graph")}, doc="Loop with carried values and scan outputs. Equivalents: tf.while_loop, WHILE.")
 def loop(M=None, cond=None, *v_initial, body, _run_graph):
     trips = int(np.asarray(M).ravel()[0]) if M is not None else None
@@ -38,7 +38,7 @@ def loop(M=None, cond=None, *v_initial, body, _run_graph):
     return tuple(carried) + tuple(np.stack(s) if s else np.zeros((0,), np.float32) for s in scans)
 
 
-@op("Scan", inputs="initial_state_and_scan_inputs*", outputs="final_state_and_scan_outputs*", family=F,
+@op("Scan", inputs="initial_state_and_scan_inputs*", outputs="final_state_and_scan_outputs*", family=F, foldable=False,
     layout=TERMINATE,
     attrs={"body": Attr("graph"), "num_scan_inputs": Attr("int"), "scan_input_axes": Attr("ints", None),
            "scan_input_directions": Attr("ints", None), "scan_output_axes": Attr("ints", None),

@@ -14,8 +14,9 @@ import numpy as np
 
 from tensorbridge.ir import shapes
 from tensorbridge.ir.builder import Builder
+from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
-from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
+from tensorbridge.ops.layout_classes import IMPLICIT, attribute, implicit, terminate
 from tensorbridge.ops.schema import Attr, op, set_decomposition
 from tensorbridge.reference.kernels import conv as K
 from tensorbridge.reference.kernels.resize import resize as resize_kernel
@@ -247,7 +248,7 @@ def _stash(x, stash_type):
     return x.astype(np.float64 if x.dtype == np.float64 else np.float32)
 
 
-@op("LayerNormalization", inputs="X Scale B?", outputs="Y Mean? InvStdDev?", layout=attribute("axis"),
+@op("LayerNormalization", inputs="X Scale B?", outputs="Y Mean? InvStdDev?", layout=attribute("axis", rule=L.suffix_norm),
     family=F, attrs={"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5), "stash_type": Attr("int", 1)},
     infer=same_as(0), doc="Normalise over the trailing axes from `axis`. Equivalents: nn.LayerNorm, keras LayerNormalization.")
 def layer_normalization(X, Scale, B=None, *, axis, epsilon, stash_type):
@@ -262,7 +263,7 @@ def layer_normalization(X, Scale, B=None, *, axis, epsilon, stash_type):
     return y.astype(X.dtype), mean.astype(np.float32), inv.astype(np.float32)
 
 
-@op("RMSNormalization", inputs="X scale", outputs="Y", layout=attribute("axis"), family=F,
+@op("RMSNormalization", inputs="X scale", outputs="Y", layout=attribute("axis", rule=L.suffix_norm), family=F,
     attrs={"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5), "stash_type": Attr("int", 1)},
     infer=same_as(0), doc="Root-mean-square normalisation. Equivalents: nn.RMSNorm, keras RMSNormalization.")
 def rms_normalization(X, scale, *, axis, epsilon, stash_type):
@@ -301,7 +302,7 @@ def lrn(X, *, size, alpha, beta, bias):
     return (X / (bias + alpha / size * s) ** beta).astype(X.dtype)
 
 
-@op("LpNormalization", inputs="input", outputs="output", layout=attribute("axis"), family=F, infer=same_as(0),
+@op("LpNormalization", inputs="input", outputs="output", layout=attribute("axis", rule=L.single_axis(-1)), family=F, infer=same_as(0),
     attrs={"axis": Attr("int", -1), "p": Attr("int", 2)},
     doc="Normalise by the Lp norm along an axis. Equivalents: F.normalize, tf.math.l2_normalize.")
 def lp_normalization(input, axis, p):
@@ -310,7 +311,7 @@ def lp_normalization(input, axis, p):
         return np.where(n == 0, 0, input / n).astype(input.dtype)
 
 
-@op("MeanVarianceNormalization", family=F, layout=attribute("axes"), infer=same_as(0),
+@op("MeanVarianceNormalization", family=F, layout=attribute("axes", rule=L.mvn_axes), infer=same_as(0),
     attrs={"axes": Attr("ints", [0, 2, 3])}, doc="(x - mean) / std over axes.")
 def mean_variance_normalization(X, axes):
     ax = tuple(axes)
@@ -319,7 +320,7 @@ def mean_variance_normalization(X, axes):
     return ((X - m) / (s + 1e-9)).astype(X.dtype)
 
 
-@op("Dropout", inputs="data ratio? training_mode?", outputs="output mask?", family=F,
+@op("Dropout", inputs="data ratio? training_mode?", outputs="output mask?", family=F, foldable=False,
     attrs={"seed": Attr("int", None)}, infer=same_as(0),
     doc="Dropout; identity at inference. Equivalents: nn.Dropout, keras Dropout.")
 def dropout(data, ratio=None, training_mode=None, *, seed):
@@ -348,7 +349,7 @@ def _f64(x):
     return x.astype(np.float64)
 
 
-@op("MatMul", inputs="A B", family=F, layout=TERMINATE, infer=_matmul_infer,
+@op("MatMul", inputs="A B", family=F, layout=terminate(head=(1, 0)), infer=_matmul_infer,
     doc="Matrix product with NumPy broadcasting. Equivalents: torch.matmul, tf.matmul, BATCH_MATMUL.")
 def matmul(A, B):
     return np.matmul(_f64(A), _f64(B)).astype(A.dtype)
@@ -363,7 +364,7 @@ def _gemm_infer(inputs, attrs):
     return [(inputs[0].dtype, (m, n))]
 
 
-@op("Gemm", inputs="A B C?", family=F, layout=TERMINATE, infer=_gemm_infer,
+@op("Gemm", inputs="A B C?", family=F, layout=terminate(head=(1, None)), infer=_gemm_infer,
     attrs={"alpha": Attr("float", 1.0), "beta": Attr("float", 1.0), "transA": Attr("int", 0),
            "transB": Attr("int", 0)},
     doc="alpha*A'B' + beta*C on 2-D operands. Equivalents: nn.Linear, keras Dense, FULLY_CONNECTED.")
@@ -383,7 +384,7 @@ def _dense_infer(inputs, attrs):
     return [(inputs[0].dtype, tuple(x[:-1]) + (w[1],))]
 
 
-@op("Dense", inputs="X W B?", family=F, layout=TERMINATE, infer=_dense_infer,
+@op("Dense", inputs="X W B?", family=F, layout=terminate(head=(1, 0)), infer=_dense_infer,
     doc="X @ W + B on the last axis, W is [in, out]. Equivalents: nn.Linear (weight transposed), keras Dense, FULLY_CONNECTED.")
 def dense(X, W, B=None):
     y = np.matmul(_f64(X), _f64(W))
@@ -409,7 +410,7 @@ def _softmax_family(kind):
 for _name, _eq in (("Softmax", "nn.Softmax, keras Softmax, SOFTMAX"),
                    ("LogSoftmax", "nn.LogSoftmax, LOG_SOFTMAX"), ("Hardmax", "one-hot of argmax")):
     op(_name, inputs="input", outputs="output", attrs={"axis": Attr("int", -1)}, family=F,
-       layout=attribute("axis"), infer=same_as(0),
+       layout=attribute("axis", rule=L.single_axis(-1)), infer=same_as(0),
        doc=f"{_name} along an axis. Equivalents: {_eq}.")(_softmax_family(_name))
 
 
@@ -453,7 +454,7 @@ def _resize_infer(inputs, attrs):
     return [(x.dtype, tuple(out))]
 
 
-@op("Resize", inputs="X roi? scales? sizes?", layout=IMPLICIT, family=F, infer=_resize_infer,
+@op("Resize", inputs="X roi? scales? sizes?", layout=implicit(L.per_axis_operands(1, 2, 3)), family=F, infer=_resize_infer,
     attrs={"mode": Attr("str", "nearest"), "coordinate_transformation_mode": Attr("str", "half_pixel"),
            "nearest_mode": Attr("str", "round_prefer_floor"), "cubic_coeff_a": Attr("float", -0.75),
            "exclude_outside": Attr("int", 0), "extrapolation_value": Attr("float", 0.0),

@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
+from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.elementwise import cast_array
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
@@ -59,15 +60,20 @@ def _q_infer(inputs, attrs):
     return [(dt, inputs[0].shape)]
 
 
-@op("QuantizeLinear", inputs="x y_scale y_zero_point?", outputs="y", family=F, layout=attribute("axis"),
+@op("QuantizeLinear", inputs="x y_scale y_zero_point?", outputs="y", family=F, layout=attribute("axis", rule=L.quant_axis),
     attrs={"axis": Attr("int", 1), "saturate": Attr("int", 1), "block_size": Attr("int", 0),
-           "output_dtype": Attr("dtype", None), "precision": Attr("dtype", None)},
+           "output_dtype": Attr("dtype", None), "precision": Attr("dtype", None), "rounding": Attr("str", "divide")},
     infer=_q_infer, doc="Quantize: saturate(round(x / scale) + zero_point). Equivalents: torch.quantize_per_tensor/channel, QUANTIZE.")
-def quantize_linear(x, y_scale, y_zero_point=None, *, axis, saturate, block_size, output_dtype, precision):
+def quantize_linear(x, y_scale, y_zero_point=None, *, axis, saturate, block_size, output_dtype, precision, rounding):
+    """`rounding="divide"` (ONNX): round(x / scale); `"reciprocal"` (PT2E's quantize_per_tensor): round(x * (1 /
+    scale)) with the reciprocal in float32, which lands on the other side of .5 now and then."""
     storage = dtypes.dtype(output_dtype) if output_dtype else \
         (y_zero_point.dtype if y_zero_point is not None else np.dtype(np.uint8))
-    scale = expand_param(y_scale, x.shape, axis, block_size).astype(np.float64)
-    v = x.astype(np.float64) / scale
+    scale = expand_param(y_scale, x.shape, axis, block_size)
+    if rounding == "reciprocal":
+        v = (x.astype(np.float32) * (1.0 / scale.astype(np.float64)).astype(np.float32)).astype(np.float64)
+    else:
+        v = x.astype(np.float64) / scale.astype(np.float64)
     if dtypes.is_float(storage):
         return cast_array(v.astype(np.float32), storage, bool(saturate))
     if y_zero_point is not None:
@@ -75,7 +81,7 @@ def quantize_linear(x, y_scale, y_zero_point=None, *, axis, saturate, block_size
     return saturate_round(v, storage)
 
 
-@op("DequantizeLinear", inputs="x x_scale x_zero_point?", outputs="y", family=F, layout=attribute("axis"),
+@op("DequantizeLinear", inputs="x x_scale x_zero_point?", outputs="y", family=F, layout=attribute("axis", rule=L.quant_axis, through=True),
     attrs={"axis": Attr("int", 1), "block_size": Attr("int", 0), "output_dtype": Attr("dtype", None)},
     infer=lambda i, a: [(dtypes.dtype(a["output_dtype"]) if a["output_dtype"] else i[1].dtype, i[0].shape)],
     doc="Dequantize: (x - zero_point) * scale. Equivalents: tensor.dequantize(), DEQUANTIZE.")
@@ -210,3 +216,11 @@ def _decompose_qlinear_conv(graph, node) -> bool:
 
 
 set_decomposition("QLinearConv", _decompose_qlinear_conv)
+
+
+def inside_quantized_unit(v) -> bool:
+    """A float value every reader of which quantizes it (through a fused ReLU/Clip at most): the inside
+    of an integer kernel, which runtimes never materialise the same way; its quantized result is compared."""
+    uses = v.uses()
+    return bool(uses) and all(n.op == "QuantizeLinear" or (n.op in ("Relu", "Clip") and
+                                                            inside_quantized_unit(n.outputs[0])) for n, _ in uses)

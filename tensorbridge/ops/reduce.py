@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes
+from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis
 from tensorbridge.ops.layout_classes import TERMINATE, attribute
 from tensorbridge.ops.schema import Attr, op
@@ -103,7 +104,7 @@ def _logsumexp(x, a, k):
 
 
 for _name, (_fn, _eq) in _REDUCE.items():
-    op(_name, inputs="data axes?", outputs="reduced", family=F, layout=attribute("axes"),
+    op(_name, inputs="data axes?", outputs="reduced", family=F, layout=attribute("axes", rule=L.axes_input(1, keepdims_attr=True)),
        attrs={"keepdims": Attr("int", 1), "noop_with_empty_axes": Attr("int", 0)}, infer=_reduce_infer,
        doc=f"{_name[6:]} reduction over axes. Equivalents: {_eq}.")(_reducer(_fn))
 
@@ -134,7 +135,7 @@ def _arg(fn):
 
 for _name, _fn, _eq in (("ArgMax", np.argmax, "torch.argmax, tf.argmax, ARG_MAX"),
                         ("ArgMin", np.argmin, "torch.argmin, tf.argmin, ARG_MIN")):
-    op(_name, inputs="data", outputs="reduced", family=F, layout=attribute("axis"), infer=_arg_infer,
+    op(_name, inputs="data", outputs="reduced", family=F, layout=attribute("axis", rule=L.arg_reduce), infer=_arg_infer,
        attrs={"axis": Attr("int", 0), "keepdims": Attr("int", 1), "select_last_index": Attr("int", 0)},
        doc=f"Index of the {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_arg(_fn))
 
@@ -149,7 +150,7 @@ def _topk_infer(inputs, attrs):
     return [(x.dtype, shape), (np.dtype(np.int64), shape)]
 
 
-@op("TopK", inputs="X K", outputs="Values Indices", family=F, layout=attribute("axis"), infer=_topk_infer,
+@op("TopK", inputs="X K", outputs="Values Indices", family=F, layout=attribute("axis", rule=L.top_k), infer=_topk_infer,
     attrs={"axis": Attr("int", -1), "largest": Attr("int", 1), "sorted": Attr("int", 1)},
     doc="K largest/smallest along an axis (ties: lower index first). Equivalents: torch.topk, tf.math.top_k, TOPK_V2.")
 def top_k(X, K, axis, largest, sorted):

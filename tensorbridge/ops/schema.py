@@ -9,6 +9,7 @@ in `ops/<family>.py`; everything else looks ops up by name through `get`.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,12 @@ class OpSchema:
     decompose: Callable | None = None
     #: entries of a small integer output vector from its inputs' (see ops/infer.py)
     elements: Callable | None = None
+    #: attribute -> lowering(graph, node) -> bool, for attribute values whose meaning plain ops state only
+    #: in a longer form (LiteRT's integer arithmetic): the reference interpreter and the backends lower
+    #: such nodes (passes/lower.py); the reference function itself never sees the attribute
+    lowerings: dict[str, Callable] = field(default_factory=dict)
+    #: constant folding may evaluate it at conversion time (not ops with effects, randomness or subgraphs)
+    foldable: bool = True
     equivalents: dict[str, str] = field(default_factory=dict)
     #: reference asks for extra context (`_num_outputs`, `_run_graph`) by naming it.
     wants: frozenset = frozenset()
@@ -85,6 +92,11 @@ class OpSchema:
         return out
 
     @property
+    def reads_shape_only(self) -> bool:
+        """The op reads only its input's shape (Shape, Size): known whenever that shape is static."""
+        return self.layout.kind == "shape"
+
+    @property
     def max_outputs(self) -> int | None:
         return None if any(p.variadic for p in self.outputs) else len(self.outputs)
 
@@ -94,7 +106,8 @@ _REGISTRY: dict[str, OpSchema] = {}
 
 def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] | None = None,
        doc: str = "", layout: LayoutClass = TRANSPARENT, infer: Callable | None = None,
-       family: str = "", equivalents: dict[str, str] | None = None, elements: Callable | None = None):
+       family: str = "", equivalents: dict[str, str] | None = None, elements: Callable | None = None,
+       foldable: bool = True):
     """Decorator registering a reference function as the IR op `name`."""
 
     def register(fn: Callable) -> Callable:
@@ -105,7 +118,7 @@ def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] 
             name=name, family=family or fn.__module__.rsplit(".", 1)[-1], inputs=_params(inputs),
             outputs=_params(outputs), attrs=dict(attrs or {}), reference=fn,
             doc=doc or (fn.__doc__ or "").strip().split("\n")[0], layout=layout, infer=infer,
-            elements=elements, equivalents=dict(equivalents or {}),
+            elements=elements, foldable=foldable, equivalents=dict(equivalents or {}),
             wants=frozenset(p for p in params if p in ("_num_outputs", "_run_graph")))
         return fn
 
@@ -120,6 +133,13 @@ def alias(name: str, fn: Callable, **kwargs) -> None:
 def set_decomposition(name: str, fn: Callable) -> None:
     """`fn(graph, node) -> bool` rewrites `node` into other ops (False: configuration not covered)."""
     _REGISTRY[name].decompose = fn
+
+
+def set_lowering(name: str, attr: str, fn: Callable) -> None:
+    """Give op `name` a string attribute `attr` (default "": plain meaning) whose other values `fn(graph, node)`
+    lowers into plain ops (False: the pattern is not one it covers, and the node keeps its plain meaning)."""
+    _REGISTRY[name].attrs[attr] = Attr("str", "")
+    _REGISTRY[name].lowerings[attr] = fn
 
 
 def get(name: str) -> OpSchema | None:
@@ -156,3 +176,5 @@ def _load_families() -> None:
             transformer,
             vision,
         )
+        # lowerings of the ops' attribute variants: registered once the ops above exist
+        importlib.import_module("tensorbridge.ops.litert")

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes, shapes
+from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
-from tensorbridge.ops.layout_classes import TERMINATE, attribute
+from tensorbridge.ops.layout_classes import PERMUTE, SHAPE, TERMINATE, attribute, terminate
 from tensorbridge.ops.schema import Attr, op
 
 F = "shape"
@@ -100,7 +101,7 @@ def _shape_elements(node, known):
 
 
 @op("Reshape", inputs="data shape", outputs="reshaped", attrs={"allowzero": Attr("int", 0)},
-    layout=TERMINATE, infer=_reshape_infer, elements=_scalar_elements, family=F,
+    layout=terminate(reshapes=True), infer=_reshape_infer, elements=_scalar_elements, family=F,
     doc="Reshape (0 copies a dim, -1 infers one). Equivalents: torch.reshape, keras Reshape, RESHAPE.")
 def reshape(data, shape, allowzero):
     target = reshape_target(data.shape, _ints(shape), allowzero)
@@ -117,7 +118,7 @@ def _flatten_infer(inputs, attrs):
     return [(inputs[0].dtype, (prod(a) if a else 1, prod(b) if b else 1))]
 
 
-@op("Flatten", inputs="input", outputs="output", attrs={"axis": Attr("int", 1)}, layout=TERMINATE,
+@op("Flatten", inputs="input", outputs="output", attrs={"axis": Attr("int", 1)}, layout=terminate(reshapes=True),
     infer=_flatten_infer, family=F, doc="Flatten to 2-D at axis. Equivalents: nn.Flatten, keras Flatten.")
 def flatten(input, axis):
     ax = norm_axis(axis, input.ndim)
@@ -134,7 +135,7 @@ def _transpose_infer(inputs, attrs):
 
 
 @op("Transpose", inputs="data", outputs="transposed", attrs={"perm": Attr("ints", None)},
-    layout=attribute("perm"), infer=_transpose_infer, family=F,
+    layout=PERMUTE, infer=_transpose_infer, family=F,
     doc="Permute axes (default: reverse). Equivalents: torch.permute, keras Permute, TRANSPOSE.")
 def transpose(data, perm):
     return np.transpose(data, perm)
@@ -149,7 +150,7 @@ def _squeeze_infer(inputs, attrs):
     return [(inputs[0].dtype, tuple(d for i, d in enumerate(s) if i not in axes))]
 
 
-@op("Squeeze", inputs="data axes?", outputs="squeezed", layout=attribute("axes"),
+@op("Squeeze", inputs="data axes?", outputs="squeezed", layout=attribute("axes", rule=L.axes_input(1, drop=True, absent="ones")),
     infer=_squeeze_infer, elements=_first_elements, family=F, doc="Remove size-1 dims. Equivalents: torch.squeeze, SQUEEZE.")
 def squeeze(data, axes=None):
     if axes is None:
@@ -170,7 +171,7 @@ def _unsqueeze_infer(inputs, attrs):
     return [(inputs[0].dtype, tuple(out))]
 
 
-@op("Unsqueeze", inputs="data axes", outputs="expanded", layout=attribute("axes"),
+@op("Unsqueeze", inputs="data axes", outputs="expanded", layout=attribute("axes", rule=L.unsqueeze),
     infer=_unsqueeze_infer, elements=_first_elements, family=F, doc="Insert size-1 dims. Equivalents: torch.unsqueeze, EXPAND_DIMS.")
 def unsqueeze(data, axes):
     rank = data.ndim + np.asarray(axes).size
@@ -198,7 +199,7 @@ def _concat_infer(inputs, attrs):
 
 
 @op("Concat", inputs="inputs*", outputs="concat_result", attrs={"axis": Attr("int")},
-    layout=attribute("axis"), infer=_concat_infer, elements=_concat_elements, family=F,
+    layout=attribute("axis", rule=L.single_axis(), aligned=True), infer=_concat_infer, elements=_concat_elements, family=F,
     doc="Join along an axis. Equivalents: torch.cat, keras Concatenate, CONCATENATION.")
 def concat(*inputs, axis):
     return np.concatenate(inputs, axis=axis)
@@ -224,7 +225,7 @@ def _split_infer(inputs, attrs):
     return [(x.dtype, tuple(s if i == axis else d for i, d in enumerate(x.shape))) for s in sizes]
 
 
-@op("Split", inputs="input split?", outputs="outputs*", layout=attribute("axis"), infer=_split_infer,
+@op("Split", inputs="input split?", outputs="outputs*", layout=attribute("axis", rule=L.split), infer=_split_infer,
     attrs={"axis": Attr("int", 0), "num_outputs": Attr("int", None)}, family=F,
     doc="Split along an axis into parts. Equivalents: torch.split/chunk, tf.split, SPLIT/SPLIT_V.")
 def split(input, split=None, *, axis, num_outputs, _num_outputs):
@@ -269,7 +270,7 @@ def _slice_infer(inputs, attrs):
 
 
 @op("Slice", inputs="data starts ends axes? steps?", outputs="output",
-    layout=attribute("axes"), infer=_slice_infer, elements=_slice_elements, family=F,
+    layout=attribute("axes", rule=L.axes_input(3, absent="starts")), infer=_slice_infer, elements=_slice_elements, family=F,
     doc="Strided slice. Equivalents: tensor[a:b:c], tf.strided_slice, SLICE/STRIDED_SLICE.")
 def slice_(data, starts, ends, axes=None, steps=None):
     starts, ends = _ints(starts), _ints(ends)
@@ -292,14 +293,14 @@ def _gather_infer(inputs, attrs):
 
 
 @op("Gather", inputs="data indices", outputs="output", attrs={"axis": Attr("int", 0)},
-    layout=attribute("axis"), infer=_gather_infer, elements=_gather_elements, family=F,
+    layout=attribute("axis", rule=L.gather), infer=_gather_infer, elements=_gather_elements, family=F,
     doc="Take slices along an axis. Equivalents: torch.index_select, nn.Embedding, tf.gather, GATHER.")
 def gather(data, indices, axis):
     return np.take(data, indices.astype(np.int64), axis=axis)
 
 
 @op("GatherElements", inputs="data indices", outputs="output", attrs={"axis": Attr("int", 0)},
-    layout=attribute("axis"), infer=lambda i, a: [(i[0].dtype, i[1].shape)], family=F,
+    layout=attribute("axis", rule=L.elements, places_inputs=True), infer=lambda i, a: [(i[0].dtype, i[1].shape)], family=F,
     doc="Gather elementwise along an axis. Equivalents: torch.gather.")
 def gather_elements(data, indices, axis):
     idx = np.where(indices < 0, indices + data.shape[axis], indices)
@@ -325,7 +326,7 @@ def _reduce_into(reduction: str):
 
 
 @op("ScatterElements", inputs="data indices updates", outputs="output", family=F,
-    attrs={"axis": Attr("int", 0), "reduction": Attr("str", "none")}, layout=attribute("axis"),
+    attrs={"axis": Attr("int", 0), "reduction": Attr("str", "none")}, layout=attribute("axis", rule=L.elements, places_inputs=True),
     infer=same_as(0), doc="Scatter updates elementwise along an axis. Equivalents: torch.scatter/scatter_reduce.")
 def scatter_elements(data, indices, updates, axis, reduction):
     out = data.copy()
@@ -368,7 +369,7 @@ def _pad_infer(inputs, attrs):
 
 
 @op("Pad", inputs="data pads constant_value? axes?", outputs="output", family=F,
-    attrs={"mode": Attr("str", "constant")}, layout=attribute("pads", "axes"), infer=_pad_infer,
+    attrs={"mode": Attr("str", "constant")}, layout=attribute("pads", "axes", rule=L.pad), infer=_pad_infer,
     doc="Pad (constant/reflect/edge/wrap; negative pads crop). Equivalents: F.pad, keras ZeroPadding2D, PAD/MIRROR_PAD.")
 def pad(data, pads, constant_value=None, axes=None, *, mode):
     rank = data.ndim
@@ -388,7 +389,7 @@ def pad(data, pads, constant_value=None, axes=None, *, mode):
     return np.pad(data, width, mode={"reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode])
 
 
-@op("Tile", inputs="input repeats", outputs="output", family=F, layout=attribute("repeats"),
+@op("Tile", inputs="input repeats", outputs="output", family=F, layout=attribute("repeats", rule=L.tile),
     infer=lambda i, a: [(i[0].dtype, None if const_ints(i[1]) is None or not shapes.is_static(i[0].shape)
                          else tuple(d * r for d, r in zip(i[0].shape, const_ints(i[1]))))],
     doc="Repeat the tensor along each axis. Equivalents: torch.tile, tf.tile, TILE.")
@@ -421,7 +422,7 @@ def _shape_infer(inputs, attrs):
 
 
 @op("Shape", inputs="data", outputs="shape", attrs={"start": Attr("int", 0), "end": Attr("int", None)},
-    layout=TERMINATE, infer=_shape_infer, elements=_shape_elements, family=F, doc="The shape as int64. Equivalents: tensor.shape, tf.shape, SHAPE.")
+    layout=SHAPE, infer=_shape_infer, elements=_shape_elements, family=F, doc="The shape as int64. Equivalents: tensor.shape, tf.shape, SHAPE.")
 def shape(data, start, end):
     r = data.ndim
     s = max(0, min(r, norm_axis(start, r)))
@@ -429,8 +430,8 @@ def shape(data, start, end):
     return np.array(data.shape[s:e], dtype=np.int64)
 
 
-@op("Size", inputs="data", outputs="size", infer=lambda i, a: [(np.dtype(np.int64), ())], family=F,
-    layout=TERMINATE, doc="Number of elements. Equivalents: tensor.numel, tf.size.")
+@op("Size", inputs="data", outputs="size", infer=lambda i, a: [(np.dtype(np.int64), ())], layout=SHAPE, family=F,
+    doc="Number of elements. Equivalents: tensor.numel, tf.size.")
 def size(data):
     return np.array(data.size, dtype=np.int64)
 
@@ -545,7 +546,7 @@ def _cum(fn):
 for _name, _fn, _eq in (("CumSum", np.cumsum, "torch.cumsum, tf.cumsum, CUMSUM"),
                         ("CumProd", np.cumprod, "torch.cumprod, tf.math.cumprod")):
     op(_name, inputs="x axis", outputs="y", attrs={"exclusive": Attr("int", 0), "reverse": Attr("int", 0)},
-       family=F, layout=attribute("axis"), infer=same_as(0),
+       family=F, layout=attribute("axis", rule=L.cumsum), infer=same_as(0),
        doc=f"Cumulative {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_cum(_fn))
 
 

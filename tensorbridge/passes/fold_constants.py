@@ -1,11 +1,11 @@
 """Constant folding: nodes whose inputs are all constants are evaluated once, at conversion.
 
 The reference interpreter computes the value; the node's outputs become constants with the
-same names. `Shape` of a tensor whose shape is fully static folds too, so shape arithmetic
-on static models disappears. Backends that need weights as data (code generators building layers) run it,
-so a weight produced by an op (ConstantOfShape, a Transpose of a weight...) still becomes a
-layer parameter. Ops with side effects or randomness, control flow, and results larger than
-`max_bytes` are left alone.
+same names. An op that reads only its input's shape (Shape, Size) folds whenever that shape is
+static, so shape arithmetic on static models disappears. Backends that need weights as data (code
+generators building layers) run it, so a weight produced by an op (ConstantOfShape, a Transpose of
+a weight...) still becomes a layer parameter. Ops the catalogue marks not foldable (side effects,
+randomness, control flow) and results larger than `max_bytes` are left alone.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ import numpy as np
 
 from tensorbridge.ir import shapes
 from tensorbridge.ir.graph import Graph
+from tensorbridge.ops import schema as op_schema
 
 log = logging.getLogger(__name__)
-_NEVER = {"If", "Loop", "Scan", "Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike",
-          "RandomUniformLike", "Bernoulli", "Multinomial"}
 
 
 def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset()) -> Graph:
@@ -29,10 +28,12 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
 
     for node in list(graph.nodes):
         infer_node(node)  # earlier folds may have made this node's types knowable
-        if node.op == "Shape" and node.inputs[0].shape is not None and shapes.is_static(node.inputs[0].shape):
+        schema = op_schema.get(node.op)
+        if schema is not None and schema.reads_shape_only and node.inputs[0].shape is not None \
+                and shapes.is_static(node.inputs[0].shape):
             _replace(graph, node, [run_node(node, [np.empty(node.inputs[0].shape, np.uint8)])[0]])
             continue
-        if node.op in _NEVER or node.op in keep or not node.inputs or \
+        if schema is None or not schema.foldable or node.op in keep or not node.inputs or \
                 any(v is not None and v.const is None for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):

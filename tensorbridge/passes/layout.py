@@ -50,10 +50,9 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
-from tensorbridge.ops.infer import infer_node, norm_axis
-
-LAYOUTS = ("NCHW", "NHWC")
-HEADS = {"Dense": (1, 0), "MatMul": (1, 0), "Gemm": (1, None)}  # op -> (weight input, row axis; None: transB)
+from tensorbridge.ops.infer import infer_node
+from tensorbridge.ops.layout_classes import TERMINATE
+from tensorbridge.ops.layout_rules import LAYOUTS, between, channel_perms, inverse, is_identity
 
 
 @dataclass(frozen=True)
@@ -133,33 +132,6 @@ class LayoutPlan:
 
 
 # -- permutations ------------------------------------------------------------------------------
-def between(src: str, dst: str, rank: int) -> tuple[int, ...]:
-    """P with transpose(x in layout `src`, P) == x in layout `dst`."""
-    if src == dst or rank < 3:
-        return tuple(range(rank))
-    if dst == "NCHW":
-        return (0, rank - 1, *range(1, rank - 1))
-    return (0, *range(2, rank), 1)
-
-
-def _identity(perm) -> bool:
-    return tuple(perm) == tuple(range(len(perm)))
-
-
-def _inverse(perm) -> tuple[int, ...]:
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return tuple(inv)
-
-
-def _drop(perm, removed: set[int]) -> tuple[int, ...]:
-    """The permutation left when the logical axes `removed` disappear."""
-    kept = [p for p in perm if p not in removed]
-    order = sorted(kept)
-    return tuple(order.index(p) for p in kept)
-
-
 def _moves_only_ones(shape, perm) -> bool:
     """True when transposing a tensor of `shape` by `perm` keeps its element order."""
     if shape is None:
@@ -168,25 +140,12 @@ def _moves_only_ones(shape, perm) -> bool:
     return big == sorted(big)
 
 
-def channel_perms(rank: int) -> dict[str, tuple[int, ...]]:
-    """The two channel moves at `rank`, by the layout they produce: {"nchw": ..., "nhwc": ...}."""
-    return {"nchw": between("NHWC", "NCHW", rank), "nhwc": between("NCHW", "NHWC", rank)}
-
-
 def _suffix(perm) -> str:
-    """The name suffix of a value held under `perm` (read back by `suffix_perm`)."""
+    """A readable tag for values the planner adds in form `perm` (presentation only: layouts live in
+    `Value.layout`, and nothing parses names)."""
     perm = tuple(perm)
-    named = {p: s for s, p in channel_perms(len(perm)).items() if not _identity(p)}
+    named = {p: s for s, p in channel_perms(len(perm)).items() if not is_identity(p)}
     return named.get(perm) or "t" + "".join(map(str, perm))
-
-
-def suffix_perm(suffix: str, rank: int) -> tuple[int, ...] | None:
-    """The permutation a value named `<name>.<suffix>` is held under, or None if `suffix` names none."""
-    if suffix in ("nchw", "nhwc") and rank >= 3:
-        return channel_perms(rank)[suffix]
-    if suffix[:1] == "t" and suffix[1:].isdigit() and sorted(map(int, suffix[1:])) == list(range(rank)):
-        return tuple(map(int, suffix[1:]))
-    return None
 
 
 # -- the planner -------------------------------------------------------------------------------
@@ -198,7 +157,6 @@ class Planner:
         self.held: dict[int, tuple[Value, tuple[int, ...]]] = {}
         self.cache: dict[tuple[int, tuple[int, ...]], Value] = {}
         self.plan = LayoutPlan()
-        self.names: dict[int, str] = {}
         self.source_layout = _dominant_layout(graph)
         self.blockers: list[Blocker] = []
         self.current: Node | None = None  # new nodes go before it (None: at the end)
@@ -211,14 +169,12 @@ class Planner:
             return self.held[id(v)]
         return v, tuple(range(len(v.shape))) if v.shape is not None else ()
 
-    def hold(self, v: Value, perm, rename: bool = True) -> None:
-        """Record that `v` now holds its data under `perm` (renamed `<name>.<suffix>` unless a graph input)."""
+    def hold(self, v: Value, perm) -> None:
+        """Record that `v` now holds its data under `perm` (`v.layout`; its name stays the source's)."""
         perm = tuple(perm)
-        if v.shape is not None and not _identity(perm):
+        if v.shape is not None and not is_identity(perm):
             v.shape = tuple(v.shape[p] for p in perm)
-            if rename:
-                self.names.setdefault(id(v), v.name)
-                v.name = self.g.unique_name(f"{self.names[id(v)]}.{_suffix(perm)}")
+            v.layout = perm
         self.held[id(v)] = (v, perm)
 
     def ask(self, v: Value, want, reason: str) -> Value:
@@ -238,7 +194,7 @@ class Planner:
             arr = np.ascontiguousarray(np.transpose(phys.const, rel))
             out = self.g.add_constant(f"{phys.name}.{_suffix(rel)}", arr)
             self.plan.weights_permuted += 1
-        elif _dequantized_per_axis_or_tensor(phys):
+        elif _moved_behind(phys):
             out = self._through_dequantize(phys.producer, rel, reason)
         elif _moves_only_ones(phys.shape, rel) and sum(not isinstance(d, int) for d in phys.shape) <= 1:
             target = [d if isinstance(d, int) else -1 for d in (phys.shape[p] for p in rel)]
@@ -256,7 +212,7 @@ class Planner:
         attrs = dict(dq.attrs)
         if scale.shape is not None and len(scale.shape) == 1 and scale.shape[0] != 1:
             attrs["axis"] = rel.index(dq.attrs.get("axis", 1) % len(rel))
-        node = self.g.add_node("DequantizeLinear", [x, *dq.inputs[1:]], attrs, name=f"{dq.name}.{_suffix(rel)}",
+        node = self.g.add_node(dq.op, [x, *dq.inputs[1:]], attrs, name=f"{dq.name}.{_suffix(rel)}",
                                before=self.current, meta=dq.meta)
         infer_node(node)
         return node.outputs[0]
@@ -289,7 +245,7 @@ class Planner:
         self._outputs()
         self._captured()
         for node in reversed(list(self.g.nodes)):
-            if node.op == "Transpose" and id(node.outputs[0]) in self.held \
+            if _kind(node) == "permute" and id(node.outputs[0]) in self.held \
                     and self.held[id(node.outputs[0])][0] is not node.outputs[0] \
                     and not node.outputs[0].uses() and node.outputs[0] not in self.g.outputs:
                 self.g.remove_node(node)
@@ -299,29 +255,29 @@ class Planner:
 
     def _visit(self, node: Node) -> None:
         schema = op_schema.get(node.op)
-        kind = schema.layout.kind if schema is not None else "terminate"
-        if node.op == "Transpose" and node.attrs.get("perm") is not None and node.inputs[0].shape is not None:
+        layout = schema.layout if schema is not None else TERMINATE
+        if layout.kind == "permute" and node.attrs.get("perm") is not None and node.inputs[0].shape is not None:
             phys, have = self.form(node.inputs[0])
             q = node.attrs["perm"]
-            self.held[id(node.outputs[0])] = (phys, tuple(_inverse(q)[a] for a in have))
+            self.held[id(node.outputs[0])] = (phys, tuple(inverse(q)[a] for a in have))
             return
-        if node.op == "Shape" and self._shape(node):
-            return
-        if node.op == "Size":
-            node.set_input(0, self.form(node.inputs[0])[0])
-            return
-        if kind == "implicit" and "layout" in schema.attrs and schema.attrs["layout"].kind == "str":
+        if layout.kind == "shape":
+            if node.outputs[0].shape == ():  # a size: the same in any layout
+                node.set_input(0, self.form(node.inputs[0])[0])
+                return
+            if self._shape(node):
+                return
+        if layout.kind == "implicit" and "layout" in schema.attrs and schema.attrs["layout"].kind == "str":
             return self._implicit(node, schema)
-        if kind == "transparent":
+        if layout.kind == "transparent":
             return self._transparent(node)
-        if kind == "attribute":
-            rule = ATTRIBUTE_RULES.get(node.op)
-            if rule is not None and self._attribute(node, rule):
+        if layout.kind == "attribute":
+            if layout.rule is not None and self._attribute(node, layout):
                 return
             return self.logical(node, f"{node.op}: its axes cannot follow this layout")
-        if node.op in ("Reshape", "Flatten") and self._safe_reshape(node):
+        if layout.reshapes and self._safe_reshape(node):
             return
-        self.logical(node, f"{node.op} needs the source layout ({kind} op)")
+        self.logical(node, f"{node.op} needs the source layout ({layout.kind} op)")
 
     # implicit ops
     def _implicit(self, node: Node, schema) -> None:
@@ -338,8 +294,8 @@ class Planner:
         perm = between(own, chosen, len(x.shape))
         node.set_input(0, self.ask(x, perm, f"{node.op} runs in {chosen}"))
         self.logical(node, f"{node.op} reads its weights in the IR's layout", first=1)
-        if node.op == "Resize":
-            self._permute_resize_operands(node, perm)
+        if schema.layout.operands is not None:
+            schema.layout.operands(self, node, perm)
         node.attrs["layout"] = chosen
         for v in node.outputs:
             if v.shape is not None and len(v.shape) == len(perm):
@@ -353,21 +309,6 @@ class Planner:
         if wanted == "auto" or self.target.native is None:
             return own if own in self.target.layouts else self.target.layouts[0]
         return self.target.native
-
-    def _permute_resize_operands(self, node: Node, perm) -> None:
-        rank = len(perm)
-        for index in (1, 2, 3):
-            v = node.input(index)
-            if v is None or v.const is None or v.const.size == 0:
-                continue
-            arr = np.asarray(v.const)
-            if index == 1 and arr.size == 2 * rank:  # roi: starts then ends
-                new = np.concatenate([arr[:rank][list(perm)], arr[rank:][list(perm)]])
-            elif arr.size == rank:
-                new = arr[list(perm)]
-            else:
-                continue
-            node.set_input(index, self.g.add_constant(f"{v.name}.{_suffix(perm)}", new))
 
     # transparent ops
     def _transparent(self, node: Node) -> None:
@@ -388,7 +329,7 @@ class Planner:
             return tuple(range(rank))
         best = max(votes.values())
         tied = [p for p, n in votes.items() if n == best]
-        return next((p for p in tied if not _identity(p)), tied[0])
+        return next((p for p in tied if not is_identity(p)), tied[0])
 
     def _align_inputs(self, node: Node, perm, rank: int, reason: str, indices=None) -> None:
         for i, v in enumerate(node.inputs):
@@ -397,7 +338,7 @@ class Planner:
             k = len(v.shape)
             if k == rank:
                 node.set_input(i, self.ask(v, perm, reason))
-            elif k < rank and not _identity(perm) and not all(d == 1 for d in v.shape):
+            elif k < rank and not is_identity(perm) and not all(d == 1 for d in v.shape):
                 node.set_input(i, self._broadcast_operand(v, perm, rank, reason))
 
     def _broadcast_operand(self, v: Value, perm, rank: int, reason: str) -> Value:
@@ -422,28 +363,28 @@ class Planner:
         return out
 
     # attribute ops
-    def _attribute(self, node: Node, rule) -> bool:
+    def _attribute(self, node: Node, layout) -> bool:
         x = node.inputs[0]
         if x is None or x.shape is None or any(v.shape is None for v in node.outputs):
             return False
         rank = len(x.shape)
-        perm = self._majority(node, rank) if node.op == "Concat" else self.form(x)[1]
+        perm = self._majority(node, rank) if layout.aligned else self.form(x)[1]
         reason = ""
         if node.op in self.target.last_axis_ops:
             axis = node.attrs.get("axis", -1) % rank
             if perm[-1] != axis:
                 perm = tuple(p for p in perm if p != axis) + (axis,)
                 reason = f"{node.op} runs over the last axis on this target"
-        if _identity(perm):
+        if is_identity(perm):
             self.logical(node, f"{node.op} follows its other inputs")
             return True
-        if rule is not _elements and node.op != "Concat":  # (those two place every input themselves)
+        if not (layout.places_inputs or layout.aligned):
             self.logical(node, f"{node.op} reads its other inputs in the source layout", first=1)
-        result = rule(self, node, perm, rank)
+        result = layout.rule(self, node, perm, rank)
         if result is None:
             return False
-        if node.op == "Concat":
-            self._align_inputs(node, perm, rank, "Concat follows its other inputs")
+        if layout.aligned:
+            self._align_inputs(node, perm, rank, f"{node.op} follows its other inputs")
         else:
             node.set_input(0, self.ask(x, perm, reason))
         for v, p in zip(node.outputs, result if isinstance(result, list) else [result] * len(node.outputs)):
@@ -461,7 +402,7 @@ class Planner:
     def _safe_reshape(self, node: Node) -> bool:
         x = node.inputs[0]
         phys, perm = self.form(x)
-        if x.shape is None or phys.shape is None or _identity(perm):
+        if x.shape is None or phys.shape is None or is_identity(perm):
             return False
         logical = _logical_shape(phys.shape, perm)
         if node.op == "Reshape" and not self._reshape_target_fits(node, logical, phys.shape):
@@ -491,11 +432,11 @@ class Planner:
     def _shape(self, node: Node) -> bool:
         """Shape of a permuted tensor: read the physical shape and gather it back into logical order."""
         phys, perm = self.form(node.inputs[0])
-        if _identity(perm) or node.attrs.get("start") or node.attrs.get("end") is not None:
+        if is_identity(perm) or node.attrs.get("start") or node.attrs.get("end") is not None:
             return False
         node.set_input(0, phys)
         out = node.outputs[0]
-        order = self.g.add_constant(f"{node.name}.order", np.array(_inverse(perm), np.int64))
+        order = self.g.add_constant(f"{node.name}.order", np.array(inverse(perm), np.int64))
         gather = self.g.add_node("Gather", [out, order], {"axis": 0}, name=f"{node.name}.logical", before=self.next)
         infer_node(gather)
         self.held[id(out)] = (gather.outputs[0], (0,))
@@ -507,26 +448,25 @@ class Planner:
         if perm[0] != 0 or out.shape is None or len(out.shape) != 2 or out in self.g.outputs \
                 or not all(isinstance(d, int) for d in rows) or out.shape[1] != int(np.prod(rows)):
             return False
-        if node.op == "Flatten" and node.attrs.get("axis", 1) != 1:
-            return False
         uses = out.uses()
         heads = []
         for user, i in uses:
-            spec = HEADS.get(user.op)
-            w = user.input(1)
+            user_schema = op_schema.get(user.op)
+            spec = user_schema.layout.head if user_schema is not None else None
+            w = user.input(spec[0]) if spec is not None else None
             if spec is None or i != 0 or w is None or w.const is None or w.const.ndim != 2:
                 return False
             axis = spec[1] if spec[1] is not None else (1 if user.attrs.get("transB", 0) else 0)
-            heads.append((user, w, axis))
+            heads.append((user, spec[0], w, axis))
         if not heads:
             return False
         order = np.arange(int(np.prod(rows))).reshape(rows).transpose([p - 1 for p in perm[1:]]).reshape(-1)
-        for user, w, axis in heads:
-            user.set_input(1, self.g.add_constant(f"{w.name}.rows_{_suffix(perm)}", np.take(w.const, order, axis=axis)))
+        for user, index, w, axis in heads:
+            user.set_input(index, self.g.add_constant(f"{w.name}.rows_{_suffix(perm)}",
+                                                      np.take(w.const, order, axis=axis)))
             self.plan.weights_permuted += 1
         node.set_input(0, phys)
-        self.names.setdefault(id(out), out.name)
-        out.name = self.g.unique_name(f"{out.name}.rows_{_suffix(perm)}")  # not the source's element order
+        out.layout = "rows"  # the source's values, not in its element order: compared only where it is read
         return True
 
     # graph boundary
@@ -542,8 +482,8 @@ class Planner:
                 perm = between(self.source_layout, self.options.pins[x.name], rank)
             elif x.name in forms:
                 perm = forms[x.name]
-            if perm is not None and not _identity(perm):
-                self.hold(x, perm, rename=False)
+            if perm is not None and not is_identity(perm):
+                self.hold(x, perm)
             self.plan.inputs[x.name] = perm or tuple(range(rank))
 
     def _target_input_forms(self) -> dict[str, tuple[int, ...]]:
@@ -567,7 +507,7 @@ class Planner:
         return forms
 
     def _pin(self, v: Value) -> None:
-        name = self.names.get(id(v), v.name)
+        name = v.name
         if name not in self.options.pins or v.shape is None:
             return
         perm = between(self.source_layout, self.options.pins[name], len(v.shape))
@@ -576,7 +516,7 @@ class Planner:
     def _outputs(self) -> None:
         outputs = []
         for o in self.g.outputs:
-            name = self.names.get(id(o), o.name)
+            name = o.name
             phys, have = self.form(o)
             rank = len(have)
             if name in self.options.pins:
@@ -591,7 +531,6 @@ class Planner:
             if got.name != name:
                 holder = self.g.find_value(name)
                 if holder is not None and holder is not got:
-                    self.names.setdefault(id(holder), name)
                     holder.name = self.g.unique_name(f"{name}.{_suffix(self.form(holder)[1]) or 'src'}")
                 got.name = name
             outputs.append(got)
@@ -604,20 +543,27 @@ class Planner:
             for sub in node.subgraphs():
                 for inner in sub.all_nodes():
                     for i, v in enumerate(inner.inputs):
-                        if v is not None and id(v) in self.held and not _identity(self.held[id(v)][1]):
+                        if v is not None and id(v) in self.held and not is_identity(self.held[id(v)][1]):
                             self.current = node
                             inner.set_input(i, self.ask(v, range(len(v.shape)), "read by a subgraph"))
         self.current = None
 
 
-def _dequantized_per_axis_or_tensor(v: Value) -> bool:
-    dq = v.producer
-    return dq is not None and dq.op == "DequantizeLinear" and not dq.attrs.get("block_size", 0) \
-        and dq.inputs[0].shape is not None and len(dq.inputs[0].shape) == len(v.shape)
+def _kind(node: Node) -> str:
+    schema = op_schema.get(node.op)
+    return schema.layout.kind if schema is not None else "terminate"
+
+
+def _moved_behind(v: Value) -> bool:
+    """`v` is made by an op a permutation moves behind (a per-tensor or per-axis DequantizeLinear)."""
+    producer = v.producer
+    schema = op_schema.get(producer.op) if producer is not None else None
+    return schema is not None and schema.layout.through and not producer.attrs.get("block_size", 0) \
+        and producer.inputs[0].shape is not None and len(producer.inputs[0].shape) == len(v.shape)
 
 
 def _logical_shape(phys_shape, perm):
-    inv = _inverse(perm)
+    inv = inverse(perm)
     return tuple(phys_shape[inv[a]] for a in range(len(perm)))
 
 
@@ -626,156 +572,6 @@ def _dominant_layout(graph: Graph) -> str:
                      if (s := op_schema.get(n.op)) is not None and s.layout.kind == "implicit"
                      and "layout" in s.attrs and s.attrs["layout"].kind == "str")
     return counts.most_common(1)[0][0] if counts else "NCHW"
-
-
-# -- attribute-op rules: (planner, node, perm, rank) -> output perm(s), or None when not rewritable --
-def _axis(node: Node, perm, rank: int, default: int = 0) -> int:
-    """The physical position of the node's logical `axis`."""
-    return _inverse(perm)[norm_axis(node.attrs.get("axis", default), rank)]
-
-
-def _single_axis(p: Planner, node: Node, perm, rank: int):
-    schema = op_schema.get(node.op)
-    node.attrs["axis"] = _axis(node, perm, rank, default=schema.attrs["axis"].default)
-    return perm
-
-
-def _arg_reduce(p: Planner, node: Node, perm, rank: int):
-    a = norm_axis(node.attrs.get("axis", 0), rank)
-    node.attrs["axis"] = _inverse(perm)[a]
-    return perm if node.attrs.get("keepdims", 1) else _drop(perm, {a})
-
-
-def _quant_axis(p: Planner, node: Node, perm, rank: int):
-    scale = node.input(1)
-    if node.attrs.get("block_size", 0):
-        return None
-    if scale is not None and scale.shape is not None and len(scale.shape) == 1 and scale.shape[0] != 1:
-        node.attrs["axis"] = _axis(node, perm, rank, default=1)
-    return perm
-
-
-def _suffix_norm(p: Planner, node: Node, perm, rank: int):
-    a = norm_axis(node.attrs.get("axis", -1), rank)
-    return perm if all(perm[i] == i for i in range(a, rank)) else None
-
-
-def _gather(p: Planner, node: Node, perm, rank: int):
-    idx = node.input(1)
-    if idx is None or idx.shape is None or len(idx.shape) > 1:
-        return None
-    a = norm_axis(node.attrs.get("axis", 0), rank)
-    node.attrs["axis"] = _inverse(perm)[a]
-    return perm if len(idx.shape) == 1 else _drop(perm, {a})
-
-
-def _elements(p: Planner, node: Node, perm, rank: int):
-    node.attrs["axis"] = _axis(node, perm, rank)
-    for i in range(1, len(node.inputs)):
-        if node.input(i) is not None and node.input(i).shape is not None and len(node.input(i).shape) == rank:
-            node.set_input(i, p.ask(node.input(i), perm, f"{node.op} indices follow the data"))
-    return perm
-
-
-def _axes_input(index: int, *, keepdims_attr: bool = False, drop: bool = False):
-    """Rules for ops whose axes are a constant input (reductions, Squeeze, Slice)."""
-    def rule(p: Planner, node: Node, perm, rank: int):
-        v = node.input(index)
-        if v is not None and v.const is None:
-            return None
-        axes = [norm_axis(int(a), rank) for a in (v.const.reshape(-1) if v is not None else [])]
-        if not axes:
-            if node.op == "Squeeze":
-                axes = [i for i, d in enumerate(node.inputs[0].shape) if d == 1]
-            elif node.op == "Slice" and p.const_input(node, 1) is not None:
-                axes = list(range(p.const_input(node, 1).size))
-                while len(node.inputs) < 4:
-                    node.set_inputs([*node.inputs, None])
-            elif node.attrs.get("noop_with_empty_axes", 0):
-                return perm
-            else:
-                return perm if node.attrs.get("keepdims", 1) else ()
-        inv = _inverse(perm)
-        new = [inv[a] for a in axes]
-        p.set_const(node, index, np.array(new, np.int64), "axes")
-        if drop or (keepdims_attr and not node.attrs.get("keepdims", 1)):
-            return _drop(perm, set(axes))
-        return perm
-    return rule
-
-
-def _unsqueeze(p: Planner, node: Node, perm, rank: int):
-    v = node.input(1)
-    if v is None or v.const is None:
-        return None
-    out_rank = rank + v.const.size
-    inserted = sorted(norm_axis(int(a), out_rank) for a in v.const.reshape(-1))
-    kept = [i for i in range(out_rank) if i not in inserted]
-    p.set_const(node, 1, np.arange(rank, out_rank, dtype=np.int64), "axes")
-    return tuple(kept[a] for a in perm) + tuple(inserted)
-
-
-def _pad(p: Planner, node: Node, perm, rank: int):
-    pads, axes = p.const_input(node, 1), node.input(3)
-    if pads is None or (axes is not None and axes.const is None):
-        return None
-    if axes is not None:
-        inv = _inverse(perm)
-        p.set_const(node, 3, np.array([inv[norm_axis(int(a), rank)] for a in axes.const.reshape(-1)], np.int64),
-                    "axes")
-        return perm
-    pads = pads.reshape(-1)
-    p.set_const(node, 1, np.concatenate([pads[:rank][list(perm)], pads[rank:][list(perm)]]), "pads")
-    return perm
-
-
-def _tile(p: Planner, node: Node, perm, rank: int):
-    reps = p.const_input(node, 1)
-    if reps is None:
-        return None
-    p.set_const(node, 1, reps.reshape(-1)[list(perm)], "repeats")
-    return perm
-
-
-def _cumsum(p: Planner, node: Node, perm, rank: int):
-    axis = p.const_input(node, 1)
-    if axis is None:
-        return None
-    a = norm_axis(int(axis.reshape(-1)[0]), rank)
-    p.set_const(node, 1, np.array(_inverse(perm)[a], axis.dtype), "axis")
-    return perm
-
-
-def _mvn(p: Planner, node: Node, perm, rank: int):
-    inv = _inverse(perm)
-    node.attrs["axes"] = [inv[norm_axis(a, rank)] for a in node.attrs.get("axes", [0, 2, 3])]
-    return perm
-
-
-def _split(p: Planner, node: Node, perm, rank: int):
-    _single_axis(p, node, perm, rank)
-    return [perm] * len(node.outputs)
-
-
-def _topk(p: Planner, node: Node, perm, rank: int):
-    node.attrs["axis"] = _axis(node, perm, rank, default=-1)
-    return [perm] * len(node.outputs)
-
-
-ATTRIBUTE_RULES = {
-    "Concat": _single_axis, "Softmax": _single_axis, "LogSoftmax": _single_axis, "Hardmax": _single_axis,
-    "LpNormalization": _single_axis, "Split": _split, "TopK": _topk,
-    "ArgMax": _arg_reduce, "ArgMin": _arg_reduce,
-    "QuantizeLinear": _quant_axis, "DequantizeLinear": _quant_axis,
-    "LayerNormalization": _suffix_norm, "RMSNormalization": _suffix_norm,
-    "Gather": _gather, "GatherElements": _elements, "ScatterElements": _elements,
-    "CumSum": _cumsum, "CumProd": _cumsum, "MeanVarianceNormalization": _mvn,
-    "Squeeze": _axes_input(1, drop=True), "Slice": _axes_input(3), "Unsqueeze": _unsqueeze,
-    "Pad": _pad, "Tile": _tile,
-    **{op: _axes_input(1, keepdims_attr=True) for op in (
-        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
-        "ReduceProd", "ReduceSum", "ReduceSumSquare")},
-}
 
 
 def plan_layout(graph: Graph, target: LayoutTarget, options: LayoutOptions | None = None) -> LayoutPlan:

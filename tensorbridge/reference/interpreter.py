@@ -53,6 +53,12 @@ def run(graph: Graph, inputs: dict[str, np.ndarray], intermediates: bool = False
         on_node: Callable[[Node, list[np.ndarray]], None] | None = None) -> dict[str, np.ndarray]:
     """Run `graph` on named inputs; return outputs (or every value) by name."""
     check_supported(graph)
+    from tensorbridge.passes.lower import has_variants, lower_variants
+
+    if has_variants(graph):  # attribute variants (LiteRT's integer arithmetic ...) run as their exact lowering
+        from tensorbridge.ir.graph import clone
+
+        graph = lower_variants(clone(graph))
     missing = [v.name for v in graph.inputs if v.name not in inputs]
     if missing:
         raise ModelError(f"missing input(s) {missing}; the graph takes {[v.name for v in graph.inputs]}")
@@ -107,6 +113,8 @@ def run_node(node: Node, args: list, env: dict | None = None) -> list[np.ndarray
     """Evaluate one node with its schema's reference implementation."""
     schema = op_schema.get(node.op)
     attrs = schema.attr_values(node.attrs, node.name)
+    for variant in schema.lowerings:  # carried out by lowering the graph first (`run`)
+        attrs.pop(variant, None)
     if "_num_outputs" in schema.wants:
         attrs["_num_outputs"] = len(node.outputs)
     if "_run_graph" in schema.wants:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorbridge.passes.layout import channel_perms
+from tensorbridge.ops.layout_rules import channel_perms
 
 
 def reorder(arr, shape):

@@ -5,8 +5,9 @@ intermediate value (it is tested equal to the source runtime). The target runtim
 its intermediates under the same IR value names (ONNX: extra graph outputs; generated
 PyTorch code: the local each op writes; Keras: every layer's output; TFLite: its tensors, named
 after IR values by both TFLite writers; SavedModel: its ops, and each Keras layer's last op;
-.tbir: the interpreter). A target in the other channel order is
-compared after transposing back; a float source value is not compared with an integer target
+.tbir: the interpreter). A value the target holds in another layout (as its writer recorded in
+the file: ONNX metadata, TFLite metadata, a code folder's tensorbridge.json) is compared after
+transposing it back; a float source value is not compared with an integer target
 tensor of the same name. Walking the source graph in order, the first value present on both
 sides that fails the tolerance names the op, with its provenance in the source model.
 Quantized values may differ by 1 LSB (a dequantized one by one step of its scale): frameworks
@@ -19,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.passes.layout import suffix_perm
+from tensorbridge.ops.quant import inside_quantized_unit
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import compare
 
@@ -41,15 +42,15 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
         ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
     got = runner.run_intermediates(feeds if target_feeds is None else target_feeds)
     checked = 0
-    permuted = _permuted_index(got)
+    layouts = runner.layouts() if hasattr(runner, "layouts") else {}
     for node in graph.all_nodes():
         for v in node.outputs:
-            key, perm = (v.name, None) if v.name in got else permuted.get(v.name, (None, None))
-            if v.name not in ref or key is None or inside_quantized_op(v):
+            perm = layouts.get(v.name)
+            if v.name not in ref or v.name not in got or inside_quantized_unit(v) or perm == "rows":
                 continue
             a = np.asarray(ref[v.name])
             # a graph output converted with --io-layout target keeps its name in the target's channel order
-            b = reorder(got[key], a.shape) if perm is None else np.transpose(np.asarray(got[key]), np.argsort(perm))
+            b = reorder(got[v.name], a.shape) if not perm else np.transpose(np.asarray(got[v.name]), np.argsort(perm))
             if b is None or a.dtype == object or (a.dtype.kind == "f") != (b.dtype.kind == "f"):
                 continue
             checked += 1
@@ -64,14 +65,6 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
         raise ModelError(f"per-layer: no intermediate value of the target carries a source value's name "
                          f"({runner.name}; files written by other converters name their tensors their own way)")
     return {"op": None, "values_compared": checked}
-
-
-def inside_quantized_op(v) -> bool:
-    """A float value every reader of which quantizes it (through a fused ReLU/Clip at most): the inside
-    of an integer kernel, which runtimes never materialise the same way; its quantized result is compared."""
-    uses = v.uses()
-    return bool(uses) and all(n.op == "QuantizeLinear" or (n.op in ("Relu", "Clip") and
-                                                          inside_quantized_op(n.outputs[0])) for n, _ in uses)
 
 
 def _source_tensors(runner, graph, feeds) -> dict[str, np.ndarray] | None:
@@ -96,14 +89,3 @@ def _one_step(node) -> float | None:
     if node.op == "DequantizeLinear" and scale is not None and scale.const is not None:
         return float(np.max(np.abs(scale.const))) * (1 + 1e-6)
     return None
-
-
-def _permuted_index(got: dict) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """Target values held in another layout, by their source name: passes/layout.py names them
-    `<name>.nchw`, `<name>.nhwc` or `<name>.t0231`."""
-    index = {}
-    for key, value in got.items():
-        name, _, suffix = key.rpartition(".")
-        if name and (perm := suffix_perm(suffix, np.ndim(value))) is not None:
-            index.setdefault(name, (key, perm))
-    return index

@@ -9,6 +9,7 @@ parameters (uint8 activations held as int8, zero point less 128).
 from __future__ import annotations
 
 import collections
+import re
 import subprocess
 import sys
 
@@ -19,7 +20,6 @@ from onnx import numpy_helper
 
 import tensorbridge as tb
 from tensorbridge.errors import UnsupportedError
-from tensorbridge.passes.layout import suffix_perm
 
 pytest.importorskip("torch")
 pytest.importorskip("ai_edge_litert")
@@ -46,10 +46,10 @@ def _onnx_params(path) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def _same_parameters(src, dst) -> int:
     got = {}
     for name, params in quant_params(dst).items():
-        base, _, suffix = name.rpartition(".")
-        while base and (suffix == "as_int8" or suffix_perm(suffix, 4) is not None):  # held int8 / channels-last
-            name = base
-            base, _, suffix = name.rpartition(".")
+        # a tensor of the source's value or weight, under the source's name, or tagged by the writer that
+        # holds it int8 or permuted (names are presentation; the file's metadata says which is which)
+        while (untagged := re.sub(r"\.(as_int8|nchw|nhwc|t\d+)$", "", name)) != name:
+            name = untagged
         got.setdefault(name, params)
     for name, (scale, zp) in _onnx_params(src).items():
         assert name in got, f"{name} lost"

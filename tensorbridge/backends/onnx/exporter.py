@@ -8,6 +8,7 @@ introduction when that is later. Weights stream to disk (external data above 2 G
 from __future__ import annotations
 
 import functools
+import json
 import logging
 
 import numpy as np
@@ -20,20 +21,25 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
+from tensorbridge.ops.qlinear import to_qlinear
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
-from tensorbridge.passes.litert_arithmetic import check_int_arithmetic, emulate_litert_arithmetic
+from tensorbridge.passes.lower import int_arithmetic_pass
 from tensorbridge.passes.qdq_units import unshare_dequantize
-from tensorbridge.passes.qlinear import to_qlinear
 from tensorbridge.rules.onnx import REGISTRY
 from tensorbridge.rules.onnx import base as rules
 from tensorbridge.rules.onnx.contrib import DOMAIN, lower_channels_last
 
 log = logging.getLogger(__name__)
+LAYOUTS_KEY = "tensorbridge.layouts"
 IR_VERSION = 13  # the newest onnxruntime 1.31 loads (onnx 1.23 would write 14)
 #: IR attributes ONNX does not have, with the only value ONNX can express.
-IR_ONLY_ATTRS = {"layout": "NCHW"}
+IR_ONLY_ATTRS = {"layout": "NCHW", "int_arithmetic": ""}
+#: IR attributes ONNX cannot state, written as ONNX's own variant: QuantizeLinear always divides by the scale,
+#: where a PT2E program multiplies by its float32 reciprocal (a tie may round 1 LSB apart, within verify's
+#: quantized tolerance)
+NEAREST_ONNX_FORM = {"rounding"}
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 #: `--layout nhwc`: quantized ops onnxruntime runs channels-last (channels_last.py)
 CHANNELS_LAST = LayoutTarget(("NCHW", "NHWC"), native="NCHW")
@@ -46,7 +52,7 @@ def supports(op: str) -> bool:
 def export(graph: Graph, dest, opset: int | None = None, external: bool | None = None,
            layout: LayoutOptions | None = None, quant_format: str = "qdq", int_arithmetic: str = "source") -> None:
     """Write `graph` as an ONNX model at `dest` (quantized ops as QDQ, or `quant_format="qlinear"`;
-    `int_arithmetic="float"` keeps a .tflite's quantized Add/Mean as plain QDQ, see passes/litert_arithmetic)."""
+    `int_arithmetic="float"` keeps a .tflite's quantized Add/Mean as plain QDQ, see ops/litert.py)."""
     model, weights = to_proto(graph, opset, layout, quant_format, int_arithmetic)
     write_model(model, weights, dest, external=external)
 
@@ -60,8 +66,7 @@ def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | Non
     g = eliminate_dead_code(clone(graph))
     channels_last = layout is not None and layout.layout == "nhwc"
     plan_layout(g, CHANNELS_LAST if channels_last else LAYOUT, layout)
-    if check_int_arithmetic(int_arithmetic) == "source":
-        emulate_litert_arithmetic(g)
+    int_arithmetic_pass(int_arithmetic)(g)
     if quant_format == "qlinear" or channels_last:
         to_qlinear(g)
     if channels_last:
@@ -79,6 +84,9 @@ def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | Non
     model = helper.make_model(gproto, opset_imports=imports, producer_name="tensorbridge",
                               producer_version=_version())
     model.ir_version = IR_VERSION
+    layouts = g.layouts()
+    if layouts:  # for verify --per-layer: which values are held permuted
+        helper.set_model_props(model, {LAYOUTS_KEY: json.dumps(layouts, separators=(",", ":"))})
     return model, weights
 
 
@@ -155,7 +163,7 @@ def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
     domain, op, extra, dropped = REGISTRY.export_rule(n.op).write(n)
     attrs = []
     for k, val in n.attrs.items():
-        if val is None or (domain and (k in IR_ONLY_ATTRS or k in dropped)):
+        if val is None or (domain and (k in IR_ONLY_ATTRS or k in dropped)) or k in NEAREST_ONNX_FORM:
             continue
         if k in IR_ONLY_ATTRS:
             if val != IR_ONLY_ATTRS[k]:

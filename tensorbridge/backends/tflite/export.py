@@ -17,12 +17,15 @@ from pathlib import Path
 from tensorbridge.backends.keras import codegen as keras_codegen
 from tensorbridge.backends.tflite import integer
 from tensorbridge.backends.tflite.tensor_names import rename_layer_outputs
+from tensorbridge.codegen.folder import read_signature
 from tensorbridge.errors import ModelError
+from tensorbridge.formats.tflite_flatbuffer import with_metadata
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
+from tensorbridge.rules.tflite.nn import LAST_AXIS_ONLY
 
 # TFLite's SOFTMAX/LOG_SOFTMAX work on the last axis only (the converter would add transposes of its own)
-LAYOUT = replace(keras_codegen.LAYOUT, last_axis_ops=frozenset({"Softmax", "LogSoftmax"}))
+LAYOUT = replace(keras_codegen.LAYOUT, last_axis_ops=LAST_AXIS_ONLY)
 
 
 def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = None, **_options) -> None:
@@ -49,4 +52,5 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
         except Exception as e:  # noqa: BLE001 - the converter raises many error types
             raise ModelError(f"TensorFlow's TFLite converter failed: {str(e).splitlines()[0][:300]}") from None
         flatbuffer = rename_layer_outputs(flatbuffer, model, keras_codegen.layer_values(folder))
+        flatbuffer = with_metadata(flatbuffer, {"layouts": read_signature(folder).get("layouts", {})})
     Path(dest).write_bytes(flatbuffer)

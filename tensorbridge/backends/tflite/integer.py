@@ -52,7 +52,7 @@ from tensorbridge.rules.tflite.kernel import (
 )
 
 NO_KERNEL = "no TFLite kernel written for it yet"
-PLUMBING = {"QuantizeLinear", "DequantizeLinear", "Identity", "Dropout"}  # handled by the lowering itself
+PLUMBING = {"QuantizeLinear", "DequantizeLinear"}  # the quantization itself, written where it is read
 
 
 def is_quantized(graph: Graph) -> bool:
@@ -68,8 +68,10 @@ def to_flatbuffer(graph: Graph, target: LayoutTarget, layout: LayoutOptions | No
     if free:
         set_input_shapes(g, free)
     plan_layout(g, target, layout)
-    for node in [n for n in g.nodes if n.op == "QLinearConv"]:  # integer-op sources: back to QDQ units
-        op_schema.get(node.op).decompose(g, node)
+    for node in list(g.nodes):  # ops without a kernel here, as integer-op sources' QLinearConv: back to QDQ units
+        schema = op_schema.get(node.op)
+        if REGISTRY.export_rule(node.op) is None and node.op not in PLUMBING and schema.decompose is not None:
+            schema.decompose(g, node)
     g = eliminate_dead_code(fold_constants(eliminate_dead_code(g), keep=frozenset({"DequantizeLinear"})))
     return Lowering(g).run()
 
@@ -82,6 +84,7 @@ class Lowering:
         self.floats: dict[Value, int] = {}  # float (and index) values -> tensor
         self.skip: set[Node] = set()
         self.report = BlockerReport("export to TFLite (integer kernels)", "tflite")
+        self.int8_of: dict[str, str] = {}  # int8 tensor -> the uint8 IR value it holds (zero point less 128)
 
     def run(self) -> bytes:
         inputs = []
@@ -107,7 +110,7 @@ class Lowering:
         self.report.raise_if_any()
         outputs = [self._output(v) for v in self.g.outputs]
         self.report.raise_if_any()
-        return self.w.finish(inputs, outputs)
+        return self.w.finish(inputs, outputs, {"layouts": self.g.layouts(), "int8_of": self.int8_of})
 
     # --- tensors -------------------------------------------------------------------------------
 
@@ -145,9 +148,11 @@ class Lowering:
         """The tensor of an integer value (created with `quant` the first time)."""
         if v not in self.ints:
             dtype = quant.dtype if quant is not None and quant.dtype else dtypes.name(v.dtype)
-            if dtype != dtypes.name(v.dtype):  # a uint8 value held as int8: not the source's numbers
-                name = f"{name or v.name}.as_{dtype}"
-            self.ints[v] = self.w.tensor(name or v.name, self._shape(v), dtype, quant=quant)
+            held = dtype != dtypes.name(v.dtype)  # a uint8 value held as int8: not the source's numbers
+            self.ints[v] = self.w.tensor(f"{name or v.name}.as_{dtype}" if held else name or v.name, self._shape(v),
+                                         dtype, quant=quant)
+            if held:
+                self.int8_of[self.w.tensors[self.ints[v]].name] = name or v.name
         return self.ints[v]
 
     def float_tensor(self, v: Value) -> int:
@@ -182,14 +187,14 @@ class Lowering:
     def _node(self, node: Node) -> None:
         if node.op == "QuantizeLinear":
             return self._quantize(node)
-        if node.op in ("Identity", "Dropout"):
-            src = node.inputs[0]
-            (self.ints if src in self.ints else self.floats)[node.outputs[0]] = self.data_input(src)
-            return None
         rule = REGISTRY.export_rule(node.op)
         rule = rule.write if rule is not None else None
         if rule is None:
             raise NotInteger(NO_KERNEL)
+        if rule.passes_through:  # no kernel: the output is the input
+            src = node.inputs[0]
+            (self.ints if src in self.ints else self.floats)[node.outputs[0]] = self.data_input(src)
+            return None
         ctx = self._integer(node, rule)
         if ctx is None:
             ctx = Context(self, node, None, None)

@@ -12,8 +12,7 @@ values lets per-layer verification find them.
 from __future__ import annotations
 
 from tensorbridge.rules.keras import tf_layer_scopes
-
-FOLDS_BATCH_NORM = {"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "Dense"}
+from tensorbridge.rules.keras.base import folded_batch_norms
 
 
 def rename_layer_outputs(flatbuffer: bytes, model, values: dict[str, str]) -> bytes:
@@ -22,7 +21,7 @@ def rename_layer_outputs(flatbuffer: bytes, model, values: dict[str, str]) -> by
     from tensorflow.lite.tools import flatbuffer_utils
 
     ir_name = {layer.name: values.get(layer.name, layer.name) for layer in model.layers}
-    ir_name.update({layer: ir_name[bn] for layer, bn in _folded_batch_norms(model).items()})
+    ir_name.update({layer: ir_name[bn] for layer, bn in folded_batch_norms(model).items()})
     fb = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
     sg = fb.subgraphs[0]
     boundary = {int(t) for t in sg.inputs} | {int(t) for t in sg.outputs}
@@ -39,14 +38,3 @@ def rename_layer_outputs(flatbuffer: bytes, model, values: dict[str, str]) -> by
 
 def _layer(tensor_name: str, layers) -> str | None:
     return next((c for c in tf_layer_scopes(tensor_name) if c in layers), None)
-
-
-def _folded_batch_norms(model) -> dict[str, str]:
-    """Convolution/Dense layer -> the BatchNormalization that is its only reader."""
-    folded = {}
-    for layer in model.layers:
-        readers = [n.operation for n in layer._outbound_nodes]
-        if type(layer).__name__ in FOLDS_BATCH_NORM and len(readers) == 1 and \
-                type(readers[0]).__name__ == "BatchNormalization":
-            folded[layer.name] = readers[0].name
-    return folded

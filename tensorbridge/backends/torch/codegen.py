@@ -17,7 +17,6 @@ source model can become code. Ops without a rule are reported together before wr
 from __future__ import annotations
 
 import ast
-import functools
 import logging
 from pathlib import Path
 
@@ -30,11 +29,13 @@ from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
+from tensorbridge.ops.litert import exact_quantized_convs
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
-from tensorbridge.passes.litert_arithmetic import check_int_arithmetic, emulate_litert_arithmetic
+from tensorbridge.passes.lower import int_arithmetic_pass
 from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.rules.torch import REGISTRY
 from tensorbridge.rules.torch.base import TORCH_DTYPES
@@ -49,8 +50,10 @@ def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source"
     decomposition dequantizes, such as QLinearConv's)."""
     p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code)
     p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
-    if check_int_arithmetic(int_arithmetic) == "source":
-        p.then("LiteRT arithmetic", functools.partial(emulate_litert_arithmetic, convolutions=True))
+    lower = int_arithmetic_pass(int_arithmetic)
+    if int_arithmetic == "source":
+        p.then("exact quantized convolutions", exact_quantized_convs)
+    p.then("attribute variants", lower)
     p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
     p.then("legalize", lambda g: legalize(g, lambda op: REGISTRY.export_rule(op) is not None, "PyTorch code"))
     return p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
@@ -142,8 +145,9 @@ class TorchEmitter(CodeEmitter):
                 continue
             if len(out.shape) == 1 and not isinstance(out.shape[0], int):
                 continue
-            data = node.inputs[1:] if node.op == "Shape" else node.inputs
-            if node.op == "Shape" or all(v is None or self.is_shape(v) for v in data):
+            reads_shape = op_schema.get(node.op).reads_shape_only
+            data = node.inputs[1:] if reads_shape else node.inputs
+            if reads_shape or all(v is None or self.is_shape(v) for v in data):
                 self.shape_values.add(id(out))
 
     def is_shape(self, v: Value) -> bool:

@@ -74,6 +74,7 @@ class Importer:
         self._active: set[int] = set()  # subgraphs being imported (a call cycle is an error)
         self.op = None
         self.op_name = ""
+        self.integer_kernel = False  # the operator being read has quantized operands
         self.build = Builder(self.graph)
 
     def opcode(self, op) -> str:
@@ -177,6 +178,8 @@ class Importer:
         quantized = self.op_name not in ("QUANTIZE", "DEQUANTIZE") and self.op_name not in rules.CONTROL_FLOW
         base = self.tensor_name(outs_idx[0]) if outs_idx and outs_idx[0] >= 0 else self.op_name.lower()
         self.build = Builder(self.graph, base, {"framework": "tflite", "source_op": self.op_name, "source_name": base})
+        self.integer_kernel = any(v is not None and v.quant is not None and v.dtype is not None
+                                  and v.dtype.kind in "iu" for v in ins)
         if quantized:
             ins = [dequantized(self, v) for v in ins]
         outs = REGISTRY.import_rule(self.op_name, "builtin").convert(self, ins, self.options())

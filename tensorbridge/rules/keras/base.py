@@ -71,6 +71,21 @@ def _write_call(fn: str):
     return write
 
 
+#: Keras layers into which TensorFlow's TFLite converter folds a BatchNormalization that only they read
+FOLDS_BATCH_NORM = {"Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2D", "Dense"}
+
+
+def folded_batch_norms(model) -> dict[str, str]:
+    """Convolution/Dense layer -> the BatchNormalization that is its only reader (TF's converter folds it)."""
+    folded = {}
+    for layer in model.layers:
+        readers = [n.operation for n in layer._outbound_nodes]
+        if type(layer).__name__ in FOLDS_BATCH_NORM and len(readers) == 1 and \
+                type(readers[0]).__name__ == "BatchNormalization":
+            folded[layer.name] = readers[0].name
+    return folded
+
+
 def tf_layer_scopes(op_name: str) -> tuple[str, ...]:
     """The Keras layer a TF op or TFLite tensor name points to, `[StatefulPartitionedCall/]model_1/layer_1/op`
     (a fused TFLite tensor lists the op computing it first). Keras scopes a layer's ops `layer_1` when

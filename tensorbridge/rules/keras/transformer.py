@@ -11,8 +11,9 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, check_plain_rnn, const_operand
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
+from tensorbridge.ops.transformer import plain_rnn_blocker
 from tensorbridge.rules.keras.base import (
     R,
     keras_op,
@@ -220,7 +221,9 @@ def write_recurrent(em, node):
     """IR LSTM/GRU ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
-    check_plain_rnn(node, "Keras's reset_after=True resets after the matmul")
+    blocker = plain_rnn_blocker(node, "Keras's reset_after=True resets after the matmul")
+    if blocker:
+        raise Unsupported(blocker)
     wa, ra = const_operand(w), const_operand(r)
     dirs, gh, _ = wa.shape
     gates = 4 if node.op == "LSTM" else 3

@@ -4,7 +4,7 @@ Standard ONNX convolutions and pools are channels-first only. onnxruntime's `com
 domain has channels-last integer kernels on its CPU provider (its float ones, NhwcConv and the
 internal NHWC domain, are not registered there), so a channels-last file holds a quantized model:
 
-- a quantized Conv (QLinearConv after `passes/qlinear.py`) -> com.microsoft.QLinearConv, channels_last=1;
+- a quantized Conv (QLinearConv after `ops/qlinear.py`) -> com.microsoft.QLinearConv, channels_last=1;
 - DequantizeLinear -> MaxPool -> QuantizeLinear with one set of parameters (max commutes with
   quantization) -> MaxPool on the integers -> com.microsoft.NhwcMaxPool;
 - GlobalAveragePool -> ReduceMean over the spatial axes, which has no layout.

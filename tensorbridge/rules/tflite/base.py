@@ -50,6 +50,12 @@ def _read_row(ir_op):
     return convert
 
 
+def litert_arithmetic(imp) -> dict:
+    """The attribute that gives an integer kernel (quantized operands, or int8 weights of a dynamic-range one)
+    LiteRT's own arithmetic (ops/litert.py); none for a float kernel."""
+    return {"int_arithmetic": "litert"} if imp.integer_kernel else {}
+
+
 def fused(imp, y, code: int):
     """The op's fused activation as its own IR op."""
     spec = FUSED.get(code, "unknown")

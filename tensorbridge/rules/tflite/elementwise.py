@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes
-from tensorbridge.rules.tflite.base import R, builtin, builtin_row
+from tensorbridge.rules.tflite.base import R, builtin, builtin_row, litert_arithmetic
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
     Rule,
@@ -23,7 +23,7 @@ _BUILTIN_ARITHMETIC = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div"}
 
 @builtin("ADD", "SUB", "MUL", "DIV", produces=("Add", "Sub", "Mul", "Div"))
 def read_binary(imp, ins, opts):
-    y = imp.emit(_BUILTIN_ARITHMETIC[imp.op_name], ins)
+    y = imp.emit(_BUILTIN_ARITHMETIC[imp.op_name], ins, litert_arithmetic(imp) if imp.op_name == "ADD" else None)
     return imp.fused(y, opts.FusedActivationFunction() if opts is not None else 0)
 
 
@@ -157,3 +157,5 @@ builtin_row("SELECT SELECT_V2", "Where")
 builtin_row("PRELU", "PRelu")
 builtin_row("FLOOR_MOD", "Mod")
 builtin_row("ELU", "Elu")
+
+R.add_export(("Identity",), Rule("", None, passes_through=True))

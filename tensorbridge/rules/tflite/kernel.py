@@ -38,6 +38,7 @@ class Rule:
     fuses: bool = False  # takes a fused activation
     int_version: int = 2
     accepts: Callable | None = None  # accepts(ctx): the op's operands fit the integer kernel
+    passes_through: bool = False  # no kernel: the output is the input (Identity, Dropout at inference)
 
     def __call__(self, ctx):
         return self.write(ctx)

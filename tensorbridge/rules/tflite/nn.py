@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.rules.tflite.base import NHWC, R, builtin, filter_weight, padding_attrs
+from tensorbridge.rules.tflite.base import NHWC, R, builtin, filter_weight, litert_arithmetic, padding_attrs
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
     Rule,
@@ -30,7 +30,7 @@ def read_conv_2d(imp, ins, opts):
     cin = x.shape[-1] if x.shape is not None else None
     if isinstance(cin, int) and wt.shape is not None and wt.shape[1] != cin:
         attrs["group"] = cin // wt.shape[1]
-    y = imp.emit("Conv", [x, wt] + ([b] if b is not None else []), attrs)
+    y = imp.emit("Conv", [x, wt] + ([b] if b is not None else []), {**attrs, **litert_arithmetic(imp)})
     return imp.fused(y, opts.FusedActivationFunction())
 
 
@@ -113,7 +113,7 @@ def read_fully_connected(imp, ins, opts):
     keep = opts.KeepNumDims() if opts is not None else False
     if x.shape is not None and len(x.shape) != 2 and not keep:
         x = imp.emit("Reshape", [x, imp.const([-1, wt.shape[0]], np.int64)], suffix="flatten")
-    y = imp.emit("Dense", [x, wt] + ([b] if b is not None else []))
+    y = imp.emit("Dense", [x, wt] + ([b] if b is not None else []), litert_arithmetic(imp))
     return imp.fused(y, opts.FusedActivationFunction() if opts is not None else 0)
 
 
@@ -197,6 +197,10 @@ R.add_export(("GlobalAveragePool",), Rule("MEAN", write_global_pool))
 R.add_export(("GlobalMaxPool",), Rule("REDUCE_MAX", write_global_pool, keeps_quant=True))
 
 
+#: ops TFLite runs over the last axis only (SOFTMAX, LOG_SOFTMAX): the layout planner moves their axis last
+LAST_AXIS_ONLY = frozenset({"Softmax", "LogSoftmax"})
+
+
 @builtin("SOFTMAX", produces="Softmax")
 def read_softmax(imp, ins, opts):
     x = ins[0]
@@ -269,3 +273,5 @@ def read_lrn(imp, ins, opts):
     r = int(opts.Radius())
     return imp.emit("LRN", [ins[0]], {"size": 2 * r + 1, "alpha": float(opts.Alpha()) * (2 * r + 1),
                                       "beta": float(opts.Beta()), "bias": float(opts.Bias()), "layout": NHWC})
+
+R.add_export(("Dropout",), Rule("", None, passes_through=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes
-from tensorbridge.rules.tflite.base import R, as_int64, builtin
+from tensorbridge.rules.tflite.base import R, as_int64, builtin, litert_arithmetic
 from tensorbridge.rules.tflite.kernel import (
     Rule,
 )
@@ -25,7 +25,9 @@ def read_reduce(imp, ins, opts):
     axes = as_int64(imp, axes, "axes")
     if axes.shape == ():
         axes = imp.emit("Reshape", [axes, imp.const([1], np.int64)], suffix="axes1")
-    return imp.emit(_BUILTIN_REDUCTIONS[imp.op_name], [x, axes], {"keepdims": int(bool(opts.KeepDims()))})
+    attrs = {"keepdims": int(bool(opts.KeepDims()))}
+    return imp.emit(_BUILTIN_REDUCTIONS[imp.op_name], [x, axes],
+                    {**attrs, **litert_arithmetic(imp)} if imp.op_name == "MEAN" else attrs)
 
 
 def write_reduce(ctx):

@@ -38,12 +38,13 @@ def _storage(dtype) -> np.dtype:
 
 @pt2e("quantize_per_tensor", "quantize_per_channel", produces="QuantizeLinear")
 def read_quantize(imp, node, input, scale, zero_point, *rest, **kw):
-    """QuantizeLinear with the program's scale and zero point; a quant range narrower than the storage type
-    is a Clip. (PT2E rounds x * (1 / scale), not x / scale; the PyTorch code generator keeps that.)"""
+    """QuantizeLinear with the program's scale and zero point, rounding as PT2E does (x * (1 / scale)); a quant
+    range narrower than the storage type is a Clip."""
     axis, (quant_min, quant_max, dtype) = (rest[0], rest[1:4]) if "per_channel" in str(node.target) else (1, rest[:3])
     storage = _storage(dtype)
     y = imp.emit("QuantizeLinear", [imp.value(input), _qparam(imp, scale, np.float32, "scale"),
-                                    _qparam(imp, zero_point, storage, "zero point")], {"axis": int(axis)})
+                                    _qparam(imp, zero_point, storage, "zero point")],
+                 {"axis": int(axis), "rounding": "reciprocal"})
     info = np.iinfo(storage)
     if (quant_min, quant_max) == (info.min, info.max):
         return y
@@ -63,12 +64,12 @@ TORCH_QDTYPES = {"int8": "torch.qint8", "uint8": "torch.quint8", "int32": "torch
 
 @R.exports("QuantizeLinear")
 def write_quantize_linear(em, node):
-    """A PT2E program's own formula, round(x * (1 / scale)) + zero_point, for its quantize nodes; otherwise
+    """`rounding="reciprocal"` (PT2E's formula, round(x * (1 / scale)) + zero_point) in plain tensor ops; otherwise
     torch's quantizer (it rounds x / scale + zero_point once, as LiteRT's kernels do), as the integer tensor."""
     storage = dtypes.name(node.outputs[0].dtype)
     scale, zp = _per_tensor(em, node)
     x = em.tensor(node.inputs[0])
-    if node.meta.get("framework") == "torch" and "quantized_decomposed" in node.meta.get("source_op", ""):
+    if node.attrs.get("rounding") == "reciprocal":
         info = np.iinfo(storage)
         q = _shifted(P.call("torch.round", P.binop(x, "*", P.lit(1.0 / scale))), zp)
         return em.out(node, P.method(P.call("torch.clamp", q, int(info.min), int(info.max)), "to",

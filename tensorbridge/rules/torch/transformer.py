@@ -9,8 +9,9 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, check_plain_rnn, const_operand
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
+from tensorbridge.ops.transformer import plain_rnn_blocker
 from tensorbridge.rules.torch.base import (
     R,
     aten,
@@ -123,7 +124,9 @@ def write_recurrent(em, node):
     """IR LSTM/GRU (ONNX gate order, [seq, dirs, batch, hidden] output) as nn.LSTM/nn.GRU."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
-    check_plain_rnn(node, "PyTorch applies the reset gate after the matmul")
+    blocker = plain_rnn_blocker(node, "PyTorch applies the reset gate after the matmul")
+    if blocker:
+        raise Unsupported(blocker)
     wa, ra = const_operand(w), const_operand(r)
     dirs, gates_h, in_size = wa.shape
     gates = 4 if node.op == "LSTM" else 3

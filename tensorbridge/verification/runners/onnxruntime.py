@@ -48,6 +48,17 @@ class OnnxRuntimeRunner:
         values = self.session.run(None, feed)
         return dict(zip(self.outputs, values))
 
+    def layouts(self) -> dict:
+        """IR value name -> layout, for values tensorbridge's exporter wrote permuted (its metadata)."""
+        import json
+
+        import onnx
+
+        model = self.source if isinstance(self.source, onnx.ModelProto) else \
+            onnx.load(str(self.source), load_external_data=False)
+        props = {p.key: p.value for p in model.metadata_props}
+        return json.loads(props.get("tensorbridge.layouts", "{}"))
+
     def output_steps(self) -> dict[str, float]:
         """Outputs made by a DequantizeLinear with one constant scale: name -> scale."""
         import onnx
@@ -69,7 +80,7 @@ class OnnxRuntimeRunner:
 
         from tensorbridge.api import load
         from tensorbridge.backends.onnx.exporter import _value_info
-        from tensorbridge.verification.bisect import inside_quantized_op
+        from tensorbridge.ops.quant import inside_quantized_unit
 
         model = self.source if isinstance(self.source, onnx.ModelProto) else onnx.load(str(self.source))
         graph = load(model)
@@ -78,7 +89,7 @@ class OnnxRuntimeRunner:
             if node.op == "DequantizeLinear":  # exposing it, or the float inside a quantized op, unfuses the op
                 continue
             for v in node.outputs:
-                if v.dtype is not None and v.name not in have and v.uses() and not inside_quantized_op(v):
+                if v.dtype is not None and v.name not in have and v.uses() and not inside_quantized_unit(v):
                     model.graph.output.append(_value_info(v))
         session = ort.InferenceSession(model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"])
         names = [o.name for o in session.get_outputs()]

@@ -20,5 +20,8 @@ class ReferenceRunner:
 
         return run(self.graph, feeds, intermediates=intermediates)
 
+    def layouts(self) -> dict:
+        return self.graph.layouts()
+
     def run_intermediates(self, feeds):
         return self.run(feeds, intermediates=True)

@@ -19,11 +19,12 @@ class KerasRunner:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         import keras
 
-        self.layer_values = {}
+        self.layer_values, self._layouts = {}, {}
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():  # generated folder: its name map
-            from tensorbridge.backends.keras.codegen import layer_values
+            from tensorbridge.codegen.folder import read_signature
 
-            self.layer_values = layer_values(source)
+            signature = read_signature(source)
+            self.layer_values, self._layouts = signature.get("values", {}), signature.get("layouts", {})
         if isinstance(source, (str, os.PathLike)):
             path = Path(source) / "model.keras" if Path(source).is_dir() else Path(source)
             try:
@@ -46,6 +47,9 @@ class KerasRunner:
         out = out if isinstance(out, (list, tuple)) else [out]
         return {n: np.asarray(o) for n, o in zip(self.outputs, out)}
 
+    def layouts(self) -> dict:
+        return self._layouts
+
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every layer's output, named like the IR values (layer names follow the IR nodes)."""
         import keras
@@ -61,8 +65,11 @@ class TFLiteRunner:
     name = "LiteRT (TFLite)"
 
     def __init__(self, source, **_options):
+        from tensorbridge.formats.tflite_flatbuffer import read_metadata
+
         self.source = source
         self.interp = _interpreter(source)
+        self.metadata = read_metadata(source)
         self.in_details = self.interp.get_input_details()
         self.out_details = _in_signature_order(self.interp, self.interp.get_output_details())
         self.inputs = [(signature_name(d["name"]), dtypes.name(np.dtype(d["dtype"])),
@@ -83,10 +90,14 @@ class TFLiteRunner:
                 values[d["name"]] = np.array(interp.get_tensor(d["index"]))
             except ValueError:  # a tensor LiteRT did not keep
                 continue
-            base, _, held = d["name"].rpartition(".")
-            if held == "as_int8":  # backends/tflite/integer.py holds a uint8 value as int8, zero point less 128
-                values[base] = (values[d["name"]].astype(np.int16) + 128).astype(np.uint8)
+        for tensor, value in self.metadata.get("int8_of", {}).items():  # uint8 values held as int8
+            if tensor in values:
+                values[value] = (values[tensor].astype(np.int16) + 128).astype(np.uint8)
         return values
+
+    def layouts(self) -> dict:
+        """IR value name -> layout, for tensors tensorbridge's writers hold permuted (the model's metadata)."""
+        return self.metadata.get("layouts", {})
 
     def _invoke(self, interp, feeds) -> None:
         for d, (name, _, _) in zip(self.in_details, self.inputs):

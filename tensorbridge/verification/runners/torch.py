@@ -45,12 +45,17 @@ class TorchModuleRunner:
         self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in signature["inputs"]]
         self.outputs = list(signature["outputs"])
         self.value_names = dict(signature.get("values", {}))
+        self._layouts = dict(signature.get("layouts", {}))
         self._torch = torch
 
     def run(self, feeds):
         with self._torch.no_grad():
             out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
+
+    def layouts(self) -> dict:
+        """IR value name -> the layout the generated code holds it in, where permuted."""
+        return self._layouts
 
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value forward() computes, by IR value name (each op writes its own local)."""

@@ -1,4 +1,4 @@
-"""Quantized Add and Mean from a .tflite, written in LiteRT's own integer arithmetic.
+"""LiteRT's integer arithmetic: quantized Add and Mean, and dynamic-range Dense and Conv, as LiteRT computes them.
 
 QDQ reads an int8 Add as dequantize -> float add -> quantize. LiteRT's CPU kernels (XNNPACK, its
 default delegate) compute it differently, and a float32 chain in the target lands on the other
@@ -23,9 +23,12 @@ layers: an int8 ResNet50 differed from LiteRT by 12 LSB at its output, every con
   here the run-time quantization is written out (ReduceMin/ReduceMax, Div, Round, Clip), the product
   or convolution in float64 (exact), then `acc * in_scale * w_scale + bias` in float32.
 
-Only nodes the TFLite frontend imported are rewritten (node meta), and only when the pattern is the
-integer kernel's: per-tensor int8/uint8 inputs, and the output's only reader a per-tensor
-QuantizeLinear, with a fused ReLU/ReLU6 between for Add and Conv. Anything else keeps its QDQ form.
+These are the meaning of the attribute `int_arithmetic="litert"` on Add, ReduceMean, Dense and Conv,
+which the TFLite frontend sets on the kernels it reads: each is an exact lowering into plain ops,
+registered with the op (`set_lowering`), which the reference interpreter and the backends apply
+(`passes/lower.py`). A lowering applies only where the pattern is the integer kernel's: per-tensor
+int8/uint8 inputs, and the output's only reader a per-tensor QuantizeLinear, with a fused
+ReLU/ReLU6 between for Add and Conv; elsewhere the node keeps its plain (QDQ) meaning.
 """
 
 from __future__ import annotations
@@ -34,40 +37,24 @@ import math
 
 import numpy as np
 
-from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.schema import set_lowering
 
 F32 = np.float32
-MODES = ("source", "float")
+ATTR = "int_arithmetic"
 
 
-def check_int_arithmetic(mode: str) -> str:
-    """`mode` if it is one of MODES, else a clear error."""
-    if mode not in MODES:
-        raise ModelError(f"--int-arithmetic must be one of {', '.join(MODES)}, not {mode!r}")
-    return mode
-
-
-def emulate_litert_arithmetic(graph: Graph, convolutions: bool = False) -> int:
-    """Rewrite the matching Add and ReduceMean nodes and dynamic-range Dense and Conv in place (and quantized
-    Conv, with `convolutions`, for targets without an integer convolution kernel); returns how many."""
+def exact_quantized_convs(graph: Graph) -> int:
+    """For targets without an int8 convolution to call (PyTorch): LiteRT's quantized Conv units computed
+    integer-exact in float64 with XNNPACK's requantization, and its dynamic-range ones in float64 at any
+    size; returns how many."""
     count = 0
     for node in list(graph.nodes):
-        if node.graph is None or node.meta.get("framework") != "tflite":
+        if node.graph is None or node.op != "Conv" or node.attrs.get(ATTR) != "litert":
             continue
-        if node.op == "Add" and node.meta.get("source_op") == "ADD":
-            count += _add(graph, node)
-        elif node.op == "ReduceMean" and node.meta.get("source_op") == "MEAN":
-            count += _mean(graph, node)
-        elif node.op == "Dense" and node.meta.get("source_op") == "FULLY_CONNECTED":
-            count += _dynamic_range_dense(graph, node)
-        elif node.op == "Conv" and node.meta.get("source_op") == "CONV_2D" \
-                and _dynamic_range_conv(graph, node, convolutions):
-            count += 1
-        elif node.op == "Conv" and convolutions:
-            count += _conv(graph, node)
+        count += _dynamic_range_conv(graph, node, float64=True) or _conv(graph, node)
     return count
 
 
@@ -168,7 +155,8 @@ def _conv(graph: Graph, node: Node) -> int:
     scale = np.broadcast_to(scale, (channels,)).reshape((1, channels) + (1,) * (w.ndim - 2))
     c, op = _builders(graph, node, q)
     ints = op("Sub", op("Cast", xq, to="float64"), c("zero_point_in", xz))
-    acc = op("Conv", ints, c("weight", w), *([c("bias", bias)] if bias is not None else []), **node.attrs)
+    attrs = {k: v for k, v in node.attrs.items() if k != ATTR}
+    acc = op("Conv", ints, c("weight", w), *([c("bias", bias)] if bias is not None else []), **attrs)
     scaled = op("Round", op("Mul", op("Cast", acc, to="float32"), c("scale", scale, F32)))
     out = op("Clip", op("Add", scaled, c("zero_point", zo, F32)), c("min", bounds[0], F32), c("max", bounds[1], F32))
     _replace(graph, q.outputs[0], op("Cast", out, to=np.dtype(q.input(2).dtype).name))
@@ -198,7 +186,7 @@ def _dynamic_range_dense(graph: Graph, node: Node) -> int:
     return 1
 
 
-def _dynamic_range_conv(graph: Graph, node: Node, float64: bool) -> int:
+def _dynamic_range_conv(graph: Graph, node: Node, float64: bool = False) -> int:
     """Conv(float x, int8 weights behind a DequantizeLinear, zero point 0, per output channel) as LiteRT's
     dynamically quantized kernel computes it: the input quantized per batch item, the convolution on
     the integers (padding is the zero point, i.e. a real 0), then scaled back. The convolution is exact
@@ -214,7 +202,7 @@ def _dynamic_range_conv(graph: Graph, node: Node, float64: bool) -> int:
     c, op = _builders(graph, node, node)
     q, zero_point, scale = _dynamic_int8(x, c, op, list(range(1, len(x.shape))))
     ints = op("Sub", q, zero_point) if exact_f32 else op("Cast", op("Sub", q, zero_point), to="float64")
-    attrs = {k: v for k, v in node.attrs.items() if k != "layout"}
+    attrs = {k: v for k, v in node.attrs.items() if k not in ("layout", ATTR)}
     acc = op("Conv", ints, c("weight", w, F32 if exact_f32 else np.float64), **attrs)
     per_channel = np.asarray(ws, F32).reshape((1, -1) + (1,) * (w.ndim - 2))
     y = op("Mul", op("Mul", op("Cast", acc, to="float32"), scale), c("w_scale", per_channel, F32))
@@ -310,3 +298,9 @@ def _replace(graph: Graph, old: Value, new: Value) -> None:
     name = old.name
     old.name = graph.unique_name(f"{name}.float")
     new.name = name
+
+
+set_lowering("Add", ATTR, _add)
+set_lowering("ReduceMean", ATTR, _mean)
+set_lowering("Dense", ATTR, _dynamic_range_dense)
+set_lowering("Conv", ATTR, _dynamic_range_conv)
