@@ -93,7 +93,7 @@ def light_resnet(path: Path, random_weights: bool) -> None:
 
 
 def weight_bytes(path: Path) -> int:
-    from tensorbridge.frontends.onnx.protoio import read_model
+    from tensorbridge.formats.onnx_proto import read_model
 
     return sum(int(a.nbytes) for a in read_model(path).weights.values())
 

@@ -11,6 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 logging.disable(logging.WARNING)
+os.environ["TENSORBRIDGE_CHECK_PASSES"] = "1"  # the IR checker runs after every pass of every backend
 LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 LIGHT_MODELS = sorted(f for f in os.listdir(LIGHT_DIR) if f.endswith(".onnx"))
 

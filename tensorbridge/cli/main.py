@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 
 from tensorbridge.errors import ModelError, TensorbridgeError
+from tensorbridge.passes.pipeline import CHECK_ENV
 
 
 def _shapes(items: list[str] | None) -> dict[str, list] | None:
@@ -223,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    if args.debug:  # the IR checker runs after every pass of a backend's pipeline
+        os.environ[CHECK_ENV] = "1"
     try:
         return args.func(args, _Progress(args.quiet))
     except TensorbridgeError as e:

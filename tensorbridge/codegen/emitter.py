@@ -63,6 +63,7 @@ class CodeEmitter:
                 self._release(index, last_reader)
         self.report.raise_if_any("Nothing was written.")
         self.finish()
+        self.report.raise_if_any("Nothing was written.")
 
     def begin(self) -> None:
         """Bind the graph inputs (subclasses)."""
@@ -72,6 +73,19 @@ class CodeEmitter:
 
     def finish(self) -> None:
         """Close the body (subclasses)."""
+
+    def outputs(self) -> list[ast.expr]:
+        """Expressions of the graph outputs; one no rule computed (an optional output of an op) is reported."""
+        exprs = []
+        for v in self.g.outputs:
+            try:
+                exprs.append(self.tensor(v))
+            except Unsupported as e:
+                producer = v.producer
+                self.report.add(producer.op if producer is not None else "output", v.name,
+                                f"graph output {v.name!r}: {e}")
+                exprs.append(ast.Constant(None))
+        return exprs
 
     # -- what rules call ---------------------------------------------------------------------------
     def local(self, v: Value, fallback: str = "t") -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
-from tensorbridge.ops.schema import Attr, alias, op, set_decomposition
+from tensorbridge.ops.schema import Attr, alias, op, set_decomposition, set_recovery
 
 F = "elementwise"
 
@@ -73,7 +73,7 @@ _UNARY = {
 
 for _name, (_fn, _eq) in _UNARY.items():
     alias(_name, _in_float32(_fn), family=F, doc=f"Elementwise {_name}. Equivalents: {_eq}.",
-          infer=same_as(0))
+          infer=same_as(0), examples=({"inputs": [(2, 3, 4)]},) if _name == "SiLU" else ())
 
 
 @op("Identity", family=F, elements=lambda node, known: known[0], infer=same_as(0), doc="Y = X. Equivalents: nn.Identity, tf.identity.")
@@ -175,10 +175,49 @@ def gelu(X, approximate):
     return 0.5 * X * (1 + _erf(X / np.sqrt(2)))
 
 
-@op("PRelu", inputs="X slope", family=F, infer=broadcast_rule(),
-    doc="Parametric ReLU. Equivalents: nn.PReLU, keras PReLU, PRELU.")
+@op("PRelu", inputs="X slope", family=F, infer=broadcast_rule(), weights=("slope",),
+    doc="Parametric ReLU: x where x >= 0, slope * x elsewhere (slope broadcast to x). Equivalents: nn.PReLU, keras "
+        "PReLU, PRELU.")
 def prelu(X, slope):
     return np.where(X < 0, X * slope, X).astype(X.dtype)
+
+
+def _recover_prelu(graph, node) -> bool:
+    """relu(x) + c * relu(-x), c constant (Keras's PReLU as TensorFlow runs it) -> PRelu(x, -c)."""
+    def producer(v, op):
+        return v.producer if v is not None and v.producer is not None and v.producer.op == op else None
+
+    for pos, neg in (node.inputs, reversed(node.inputs)):
+        relu, mul = producer(pos, "Relu"), producer(neg, "Mul")
+        if relu is None or mul is None:
+            continue
+        for c, inner in (mul.inputs, reversed(mul.inputs)):
+            negated = producer(producer(inner, "Relu").inputs[0] if producer(inner, "Relu") else None, "Neg")
+            if c.const is not None and negated is not None and negated.inputs[0] is relu.inputs[0]:
+                b = Builder.replacing(node)
+                slope = b.weight(b.name("slope"), np.negative(c.const))
+                graph.replace_node(node, [b.op("PRelu", relu.inputs[0], slope, suffix="prelu")])
+                return True
+    return False
+
+
+def _recover_prelu_select(graph, node) -> bool:
+    """where(x < 0, x * s, x) -> PRelu(x, s): the formula code targets write where they have no PReLU layer."""
+    cond, neg, pos = node.inputs
+    less, mul = cond.producer if cond is not None else None, neg.producer if neg is not None else None
+    if less is None or mul is None or less.op != "Less" or mul.op != "Mul" or less.inputs[0] is not pos:
+        return False
+    zero = less.inputs[1].const
+    slope = next((v for v in mul.inputs if v is not pos), None) if pos in mul.inputs else None
+    if zero is None or np.any(np.asarray(zero) != 0) or slope is None or pos.dtype is None or pos.dtype.kind != "f":
+        return False
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("PRelu", pos, slope, suffix="prelu")])
+    return True
+
+
+set_recovery("PRelu", "Add", _recover_prelu)
+set_recovery("PRelu", "Where", _recover_prelu_select)
 
 
 @op("Clip", inputs="input min? max?", outputs="output", family=F, infer=same_as(0),

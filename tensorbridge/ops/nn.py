@@ -203,6 +203,7 @@ for _name, _fn, _eq in (
 
 
 @op("GlobalLpPool", layout=IMPLICIT, family=F, attrs={"p": Attr("int", 2), "layout": LAYOUT},
+    examples=({"inputs": [(1, 3, 5, 5)]}, {"inputs": [(2, 4, 6, 3)], "attrs": {"p": 1}}),
     infer=_global_infer, doc="Lp norm over all spatial dims.")
 @channels_first
 def global_lp_pool(X, *, p):
@@ -385,6 +386,7 @@ def _dense_infer(inputs, attrs):
 
 
 @op("Dense", inputs="X W B?", family=F, layout=terminate(head=(1, 0)), infer=_dense_infer,
+    examples=({"inputs": [(2, 8), (8, 5), (5,)], "const": [1, 2]}, {"inputs": [(2, 3, 6), (6, 4)], "const": [1]}),
     doc="X @ W + B on the last axis, W is [in, out]. Equivalents: nn.Linear (weight transposed), keras Dense, FULLY_CONNECTED.")
 def dense(X, W, B=None):
     y = np.matmul(_f64(X), _f64(W))

@@ -72,6 +72,14 @@ class OpSchema:
     lowerings: dict[str, Callable] = field(default_factory=dict)
     #: constant folding may evaluate it at conversion time (not ops with effects, randomness or subgraphs)
     foldable: bool = True
+    #: inputs models hold as learned parameters even where the op is elementwise (PRelu's slope)
+    weights: tuple[str, ...] = ()
+    #: pattern recoveries: (root op, fn(graph, root_node) -> bool) rebuilding this op from the plain ops a
+    #: framework lowers it into (passes/recover.py)
+    recoveries: list = field(default_factory=list)
+    #: cases for the per-op corpus where ONNX's node tests have none: {"inputs": [shape, ...],
+    #: "const": [indices of inputs that are weights], "attrs": {...}}
+    examples: tuple = ()
     equivalents: dict[str, str] = field(default_factory=dict)
     #: reference asks for extra context (`_num_outputs`, `_run_graph`) by naming it.
     wants: frozenset = frozenset()
@@ -107,7 +115,7 @@ _REGISTRY: dict[str, OpSchema] = {}
 def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] | None = None,
        doc: str = "", layout: LayoutClass = TRANSPARENT, infer: Callable | None = None,
        family: str = "", equivalents: dict[str, str] | None = None, elements: Callable | None = None,
-       foldable: bool = True):
+       foldable: bool = True, examples: tuple = (), weights: tuple[str, ...] = ()):
     """Decorator registering a reference function as the IR op `name`."""
 
     def register(fn: Callable) -> Callable:
@@ -118,7 +126,7 @@ def op(name: str, inputs: str = "X", outputs: str = "Y", attrs: dict[str, Attr] 
             name=name, family=family or fn.__module__.rsplit(".", 1)[-1], inputs=_params(inputs),
             outputs=_params(outputs), attrs=dict(attrs or {}), reference=fn,
             doc=doc or (fn.__doc__ or "").strip().split("\n")[0], layout=layout, infer=infer,
-            elements=elements, foldable=foldable, equivalents=dict(equivalents or {}),
+            elements=elements, foldable=foldable, examples=tuple(examples), weights=tuple(weights), equivalents=dict(equivalents or {}),
             wants=frozenset(p for p in params if p in ("_num_outputs", "_run_graph")))
         return fn
 
@@ -140,6 +148,12 @@ def set_lowering(name: str, attr: str, fn: Callable) -> None:
     lowers into plain ops (False: the pattern is not one it covers, and the node keeps its plain meaning)."""
     _REGISTRY[name].attrs[attr] = Attr("str", "")
     _REGISTRY[name].lowerings[attr] = fn
+
+
+def set_recovery(name: str, root: str, fn: Callable) -> None:
+    """`fn(graph, node)` rebuilds op `name` from the plain ops a framework lowered it into, tried on every node
+    of op `root`; returns True when it rewrote the graph."""
+    _REGISTRY[name].recoveries.append((root, fn))
 
 
 def get(name: str) -> OpSchema | None:

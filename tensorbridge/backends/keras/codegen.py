@@ -133,7 +133,7 @@ class KerasEmitter(CodeEmitter):
             self.input_names.append(ident)
 
     def finish(self) -> None:
-        outs = [self.tensor(v) for v in self.g.outputs]
+        outs = self.outputs()
         self.body.append(P.ret(P.call("keras.Model", inputs=P.lit([P.name(n) for n in self.input_names]),
                                       outputs=P.lit(outs), name=self.layer_names.name(self.g.name, "model"))))
 

@@ -26,6 +26,7 @@ from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.lower import int_arithmetic_pass
+from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.passes.qdq_units import unshare_dequantize
 from tensorbridge.rules.onnx import REGISTRY
 from tensorbridge.rules.onnx import base as rules
@@ -57,22 +58,30 @@ def export(graph: Graph, dest, opset: int | None = None, external: bool | None =
     write_model(model, weights, dest, external=external)
 
 
+def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
+             int_arithmetic: str = "source") -> Pipeline:
+    """Dead code out, layouts planned (channels-first, or channels-last quantized ops with `--layout nhwc`),
+    LiteRT's integer arithmetic lowered (or dropped), QDQ units fused into QLinear ops when asked, one
+    DequantizeLinear per reader, and every op ONNX lacks decomposed."""
+    if quant_format not in ("qdq", "qlinear"):
+        raise ModelError(f"--quant-format must be qdq or qlinear, not {quant_format!r}")
+    channels_last = layout is not None and layout.layout == "nhwc"
+    p = Pipeline("ONNX").then("dead code", eliminate_dead_code)
+    p.then("layout", lambda g: plan_layout(g, CHANNELS_LAST if channels_last else LAYOUT, layout))
+    p.then("integer arithmetic", int_arithmetic_pass(int_arithmetic))
+    if quant_format == "qlinear" or channels_last:
+        p.then("QLinear ops", to_qlinear)
+    if channels_last:
+        p.then("dead code", eliminate_dead_code).then("channels-last ops", lower_channels_last)
+    p.then("one dequantize per reader", unshare_dequantize).then("dead code", eliminate_dead_code)
+    return p.then("legalize", lambda g: legalize(g, supports, "ONNX"))
+
+
 def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,
              quant_format: str = "qdq", int_arithmetic: str = "source",
              ) -> tuple[onnx.ModelProto, list[tuple[str, np.ndarray]]]:
     """The model without initializers, and the (name, array) weights to attach."""
-    if quant_format not in ("qdq", "qlinear"):
-        raise ModelError(f"--quant-format must be qdq or qlinear, not {quant_format!r}")
-    g = eliminate_dead_code(clone(graph))
-    channels_last = layout is not None and layout.layout == "nhwc"
-    plan_layout(g, CHANNELS_LAST if channels_last else LAYOUT, layout)
-    int_arithmetic_pass(int_arithmetic)(g)
-    if quant_format == "qlinear" or channels_last:
-        to_qlinear(g)
-    if channels_last:
-        lower_channels_last(eliminate_dead_code(g))
-    unshare_dequantize(g)
-    g = legalize(eliminate_dead_code(g), supports, "ONNX")
+    g = pipeline(layout, quant_format, int_arithmetic).run(clone(graph))
     report = BlockerReport("ONNX export", "onnx")
     opset = opset or _choose_opset(g)
     weights: list[tuple[str, np.ndarray]] = []

@@ -36,6 +36,7 @@ from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import set_input_shapes
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.rules.tflite import REGISTRY
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
@@ -62,18 +63,31 @@ def is_quantized(graph: Graph) -> bool:
 
 def to_flatbuffer(graph: Graph, target: LayoutTarget, layout: LayoutOptions | None = None) -> bytes:
     """The .tflite bytes; unknown input dims (a free batch) are fixed at 1, as TFLite's own files have them."""
-    g = eliminate_dead_code(clone(graph))
+    return Lowering(pipeline(target, layout).run(clone(graph))).run()
+
+
+def pipeline(target: LayoutTarget, layout: LayoutOptions | None = None) -> Pipeline:
+    """Dead code out, free dims fixed at 1, layouts planned, ops without a kernel decomposed (an integer-op
+    source's QLinearConv back to its QDQ unit), constants folded with quantized weights kept as QDQ."""
+    return Pipeline("TFLite (integer kernels)").then("dead code", eliminate_dead_code) \
+        .then("static shapes", _fix_free_dims).then("layout", lambda g: plan_layout(g, target, layout)) \
+        .then("decompose", _decompose_unwritten).then("dead code", eliminate_dead_code) \
+        .then("fold constants", lambda g: fold_constants(g, keep=frozenset({"DequantizeLinear"}))) \
+        .then("dead code", eliminate_dead_code)
+
+
+def _fix_free_dims(g: Graph) -> None:
     free = {v.name: [d if isinstance(d, int) else 1 for d in v.shape] for v in g.inputs
             if v.shape is not None and not shapes.is_static(v.shape)}
     if free:
         set_input_shapes(g, free)
-    plan_layout(g, target, layout)
-    for node in list(g.nodes):  # ops without a kernel here, as integer-op sources' QLinearConv: back to QDQ units
+
+
+def _decompose_unwritten(g: Graph) -> None:
+    for node in list(g.nodes):
         schema = op_schema.get(node.op)
         if REGISTRY.export_rule(node.op) is None and node.op not in PLUMBING and schema.decompose is not None:
             schema.decompose(g, node)
-    g = eliminate_dead_code(fold_constants(eliminate_dead_code(g), keep=frozenset({"DequantizeLinear"})))
-    return Lowering(g).run()
 
 
 class Lowering:

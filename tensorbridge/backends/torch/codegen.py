@@ -132,7 +132,7 @@ class TorchEmitter(CodeEmitter):
             rule.write(self, node)
 
     def finish(self) -> None:
-        outs = [self.tensor(v) for v in self.g.outputs]
+        outs = self.outputs()
         self.body.append(P.ret(outs[0] if len(outs) == 1 else ast.Tuple(outs, ast.Load())))
 
     def _find_shape_values(self) -> None:

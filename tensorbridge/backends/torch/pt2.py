@@ -13,6 +13,7 @@ import numpy as np
 from tensorbridge.backends.torch import codegen
 from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
+from tensorbridge.rules.torch.base import to_torch
 
 LAYOUT = codegen.LAYOUT
 
@@ -30,7 +31,7 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
         named = {}
         for v in graph.inputs:
             shape = [d if isinstance(d, int) else 2 for d in (v.shape or ())]
-            examples.append(torch.from_numpy(np.zeros(shape, dtype=v.dtype)))
+            examples.append(to_torch(np.zeros(shape, dtype=v.dtype)))
             spec = {}
             for axis, d in enumerate(v.shape or ()):
                 if not isinstance(d, int):

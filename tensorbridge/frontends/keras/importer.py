@@ -20,6 +20,7 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.keras import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ class Importer:
         for t in self.model.outputs:
             self.graph.outputs.append(self.env[id(t)])
         self.graph.metadata["source_framework"] = "keras"
+        recover_patterns(self.graph)  # the layers the framework runs as plain ops (PReLU)
         infer_shapes(self.graph)
         return self.graph
 

@@ -21,6 +21,7 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.tf import REGISTRY
 
 #: GraphDef nodes the importer itself handles: graph inputs, constants, control dependencies
@@ -102,6 +103,7 @@ class Importer:
             self.graph.outputs.append(v)
         self.graph.metadata["source_framework"] = "tf"
         fold_constants(self.graph, max_bytes=1 << 20)
+        recover_patterns(self.graph)  # the layers TensorFlow runs as plain ops (PReLU)
         infer_shapes(self.graph)
         return self.graph
 

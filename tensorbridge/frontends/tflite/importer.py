@@ -26,6 +26,7 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import QuantParams, Value
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.tflite import REGISTRY
 from tensorbridge.rules.tflite import base as rules
 from tensorbridge.rules.tflite.quant import dequantized, requantized
@@ -98,6 +99,7 @@ class Importer:
         self.graph.metadata["source_framework"] = "tflite"
         # shape chains the converter emits; quantized weights stay in QDQ form with their parameters
         fold_constants(self.graph, max_bytes=1 << 20, keep=frozenset({"DequantizeLinear"}))
+        recover_patterns(self.graph)  # the layers TensorFlow's converter writes as plain ops (PReLU)
         infer_shapes(self.graph)
         return self.graph
 

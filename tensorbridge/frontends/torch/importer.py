@@ -22,8 +22,9 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.torch import REGISTRY
-from tensorbridge.rules.torch.base import dtype_name, to_numpy
+from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def _load_folder(path: Path) -> Graph:
     for spec in signature["inputs"]:
         shape, dt = spec["shape"], spec["dtype"]
         concrete = [d if isinstance(d, int) else 2 for d in shape]
-        args.append(torch.from_numpy(np.zeros(concrete, dtype=dtypes.dtype(dt))))
+        args.append(to_torch(np.zeros(concrete, dtype=dtypes.dtype(dt))))
         spec = {i: dims.setdefault(d, torch.export.Dim(_ident(d))) for i, d in enumerate(shape) if isinstance(d, str)}
         dynamic.append(spec or None)
     return load(module, tuple(args), tuple(dynamic) if dims else None)
@@ -155,6 +156,7 @@ class Importer:
             elif node.op == "output":
                 self._outputs(node)
         self.graph.metadata.update({"source_framework": "torch"})
+        recover_patterns(self.graph)  # the layers the framework runs as plain ops (PReLU)
         infer_shapes(self.graph)
         return self.graph
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.keras.base import (
@@ -62,11 +63,17 @@ def read_op_relu6(imp, op, args, kwargs, node):
 def write_clip(em, node):
     x, lo, hi = (list(node.inputs) + [None, None])[:3]
     lo_s, hi_s = em.scalar(lo), em.scalar(hi)
-    if lo_s == 0 and hi_s is not None:
+    if lo is None and hi is None:
+        return em.alias(node, em.tensor(x))
+    floating = x.dtype is None or x.dtype.kind == "f"
+    if lo_s == 0 and hi_s is not None and floating:
         return em.out(node, em.layer(node, "layers.ReLU", [], {"max_value": float(hi_s)}, [], em.tensor(x)))
-    lo_e = P.lit(float(lo_s)) if lo_s is not None else (em.tensor(lo) if lo is not None else P.lit(float("-inf")))
-    hi_e = P.lit(float(hi_s)) if hi_s is not None else (em.tensor(hi) if hi is not None else P.lit(float("inf")))
-    em.out(node, P.call("ops.clip", em.tensor(x), lo_e, hi_e))
+    limits = (float("-inf"), float("inf")) if floating else (int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max))
+
+    def bound(v, s, default):
+        return P.lit(s if not floating else float(s)) if s is not None else em.tensor(v) if v is not None else \
+            P.lit(default)
+    em.out(node, P.call("ops.clip", em.tensor(x), bound(lo, lo_s, limits[0]), bound(hi, hi_s, limits[1])))
 
 
 @keras_op("Gelu", produces="Gelu")
@@ -128,6 +135,22 @@ def write_elu(em, node):
 @layer("PReLU", produces="PRelu")
 def read_prelu(imp, layer, inputs, node):
     return imp.emit("PRelu", [inputs[0], imp.weight("alpha", to_numpy(layer.alpha))])
+
+
+@R.exports("PRelu")
+def write_prelu(em, node):
+    """layers.PReLU: its alpha has the input's shape without the batch axis, 1 on the axes it shares."""
+    x, slope = node.inputs
+    s = const_operand(slope)
+    if x.shape is None or s.ndim > len(x.shape) or (s.ndim == len(x.shape) and s.shape[0] != 1):
+        xe = em.tensor(x)  # alpha excludes the batch axis: the formula
+        return em.out(node, P.call("ops.where", P.call("ops.less", xe, 0.0),
+                                   P.call("ops.multiply", xe, em.tensor(slope)), xe))
+    alpha = s.reshape((1,) * (len(x.shape) - 1 - s.ndim) + s.shape[-(len(x.shape) - 1):]) if s.ndim else \
+        s.reshape((1,) * (len(x.shape) - 1))
+    shared = [i + 1 for i, d in enumerate(alpha.shape) if d == 1 and x.shape[i + 1] != 1]
+    em.out(node, em.layer(node, "layers.PReLU", [], {"shared_axes": shared} if shared else {},
+                          [alpha.astype(np.float32)], em.tensor(x)))
 
 
 _MERGE_OPS = {"Add": "Add", "Subtract": "Sub", "Multiply": "Mul", "Maximum": "Max", "Minimum": "Min", "Average": "Mean"}

@@ -40,6 +40,16 @@ def dtype_name(dt) -> str:
     return name
 
 
+def to_torch(arr):
+    """A NumPy array as a torch tensor (bfloat16 kept through its bits)."""
+    import torch
+
+    arr = np.asarray(arr)
+    if str(arr.dtype) == "bfloat16":
+        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(arr))
+
+
 def to_numpy(t) -> np.ndarray:
     """A torch tensor as a NumPy array (bfloat16 kept through ml_dtypes)."""
     import torch

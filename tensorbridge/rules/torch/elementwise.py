@@ -49,6 +49,8 @@ def read_clamp(imp, node, x, min=None, max=None):
 def write_clip(em, node):
     x, lo, hi = (list(node.inputs) + [None, None])[:3]
     lo_s, hi_s = em.scalar(lo), em.scalar(hi)
+    if lo is None and hi is None:
+        return em.alias(node, em.tensor(x))
     if lo_s == 0 and hi_s == 6:
         return em.out(node, P.call("F.relu6", em.tensor(x)))
     kw = {}
@@ -108,9 +110,43 @@ def write_elu(em, node):
 
 @R.exports("PRelu")
 def write_prelu(em, node):
+    """nn.PReLU when the slope is one value or one per channel (axis 1), else its formula."""
     x, slope = node.inputs
     xe = em.tensor(x)
+    channels = _per_channel(slope, x)
+    if channels is not None:
+        layer = em.layer(node, "nn.PReLU", [], non_default(num_parameters=(channels.size, 1)),
+                         {"weight": channels.astype(np.float32)})
+        return em.out(node, P.call(layer, xe))
     em.out(node, P.call("torch.where", P.call("torch.lt", xe, 0), P.binop(xe, "*", em.tensor(slope)), xe))
+
+
+def _per_channel(slope, x):
+    """The slope as nn.PReLU's weight (one value, or one per axis-1 channel), or None."""
+    if slope.const is None or x.shape is None or slope.const.dtype.kind != "f":
+        return None
+    s = np.asarray(slope.const)
+    if s.size == 1:
+        return s.reshape(1)
+    rank = len(x.shape)
+    aligned = s.reshape((1,) * (rank - s.ndim) + s.shape) if s.ndim <= rank else None
+    if aligned is None or rank < 2 or aligned.shape[1] != x.shape[1] or \
+            any(d != 1 for i, d in enumerate(aligned.shape) if i != 1):
+        return None
+    return aligned.reshape(-1)
+
+
+@aten("prelu", "_prelu_kernel", produces="PRelu")
+def read_prelu(imp, node, x, weight):
+    """torch's weight holds one slope per channel (axis 1), or one for all."""
+    xv, w = imp.value(x), imp.value(weight)
+    rank = imp.rank(x)
+    if w.shape is not None and len(w.shape) == 1 and w.shape[0] != 1 and rank > 2:
+        if w.const is not None:
+            w = imp.build.weight(w.name + ".channels", np.asarray(w.const).reshape((-1,) + (1,) * (rank - 2)))
+        else:
+            w = imp.emit("Reshape", [w, imp.const([-1] + [1] * (rank - 2), dtype=np.int64)], suffix="channels")
+    return imp.emit("PRelu", [xv, w])
 
 
 @aten("rsqrt", produces="Reciprocal")

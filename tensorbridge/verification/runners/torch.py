@@ -13,16 +13,7 @@ import numpy as np
 
 from tensorbridge.codegen.folder import load_folder, read_signature
 from tensorbridge.errors import ModelError
-from tensorbridge.rules.torch.base import dtype_name, to_numpy
-
-
-def _to_torch(arr):
-    import torch
-
-    arr = np.asarray(arr)
-    if str(arr.dtype) == "bfloat16":
-        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(arr))
+from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
 
 
 def _flatten(out) -> list:
@@ -50,7 +41,7 @@ class TorchModuleRunner:
 
     def run(self, feeds):
         with self._torch.no_grad():
-            out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+            out = self.module(*[to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
 
     def layouts(self) -> dict:
@@ -60,7 +51,7 @@ class TorchModuleRunner:
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value forward() computes, by IR value name (each op writes its own local)."""
         with self._torch.no_grad():
-            frame_locals = _capture_locals(self.module.forward, *[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+            frame_locals = _capture_locals(self.module.forward, *[to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {self.value_names.get(local, local): to_numpy(t) for local, t in frame_locals.items()
                 if isinstance(t, self._torch.Tensor)}
 
@@ -91,7 +82,7 @@ class ExportedProgramRunner:
 
     def run(self, feeds):
         with self._torch.no_grad():
-            out = self.module(*[_to_torch(feeds[n]) for n, _, _ in self.inputs])
+            out = self.module(*[to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
 
     def output_steps(self) -> dict[str, float]:
