@@ -19,8 +19,8 @@ import contextlib
 import io
 import json
 import logging
-import re
 import os
+import re
 import tempfile
 import warnings
 from concurrent.futures import ProcessPoolExecutor
