@@ -27,34 +27,39 @@ class Format:
     folder_marker: str | None = None
     #: top-level package of the in-memory objects this format's loader takes
     object_package: str | None = None
+    #: the package its runner needs ("" when it needs none beyond tensorbridge)
+    runtime: str = ""
 
 
 FORMATS: tuple[Format, ...] = (
     Format("onnx", (".onnx",), "tensorbridge.frontends.onnx.importer:load",
            "tensorbridge.backends.onnx.exporter:export",
            "tensorbridge.verification.runners.onnxruntime:OnnxRuntimeRunner",
-           "onnx", "ONNX model (onnxruntime runs it)", "tensorbridge.rules.onnx:REGISTRY", object_package="onnx"),
+           "onnx", "ONNX model (onnxruntime runs it)", "tensorbridge.rules.onnx:REGISTRY", object_package="onnx",
+           runtime="onnxruntime"),
     Format("tbir", (".tbir",), "tensorbridge.ir.serde:load", "tensorbridge.backends.tbir:save",
            "tensorbridge.verification.runners.reference:ReferenceRunner", "",
            "tensorbridge IR: graph JSON + safetensors weights (reference interpreter runs it)"),
     Format("torch", (".pt", ".pth"), "tensorbridge.frontends.torch.importer:load",
            "tensorbridge.backends.torch.codegen:save", "tensorbridge.verification.runners.torch:TorchModuleRunner",
            "torch", "PyTorch: an nn.Module in memory, or a generated code folder (model.py + weights.safetensors)",
-           "tensorbridge.rules.torch:REGISTRY", folder_marker="weights.safetensors", object_package="torch"),
+           "tensorbridge.rules.torch:REGISTRY", folder_marker="weights.safetensors", object_package="torch",
+           runtime="torch"),
     Format("pt2", (".pt2",), "tensorbridge.frontends.torch.importer:load", "tensorbridge.backends.torch.pt2:save",
            "tensorbridge.verification.runners.torch:ExportedProgramRunner", "torch",
-           "torch.export program (.pt2)", "tensorbridge.rules.torch:REGISTRY"),
+           "torch.export program (.pt2)", "tensorbridge.rules.torch:REGISTRY", runtime="torch"),
     Format("keras", (".keras", ".h5"), "tensorbridge.frontends.keras.importer:load",
            "tensorbridge.backends.keras.codegen:save", "tensorbridge.verification.runners.tf:KerasRunner", "tf",
            "Keras 3: .keras/.h5, in memory, or a generated code folder (model.py + model.keras)",
-           "tensorbridge.rules.keras:REGISTRY", folder_marker="model.keras", object_package="keras"),
+           "tensorbridge.rules.keras:REGISTRY", folder_marker="model.keras", object_package="keras", runtime="keras"),
     Format("savedmodel", (".pb",), "tensorbridge.frontends.tf.importer:load", None,
            "tensorbridge.verification.runners.tf:SavedModelRunner", "tf",
            "TensorFlow SavedModel folder (or a frozen GraphDef .pb)", "tensorbridge.rules.tf:REGISTRY",
-           folder_marker="saved_model.pb"),
+           folder_marker="saved_model.pb", runtime="tensorflow"),
     Format("tflite", (".tflite",), "tensorbridge.frontends.tflite.importer:load",
            "tensorbridge.backends.tflite.export:save", "tensorbridge.verification.runners.tf:TFLiteRunner", "tf",
-           "TFLite / LiteRT flatbuffer (LiteRT runs it)", "tensorbridge.rules.tflite:REGISTRY"),
+           "TFLite / LiteRT flatbuffer (LiteRT runs it)", "tensorbridge.rules.tflite:REGISTRY",
+           runtime="ai_edge_litert"),
 )
 
 
@@ -89,6 +94,13 @@ def detect(path: str | Path, explicit: str | None = None) -> Format:
     known = ", ".join(e for f in FORMATS for e in f.extensions)
     raise ModelError(f"cannot tell the format of {str(path)!r} from its extension {suffix or '(none)'!r}; "
                      f"known extensions: {known} (or pass --to / format=)")
+
+
+def runnable(fmt: Format) -> bool:
+    """Whether this machine has what the format's verification runner needs."""
+    import importlib.util
+
+    return fmt.runner is not None and (not fmt.runtime or importlib.util.find_spec(fmt.runtime) is not None)
 
 
 def registry(fmt: Format):

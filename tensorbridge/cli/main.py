@@ -1,21 +1,27 @@
 """The `tensorbridge` command: convert, inspect, verify, ops.
 
 Exit codes: 0 success, 1 verification failed, 2 bad input or unsupported model, 3 internal
-error. User errors print one clear message (every blocker at once), without a traceback
-unless `--debug` is given. Progress goes to stderr; results to stdout.
+error, 4 verification inconclusive (the outputs compared do not vary with the input). User
+errors print one clear message (every blocker at once), without a traceback unless `--debug` is
+given. Progress goes to stderr; results to stdout. The frameworks' own log lines (TensorFlow's
+absl and oneDNN notices, Keras warnings) are silenced unless `--debug`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
 import time
 
-from tensorbridge.errors import ModelError, TensorbridgeError
+from tensorbridge import frameworks
+from tensorbridge.errors import ModelError, TensorbridgeError, UnsupportedError
 from tensorbridge.passes.pipeline import CHECK_ENV
+
+EXIT_INCONCLUSIVE = 4
 
 
 def _shapes(items: list[str] | None) -> dict[str, list] | None:
@@ -96,15 +102,72 @@ def cmd_convert(args, progress: _Progress) -> int:
         layout = _layout(args)
         if layout is not None:
             options["layout"] = layout
-        tb.save(graph, args.output, to=args.to, **options)
+        try:
+            tb.save(graph, args.output, to=args.to, **options)
+        except UnsupportedError as e:
+            if args.report:
+                from tensorbridge.verification.html import write_report
+
+                write_report(None, args.report, blockers=e.blockers)
+                print(f"report: {args.report}", file=sys.stderr)
+            raise
     print(f"converted {args.src} -> {args.output} ({len(graph.nodes)} nodes, "
           f"{graph.weight_bytes() / 1e6:.1f} MB of weights)")
-    if args.verify:
-        with progress.step("verifying"):
-            report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol)
-        print(report.summary())
-        return 0 if report.ok else 1
-    return 0
+    if args.no_verify:
+        return 0
+    runtimes = {f.name: frameworks.runnable(f) for f in (frameworks.detect(args.src), frameworks.detect(args.output,
+                                                                                                        args.to))}
+    if not all(runtimes.values()):
+        missing = ", ".join(name for name, ok in runtimes.items() if not ok)
+        print(f"not verified: no runtime for {missing} on this machine (install its extra to verify)")
+        return 0
+    with progress.step("verifying"):
+        report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol)
+    print(report.summary())
+    if _write_report(args, report, _plan(graph, args)):
+        print(f"report: {args.report}")
+    if not report.ok:
+        if not args.keep_failed:
+            _remove(args.output)
+            print(f"the conversion did not verify: {args.output} was removed (--keep-failed keeps it)")
+        return 1
+    return 0 if report.conclusive else EXIT_INCONCLUSIVE
+
+
+def _remove(path) -> None:
+    import shutil
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p)
+    elif p.exists():
+        p.unlink()
+
+
+def _write_report(args, report, layout_plan: dict | None = None) -> bool:
+    if not getattr(args, "report", None):
+        return False
+    from tensorbridge.verification.html import write_report
+
+    write_report(report, args.report, layout_plan)
+    return True
+
+
+def _plan(graph, args) -> dict | None:
+    """The layout plan the conversion made (for the report), or None for a target without one."""
+    from tensorbridge.ir.graph import clone
+    from tensorbridge.passes.dce import eliminate_dead_code
+    from tensorbridge.passes.layout import LayoutOptions, plan_layout
+
+    if not args.report:
+        return None
+    fmt = frameworks.detect(args.output, args.to)
+    try:
+        target = frameworks.layout_target(fmt)
+    except (TensorbridgeError, AttributeError):
+        return None
+    return plan_layout(eliminate_dead_code(clone(graph)), target, _layout(args) or LayoutOptions()).to_dict()
 
 
 def cmd_inspect(args, progress: _Progress) -> int:
@@ -151,7 +214,9 @@ def cmd_verify(args, progress: _Progress) -> int:
         report = tb.verify(args.src, args.dst, inputs=args.inputs, rtol=args.rtol, atol=args.atol,
                            seed=args.seed, input_shapes=_shapes(args.input_shape), per_layer=args.per_layer)
     print(json.dumps(report.to_dict(), indent=1) if args.json else report.summary())
-    return 0 if report.ok else 1
+    if _write_report(args, report):
+        print(f"report: {args.report}")
+    return 1 if not report.ok else 0 if report.conclusive else EXIT_INCONCLUSIVE
 
 
 def cmd_ops(args, progress: _Progress) -> int:
@@ -183,7 +248,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--int-arithmetic", choices=["source", "float"], default="source",
                    help="onnx, torch: a .tflite's quantized Add and Mean in LiteRT's integer arithmetic, bit-exact "
                         "with it (source), or as plain dequantize -> float op -> quantize (float)")
-    c.add_argument("--verify", action="store_true", help="run SRC and the result and compare outputs")
+    c.add_argument("--verify", action="store_true", help=argparse.SUPPRESS)  # the default; kept for old scripts
+    c.add_argument("--no-verify", action="store_true",
+                   help="do not run SRC and the result to compare them (by default they are, where both "
+                        "runtimes are installed)")
+    c.add_argument("--keep-failed", action="store_true", help="keep the output when verification fails")
+    c.add_argument("--report", metavar="REPORT.html", help="also write the verification as a self-contained HTML page")
     c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
                    help="fix or name an input's dims (repeatable)")
     c.add_argument("--rtol", type=float)
@@ -211,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--per-layer", action="store_true",
                    help="also compare every intermediate value and name the first op that diverges")
     v.add_argument("--json", action="store_true")
+    v.add_argument("--report", metavar="REPORT.html", help="also write a self-contained HTML page (with --per-layer, "
+                                                           "the error curve along the graph)")
     v.set_defaults(func=cmd_verify)
 
     o = sub.add_parser("ops", help="the support matrix (which formats read and write each op)", parents=[common])
@@ -221,12 +293,53 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def _quiet_frameworks():
+    """The frameworks' own chatter off: TensorFlow's C++ logs, written to file descriptor 2 before its logging is
+    set up, go to /dev/null while tensorbridge's messages keep the real stderr; their Python loggers and
+    warnings are off too. Restored on exit (the command may run inside a longer process)."""
+    import warnings
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    for name in ("tensorflow", "absl", "keras", "h5py", "jax"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    saved_stderr = sys.stderr
+    with warnings.catch_warnings():
+        for module in ("keras", "tensorflow", "absl", "google.protobuf", "tflite", "ai_edge_litert", "jax", "flax"):
+            warnings.filterwarnings("ignore", module=module)
+        try:
+            attached = sys.stderr.fileno() == 2
+        except (AttributeError, OSError, ValueError):  # stderr is captured by the caller (a test, a notebook)
+            attached = False
+        if not attached:
+            yield
+            return
+        real = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+        sys.stderr = os.fdopen(os.dup(real), "w", buffering=1)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            sys.stderr.close()
+            os.dup2(real, 2)
+            os.close(real)
+            sys.stderr = saved_stderr
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
     if args.debug:  # the IR checker runs after every pass of a backend's pipeline
         os.environ[CHECK_ENV] = "1"
+    with contextlib.nullcontext() if args.debug else _quiet_frameworks():
+        logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
+                            format="%(levelname)s %(name)s: %(message)s", force=True)
+        return _run(args)
+
+
+def _run(args) -> int:
     try:
         return args.func(args, _Progress(args.quiet))
     except TensorbridgeError as e:

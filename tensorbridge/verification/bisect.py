@@ -41,7 +41,7 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
     if ref is None:
         ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)
     got = runner.run_intermediates(feeds if target_feeds is None else target_feeds)
-    checked = 0
+    checked, curve, first = 0, [], None
     layouts = runner.layouts() if hasattr(runner, "layouts") else {}
     for node in graph.all_nodes():
         for v in node.outputs:
@@ -55,16 +55,22 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
                 continue
             checked += 1
             r = compare(v.name, v.name, a, b, rtol, atol if atol is not None else _one_step(node))
-            if not r.ok:
+            curve.append({"node": node.name, "op": node.op, "value": v.name, "robust_rel": _finite(r.robust_rel),
+                          "ok": r.ok})
+            if not r.ok and first is None:
                 meta = node.meta
                 where = meta.get("module") or meta.get("source_name") or node.name
-                return {"op": node.op, "node": node.name, "value": v.name, "robust_rel": r.robust_rel,
-                        "max_abs": r.max_abs, "source": f"{meta.get('framework', '?')} {meta.get('source_op', node.op)}"
-                        f" {where!r}", "values_compared": checked}
+                first = {"op": node.op, "node": node.name, "value": v.name, "robust_rel": r.robust_rel,
+                         "max_abs": r.max_abs, "source": f"{meta.get('framework', '?')} "
+                         f"{meta.get('source_op', node.op)} {where!r}", "values_compared": checked}
     if not checked:
         raise ModelError(f"per-layer: no intermediate value of the target carries a source value's name "
                          f"({runner.name}; files written by other converters name their tensors their own way)")
-    return {"op": None, "values_compared": checked}
+    return {**(first or {"op": None}), "values_compared": checked, "curve": curve}
+
+
+def _finite(x: float) -> float:
+    return float(x) if np.isfinite(x) else 1e30
 
 
 def _source_tensors(runner, graph, feeds) -> dict[str, np.ndarray] | None:

@@ -39,6 +39,7 @@ class OutputReport:
     problem: str = ""
     exact: float | None = None
     step: float | None = None  # the scale a dequantized float output was compared in
+    inconclusive: str = ""  # why matching here proves little (the output does not vary with the input ...)
 
 
 def _float(a: np.ndarray) -> np.ndarray:
@@ -103,6 +104,27 @@ def _numeric_report(base, y, z, ref, rtol, atol) -> OutputReport:
                         ok=ok, topk=topk, problem=problem, exact=exact)
 
 
+REMEDY = ("compare outputs that vary with the input: logits rather than a softmax of random weights "
+          "(calibrate BatchNorm statistics on data first), or pass real inputs with --inputs")
+
+
+def conclusiveness(ref: np.ndarray, other: np.ndarray) -> str:
+    """Why agreeing on this output proves little, or "": the reference output is the same for two different
+    inputs, or has no spread (every element equal, like a uniform softmax)."""
+    ref, other = np.asarray(ref), np.asarray(other)
+    if ref.dtype == object or ref.size == 0:
+        return ""
+    y, z = ref.astype(np.float64), other.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        scale = float(np.nanmax(np.abs(y))) if np.isfinite(y).any() else 0.0
+        floor = 1e-6 * scale if ref.dtype.kind == "f" else 0.0
+        if y.size > 1 and float(np.nanmax(y) - np.nanmin(y)) <= floor:
+            return f"every element is {y.ravel()[0]:.6g}: the output has no spread"
+        if y.shape == z.shape and float(np.nanmax(np.abs(y - z))) <= floor:
+            return "the output is the same for two different inputs"
+    return ""
+
+
 @dataclass
 class Report:
     source: str
@@ -110,17 +132,33 @@ class Report:
     outputs: list[OutputReport]
     inputs: dict
     first_divergence: dict | None = None
+    notes: list[str] = field(default_factory=list)  # how each side was run, where it matters
+    #: the outputs compared, by source output name (kept for the caller, not serialized)
+    arrays: dict = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
+        """Every output within tolerance."""
         return all(o.ok for o in self.outputs)
 
+    @property
+    def conclusive(self) -> bool:
+        """Some compared output varies with the input. Outputs that do not (a detector's constant anchors, a
+        uniform softmax) are flagged one by one; when none varies, agreement proves nothing at all."""
+        return any(not o.inconclusive for o in self.outputs)
+
+    @property
+    def status(self) -> str:
+        return "FAIL" if not self.ok else "PASS" if self.conclusive else "INCONCLUSIVE"
+
     def to_dict(self) -> dict:
-        return {"source": self.source, "target": self.target, "ok": self.ok, "inputs": self.inputs,
-                "outputs": [asdict(o) for o in self.outputs], "first_divergence": self.first_divergence}
+        return {"source": self.source, "target": self.target, "ok": self.ok, "status": self.status,
+                "inputs": self.inputs, "outputs": [asdict(o) for o in self.outputs],
+                "first_divergence": self.first_divergence, "notes": self.notes}
 
     def summary(self) -> str:
-        lines = [f"verify {self.source} -> {self.target}: {'PASS' if self.ok else 'FAIL'}"]
+        lines = [f"verify {self.source} -> {self.target}: {self.status}"]
+        lines += [f"  note: {n}" for n in self.notes]
         lines.append(f"  {'output':<24} {'max|d|':>10} {'mean rel':>10} {'max|d|/max|y|':>14} "
                      f"{'cosine':>10} {'top-5':>6} {'top-10':>6}  result")
         for o in self.outputs:
@@ -137,4 +175,10 @@ class Report:
                          f"max|d|/max|y| = {d['robust_rel']:.3g}) source: {d.get('source', '')}")
         elif d:
             lines.append(f"  per-layer: all {d['values_compared']} intermediate values compared are within tolerance")
+        for o in self.outputs:
+            if o.inconclusive:
+                lines.append(f"  {'INCONCLUSIVE' if not self.conclusive else 'note'} {o.name}: {o.inconclusive}; "
+                             "matching it proves little")
+        if not self.conclusive:
+            lines.append(f"  to make the check meaningful: {REMEDY}")
         return "\n".join(lines)

@@ -1,7 +1,10 @@
 """Verification: run a source and a target model on the same inputs and compare outputs.
 
 Runners come from the format registry, so any two supported formats can be compared.
-Outputs are matched by name, and by position when the names differ.
+Outputs are matched by name, and by position when the names differ. The source also runs on a
+second, different input: an output that is the same for both, or has no spread at all, makes
+agreement on it worthless, and the report says INCONCLUSIVE (with what to do) instead of PASS.
+A runtime that fails on the inputs is a clear error naming the inputs' shapes, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,11 +15,11 @@ import os
 import numpy as np
 
 from tensorbridge import frameworks
-from tensorbridge.errors import ModelError
+from tensorbridge.errors import ModelError, TensorbridgeError
 from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
-from tensorbridge.verification.compare import Report, compare
-from tensorbridge.verification.inputs import load_npz, make_inputs
+from tensorbridge.verification.compare import Report, compare, conclusiveness
+from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +42,31 @@ def _label(model) -> str:
     return str(model) if not isinstance(model, Graph) else f"<graph {model.name}>"
 
 
+def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
+    """The runner's outputs; a runtime's own failure becomes a clear error about the inputs."""
+    try:
+        return runner.run(feeds)
+    except TensorbridgeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - each runtime raises its own kinds
+        shapes = ", ".join(f"{k} {list(np.shape(v))}" for k, v in feeds.items())
+        hint = f"; the open dims ({', '.join(f'{n} dim {a}' for n, a in open_inputs)}) may need other sizes: " \
+               "give them with --input-shape NAME=d0,d1,..." if open_inputs else ""
+        raise ModelError(f"the {side} model ({runner.name}) failed on inputs {shapes}: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:300] if str(e) else ''}{hint}") from None
+
+
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False) -> Report:
     a = runner_for(src)
     b = runner_for(dst)
+    open_inputs = open_dims(a.inputs)
     if isinstance(inputs, (str, os.PathLike)):
         feeds = load_npz(inputs)
     elif inputs is not None:
         feeds = dict(inputs)
     else:
-        feeds = make_inputs(a.inputs, seed, input_shapes)
+        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, lambda: _graph(src)))
     missing = [n for n, _, _ in a.inputs if n not in feeds]
     if missing:
         raise ModelError(f"inputs are missing {missing}; the model takes {[n for n, _, _ in a.inputs]}")
@@ -61,8 +79,10 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         b_feeds = dict(feeds)
     # a target converted with --io-layout target takes its images in the other channel order
     b_feeds = {n: reorder(b_feeds[n], shape) for n, _, shape in b.inputs if n in b_feeds}
-    ref = a.run(feeds)
-    got = b.run(b_feeds)
+    ref = _run(a, feeds, "source", open_inputs)
+    got = _run(b, b_feeds, "target", open_inputs)
+    other = make_inputs([(n, np.asarray(v).dtype, np.shape(v)) for n, v in feeds.items()], seed + 1)
+    ref_other = _run(a, other, "source", open_inputs)
     pairs = []
     if set(a.outputs) == set(b.outputs):
         pairs = [(n, n) for n in a.outputs]
@@ -71,13 +91,23 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     else:
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
     steps = a.output_steps() if hasattr(a, "output_steps") else {}
-    reports = [compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
-               for an, bn in pairs]
+    reports = []
+    for an, bn in pairs:
+        r = compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
+        r.inconclusive = conclusiveness(ref[an], ref_other[an])
+        reports.append(r)
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
-    report = Report(_label(src), _label(dst), reports, shown)
+    notes = [f"{side}: {r.note}" for side, r in (("source", a), ("target", b)) if getattr(r, "note", "")]
+    report = Report(_label(src), _label(dst), reports, shown, notes=notes,
+                    arrays={an: (ref[an], reorder(got[bn], np.shape(ref[an]))) for an, bn in pairs})
     if per_layer:
         from tensorbridge.verification.bisect import first_divergence
 
         report.first_divergence = first_divergence(src, b, feeds, b_feeds, rtol, atol, source_runner=a)
     return report
 
+
+def _graph(src) -> Graph:
+    from tensorbridge.api import load
+
+    return load(src)

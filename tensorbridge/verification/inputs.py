@@ -1,8 +1,11 @@
-"""Seeded inputs made from a model's input signature.
+"""Inputs for verification: seeded ones made from a model's input signature, or the user's.
 
-Floats are standard normal; integers are small non-negative values (safe as indices);
-booleans are fair coin flips. Symbolic or unknown dims become 1 unless the user gives a
-shape. `load_npz` reads user inputs without pickle.
+Floats are standard normal; integers are small non-negative values (safe as indices); booleans
+are fair coin flips. Dims the model leaves open take the user's `--input-shape`, else a size the
+model itself allows: a batch dim is 1, and the other open dims take the smallest of 8, 16, 32, ...
+for which the model's shape inference gives every value a non-empty shape (so pools and strided
+convolutions have something to work on); when none does, the user is asked for `--input-shape`,
+naming the input and the dim. `load_npz` reads user inputs without pickle.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+
+BATCH_NAMES = {"batch", "batch_size", "n", "N", "b", "B"}
+LADDER = (8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def make_inputs(specs, seed: int = 0, shapes: dict | None = None) -> dict[str, np.ndarray]:
@@ -33,6 +39,64 @@ def make_inputs(specs, seed: int = 0, shapes: dict | None = None) -> dict[str, n
             arr = rng.integers(0, 8, size=shape).astype(dt)
         out[name] = arr
     return out
+
+
+def open_dims(specs) -> list[tuple[str, int]]:
+    return [(name, axis) for name, _, shape in specs for axis, d in enumerate(shape or ())
+            if not isinstance(d, int) or d < 0]
+
+
+def resolve_shapes(specs, user: dict | None, graph_of) -> dict[str, list[int]]:
+    """Concrete shapes for inputs with open dims: the user's, else sizes the model allows (see the module
+    doc). `graph_of()` loads the model into the IR, only when a size must be searched for."""
+    shapes = {name: list(user[name]) for name, _, _ in specs if user and name in user}
+    todo = [(n, a) for n, a in open_dims(specs) if n not in shapes]
+    if not todo:
+        return shapes
+    sized = {n: [d if isinstance(d, int) and d >= 0 else None for d in shape] for n, _, shape in specs
+             if n not in shapes and any(t[0] == n for t in todo)}
+    free = []
+    for name, axis in todo:
+        symbol = dict((n, s) for n, _, s in specs)[name][axis]
+        if axis == 0 and (symbol is None or str(symbol) in BATCH_NAMES):
+            sized[name][axis] = 1
+        else:
+            free.append((name, axis))
+    if free:
+        size = _smallest_valid(graph_of, shapes, sized, free)
+        if size is None:
+            where = ", ".join(f"{n} dim {a}" for n, a in free)
+            example = " ".join(f"--input-shape {n}=" + ",".join("?" if d is None else str(d) for d in sized[n])
+                               for n in dict.fromkeys(n for n, _ in free))
+            raise ModelError(f"cannot choose sizes for the open dims of the inputs ({where}) that the model "
+                             f"accepts: give them, e.g. {example} (with ? replaced by sizes)")
+        for name, axis in free:
+            sized[name][axis] = size
+    shapes.update(sized)
+    return shapes
+
+
+def _smallest_valid(graph_of, fixed, sized, free) -> int | None:
+    """The smallest size on LADDER that, given to every free dim, leaves every value of the model non-empty."""
+    try:
+        graph = graph_of()
+    except Exception:  # noqa: BLE001 - a model we cannot read into the IR still runs: take the first size
+        return LADDER[0]
+    from tensorbridge.ir.graph import clone
+    from tensorbridge.passes.infer_shapes import set_input_shapes
+
+    for size in LADDER:
+        candidate = {**fixed, **{n: [size if (n, a) in free else d for a, d in enumerate(dims)]
+                                 for n, dims in sized.items()}}
+        g = clone(graph)
+        try:
+            set_input_shapes(g, {k: v for k, v in candidate.items() if k in {x.name for x in g.inputs}})
+        except Exception:  # noqa: BLE001 - a size the shape rules reject
+            continue
+        if all(v.shape is None or all(not isinstance(d, int) or d > 0 for d in v.shape)
+               for node in g.all_nodes() for v in node.outputs):
+            return size
+    return None
 
 
 def load_npz(path) -> dict[str, np.ndarray]:

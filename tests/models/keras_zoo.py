@@ -10,13 +10,32 @@ APPS = {"MobileNetV2": (96, 96, 3), "ResNet50": (96, 96, 3), "InceptionV3": (139
 
 
 def application(name: str):
-    """(model, input shape) with logits output, so numerical comparisons are not hidden by softmax."""
+    """(model, input shape) with logits output and BatchNorm statistics calibrated on seeded data, so comparisons
+    are of outputs that vary with the input (random weights with the default statistics give logits near 0)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
 
     keras.utils.set_random_seed(0)
     shape = APPS[name]
-    return getattr(keras.applications, name)(weights=None, classifier_activation=None, input_shape=shape), shape
+    model = getattr(keras.applications, name)(weights=None, classifier_activation=None, input_shape=shape)
+    calibrate_batch_norms(model, shape)
+    return model, shape
+
+
+def calibrate_batch_norms(model, shape, batch: int = 4) -> None:
+    """Every BatchNormalization's moving statistics set to its input's statistics on seeded data: one
+    training-mode pass with momentum 0 (each layer then sees inputs normalized as inference will)."""
+    import keras
+    import numpy as np
+
+    layers = [layer for layer in model._flatten_layers() if isinstance(layer, keras.layers.BatchNormalization)]
+    saved = [layer.momentum for layer in layers]
+    for layer in layers:
+        layer.momentum = 0.0
+    x = np.random.default_rng(1).standard_normal((batch, *shape)).astype(np.float32)
+    model(x, training=True)
+    for layer, momentum in zip(layers, saved):
+        layer.momentum = momentum
 
 
 def text_model(kind: str = "lstm"):

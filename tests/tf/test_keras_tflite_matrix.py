@@ -1,8 +1,9 @@
 """Keras and TFLite in: keras.applications (seeded, no downloads) and small text/attention models.
 
 Keras -> ONNX, Keras -> PyTorch code; TFLite (made by TF's converter) -> ONNX and -> PyTorch
-code. Each result runs in its own runtime against Keras / LiteRT on the same seeded inputs:
-max|d| / max|ref| <= 1e-5, top-10 agreement 100% on the class scores.
+code. Each result runs in its own runtime against Keras / LiteRT on the same seeded inputs (BatchNorm
+statistics calibrated, logits compared): within float32 tolerance, top-10 agreement 100% on the class
+scores, and no farther from the float64 truth than the source runtime is (tests/models/faithful.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tensorbridge.verification.compare import compare
 
 pytest.importorskip("tensorflow")
 pytest.importorskip("ai_edge_litert")
-from tests.models import keras_zoo  # noqa: E402
+from tests.models import faithful, keras_zoo  # noqa: E402
 from tests.models.layout_models import transposes_in  # noqa: E402
 
 logging.disable(logging.WARNING)
@@ -25,11 +26,14 @@ FAST = ["MobileNetV2", "ResNet50", "EfficientNetB0"]
 SLOW = ["InceptionV3", "DenseNet121", "NASNetMobile"]
 
 
-def _check(report, classifier=True):
-    out = report.outputs[0]
-    assert out.robust_rel <= 1e-5, report.summary()
-    if classifier:
-        assert out.topk.get("top10") == 1.0, report.summary()
+def _check(report, classifier=True, truth=None):
+    if truth is None:  # a small model: float32 arithmetic noise is far below 1e-5 here
+        out = report.outputs[0]
+        assert report.conclusive and out.robust_rel <= 1e-5, report.summary()
+        if classifier:
+            assert out.topk.get("top10") == 1.0, report.summary()
+        return
+    faithful.check(report, truth, classifier)
 
 
 def _targets(graph, tmp_path, stem, image_model=False):
@@ -52,14 +56,16 @@ def _run_app(name, tmp_path):
     model.save(src)
     graph = tb.load(src)
     feeds = {graph.inputs[0].name: x}
+    truth = faithful.float64_truth(graph, feeds)
     for dst in _targets(graph, tmp_path, name, image_model=True):
-        _check(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0))
+        _check(tb.verify(src, dst, inputs=feeds), truth=truth)
     lite = tmp_path / f"{name}.tflite"
     keras_zoo.to_tflite(model, lite)
     lite_graph = tb.load(lite)
     lite_feeds = {lite_graph.inputs[0].name: x[:1]}
+    lite_truth = faithful.float64_truth(lite_graph, lite_feeds)
     for dst in _targets(lite_graph, tmp_path, f"{name}_lite", image_model=True):
-        _check(tb.verify(lite, dst, inputs=lite_feeds, rtol=1e-5, atol=0))
+        _check(tb.verify(lite, dst, inputs=lite_feeds), truth=lite_truth)
 
 
 @pytest.mark.parametrize("name", FAST)

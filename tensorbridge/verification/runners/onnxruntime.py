@@ -6,6 +6,8 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 
+#: the newest ONNX IR version onnxruntime 1.31 loads
+MAX_IR_VERSION = 13
 _ORT_TYPES = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
               "tensor(bfloat16)": "bfloat16", "tensor(int8)": "int8", "tensor(int16)": "int16",
               "tensor(int32)": "int32", "tensor(int64)": "int64", "tensor(uint8)": "uint8",
@@ -32,18 +34,54 @@ class OnnxRuntimeRunner:
         import onnxruntime as ort
 
         self.source = source
+        self.note = ""
+        self.session = None
         opts = session_options()
         try:
             arg = source.SerializeToString() if hasattr(source, "SerializeToString") else str(source)
             self.session = ort.InferenceSession(arg, opts, providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 - onnxruntime raises its own exception types
-            raise ModelError(f"onnxruntime cannot load the model: {str(e).splitlines()[0]}") from None
+            if "IR version" not in str(e):
+                raise ModelError(f"onnxruntime cannot load the model: {str(e).splitlines()[0]}") from None
+            self.session = self._lowered_ir(source, ort, opts)
+        if self.session is None:  # a newer IR than onnxruntime reads, in use: the reference interpreter runs it
+            from tensorbridge.verification.runners.reference import ReferenceRunner
+
+            self.reference = ReferenceRunner(source)
+            self.inputs, self.outputs = self.reference.inputs, self.reference.outputs
+            return
         self.inputs = [(i.name, _ORT_TYPES.get(i.type, "float32"),
                         tuple(d if isinstance(d, int) else None for d in i.shape))
                        for i in self.session.get_inputs()]
         self.outputs = [o.name for o in self.session.get_outputs()]
 
+    def _lowered_ir(self, source, ort, opts):
+        """A model of a newer IR version than onnxruntime reads: loaded with the IR version it reads, when its
+        opsets are ones a release of that IR version carries (nothing of the newer IR is then in use); else
+        None, and the reference interpreter runs it."""
+        import onnx
+
+        model = source if isinstance(source, onnx.ModelProto) else onnx.load(str(source))
+        readable = max(v[1] for v in onnx.helper.VERSION_TABLE if v[1] <= MAX_IR_VERSION)
+        if model.ir_version <= readable:
+            raise ModelError(f"onnxruntime cannot load the model (IR version {model.ir_version})")
+        newest_opset = max(v[2] for v in onnx.helper.VERSION_TABLE if v[1] <= readable)
+        opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+        if opset > newest_opset:
+            self.note = (f"onnxruntime reads IR version <= {readable} and the model uses opset {opset} of IR "
+                         f"{model.ir_version}: the reference interpreter ran it instead")
+            return None
+        lowered = onnx.ModelProto()
+        lowered.CopyFrom(model)
+        lowered.ir_version = readable
+        self.source = lowered
+        self.note = (f"onnxruntime reads IR version <= {readable}: the model's IR version {model.ir_version} "
+                     f"was lowered to {readable} in memory (its opset {opset} is an IR-{readable} opset)")
+        return ort.InferenceSession(lowered.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
     def run(self, feeds):
+        if self.session is None:
+            return self.reference.run(feeds)
         feed = {name: np.asarray(feeds[name]) for name, _, _ in self.inputs}
         values = self.session.run(None, feed)
         return dict(zip(self.outputs, values))
