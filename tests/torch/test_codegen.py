@@ -187,3 +187,22 @@ def test_gru_and_bidirectional_lstm_round_trip(tmp_path):
         got = list(runner.run(feeds).values())
         for e, g in zip(expected, got):
             assert compare("y", "y", e, g, rtol=1e-5, atol=0).ok, runner.name
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_generated_module_keeps_the_source_module_tree(name, tmp_path):
+    """The source's state_dict loads into the generated Model unchanged, and the two compute the same."""
+    import torch
+
+    from tensorbridge.codegen.folder import load_folder
+    from tests.models.torch_zoo import imported
+
+    module, args, graph = imported(name)
+    package = load_folder(tb.save(graph, tmp_path / "gen", to="torch"))
+    fresh = sys.modules[package.__name__ + ".model"].Model()
+    assert set(fresh.state_dict()) == set(module.state_dict())
+    fresh.load_state_dict(module.state_dict())
+    with torch.no_grad():
+        assert torch.equal(fresh.eval()(*args), module(*args))
+    code = (tmp_path / "gen" / "model.py").read_text()
+    assert "self.layer1[0].conv1" in code if name == "resnet18" else "self.features[" in code

@@ -37,7 +37,27 @@ from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.rules.keras import REGISTRY
 
 INLINE_LIMIT = 16
+WEIGHT_LAYER = "Weight"
 LAYOUT = LayoutTarget(("NHWC",), native="NHWC")  # TensorFlow's CPU kernels run convolutions only channels-last
+
+
+def weight_layer_class() -> ast.ClassDef:
+    """The generated file's `Weight` layer: one learned tensor, returned whatever its input (which only places
+    it in the functional graph); registered so that model.keras loads once model.py is imported."""
+    init = P.function("__init__", ["self", "shape"], [
+        P.expr_stmt(ast.Call(ast.Attribute(P.call("super"), "__init__", ast.Load()), [],
+                             [ast.keyword(None, P.name("kwargs"))])),
+        P.assign_attr("self.tensor_shape", P.call("tuple", P.name("shape"))),
+        P.assign_attr("self.value", P.method(P.name("self"), "add_weight", shape=P.name("self.tensor_shape"),
+                                             initializer="zeros", name="value")),
+    ], kwargs="kwargs")
+    call = P.function("call", ["self", "x"], [P.ret(P.call("ops.convert_to_tensor", P.name("self.value")))])
+    config = P.function("get_config", ["self"], [P.ret(ast.Dict([None, P.lit("shape")], [
+        P.method(P.call("super"), "get_config"), P.call("list", P.name("self.tensor_shape"))]))])
+    cls = P.class_def(WEIGHT_LAYER, ["layers.Layer"], [init, call, config],
+                      doc="A learned tensor of the source model that no library layer holds.")
+    cls.decorator_list = [P.call("keras.saving.register_keras_serializable", package="tensorbridge")]
+    return cls
 
 
 def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Pipeline:
@@ -116,6 +136,7 @@ class KerasEmitter(CodeEmitter):
         self.constants: dict[str, np.ndarray] = {}
         self.input_names: list[str] = []
         self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
+        self.uses_weight_layer = False
 
     def begin(self) -> None:
         for v in self.g.inputs:
@@ -134,18 +155,37 @@ class KerasEmitter(CodeEmitter):
 
     def finish(self) -> None:
         outs = self.outputs()
-        self.body.append(P.ret(P.call("keras.Model", inputs=P.lit([P.name(n) for n in self.input_names]),
+        inputs = [P.name(n) for n in self.input_names]  # one input bare, so calling it with a tensor is silent
+        self.body.append(P.ret(P.call("keras.Model", inputs=inputs[0] if len(inputs) == 1 else P.lit(inputs),
                                       outputs=P.lit(outs), name=self.layer_names.name(self.g.name, "model"))))
 
     # -- what rules call ---------------------------------------------------------------------
     def constant(self, v: Value) -> ast.expr:
         arr = np.asarray(v.const)
+        if dtypes.is_float(arr.dtype) and v.meta.get("role") != "literal" and arr.size > INLINE_LIMIT:
+            return self.learned(v, arr)
         if arr.size <= INLINE_LIMIT:
             dt = dtypes.name(arr.dtype)
             return P.call("np.array", arr.tolist(), dtype=dt if dt != "bool" else "bool")
         key = self.namer.name(v.name, "const")
         self.constants[key] = arr
         self.var[id(v)] = P.subscript(P.name("CONSTANTS"), key)
+        return self.var[id(v)]
+
+    def learned(self, v: Value, arr: np.ndarray) -> ast.expr:
+        """A learned tensor no library layer holds (a positional embedding, a class token): a `Weight` layer of
+        the generated file, so it is saved, loaded and trained with the model's other weights."""
+        name = self.layer_names.name(v.name, "weight")
+        self.weights[name] = [arr.astype(np.float32) if arr.dtype == np.float64 else arr]
+        if name != v.name:
+            self.layer_values[name] = v.name
+        self.uses_weight_layer = True
+        self.var[id(v)] = P.call(P.call(WEIGHT_LAYER, tuple(arr.shape), **({"dtype": dtypes.name(arr.dtype)} if
+                                                                            arr.dtype != np.float32 else {}),
+                                        name=name), P.name(self.input_names[0]))
+        ident = self.namer.name(v.name, "weight")
+        self.body.append(P.assign([ident], self.var[id(v)]))
+        self.var[id(v)] = P.name(ident)
         return self.var[id(v)]
 
     def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], inputs) -> str:
@@ -165,7 +205,8 @@ class KerasEmitter(CodeEmitter):
                 "np.load", P.call("str", P.method(P.call("Path", P.name("__file__")), "with_name", "constants.npz")),
                 allow_pickle=False))))
         fn = P.function("build_model", [], self.body, doc=f"{self.g.name}: the Keras functional model.")
-        src = ast.unparse(ast.Module([fn], []))
+        classes = [weight_layer_class()] if self.uses_weight_layer else []
+        src = ast.unparse(ast.Module([*classes, fn], []))
         groups = [[P.from_import("pathlib", ["Path"])]] if uses_constants else []
         third = [P.import_("keras")]
         if "np." in src or uses_constants:
@@ -175,4 +216,4 @@ class KerasEmitter(CodeEmitter):
             third.append(P.from_import("keras", names))
         groups.append(third)
         return P.module(f"Keras model generated by tensorbridge from {self.g.metadata.get('source_framework', 'IR')}.",
-                        groups, [*prelude, fn])
+                        groups, [*prelude, *classes, fn])

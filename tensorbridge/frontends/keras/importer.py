@@ -38,7 +38,10 @@ def load(source) -> Graph:
     keras = _keras()
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        if path.is_dir():  # a generated code folder: its model.keras
+        if path.is_dir():  # a generated code folder: its model.keras, once its model.py defines its layers
+            from tensorbridge.codegen.folder import load_folder
+
+            load_folder(path)
             path = path / "model.keras"
         try:
             model = keras.models.load_model(str(path), compile=False, safe_mode=True)

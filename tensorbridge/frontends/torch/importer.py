@@ -149,6 +149,7 @@ class Importer:
                 if node.name in consts:
                     fqn = consts[node.name]
                     self.env[node.name] = self.graph.add_constant(fqn, to_numpy(state[fqn]))
+                    self.env[node.name].meta["state_key"] = fqn  # where the generated module keeps it
                 else:
                     self.env[node.name] = self._input(node)
             elif node.op == "call_function":

@@ -354,3 +354,9 @@ def write_pad(em, node):
     if mode == "constant" and value:
         kwargs["constant_values"] = value
     em.out(node, P.call("ops.pad", em.tensor(x), [[p[i], p[i + n]] for i in range(n)], **kwargs))
+
+
+@layer("Weight", produces=())
+def read_weight(imp, layer, inputs, node):
+    """A learned tensor tensorbridge's Keras code holds in its own `Weight` layer: the tensor, a weight."""
+    return imp.weight("value", to_numpy(layer.value))

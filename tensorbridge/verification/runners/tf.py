@@ -21,8 +21,9 @@ class KerasRunner:
 
         self.layer_values, self._layouts = {}, {}
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():  # generated folder: its name map
-            from tensorbridge.codegen.folder import read_signature
+            from tensorbridge.codegen.folder import load_folder, read_signature
 
+            load_folder(Path(source))  # registers the layers model.keras names (a learned tensor's `Weight`)
             signature = read_signature(source)
             self.layer_values, self._layouts = signature.get("values", {}), signature.get("layouts", {})
         if isinstance(source, (str, os.PathLike)):
