@@ -67,11 +67,13 @@ def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
     torch.set_num_threads(os.cpu_count() or 1)
     module, args, _ = _model(name)
     feeds = [a.numpy() for a in args]
-    if task.endswith("tensorbridge"):  # imported before the clock, as onnx2torch's converters are by its import
+    if task.endswith("tensorbridge"):  # each tool is imported before the clock: the figure is the conversion
         import tensorbridge.backends.onnx.exporter  # noqa: F401
         import tensorbridge.backends.torch.codegen  # noqa: F401
         import tensorbridge.frontends.onnx.importer  # noqa: F401
         import tensorbridge.frontends.torch.importer  # noqa: F401
+    elif task.endswith("onnx2torch"):
+        import onnx2torch  # noqa: F401
     start = time.perf_counter()
     if task == "to_onnx:tensorbridge":
         import tensorbridge as tb

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from tensorbridge.codegen.wrap import wrap_long_lines
+
 
 def name(identifier: str) -> ast.expr:
     """A (dotted) name: "x", "torch.relu", "self.conv"."""
@@ -133,7 +135,7 @@ def module(doc: str, import_groups: list[list[ast.stmt]], body: list[ast.stmt]) 
     if len(parts) < 3:
         return head + "\n"
     first_is_def = isinstance(body[0], (ast.FunctionDef, ast.ClassDef))
-    return head + ("\n\n\n" if first_is_def else "\n\n") + parts[2] + "\n"
+    return wrap_long_lines(head + ("\n\n\n" if first_is_def else "\n\n") + parts[2] + "\n")
 
 
 def import_(module_name: str, alias: str | None = None) -> ast.stmt:

@@ -105,12 +105,23 @@ def test_generated_keras_code_is_lint_clean_and_safe(tmp_path, monkeypatch):
     folder = tb.save(tb.load(src), tmp_path / "gen_keras", to="keras")
     assert tb.verify(src, folder, rtol=1e-5).ok
     assert not (tmp_path / "PWNED").exists()
-    p = subprocess.run([RUFF, "check", "--isolated", str(folder)], capture_output=True, text=True)
+    p = subprocess.run([RUFF, "check", "--isolated", "--line-length", "120", "--extend-select", "E501,W,I", str(folder)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     from tensorbridge.codegen.folder import load_folder
 
     model = load_folder(folder).load_model()
     assert model.count_params() > 0
+
+
+@pytest.mark.skipif(RUFF is None, reason="ruff is not installed")
+@pytest.mark.parametrize("name", ["resnet18", "bert"])
+def test_generated_keras_code_reads_like_hand_written(name, tmp_path):
+    folder = tb.save(imported(name)[2], tmp_path / name, to="keras")
+    lint = [RUFF, "check", "--isolated", "--line-length", "120", "--extend-select", "E501,W,I", str(folder)]
+    p = subprocess.run(lint, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    code = (folder / "model.py").read_text()
+    assert "dilation_rate=1" not in code and "groups=1" not in code  # only non-default arguments
 
 
 def test_per_layer_names_a_faulty_keras_layer(tmp_path):

@@ -57,7 +57,7 @@ RUFF = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable
 @pytest.mark.parametrize("name", ["resnet18", "transformer_encoder", "lstm_tagger", "bert"])
 def test_generated_code_passes_ruff(name, tmp_path):
     folder = _generate(name, tmp_path)
-    p = subprocess.run([RUFF, "check", "--isolated", str(folder)], capture_output=True, text=True)
+    p = subprocess.run([RUFF, "check", "--isolated", "--line-length", "120", "--extend-select", "E501,W,I", str(folder)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
 
 

@@ -16,6 +16,7 @@ LayerNormalization, Embedding ...), the rest are `keras.ops` calls. Code is buil
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 from pathlib import Path
 
@@ -39,6 +40,24 @@ from tensorbridge.rules.keras import REGISTRY
 INLINE_LIMIT = 16
 WEIGHT_LAYER = "Weight"
 LAYOUT = LayoutTarget(("NHWC",), native="NHWC")  # TensorFlow's CPU kernels run convolutions only channels-last
+
+
+def non_default(ctor: str, kwargs: dict) -> dict:
+    """`kwargs` without those a Keras layer's constructor `ctor` ("layers.Conv2D") defaults to anyway."""
+    import keras
+
+    cls = getattr(keras.layers, ctor.removeprefix("layers."), None) if ctor.startswith("layers.") else None
+    if cls is None:
+        return kwargs
+    params = inspect.signature(cls.__init__).parameters
+
+    def is_default(key, value) -> bool:
+        default = params[key].default if key in params else inspect.Parameter.empty
+        if isinstance(default, tuple) and isinstance(value, int) and not isinstance(value, bool):
+            value = (value,) * len(default)  # strides=1 is strides=(1, 1)
+        return type(default) is type(value) and default == value
+
+    return {k: v for k, v in kwargs.items() if not is_default(k, v)}
 
 
 def weight_layer_class() -> ast.ClassDef:
@@ -162,11 +181,13 @@ class KerasEmitter(CodeEmitter):
     # -- what rules call ---------------------------------------------------------------------
     def constant(self, v: Value) -> ast.expr:
         arr = np.asarray(v.const)
+        dt = dtypes.name(arr.dtype)
+        if arr.size > 1 and (arr == arr.flat[0]).all():  # every element the same: not learned, and short
+            return P.call("np.full", tuple(arr.shape), arr.flat[0].item(), dtype=dt)
         if dtypes.is_float(arr.dtype) and v.meta.get("role") != "literal" and arr.size > INLINE_LIMIT:
             return self.learned(v, arr)
         if arr.size <= INLINE_LIMIT:
-            dt = dtypes.name(arr.dtype)
-            return P.call("np.array", arr.tolist(), dtype=dt if dt != "bool" else "bool")
+            return P.call("np.array", arr.tolist(), dtype=dt)
         key = self.namer.name(v.name, "const")
         self.constants[key] = arr
         self.var[id(v)] = P.subscript(P.name("CONSTANTS"), key)
@@ -190,7 +211,7 @@ class KerasEmitter(CodeEmitter):
 
     def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], inputs) -> str:
         name = self.layer_names.name(node.name, "layer")
-        call = P.call(P.call(ctor, *args, **kwargs, name=name), inputs)
+        call = P.call(P.call(ctor, *args, **non_default(ctor, kwargs), name=name), inputs)
         if name != node.outputs[0].name:
             self.layer_values[name] = node.outputs[0].name
         if weights:
@@ -210,7 +231,7 @@ class KerasEmitter(CodeEmitter):
         groups = [[P.from_import("pathlib", ["Path"])]] if uses_constants else []
         third = [P.import_("keras")]
         if "np." in src or uses_constants:
-            third.insert(0, P.import_("numpy", "np"))
+            third.insert(1, P.import_("numpy", "np"))  # isort order: keras, numpy, then from-imports
         names = [n for n in ("layers", "ops") if f"{n}." in src]
         if names:
             third.append(P.from_import("keras", names))

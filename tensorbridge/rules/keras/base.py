@@ -175,8 +175,9 @@ def require_nhwc(node):
         raise Unsupported("channels-first layout reached the Keras backend")
 
 
-def keras_padding(em, node, x_expr, nsp, kernel, fill=None):
-    """(expression, keras padding) for the node's ONNX padding."""
+def keras_padding(em, node, x_expr, nsp, kernel, fill=None, same_ok=True):
+    """(expression, keras padding) for the node's ONNX padding; "same" where the pads are Keras's own (only
+    when `same_ok`: an average pool's "same" leaves the padding out of its count)."""
     ap = node.attrs.get("auto_pad", "NOTSET")
     if ap == "SAME_UPPER":
         return x_expr, "same"
@@ -187,9 +188,31 @@ def keras_padding(em, node, x_expr, nsp, kernel, fill=None):
     pads = node.attrs.get("pads") or [0] * (2 * nsp)
     if not any(pads):
         return x_expr, "valid"
+    if same_ok and list(pads) == same_pads(node, nsp, kernel):
+        return x_expr, "same"
     widths = [[0, 0]] + [[pads[i], pads[i + nsp]] for i in range(nsp)] + [[0, 0]]
     kwargs = {} if fill is None else {"constant_values": fill}
     return P.call("ops.pad", x_expr, widths, **kwargs), "valid"
+
+
+def same_pads(node, nsp: int, kernel) -> list[int] | None:
+    """The pads (ONNX order) that Keras's padding="same" adds for the node's channels-last input (None where
+    they depend on a spatial size that is not static)."""
+    shape = node.inputs[0].shape
+    spatial = list(shape[1 : 1 + nsp]) if shape is not None and len(shape) >= nsp + 2 else [None] * nsp
+    strides = node.attrs.get("strides") or [1] * nsp
+    dilations = node.attrs.get("dilations") or [1] * nsp
+    before, after = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        if s == 1:
+            total = (int(k) - 1) * d
+        elif isinstance(size, int):
+            total = max((-(-size // s) - 1) * s + (int(k) - 1) * d + 1 - size, 0)
+        else:
+            return None
+        before.append(total // 2)
+        after.append(total - total // 2)
+    return before + after
 
 
 def has_activation(layer) -> bool:

@@ -316,11 +316,12 @@ def write_pool(em, node):
     is_max = node.op == "MaxPool"
     if len(node.outputs) > 1 and node.outputs[1].uses():
         raise Unsupported("MaxPool indices")
-    cip = node.attrs.get("count_include_pad", 0)
-    ap = node.attrs.get("auto_pad", "NOTSET")
-    if not is_max and ap == "NOTSET" and any(node.attrs.get("pads") or []) and not cip:
-        raise Unsupported("AveragePool with explicit pads that are not counted")
-    xe, padding = keras_padding(em, node, em.tensor(node.inputs[0]), nsp, k, float("-inf") if is_max else None)
+    counted = node.attrs.get("count_include_pad", 0)
+    xe, padding = keras_padding(em, node, em.tensor(node.inputs[0]), nsp, k, float("-inf") if is_max else None,
+                                same_ok=is_max or not counted)
+    padded = node.attrs.get("auto_pad", "NOTSET") == "NOTSET" and any(node.attrs.get("pads") or [])
+    if not is_max and padded and padding != "same" and not counted:
+        raise Unsupported("AveragePool with explicit pads that are not counted, other than Keras's 'same'")
     ctor = f"layers.{'Max' if is_max else 'Average'}Pooling{nsp}D"
     em.out(node, em.layer(node, ctor, [], {"pool_size": same(k),
                                            "strides": same(node.attrs.get("strides") or [1] * nsp),

@@ -1,0 +1,117 @@
+"""Line wrapping for generated source: statements longer than the line length break at their calls'
+and literals' brackets, as a formatter would (all arguments on one indented line when they fit, else one
+per line with a trailing comma)."""
+
+from __future__ import annotations
+
+import ast
+
+LINE_LENGTH = 120  # the project's own (pyproject's ruff line-length)
+INDENT = 4
+
+
+def wrap_long_lines(source: str, width: int = LINE_LENGTH) -> str:
+    """`source` with each one-line simple statement longer than `width` broken at its brackets."""
+    lines = source.splitlines()
+    if all(len(line) <= width for line in lines):
+        return source
+    wrapped = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt) and node.lineno == node.end_lineno and len(lines[node.lineno - 1]) > width:
+            if isinstance(node, ast.Delete):
+                wrapped[node.lineno] = _delete(node, node.col_offset, width)
+            elif isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and node.value is not None:
+                wrapped[node.lineno] = " " * node.col_offset + _statement(node, node.col_offset, width)
+    for lineno in sorted(wrapped, reverse=True):
+        lines[lineno - 1 : lineno] = wrapped[lineno].splitlines()
+    return "\n".join(lines) + ("\n" if source.endswith("\n") else "")
+
+
+def _statement(node: ast.Assign | ast.Expr | ast.Return, indent: int, width: int) -> str:
+    prefix = {ast.Assign: lambda: " = ".join(ast.unparse(t) for t in node.targets) + " = ",
+              ast.Return: lambda: "return ", ast.Expr: lambda: ""}[type(node)]()
+    return prefix + _expr(node.value, indent, width, indent + len(prefix))
+
+
+def _delete(node: ast.Delete, indent: int, width: int) -> str:
+    """`del a, b, c` as several `del` lines, each within `width`."""
+    lines, names = [], [ast.unparse(t) for t in node.targets]
+    for name in names:
+        if lines and indent + len(lines[-1]) + 2 + len(name) <= width:
+            lines[-1] += ", " + name
+        else:
+            lines.append("del " + name)
+    return "\n".join(" " * indent + line for line in lines)
+
+
+def _expr(node: ast.expr, indent: int, width: int, column: int) -> str:
+    """`node` starting at `column` of a line indented by `indent`, broken at brackets where it is too long."""
+    flat = ast.unparse(node)
+    if column + len(flat) <= width:
+        return flat
+    if isinstance(node, ast.Call):
+        head = _expr(node.func, indent, width - 1, column)  # room for the call's "("
+        items = [*node.args, *node.keywords]
+        last_line = head.rsplit("\n", 1)[-1]
+        flat_args = flat[len(ast.unparse(node.func)) :]
+        if "\n" in head and len(last_line) + len(flat_args) <= width:
+            return head + flat_args  # `)(x)` after a broken constructor call
+        return head + _bracketed(items, "(", ")", indent, width, trailing_single=False)
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+        brackets = "[]" if isinstance(node, ast.List) else "()"
+        single = isinstance(node, ast.Tuple)
+        if all(_is_literal(e) for e in node.elts):
+            return _packed(node.elts, *brackets, indent, width, trailing_single=single)
+        return _bracketed(node.elts, *brackets, indent, width, trailing_single=single)
+    if isinstance(node, ast.Dict) and node.keys:
+        return _bracketed(list(zip(node.keys, node.values)), "{", "}", indent, width, trailing_single=False)
+    if indent + INDENT + len(flat) <= width:  # an operator expression: parenthesised on its own line
+        return f"(\n{' ' * (indent + INDENT)}{flat}\n{' ' * indent})"
+    return flat
+
+
+def _is_literal(node: ast.expr) -> bool:
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_is_literal(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.operand, ast.Constant)
+    return isinstance(node, ast.Constant)
+
+
+def _packed(items: list, open_: str, close: str, indent: int, width: int, trailing_single: bool) -> str:
+    """Literal items filled line by line, as numbers are in a table."""
+    inner = indent + INDENT
+    lines: list[str] = []
+    for item in items:
+        text = _expr(item, inner, width, inner)
+        if "\n" not in text and lines and "\n" not in lines[-1] and inner + len(lines[-1]) + len(text) + 2 <= width:
+            lines[-1] += " " + text + ","
+        else:
+            lines.append(text + ",")
+    if not (trailing_single and len(items) == 1) and lines:
+        lines[-1] = lines[-1][:-1] if len(items) > 1 or not trailing_single else lines[-1]
+    body = "".join(" " * inner + line + "\n" for line in lines)
+    return f"{open_}\n{body}{' ' * indent}{close}"
+
+
+def _bracketed(items: list, open_: str, close: str, indent: int, width: int, trailing_single: bool) -> str:
+    inner = indent + INDENT
+    pad = " " * inner
+    flat = [_item(i, inner, width, inner) for i in items]
+    one_line = ", ".join(flat) + ("," if trailing_single and len(items) == 1 else "")
+    if all("\n" not in f for f in flat) and inner + len(one_line) <= width:
+        return f"{open_}\n{pad}{one_line}\n{' ' * indent}{close}"
+    return open_ + "\n" + "".join(f"{pad}{f},\n" for f in flat) + " " * indent + close
+
+
+def _item(item, indent: int, width: int, column: int) -> str:
+    if isinstance(item, ast.keyword):
+        prefix = "**" if item.arg is None else f"{item.arg}="
+        return prefix + _expr(item.value, indent, width, column + len(prefix))
+    if isinstance(item, tuple):  # a dict entry
+        key, value = item
+        if key is None:
+            return "**" + _expr(value, indent, width, column + 2)
+        prefix = ast.unparse(key) + ": "
+        return prefix + _expr(value, indent, width, column + len(prefix))
+    return _expr(item, indent, width, column)
