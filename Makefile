@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, pinned: the local CPU wheel; everything after is held to it by constraints.txt
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,tf,dev]"
+	# timm (the conversion matrix's PyTorch architectures) without torchvision, which has no CPU wheel here
+	$(PIP) install -q -c constraints.txt --no-deps timm==1.0.31
 	touch $(STAMP)
 
 demo: $(STAMP)

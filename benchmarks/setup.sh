@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the converters the benchmarks compare against (run by `make bench`).
 # - onnx2torch goes into .venv without dependencies: its only extra one, torchvision, has no CPU
-#   build here; benchmarks/shims stands in for the two functions it imports, on PYTHONPATH for the
+#   build here; tests/shims stands in for the two functions it imports, on PYTHONPATH for the
 #   onnx2torch process only.
 # - tf2onnx goes into .venv, held to the project's stack by constraints.txt.
 # - onnx2tf pins an older TensorFlow/onnx/numpy stack, so it gets its own venv (.venv-onnx2tf),

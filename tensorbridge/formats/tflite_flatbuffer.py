@@ -210,6 +210,17 @@ def _tables(b, offsets: list[int]) -> int:
     return b.EndVector(len(offsets))
 
 
+def _in_source_order(subgraph, signature, inputs: list[str]) -> None:
+    """Subgraph inputs in the order of `inputs` (the signature's names), outputs in the signature's output_<i>."""
+    by_name = {entry.name.decode(): entry.tensorIndex for entry in signature.inputs}
+    if sorted(by_name) == sorted(inputs):
+        subgraph.inputs = [by_name[name] for name in inputs]
+    outputs = {entry.name.decode(): entry.tensorIndex for entry in signature.outputs}
+    ordered = [outputs.get(f"output_{i}") for i in range(len(outputs))]
+    if None not in ordered:
+        subgraph.outputs = ordered
+
+
 def read_metadata(path) -> dict:
     """The `tensorbridge` metadata entry of a .tflite file (empty when it has none)."""
     import tflite
@@ -227,12 +238,15 @@ def read_metadata(path) -> dict:
     return {}
 
 
-def with_metadata(flatbuffer: bytes, metadata: dict) -> bytes:
-    """A flatbuffer written by TensorFlow's converter, with tensorbridge's metadata entry added."""
+def with_metadata(flatbuffer: bytes, metadata: dict, inputs: list[str] | None = None) -> bytes:
+    """A flatbuffer written by TensorFlow's converter, with tensorbridge's metadata entry added and, given the
+    source's input names, its inputs and outputs in the source's order (the converter orders them its own way)."""
     from tensorflow.lite.python import schema_py_generated as schema
     from tensorflow.lite.tools import flatbuffer_utils
 
     model = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
+    if inputs is not None and model.signatureDefs:
+        _in_source_order(model.subgraphs[0], model.signatureDefs[0], inputs)
     buffer = schema.BufferT()
     buffer.data = list(json.dumps(metadata, separators=(",", ":")).encode())
     model.buffers.append(buffer)

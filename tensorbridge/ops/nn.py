@@ -351,6 +351,7 @@ def _f64(x):
 
 
 @op("MatMul", inputs="A B", family=F, layout=terminate(head=(1, 0)), infer=_matmul_infer,
+    examples=({"inputs": [(2, 3, 4), (2, 4, 5)]},),  # two activations, as attention multiplies them
     doc="Matrix product with NumPy broadcasting. Equivalents: torch.matmul, tf.matmul, BATCH_MATMUL.")
 def matmul(A, B):
     return np.matmul(_f64(A), _f64(B)).astype(A.dtype)
@@ -473,6 +474,47 @@ def resize(X, roi=None, scales=None, sizes=None, *, mode, coordinate_transformat
                          extrapolation_value=extrapolation_value)
 
 
+def _decompose_resize(graph, node):
+    """Resize as, per resized axis, a Gather of each tap's source rows times its weights, summed: the same
+    separable taps the reference kernel computes (ops every target has). Needs a static input shape and
+    constant scales or sizes; not tf_crop_and_resize (its extrapolation is not a sum of taps)."""
+    from tensorbridge.reference.kernels.resize import axis_taps
+
+    a, x = node.attrs, node.inputs[0]
+    operands = [node.input(i) for i in (1, 2, 3)]
+    if a.get("coordinate_transformation_mode") == "tf_crop_and_resize" or x.shape is None or \
+            not all(isinstance(d, int) for d in x.shape) or any(v is not None and v.const is None for v in operands):
+        return False
+    roi, scales, sizes = (None if v is None else v.const for v in operands)
+    out, full_scales, full_roi = _resize_sizes(np.empty(x.shape, np.uint8), roi, scales, sizes, a.get("axes"),
+                                               a.get("keep_aspect_ratio_policy", "stretch"))
+    b = Builder.replacing(node)
+    y = x
+    for axis, (n, m) in enumerate(zip(x.shape, out)):
+        if n == m and full_scales[axis] == 1:
+            continue
+        r = (full_roi[axis], full_roi[axis + len(x.shape)]) if full_roi else (0.0, 1.0)
+        idx, w, _ = axis_taps(n, m, full_scales[axis], mode=a.get("mode", "nearest"),
+                              ctm=a.get("coordinate_transformation_mode", "half_pixel"), roi=r,
+                              nearest_mode=a.get("nearest_mode", "round_prefer_floor"),
+                              cubic_a=a.get("cubic_coeff_a", -0.75), exclude_outside=bool(a.get("exclude_outside")),
+                              antialias=bool(a.get("antialias")))
+        shape = [1] * len(x.shape)
+        shape[axis] = m
+        total = None
+        for t in range(idx.shape[1]):
+            tap = b.op("Gather", y, b.const(idx[:, t].astype(np.int64)), suffix=f"axis{axis}_tap{t}", axis=axis)
+            if not np.all(w[:, t] == 1):
+                tap = b.op("Mul", tap, b.const(w[:, t].reshape(shape).astype(x.dtype)), suffix=f"axis{axis}_w{t}")
+            total = tap if total is None else b.op("Add", total, tap, suffix=f"axis{axis}_sum{t}")
+        y = total
+    graph.replace_node(node, [y])
+    return True
+
+
+set_decomposition("Resize", _decompose_resize)
+
+
 def _d2s_infer(kind):
     def rule(inputs, attrs):
         x = inputs[0]
@@ -510,6 +552,71 @@ def space_to_depth(input, *, blocksize):
     b = blocksize
     t = input.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
     return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def _floor_window_pads(node) -> tuple[list[int], list[int]] | None:
+    """Begin and end pads with which the node's windows, taken with floor rounding, are exactly the ones it
+    computes (its auto_pad and ceil_mode resolved); None unless the spatial sizes are static."""
+    x, y, layout = node.inputs[0], node.outputs[0], node.attrs.get("layout", "NCHW")
+    if x.shape is None or y.shape is None:
+        return None
+    (sp, _), (out, _) = _spatial(x.shape, layout), _spatial(y.shape, layout)
+    if not all(isinstance(d, int) for d in (*sp, *out)):
+        return None
+    nsp, kernel = len(sp), node.attrs["kernel_shape"]
+    strides = node.attrs.get("strides") or [1] * nsp
+    dil = node.attrs.get("dilations") or [1] * nsp
+    pads = K.resolve_pads(sp, kernel, strides, dil, node.attrs.get("pads"), node.attrs.get("auto_pad", "NOTSET"))
+    begin = list(pads[:nsp])
+    end = [max(0, (o - 1) * s + (k - 1) * d + 1 - n - b) for o, s, k, d, n, b in zip(out, strides, kernel, dil, sp, begin)]
+    return begin, end
+
+
+def _decompose_pool(graph, node):
+    """MaxPool/AveragePool with ceil_mode, auto_pad or padding as Pad + a pool without either; an average
+    pool's divisor (padding not counted, windows past the end) restored by a constant factor."""
+    windows = _floor_window_pads(node)
+    if windows is None or (len(node.outputs) > 1 and node.outputs[1].uses()):
+        return False
+    begin, end = windows
+    x, layout = node.inputs[0], node.attrs.get("layout", "NCHW")
+    nsp = len(begin)
+    first = 2 if layout == "NCHW" else 1  # the first spatial axis
+    is_max = node.op == "MaxPool"
+    b = Builder.replacing(node)
+    if is_max:
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    else:
+        fill = 0
+    padded = x
+    if any(begin) or any(end):
+        full = [[0] * (nsp + 2), [0] * (nsp + 2)]
+        full[0][first:first + nsp], full[1][first:first + nsp] = begin, end
+        padded = b.op("Pad", x, b.const(np.array(full[0] + full[1], np.int64)), b.const(np.array(fill, x.dtype)),
+                      suffix="pad", mode="constant")
+    attrs = {k: v for k, v in node.attrs.items() if k not in ("pads", "auto_pad", "ceil_mode")}
+    if not is_max:
+        attrs["count_include_pad"] = 1
+    y = b.node(node.op, [padded], attrs, outputs=1, suffix="pool").outputs[0]
+    if not is_max:
+        sp = _spatial(x.shape, layout)[0]
+        ones = np.ones((1, 1, *sp))
+        kernel, strides = node.attrs["kernel_shape"], node.attrs.get("strides") or [1] * nsp
+        dil = node.attrs.get("dilations") or [1] * nsp
+        pads = K.resolve_pads(sp, kernel, strides, dil, node.attrs.get("pads"), node.attrs.get("auto_pad", "NOTSET"))
+        wanted = K.avg_pool(ones, kernel, strides, pads, dil, node.attrs.get("ceil_mode", 0),
+                            node.attrs.get("count_include_pad", 0))
+        counted = K.avg_pool(ones, kernel, strides, begin + end, dil, 0, 1)
+        factor = wanted / counted
+        if not np.allclose(factor, 1.0, rtol=0, atol=1e-12):
+            factor = factor if layout == "NCHW" else np.moveaxis(factor, 1, -1)
+            y = b.op("Mul", y, b.const(factor.astype(x.dtype), b.name("divisor")), suffix="divisor")
+    graph.replace_node(node, [y])  # an Indices output is unread (checked above)
+    return True
+
+
+set_decomposition("MaxPool", _decompose_pool)
+set_decomposition("AveragePool", _decompose_pool)
 
 
 def _decompose_dense(graph, node):

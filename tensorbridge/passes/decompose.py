@@ -1,8 +1,9 @@
 """Legalisation: rewrite ops a target lacks into ops it has, using schema decompositions.
 
-`legalize(graph, supports)` decomposes every node whose op `supports(op)` rejects, repeating
-until nothing changes, and raises one error listing every op left. A decomposition returns
-False when it does not cover a node's configuration (the node then stays a blocker).
+`legalize(graph, blocker, target)` decomposes every node for which `blocker(node)` gives a reason
+(the target has no rule for the op, or its rule does not take this configuration: a registry's
+`blocker`), repeating until nothing changes, and raises one error listing every node left with its
+reason. A decomposition returns False when it does not cover a node's configuration.
 """
 
 from __future__ import annotations
@@ -11,20 +12,21 @@ from collections.abc import Callable
 
 from tensorbridge.errors import BlockerReport
 from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.node import Node
 from tensorbridge.ops import schema as op_schema
 
 
-def legalize(graph: Graph, supports: Callable[[str], bool], target: str) -> Graph:
+def legalize(graph: Graph, blocker: Callable[[Node], str | None], target: str) -> Graph:
     report = BlockerReport(f"export to {target}", target)
-    _legalize(graph, supports, target, report)
+    _legalize(graph, blocker, target, report)
     report.raise_if_any()
     return graph
 
 
-def _legalize(graph: Graph, supports, target: str, report: BlockerReport) -> None:
-    """Decompose what `supports` rejects in `graph` and its subgraphs; add what stays to `report`."""
+def _legalize(graph: Graph, blocker, target: str, report: BlockerReport) -> None:
+    """Decompose what `blocker` rejects in `graph` and its subgraphs; add what stays to `report`."""
     for _ in range(8):  # decompositions may produce ops that decompose further
-        pending = [n for n in graph.nodes if not supports(n.op)]
+        pending = [n for n in graph.nodes if blocker(n) is not None]
         if not pending:
             break
         changed = False
@@ -35,7 +37,11 @@ def _legalize(graph: Graph, supports, target: str, report: BlockerReport) -> Non
         if not changed:
             break
     for node in graph.nodes:
-        if not supports(node.op):
-            report.add(node.op, node.name, f"{target} has no equivalent and the IR has no decomposition")
+        reason = blocker(node)
+        if reason is not None:
+            schema = op_schema.get(node.op)
+            undecomposed = "the IR has no decomposition" if schema is None or schema.decompose is None else \
+                "the IR's decomposition does not cover this configuration"
+            report.add(node.op, node.name, f"{reason}; {undecomposed}")
         for g in node.subgraphs():
-            _legalize(g, supports, target, report)
+            _legalize(g, blocker, target, report)

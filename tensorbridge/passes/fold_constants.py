@@ -45,6 +45,37 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
     return graph
 
 
+def fold_value(v, max_bytes: int = 1 << 20, depth: int = 64):
+    """`v`'s data: its constant, or computed now through its foldable producers when their leaves are
+    constants or static shapes (folding those nodes in the graph); None when it depends on an input.
+    Importers call it where an operand must be known (a permutation, a target shape) before the graph's
+    own folding runs."""
+    from tensorbridge.ops.infer import infer_node
+    from tensorbridge.reference.interpreter import run_node
+
+    if v is None or v.const is not None:
+        return None if v is None else v.const
+    node = v.producer
+    schema = op_schema.get(node.op) if node is not None else None
+    if schema is None or depth == 0 or not node.inputs:
+        return None
+    if schema.reads_shape_only and node.inputs[0].shape is not None and shapes.is_static(node.inputs[0].shape):
+        operands = [np.empty(node.inputs[0].shape, np.uint8)]
+    elif schema.foldable:
+        operands = [None if u is None else fold_value(u, max_bytes, depth - 1) for u in node.inputs]
+        if any(u is not None and a is None for u, a in zip(node.inputs, operands)):
+            return None
+    else:
+        return None
+    infer_node(node)
+    if any(o.shape is None or not shapes.is_static(o.shape) for o in node.outputs) or \
+            sum(int(np.prod(o.shape)) for o in node.outputs) * 8 > max_bytes:
+        return None
+    graph, name = node.graph, v.name
+    _replace(graph, node, run_node(node, operands))
+    return graph.constants[name].const
+
+
 def _replace(graph: Graph, node, results) -> None:
     """Swap the node's outputs for constants holding `results`, keeping the value names."""
     for old, arr in zip(node.outputs, results):

@@ -38,11 +38,14 @@ class ImportRule:
 @dataclass(frozen=True)
 class ExportRule:
     """How IR ops are written in the framework: `write(emitter, node)`; `shape_write` for the same op on
-    small integer shape vectors where the target computes those as plain Python values."""
+    small integer shape vectors where the target computes those as plain Python values; `check(node)` says
+    why the writer cannot take a node's configuration (None: it can), so legalisation decomposes that node
+    before the writer is reached."""
 
     ops: tuple[str, ...]
     write: Callable
     shape_write: Callable | None = None
+    check: Callable | None = None
 
 
 class Registry:
@@ -61,8 +64,9 @@ class Registry:
             self._imports[key] = rule
         return rule
 
-    def add_export(self, ops, write: Callable, shape_write: Callable | None = None) -> ExportRule:
-        rule = ExportRule(tuple(ops), write, shape_write)
+    def add_export(self, ops, write: Callable, shape_write: Callable | None = None,
+                   check: Callable | None = None) -> ExportRule:
+        rule = ExportRule(tuple(ops), write, shape_write, check)
         for op in rule.ops:
             if op in self._exports:
                 raise RuntimeError(f"{self.framework}: IR op {op} has two export rules")
@@ -83,10 +87,10 @@ class Registry:
         names = (name,) if isinstance(name, str) else tuple(name)
         return self.add_import(ImportRule(kind, names, (ir_op,), ir_op=ir_op, attrs=attrs))
 
-    def exports(self, *ops: str, shape_write: Callable | None = None):
-        """Decorator: `fn(emitter, node)` writes the IR ops `ops` in this framework."""
+    def exports(self, *ops: str, shape_write: Callable | None = None, check: Callable | None = None):
+        """Decorator: `fn(emitter, node)` writes the IR ops `ops` in this framework (`check`: see ExportRule)."""
         def register(fn: Callable) -> Callable:
-            self.add_export(ops, fn, shape_write)
+            self.add_export(ops, fn, shape_write, check)
             return fn
         return register
 
@@ -100,6 +104,13 @@ class Registry:
 
     def export_rule(self, op: str) -> ExportRule | None:
         return self._exports.get(op)
+
+    def blocker(self, node) -> str | None:
+        """Why this framework's writer cannot take `node` (None: it can)."""
+        rule = self._exports.get(node.op)
+        if rule is None:
+            return self.refused.get(node.op, f"{self.framework} has no rule for {node.op}")
+        return rule.check(node) if rule.check is not None else None
 
     def import_rules(self, kind: str | None = None) -> list[ImportRule]:
         """Every import rule once (of one namespace, or all)."""

@@ -92,7 +92,9 @@ def run_in(case, fmt: str, path: Path, tmp: Path) -> str:
         graph = tb.load(str(path), format=fmt)
         if case.op not in graph.op_histogram():
             return f"fail: read back as {', '.join(graph.op_histogram()) or 'no op'}"
-        out = run(graph, {v.name: a for v, a in zip(graph.inputs, case.feeds.values())})
+        names = [v.name for v in graph.inputs]  # by name where the file keeps the names, else by position
+        feeds = case.feeds if set(names) == set(case.feeds) else dict(zip(names, case.feeds.values()))
+        out = run(graph, {name: feeds[name] for name in names})
         return _matches(case.expected, [out[v.name] for v in graph.outputs])
     except Exception as e:  # noqa: BLE001
         return _why(e)

@@ -6,11 +6,7 @@ scores. Generated Keras code passes ruff and survives hostile names.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -20,6 +16,7 @@ import tensorbridge as tb
 
 pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")
+from tests.generated_lint import RUFF, ruff_check  # noqa: E402
 from tests.models import faithful, keras_zoo  # noqa: E402
 from tests.models.layout_models import transposes_in  # noqa: E402
 from tests.models.torch_zoo import ZOO, imported  # noqa: E402
@@ -92,7 +89,6 @@ def test_keras_applications_to_keras_code_and_tflite(name, tmp_path):
 # held to TF's own converter run on the source model with its float16 path, within 1e-5.
 
 
-RUFF = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
 
 
 @pytest.mark.skipif(RUFF is None, reason="ruff is not installed")
@@ -105,7 +101,7 @@ def test_generated_keras_code_is_lint_clean_and_safe(tmp_path, monkeypatch):
     folder = tb.save(tb.load(src), tmp_path / "gen_keras", to="keras")
     assert tb.verify(src, folder, rtol=1e-5).ok
     assert not (tmp_path / "PWNED").exists()
-    p = subprocess.run([RUFF, "check", "--isolated", "--line-length", "120", "--extend-select", "E501,W,I", str(folder)], capture_output=True, text=True)
+    p = ruff_check(folder)
     assert p.returncode == 0, p.stdout + p.stderr
     from tensorbridge.codegen.folder import load_folder
 
@@ -117,8 +113,7 @@ def test_generated_keras_code_is_lint_clean_and_safe(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["resnet18", "bert"])
 def test_generated_keras_code_reads_like_hand_written(name, tmp_path):
     folder = tb.save(imported(name)[2], tmp_path / name, to="keras")
-    lint = [RUFF, "check", "--isolated", "--line-length", "120", "--extend-select", "E501,W,I", str(folder)]
-    p = subprocess.run(lint, capture_output=True, text=True)
+    p = ruff_check(folder)
     assert p.returncode == 0, p.stdout + p.stderr
     code = (folder / "model.py").read_text()
     assert "dilation_rate=1" not in code and "groups=1" not in code  # only non-default arguments

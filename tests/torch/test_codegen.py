@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -19,6 +16,7 @@ from tensorbridge.verification.runners.torch import TorchModuleRunner
 from tests.conftest import make_model
 
 torch = pytest.importorskip("torch")
+from tests.generated_lint import RUFF, ruff_check  # noqa: E402
 from tests.models.torch_zoo import ZOO, imported  # noqa: E402
 
 HOSTILE = 'x"); import os; os.system("touch PWNED") #'
@@ -50,14 +48,13 @@ def test_hostile_names_never_become_code(tmp_path, monkeypatch):
     assert "os.system" not in code.replace(repr(HOSTILE), "").replace(HOSTILE, "")
 
 
-RUFF = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
 
 
 @pytest.mark.skipif(RUFF is None, reason="ruff is not installed")
 @pytest.mark.parametrize("name", ["resnet18", "transformer_encoder", "lstm_tagger", "bert"])
 def test_generated_code_passes_ruff(name, tmp_path):
     folder = _generate(name, tmp_path)
-    p = subprocess.run([RUFF, "check", "--isolated", "--line-length", "120", "--extend-select", "E501,W,I", str(folder)], capture_output=True, text=True)
+    p = ruff_check(folder)
     assert p.returncode == 0, p.stdout + p.stderr
 
 

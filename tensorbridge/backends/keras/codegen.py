@@ -84,7 +84,7 @@ def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT)
     return Pipeline("Keras code").then("dead code", eliminate_dead_code) \
         .then("layout", lambda g: plan_layout(g, target, layout)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
-        .then("legalize", lambda g: legalize(g, lambda op: REGISTRY.export_rule(op) is not None, "Keras code"))
+        .then("legalize", lambda g: legalize(g, REGISTRY.blocker, "Keras code"))
 
 
 def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Graph:

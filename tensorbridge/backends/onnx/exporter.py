@@ -74,7 +74,8 @@ def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
     if channels_last:
         p.then("dead code", eliminate_dead_code).then("channels-last ops", lower_channels_last)
     p.then("one dequantize per reader", unshare_dequantize).then("dead code", eliminate_dead_code)
-    return p.then("legalize", lambda g: legalize(g, supports, "ONNX"))
+    return p.then("legalize", lambda g: legalize(g, lambda n: None if supports(n.op) else "ONNX has no equivalent",
+                                                 "ONNX"))
 
 
 def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,

@@ -52,5 +52,6 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
         except Exception as e:  # noqa: BLE001 - the converter raises many error types
             raise ModelError(f"TensorFlow's TFLite converter failed: {str(e).splitlines()[0][:300]}") from None
         flatbuffer = rename_layer_outputs(flatbuffer, model, keras_codegen.layer_values(folder))
-        flatbuffer = with_metadata(flatbuffer, {"layouts": read_signature(folder).get("layouts", {})})
+        flatbuffer = with_metadata(flatbuffer, {"layouts": read_signature(folder).get("layouts", {})},
+                                   inputs=[tensor.name for tensor in model.inputs])
     Path(dest).write_bytes(flatbuffer)

@@ -57,7 +57,7 @@ def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source"
         p.then("exact quantized convolutions", exact_quantized_convs)
     p.then("attribute variants", lower)
     p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
-    p.then("legalize", lambda g: legalize(g, lambda op: REGISTRY.export_rule(op) is not None, "PyTorch code"))
+    p.then("legalize", lambda g: legalize(g, REGISTRY.blocker, "PyTorch code"))
     return p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
 

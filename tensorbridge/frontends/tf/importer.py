@@ -45,7 +45,8 @@ def load(source) -> Graph:
 
         frozen = convert_variables_to_constants_v2(fn)
         graph_def = frozen.graph.as_graph_def()
-        inputs = [t.name.split(":")[0] for t in frozen.inputs if t.dtype != tf.resource]
+        inputs = _signature_order([t.name.split(":")[0] for t in frozen.inputs if t.dtype != tf.resource], fn,
+                                  saved)
         outputs = [t.name for t in frozen.outputs]
         output_names = list(fn.structured_outputs) if isinstance(fn.structured_outputs, dict) else None
     else:
@@ -60,6 +61,26 @@ def load(source) -> Graph:
         output_names = None
     graph = Importer(graph_def, path.stem or path.name).run(inputs, outputs, output_names)
     return graph
+
+
+def _signature_order(inputs: list[str], fn, saved) -> list[str]:
+    """The placeholders in the model's own argument order where it has one (a signature's positional
+    arguments, else those of the `serve` endpoint Keras's `model.export` writes), else sorted by name as
+    TensorFlow flattens keyword arguments; the frozen function lists them in no stable order."""
+    import tensorflow as tf
+
+    def names(concrete) -> list[str]:
+        args, _ = concrete.structured_input_signature
+        return [getattr(spec, "name", None) for spec in tf.nest.flatten(args)]
+
+    candidates = [names(fn)]
+    serve = getattr(saved, "serve", None)
+    for concrete in getattr(serve, "concrete_functions", None) or []:
+        candidates.append(names(concrete))
+    for order in candidates:
+        if sorted(map(str, order)) == sorted(inputs):
+            return order
+    return sorted(inputs)
 
 
 class Importer:
@@ -79,15 +100,19 @@ class Importer:
             if n.op not in STRUCTURAL and REGISTRY.import_rule(n.op) is None:
                 self.report.add(n.op, n.name, "no IR mapping yet")
         self.report.raise_if_any("Nothing was written.")
+        placeholders = [n for n in order if n.op == "Placeholder"]
+        rank = {name: i for i, name in enumerate(inputs)}
+        for n in sorted(placeholders, key=lambda n: rank.get(n.name, len(rank))):  # the signature's order
+            shape = tf.TensorShape(n.attr["shape"].shape)
+            dims = tuple(("batch" if i == 0 else None) if d is None else d
+                         for i, d in enumerate(shape.as_list())) if shape.rank is not None else None
+            dt = tf.as_dtype(n.attr["dtype"].type).as_numpy_dtype
+            self.values[f"{n.name}:0"] = self.graph.add_input(n.name, dtypes.name(np.dtype(dt)), dims)
         for n in order:
             self.node = n
             if n.op == "Placeholder":
-                shape = tf.TensorShape(n.attr["shape"].shape)
-                dims = tuple(("batch" if i == 0 else None) if d is None else d
-                             for i, d in enumerate(shape.as_list())) if shape.rank is not None else None
-                dt = tf.as_dtype(n.attr["dtype"].type).as_numpy_dtype
-                self.values[f"{n.name}:0"] = self.graph.add_input(n.name, dtypes.name(np.dtype(dt)), dims)
-            elif n.op == "Const":
+                continue
+            if n.op == "Const":
                 arr = tf.make_ndarray(n.attr["value"].tensor)
                 if arr.dtype.kind in "SU" or arr.dtype == object:
                     raise ModelError(f"{n.name}: string constants are not supported")

@@ -230,6 +230,8 @@ class Importer:
             raw = np.frombuffer(self.buf, dtype=np.uint8, count=b.Size(), offset=b.Offset())
         elif b.DataLength():
             raw = b.DataAsNumpy()
+        elif t.Buffer() > 0 and 0 in shape:  # an empty constant (a reshape to a scalar's shape) has no bytes
+            raw = np.zeros(0, np.uint8)
         else:
             return None
         if dt == np.dtype(object):

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.frontends.torch.decompose import decompose_unconvertible
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -58,6 +59,10 @@ def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False)
         names = _dim_names(ep, dynamic_shapes)
     else:
         raise ModelError(f"cannot load a {type(source).__name__} as a PyTorch model")
+    try:
+        ep = decompose_unconvertible(ep)
+    except Exception as e:  # noqa: BLE001 - torch's decomposition can fail; the preflight then lists the ops
+        log.info("torch's decompositions failed (%s: %s); converting the program as exported", type(e).__name__, e)
     return Importer(ep, names or _dim_names(ep, None)).run()
 
 

@@ -28,6 +28,7 @@ from tensorbridge.rules.keras.base import (
     padding_attrs,
     require_channels_last,
     require_nhwc,
+    same_pads,
     to_numpy,
 )
 
@@ -306,22 +307,49 @@ def read_pool(imp, layer, inputs, node):
     return imp.emit("MaxPool" if kind.startswith("Max") else "AveragePool", [inputs[0]], attrs)
 
 
-@R.exports("MaxPool", "AveragePool")
+def pool_blocker(node) -> str | None:
+    """Why Keras's pooling layers cannot compute this MaxPool/AveragePool as it is (None: they can)."""
+    nsp = len(node.attrs["kernel_shape"])
+    if any(d != 1 for d in node.attrs.get("dilations") or [1]):
+        return "dilated pooling"
+    if len(node.outputs) > 1 and node.outputs[1].uses():
+        return "MaxPool indices"
+    if node.attrs.get("auto_pad", "NOTSET") == "SAME_LOWER":
+        return "SAME_LOWER padding"
+    if node.attrs.get("ceil_mode") and not _ceil_is_floor(node, nsp):
+        return "ceil_mode that adds a window"
+    padded = node.attrs.get("auto_pad", "NOTSET") == "NOTSET" and any(node.attrs.get("pads") or [])
+    if node.op == "AveragePool" and padded and not node.attrs.get("count_include_pad", 0) and \
+            list(node.attrs["pads"]) != same_pads(node, nsp, node.attrs["kernel_shape"]):
+        return "AveragePool with padding it does not count, other than Keras's 'same'"
+    return None
+
+
+def _ceil_is_floor(node, nsp: int) -> bool:
+    """Whether rounding the window count up gives no more windows than rounding down, for this input."""
+    shape, out = node.inputs[0].shape, node.outputs[0].shape
+    if shape is None or out is None or len(shape) < nsp + 2:
+        return False
+    pads = node.attrs.get("pads") or [0] * (2 * nsp)
+    strides = node.attrs.get("strides") or [1] * nsp
+    for i, (size, k, s) in enumerate(zip(shape[1 : 1 + nsp], node.attrs["kernel_shape"], strides)):
+        if not isinstance(size, int) or (size + pads[i] + pads[i + nsp] - k) // s + 1 != out[1 + i]:
+            return False
+    return True
+
+
+@R.exports("MaxPool", "AveragePool", check=pool_blocker)
 def write_pool(em, node):
     require_nhwc(node)
+    reason = pool_blocker(node)
+    if reason is not None:
+        raise Unsupported(reason)
     k = node.attrs["kernel_shape"]
     nsp = len(k)
-    if node.attrs.get("ceil_mode") or any(d != 1 for d in node.attrs.get("dilations") or [1]):
-        raise Unsupported("ceil_mode or dilated pooling")
     is_max = node.op == "MaxPool"
-    if len(node.outputs) > 1 and node.outputs[1].uses():
-        raise Unsupported("MaxPool indices")
     counted = node.attrs.get("count_include_pad", 0)
     xe, padding = keras_padding(em, node, em.tensor(node.inputs[0]), nsp, k, float("-inf") if is_max else None,
                                 same_ok=is_max or not counted)
-    padded = node.attrs.get("auto_pad", "NOTSET") == "NOTSET" and any(node.attrs.get("pads") or [])
-    if not is_max and padded and padding != "same" and not counted:
-        raise Unsupported("AveragePool with explicit pads that are not counted, other than Keras's 'same'")
     ctor = f"layers.{'Max' if is_max else 'Average'}Pooling{nsp}D"
     em.out(node, em.layer(node, ctor, [], {"pool_size": same(k),
                                            "strides": same(node.attrs.get("strides") or [1] * nsp),
@@ -364,23 +392,34 @@ def read_upsampling(imp, layer, inputs, node):
     return imp.emit("Resize", [inputs[0], None, imp.const([1.0, sh, sw, 1.0])], attrs)
 
 
-@R.exports("Resize")
+def _upsampling(node) -> tuple[tuple[int, int] | None, str, str]:
+    """(UpSampling2D size, interpolation, reason when UpSampling2D cannot compute the Resize)."""
+    x, a, scales, sizes = node.inputs[0], node.attrs, node.input(2), node.input(3)
+    if x.shape is None or len(x.shape) != 4 or a.get("axes"):
+        return None, "", "Resize of other than all axes of a 4-D tensor"
+    if sizes is not None and sizes.const is not None and all(isinstance(d, int) for d in x.shape):
+        sc = [out / size for out, size in zip(np.asarray(sizes.const).tolist(), x.shape)]
+    elif scales is not None and scales.const is not None:
+        sc = [float(s) for s in np.asarray(scales.const)]
+    else:
+        return None, "", "Resize to sizes known only at run time"
+    if sc[0] != 1 or sc[3] != 1 or any(s != int(s) for s in sc[1:3]):
+        return None, "", "Resize by non-integer scales"
+    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
+    if a.get("antialias") or a.get("exclude_outside"):
+        return None, "", "Resize with antialias or exclude_outside"
+    if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
+        return (int(sc[1]), int(sc[2])), "nearest", ""
+    if mode == "linear" and ctm in ("half_pixel", "pytorch_half_pixel"):
+        return (int(sc[1]), int(sc[2])), "bilinear", ""
+    return None, "", f"Resize mode={mode} coordinate_transformation_mode={ctm}"
+
+
+@R.exports("Resize", check=lambda node: _upsampling(node)[2] or None)
 def write_resize(em, node):
     require_nhwc(node)
-    x = node.inputs[0]
-    a = node.attrs
-    scales = node.input(2)
-    if scales is None or scales.const is None or x.shape is None or len(x.shape) != 4:
-        raise Unsupported("Resize without constant scales on a 4-D tensor")
-    sc = [float(s) for s in np.asarray(scales.const)]
-    if sc[0] != 1 or sc[3] != 1 or any(s != int(s) for s in sc[1:3]):
-        raise Unsupported("non-integer Resize scales")
-    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
-    if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
-        interp = "nearest"
-    elif mode == "linear" and ctm in ("half_pixel", "pytorch_half_pixel"):
-        interp = "bilinear"
-    else:
-        raise Unsupported(f"Resize mode={mode} coordinate_transformation_mode={ctm}")
-    em.out(node, em.layer(node, "layers.UpSampling2D", [], {"size": (int(sc[1]), int(sc[2])), "interpolation": interp},
-                          [], em.tensor(x)))
+    size, interpolation, reason = _upsampling(node)
+    if size is None:
+        raise Unsupported(reason)
+    em.out(node, em.layer(node, "layers.UpSampling2D", [], {"size": size, "interpolation": interpolation},
+                          [], em.tensor(node.inputs[0])))

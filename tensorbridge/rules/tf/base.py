@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.passes.fold_constants import fold_value
 from tensorbridge.rules.core import ImportRule, Registry
 
 R = Registry("tf")
@@ -42,9 +43,11 @@ def attr(n, key, default=None):
 
 
 def const_data(v, what):
-    if v.const is None:
+    """A operand that must be known when the graph is read (computed now from constants and static shapes)."""
+    data = fold_value(v)
+    if data is None:
         raise ModelError(f"{what} must be a constant")
-    return np.asarray(v.const)
+    return np.asarray(data)
 
 
 def require_nhwc(n):

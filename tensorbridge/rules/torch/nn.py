@@ -439,43 +439,66 @@ def write_global_pool(em, node):
     em.out(node, P.call(f"F.adaptive_{kind}_pool{nsp}d", em.tensor(x), 1))
 
 
-@aten("upsample_nearest2d", "upsample_bilinear2d", produces="Resize")
+@aten("upsample_nearest2d", "upsample_bilinear2d", "upsample_bicubic2d", "_upsample_bilinear2d_aa",
+      "_upsample_bicubic2d_aa", produces="Resize")
 def read_upsample(imp, node, x, output_size=None, *rest):
-    bilinear = "bilinear" in node.target.__name__
+    kind = node.target.__name__
     out = [int(d) for d in imp.meta().shape]
-    attrs = {"mode": "linear" if bilinear else "nearest"}
-    if bilinear:
-        align = rest[0] if rest else False
-        attrs["coordinate_transformation_mode"] = "align_corners" if align else "pytorch_half_pixel"
+    if "nearest" in kind:
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
     else:
-        attrs.update({"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"})
+        align = rest[0] if rest else False
+        attrs = {"mode": "cubic" if "bicubic" in kind else "linear",
+                 "coordinate_transformation_mode": "align_corners" if align else "pytorch_half_pixel"}
+        if kind.endswith("_aa"):
+            attrs["antialias"] = 1
     return imp.emit("Resize", [imp.value(x), None, None, imp.const(out, dtype=np.int64)], attrs)
 
 
-@R.exports("Resize")
+def _interpolate_mode(node) -> tuple[str | None, str]:
+    """(F.interpolate's mode, or None, and the reason when there is none) for a Resize node."""
+    a = node.attrs
+    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
+    if a.get("antialias") or a.get("exclude_outside"):
+        return None, "Resize with antialias or exclude_outside"
+    if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
+        return "nearest", ""
+    corners = ctm in ("pytorch_half_pixel", "half_pixel", "align_corners")
+    if mode == "linear" and corners:
+        return "bilinear", ""
+    if mode == "cubic" and corners and a.get("cubic_coeff_a", -0.75) == -0.75:
+        return "bicubic", ""
+    return None, f"Resize mode={mode} coordinate_transformation_mode={ctm}"
+
+
+def resize_blocker(node) -> str | None:
+    x = node.inputs[0]
+    if x.shape is None or len(x.shape) != 4:
+        return "Resize of a non-4-D tensor"
+    sizes, scales = node.input(3), node.input(2)
+    if (sizes is None or sizes.const is None) and (scales is None or scales.const is None):
+        return "Resize to sizes computed at run time"
+    if sizes is None and [float(s) for s in np.asarray(scales.const).ravel()][:2] != [1.0, 1.0]:
+        return "Resize of batch or channel dims"
+    return _interpolate_mode(node)[1] or None
+
+
+@R.exports("Resize", check=resize_blocker)
 def write_resize(em, node):
     require_nchw(node)
-    a = node.attrs
+    reason = resize_blocker(node)
+    if reason:
+        raise Unsupported(reason)
     x = node.inputs[0]
-    mode, ctm = a.get("mode", "nearest"), a.get("coordinate_transformation_mode", "half_pixel")
-    if x.shape is None or len(x.shape) != 4:
-        raise Unsupported("Resize of a non-4-D tensor")
     sizes, scales = node.input(3), node.input(2)
     kw = {}
     if sizes is not None:
         kw["size"] = tuple(int(s) for s in const_operand(sizes).ravel()[2:])
-    elif scales is not None:
-        sc = [float(s) for s in const_operand(scales).ravel()]
-        if sc[:2] != [1.0, 1.0]:
-            raise Unsupported("Resize of batch or channel dims")
-        kw["scale_factor"] = tuple(sc[2:])
-    if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
-        kw["mode"] = "nearest"
-    elif mode == "linear" and ctm in ("pytorch_half_pixel", "half_pixel", "align_corners"):
-        kw["mode"] = "bilinear"
-        kw["align_corners"] = ctm == "align_corners"
     else:
-        raise Unsupported(f"Resize mode={mode} coordinate_transformation_mode={ctm}")
+        kw["scale_factor"] = tuple(float(s) for s in const_operand(scales).ravel()[2:])
+    kw["mode"] = _interpolate_mode(node)[0]
+    if kw["mode"] != "nearest":
+        kw["align_corners"] = node.attrs.get("coordinate_transformation_mode") == "align_corners"
     em.out(node, P.call("F.interpolate", em.tensor(x), **kw))
 
 

@@ -1,0 +1,49 @@
+"""PyTorch's own decompositions for ATen ops the registry has no rule for.
+
+torch.export's programs may hold in-place ops (`aten.add_`) and composite ops; before refusing, the
+program is functionalized and each op without an import rule is decomposed with the core ATen table
+(`ExportedProgram.run_decompositions`). Ops with a rule stay whole: a direct rule gives better code.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from tensorbridge.rules.torch import REGISTRY
+
+ROUNDS = 4  # a decomposition may produce ops that decompose further
+
+
+def unconvertible(ep) -> set:
+    """The program's ATen overloads with no import rule."""
+    from tensorbridge.frontends.torch.importer import source_op
+
+    found = set()
+    for node in ep.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        key = source_op(node.target)
+        if key is not None and key[0] == "aten" and REGISTRY.import_rule(key[1], "aten") is None:
+            found.add(node.target)
+    return found
+
+
+def decompose_unconvertible(ep):
+    """`ep` functionalized, with each op that has no rule replaced by its core ATen decomposition (unchanged
+    when every op has a rule)."""
+    import torch
+
+    missing = unconvertible(ep)
+    for _ in range(ROUNDS):
+        if not missing:
+            return ep
+        table = torch.export.default_decompositions()
+        keep = [op for op in list(table.keys()) if op not in missing]
+        for op in keep:
+            table.pop(op)
+        ep = ep.run_decompositions(table)
+        still = unconvertible(ep)
+        if still >= missing:  # nothing more to gain
+            return ep
+        missing = still
+    return ep

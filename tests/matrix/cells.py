@@ -1,0 +1,167 @@
+"""One source model through every target: convert, run the result in the target's own runtime, compare with the
+source's own runtime on the same seeded input.
+
+A cell is one of:
+- pass: every output within RTOL of the source runtime's (max|d|/max|y|), and the source's outputs vary with
+  the input (a second input gives different outputs), so the comparison means something;
+- refused: tensorbridge listed blockers and wrote nothing (the reasons are recorded);
+- wrong: the converted model runs and computes something else, or its outputs do not match in number or shape;
+- error: a clean error other than a refusal (the target runtime rejected the file, ...);
+- crash: an exception that is not tensorbridge's own: an internal error.
+
+    python -m tests.matrix.cells timm_resnet18 --targets onnx,torch   # prints the cells as JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+TARGETS = ("onnx", "torch", "pt2", "keras", "tflite")
+RTOL = 1e-4  # max|d|/max|y|; float32 runtimes of deep networks differ by ~5e-5 among themselves
+_DEST = {"onnx": "model.onnx", "torch": "model_torch", "pt2": "model.pt2", "keras": "model_keras",
+         "tflite": "model.tflite"}
+
+
+def source_outputs(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """The source model's outputs in its own runtime."""
+    if isinstance(model, (str, os.PathLike)):  # a .keras file
+        import keras
+
+        loaded = keras.models.load_model(str(model), compile=False)
+        out = loaded(feeds if len(feeds) > 1 else feeds[0], training=False)
+        return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
+    import torch
+
+    with torch.no_grad():
+        out = model(*[torch.from_numpy(f) for f in feeds])
+    return [o.detach().numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def second_input(feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """Other inputs of the same kind: float inputs redrawn, integer ids shifted."""
+    rng = np.random.default_rng(11)
+    out = []
+    for f in feeds:
+        if f.dtype.kind == "f":
+            lo, hi = float(f.min()), float(f.max())
+            out.append(rng.uniform(lo, hi, f.shape).astype(f.dtype) if lo >= 0 else
+                       rng.standard_normal(f.shape).astype(f.dtype))
+        else:
+            out.append(((f + 7) % max(int(f.max()) + 1, 2)).astype(f.dtype))
+    return out
+
+
+def load_graph(model, feeds):
+    import tensorbridge as tb
+
+    if isinstance(model, (str, os.PathLike)):
+        return tb.load(str(model))
+    import torch
+
+    return tb.load(model, example_inputs=tuple(torch.from_numpy(f) for f in feeds))
+
+
+def run_cell(graph, target: str, feeds: list[np.ndarray], expected: list[np.ndarray], workdir: Path) -> dict:
+    import tensorbridge as tb
+    from tensorbridge.errors import ModelError, UnsupportedError
+    from tensorbridge.verification.harness import runner_for
+
+    dest = workdir / target / _DEST[target]
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    try:
+        tb.save(graph, dest, to=target)
+        runner = runner_for(str(dest))
+        out = runner.run({name: f for (name, _, _), f in zip(runner.inputs, feeds)})
+        got = [np.asarray(out[n]) for n in runner.outputs]
+    except UnsupportedError as e:
+        reasons = sorted({f"{b.op}: {b.detail}" if b.detail else b.op for b in e.blockers})
+        return {"status": "refused", "detail": "; ".join(reasons)[:400]}
+    except ModelError as e:
+        return {"status": "error", "detail": str(e).splitlines()[0][:400] if str(e) else type(e).__name__}
+    except Exception as e:  # noqa: BLE001 - anything else is an internal error, recorded with where it happened
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        return {"status": "crash", "detail": f"{type(e).__name__}: {str(e)[:300]} ({Path(where.filename).name}:"
+                                             f"{where.lineno})"}
+    seconds = round(time.perf_counter() - start, 1)
+    if len(got) != len(expected):
+        return {"status": "wrong", "detail": f"{len(got)} outputs, the source has {len(expected)}"}
+    worst = 0.0
+    for i, (y, z) in enumerate(zip(expected, got)):
+        if tuple(y.shape) != tuple(z.shape):
+            return {"status": "wrong", "detail": f"output {i}: shape {list(z.shape)}, the source's {list(y.shape)}"}
+        y64, z64 = y.astype(np.float64), z.astype(np.float64)
+        scale = float(np.abs(y64).max()) or 1.0
+        worst = max(worst, float(np.abs(z64 - y64).max()) / scale)
+    status = "pass" if worst <= RTOL else "wrong"
+    return {"status": status, "rel": worst, "seconds": seconds}
+
+
+def run_source(name: str, targets=TARGETS) -> dict:
+    """{"targets": {target: cell}, "note": ...} for one source."""
+    from tests.matrix.sources import all_sources
+
+    source = next(s for s in all_sources() if s.name == name)
+    with tempfile.TemporaryDirectory(prefix="tb-matrix-") as tmp:
+        workdir = Path(tmp)
+        model, feeds = source.build(workdir)
+        expected = source_outputs(model, feeds)
+        other = source_outputs(model, second_input(feeds))
+        varies = any(not np.allclose(a, b, rtol=1e-6, atol=0) for a, b in zip(expected, other))
+        result = {"family": source.family, "targets": {}}
+        if not varies:
+            result["note"] = "the source's outputs do not vary with the input: comparisons would prove nothing"
+        try:
+            graph = load_graph(model, feeds)
+        except Exception as e:  # noqa: BLE001
+            cell = run_failure(e)
+            result["targets"] = {t: dict(cell) for t in targets}
+            return result
+        for target in targets:
+            cell = run_cell(graph, target, feeds, expected, workdir)
+            if cell["status"] == "pass" and not varies:
+                cell = {"status": "inconclusive", "detail": result["note"]}
+            result["targets"][target] = cell
+    return result
+
+
+def run_failure(e: Exception) -> dict:
+    """The cell every target gets when the source itself cannot be read."""
+    from tensorbridge.errors import ModelError, UnsupportedError
+
+    if isinstance(e, UnsupportedError):
+        reasons = sorted({f"{b.op}: {b.detail}" if b.detail else b.op for b in e.blockers})
+        return {"status": "refused", "detail": "import: " + "; ".join(reasons)[:400]}
+    if isinstance(e, ModelError):
+        return {"status": "error", "detail": "import: " + str(e).splitlines()[0][:400]}
+    where = traceback.extract_tb(e.__traceback__)[-1]
+    return {"status": "crash", "detail": f"import: {type(e).__name__}: {str(e)[:300]} "
+                                         f"({Path(where.filename).name}:{where.lineno})"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("source")
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    a = ap.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    warnings.simplefilter("ignore")
+    import logging
+
+    logging.disable(logging.WARNING)
+    result = run_source(a.source, a.targets.split(","))
+    sys.stdout.write("\nRESULT " + json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()

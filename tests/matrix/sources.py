@@ -1,0 +1,202 @@
+"""The source models of the conversion matrix: real architectures with seeded random weights, as users have them.
+
+- every keras.applications architecture (Keras 3), BatchNorm statistics calibrated on data, logits out;
+- the PyTorch test zoo (tests/models/torch_zoo.py);
+- transformers models built from small configs: BERT, GPT-2, T5, ViT, Whisper, a LLaMA-style decoder;
+- a wide sample of timm's families (tests/models/timm_zoo.py).
+
+A source builds to (model, example inputs): a `.keras` file or an in-memory torch module, and the feeds its
+own runtime is run on. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class Source:
+    name: str
+    family: str  # keras | torch | transformers | timm
+    build: Callable  # (workdir) -> (model or path, [input arrays])
+
+
+# -- Keras ---------------------------------------------------------------------------------------------
+#: input size per architecture: the smallest the architecture accepts at a reasonable cost
+KERAS_SIZES = {"InceptionV3": 75, "InceptionResNetV2": 75, "Xception": 71, "NASNetMobile": 224, "NASNetLarge": 331,
+               "EfficientNetV2L": 64, "EfficientNetV2M": 64, "EfficientNetV2S": 64}
+KERAS_DEFAULT_SIZE = 64
+
+
+def keras_application(name: str) -> Source:
+    def build(workdir: Path):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import keras
+
+        from tests.models.keras_zoo import calibrate_batch_norms
+
+        keras.utils.set_random_seed(0)
+        size = KERAS_SIZES.get(name, KERAS_DEFAULT_SIZE)
+        shape = (size, size, 3)
+        kwargs = {"classifier_activation": None, "input_shape": shape, "weights": None}
+        model = getattr(keras.applications, name)(**kwargs)
+        calibrate_batch_norms(model, shape)
+        path = workdir / f"{name}.keras"
+        model.save(path)
+        x = np.random.default_rng(2).uniform(0, 255, (1, *shape)).astype(np.float32)  # as images are fed
+        return path, [x]
+
+    return Source(name, "keras", build)
+
+
+def keras_sources() -> list[Source]:
+    import keras
+
+    return [keras_application(n) for n in sorted(dir(keras.applications)) if n[:1].isupper()]
+
+
+# -- PyTorch zoo, transformers -------------------------------------------------------------------------
+def torch_zoo_sources() -> list[Source]:
+    from tests.models.torch_zoo import ZOO
+
+    def source(name):
+        def build(_workdir):
+            module, args, _ = ZOO[name]()
+            return module.eval(), [a.numpy() for a in args]
+
+        return Source(name, "torch", build)
+
+    return [source(n) for n in ZOO]
+
+
+def _seed():
+    import torch
+
+    torch.manual_seed(0)
+    np.random.seed(0)
+
+
+class _Outputs:
+    """A transformers model as a module returning its main tensor (logits or the last hidden state)."""
+
+    @staticmethod
+    def wrap(model, keys: tuple[str, ...], field: str):
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *args):
+                return getattr(self.model(**dict(zip(keys, args))), field)
+
+        return Wrapped().eval()
+
+
+def _ids(batch: int, seq: int, vocab: int):
+    return np.random.default_rng(3).integers(0, vocab, (batch, seq)).astype(np.int64)
+
+
+def transformers_sources() -> list[Source]:
+    def t5(_workdir):
+        from transformers import T5Config, T5Model
+
+        _seed()
+        cfg = T5Config(vocab_size=500, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
+                       num_heads=4, use_cache=False)
+        model = T5Model(cfg).eval()
+        return _Outputs.wrap(model, ("input_ids", "decoder_input_ids"), "last_hidden_state"), \
+            [_ids(1, 12, 500), _ids(1, 6, 500)]
+
+    def vit(_workdir):
+        from transformers import ViTConfig, ViTModel
+
+        _seed()
+        cfg = ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=128)
+        model = ViTModel(cfg, add_pooling_layer=False).eval()
+        x = np.random.default_rng(4).standard_normal((1, 3, 32, 32)).astype(np.float32)
+        return _Outputs.wrap(model, ("pixel_values",), "last_hidden_state"), [x]
+
+    def whisper(_workdir):
+        from transformers import WhisperConfig, WhisperModel
+
+        _seed()
+        cfg = WhisperConfig(vocab_size=500, num_mel_bins=16, d_model=64, encoder_layers=2, decoder_layers=2,
+                            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                            decoder_ffn_dim=128, max_source_positions=32, max_target_positions=32, use_cache=False)
+        model = WhisperModel(cfg).eval()
+        features = np.random.default_rng(5).standard_normal((1, 16, 64)).astype(np.float32)
+        return _Outputs.wrap(model, ("input_features", "decoder_input_ids"), "last_hidden_state"), \
+            [features, _ids(1, 6, 500)]
+
+    def llama(_workdir):
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        _seed()
+        cfg = LlamaConfig(vocab_size=500, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, use_cache=False)
+        model = LlamaForCausalLM(cfg).eval()
+        return _Outputs.wrap(model, ("input_ids",), "logits"), [_ids(1, 12, 500)]
+
+    builders = {"hf_t5": t5, "hf_vit": vit, "hf_whisper": whisper, "hf_llama": llama}
+    zoo = {"hf_bert": "bert", "hf_gpt2": "gpt2"}
+
+    def from_zoo(name):
+        def build(_workdir):
+            from tests.models.torch_zoo import ZOO
+
+            module, args, _ = ZOO[name]()
+            return module.eval(), [a.numpy() for a in args]
+
+        return build
+
+    return [Source(n, "transformers", from_zoo(z)) for n, z in zoo.items()] + \
+        [Source(n, "transformers", b) for n, b in builders.items()]
+
+
+# -- timm -----------------------------------------------------------------------------------------------
+#: one or two small members of each timm family (by the module that defines them)
+TIMM_MODELS = (
+    "resnet18", "resnet50d", "resnext26ts", "seresnext26d_32x4d", "res2net50_14w_8s", "resnest14d", "regnetx_002",
+    "regnety_002", "densenet121", "dla34", "dpn48b", "hrnet_w18_small", "cspresnet50", "cspdarknet53",
+    "vovnet39a", "ese_vovnet19b_dw", "efficientnet_b0", "efficientnet_lite0", "tf_efficientnetv2_b0",
+    "mobilenetv2_050", "mobilenetv3_small_050", "mobilenetv4_conv_small", "ghostnet_100", "rexnet_100",
+    "mnasnet_050", "fbnetc_100", "lcnet_050", "hardcorenas_a", "tinynet_e", "inception_v3", "xception41",
+    "vgg11", "repvgg_a0", "convnext_atto", "convnextv2_atto", "convmixer_768_32", "nfnet_f0", "nf_resnet26",
+    "dm_nfnet_f0", "vit_tiny_patch16_224", "deit_tiny_patch16_224", "beit_base_patch16_224",
+    "swin_tiny_patch4_window7_224", "swinv2_cr_tiny_ns_224", "cait_xxs24_224", "coat_lite_tiny", "crossvit_tiny_240",
+    "levit_128s", "mixer_s32_224", "resmlp_12_224", "gmlp_ti16_224", "poolformer_s12", "pvt_v2_b0",
+    "mobilevit_xxs", "mobilevitv2_050", "edgenext_xx_small", "efficientformer_l1", "efficientformerv2_s0",
+    "fastvit_t8", "tiny_vit_5m_224", "maxvit_nano_rw_256", "coatnet_nano_rw_224", "gcvit_xxtiny",
+    "twins_svt_small", "visformer_tiny", "xcit_nano_12_p16_224", "sequencer2d_s", "davit_tiny", "inception_next_atto",
+    "ghostnetv2_100", "hgnet_tiny", "repghostnet_050", "rdnet_tiny", "mambaout_femto", "starnet_s1",
+)
+
+
+def timm_model(name: str) -> Source:
+    def build(_workdir):
+        from tests.models.timm_zoo import create
+
+        model, x = create(name)
+        return model, [x]
+
+    return Source(f"timm_{name}", "timm", build)
+
+
+def timm_sources() -> list[Source]:
+    return [timm_model(n) for n in TIMM_MODELS]
+
+
+FAMILIES = {"keras": keras_sources, "torch": torch_zoo_sources, "transformers": transformers_sources,
+            "timm": timm_sources}
+
+
+def all_sources(families=None) -> list[Source]:
+    return [s for f, make in FAMILIES.items() if families is None or f in families for s in make()]
