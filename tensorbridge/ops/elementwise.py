@@ -419,3 +419,64 @@ def _decompose_gelu(graph, node):
 
 
 set_decomposition("Gelu", _decompose_gelu)
+
+
+def _decompose_formula(formula):
+    """A decomposition computing `formula(b, x, const)` from ops every target has."""
+    def decompose(graph, node):
+        x = node.inputs[0]
+        if x.dtype is None or x.dtype.kind != "f":
+            return False
+        b = Builder.replacing(node)
+
+        def const(name, v):
+            return b.const(np.array(v, dtype=x.dtype), b.name(name))
+
+        graph.replace_node(node, [formula(b, x, const)])
+        return True
+    return decompose
+
+
+def _exp_pair(b, x, const, sign: str):
+    """(e^x + e^-x) / 2 or (e^x - e^-x) / 2."""
+    return b.op("Mul", b.op(sign, b.op("Exp", x), b.op("Exp", b.op("Neg", x))), const("half", 0.5))
+
+
+def _asinh(b, x, const):
+    """sign(x) log(|x| + sqrt(x^2 + 1)): the odd form keeps precision for negative x."""
+    ax = b.op("Abs", x)
+    root = b.op("Sqrt", b.op("Add", b.op("Mul", ax, ax), const("one", 1.0)))
+    return b.op("Mul", b.op("Sign", x), b.op("Log", b.op("Add", ax, root)))
+
+
+set_decomposition("Cosh", _decompose_formula(lambda b, x, c: _exp_pair(b, x, c, "Add")))
+set_decomposition("Sinh", _decompose_formula(lambda b, x, c: _exp_pair(b, x, c, "Sub")))
+set_decomposition("Tan", _decompose_formula(lambda b, x, c: b.op("Div", b.op("Sin", x), b.op("Cos", x))))
+set_decomposition("Asinh", _decompose_formula(_asinh))
+set_decomposition("Acosh", _decompose_formula(lambda b, x, c: b.op("Log", b.op(
+    "Add", x, b.op("Sqrt", b.op("Sub", b.op("Mul", x, x), c("one", 1.0)))))))
+set_decomposition("Atanh", _decompose_formula(lambda b, x, c: b.op("Mul", c("half", 0.5), b.op(
+    "Log", b.op("Div", b.op("Add", c("one", 1.0), x), b.op("Sub", c("one_", 1.0), x))))))
+
+
+def _decompose_is_inf(graph, node):
+    """Comparisons with the largest finite value (a constant infinity would not survive every converter)."""
+    x = node.inputs[0]
+    if x.dtype is None or x.dtype.kind != "f":
+        return False
+    b = Builder.replacing(node)
+    positive, negative = node.attrs.get("detect_positive", 1), node.attrs.get("detect_negative", 1)
+    largest = b.const(np.array(np.finfo(x.dtype).max, dtype=x.dtype), b.name("largest"))
+    if positive and negative:
+        y = b.op("Greater", b.op("Abs", x), largest)
+    elif positive:
+        y = b.op("Greater", x, largest)
+    elif negative:
+        y = b.op("Less", x, b.op("Neg", largest))
+    else:  # detects nothing: false everywhere, NaN included
+        y = b.op("Greater", b.op("Abs", x), b.op("Abs", x))
+    graph.replace_node(node, [y])
+    return True
+
+
+set_decomposition("IsInf", _decompose_is_inf)

@@ -417,6 +417,23 @@ for _name, _eq in (("Softmax", "nn.Softmax, keras Softmax, SOFTMAX"),
        doc=f"{_name} along an axis. Equivalents: {_eq}.")(_softmax_family(_name))
 
 
+def _decompose_hardmax(graph, node):
+    """One-hot of the first maximum: ArgMax then OneHot (off 0, on 1) along the axis."""
+    x = node.inputs[0]
+    if x.shape is None or not isinstance(x.shape[node.attrs.get("axis", -1)], int):
+        return False
+    axis = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    b = Builder.replacing(node)
+    arg = b.op("ArgMax", x, axis=axis, keepdims=0)
+    hot = b.op("OneHot", arg, b.const(np.array(x.shape[axis], np.int64)), b.const(np.array([0, 1], x.dtype)),
+               axis=axis)
+    graph.replace_node(node, [hot])
+    return True
+
+
+set_decomposition("Hardmax", _decompose_hardmax)
+
+
 # -- resampling ----------------------------------------------------------------------------------
 def _resize_sizes(X, roi, scales, sizes, axes, policy):
     rank = X.ndim

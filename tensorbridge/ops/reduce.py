@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis
 from tensorbridge.ops.layout_classes import TERMINATE, attribute
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 
 F = "reduce"
 
@@ -109,6 +110,40 @@ for _name, (_fn, _eq) in _REDUCE.items():
        doc=f"{_name[6:]} reduction over axes. Equivalents: {_eq}.")(_reducer(_fn))
 
 
+def _decompose_reduction(graph, node):
+    """ReduceL1/L2/SumSquare/LogSum/LogSumExp over ReduceSum/ReduceMax and elementwise ops."""
+    x = node.inputs[0]
+    if node.attrs.get("noop_with_empty_axes") and node.input(1) is None:
+        return False
+    b = Builder.replacing(node)
+    axes = [node.input(1)] if node.input(1) is not None else []
+    keep = node.attrs.get("keepdims", 1)
+
+    def total(v, keepdims=keep):
+        return b.op("ReduceSum", v, *axes, keepdims=keepdims)
+
+    if node.op == "ReduceL1":
+        y = total(b.op("Abs", x))
+    elif node.op in ("ReduceL2", "ReduceSumSquare"):
+        y = total(b.op("Mul", x, x))
+        y = b.op("Sqrt", y) if node.op == "ReduceL2" else y
+    elif node.op == "ReduceLogSum":
+        y = b.op("Log", total(x))
+    else:  # ReduceLogSumExp: the max taken out, so large values do not overflow
+        if x.dtype is None or x.dtype.kind != "f":
+            return False
+        top = b.op("ReduceMax", x, *axes, keepdims=1)
+        y = b.op("Add", b.op("Log", total(b.op("Exp", b.op("Sub", x, top)), keepdims=1)), top)
+        if not keep:
+            y = b.op("Squeeze", y, *axes) if axes else b.op("Reshape", y, b.const(np.array([], np.int64)))
+    graph.replace_node(node, [y])
+    return True
+
+
+for _name in ("ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"):
+    set_decomposition(_name, _decompose_reduction)
+
+
 def _arg_infer(inputs, attrs):
     x = inputs[0]
     if x.shape is None:
@@ -140,6 +175,37 @@ for _name, _fn, _eq in (("ArgMax", np.argmax, "torch.argmax, tf.argmax, ARG_MAX"
        doc=f"Index of the {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_arg(_fn))
 
 
+def _decompose_arg(graph, node):
+    """ArgMax/ArgMin as TopK with k=1 (ties: the lower index, as theirs); with select_last_index, the largest
+    position holding the extreme (ReduceMax of the positions where x equals it). The kept axis squeezed
+    unless keepdims."""
+    x = node.inputs[0]
+    if x.shape is None or (x.dtype is not None and x.dtype.kind == "u" and node.op == "ArgMin"):
+        return False
+    axis = norm_axis(node.attrs.get("axis", 0), len(x.shape))
+    b = Builder.replacing(node)
+    if node.attrs.get("select_last_index", 0):
+        n = x.shape[axis]
+        if not isinstance(n, int):
+            return False
+        axes = b.const(np.array([axis], np.int64))
+        extreme = b.op("ReduceMax" if node.op == "ArgMax" else "ReduceMin", x, axes, keepdims=1)
+        positions = np.arange(n, dtype=np.int64).reshape([n if i == axis else 1 for i in range(len(x.shape))])
+        at = b.op("Where", b.op("Equal", x, extreme), b.const(positions), b.const(np.array(-1, np.int64)))
+        idx = b.op("ReduceMax", at, axes, keepdims=1)
+    else:
+        _, idx = b.node("TopK", [x, b.const(np.array([1], np.int64))],
+                        {"axis": axis, "largest": int(node.op == "ArgMax"), "sorted": 1}, outputs=2).outputs
+    if not node.attrs.get("keepdims", 1):
+        idx = b.op("Squeeze", idx, b.const(np.array([axis], np.int64)), suffix="squeeze")
+    graph.replace_node(node, [idx])
+    return True
+
+
+set_decomposition("ArgMax", _decompose_arg)
+set_decomposition("ArgMin", _decompose_arg)
+
+
 def _topk_infer(inputs, attrs):
     x, k = inputs[0], inputs[1]
     if x.shape is None:
@@ -168,6 +234,84 @@ def top_k(X, K, axis, largest, sorted):
     attrs={"equation": Attr("str")}, doc="Einstein summation. Equivalents: torch.einsum, tf.einsum.")
 def einsum(*Inputs, equation):
     return np.einsum(equation.replace(" ", ""), *[_work(x) for x in Inputs]).astype(Inputs[0].dtype)
+
+
+def _einsum_labels(equation: str, ranks: list[int]) -> tuple[list[str], str] | None:
+    """Each operand's labels and the output's, "..." spelled out as upper-case labels; None when malformed."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        return None
+    fill = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    width = max([r - len(t.replace("...", "")) for t, r in zip(terms, ranks) if "..." in t] or [0])
+    if width < 0:
+        return None
+    spelled = [t.replace("...", fill[width - (r - len(t.replace("...", ""))):width]) for t, r in zip(terms, ranks)]
+    if not arrow:
+        letters = sorted(c for c in set("".join(spelled)) if "".join(spelled).count(c) == 1 and c.islower())
+        rhs = fill[:width] + "".join(letters)
+    else:
+        rhs = rhs.replace("...", fill[:width])
+    if any(len(t) != r for t, r in zip(spelled, ranks)):
+        return None
+    return spelled, rhs
+
+
+def _decompose_einsum(graph, node):
+    """Einsum as pairwise contractions: each pair transposed to [batch, free, summed] and [batch, summed,
+    free], reshaped, multiplied by MatMul, and reshaped back; labels only one operand has are summed first.
+    Needs static shapes; no repeated label within an operand (diagonals)."""
+    values = list(node.inputs)
+    if any(v.shape is None or not all(isinstance(d, int) for d in v.shape) for v in values):
+        return False
+    parsed = _einsum_labels(node.attrs["equation"], [len(v.shape) for v in values])
+    if parsed is None or any(len(set(t)) != len(t) for t in parsed[0]):
+        return False
+    terms, out = parsed
+    sizes = {c: d for t, v in zip(terms, values) for c, d in zip(t, v.shape)}
+    b = Builder.replacing(node)
+
+    def sum_over(v, labels, keep):
+        drop = [i for i, c in enumerate(labels) if c not in keep]
+        if not drop:
+            return v, labels
+        v = b.op("ReduceSum", v, b.const(np.array(drop, np.int64)), keepdims=0)
+        return v, "".join(c for c in labels if c in keep)
+
+    def arrange(v, labels, order):
+        if labels == order:
+            return v
+        return b.op("Transpose", v, perm=[labels.index(c) for c in order])
+
+    def reshape(v, dims):
+        return b.op("Reshape", v, b.const(np.array(dims, np.int64)))
+
+    acc, acc_labels = None, ""
+    for i, (v, labels) in enumerate(zip(values, terms)):
+        later = set(out) | set("".join(terms[i + 1:]))
+        v, labels = sum_over(v, labels, later | set(acc_labels))
+        if acc is None:
+            acc, acc_labels = v, labels
+            continue
+        acc, acc_labels = sum_over(acc, acc_labels, later | set(labels))
+        batch = [c for c in acc_labels if c in labels and c in later]
+        summed = [c for c in acc_labels if c in labels and c not in later]
+        left = [c for c in acc_labels if c not in labels]
+        right = [c for c in labels if c not in acc_labels]
+        size = lambda cs: int(np.prod([sizes[c] for c in cs])) if cs else 1  # noqa: E731
+        a = reshape(arrange(acc, acc_labels, "".join(batch + left + summed)), [size(batch), size(left), size(summed)])
+        c = reshape(arrange(v, labels, "".join(batch + summed + right)), [size(batch), size(summed), size(right)])
+        acc_labels = "".join(batch + left + right)
+        acc = reshape(b.op("MatMul", a, c), [sizes[ch] for ch in acc_labels] or [1])
+        if not acc_labels:
+            acc = reshape(acc, [])
+    acc, acc_labels = sum_over(acc, acc_labels, set(out))
+    graph.replace_node(node, [arrange(acc, acc_labels, out)])
+    return True
+
+
+set_decomposition("Einsum", _decompose_einsum)
 
 
 @op("Det", family=F, layout=TERMINATE, doc="Determinant of square matrices. Equivalents: torch.linalg.det.")

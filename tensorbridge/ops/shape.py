@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes, shapes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import PERMUTE, SHAPE, TERMINATE, attribute, terminate
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 
 F = "shape"
 
@@ -548,6 +549,47 @@ for _name, _fn, _eq in (("CumSum", np.cumsum, "torch.cumsum, tf.cumsum, CUMSUM")
     op(_name, inputs="x axis", outputs="y", attrs={"exclusive": Attr("int", 0), "reverse": Attr("int", 0)},
        family=F, layout=attribute("axis", rule=L.cumsum), infer=same_as(0),
        doc=f"Cumulative {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_cum(_fn))
+
+
+def _decompose_cumprod(graph, node):
+    """Prefix products by doubling: y *= y shifted by 1, 2, 4 ... along the axis (ones shifted in); exclusive
+    shifts once more, reverse works on the flipped axis. Needs the axis length."""
+    x, axis_v = node.inputs
+    if x.shape is None or axis_v.const is None:
+        return False
+    axis = norm_axis(int(np.asarray(axis_v.const).ravel()[0]), len(x.shape))
+    n = x.shape[axis]
+    if not isinstance(n, int):
+        return False
+    b = Builder.replacing(node)
+    rank = len(x.shape)
+
+    def axis_const(v):
+        return b.const(np.array([v], np.int64))
+
+    def flip(v):
+        return b.op("Slice", v, axis_const(-1), axis_const(np.iinfo(np.int64).min), axis_const(axis), axis_const(-1))
+
+    def shifted(v, by):
+        pads = [0] * (2 * rank)
+        pads[axis] = by
+        head = b.op("Slice", v, axis_const(0), axis_const(n - by), axis_const(axis))
+        return b.op("Pad", head, b.const(np.array(pads, np.int64)), b.const(np.array(1, x.dtype)), mode="constant")
+
+    y = flip(x) if node.attrs.get("reverse", 0) else x
+    if node.attrs.get("exclusive", 0):
+        y = shifted(y, 1)
+    step = 1
+    while step < n:
+        y = b.op("Mul", y, shifted(y, step))
+        step *= 2
+    if node.attrs.get("reverse", 0):
+        y = flip(y)
+    graph.replace_node(node, [y])
+    return True
+
+
+set_decomposition("CumProd", _decompose_cumprod)
 
 
 @op("BitCast", inputs="input", outputs="output", attrs={"to": Attr("dtype")}, family=F, layout=TERMINATE,

@@ -39,9 +39,6 @@ def _legalize(graph: Graph, blocker, target: str, report: BlockerReport) -> None
     for node in graph.nodes:
         reason = blocker(node)
         if reason is not None:
-            schema = op_schema.get(node.op)
-            undecomposed = "the IR has no decomposition" if schema is None or schema.decompose is None else \
-                "the IR's decomposition does not cover this configuration"
-            report.add(node.op, node.name, f"{reason}; {undecomposed}")
+            report.add(node.op, node.name, reason)
         for g in node.subgraphs():
             _legalize(g, blocker, target, report)

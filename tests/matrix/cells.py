@@ -2,7 +2,9 @@
 source's own runtime on the same seeded input.
 
 A cell is one of:
-- pass: every output within RTOL of the source runtime's (max|d|/max|y|), and the source's outputs vary with
+- pass: every output within RTOL of the source runtime's (max|d|/max|y|), or within NOISE of it and no farther
+  from the float64 truth (the IR run in float64 by the reference interpreter) than the source runtime is, x2
+  (deep networks amplify float32 rounding differently in each runtime); and the source's outputs vary with
   the input (a second input gives different outputs), so the comparison means something;
 - refused: tensorbridge listed blockers and wrote nothing (the reasons are recorded);
 - wrong: the converted model runs and computes something else, or its outputs do not match in number or shape;
@@ -28,6 +30,7 @@ import numpy as np
 
 TARGETS = ("onnx", "torch", "pt2", "keras", "tflite")
 RTOL = 1e-4  # max|d|/max|y|; float32 runtimes of deep networks differ by ~5e-5 among themselves
+NOISE = 1e-2  # beyond RTOL and up to this, the float64 truth decides
 _DEST = {"onnx": "model.onnx", "torch": "model_torch", "pt2": "model.pt2", "keras": "model_keras",
          "tflite": "model.tflite"}
 
@@ -71,7 +74,9 @@ def load_graph(model, feeds):
     return tb.load(model, example_inputs=tuple(torch.from_numpy(f) for f in feeds))
 
 
-def run_cell(graph, target: str, feeds: list[np.ndarray], expected: list[np.ndarray], workdir: Path) -> dict:
+def run_cell(graph, target: str, feeds: list[np.ndarray], expected: list[np.ndarray], workdir: Path,
+             truth=None) -> dict:
+    """One target's cell; `truth()` gives the float64 outputs when a comparison needs them."""
     import tensorbridge as tb
     from tensorbridge.errors import ModelError, UnsupportedError
     from tensorbridge.verification.harness import runner_for
@@ -103,8 +108,20 @@ def run_cell(graph, target: str, feeds: list[np.ndarray], expected: list[np.ndar
         y64, z64 = y.astype(np.float64), z.astype(np.float64)
         scale = float(np.abs(y64).max()) or 1.0
         worst = max(worst, float(np.abs(z64 - y64).max()) / scale)
-    status = "pass" if worst <= RTOL else "wrong"
-    return {"status": status, "rel": worst, "seconds": seconds}
+    cell = {"status": "pass" if worst <= RTOL else "wrong", "rel": worst, "seconds": seconds}
+    if RTOL < worst <= NOISE and truth is not None:
+        exact = truth()
+        source = max(_rel(y, t) for y, t in zip(expected, exact))
+        target_error = max(_rel(z, t) for z, t in zip(got, exact))
+        cell["truth"] = {"source": source, "target": target_error}
+        if target_error <= 2 * max(source, 1e-6):
+            cell["status"] = "pass"
+    return cell
+
+
+def _rel(a, exact) -> float:
+    exact = np.asarray(exact, np.float64)
+    return float(np.abs(np.asarray(a, np.float64) - exact).max() / (np.abs(exact).max() or 1.0))
 
 
 def run_source(name: str, targets=TARGETS) -> dict:
@@ -127,8 +144,18 @@ def run_source(name: str, targets=TARGETS) -> dict:
             cell = run_failure(e)
             result["targets"] = {t: dict(cell) for t in targets}
             return result
+        exact = {}
+
+        def truth():
+            if "outputs" not in exact:
+                from tests.models.faithful import float64_truth
+
+                out = float64_truth(graph, dict(zip([v.name for v in graph.inputs], feeds)))
+                exact["outputs"] = [out[v.name] for v in graph.outputs]
+            return exact["outputs"]
+
         for target in targets:
-            cell = run_cell(graph, target, feeds, expected, workdir)
+            cell = run_cell(graph, target, feeds, expected, workdir, truth)
             if cell["status"] == "pass" and not varies:
                 cell = {"status": "inconclusive", "detail": result["note"]}
             result["targets"][target] = cell

@@ -39,6 +39,10 @@ def create(name: str):
 
     torch.manual_seed(0)
     model = import_timm().create_model(name, pretrained=False)
+    with torch.no_grad():  # zero-initialised heads (MLP-Mixer, ResMLP) would make the output a constant
+        for p in model.parameters():
+            if p.ndim >= 2 and not p.any():
+                p.normal_(0.0, 0.02)
     shape = input_shape(model)
     calibrate_batch_norms(model, shape)
     x = np.random.default_rng(6).standard_normal((1, *shape)).astype(np.float32)

@@ -79,24 +79,27 @@ def weight_layer_class() -> ast.ClassDef:
     return cls
 
 
-def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Pipeline:
-    """Dead code out, layouts planned channels-last, constants folded, ops without a rule decomposed."""
-    return Pipeline("Keras code").then("dead code", eliminate_dead_code) \
+def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT, blocker=REGISTRY.blocker,
+             name: str = "Keras code") -> Pipeline:
+    """Dead code out, layouts planned channels-last, constants folded, nodes `blocker` rejects decomposed."""
+    return Pipeline(name).then("dead code", eliminate_dead_code) \
         .then("layout", lambda g: plan_layout(g, target, layout)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
-        .then("legalize", lambda g: legalize(g, REGISTRY.blocker, "Keras code"))
+        .then("legalize", lambda g: legalize(g, blocker, name)) \
+        .then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
 
-def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT) -> Graph:
-    return pipeline(layout, target).run(clone(graph))
+def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
+            blocker=REGISTRY.blocker, name: str = "Keras code") -> Graph:
+    return pipeline(layout, target, blocker, name).run(clone(graph))
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
-         **_options) -> None:
+         blocker=REGISTRY.blocker, name: str = "Keras code", **_options) -> None:
     """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights).
 
-    `target` is the layout target planned for (the TFLite backend passes its own)."""
-    em = KerasEmitter(prepare(graph, layout, target))
+    The TFLite backend passes its own layout `target` and `blocker` (what its converter cannot lower)."""
+    em = KerasEmitter(prepare(graph, layout, target, blocker, name))
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.formats.tflite_flatbuffer import with_metadata
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
+from tensorbridge.rules.tflite.converter import float_blocker
 from tensorbridge.rules.tflite.nn import LAST_AXIS_ONLY
 
 # TFLite's SOFTMAX/LOG_SOFTMAX work on the last axis only (the converter would add transposes of its own)
@@ -39,7 +40,7 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
-        keras_codegen.save(graph, folder, layout, target=LAYOUT)
+        keras_codegen.save(graph, folder, layout, target=LAYOUT, blocker=float_blocker, name="TFLite")
         import keras
 
         model = keras.models.load_model(str(folder / "model.keras"), compile=False)

@@ -38,8 +38,10 @@ _KERAS_REDUCTIONS = {"ReduceMean": "ops.mean", "ReduceSum": "ops.sum", "ReduceMa
 
 @R.exports("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd")
 def write_reduce(em, node):
-    axes = node.input(1)
+    axes = int_operand(node.input(1)) if node.input(1) is not None else []
     kw = {"keepdims": bool(node.attrs.get("keepdims", 1))}
-    if axes is not None:
-        kw["axis"] = tuple(int_operand(axes))
+    if not axes and node.attrs.get("noop_with_empty_axes"):
+        return em.alias(node, em.tensor(node.inputs[0]))
+    if axes:  # none or empty: every axis
+        kw["axis"] = tuple(axes)
     em.out(node, P.call(_KERAS_REDUCTIONS[node.op], em.tensor(node.inputs[0]), **kw))

@@ -218,6 +218,35 @@ def read_batch_norm(imp, node, input, weight, bias, running_mean, running_var, *
     return y if name == "batch_norm" else (y, None, None)
 
 
+@aten("_native_batch_norm_legit", produces=("ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Reciprocal"))
+def read_batch_norm_batch_statistics(imp, node, input, weight, bias, *rest):
+    """Batch norm over the batch's own statistics (training=True; NFNet's weight standardisation calls it on
+    weights, where it folds to constants): (y, mean, 1/std) over every axis but 1, variance biased."""
+    training, eps = (rest[2], rest[4]) if len(rest) == 5 else (rest[0], rest[2])  # with / without running stats
+    if not training:
+        raise ModelError(f"{node.name}: _native_batch_norm_legit without training is not an op torch emits")
+    x = imp.value(input)
+    rank = imp.rank(input)
+    axes = imp.const([a for a in range(rank) if a != 1], dtype=np.int64)
+    mean = imp.emit("ReduceMean", [x, axes], {"keepdims": 1}, suffix="mean")
+    centered = imp.emit("Sub", [x, mean], suffix="centered")
+    var = imp.emit("ReduceMean", [imp.emit("Mul", [centered, centered], suffix="square"), axes], {"keepdims": 1},
+                   suffix="var")
+    rstd = imp.emit("Reciprocal", [imp.emit("Sqrt", [imp.emit("Add", [var, imp.const(float(eps), like=x)],
+                                                            suffix="eps")], suffix="std")], suffix="rstd")
+    y = imp.emit("Mul", [centered, rstd], suffix="normalized")
+    channel = [-1] + [1] * (rank - 2)
+    if weight is not None:
+        y = imp.emit("Mul", [y, imp.emit("Reshape", [imp.value(weight), imp.const(channel, dtype=np.int64)],
+                                         suffix="weight")], suffix="scaled")
+    if bias is not None:
+        y = imp.emit("Add", [y, imp.emit("Reshape", [imp.value(bias), imp.const(channel, dtype=np.int64)],
+                                         suffix="bias")], suffix="shifted")
+    flat = imp.const([-1], dtype=np.int64)
+    return (y, imp.emit("Reshape", [mean, flat], suffix="save_mean"), imp.emit("Reshape", [rstd, flat],
+                                                                              suffix="save_rstd"))
+
+
 @R.exports("BatchNormalization")
 def write_batch_norm(em, node):
     require_nchw(node)

@@ -8,9 +8,11 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.errors import ModelError
 from tensorbridge.rules.torch.base import (
     R,
     aten,
+    dtype_name,
     ints,
 )
 
@@ -58,6 +60,27 @@ def write_reduce(em, node):
     if node.op == "ReduceL2":
         return em.out(node, P.call("torch.linalg.vector_norm", xe, dim=dims, keepdim=keep))
     raise Unsupported(node.op)
+
+
+@aten("linalg_vector_norm", produces=("ReduceL2", "ReduceL1", "ReduceMax", "ReduceMin", "ReduceSum", "Pow"))
+def read_vector_norm(imp, node, x, ord=2, dim=None, keepdim=False, **kw):
+    """ord 2 and 1 as ReduceL2/L1, +-inf as the max/min of |x|, another p as (sum |x|^p)^(1/p)."""
+    xv = imp.value(x)
+    if kw.get("dtype") is not None:
+        xv = imp.emit("Cast", [xv], {"to": dtype_name(kw["dtype"])}, suffix="cast")
+    axes = [imp.const([dim] if isinstance(dim, int) else list(dim), dtype=np.int64)] if dim is not None else []
+    attrs = {"keepdims": int(bool(keepdim))}
+    p = float(ord)
+    if p in (1.0, 2.0):
+        return imp.emit("ReduceL2" if p == 2 else "ReduceL1", [xv, *axes], attrs)
+    magnitude = imp.emit("Abs", [xv], suffix="abs")
+    if p in (float("inf"), float("-inf")):
+        return imp.emit("ReduceMax" if p > 0 else "ReduceMin", [magnitude, *axes], attrs)
+    if p == 0:
+        raise ModelError(f"{node.name}: the 0-norm (a count of nonzeros) is not supported")
+    powered = imp.emit("Pow", [magnitude, imp.const(p, like=xv)], suffix="pow")
+    total = imp.emit("ReduceSum", [powered, *axes], attrs, suffix="sum")
+    return imp.emit("Pow", [total, imp.const(1.0 / p, like=xv)])
 
 
 @aten("max", "min", produces=("Max", "Min", "ReduceMax", "ReduceMin", "ArgMax", "ArgMin"))

@@ -1,0 +1,53 @@
+"""What TensorFlow's TFLite converter cannot turn into LiteRT builtins, for the float path (IR -> Keras code ->
+converter): such nodes are decomposed before the Keras code is written, or refused with the reason.
+
+Without this, the converter fails late with an MLIR error (or, for some ops, writes a file that computes
+something else), so the float path asks `float_blocker(node)` first: LiteRT's reason, else Keras's own.
+"""
+
+from __future__ import annotations
+
+from tensorbridge.rules.keras import REGISTRY as KERAS
+
+#: IR ops whose Keras call the converter lowers to no builtin (or to a wrong one), with the reason
+LACKS = {
+    "Acos": "LiteRT has no ACOS kernel",
+    "Asin": "LiteRT has no ASIN kernel",
+    "Atan": "LiteRT has no ATAN kernel (only ATAN2)",
+    "Acosh": "LiteRT has no ACOSH kernel",
+    "Asinh": "LiteRT has no ASINH kernel",
+    "Atanh": "LiteRT has no ATANH kernel",
+    "Cosh": "LiteRT has no COSH kernel",
+    "Sinh": "LiteRT has no SINH kernel",
+    "Tan": "LiteRT has no TAN kernel",
+    "IsInf": "the converter's IS_INF lowering computes something else",
+    "ArgMax": "Keras's argmax guards -0.0 with bitwise ops LiteRT lacks",
+    "ArgMin": "Keras's argmin guards -0.0 with bitwise ops LiteRT lacks",
+    "Hardmax": "Keras's argmax guards -0.0 with bitwise ops LiteRT lacks",
+    "CumProd": "LiteRT has no CUMPROD kernel",
+    "BitwiseAnd": "LiteRT has no bitwise AND kernel",
+    "BitwiseOr": "LiteRT has no bitwise OR kernel",
+    "BitwiseNot": "LiteRT has no bitwise NOT kernel",
+    "Einsum": "LiteRT has no EINSUM kernel",
+    "Det": "LiteRT has no determinant kernel",
+}
+
+#: dtypes LiteRT's float builtins do not take
+NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteRT has no bfloat16 kernels",
+                  "float16": "LiteRT computes in float32 (float16 only stores weights)",
+                  "uint64": "LiteRT has no uint64 kernels",
+                  "uint32": "LiteRT has few uint32 kernels", "uint16": "LiteRT has no uint16 kernels"}
+
+
+def float_blocker(node) -> str | None:
+    """Why the float TFLite path cannot write `node` as it is (None: it can)."""
+    from tensorbridge.ir import dtypes
+
+    if node.op in LACKS:
+        return LACKS[node.op]
+    if node.op == "BitShift" and node.attrs.get("direction") == "LEFT":
+        return "LiteRT has no left-shift kernel"
+    for v in [*node.inputs, *node.outputs]:
+        if v is not None and v.dtype is not None and dtypes.name(v.dtype) in NO_KERNELS_FOR:
+            return NO_KERNELS_FOR[dtypes.name(v.dtype)]
+    return KERAS.blocker(node)
