@@ -6,6 +6,7 @@ moved into place, so a failed conversion never leaves a partial file behind.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import shutil
@@ -21,11 +22,13 @@ from tensorbridge.ir.graph import Graph
 log = logging.getLogger(__name__)
 
 
-def load(source, format: str | None = None, input_shapes: dict | None = None, **options) -> Graph:
+def load(source, format: str | None = None, input_shapes: dict | None = None, input_dtypes: dict | None = None,
+         **options) -> Graph:
     """Load a model (path or in-memory object) into an IR `Graph`.
 
-    `input_shapes` ({name: [dims]}) fixes or names input dims; `options` go to the frontend
-    (PyTorch: `example_inputs`, `dynamic_shapes`).
+    `input_shapes` ({name: [dims]}) fixes or names input dims (a TorchScript archive, which records none,
+    needs them, with `input_dtypes` ({name: dtype}) for inputs other than float32); `options` go to the
+    frontend (PyTorch: `example_inputs`, `dynamic_shapes`).
     """
     if isinstance(source, Graph):
         return source
@@ -38,7 +41,12 @@ def load(source, format: str | None = None, input_shapes: dict | None = None, **
         fmt = frameworks.detect(path, format)
     if fmt.loader is None:
         raise ModelError(f"tensorbridge cannot read {fmt.name} models yet")
-    graph = frameworks.resolve(fmt.loader)(source, **options)
+    loader = frameworks.resolve(fmt.loader)
+    accepted = inspect.signature(loader).parameters
+    for key, value in (("input_shapes", input_shapes), ("input_dtypes", input_dtypes)):
+        if value and key in accepted:
+            options[key] = value
+    graph = loader(source, **options)
     if input_shapes:
         from tensorbridge.passes.infer_shapes import set_input_shapes
 
@@ -49,7 +57,7 @@ def load(source, format: str | None = None, input_shapes: dict | None = None, **
 def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
     """Write `graph` to `dest` in format `to` (default: from the extension)."""
     dest = Path(dest)
-    fmt = frameworks.detect(dest, to)
+    fmt = frameworks.detect(dest, to, source=False)
     if fmt.saver is None:
         raise ModelError(f"tensorbridge cannot write {fmt.name} models yet")
     saver = frameworks.resolve(fmt.saver)
@@ -69,30 +77,34 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
 
 
 def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=None,
-            rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0, layout=None):
-    """Convert `src` to `dst`; with `verify=True` run both and return the `Report`.
+            rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0, layout=None,
+            format: str | None = None):
+    """Convert `src` (in `format`, where its content and name do not tell) to `dst`; with `verify=True` run
+    both and return the `Report`.
 
     `layout` is a `tensorbridge.passes.layout.LayoutOptions` (--layout, --io-layout, --pin-layout).
     """
-    graph = load(src, input_shapes=input_shapes)
+    graph = load(src, format=format, input_shapes=input_shapes)
     save(graph, dst, to=to, **({"layout": layout} if layout is not None else {}))
     if not verify:
         return None
     report = globals()["verify"](src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed,
-                                 input_shapes=input_shapes)
+                                 input_shapes=input_shapes, format=format)
     return report
 
 
 def verify(src, dst, inputs=None, rtol: float | None = None, atol: float | None = None, seed: int = 0,
-           input_shapes=None, per_layer: bool = False, raise_on_failure: bool = False):
-    """Run `src` and `dst` on the same inputs and compare every output.
+           input_shapes=None, per_layer: bool = False, raise_on_failure: bool = False, format: str | None = None,
+           input_dtypes: dict | None = None):
+    """Run `src` and `dst` on the same inputs and compare every output (`format`: the source's, where its
+    content and name do not tell).
 
     With `per_layer=True`, also name the first op whose output diverges (`report.first_divergence`).
     """
     from tensorbridge.verification.harness import verify as _verify
 
     report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes,
-                     per_layer=per_layer)
+                     per_layer=per_layer, src_format=format, input_dtypes=input_dtypes)
     if raise_on_failure and not report.ok:
         raise VerificationError(report.summary(), report)
     return report

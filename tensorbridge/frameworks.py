@@ -45,6 +45,10 @@ FORMATS: tuple[Format, ...] = (
            "torch", "PyTorch: an nn.Module in memory, or a generated code folder (model.py + weights.safetensors)",
            "tensorbridge.rules.torch:REGISTRY", folder_marker="weights.safetensors", object_package="torch",
            runtime="torch"),
+    Format("torchscript", (".ts", ".torchscript", ".ptl"), "tensorbridge.frontends.torch.torchscript:load", None,
+           "tensorbridge.verification.runners.torch:TorchScriptRunner", "torch",
+           "TorchScript archive (torch.jit.save; recognised by content, whatever its extension)",
+           "tensorbridge.rules.torch:REGISTRY", runtime="torch"),
     Format("pt2", (".pt2",), "tensorbridge.frontends.torch.importer:load", "tensorbridge.backends.torch.pt2:save",
            "tensorbridge.verification.runners.torch:ExportedProgramRunner", "torch",
            "torch.export program (.pt2)", "tensorbridge.rules.torch:REGISTRY", runtime="torch"),
@@ -80,20 +84,30 @@ def for_object(obj) -> Format:
                      "torch.nn.Module")
 
 
-def detect(path: str | Path, explicit: str | None = None) -> Format:
-    """The format named by `explicit`, or the one whose extension `path` has."""
+def detect(path: str | Path, explicit: str | None = None, source: bool = True) -> Format:
+    """The format named by `explicit`; else, for a `source`, the one its content says (a folder's marker file,
+    a file's magic bytes or zip members); else the one its extension names."""
     if explicit:
         return by_name(explicit)
-    for f in FORMATS:
-        if f.folder_marker and (Path(path) / f.folder_marker).is_file():
-            return f
+    from tensorbridge.formats.sniff import looks_like_onnx, sniff
+
+    if source:
+        for f in FORMATS:
+            if f.folder_marker and (Path(path) / f.folder_marker).is_file():
+                return f
+        found = sniff(path) if Path(path).is_file() else None
+        if found:
+            return by_name(found)
     suffix = Path(path).suffix.lower()
     for f in FORMATS:
         if suffix in f.extensions:
             return f
+    if source and Path(path).is_file() and looks_like_onnx(path):
+        return by_name("onnx")
     known = ", ".join(e for f in FORMATS for e in f.extensions)
-    raise ModelError(f"cannot tell the format of {str(path)!r} from its extension {suffix or '(none)'!r}; "
-                     f"known extensions: {known} (or pass --to / format=)")
+    option = "--from / format=" if source else "--to / to="
+    raise ModelError(f"cannot tell the format of {str(path)!r} from its content or its extension "
+                     f"{suffix or '(none)'!r}; known extensions: {known} (or pass {option})")
 
 
 def runnable(fmt: Format) -> bool:

@@ -25,18 +25,33 @@ EXIT_INCONCLUSIVE = 4
 
 
 def _shapes(items: list[str] | None) -> dict[str, list] | None:
+    """--input-shape NAME=d0,d1,...[:dtype] -> {name: dims}."""
+    return _input_specs(items)[0]
+
+
+def _dtypes(items: list[str] | None) -> dict[str, str] | None:
+    """The dtypes given after the dims of --input-shape (NAME=1,16:int64) -> {name: dtype}."""
+    return _input_specs(items)[1]
+
+
+def _input_specs(items: list[str] | None) -> tuple[dict | None, dict | None]:
     if not items:
-        return None
-    out = {}
+        return None, None
+    shapes, kinds = {}, {}
     for item in items:
-        name, sep, dims = item.partition("=")
+        name, sep, spec = item.partition("=")
         if not sep or not name:
-            raise ModelError(f"--input-shape wants NAME=d0,d1,..., got {item!r}")
-        try:
-            out[name] = [int(d) if d.strip().lstrip("-").isdigit() else d.strip() for d in dims.split(",")]
-        except ValueError:
-            raise ModelError(f"--input-shape {item!r}: dims must be integers or names") from None
-    return out
+            raise ModelError(f"--input-shape wants NAME=d0,d1,...[:dtype], got {item!r}")
+        dims, _, dtype = spec.partition(":")
+        if dtype:
+            from tensorbridge.ir import dtypes
+
+            try:
+                kinds[name] = dtypes.name(dtypes.dtype(dtype))
+            except Exception:  # noqa: BLE001
+                raise ModelError(f"--input-shape {item!r}: unknown dtype {dtype!r}") from None
+        shapes[name] = [int(d) if d.strip().lstrip("-").isdigit() else d.strip() for d in dims.split(",")]
+    return shapes, kinds or None
 
 
 def _layout(args):
@@ -90,9 +105,9 @@ class _Progress:
 def cmd_convert(args, progress: _Progress) -> int:
     import tensorbridge as tb
 
-    shapes = _shapes(args.input_shape)
+    shapes, kinds = _input_specs(args.input_shape)
     with progress.step(f"loading {args.src}"):
-        graph = tb.load(args.src, input_shapes=shapes)
+        graph = tb.load(args.src, format=args.from_format, input_shapes=shapes, input_dtypes=kinds)
     with progress.step(f"writing {args.output}"):
         options = {"fp16": True} if args.fp16 else {}
         if args.quant_format != "qdq":
@@ -115,14 +130,15 @@ def cmd_convert(args, progress: _Progress) -> int:
           f"{graph.weight_bytes() / 1e6:.1f} MB of weights)")
     if args.no_verify:
         return 0
-    runtimes = {f.name: frameworks.runnable(f) for f in (frameworks.detect(args.src), frameworks.detect(args.output,
-                                                                                                        args.to))}
+    formats = (frameworks.detect(args.src, args.from_format), frameworks.detect(args.output, args.to, source=False))
+    runtimes = {f.name: frameworks.runnable(f) for f in formats}
     if not all(runtimes.values()):
         missing = ", ".join(name for name, ok in runtimes.items() if not ok)
         print(f"not verified: no runtime for {missing} on this machine (install its extra to verify)")
         return 0
     with progress.step("verifying"):
-        report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol)
+        report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol,
+                           format=args.from_format, input_dtypes=kinds)
     print(report.summary())
     if _write_report(args, report, _plan(graph, args)):
         print(f"report: {args.report}")
@@ -162,7 +178,7 @@ def _plan(graph, args) -> dict | None:
 
     if not args.report:
         return None
-    fmt = frameworks.detect(args.output, args.to)
+    fmt = frameworks.detect(args.output, args.to, source=False)
     try:
         target = frameworks.layout_target(fmt)
     except (TensorbridgeError, AttributeError):
@@ -175,7 +191,8 @@ def cmd_inspect(args, progress: _Progress) -> int:
     from tensorbridge.ir import printer, serde
 
     with progress.step(f"loading {args.src}"):
-        graph = tb.load(args.src)
+        shapes, kinds = _input_specs(args.input_shape)
+        graph = tb.load(args.src, format=args.from_format, input_shapes=shapes, input_dtypes=kinds)
     if args.layout_plan:
         return _print_layout_plan(graph, args, progress)
     if args.json:
@@ -212,7 +229,8 @@ def cmd_verify(args, progress: _Progress) -> int:
 
     with progress.step(f"running {args.src} and {args.dst}"):
         report = tb.verify(args.src, args.dst, inputs=args.inputs, rtol=args.rtol, atol=args.atol,
-                           seed=args.seed, input_shapes=_shapes(args.input_shape), per_layer=args.per_layer)
+                           seed=args.seed, input_shapes=_shapes(args.input_shape), per_layer=args.per_layer,
+                           format=args.from_format, input_dtypes=_dtypes(args.input_shape))
     print(json.dumps(report.to_dict(), indent=1) if args.json else report.summary())
     if _write_report(args, report):
         print(f"report: {args.report}")
@@ -237,7 +255,15 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("convert", help="convert SRC into another format", parents=[common])
+    source = argparse.ArgumentParser(add_help=False)
+    source.add_argument("--from", dest="from_format", metavar="FORMAT",
+                        help="the source's format, where its content and extension do not tell "
+                             f"({', '.join(f.name for f in frameworks.FORMATS if f.loader)})")
+    source.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...[:dtype]",
+                        help="fix or name an input's dims (repeatable); a TorchScript source needs every input's, "
+                             "with :int64 (or another dtype) for inputs other than float32")
+
+    c = sub.add_parser("convert", help="convert SRC into another format", parents=[common, source])
     c.add_argument("src")
     c.add_argument("-o", "--output", required=True, help="destination file (format from its extension)")
     c.add_argument("--to", help="output format (onnx, tbir, torch, pt2, keras, tflite); default: from the extension")
@@ -254,14 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "runtimes are installed)")
     c.add_argument("--keep-failed", action="store_true", help="keep the output when verification fails")
     c.add_argument("--report", metavar="REPORT.html", help="also write the verification as a self-contained HTML page")
-    c.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...",
-                   help="fix or name an input's dims (repeatable)")
     c.add_argument("--rtol", type=float)
     c.add_argument("--atol", type=float)
     _layout_flags(c)
     c.set_defaults(func=cmd_convert)
 
-    i = sub.add_parser("inspect", help="print the IR, op histogram, inputs and outputs", parents=[common])
+    i = sub.add_parser("inspect", help="print the IR, op histogram, inputs and outputs", parents=[common, source])
     i.add_argument("src")
     i.add_argument("--json", action="store_true")
     i.add_argument("--layout-plan", action="store_true",
@@ -270,14 +294,13 @@ def build_parser() -> argparse.ArgumentParser:
     _layout_flags(i)
     i.set_defaults(func=cmd_inspect)
 
-    v = sub.add_parser("verify", help="run two models on the same inputs and compare", parents=[common])
+    v = sub.add_parser("verify", help="run two models on the same inputs and compare", parents=[common, source])
     v.add_argument("src")
     v.add_argument("dst")
     v.add_argument("--inputs", metavar="FILE.npz", help="inputs by name (default: seeded random)")
     v.add_argument("--rtol", type=float)
     v.add_argument("--atol", type=float)
     v.add_argument("--seed", type=int, default=0)
-    v.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...")
     v.add_argument("--per-layer", action="store_true",
                    help="also compare every intermediate value and name the first op that diverges")
     v.add_argument("--json", action="store_true")

@@ -24,7 +24,8 @@ from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, r
 log = logging.getLogger(__name__)
 
 
-def runner_for(model):
+def runner_for(model, format: str | None = None, **options):
+    """The runner of a model file (`format`: where its content and name do not tell)."""
     if isinstance(model, Graph):
         from tensorbridge.verification.runners.reference import ReferenceRunner
         return ReferenceRunner(model)
@@ -32,10 +33,10 @@ def runner_for(model):
         raise ModelError(f"cannot run a {type(model).__name__}; pass a file path or an IR graph")
     if not os.path.exists(model):
         raise ModelError(f"no such file: {model}")
-    fmt = frameworks.detect(model)
+    fmt = frameworks.detect(model, format)
     if fmt.runner is None:
         raise ModelError(f"tensorbridge cannot run {fmt.name} models for verification")
-    return frameworks.resolve(fmt.runner)(model)
+    return frameworks.resolve(fmt.runner)(model, **options)
 
 
 def _label(model) -> str:
@@ -57,16 +58,20 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
 
 
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
-           per_layer: bool = False) -> Report:
-    a = runner_for(src)
+           per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
+    a = runner_for(src, src_format, **({"input_dtypes": input_dtypes} if input_dtypes else {}))
     b = runner_for(dst)
+    if any(shape is None for _, _, shape in a.inputs) and len(a.inputs) == len(b.inputs):
+        # a source that records no input shapes (TorchScript) runs on the converted model's
+        a.inputs = [(n, dt or b_dt, shape if shape is not None else b_shape)
+                    for (n, dt, shape), (_, b_dt, b_shape) in zip(a.inputs, b.inputs)]
     open_inputs = open_dims(a.inputs)
     if isinstance(inputs, (str, os.PathLike)):
         feeds = load_npz(inputs)
     elif inputs is not None:
         feeds = dict(inputs)
     else:
-        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, lambda: _graph(src)))
+        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, lambda: _graph(src, src_format)))
     missing = [n for n, _, _ in a.inputs if n not in feeds]
     if missing:
         raise ModelError(f"inputs are missing {missing}; the model takes {[n for n, _, _ in a.inputs]}")
@@ -107,7 +112,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     return report
 
 
-def _graph(src) -> Graph:
+def _graph(src, src_format: str | None = None) -> Graph:
     from tensorbridge.api import load
 
-    return load(src)
+    return load(src, format=src_format)

@@ -9,6 +9,8 @@ because the converter would not keep its scales and zero points.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import tempfile
 from dataclasses import replace
@@ -49,7 +51,8 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
             converter.optimizations = [tf.lite.Optimize.DEFAULT]
             converter.target_spec.supported_types = [tf.float16]
         try:
-            flatbuffer = converter.convert()
+            with contextlib.redirect_stdout(io.StringIO()):  # Keras's export lists the endpoints it saved
+                flatbuffer = converter.convert()
         except Exception as e:  # noqa: BLE001 - the converter raises many error types
             raise ModelError(f"TensorFlow's TFLite converter failed: {str(e).splitlines()[0][:300]}") from None
         flatbuffer = rename_layer_outputs(flatbuffer, model, keras_codegen.layer_values(folder))

@@ -8,8 +8,10 @@ error before anything is built. IR nodes and weights are named after the layers 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +46,8 @@ def load(source) -> Graph:
             load_folder(path)
             path = path / "model.keras"
         try:
-            model = keras.models.load_model(str(path), compile=False, safe_mode=True)
+            with _named_for_keras(path) as named:
+                model = keras.models.load_model(str(named), compile=False, safe_mode=True)
         except (ValueError, TypeError, OSError, KeyError) as e:
             raise ModelError(f"cannot load {path} as a Keras model: {str(e).splitlines()[0][:300]}") from None
     else:
@@ -58,6 +61,23 @@ def load(source) -> Graph:
                          "models have a graph tensorbridge can read")
     graph = Importer(model).run()
     return graph
+
+
+@contextlib.contextmanager
+def _named_for_keras(path: Path):
+    """`path`, or a link to it named as Keras's loader wants (.keras for its zip, .h5 for HDF5): Keras picks
+    its reader by the extension, tensorbridge by the content."""
+    if path.suffix.lower() in (".keras", ".h5", ".hdf5") or not path.is_file():
+        yield path
+        return
+    from tensorbridge.formats.sniff import HDF5
+
+    with open(path, "rb") as f:
+        suffix = ".h5" if f.read(8) == HDF5 else ".keras"
+    with tempfile.TemporaryDirectory(prefix="tb-keras-") as tmp:
+        link = Path(tmp) / f"model{suffix}"
+        os.symlink(path.resolve(), link)
+        yield link
 
 
 class Importer:

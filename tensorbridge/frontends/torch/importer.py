@@ -171,7 +171,10 @@ class Importer:
             if node.op != "call_function" or node.target is operator.getitem:
                 continue
             key = source_op(node.target)
-            if key is None:
+            if key is None and getattr(node.target, "namespace", None) == "higher_order":
+                self.report.add(f"torch.{node.target.__name__}", node.name,
+                                "data-dependent control flow (scripted if/while) is not converted yet")
+            elif key is None:
                 self.report.add(str(node.target), node.name, "not an ATen op")
             elif REGISTRY.import_rule(key[1], key[0]) is None:
                 detail = "dynamic quantization (parameters computed at run time); only static PT2E quantization " \

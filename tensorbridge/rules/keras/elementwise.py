@@ -169,15 +169,46 @@ def read_merge(imp, layer, inputs, node):
     return y
 
 
+def _bias_add_safe(a, b) -> bool:
+    """Whether Keras's TF `ops.add(a, b)` computes a + b: it takes a `b` that squeezes to a vector of a's dim 1
+    or last dim as a bias on that axis (tf.nn.bias_add), which is a + b only when b's one long axis is its last
+    and lines up with a's last; its channels-first form also breaks TensorFlow's TFLite converter."""
+    if a.shape is None or b.shape is None or len(a.shape) < 2:
+        return True
+    long = [i for i, d in enumerate(b.shape) if not isinstance(d, int) or d > 1]
+    if len(long) != 1 or not isinstance(b.shape[long[0]], int) or b.shape[long[0]] not in (a.shape[1], a.shape[-1]):
+        return True
+    return long[0] == len(b.shape) - 1 and a.shape[-1] == b.shape[-1]
+
+
 @R.exports("Add", "Sum")
 def write_add(em, node):
-    """Constants first: Keras's TF `ops.add` takes a second operand that squeezes to a vector as a bias on
-    axis 1 or -1, whichever has its length, which misplaces e.g. a [W, 1] constant when H == W."""
-    vals = [em.tensor(v) for v in sorted(node.inputs, key=lambda v: v.const is None)]
-    expr = vals[0]
-    for v in vals[1:]:
-        expr = P.call("ops.add", expr, v)
-    em.out(node, expr)
+    """Pairwise ops.add with constants first, in an order Keras adds as written (see _bias_add_safe); where
+    neither order is, a - (-b), which is exactly a + b."""
+    values = sorted(node.inputs, key=lambda v: v.const is None)
+    total, acc = em.tensor(values[0]), values[0]
+    for v in values[1:]:
+        if _bias_add_safe(acc, v):
+            total = P.call("ops.add", total, em.tensor(v))
+        elif _bias_add_safe(v, acc):
+            total = P.call("ops.add", em.tensor(v), total)
+        else:
+            total = P.call("ops.subtract", total, P.call("ops.negative", em.tensor(v)))
+        acc = _Shaped(_broadcast(acc.shape, v.shape))
+    em.out(node, total)
+
+
+class _Shaped:
+    """A partial sum's shape, for _bias_add_safe."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def _broadcast(a, b):
+    if a is None or b is None or not all(isinstance(d, int) for d in (*a, *b)):
+        return None
+    return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
 
 
 @R.exports("Where")

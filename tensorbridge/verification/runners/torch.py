@@ -98,6 +98,34 @@ class ExportedProgramRunner:
         return steps
 
 
+class TorchScriptRunner:
+    """A TorchScript archive run by TorchScript's interpreter. It records no input shapes: verification takes
+    them from the converted model (or --input-shape); dtypes are float32 unless `input_dtypes` says."""
+
+    name = "PyTorch (TorchScript)"
+
+    def __init__(self, source, input_dtypes: dict | None = None, **_options):
+        import torch
+
+        from tensorbridge.frontends.torch.torchscript import argument_names
+
+        try:
+            self.module = torch.jit.load(str(source), map_location="cpu").eval()
+        except Exception as e:  # noqa: BLE001
+            raise ModelError(f"cannot load {source} as a TorchScript archive: {str(e).splitlines()[0][:200]}") \
+                from None
+        self.inputs = [(n, (input_dtypes or {}).get(n), None) for n in argument_names(self.module)]
+        self.outputs = ["output"]
+        self._torch = torch
+
+    def run(self, feeds):
+        with self._torch.no_grad():
+            out = _flatten(self.module(*[to_torch(feeds[n]) for n, _, _ in self.inputs]))
+        if len(self.outputs) != len(out):
+            self.outputs = [f"output_{i}" for i in range(len(out))] if len(out) > 1 else ["output"]
+        return {n: to_numpy(t) for n, t in zip(self.outputs, out)}
+
+
 def _capture_locals(fn, *args) -> dict:
     """Call fn(*args) and return every local its frame held at some line (generated code deletes locals after
     their last use, so they are collected line by line with a trace hook, not read at return)."""

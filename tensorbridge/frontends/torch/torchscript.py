@@ -1,0 +1,89 @@
+"""TorchScript archives (`torch.jit.save`) as a source.
+
+The archive is read with `torch.jit.load` (TorchScript's own loader: its code is TorchScript, compiled,
+never Python, and its data is read by its restricted unpickler, which builds tensors and TorchScript
+types only) and turned into a `torch.export` program by PyTorch's TorchScript converter, which the
+ATen import rules then read: control flow in scripted code becomes `torch.cond`, which is listed as a
+blocker. An archive records no input shapes, so the inputs come from `input_shapes` (the CLI's
+--input-shape NAME=d0,d1,...[:dtype]; float32 unless a dtype follows the dims).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+
+
+def is_torchscript(path: Path) -> bool:
+    """A zip holding TorchScript code (`<archive>/code/`), as torch.jit.save writes."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return any("/code/" in name for name in z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def argument_names(module) -> list[str]:
+    """The names of forward()'s tensor arguments, as the scripted code declares them."""
+    return [a.name for a in module.forward.schema.arguments[1:]]
+
+
+def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None = None) -> tuple:
+    """Seeded tensors of the given shapes (and dtypes) for forward()'s arguments; a clear error without them."""
+    from tensorbridge.rules.torch.base import to_torch
+
+    names = argument_names(module)
+    missing = [n for n in names if not input_shapes or n not in input_shapes]
+    if missing:
+        example = " ".join(f"--input-shape {n}=1,3,224,224" for n in missing)
+        raise ModelError(f"a TorchScript archive records no input shapes: give every input's, e.g. {example} "
+                         f"(append :int64 for token ids); its inputs are {names}")
+    out = []
+    for name in names:
+        dims = input_shapes[name]
+        if not all(isinstance(d, int) and d > 0 for d in dims):
+            raise ModelError(f"--input-shape {name}: a TorchScript source needs sizes, got {dims}")
+        dtype = np.dtype((input_dtypes or {}).get(name, "float32"))
+        rng = np.random.default_rng(0)
+        arr = rng.standard_normal(dims).astype(dtype) if dtype.kind == "f" else rng.integers(0, 2, dims).astype(dtype)
+        out.append(to_torch(arr))
+    return tuple(out)
+
+
+def load(source, input_shapes: dict | None = None, input_dtypes: dict | None = None, **_options):
+    """Import a TorchScript archive (path) or ScriptModule into the IR."""
+    import torch
+
+    from tensorbridge.frontends.torch.importer import load as load_program
+
+    if isinstance(source, (str, Path)):
+        try:
+            module = torch.jit.load(str(source), map_location="cpu")
+        except Exception as e:  # noqa: BLE001 - TorchScript raises many kinds for a bad archive
+            raise ModelError(f"{source} is not a readable TorchScript archive: {str(e).splitlines()[0][:200]}") \
+                from None
+    else:
+        module = source
+    module.eval()
+    args = example_inputs(module, input_shapes, input_dtypes)
+    from torch._export.converter import TS2EPConverter
+
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = TS2EPConverter(module, args).convert()
+    except Exception as e:  # noqa: BLE001
+        raise ModelError(f"PyTorch's TorchScript converter could not read the program: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:300] if str(e) else ''}") from None
+    graph = load_program(program)
+    for v, name in zip(graph.inputs, argument_names(module)):  # the scripted code's own argument names
+        if v.name != name:
+            v.name = graph.unique_name(name)
+    graph.metadata["source_framework"] = "torchscript"
+    return graph

@@ -1,0 +1,104 @@
+"""Sources as users have them: formats told by content (whatever the extension), --from where content cannot
+tell, TorchScript archives."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import onnx
+import pytest
+
+import tensorbridge as tb
+from tensorbridge import frameworks
+from tensorbridge.cli.main import main
+from tensorbridge.errors import ModelError
+
+
+class _Net:
+    @staticmethod
+    def make():
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+                self.fc = torch.nn.Linear(4 * 8 * 8, 5)
+
+            def forward(self, x):
+                return self.fc(torch.relu(self.conv(x)).flatten(1))
+
+        torch.manual_seed(0)
+        return Net().eval()
+
+
+@pytest.fixture
+def torchscript(tmp_path):
+    import torch
+
+    path = tmp_path / "net.pt"  # the extension torch.save uses too: the content tells them apart
+    torch.jit.save(torch.jit.trace(_Net.make(), torch.randn(1, 3, 8, 8)), str(path))
+    return path
+
+
+def test_a_torchscript_archive_converts_and_verifies(torchscript, tmp_path, capsys):
+    out = tmp_path / "net.onnx"
+    assert frameworks.detect(torchscript).name == "torchscript"
+    assert main(["-q", "convert", str(torchscript), "-o", str(out), "--input-shape", "x=2,3,8,8"]) == 0
+    assert "PASS" in capsys.readouterr().out
+    assert [d.dim_value for d in onnx.load(out).graph.input[0].type.tensor_type.shape.dim] == [2, 3, 8, 8]
+
+
+def test_a_torchscript_archive_without_shapes_asks_for_them(torchscript, tmp_path, capsys):
+    out = tmp_path / "net.onnx"
+    assert main(["-q", "convert", str(torchscript), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--input-shape x=" in err and not out.exists()
+
+
+def test_scripted_control_flow_is_a_listed_blocker(tmp_path, capsys):
+    import torch
+
+    class Branchy(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x * 2
+            return x - 1
+
+    path = tmp_path / "branchy.pt"
+    torch.jit.save(torch.jit.script(Branchy()), str(path))
+    assert main(["-q", "convert", str(path), "-o", str(tmp_path / "b.onnx"), "--input-shape", "x=2,3"]) == 2
+    assert "control flow" in capsys.readouterr().err
+
+
+def test_formats_are_told_by_content(small_cnn_path, tmp_path):
+    renamed = tmp_path / "model.bin"
+    shutil.copy(small_cnn_path, renamed)
+    assert frameworks.detect(renamed).name == "onnx"  # the protobuf's first field, when the name says nothing
+    tflite = tb.save(tb.load(small_cnn_path), tmp_path / "m.tflite")
+    shutil.copy(tflite, tmp_path / "m.model")
+    assert frameworks.detect(tmp_path / "m.model").name == "tflite"
+    graph = tb.load(tmp_path / "m.model")
+    assert graph.op_histogram()
+
+
+def test_a_keras_hdf5_file_is_read_whatever_its_extension(tmp_path):
+    import keras
+
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((6,))
+    model = keras.Model(inputs, keras.layers.Dense(3)(inputs))
+    model.save(tmp_path / "m.h5")
+    shutil.copy(tmp_path / "m.h5", tmp_path / "m.hdf5")
+    graph = tb.load(tmp_path / "m.hdf5")
+    x = np.random.default_rng(0).standard_normal((2, 6)).astype(np.float32)
+    out = tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
+    np.testing.assert_allclose(out, model(x), rtol=1e-5, atol=1e-6)
+
+
+def test_a_file_nothing_tells_names_the_option(tmp_path):
+    path = tmp_path / "weights"
+    path.write_bytes(b"\xffnot a model")
+    with pytest.raises(ModelError, match="--from"):
+        tb.load(path)
