@@ -4,7 +4,8 @@ For each case of each op (tests/cases/catalogue.py):
 - **F out**: the one-op graph written by F's backend and run in F's own runtime (onnxruntime, PyTorch,
   Keras, LiteRT, the reference for .tbir) matches the reference's outputs;
 - **F in**: that file read back by F's frontend holds the op (the frontend produces it) and computes
-  the same; a SavedModel is made from the Keras code (`model.export`), as TensorFlow users make one;
+  the same; a SavedModel is made from the Keras code (`model.export`), as TensorFlow users make one, and a
+  TorchScript archive from the PyTorch code (`torch.jit.trace` + `torch.jit.save`);
 - **pairs** (`--pairs`): every F-in file converted to every G and run in G's runtime.
 
     python -m tests.cases.corpus                 # print the matrix of results
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 OUT = ("onnx", "torch", "pt2", "keras", "tflite", "tbir")
-IN = ("onnx", "torch", "pt2", "keras", "tflite", "savedmodel", "tbir")
+IN = ("onnx", "torch", "pt2", "keras", "tflite", "savedmodel", "torchscript", "tbir")
 FAST = ("onnx", "torch", "tbir")  # what `make test` runs live; the rest is recorded evidence
 EVIDENCE = Path(__file__).resolve().parents[2] / "tensorbridge" / "support_evidence.json"
 
@@ -87,9 +88,14 @@ def run_in(case, fmt: str, path: Path, tmp: Path) -> str:
     from tensorbridge.reference.interpreter import run
 
     try:
+        shapes = dtypes = None
         if fmt == "savedmodel":
             path = _saved_model(path, tmp)
-        graph = tb.load(str(path), format=fmt)
+        if fmt == "torchscript":
+            path = _torchscript(path, case.feeds, tmp)
+            shapes = {n: list(np.shape(a)) for n, a in case.feeds.items()}
+            dtypes = {n: str(np.asarray(a).dtype) for n, a in case.feeds.items()}
+        graph = tb.load(str(path), format=fmt, input_shapes=shapes, input_dtypes=dtypes)
         if case.op not in graph.op_histogram():
             return f"fail: read back as {', '.join(graph.op_histogram()) or 'no op'}"
         names = [v.name for v in graph.inputs]  # by name where the file keeps the names, else by position
@@ -107,6 +113,20 @@ def _saved_model(keras_folder: Path, tmp: Path) -> Path:
     dest = tmp / "saved_model"
     with contextlib.redirect_stdout(io.StringIO()):
         model.export(str(dest), verbose=False)
+    return dest
+
+
+def _torchscript(torch_folder: Path, feeds: dict, tmp: Path) -> Path:
+    import torch
+
+    from tensorbridge.codegen.folder import load_folder
+
+    module = load_folder(torch_folder).load_model()
+    args = tuple(torch.from_numpy(np.asarray(a).copy()) for a in feeds.values())
+    dest = tmp / "m.ts"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.save(torch.jit.trace(module, args), str(dest))
     return dest
 
 
@@ -128,7 +148,7 @@ def run_op(op: str, formats=None, pairs: bool = False, limit: int = 3) -> dict:
 
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
-    formats = formats or OUT + ("savedmodel",)
+    formats = formats or OUT + ("savedmodel", "torchscript")
     result = {"cases": [], "out": {}, "in": {}, "pairs": {}}
     for case in cases(op, limit):
         result["cases"].append(case.name)
@@ -136,7 +156,8 @@ def run_op(op: str, formats=None, pairs: bool = False, limit: int = 3) -> dict:
             tmp = Path(tmp)
             written = {}
             for fmt in OUT:
-                if fmt not in formats and not (fmt == "keras" and "savedmodel" in formats):
+                needed_by = {"keras": "savedmodel", "torch": "torchscript"}.get(fmt)
+                if fmt not in formats and needed_by not in formats:
                     continue
                 (tmp / fmt).mkdir()
                 status, path = run_out(case, fmt, tmp / fmt)
@@ -147,7 +168,7 @@ def run_op(op: str, formats=None, pairs: bool = False, limit: int = 3) -> dict:
             for fmt in IN:
                 if fmt not in formats:
                     continue
-                source = written.get("keras" if fmt == "savedmodel" else fmt)
+                source = written.get({"savedmodel": "keras", "torchscript": "torch"}.get(fmt, fmt))
                 status = run_in(case, fmt, source, tmp) if source is not None else "untested: not written"
                 result["in"].setdefault(fmt, []).append(status)
             if pairs:
@@ -191,7 +212,7 @@ def write_gaps(results: dict) -> None:
                 if not any(s == "pass" for s in statuses):
                     why = next((s for s in statuses if not s.startswith("untested")), statuses[0] if statuses
                                else "no case") if statuses else "no case"
-                    lines.append(f"{direction:<4}{fmt.name:<11}{op:<28}{why}")
+                    lines.append(f"{direction:<4}{fmt.name:<13}{op:<28}{why}")
     Path(__file__).with_name("known_gaps.txt").write_text("\n".join(lines) + "\n")
 
 
@@ -213,7 +234,7 @@ def main():
     ap.add_argument("ops", nargs="*")
     ap.add_argument("--write", action="store_true", help="write the evidence file and docs/support.md")
     ap.add_argument("--pairs", action="store_true", help="also convert every written file to every other format")
-    ap.add_argument("--formats", help="comma-separated subset of " + ", ".join(OUT + ("savedmodel",)))
+    ap.add_argument("--formats", help="comma-separated subset of " + ", ".join(OUT + ("savedmodel", "torchscript")))
     a = ap.parse_args()
     results = run_all(a.ops or None, a.formats.split(",") if a.formats else None, a.pairs)
     for op, r in results.items():

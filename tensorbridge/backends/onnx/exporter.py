@@ -1,8 +1,9 @@
 """ONNX backend: IR `Graph` -> `.onnx` file that passes `onnx.checker` and loads in onnxruntime.
 
 The graph is copied and legalised (IR-only ops such as Dense or SiLU are decomposed), then
-written at `DEFAULT_EXPORT_OPSET`, or at the source model's opset or the newest op's
-introduction when that is later. Weights stream to disk (external data above 2 GB).
+written at `DEFAULT_EXPORT_OPSET`, or later where an op needs it: its introduction, or the version of its
+definition at the source model's opset (a model at an opset newer than runtimes know is written at the oldest
+opset where every op it uses means the same). Weights stream to disk (external data above 2 GB).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.onnx_proto import write_model
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
+from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
 from tensorbridge.ops.qlinear import to_qlinear
@@ -124,10 +126,58 @@ def _introduced() -> dict[str, int]:
 
 
 def _choose_opset(graph: Graph) -> int:
-    need = max(rules.DEFAULT_EXPORT_OPSET, int(graph.metadata.get("onnx_opset", 0)))
+    source = int(graph.metadata.get("onnx_opset", 0))
+    need = rules.DEFAULT_EXPORT_OPSET
     for node in graph.all_nodes():
-        need = max(need, _introduced().get(node.op, 1))
+        need = max(need, _introduced().get(node.op, 1), _definition_for(node, source))
     return need
+
+
+def _definition_for(node: Node, opset: int) -> int:
+    """The oldest opset whose definition of the node's op still accepts the node as the definition at the
+    source's `opset` does (its attributes, its tensor types); 0 without a source opset or an ONNX schema."""
+    chain = _definitions(node.op, opset)
+    if not chain:
+        return 0
+    for older, newer in zip(chain[1:], chain):
+        lost = {a for a in chain[0].attributes if a not in older.attributes}
+        if lost & set(node.attrs) or not (_accepts(older.inputs, node.inputs, older)
+                                          and _accepts(older.outputs, node.outputs, older)):
+            return newer.since_version
+    return chain[-1].since_version
+
+
+@functools.cache
+def _definitions(op: str, opset: int) -> tuple:
+    """The definitions of default-domain `op` in effect at or before `opset`, newest first."""
+    chain = []
+    while opset > 0:
+        try:
+            schema = onnx.defs.get_schema(op, opset, "")
+        except onnx.defs.SchemaError:
+            break
+        chain.append(schema)
+        opset = schema.since_version - 1
+    return tuple(chain)
+
+
+def _type_str(v: Value | None) -> str | None:
+    if v is None or v.dtype is None:
+        return None
+    return f"tensor({onnx.TensorProto.DataType.Name(rules.onnx_dtype(v.dtype)).lower()})"
+
+
+def _accepts(formals, values, schema) -> bool:
+    """Whether every typed value fits its formal parameter's type constraint (a variadic last formal repeats)."""
+    allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+    for i, v in enumerate(values):
+        if not formals:
+            return False
+        formal = formals[min(i, len(formals) - 1)]
+        t = _type_str(v)
+        if t is not None and formal.type_str in allowed and t not in allowed[formal.type_str]:
+            return False
+    return True
 
 
 def _value_info(v: Value) -> onnx.ValueInfoProto:

@@ -63,6 +63,25 @@ def load(source) -> Graph:
     return graph
 
 
+def trace_layer(layer, node):
+    """(the functional graph `layer.call` builds on symbolic copies of the node's inputs, None) or (None, why):
+    a custom layer written with `keras.ops` traces into ops the registry reads."""
+    keras = _keras()
+    fresh = {id(t): keras.Input(batch_shape=t.shape, dtype=t.dtype) for t in node.input_tensors}
+
+    def swap(a):
+        return fresh.get(id(a), a)
+
+    args = keras.tree.map_structure(swap, node.arguments.args)
+    kwargs = keras.tree.map_structure(swap, node.arguments.kwargs)
+    kwargs.pop("training", None)
+    try:
+        out = layer.call(*args, **kwargs)
+        return keras.Model(list(fresh.values()), out, name=layer.name), ""
+    except Exception as e:  # noqa: BLE001 - whatever the layer's Python does on symbolic tensors
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+
+
 @contextlib.contextmanager
 def _named_for_keras(path: Path):
     """`path`, or a link to it named as Keras's loader wants (.keras for its zip, .h5 for HDF5): Keras picks
@@ -88,10 +107,13 @@ class Importer:
         self.report = BlockerReport("Keras import", "keras")
         self.build = Builder(self.graph)
         self.layer = None
+        self.traced: dict[int, object] = {}  # id(keras node) -> the functional graph its custom layer's call builds
+        self.variables: dict[int, Value] = {}  # id(keras variable) -> its weight
 
     def run(self) -> Graph:
         self._preflight(self.model)
-        self.report.raise_if_any("Nothing was written. Custom layers need an import rule (tensorbridge/rules/keras/).")
+        self.report.raise_if_any("Nothing was written. A layer that cannot be traced needs an import rule "
+                                 "(tensorbridge/rules/keras/).")
         for t in self.model.inputs:
             shape = tuple(d if d is not None else ("batch" if i == 0 else None) for i, d in enumerate(t.shape))
             name = t.name if not t.name.startswith("keras_tensor") else self._input_layer_name(t)
@@ -127,7 +149,12 @@ class Importer:
                 if REGISTRY.import_rule(kind, "op") is None:
                     self.report.add(kind, layer.name, "keras.ops call without a converter")
             elif REGISTRY.import_rule(kind, "layer") is None:
-                self.report.add(kind, layer.name, "custom or unsupported layer")
+                traced, why = trace_layer(layer, node)
+                if traced is None:
+                    self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
+                else:
+                    self.traced[id(node)] = traced
+                    self._preflight(traced)
 
     def _walk(self, model) -> None:
         keras = _keras()
@@ -137,11 +164,13 @@ class Importer:
             if kind == "InputLayer":
                 continue
             inputs = [self.env[id(t)] for t in node.input_tensors]
-            if hasattr(layer, "_nodes_by_depth"):  # nested functional model: inline it
-                for inner, outer in zip(layer.inputs, inputs):
+            traced = self.traced.get(id(node))
+            if traced is not None or hasattr(layer, "_nodes_by_depth"):  # nested or traced: inline it
+                inner_model = traced if traced is not None else layer
+                for inner, outer in zip(inner_model.inputs, inputs):
                     self.env[id(inner)] = outer
-                self._walk(layer)
-                outs = [self.env[id(t)] for t in layer.outputs]
+                self._walk(inner_model)
+                outs = [self.env[id(t)] for t in inner_model.outputs]
             elif not isinstance(layer, keras.layers.Layer):  # a keras.ops call
                 self._at(layer)
                 args, kwargs = self.operands(node.arguments.args), self.operands(node.arguments.kwargs)
@@ -156,12 +185,19 @@ class Importer:
 
     # -- helpers for converters ---------------------------------------------------------------
     def operands(self, args):
-        """A call's arguments with every Keras tensor replaced by its IR value (nesting kept)."""
+        """A call's arguments with every Keras tensor replaced by its IR value, and every variable (a traced
+        layer's weight) by a weight (nesting kept)."""
         if isinstance(args, dict):
             return {k: self.operands(v) for k, v in args.items()}
         if isinstance(args, (list, tuple)):
             return [self.operands(a) for a in args]
-        return self.env[id(args)] if id(args) in self.env else args
+        if id(args) in self.env:
+            return self.env[id(args)]
+        if isinstance(args, _keras().Variable):
+            if id(args) not in self.variables:
+                self.variables[id(args)] = self.build.weight(args.path.replace("/", "."), np.asarray(args.numpy()))
+            return self.variables[id(args)]
+        return args
 
     def _at(self, layer) -> None:
         self.layer = layer

@@ -19,6 +19,7 @@ from tensorbridge.rules.keras.base import (
     keras_op,
     layer,
     op_row,
+    operand_value,
     to_numpy,
 )
 
@@ -219,6 +220,15 @@ def write_where(em, node):
 @keras_op("Cast", produces="Cast")
 def read_op_cast(imp, op, args, kwargs, node):
     return imp.emit("Cast", [args[0]], {"to": dtypes.name(dtypes.dtype(str(op.dtype)))})
+
+
+@keras_op("ConvertToTensor", produces=("Cast",))
+def read_op_convert_to_tensor(imp, op, args, kwargs, node):
+    """ops.convert_to_tensor: the tensor itself, cast where it names another dtype."""
+    x = operand_value(imp, args[0], None)
+    if op.dtype is None or x.dtype is None or dtypes.dtype(str(op.dtype)) == x.dtype:
+        return x
+    return imp.emit("Cast", [x], {"to": dtypes.name(dtypes.dtype(str(op.dtype)))})
 
 
 @R.exports("Cast")

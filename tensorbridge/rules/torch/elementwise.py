@@ -187,15 +187,17 @@ def read_rsub(imp, node, a, b, alpha=1):
     return imp.emit("Sub", [bv, av])
 
 
-@aten("__and__", "__or__", "__xor__", produces=("And", "Or", "Xor", "BitwiseAnd", "BitwiseOr", "BitwiseXor"))
-def read_logic(imp, node, a, b):
-    """Python `&`, `|`, `^`: logical on booleans, bitwise on integers."""
-    kind = node.target.__name__.split(".")[0].strip("_")
-    av, bv = imp.value(a, like=b), imp.value(b, like=a)
+@aten("__and__", "__or__", "__xor__", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+      produces=("And", "Or", "Xor", "Not", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"))
+def read_logic(imp, node, a, b=None):
+    """`&`, `|`, `^`, `~` and torch.bitwise_*: logical on booleans, bitwise on integers."""
+    kind = node.target.__name__.split(".")[0].strip("_").removeprefix("bitwise_")
+    av = imp.value(a, like=b) if b is not None else imp.value(a)
+    operands = [av] if b is None else [av, imp.value(b, like=a)]
     boolean = av.dtype == np.bool_
-    op = {"and": "And", "or": "Or", "xor": "Xor"}[kind] if boolean else\
-        {"and": "BitwiseAnd", "or": "BitwiseOr", "xor": "BitwiseXor"}[kind]
-    return imp.emit(op, [av, bv])
+    op = {"and": "And", "or": "Or", "xor": "Xor", "not": "Not"}[kind] if boolean else \
+        {"and": "BitwiseAnd", "or": "BitwiseOr", "xor": "BitwiseXor", "not": "BitwiseNot"}[kind]
+    return imp.emit(op, operands)
 
 
 @aten("where", produces="Where")
@@ -317,7 +319,7 @@ unary("mish", "Mish", "F.mish")
 unary("softplus", "Softplus", "F.softplus")
 unary("logical_not", "Not", "torch.logical_not")
 unary("isnan", "IsNaN", "torch.isnan")
-unary("bitwise_not", "BitwiseNot", "torch.bitwise_not")
+unary(None, "BitwiseNot", "torch.bitwise_not")
 unary("asin", "Asin", "torch.asin")
 unary("acos", "Acos", "torch.acos")
 unary("atan", "Atan", "torch.atan")
@@ -340,9 +342,9 @@ binary("ge", "GreaterOrEqual", "torch.ge")
 binary("logical_and", "And", "torch.logical_and")
 binary("logical_or", "Or", "torch.logical_or")
 binary("logical_xor", "Xor", "torch.logical_xor")
-binary("bitwise_and", "BitwiseAnd", "torch.bitwise_and")
-binary("bitwise_or", "BitwiseOr", "torch.bitwise_or")
-binary("bitwise_xor", "BitwiseXor", "torch.bitwise_xor")
+binary(None, "BitwiseAnd", "torch.bitwise_and")
+binary(None, "BitwiseOr", "torch.bitwise_or")
+binary(None, "BitwiseXor", "torch.bitwise_xor")
 binary("remainder", "Mod")
 binary("fmod", "Mod", attrs={"fmod": 1})
 
