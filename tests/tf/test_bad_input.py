@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import zipfile
 
+import numpy as np
 import pytest
 
 from tests.cli.test_cli import _no_output, run_cli
@@ -46,25 +47,39 @@ def test_keras_zip_without_weights(tmp_path):
     assert _no_output(tmp_path)
 
 
-def test_custom_layers_are_all_listed(tmp_path):
+def test_custom_layers_are_traced_and_what_cannot_be_traced_is_listed(tmp_path):
     import keras
 
-    class Scale(keras.layers.Layer):
-        def call(self, x):
-            return x * 2.0
-
-    class Shift(keras.layers.Layer):
-        def call(self, x):
-            return x + 1.0
-
-    x_in = keras.Input((4,), name="x")
-    model = keras.Model(x_in, Shift(name="shift_b")(Scale(name="scale_a")(keras.layers.Dense(3)(x_in))))
     import tensorbridge as tb
 
+    class Scale(keras.layers.Layer):
+        def build(self, shape):
+            self.gain = self.add_weight(shape=(shape[-1],), initializer="ones", name="gain")
+
+        def call(self, x):
+            return x * self.gain + 1.0
+
+    class Eager(keras.layers.Layer):  # reads values at call time: no symbolic trace
+        def compute_output_shape(self, shape):
+            return shape
+
+        def call(self, x):
+            return x * float(keras.ops.convert_to_numpy(x).max())
+
+    x_in = keras.Input((4,), name="x")
+    model = keras.Model(x_in, Scale(name="scale_a")(keras.layers.Dense(3)(x_in)))
+    model.layers[-1].gain.assign(np.array([0.5, 2.0, -1.0], np.float32))
+    graph = tb.load(model)
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name],
+                               np.asarray(model(x)), rtol=1e-5)
+    assert any(v.is_constant and v.meta.get("role") != "literal" for v in graph.values() if "gain" in v.name)
+
+    bad = keras.Model(x_in, Eager(name="eager_b")(Eager(name="eager_a")(keras.layers.Dense(3)(x_in))))
     with pytest.raises(tb.errors.UnsupportedError) as e:
-        tb.load(model)
+        tb.load(bad)
     msg = str(e.value)
-    assert "Scale" in msg and "Shift" in msg and "scale_a" in msg and "shift_b" in msg
+    assert "Eager" in msg and "eager_a" in msg and "eager_b" in msg and "cannot be traced" in msg
 
 
 def test_flex_ops_are_listed_by_name(tmp_path):
