@@ -8,8 +8,8 @@
 - ONNX -> PyTorch: tensorbridge (`tb.save(tb.load(onnx), dir, to="torch")` + `load_model()`)
   against `onnx2torch.convert`.
 
-Models: ResNet-18 (224x224) and a BERT encoder built from a small random config (no
-downloads). Each conversion runs in a fresh process: wall time and peak resident memory
+Models: ResNet-18, ResNet-50 and MobileNetV2 (224x224), BERT and GPT-2 built from small random
+configs (no downloads). Each conversion runs in a fresh process: wall time and peak resident memory
 (VmHWM) are medians of several runs, output size is the bytes written, and latency is the
 median of 20 forward passes of the converted model (onnxruntime for ONNX, PyTorch eager for
 modules) next to the source model's own latency.
@@ -34,6 +34,15 @@ SHIMS = Path(__file__).resolve().parents[1] / "tests" / "shims"  # the torchvisi
 
 
 
+MODELS = {
+    "resnet18": {"size": 224, "batch": 1, "num_classes": 1000},
+    "resnet50": {"size": 224, "batch": 1, "num_classes": 1000},
+    "mobilenet_v2": {"size": 224, "batch": 1, "num_classes": 1000},
+    "bert": {"batch": 1, "seq": 64},
+    "gpt2": {"batch": 1, "seq": 64},
+}
+
+
 def _size(path: Path) -> int:
     if path.is_dir():
         return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
@@ -44,8 +53,7 @@ def _model(name):
     sys.path.insert(0, str(ROOT))
     from tests.models.torch_zoo import ZOO
 
-    kwargs = {"resnet18": {"size": 224, "batch": 1, "num_classes": 1000}, "bert": {"batch": 1, "seq": 64}}[name]
-    return ZOO[name](**kwargs)
+    return ZOO[name](**MODELS[name])
 
 
 
@@ -133,7 +141,7 @@ def main() -> None:
         suffix = {"to_onnx:tensorbridge": ".onnx", "to_onnx:torch.onnx": ".onnx", "from_onnx:tensorbridge": "",
                   "from_onnx:onnx2torch": ".pt"}
         rows = []
-        for name in ("resnet18", "bert"):
+        for name in MODELS:
             src = work / f"{name}.onnx"
             make_onnx_source(name, src)
             for task in suffix:
@@ -169,8 +177,9 @@ def write_section(path: Path, rows, runs) -> None:
 
     intro = (f"Measured {datetime.date.today().isoformat()} by `python benchmarks/torch_bench.py` (part of "
              f"`make bench`); torch {torch.__version__}, onnxruntime {onnxruntime.__version__}; median of {runs} "
-             "runs, each in a fresh process. ResNet-18 at 1x3x224x224, BERT (2 layers, hidden 64, sequence 64) "
-             "built from a random config. Latency: median of 20 forward passes of the converted model, next to "
+             "runs, each in a fresh process. ResNet-18, ResNet-50 and MobileNetV2 at 1x3x224x224, BERT and GPT-2 "
+             "(2 layers, hidden 64, sequence 64) built by transformers from small configs; seeded weights. "
+             "Latency: median of 20 forward passes of the converted model, next to "
              "the source model in its own runtime (PyTorch eager for PyTorch -> ONNX, onnxruntime for "
              "ONNX -> PyTorch).")
     lines = ["", intro, "",

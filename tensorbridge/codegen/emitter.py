@@ -32,13 +32,15 @@ class CodeEmitter:
         self.g = graph
         self.registry = registry
         self.namer = Namer()
-        self.var: dict[int, ast.expr] = {}
+        self.var = _Locals()
         self.body: list[ast.stmt] = []
         self.report = BlockerReport(f"{self.label} generation", registry.framework)
         self.value_names: dict[str, str] = {}
         self.skip: set[int] = set()  # nodes a rule already wrote as part of its own code
         self.release = release
         self._released: set[str] = set()
+        self._holders: dict[str, int] = {}  # local name -> index of the last node reading a value it holds
+        self._dying: dict[int, list[str]] = {}  # node index -> the locals whose last reader it is
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -151,11 +153,29 @@ class CodeEmitter:
 
     def _release(self, index: int, last_reader: dict[int, int]) -> None:
         """`del` the locals whose every value was last read by node `index`."""
-        holders: dict[str, int] = {}
-        for vid, expr in self.var.items():
-            if isinstance(expr, ast.Name):
-                holders[expr.id] = max(holders.get(expr.id, -1), last_reader.get(vid, -1))
-        dead = sorted(name for name, last in holders.items() if last == index and name not in self._released)
+        for vid in self.var.changed():
+            expr = self.var.get(vid)
+            if isinstance(expr, ast.Name) and last_reader.get(vid, -1) > self._holders.get(expr.id, -1):
+                self._holders[expr.id] = last_reader[vid]
+                self._dying.setdefault(last_reader[vid], []).append(expr.id)
+        dead = sorted({n for n in self._dying.pop(index, []) if self._holders[n] == index and n not in self._released})
         if dead:
             self._released.update(dead)
             self.body.append(ast.Delete([ast.Name(n, ast.Del()) for n in dead]))
+
+
+class _Locals(dict):
+    """Value id -> the expression that holds it; remembers which entries were set since `changed()` was last
+    called, so releasing locals looks only at what each node wrote."""
+
+    def __init__(self):
+        super().__init__()
+        self._changed: list[int] = []
+
+    def __setitem__(self, key: int, value: ast.expr) -> None:
+        super().__setitem__(key, value)
+        self._changed.append(key)
+
+    def changed(self) -> list[int]:
+        out, self._changed = self._changed, []
+        return out

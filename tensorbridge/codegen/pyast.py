@@ -114,9 +114,7 @@ def module(doc: str, import_groups: list[list[ast.stmt]], body: list[ast.stmt]) 
     """Source of a module laid out as PEP 8 wants: import groups apart, two blank lines around defs."""
 
     def text(stmts):
-        mod = ast.Module(list(stmts), type_ignores=[])
-        ast.fix_missing_locations(mod)
-        return ast.unparse(mod)
+        return ast.unparse(ast.Module(list(stmts), type_ignores=[]))
 
     parts = [text([ast.Expr(ast.Constant(doc))])]
     groups = [g for g in import_groups if g]

@@ -15,16 +15,28 @@ def wrap_long_lines(source: str, width: int = LINE_LENGTH) -> str:
     lines = source.splitlines()
     if all(len(line) <= width for line in lines):
         return source
-    wrapped = {}
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.stmt) and node.lineno == node.end_lineno and len(lines[node.lineno - 1]) > width:
-            if isinstance(node, ast.Delete):
-                wrapped[node.lineno] = _delete(node, node.col_offset, width)
-            elif isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and node.value is not None:
-                wrapped[node.lineno] = " " * node.col_offset + _statement(node, node.col_offset, width)
-    for lineno in sorted(wrapped, reverse=True):
-        lines[lineno - 1 : lineno] = wrapped[lineno].splitlines()
-    return "\n".join(lines) + ("\n" if source.endswith("\n") else "")
+    out = []
+    for line in lines:
+        out.append(_wrapped(line, width) if len(line) > width else line)
+    return "\n".join(out) + ("\n" if source.endswith("\n") else "")
+
+
+def _wrapped(line: str, width: int) -> str:
+    """One long line broken at its brackets; unchanged unless it holds one simple statement."""
+    text = line.lstrip()
+    indent = len(line) - len(text)
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:  # the head of a compound statement
+        return line
+    if len(body) != 1:
+        return line
+    node = body[0]
+    if isinstance(node, ast.Delete):
+        return _delete(node, indent, width)
+    if isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and node.value is not None:
+        return " " * indent + _statement(node, indent, width)
+    return line
 
 
 def _statement(node: ast.Assign | ast.Expr | ast.Return, indent: int, width: int) -> str:

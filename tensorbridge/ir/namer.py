@@ -23,7 +23,7 @@ class Namer:
         self.taken: set[str] = set(_RESERVED) | set(dir(builtins)) | set(reserved or ())
 
     def name(self, raw: str, fallback: str = "v") -> str:
-        base = re.sub(r"\W", "_", raw or "", flags=re.ASCII).strip("_") or fallback
+        base = re.sub(r"\W", "_", readable(raw or ""), flags=re.ASCII).strip("_") or fallback
         base = re.sub(r"_+", "_", base)
         if base[0].isdigit():
             base = f"{fallback}_{base}"
@@ -35,3 +35,13 @@ class Namer:
             i += 1
         self.taken.add(candidate)
         return candidate
+
+
+def readable(raw: str) -> str:
+    """A source name without the scaffolding exporters add to it: the scope path torch.onnx writes
+    (`/features/features.1/conv/conv.0/Conv` -> `features.1/conv.0/Conv`), a first output's `_output_0` or
+    TensorFlow's `:0`."""
+    raw = re.sub(r"(_output_0|:0)$", "", raw)
+    parts = [p for p in raw.split("/") if p]
+    kept = [p for p, after in zip(parts, parts[1:] + [""]) if not after.startswith(p + ".")]
+    return "/".join(kept) or raw
