@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/torch_bench.py
 	$(PY) benchmarks/tf_bench.py
+	$(PY) benchmarks/codegen_bench.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check tensorbridge tests benchmarks examples

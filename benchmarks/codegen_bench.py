@@ -119,6 +119,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = torch_rows(a.runs, Path(tmp)) + keras_rows(a.runs, Path(tmp))
     lines = [
+        "",
         f"Measured {time.strftime('%Y-%m-%d')} by `python benchmarks/codegen_bench.py` (part of `make bench`) on "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, tensorbridge "
         f"{tensorbridge.__version__}, torch {torch.__version__}, TensorFlow {tf.__version__}. The model "
