@@ -50,6 +50,7 @@ class _Operator:
     inputs: list[int]
     outputs: list[int]
     options: tuple[str, dict] | None
+    custom_options: bytes = b""
 
 
 def _module(name: str):
@@ -61,7 +62,7 @@ class FlatbufferWriter:
         self.description = description
         self.tensors: list[_Tensor] = []
         self.buffers: list[bytes] = [b""]
-        self.opcodes: dict[tuple[int, int], int] = {}
+        self.opcodes: dict[tuple[int, int, str], int] = {}  # (builtin, version, custom code) -> index
         self.operators: list[_Operator] = []
         self._names: set[str] = set()
 
@@ -84,8 +85,14 @@ class FlatbufferWriter:
     def op(self, builtin: str, inputs, outputs, options: tuple[str, dict] | None = None, version: int = 1) -> None:
         """Add an operator; `inputs` may hold -1 for an omitted optional input."""
         code = getattr(_module("BuiltinOperator").BuiltinOperator, builtin)
-        index = self.opcodes.setdefault((code, version), len(self.opcodes))
+        index = self.opcodes.setdefault((code, version, ""), len(self.opcodes))
         self.operators.append(_Operator(index, list(inputs), list(outputs), options))
+
+    def custom_op(self, custom_code: str, inputs, outputs, options: bytes = b"") -> None:
+        """Add a CUSTOM operator named `custom_code` with its raw `custom_options`."""
+        code = _module("BuiltinOperator").BuiltinOperator.CUSTOM
+        index = self.opcodes.setdefault((code, 1, custom_code), len(self.opcodes))
+        self.operators.append(_Operator(index, list(inputs), list(outputs), None, bytes(options)))
 
     def finish(self, inputs: list[int], outputs: list[int], metadata: dict | None = None) -> bytes:
         """The flatbuffer; `metadata` (JSON-able) is stored as the model's `tensorbridge` metadata entry."""
@@ -111,8 +118,11 @@ class FlatbufferWriter:
 
         oc = _module("OperatorCode")
         codes = []
-        for (code, version), _ in sorted(self.opcodes.items(), key=lambda kv: kv[1]):
+        for (code, version, custom), _ in sorted(self.opcodes.items(), key=lambda kv: kv[1]):
+            custom_code = b.CreateString(custom) if custom else None
             oc.OperatorCodeStart(b)
+            if custom_code is not None:
+                oc.OperatorCodeAddCustomCode(b, custom_code)
             oc.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
             oc.OperatorCodeAddBuiltinCode(b, code)
             oc.OperatorCodeAddVersion(b, version)
@@ -180,6 +190,7 @@ class FlatbufferWriter:
     def _operator(self, b, o: _Operator) -> int:
         om = _module("Operator")
         inputs, outputs = _ints(b, o.inputs), _ints(b, o.outputs)
+        custom = b.CreateNumpyVector(np.frombuffer(o.custom_options, np.uint8)) if o.custom_options else None
         options = kind = None
         if o.options is not None:
             table, fields = o.options
@@ -196,6 +207,8 @@ class FlatbufferWriter:
         if options is not None:
             om.OperatorAddBuiltinOptionsType(b, kind)
             om.OperatorAddBuiltinOptions(b, options)
+        if custom is not None:
+            om.OperatorAddCustomOptions(b, custom)
         return om.OperatorEnd(b)
 
 

@@ -5,8 +5,10 @@ map. Weights are NumPy views of their buffers, float16-stored weights are dequan
 import, int8/uint8 quantization parameters (per tensor or per channel) are carried on the IR
 values untouched, fused activations become their own IR ops, and the shape-computing chains
 the converter emits (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE, as for Keras 3 Flatten) fold
-to constants when shapes are static. CUSTOM and Flex ops are listed, with the other
-unsupported operators, in one error. Integer (quantized) kernels are imported in the IR's
+to constants when shapes are static. Sparse constants (pruned weights, read through DENSIFY)
+are made dense at import. The CUSTOM ops of published models that the registry reads
+(rules/tflite/custom.py) are imported; other CUSTOM and Flex ops are listed, with every other
+unsupported operator, in one error. Integer (quantized) kernels are imported in the IR's
 canonical form: DequantizeLinear on their quantized inputs, the float op, QuantizeLinear on
 their quantized outputs, with the scales and zero points of the flatbuffer.
 """
@@ -19,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError
+from tensorbridge.frontends.tflite.sparse import read_sparse
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -52,7 +55,7 @@ def load(source) -> Graph:
     try:
         model = tflite.Model.GetRootAs(mm, 0)
         graph = Importer(model, mm, path).run()
-    except ModelError:
+    except TensorbridgeError:  # a clear refusal (unsupported ops, malformed parts) stays what it is
         raise
     except Exception as e:  # noqa: BLE001 - a damaged flatbuffer fails in many ways inside the accessors
         raise ModelError(f"{path} is not a valid TFLite model ({type(e).__name__}: {e})") from None
@@ -121,7 +124,8 @@ class Importer:
                 if name.startswith("FLEX:"):
                     self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
                 elif name.startswith("CUSTOM:"):
-                    self.report.add(name[7:], label, "CUSTOM op")
+                    if REGISTRY.import_rule(name[7:], "custom") is None:
+                        self.report.add(name[7:], label, "CUSTOM op without a reading")
                 elif REGISTRY.import_rule(name, "builtin") is None:
                     self.report.add(name, label, "no IR mapping yet")
                 todo.extend(self._called(op, name))
@@ -184,7 +188,11 @@ class Importer:
                                   and v.dtype.kind in "iu" for v in ins)
         if quantized:
             ins = [dequantized(self, v) for v in ins]
-        outs = REGISTRY.import_rule(self.op_name, "builtin").convert(self, ins, self.options())
+        if self.op_name.startswith("CUSTOM:"):
+            rule, options = REGISTRY.import_rule(self.op_name[7:], "custom"), self.custom_options()
+        else:
+            rule, options = REGISTRY.import_rule(self.op_name, "builtin"), self.options()
+        outs = rule.convert(self, ins, options)
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         for t, v in zip(outs_idx, outs):
             if quantized and v is not None:
@@ -236,6 +244,8 @@ class Importer:
             return None
         if dt == np.dtype(object):
             raise ModelError(f"tensor {t.Name()!r}: string constants are not supported")
+        if t.Sparsity() is not None:  # what DENSIFY expands: made dense here, once
+            return read_sparse(t, raw.view(dt), shape)
         return raw.view(dt).reshape(shape)
 
     def value(self, index: int) -> Value:
@@ -283,6 +293,9 @@ class Importer:
         opts = cls()
         opts.Init(table.Bytes, table.Pos)
         return opts
+
+    def custom_options(self) -> bytes:
+        return self.op.CustomOptionsAsNumpy().tobytes() if self.op.CustomOptionsLength() else b""
 
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
         return self.build.emit(op, inputs, attrs, outputs, suffix)

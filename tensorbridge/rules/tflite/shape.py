@@ -217,3 +217,4 @@ R.add_export(("Pad",), Rule("PAD", write_pad, keeps_quant=True))
 # -- rows: builtin operators that are one IR op ---------------------------------------------------
 builtin_row("TILE", "Tile")
 builtin_row("BROADCAST_TO", "Expand")
+builtin_row("DENSIFY", "Identity")  # its sparse input is made dense when the importer reads it
