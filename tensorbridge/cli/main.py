@@ -136,9 +136,16 @@ def cmd_convert(args, progress: _Progress) -> int:
         missing = ", ".join(name for name, ok in runtimes.items() if not ok)
         print(f"not verified: no runtime for {missing} on this machine (install its extra to verify)")
         return 0
-    with progress.step("verifying"):
-        report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol,
-                           format=args.from_format, input_dtypes=kinds)
+    try:
+        with progress.step("verifying"):
+            report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol,
+                               format=args.from_format, input_dtypes=kinds)
+    except TensorbridgeError:  # unproven is not written (exit 2), unless asked to keep it
+        if not args.keep_failed:
+            _remove(args.output)
+            print(f"the conversion could not be verified: {args.output} was removed (--keep-failed keeps it, "
+                  "--no-verify skips the check)", file=sys.stderr)
+        raise
     print(report.summary())
     if _write_report(args, report, _plan(graph, args)):
         print(f"report: {args.report}")

@@ -88,6 +88,15 @@ def test_a_size_the_runtime_rejects_is_a_clear_error(tmp_path):
     assert code == 2
 
 
+def test_a_conversion_that_cannot_be_verified_exits_2_and_leaves_nothing(tmp_path, capsys):
+    src = ocr_like_model(tmp_path / "ocr.onnx")
+    out = tmp_path / "ocr_torch"
+    args = ["-q", "convert", str(src), "-o", str(out), "--to", "torch", "--input-shape", "x=1,3,8,8"]
+    assert main(args) == 2  # the chosen size is too small for the model's convolutions
+    assert not out.exists() and "could not be verified" in capsys.readouterr().err
+    assert main([*args, "--keep-failed"]) == 2 and out.exists()
+
+
 def test_a_wrong_conversion_exits_1_and_leaves_nothing(small_cnn_path, tmp_path, monkeypatch):
     from tensorbridge.codegen import pyast as P
     from tensorbridge.rules.torch import REGISTRY

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -69,20 +70,43 @@ class TFLiteRunner:
         from tensorbridge.formats.tflite_flatbuffer import read_metadata
 
         self.source = source
-        self.interp = _interpreter(source)
+        self.note = ""
+        self.reference = None
         self.metadata = read_metadata(source)
+        try:
+            self.interp = _interpreter(source)
+        except ModelError as e:
+            custom = _UNRESOLVED_CUSTOM.search(str(e))
+            if custom is None:
+                raise
+            self._run_by_reference(custom.group(1))
+            return
         self.in_details = self.interp.get_input_details()
         self.out_details = _in_signature_order(self.interp, self.interp.get_output_details())
         self.inputs = [(signature_name(d["name"]), dtypes.name(np.dtype(d["dtype"])),
                         tuple(int(x) for x in d["shape"])) for d in self.in_details]
         self.outputs = [d["name"] for d in self.out_details]
 
+    def _run_by_reference(self, op: str) -> None:
+        """A model with a CUSTOM op LiteRT has no kernel for (MediaPipe's, say), which tensorbridge reads:
+        the reference interpreter runs the model as read, and the report says so."""
+        from tensorbridge.verification.runners.reference import ReferenceRunner
+
+        self.reference = ReferenceRunner(self.source)
+        self.inputs, self.outputs = self.reference.inputs, self.reference.outputs
+        self.note = (f"LiteRT has no kernel for the custom op {op}: the reference interpreter ran the model as "
+                     "tensorbridge reads it (the custom ops' reading is tested against their kernels' code)")
+
     def run(self, feeds):
+        if self.reference is not None:
+            return self.reference.run(feeds)
         self._invoke(self.interp, feeds)
         return {d["name"]: np.array(self.interp.get_tensor(d["index"])) for d in self.out_details}
 
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every tensor LiteRT computed, by tensor name (tensorbridge's writers name them after IR values)."""
+        if self.reference is not None:
+            return self.reference.run_intermediates(feeds)
         interp = _interpreter(self.source, preserve=True)
         self._invoke(interp, feeds)
         values = {}
@@ -111,6 +135,8 @@ class TFLiteRunner:
 
     def output_steps(self) -> dict[str, float]:
         """Float outputs written by a DEQUANTIZE of a per-tensor quantized tensor: name -> scale."""
+        if self.reference is not None:
+            return {}
         ops = getattr(self.interp, "_get_ops_details", list)()
         tensors = {d["index"]: d for d in self.interp.get_tensor_details()}
         steps = {}
@@ -122,6 +148,9 @@ class TFLiteRunner:
         return steps
 
 
+_UNRESOLVED_CUSTOM = re.compile(r"unresolved custom op: (\w+)")
+
+
 def _interpreter(source, preserve: bool = False):
     from ai_edge_litert.interpreter import Interpreter
 
@@ -129,7 +158,9 @@ def _interpreter(source, preserve: bool = False):
         interp = Interpreter(model_path=str(source), experimental_preserve_all_tensors=preserve)
         interp.allocate_tensors()
     except (ValueError, RuntimeError) as e:
-        raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
+        custom = _UNRESOLVED_CUSTOM.search(str(e))
+        reason = custom.group(0) if custom else str(e).splitlines()[0][:300]
+        raise ModelError(f"LiteRT cannot load {source}: {reason}") from None
     return interp
 
 
