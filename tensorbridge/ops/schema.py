@@ -72,7 +72,7 @@ class OpSchema:
     lowerings: dict[str, Callable] = field(default_factory=dict)
     #: constant folding may evaluate it at conversion time (not ops with effects, randomness or subgraphs)
     foldable: bool = True
-    #: inputs models hold as learned parameters even where the op is elementwise (PRelu's slope)
+    #: inputs models hold as learned parameters even where the op is elementwise (a PReLU's slope)
     weights: tuple[str, ...] = ()
     #: pattern recoveries: (root op, fn(graph, root_node) -> bool) rebuilding this op from the plain ops a
     #: framework lowers it into (passes/recover.py)

@@ -18,7 +18,7 @@ boundaries), following the op's layout class from the catalogue:
 - attribute (Concat, Softmax, reductions, Slice, Pad, Split, Gather, Squeeze, Unsqueeze, Tile,
   Q/DQ, ...): the op keeps its input's permutation and its axes are rewritten (logical axis `a`
   is physical axis `P^-1[a]`); axes an op removes are removed from P as well. An op whose
-  axes cannot be rewritten (a LayerNormalization whose normalised suffix would be split, axes
+  axes cannot be rewritten (a layer norm whose normalised suffix would be split, axes
   given at run time) asks for the logical form instead.
 - Transpose is absorbed: its output is its input held under another permutation; no node stays.
 - terminate (Reshape, Flatten, MatMul, Dense, RNNs, ...): asks for the logical form unless it is

@@ -9,7 +9,7 @@
 
 The graph is first planned channels-last (`passes/layout.py`); weighted ops become
 layers named after the IR nodes (Conv2D, DepthwiseConv2D, Dense, BatchNormalization,
-LayerNormalization, Embedding ...), the rest are `keras.ops` calls. Code is built as an
+layer norms, Embedding ...), the rest are `keras.ops` calls. Code is built as an
 `ast`; identifiers and layer names come from the namer.
 """
 
