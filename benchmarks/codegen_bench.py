@@ -27,15 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from common import replace_section  # noqa: E402
+from common import TORCH_MODELS, replace_section, torch_model  # noqa: E402
 
-TORCH_MODELS = {
-    "resnet18": {"size": 224, "batch": 1, "num_classes": 1000},
-    "resnet50": {"size": 224, "batch": 1, "num_classes": 1000},
-    "mobilenet_v2": {"size": 224, "batch": 1, "num_classes": 1000},
-    "bert": {"batch": 1, "seq": 64},
-    "gpt2": {"batch": 1, "seq": 64},
-}
 KERAS_MODELS = {"MobileNetV2": (224, 224, 3), "ResNet50": (224, 224, 3)}
 
 
@@ -58,11 +51,9 @@ def torch_rows(runs: int, tmp: Path) -> list[str]:
 
     import tensorbridge as tb
     from tensorbridge.codegen.folder import load_folder
-    from tests.models.torch_zoo import ZOO
-
     rows = []
-    for name, kwargs in TORCH_MODELS.items():
-        module, args, _ = ZOO[name](**kwargs)
+    for name in TORCH_MODELS:
+        module, args, _ = torch_model(name)
         module.eval()
         graph = tb.load(module, example_inputs=args)
         folder = tb.save(graph, tmp / f"{name}_torch", to="torch")

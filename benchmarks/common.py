@@ -1,10 +1,26 @@
-"""Helpers shared by the benchmark scripts: peak memory, latency, medians, report sections."""
+"""Helpers shared by the benchmark scripts: the PyTorch models, peak memory, latency, medians, report sections."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from pathlib import Path
+
+#: the PyTorch models the torch benchmarks run: tests/models/torch_zoo.py builders and their arguments
+TORCH_MODELS = {
+    "resnet18": {"size": 224, "batch": 1, "num_classes": 1000},
+    "resnet50": {"size": 224, "batch": 1, "num_classes": 1000},
+    "mobilenet_v2": {"size": 224, "batch": 1, "num_classes": 1000},
+    "bert": {"batch": 1, "seq": 64},
+    "gpt2": {"batch": 1, "seq": 64},
+}
+
+
+def torch_model(name: str):
+    """(module, example inputs, ...) of one of TORCH_MODELS, seeded; the repository root must be on sys.path."""
+    from tests.models.torch_zoo import ZOO
+
+    return ZOO[name](**TORCH_MODELS[name])
 
 
 def peak_mb() -> float:

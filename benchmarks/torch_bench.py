@@ -32,20 +32,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from common import fmt, latency_ms, median, peak_mb, replace_section  # noqa: E402
+from common import TORCH_MODELS, fmt, latency_ms, median, peak_mb, replace_section, torch_model  # noqa: E402
 
 SHIMS = Path(__file__).resolve().parents[1] / "tests" / "shims"  # the torchvision stand-in
 
 
 
-MODELS = {
-    "resnet18": {"size": 224, "batch": 1, "num_classes": 1000},
-    "resnet50": {"size": 224, "batch": 1, "num_classes": 1000},
-    "mobilenet_v2": {"size": 224, "batch": 1, "num_classes": 1000},
-    "bert": {"batch": 1, "seq": 64},
-    "gpt2": {"batch": 1, "seq": 64},
-}
 
 
 def _size(path: Path) -> int:
@@ -54,11 +48,6 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def _model(name):
-    sys.path.insert(0, str(ROOT))
-    from tests.models.torch_zoo import ZOO
-
-    return ZOO[name](**MODELS[name])
 
 
 
@@ -90,7 +79,7 @@ def worker(task: str, name: str, out: Path, onnx_src: Path | None) -> dict:
     warnings.simplefilter("ignore")
     torch.set_num_threads(os.cpu_count() or 1)
     if task.startswith("to_onnx"):
-        module, args, _ = _model(name)
+        module, args, _ = torch_model(name)
         feeds = [a.numpy() for a in args]
     else:  # the inputs the ONNX source was exported with: no need to build the model (or import its library)
         with np.load(onnx_src.with_suffix(".npz")) as saved:
@@ -159,7 +148,7 @@ def main() -> None:
         suffix = {"to_onnx:tensorbridge": ".onnx", "to_onnx:torch.onnx": ".onnx", "from_onnx:tensorbridge": "",
                   "from_onnx:onnx2torch": ".pt"}
         rows = []
-        for name in MODELS:
+        for name in TORCH_MODELS:
             src = work / f"{name}.onnx"
             make_onnx_source(name, src)
             for task in suffix:
@@ -180,7 +169,7 @@ def make_onnx_source(name: str, path: Path) -> None:
 
     import torch
 
-    module, args, _ = _model(name)
+    module, args, _ = torch_model(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(module, args, str(path), dynamo=False, opset_version=17)
