@@ -41,6 +41,13 @@ def _names(enum_cls) -> dict[int, str]:
     return {v: k for k, v in vars(enum_cls).items() if not k.startswith("_") and isinstance(v, int)}
 
 
+def _rule(name: str):
+    """The import rule of an operator as `Importer.opcode` names it ("CONV_2D", "CUSTOM:<code>"), or None."""
+    if name.startswith("CUSTOM:"):
+        return REGISTRY.import_rule(name.removeprefix("CUSTOM:"), "custom")
+    return REGISTRY.import_rule(name, "builtin")
+
+
 def load(source) -> Graph:
     import tflite
 
@@ -123,11 +130,10 @@ class Importer:
                     if op.OutputsLength() else f"op{i}"
                 if name.startswith("FLEX:"):
                     self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
-                elif name.startswith("CUSTOM:"):
-                    if REGISTRY.import_rule(name[7:], "custom") is None:
-                        self.report.add(name[7:], label, "CUSTOM op without a reading")
-                elif REGISTRY.import_rule(name, "builtin") is None:
-                    self.report.add(name, label, "no IR mapping yet")
+                elif _rule(name) is None:
+                    custom = name.startswith("CUSTOM:")
+                    self.report.add(name.removeprefix("CUSTOM:"), label,
+                                    "CUSTOM op without a reading" if custom else "no IR mapping yet")
                 todo.extend(self._called(op, name))
         return reached
 
@@ -188,11 +194,8 @@ class Importer:
                                   and v.dtype.kind in "iu" for v in ins)
         if quantized:
             ins = [dequantized(self, v) for v in ins]
-        if self.op_name.startswith("CUSTOM:"):
-            rule, options = REGISTRY.import_rule(self.op_name[7:], "custom"), self.custom_options()
-        else:
-            rule, options = REGISTRY.import_rule(self.op_name, "builtin"), self.options()
-        outs = rule.convert(self, ins, options)
+        options = self.custom_options() if self.op_name.startswith("CUSTOM:") else self.options()
+        outs = _rule(self.op_name).convert(self, ins, options)
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         for t, v in zip(outs_idx, outs):
             if quantized and v is not None:

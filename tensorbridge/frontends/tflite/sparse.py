@@ -58,10 +58,10 @@ def densify(values: np.ndarray, shape: tuple[int, ...], traversal_order, block_m
     expanded[:, order] = coords
     dense_index = expanded[:, :rank].copy()
     for k, dim in enumerate(blocks):
-        block = levels[order.index(rank + k)].size if levels[order.index(rank + k)].format == DENSE else None
-        if not block:
+        block = levels[order.index(rank + k)]
+        if block.format != DENSE or not block.size:
             raise ModelError("sparse tensor: a block dimension must be dense")
-        dense_index[:, dim] = dense_index[:, dim] * block + expanded[:, rank + k]
+        dense_index[:, dim] = dense_index[:, dim] * block.size + expanded[:, rank + k]
     if np.any(dense_index >= np.asarray(shape, np.int64)) or np.any(dense_index < 0):
         raise ModelError("sparse tensor: an index lies outside the tensor's shape")
     out = np.zeros(shape, flat.dtype)

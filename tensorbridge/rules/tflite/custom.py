@@ -65,15 +65,15 @@ def read_transpose_conv_bias(imp, ins, options):
     return imp.emit("ConvTranspose", [x, wt, b], {"strides": strides, "pads": begin + end, "layout": NHWC})
 
 
-def _tiling(imp, x, p) -> tuple[int, int, int, int]:
-    """(N-independent) window geometry when the windows tile the input exactly; else a clear refusal."""
-    h, w = _static_hw(imp, x)
+def _tiles(imp, p, hw: tuple[int, int], divisible: bool) -> tuple[int, int]:
+    """The window (filter height, width) when windows tile the image: filter == stride and, for pooling, sizes
+    divisible by it; else a clear refusal."""
     fh, fw = p["filter_h"], p["filter_w"]
-    if (fh, fw) != (p["stride_h"], p["stride_w"]) or h % fh or w % fw:
+    if (fh, fw) != (p["stride_h"], p["stride_w"]) or (divisible and (hw[0] % fh or hw[1] % fw)):
         raise ModelError(f"{imp.op_name}: only windows that tile the input are read (filter == stride, sizes "
                          f"divisible); this one has filter {fh}x{fw}, stride {p['stride_h']}x{p['stride_w']} "
-                         f"over {h}x{w}")
-    return h // fh, w // fw, fh, fw
+                         f"over {hw[0]}x{hw[1]}")
+    return fh, fw
 
 
 def _i64(imp, values):
@@ -84,8 +84,9 @@ def _i64(imp, values):
 def read_max_pool_argmax(imp, ins, options):
     p = _params(imp, options, _POOL)
     x = ins[0]
-    oh, ow, fh, fw = _tiling(imp, x, p)
-    c = x.shape[3]
+    h, w = _static_hw(imp, x)
+    fh, fw = _tiles(imp, p, (h, w), divisible=True)
+    oh, ow, c = h // fh, w // fw, x.shape[3]
     blocks = imp.emit("Reshape", [x, _i64(imp, [-1, oh, fh, ow, fw, c])], suffix="blocks")
     windows = imp.emit("Transpose", [blocks], {"perm": [0, 1, 3, 5, 2, 4]}, suffix="windows")
     flat = imp.emit("Reshape", [windows, _i64(imp, [-1, oh, ow, c, fh * fw])], suffix="window")
@@ -101,10 +102,7 @@ def read_max_unpooling(imp, ins, options):
     p = _params(imp, options, _POOL)
     values, indices = ins
     h, w = _static_hw(imp, values)
-    fh, fw = p["filter_h"], p["filter_w"]
-    if (fh, fw) != (p["stride_h"], p["stride_w"]):
-        raise ModelError(f"{imp.op_name}: only filter == stride is read (filter {fh}x{fw}, stride "
-                         f"{p['stride_h']}x{p['stride_w']})")
+    fh, fw = _tiles(imp, p, (h, w), divisible=False)
     c = values.shape[3]
     position = imp.emit("Floor", [indices], suffix="position")
     position = imp.emit("Unsqueeze", [position, _i64(imp, [-1])], suffix="position")

@@ -75,11 +75,8 @@ class TFLiteRunner:
         self.metadata = read_metadata(source)
         try:
             self.interp = _interpreter(source)
-        except ModelError as e:
-            custom = _UNRESOLVED_CUSTOM.search(str(e))
-            if custom is None:
-                raise
-            self._run_by_reference(custom.group(1))
+        except _NoKernel as e:
+            self._run_by_reference(e.op)
             return
         self.in_details = self.interp.get_input_details()
         self.out_details = _in_signature_order(self.interp, self.interp.get_output_details())
@@ -151,6 +148,14 @@ class TFLiteRunner:
 _UNRESOLVED_CUSTOM = re.compile(r"unresolved custom op: (\w+)")
 
 
+class _NoKernel(ModelError):
+    """LiteRT has no kernel for the model's CUSTOM op `op`."""
+
+    def __init__(self, message: str, op: str):
+        super().__init__(message)
+        self.op = op
+
+
 def _interpreter(source, preserve: bool = False):
     from ai_edge_litert.interpreter import Interpreter
 
@@ -159,8 +164,9 @@ def _interpreter(source, preserve: bool = False):
         interp.allocate_tensors()
     except (ValueError, RuntimeError) as e:
         custom = _UNRESOLVED_CUSTOM.search(str(e))
-        reason = custom.group(0) if custom else str(e).splitlines()[0][:300]
-        raise ModelError(f"LiteRT cannot load {source}: {reason}") from None
+        if custom:
+            raise _NoKernel(f"LiteRT cannot load {source}: {custom.group(0)}", custom.group(1)) from None
+        raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
     return interp
 
 
