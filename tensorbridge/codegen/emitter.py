@@ -41,6 +41,8 @@ class CodeEmitter:
         self._released: set[str] = set()
         self._holders: dict[str, int] = {}  # local name -> index of the last node reading a value it holds
         self._dying: dict[int, list[str]] = {}  # node index -> the locals whose last reader it is
+        self._readers: dict[int, int] = {}  # value id -> how many nodes read it
+        self._index = -1  # the node being written
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -48,6 +50,7 @@ class CodeEmitter:
         last_reader = self._last_readers() if self.release else {}
         failed: set[int] = set()
         for index, node in enumerate(self.g.nodes):
+            self._index = index
             if id(node) in self.skip:
                 continue
             if any(v is not None and id(v) in failed for v in node.inputs):
@@ -134,19 +137,24 @@ class CodeEmitter:
             return np.asarray(v.const).ravel()[0].item()
         return None
 
+    def last_use(self, v: Value) -> bool:
+        """Whether the node being written is the only reader of `v`, `v` is no graph output, and no other value
+        shares its local: its tensor may then be overwritten in place (needs `release=True`)."""
+        expr = self.var.get(id(v))
+        return (isinstance(expr, ast.Name) and self._readers.get(id(v)) == 1
+                and self._holders.get(expr.id) == self._index)
+
     # -- releasing locals --------------------------------------------------------------------------
     def _last_readers(self) -> dict[int, int]:
         """Value id -> index of the last node reading it (graph outputs are never released)."""
         last: dict[int, int] = {}
         for i, node in enumerate(self.g.nodes):
-            for v in node.inputs:
-                if v is not None:
-                    last[id(v)] = i
+            read = {id(v) for v in node.inputs if v is not None}
             for sub in node.subgraphs():
-                for inner in sub.all_nodes():
-                    for v in inner.inputs:
-                        if v is not None:
-                            last[id(v)] = i
+                read |= {id(v) for inner in sub.all_nodes() for v in inner.inputs if v is not None}
+            for vid in read:
+                last[vid] = i
+                self._readers[vid] = self._readers.get(vid, 0) + 1
         for v in self.g.outputs:
             last[id(v)] = len(self.g.nodes)
         return last

@@ -44,6 +44,8 @@ from tensorbridge.rules.torch.base import TORCH_DTYPES
 
 log = logging.getLogger(__name__)
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
+#: ops whose result is a new tensor their backward does not read: it may be overwritten in place
+_OUTPUT_NOT_SAVED = frozenset({"Conv", "ConvTranspose", "BatchNormalization", "Add", "Gemm", "MatMul"})
 
 
 def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source") -> Pipeline:
@@ -205,6 +207,17 @@ class TorchEmitter(CodeEmitter):
 
     def constant(self, v: Value) -> ast.expr:
         return self.param(v)
+
+    def overwritable(self, v: Value, like: Value | None = None) -> bool:
+        """Whether an op may write its result into `v`'s tensor, as hand-written `nn.ReLU(inplace=True)` and
+        `out += identity` do: `v` is read only here, is a fresh float tensor from an op whose backward does not
+        need its output, and has the shape and dtype of `like` (the result) when given."""
+        producer = v.producer
+        if producer is None or producer.op not in _OUTPUT_NOT_SAVED or id(v) in self.shape_values:
+            return False
+        if like is not None and (v.shape != like.shape or v.dtype != like.dtype or v.shape is None):
+            return False
+        return v.dtype is not None and dtypes.is_float(v.dtype) and self.last_use(v)
 
     def pylist(self, v: Value) -> ast.expr:
         """An expression for a shape-like integer value as a Python list/int."""

@@ -52,13 +52,17 @@ def write_clip(em, node):
     if lo is None and hi is None:
         return em.alias(node, em.tensor(x))
     if lo_s == 0 and hi_s == 6:
-        return em.out(node, P.call("F.relu6", em.tensor(x)))
+        return em.out(node, P.call("F.relu6", em.tensor(x), **_in_place(em, x)))
     kw = {}
     if lo is not None:
         kw["min"] = P.lit(lo_s) if lo_s is not None else em.tensor(lo)
     if hi is not None:
         kw["max"] = P.lit(hi_s) if hi_s is not None else em.tensor(hi)
     em.out(node, P.call("torch.clamp", em.tensor(x), **kw))
+
+
+def _in_place(em, x) -> dict:
+    return {"inplace": True} if em.overwritable(x) else {}
 
 
 @aten("gelu", produces="Gelu")
@@ -296,8 +300,23 @@ def _entry(em, v, i):
     return P.subscript(em.pylist(v), i)
 
 
+@R.exports("Relu")
+def write_relu(em, node):
+    x = node.inputs[0]
+    em.out(node, P.call("F.relu", em.tensor(x), **_in_place(em, x)))
+
+
+@R.exports("Add", shape_write=shape_arithmetic("+"))
+def write_add(em, node):
+    """`a + b`, or `a.add_(b)` when `a`'s tensor may hold the sum (a residual connection's `out += identity`)."""
+    a, b = node.inputs
+    if b.const is None and em.overwritable(a, like=node.outputs[0]):
+        return em.out(node, P.method(em.tensor(a), "add_", em.tensor(b)))
+    em.out(node, P.binop(operand(em, a, b), "+", operand(em, b, a)))
+
+
 # -- rows: ATen op <-> IR op <-> torch call ---------------------------------------------------------
-unary("relu", "Relu", "F.relu")
+unary("relu", "Relu")
 unary("sigmoid", "Sigmoid", "torch.sigmoid")
 unary("tanh", "Tanh", "torch.tanh")
 unary("exp", "Exp", "torch.exp")
@@ -327,7 +346,7 @@ unary("sinh", "Sinh", "torch.sinh")
 unary("cosh", "Cosh", "torch.cosh")
 unary("tan", "Tan", "torch.tan")
 unary(None, "Softsign", "F.softsign")
-binary("add", "Add", "+", shape_write=shape_arithmetic("+"))
+binary("add", "Add")
 binary("sub", "Sub", "-", shape_write=shape_arithmetic("-"))
 binary("mul", "Mul", "*", shape_write=shape_arithmetic("*"))
 binary("div", "Div")

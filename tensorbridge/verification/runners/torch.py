@@ -127,14 +127,21 @@ class TorchScriptRunner:
 
 
 def _capture_locals(fn, *args) -> dict:
-    """Call fn(*args) and return every local its frame held at some line (generated code deletes locals after
-    their last use, so they are collected line by line with a trace hook, not read at return)."""
+    """Call fn(*args) and return the value every local held when it was bound. Generated code deletes locals after
+    their last use and may overwrite a tensor in place (`F.relu(x, inplace=True)`), so locals are collected line
+    by line with a trace hook, and each tensor is copied the first time it is seen under a name."""
+    import torch
+
     code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
     captured: dict = {}
+    seen: dict[str, int] = {}  # local -> id of the object captured under it
 
     def local_trace(frame, event, arg):
         if event in ("line", "return"):
-            captured.update(frame.f_locals)
+            for name, obj in frame.f_locals.items():
+                if seen.get(name) != id(obj):
+                    seen[name] = id(obj)
+                    captured[name] = obj.clone() if isinstance(obj, torch.Tensor) else obj
         return local_trace
 
     def trace(frame, event, arg):
