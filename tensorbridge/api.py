@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorbridge import frameworks
+from tensorbridge import frameworks, trust
 from tensorbridge.errors import ModelError, VerificationError
 from tensorbridge.ir.graph import Graph
 
@@ -23,13 +23,19 @@ log = logging.getLogger(__name__)
 
 
 def load(source, format: str | None = None, input_shapes: dict | None = None, input_dtypes: dict | None = None,
-         **options) -> Graph:
+         trust_code: bool = False, **options) -> Graph:
     """Load a model (path or in-memory object) into an IR `Graph`.
 
     `input_shapes` ({name: [dims]}) fixes or names input dims (a TorchScript archive, which records none,
     needs them, with `input_dtypes` ({name: dtype}) for inputs other than float32); `options` go to the
-    frontend (PyTorch: `example_inputs`, `dynamic_shapes`).
+    frontend (PyTorch: `example_inputs`, `dynamic_shapes`). Sources that are code (a generated code folder, a
+    TorchScript archive) load only with `trust_code=True`: loading them runs what they hold.
     """
+    with trust.trusting(trust_code):
+        return _load(source, format, input_shapes, input_dtypes, **options)
+
+
+def _load(source, format, input_shapes, input_dtypes, **options) -> Graph:
     if isinstance(source, Graph):
         return source
     if not isinstance(source, (str, os.PathLike)):
@@ -71,6 +77,8 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
             os.replace(item, target)
+            if target.is_dir():
+                trust.written_by_us(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dest
@@ -78,33 +86,35 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
 
 def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=None,
             rtol: float | None = None, atol: float | None = None, inputs=None, seed: int = 0, layout=None,
-            format: str | None = None):
+            format: str | None = None, trust_code: bool = False):
     """Convert `src` (in `format`, where its content and name do not tell) to `dst`; with `verify=True` run
     both and return the `Report`.
 
-    `layout` is a `tensorbridge.passes.layout.LayoutOptions` (--layout, --io-layout, --pin-layout).
+    `layout` is a `tensorbridge.passes.layout.LayoutOptions` (--layout, --io-layout, --pin-layout);
+    `trust_code` as for `load`.
     """
-    graph = load(src, format=format, input_shapes=input_shapes)
+    graph = load(src, format=format, input_shapes=input_shapes, trust_code=trust_code)
     save(graph, dst, to=to, **({"layout": layout} if layout is not None else {}))
     if not verify:
         return None
-    report = globals()["verify"](src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed,
-                                 input_shapes=input_shapes, format=format)
-    return report
+    return globals()["verify"](src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed,
+                               input_shapes=input_shapes, format=format, trust_code=trust_code)
 
 
 def verify(src, dst, inputs=None, rtol: float | None = None, atol: float | None = None, seed: int = 0,
            input_shapes=None, per_layer: bool = False, raise_on_failure: bool = False, format: str | None = None,
-           input_dtypes: dict | None = None):
+           input_dtypes: dict | None = None, trust_code: bool = False):
     """Run `src` and `dst` on the same inputs and compare every output (`format`: the source's, where its
     content and name do not tell).
 
-    With `per_layer=True`, also name the first op whose output diverges (`report.first_divergence`).
+    With `per_layer=True`, also name the first op whose output diverges (`report.first_divergence`);
+    `trust_code` as for `load`.
     """
     from tensorbridge.verification.harness import verify as _verify
 
-    report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes,
-                     per_layer=per_layer, src_format=format, input_dtypes=input_dtypes)
+    with trust.trusting(trust_code):
+        report = _verify(src, dst, inputs=inputs, rtol=rtol, atol=atol, seed=seed, input_shapes=input_shapes,
+                         per_layer=per_layer, src_format=format, input_dtypes=input_dtypes)
     if raise_on_failure and not report.ok:
         raise VerificationError(report.summary(), report)
     return report

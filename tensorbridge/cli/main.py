@@ -266,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--from", dest="from_format", metavar="FORMAT",
                         help="the source's format, where its content and extension do not tell "
                              f"({', '.join(f.name for f in frameworks.FORMATS if f.loader)})")
+    source.add_argument("--trust-code", action="store_true",
+                        help="allow sources that are code (a generated code folder, a TorchScript archive): "
+                             "loading them runs the code they hold")
     source.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...[:dtype]",
                         help="fix or name an input's dims (repeatable); a TorchScript source needs every input's, "
                              "with :int64 (or another dtype) for inputs other than float32")
@@ -370,8 +373,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    from tensorbridge import trust
+
     try:
-        return args.func(args, _Progress(args.quiet))
+        with trust.trusting(getattr(args, "trust_code", False)):
+            return args.func(args, _Progress(args.quiet))
     except TensorbridgeError as e:
         if args.debug:
             raise

@@ -1,8 +1,8 @@
 """Generated code folders: importing one (model.py + __init__.py) as a fresh package, and its signature file.
 
 Used by the backends that build models from their own generated code and by the runners
-that verify such folders. Importing runs the folder's Python: only load folders you trust
-(tensorbridge's own output, for instance), as for any Python code.
+that verify such folders. Importing runs the folder's Python, so a folder loads only when trusted
+(`tensorbridge.trust`: the user's --trust-code, or tensorbridge's own output).
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import sys
 import uuid
 from pathlib import Path
 
+from tensorbridge import trust
 from tensorbridge.errors import ModelError
 
 
 def load_folder(path: Path):
     """Import a generated folder as a fresh package; returns the package module."""
     init = path / "__init__.py"
+    trust.require(path, "a code folder (its model.py and __init__.py are Python)")
     if not init.is_file() or not (path / "model.py").is_file():
         raise ModelError(f"{path} is not a tensorbridge PyTorch folder (model.py and __init__.py expected)")
     name = f"tensorbridge_generated_{uuid.uuid4().hex}"

@@ -45,14 +45,17 @@ def torchscript(tmp_path):
 def test_a_torchscript_archive_converts_and_verifies(torchscript, tmp_path, capsys):
     out = tmp_path / "net.onnx"
     assert frameworks.detect(torchscript).name == "torchscript"
-    assert main(["-q", "convert", str(torchscript), "-o", str(out), "--input-shape", "x=2,3,8,8"]) == 0
+    args = ["-q", "convert", str(torchscript), "-o", str(out), "--input-shape", "x=2,3,8,8"]
+    assert main(args) == 2 and not out.exists()  # a TorchScript archive is code: it loads only when trusted
+    assert "--trust-code" in capsys.readouterr().err
+    assert main([*args, "--trust-code"]) == 0
     assert "PASS" in capsys.readouterr().out
     assert [d.dim_value for d in onnx.load(out).graph.input[0].type.tensor_type.shape.dim] == [2, 3, 8, 8]
 
 
 def test_a_torchscript_archive_without_shapes_asks_for_them(torchscript, tmp_path, capsys):
     out = tmp_path / "net.onnx"
-    assert main(["-q", "convert", str(torchscript), "-o", str(out)]) == 2
+    assert main(["-q", "convert", str(torchscript), "-o", str(out), "--trust-code"]) == 2
     err = capsys.readouterr().err
     assert "--input-shape x=" in err and not out.exists()
 
@@ -68,7 +71,8 @@ def test_scripted_control_flow_is_a_listed_blocker(tmp_path, capsys):
 
     path = tmp_path / "branchy.pt"
     torch.jit.save(torch.jit.script(Branchy()), str(path))
-    assert main(["-q", "convert", str(path), "-o", str(tmp_path / "b.onnx"), "--input-shape", "x=2,3"]) == 2
+    assert main(["-q", "convert", str(path), "-o", str(tmp_path / "b.onnx"), "--input-shape", "x=2,3",
+                 "--trust-code"]) == 2
     assert "control flow" in capsys.readouterr().err
 
 

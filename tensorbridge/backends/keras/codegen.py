@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorbridge import trust
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.emitter import CodeEmitter
 from tensorbridge.codegen.folder import read_signature, write_signature
@@ -107,6 +108,7 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
     if em.constants:
         np.savez(dest / "constants.npz", **em.constants)
     (dest / "__init__.py").write_text(init_code())
+    trust.written_by_us(dest)
     model = build(dest)
     for layer_name, arrays in em.weights.items():
         layer = model.get_layer(layer_name)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorbridge import trust
 from tensorbridge.backends.torch import module_tree
 from tensorbridge.backends.torch.module_tree import ModuleTree
 from tensorbridge.codegen import pyast as P
@@ -40,12 +41,10 @@ from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.lower import int_arithmetic_pass
 from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.rules.torch import REGISTRY
-from tensorbridge.rules.torch.base import TORCH_DTYPES
+from tensorbridge.rules.torch.base import OVERWRITABLE_RESULTS, TORCH_DTYPES
 
 log = logging.getLogger(__name__)
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
-#: ops whose result is a new tensor their backward does not read: it may be overwritten in place
-_OUTPUT_NOT_SAVED = frozenset({"Conv", "ConvTranspose", "BatchNormalization", "Add", "Gemm", "MatMul"})
 
 
 def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source") -> Pipeline:
@@ -73,6 +72,7 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "model.py").write_text(em.module_source())
     (dest / "__init__.py").write_text(INIT_CODE)
+    trust.written_by_us(dest)
     write_safetensors(dest / "weights.safetensors", em.state, {"format": "pt"})
     write_signature(dest, em.g, em.value_names)
 
@@ -213,7 +213,7 @@ class TorchEmitter(CodeEmitter):
         `out += identity` do: `v` is read only here, is a fresh float tensor from an op whose backward does not
         need its output, and has the shape and dtype of `like` (the result) when given."""
         producer = v.producer
-        if producer is None or producer.op not in _OUTPUT_NOT_SAVED or id(v) in self.shape_values:
+        if producer is None or producer.op not in OVERWRITABLE_RESULTS or id(v) in self.shape_values:
             return False
         if like is not None and (v.shape != like.shape or v.dtype != like.dtype or v.shape is None):
             return False

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorbridge import trust
 from tensorbridge.errors import ModelError
+
+#: what a TorchScript archive is, for the --trust-code request
+TORCHSCRIPT = "a TorchScript archive (it carries TorchScript code, which runs when it is loaded)"
 
 
 def is_torchscript(path: Path) -> bool:
@@ -61,6 +65,7 @@ def load(source, input_shapes: dict | None = None, input_dtypes: dict | None = N
     from tensorbridge.frontends.torch.importer import load as load_program
 
     if isinstance(source, (str, Path)):
+        trust.require(source, TORCHSCRIPT)
         try:
             module = torch.jit.load(str(source), map_location="cpu")
         except Exception as e:  # noqa: BLE001 - TorchScript raises many kinds for a bad archive

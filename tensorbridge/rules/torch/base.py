@@ -61,6 +61,11 @@ def to_numpy(t) -> np.ndarray:
 
 
 # -- rows: one ATen op <-> one IR op <-> one torch callable ------------------------------------------
+#: IR ops whose torch code returns a new tensor that autograd does not keep for the backward pass: a later op may
+#: write its result into it (`F.relu(x, inplace=True)`, `out.add_(identity)`)
+OVERWRITABLE_RESULTS = frozenset({"Conv", "ConvTranspose", "BatchNormalization", "Add", "Gemm", "MatMul"})
+
+
 def unary(names: str | None, ir_op: str, call: str | None = None) -> None:
     """ATen unary op(s) `names` (space-separated) read as `ir_op`; written back as `call(x)`."""
     if names:

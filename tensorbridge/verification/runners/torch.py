@@ -1,7 +1,7 @@
 """Runs PyTorch models: a generated code folder (model.py + weights) or a `.pt2` program.
 
-Loading a code folder imports its `model.py`: only verify folders you trust (tensorbridge's
-own output, for instance), as for any Python code.
+Loading a code folder imports its `model.py` and a TorchScript archive runs its code: both load only
+when trusted (`tensorbridge.trust`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorbridge import trust
 from tensorbridge.codegen.folder import load_folder, read_signature
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
@@ -107,8 +108,9 @@ class TorchScriptRunner:
     def __init__(self, source, input_dtypes: dict | None = None, **_options):
         import torch
 
-        from tensorbridge.frontends.torch.torchscript import argument_names
+        from tensorbridge.frontends.torch.torchscript import TORCHSCRIPT, argument_names
 
+        trust.require(source, TORCHSCRIPT)
         try:
             self.module = torch.jit.load(str(source), map_location="cpu").eval()
         except Exception as e:  # noqa: BLE001
