@@ -40,11 +40,7 @@ def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False)
         path = Path(source)
         if path.suffix in (".pt", ".pth"):
             _explain_state_dict(path)
-        try:
-            ep = load_program(path)
-        except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad archive
-            raise ModelError(f"{path} is not a readable torch.export program (.pt2): {e}") from None
-        names = None
+        ep, names = load_program(path), None
     elif isinstance(source, torch.export.ExportedProgram):
         ep, names = source, None
     elif isinstance(source, torch.nn.Module):
@@ -334,8 +330,10 @@ def pt2e_name(target) -> str | None:
 
 
 def load_program(path):
-    """`torch.export.load`, with PT2E's quantize/dequantize ops registered so quantized programs load."""
-    import torch
+    """A `.pt2` program read as data (`pt2_archive`), with PT2E's quantize/dequantize ops registered so
+    quantized programs load."""
     import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers the quantized_decomposed ops
 
-    return torch.export.load(str(path))
+    from tensorbridge.frontends.torch import pt2_archive
+
+    return pt2_archive.load_program(path)

@@ -65,10 +65,7 @@ class ExportedProgramRunner:
 
         from tensorbridge.frontends.torch.importer import load_program
 
-        try:
-            self.ep = load_program(source)
-        except Exception as e:  # noqa: BLE001
-            raise ModelError(f"cannot load {source} as a torch.export program: {e}") from None
+        self.ep = load_program(source)
         sig = self.ep.graph_signature
         nodes = {n.name: n for n in self.ep.graph.nodes}
 
