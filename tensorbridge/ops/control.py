@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.errors import ModelError
 from tensorbridge.ops.layout_classes import TERMINATE
 from tensorbridge.ops.schema import Attr, op
 
@@ -29,6 +30,9 @@ def loop(M=None, cond=None, *v_initial, body, _run_graph):
     scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
     i = 0
     while keep and (trips is None or i < trips):
+        if i == ITERATION_LIMIT:
+            raise ModelError(f"a Loop ran {ITERATION_LIMIT:,} iterations without ending; the reference interpreter "
+                             "stops there")
         outs = _run_graph(body, [np.array(i, np.int64), np.array(keep)] + carried)
         keep = bool(np.asarray(outs[0]).ravel()[0])
         carried = list(outs[1:1 + n_carried])
@@ -69,3 +73,25 @@ def scan(*initial_state_and_scan_inputs, body, num_scan_inputs, scan_input_axes,
         s = s[::-1] if d else s
         stacked.append(np.moveaxis(s, 0, a))
     return tuple(state) + tuple(stacked)
+
+
+#: the most iterations a loop may run for tensorbridge to run the model (to verify it or fold it)
+ITERATION_LIMIT = 10_000_000
+
+
+def fixed_trip_count(node) -> int | None:
+    """The iterations of a Loop whose condition never changes (constant-true, or passed through the body
+    unchanged) and whose trip count is a constant, else None: such a loop runs exactly that many times."""
+    if node.op != "Loop" or not node.inputs or node.inputs[0] is None or node.inputs[0].const is None:
+        return None
+    cond = node.inputs[1] if len(node.inputs) > 1 else None
+    if cond is not None and (cond.const is None or not bool(np.asarray(cond.const).ravel()[0])):
+        return None
+    body = node.attrs["body"]
+    out = body.outputs[0]
+    while out.producer is not None and out.producer.op == "Identity":
+        out = out.producer.inputs[0]
+    constant_true = out.const is not None and bool(np.asarray(out.const).ravel()[0])
+    if not (constant_true or (len(body.inputs) > 1 and out is body.inputs[1])):
+        return None
+    return int(np.asarray(node.inputs[0].const).ravel()[0])

@@ -110,8 +110,14 @@ def _infer(node, schema):
 
 
 def _probe(node):
+    """Types from running the node on its constant inputs; never for ops the catalogue marks not foldable
+    (control flow, randomness), whose run may not end or may differ."""
+    from tensorbridge.ops.schema import get
     from tensorbridge.reference.interpreter import run_node
 
+    schema = get(node.op)
+    if schema is None or not schema.foldable:
+        return []
     args = []
     for v in node.inputs:
         if v is None:

@@ -6,6 +6,10 @@ static, so shape arithmetic on static models disappears. Backends that need weig
 generators building layers) run it, so a weight produced by an op (ConstantOfShape, a Transpose of
 a weight...) still becomes a layer parameter. Ops the catalogue marks not foldable (side effects,
 randomness, control flow) and results larger than `max_bytes` are left alone.
+
+Folding is bounded on hostile input: a result may be at most 8x its constant operands (a dtype widening,
+such as int8 -> float64) plus `FREE_BYTES`; the bytes beyond that (a ConstantOfShape, an Expand or a Tile
+that makes much from little) may add up to `GROWTH_BUDGET` per pass. Beyond either, the op stays in the graph.
 """
 
 from __future__ import annotations
@@ -20,12 +24,16 @@ from tensorbridge.ops import schema as op_schema
 
 log = logging.getLogger(__name__)
 
+FREE_BYTES = 64 << 20
+GROWTH_BUDGET = 256 << 20
+
 
 def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset()) -> Graph:
     """Fold every foldable node except those whose op is in `keep`."""
     from tensorbridge.ops.infer import infer_node
     from tensorbridge.reference.interpreter import run_node
 
+    budget = GROWTH_BUDGET
     for node in list(graph.nodes):
         infer_node(node)  # earlier folds may have made this node's types knowable
         schema = op_schema.get(node.op)
@@ -38,9 +46,12 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
             continue
-        size = sum(int(np.prod(v.shape)) * (v.dtype.itemsize if v.dtype is not None else 8) for v in node.outputs)
-        if size > max_bytes:
+        size = sum(_bytes(v.shape, v.dtype) for v in node.outputs)
+        growth = size - 8 * sum(v.const.nbytes for v in node.inputs if v is not None)
+        if size > max_bytes or growth > min(FREE_BYTES, budget):
+            log.debug("not folding %s %r: its %d-byte result is beyond the folding budget", node.op, node.name, size)
             continue
+        budget -= max(growth, 0)
         _replace(graph, node, run_node(node, [None if v is None else v.const for v in node.inputs]))
     return graph
 
@@ -69,11 +80,15 @@ def fold_value(v, max_bytes: int = 1 << 20, depth: int = 64):
         return None
     infer_node(node)
     if any(o.shape is None or not shapes.is_static(o.shape) for o in node.outputs) or \
-            sum(int(np.prod(o.shape)) for o in node.outputs) * 8 > max_bytes:
+            sum(_bytes(o.shape, None) for o in node.outputs) > max_bytes:
         return None
     graph, name = node.graph, v.name
     _replace(graph, node, run_node(node, operands))
     return graph.constants[name].const
+
+
+def _bytes(shape, dtype) -> int:
+    return int(np.prod(shape, dtype=object)) * (dtype.itemsize if dtype is not None else 8)
 
 
 def _replace(graph: Graph, node, results) -> None:

@@ -59,6 +59,7 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
 
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
+    _refuse_endless_loops(src, src_format)
     a = runner_for(src, src_format, **({"input_dtypes": input_dtypes} if input_dtypes else {}))
     b = runner_for(dst)
     if any(shape is None for _, _, shape in a.inputs) and len(a.inputs) == len(b.inputs):
@@ -110,6 +111,21 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
 
         report.first_divergence = first_divergence(src, b, feeds, b_feeds, rtol, atol, source_runner=a)
     return report
+
+
+def _refuse_endless_loops(src, src_format: str | None) -> None:
+    """A source whose file holds loops as data (ONNX, tbir) and has one that would run more than
+    ITERATION_LIMIT times is not run: neither runtime would come back."""
+    from tensorbridge.ops.control import ITERATION_LIMIT, fixed_trip_count
+
+    if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in ("onnx", "tbir"):
+        return
+    graph = _graph(src, src_format)
+    for node in graph.all_nodes():
+        trips = fixed_trip_count(node)
+        if trips is not None and trips > ITERATION_LIMIT:
+            raise ModelError(f"cannot verify: Loop {node.name!r} always runs {trips:,} iterations (more than "
+                             f"{ITERATION_LIMIT:,}), so running the model would not end")
 
 
 def _graph(src, src_format: str | None = None) -> Graph:
