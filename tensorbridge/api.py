@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge import frameworks, trust
-from tensorbridge.errors import ModelError, VerificationError
+from tensorbridge.errors import InvariantError, ModelError, VerificationError
+from tensorbridge.ir.checker import check
 from tensorbridge.ir.graph import Graph
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,13 @@ def _load(source, format, input_shapes, input_dtypes, **options) -> Graph:
         from tensorbridge.passes.infer_shapes import set_input_shapes
 
         set_input_shapes(graph, input_shapes)
+    try:
+        check(graph)  # a malformed source is refused here, before any pass or backend reads it
+    except InvariantError as e:
+        if not input_shapes:
+            raise
+        given = " ".join(f"--input-shape {k}={','.join(map(str, v))}" for k, v in input_shapes.items())
+        raise ModelError(f"with {given} (input_shapes): {e}") from None
     return graph
 
 
@@ -67,6 +75,7 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
     if fmt.saver is None:
         raise ModelError(f"tensorbridge cannot write {fmt.name} models yet")
     saver = frameworks.resolve(fmt.saver)
+    check(graph)
     parent = dest.parent if str(dest.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))

@@ -10,6 +10,7 @@ safetensors file: `safetensors.numpy.load_file` reads its weights too.
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import struct
 from pathlib import Path
@@ -32,6 +33,7 @@ _ST_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": 
               "uint8": "U8", "bool": "BOOL"}
 _ST_TO_IR = {v: k for k, v in _ST_DTYPES.items()}
 _HEADER_LIMIT = 100 << 20
+MAX_NESTING = 64  # subgraphs inside subgraphs
 
 
 # -- graph <-> JSON ------------------------------------------------------------------------------
@@ -110,7 +112,9 @@ def _store(tensors: dict, key: str, arr: np.ndarray) -> dict:
 
 
 def graph_from_json(d: dict, tensors: dict[str, np.ndarray], parent: Graph | None = None,
-                    scope: dict[str, Value] | None = None) -> Graph:
+                    scope: dict[str, Value] | None = None, depth: int = 0) -> Graph:
+    if depth > MAX_NESTING:
+        raise ModelError(f"subgraphs nest deeper than {MAX_NESTING} levels")
     g = Graph(d.get("name", "main"), parent)
     g.metadata = dict(d.get("metadata", {}))
     scope = dict(scope or {})
@@ -131,7 +135,7 @@ def graph_from_json(d: dict, tensors: dict[str, np.ndarray], parent: Graph | Non
                 raise ModelError(f"node {nd['name']!r} reads {name!r}, which is not defined before it")
             else:
                 inputs.append(scope[name])
-        attrs = {k: _attr_from_json(a, tensors, g, scope) for k, a in nd.get("attrs", {}).items()}
+        attrs = {k: _attr_from_json(a, tensors, g, scope, depth) for k, a in nd.get("attrs", {}).items()}
         node = g.add_node(nd["op"], inputs, attrs, outputs=[o["name"] for o in nd["outputs"]],
                           name=nd["name"], meta=nd.get("meta"))
         for v, od in zip(node.outputs, nd["outputs"]):
@@ -144,9 +148,9 @@ def graph_from_json(d: dict, tensors: dict[str, np.ndarray], parent: Graph | Non
     return g
 
 
-def _attr_from_json(a, tensors, g, scope):
+def _attr_from_json(a, tensors, g, scope, depth):
     if isinstance(a, dict) and "graph" in a:
-        return graph_from_json(a["graph"], tensors, g, scope)
+        return graph_from_json(a["graph"], tensors, g, scope, depth + 1)
     if isinstance(a, dict) and "tensor" in a:
         return _load(tensors, a["tensor"])
     return a
@@ -161,7 +165,9 @@ def _load(tensors: dict, ref: dict) -> np.ndarray:
     except KeyError:
         raise ModelError(f"tensor {ref['key']!r} is missing from the weights") from None
     if raw.dtype != dt:
-        raw = raw.view(dt)
+        if raw.nbytes % dt.itemsize:
+            raise ModelError(f"tensor {ref['key']!r} holds {raw.nbytes} bytes, not a whole number of {dt}")
+        raw = raw.reshape(-1).view(dt)
     return raw.reshape(tuple(ref["shape"]))
 
 
@@ -213,20 +219,36 @@ def load(path, **_options) -> Graph:
     try:
         header = json.loads(mm[8:8 + n])
         doc = json.loads(header.pop("__metadata__")[_META_KEY])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise ModelError(f"{path} is not a .tbir file (no tensorbridge graph in its header)") from None
+    if not isinstance(header, dict) or not isinstance(doc, dict):
+        raise ModelError(f"{path} is not a .tbir file (its header is not an object)")
     if doc.get("format") != FORMAT or doc.get("version", 0) > VERSION:
         raise ModelError(f"{path}: unsupported .tbir format/version {doc.get('format')} {doc.get('version')}")
     base = 8 + n
-    tensors = {}
-    for key, info in header.items():
-        b, e = info["data_offsets"]
-        if base + e > size or b > e:
-            raise ModelError(f"{path} is truncated (tensor {key!r} runs past the end)")
-        dt = np.dtype(dtypes.dtype(_ST_TO_IR[info["dtype"]]))
-        count = (e - b) // dt.itemsize
-        tensors[key] = np.frombuffer(mm, dtype=dt, count=count, offset=base + b).reshape(info["shape"])
+    tensors = {key: _tensor(mm, base, size, key, info, path) for key, info in header.items()}
     try:
         return graph_from_json(doc["graph"], tensors)
-    except (KeyError, TypeError) as e:
-        raise ModelError(f"{path}: malformed graph ({type(e).__name__}: {e})") from None
+    except ModelError as e:
+        raise ModelError(f"{path}: malformed graph: {e}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as e:
+        raise ModelError(f"{path}: malformed graph ({type(e).__name__}: {str(e)[:300]})") from None
+
+
+def _tensor(mm, base: int, size: int, key: str, info, path) -> np.ndarray:
+    """One header entry's tensor, a view of the file, once its dtype, shape and offsets are consistent and
+    inside the data section (nothing is allocated or read before that)."""
+    if not isinstance(info, dict) or info.get("dtype") not in _ST_TO_IR:
+        raise ModelError(f"{path}: tensor {key!r} has no valid dtype")
+    shape, offsets = info.get("shape"), info.get("data_offsets")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and 0 <= d < 1 << 48 for d in shape):
+        raise ModelError(f"{path}: tensor {key!r} has an invalid shape {str(shape)[:80]}")
+    if not isinstance(offsets, list) or len(offsets) != 2 or not all(isinstance(o, int) for o in offsets):
+        raise ModelError(f"{path}: tensor {key!r} has invalid data_offsets")
+    b, e = offsets
+    if not 0 <= b <= e or base + e > size:
+        raise ModelError(f"{path}: tensor {key!r} lies outside the file's data ({b}..{e})")
+    dt = np.dtype(dtypes.dtype(_ST_TO_IR[info["dtype"]]))
+    if math.prod(shape) * dt.itemsize != e - b:
+        raise ModelError(f"{path}: tensor {key!r} has {e - b} bytes for shape {shape} of {dt}")
+    return np.frombuffer(mm, dtype=dt, count=math.prod(shape), offset=base + b).reshape(shape)

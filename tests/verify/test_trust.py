@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import tensorbridge as tb
 from tensorbridge.cli.main import EXIT_INCONCLUSIVE, main
+from tensorbridge.errors import ModelError
 from tests.conftest import make_model
 
 
@@ -88,11 +89,25 @@ def test_a_size_the_runtime_rejects_is_a_clear_error(tmp_path):
     assert code == 2
 
 
-def test_a_conversion_that_cannot_be_verified_exits_2_and_leaves_nothing(tmp_path, capsys):
+def test_a_size_too_small_for_the_model_is_refused_when_loading(tmp_path, capsys):
     src = ocr_like_model(tmp_path / "ocr.onnx")
     out = tmp_path / "ocr_torch"
-    args = ["-q", "convert", str(src), "-o", str(out), "--to", "torch", "--input-shape", "x=1,3,8,8"]
-    assert main(args) == 2  # the chosen size is too small for the model's convolutions
+    assert main(["-q", "convert", str(src), "-o", str(out), "--to", "torch", "--input-shape", "x=1,3,8,8"]) == 2
+    err = capsys.readouterr().err
+    assert "--input-shape" in err and "dim -1" in err and not out.exists()
+
+
+def test_a_conversion_that_cannot_be_verified_exits_2_and_leaves_nothing(small_cnn_path, tmp_path, capsys,
+                                                                       monkeypatch):
+    from tensorbridge.verification import harness
+
+    def runtime_fails(*args, **kwargs):  # the fault: the target's runtime cannot run the inputs
+        raise ModelError("the target model failed on inputs x [1, 3, 8, 8]")
+
+    monkeypatch.setattr(harness, "verify", runtime_fails)
+    out = tmp_path / "cnn_torch"
+    args = ["-q", "convert", str(small_cnn_path), "-o", str(out), "--to", "torch"]
+    assert main(args) == 2
     assert not out.exists() and "could not be verified" in capsys.readouterr().err
     assert main([*args, "--keep-failed"]) == 2 and out.exists()
 

@@ -58,6 +58,35 @@ def export(graph: Graph, dest, opset: int | None = None, external: bool | None =
     `int_arithmetic="float"` keeps a .tflite's quantized Add/Mean as plain QDQ, see ops/litert.py)."""
     model, weights = to_proto(graph, opset, layout, quant_format, int_arithmetic)
     write_model(model, weights, dest, external=external)
+    check_written(dest)
+
+
+def check_written(path) -> None:
+    """The file passes onnx.checker's full check (types and shapes inferred through the graph), or the
+    conversion fails: an invalid file is never kept. onnx's shape inference is wrong about a few ops (STFT's
+    one-sided bins, MeanVarianceNormalization's function body); a file that fails only on shapes is kept
+    when onnxruntime, which infers shapes itself, loads it."""
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        message = str(e).strip()
+        if "TypeInferenceError" in message or not isinstance(e, onnx.shape_inference.InferenceError) \
+                or not _runtime_loads(path):
+            raise ModelError(f"the ONNX model this conversion makes is invalid, so it was not written: "
+                             f"{message.splitlines()[0][:400]}") from None
+        log.debug("onnx's shape inference disagrees with %s, which onnxruntime loads: %s", path, message[:400])
+
+
+def _runtime_loads(path) -> bool:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return False
+    try:
+        ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001 - whatever onnxruntime rejects
+        return False
+    return True
 
 
 def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
