@@ -9,6 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def reason(e: BaseException, limit: int = 600) -> str:
+    """A third-party exception as one line for a user: its type and its whole message (a framework's reason
+    is often on a later line), whitespace collapsed, cut at `limit` characters."""
+    text = " ".join(str(e).split())
+    text = text if len(text) <= limit else text[:limit] + " ..."
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
 class TensorbridgeError(Exception):
     """Base of all errors meant for users (exit code 2: bad input or unsupported model)."""
 

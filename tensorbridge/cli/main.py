@@ -326,6 +326,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Escaped:
+    """A text stream that shows control characters and Unicode format characters (ESC, CR, bidi overrides,
+    zero-width marks) as escapes: a name in a model file cannot rewrite the user's terminal."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(escape(text))
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def escape(text: str) -> str:
+    """`text` with every control or format character but newline and tab written as a Python escape."""
+    import unicodedata
+
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return "".join(c if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf") else
+                   ascii(c)[1:-1] for c in text)
+
+
+@contextlib.contextmanager
+def _escaped_output():
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Escaped(sys.stdout), _Escaped(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 @contextlib.contextmanager
 def _quiet_frameworks():
     """The frameworks' own chatter off: TensorFlow's C++ logs, written to file descriptor 2 before its logging is
@@ -362,11 +396,22 @@ def _quiet_frameworks():
             sys.stderr = saved_stderr
 
 
+def _terminated(signum, _frame):
+    """SIGTERM/SIGHUP end the command like Ctrl-C does, through every cleanup (staged output is removed)."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _terminated)
     args = build_parser().parse_args(argv)
     if args.debug:  # the IR checker runs after every pass of a backend's pipeline
         os.environ[CHECK_ENV] = "1"
-    with contextlib.nullcontext() if args.debug else _quiet_frameworks():
+    with contextlib.nullcontext() if args.debug else _quiet_frameworks(), _escaped_output():
         logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING,
                             format="%(levelname)s %(name)s: %(message)s", force=True)
         return _run(args)

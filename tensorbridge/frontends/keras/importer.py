@@ -12,11 +12,13 @@ import contextlib
 import logging
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError, reason
+from tensorbridge.formats.archive import CheckedZip
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -45,11 +47,7 @@ def load(source) -> Graph:
 
             load_folder(path)
             path = path / "model.keras"
-        try:
-            with _named_for_keras(path) as named:
-                model = keras.models.load_model(str(named), compile=False, safe_mode=True)
-        except (ValueError, TypeError, OSError, KeyError) as e:
-            raise ModelError(f"cannot load {path} as a Keras model: {str(e).splitlines()[0][:300]}") from None
+        model = read_model_file(path)
     else:
         model = source
     if isinstance(model, keras.Sequential):
@@ -61,6 +59,21 @@ def load(source) -> Graph:
                          "models have a graph tensorbridge can read")
     graph = Importer(model).run()
     return graph
+
+
+def read_model_file(path: Path):
+    """A `.keras`/`.h5` file loaded by Keras in safe mode (no lambdas deserialized), its zip checked first; any
+    failure is one clear error with Keras's whole reason."""
+    keras = _keras()
+    if path.is_file() and zipfile.is_zipfile(path):
+        CheckedZip(path, "Keras model (.keras)").close()
+    try:
+        with _named_for_keras(path) as named:
+            return keras.models.load_model(str(named), compile=False, safe_mode=True)
+    except TensorbridgeError:
+        raise
+    except Exception as e:  # noqa: BLE001 - Keras, h5py and zipfile raise many kinds for a bad file
+        raise ModelError(f"cannot load {path} as a Keras model: {reason(e)}") from None
 
 
 def trace_layer(layer, node):

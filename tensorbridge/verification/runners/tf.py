@@ -18,7 +18,6 @@ class KerasRunner:
 
     def __init__(self, source, **_options):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        import keras
 
         self.layer_values, self._layouts = {}, {}
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():  # generated folder: its name map
@@ -28,11 +27,9 @@ class KerasRunner:
             signature = read_signature(source)
             self.layer_values, self._layouts = signature.get("values", {}), signature.get("layouts", {})
         if isinstance(source, (str, os.PathLike)):
-            path = Path(source) / "model.keras" if Path(source).is_dir() else Path(source)
-            try:
-                self.model = keras.models.load_model(str(path), compile=False, safe_mode=True)
-            except (ValueError, TypeError, OSError, KeyError) as e:
-                raise ModelError(f"cannot load {source} as a Keras model: {str(e).splitlines()[0][:300]}") from None
+            from tensorbridge.frontends.keras.importer import read_model_file
+
+            self.model = read_model_file(Path(source) / "model.keras" if Path(source).is_dir() else Path(source))
         else:
             self.model = source
         # names as the Keras frontend gives them: input layers and the layers producing the outputs
