@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench lint docs clean
+.PHONY: demo test test-all bench fuzz lint docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/torch_bench.py
 	$(PY) benchmarks/tf_bench.py
 	$(PY) benchmarks/codegen_bench.py
+
+# the fuzzing campaign (docs/security.md): 1,000 mutants per source format through inspect and convert
+fuzz: $(STAMP)
+	$(PY) -m tests.fuzz.campaign --mutants $${FUZZ_MUTANTS:-1000} --doc
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check tensorbridge tests benchmarks examples

@@ -17,6 +17,17 @@ def reason(e: BaseException, limit: int = 600) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
+#: exception types third-party parsers raise on malformed bytes (by name where the parser's module is optional)
+MALFORMED_TYPES = (UnicodeError, EOFError, OverflowError, RecursionError, MemoryError)
+MALFORMED_NAMES = frozenset({"BadZipFile", "LargeZipFile", "error", "DecodeError", "SafetensorError",
+                             "InvalidProtobuf", "ParseError", "JSONDecodeError"})
+
+
+def malformed(e: BaseException) -> bool:
+    """Whether `e` is a parser's way of saying the bytes are not what they should be (not a bug of ours)."""
+    return isinstance(e, MALFORMED_TYPES) or type(e).__name__ in MALFORMED_NAMES
+
+
 class TensorbridgeError(Exception):
     """Base of all errors meant for users (exit code 2: bad input or unsupported model)."""
 

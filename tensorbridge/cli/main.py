@@ -140,7 +140,7 @@ def cmd_convert(args, progress: _Progress) -> int:
         with progress.step("verifying"):
             report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol,
                                format=args.from_format, input_dtypes=kinds)
-    except TensorbridgeError:  # unproven is not written (exit 2), unless asked to keep it
+    except BaseException:  # unproven is not written (exit 2, or whatever stopped it), unless asked to keep it
         if not args.keep_failed:
             _remove(args.output)
             print(f"the conversion could not be verified: {args.output} was removed (--keep-failed keeps it, "
@@ -368,8 +368,8 @@ def _quiet_frameworks():
     import warnings
 
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    for name in ("tensorflow", "absl", "keras", "h5py", "jax"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+    for name in ("tensorflow", "absl", "keras", "h5py", "jax", "torch", "onnx", "onnxruntime"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)  # their errors that matter reach us as exceptions
     saved_stderr = sys.stderr
     with warnings.catch_warnings():
         for module in ("keras", "tensorflow", "absl", "google.protobuf", "tflite", "ai_edge_litert", "jax", "flax"):

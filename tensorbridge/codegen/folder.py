@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 from tensorbridge import trust
-from tensorbridge.errors import ModelError
+from tensorbridge.errors import ModelError, reason
 
 
 def load_folder(path: Path):
@@ -59,6 +59,34 @@ def read_signature(folder: Path) -> dict:
     if not path.is_file():
         raise ModelError(f"{folder} has no {SIGNATURE_FILE}: it was not written by this version of tensorbridge")
     try:
-        return json.loads(path.read_text())
-    except ValueError as e:
+        doc = json.loads(path.read_text())
+    except (ValueError, RecursionError) as e:
         raise ModelError(f"{path} is not valid JSON: {e}") from None
+    if not _well_formed(doc):
+        raise ModelError(f"{path} is not a signature: it needs inputs [{{name, dtype, shape}}], outputs [names] "
+                         "and values {local: name}")
+    return doc
+
+
+def _well_formed(doc) -> bool:
+    from tensorbridge.ir import dtypes
+
+    def spec_ok(spec) -> bool:
+        return (isinstance(spec, dict) and isinstance(spec.get("name"), str) and spec.get("dtype") in dtypes.NAMES
+                and isinstance(spec.get("shape"), list)
+                and all(d is None or isinstance(d, str) or (isinstance(d, int) and 0 <= d < 1 << 31)
+                        for d in spec["shape"]))
+
+    return (isinstance(doc, dict) and isinstance(doc.get("inputs"), list) and all(map(spec_ok, doc["inputs"]))
+            and isinstance(doc.get("outputs"), list) and all(isinstance(o, str) for o in doc["outputs"])
+            and isinstance(doc.get("values", {}), dict) and isinstance(doc.get("layouts", {}), dict))
+
+
+def load_model(path: Path):
+    """The folder's `load_model()` result; its failure (the folder's code, weights it cannot load) is a
+    ModelError naming the folder."""
+    package = load_folder(path)
+    try:
+        return package.load_model()
+    except Exception as e:  # noqa: BLE001 - whatever the folder's own code raises
+        raise ModelError(f"{path}: its load_model() failed: {reason(e)}") from None

@@ -49,7 +49,7 @@ def _zip_kind(path: Path) -> str | None:
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
-    except (OSError, zipfile.BadZipFile):
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return None
     base = {n.rsplit("/", 1)[-1] for n in names}
     if {"config.json", "metadata.json"} <= base and any(n.endswith(".weights.h5") or n.endswith(".h5")

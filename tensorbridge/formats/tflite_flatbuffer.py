@@ -235,19 +235,22 @@ def _in_source_order(subgraph, signature, inputs: list[str]) -> None:
 
 
 def read_metadata(path) -> dict:
-    """The `tensorbridge` metadata entry of a .tflite file (empty when it has none)."""
+    """The `tensorbridge` metadata entry of a .tflite file (empty when it has none, or when the flatbuffer is too
+    damaged to find it: the runtime that loads the file then says what is wrong)."""
+    import struct
+
     import tflite
 
     data = bytearray(open(path, "rb").read())
-    model = tflite.Model.GetRootAs(data, 0)
-    for i in range(model.MetadataLength()):
-        entry = model.Metadata(i)
-        if (entry.Name() or b"").decode() == METADATA_KEY:
-            raw = model.Buffers(entry.Buffer()).DataAsNumpy()
-            try:
-                return json.loads(bytes(raw).decode())
-            except (ValueError, TypeError):
-                return {}
+    try:
+        model = tflite.Model.GetRootAs(data, 0)
+        for i in range(model.MetadataLength()):
+            entry = model.Metadata(i)
+            if (entry.Name() or b"").decode() == METADATA_KEY:
+                doc = json.loads(bytes(model.Buffers(entry.Buffer()).DataAsNumpy()).decode())
+                return doc if isinstance(doc, dict) else {}
+    except (ValueError, TypeError, IndexError, AttributeError, struct.error, RecursionError):
+        return {}
     return {}
 
 

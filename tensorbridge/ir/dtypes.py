@@ -44,6 +44,8 @@ _BY_NAME: dict[str, np.dtype] = {
 }
 _NAME_OF: dict[np.dtype, str] = {dt: name for name, dt in _BY_NAME.items()}
 
+#: every dtype name the IR knows
+NAMES = frozenset(_BY_NAME)
 FLOAT_NAMES = frozenset(
     {"float32", "float64", "float16", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
      "float8e5m2fnuz", "float8e8m0", "float4e2m1"}

@@ -10,12 +10,13 @@ A runtime that fails on the inputs is a clear error naming the inputs' shapes, n
 from __future__ import annotations
 
 import logging
+import math
 import os
 
 import numpy as np
 
 from tensorbridge import frameworks
-from tensorbridge.errors import ModelError, TensorbridgeError
+from tensorbridge.errors import ModelError, TensorbridgeError, malformed, reason
 from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
@@ -36,7 +37,12 @@ def runner_for(model, format: str | None = None, **options):
     fmt = frameworks.detect(model, format)
     if fmt.runner is None:
         raise ModelError(f"tensorbridge cannot run {fmt.name} models for verification")
-    return frameworks.resolve(fmt.runner)(model, **options)
+    try:
+        return frameworks.resolve(fmt.runner)(model, **options)
+    except Exception as e:
+        if not malformed(e):
+            raise
+        raise ModelError(f"{model} cannot be run as a {fmt.name} model: {reason(e)}") from None
 
 
 def _label(model) -> str:
@@ -59,7 +65,7 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
 
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
-    _refuse_endless_loops(src, src_format)
+    _refuse_unrunnable(src, src_format)
     a = runner_for(src, src_format, **({"input_dtypes": input_dtypes} if input_dtypes else {}))
     b = runner_for(dst)
     if any(shape is None for _, _, shape in a.inputs) and len(a.inputs) == len(b.inputs):
@@ -96,7 +102,12 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         pairs = list(zip(a.outputs, b.outputs))
     else:
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
-    steps = a.output_steps() if hasattr(a, "output_steps") else {}
+    try:
+        steps = a.output_steps() if hasattr(a, "output_steps") else {}
+    except Exception as e:
+        if not malformed(e):
+            raise
+        raise ModelError(f"the source model ({a.name}) describes its outputs unreadably: {reason(e)}") from None
     reports = []
     for an, bn in pairs:
         r = compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
@@ -113,9 +124,14 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     return report
 
 
-def _refuse_endless_loops(src, src_format: str | None) -> None:
-    """A source whose file holds loops as data (ONNX, tbir) and has one that would run more than
-    ITERATION_LIMIT times is not run: neither runtime would come back."""
+#: the largest tensor verification lets a model compute (a value of static shape, at the model's own sizes)
+VALUE_LIMIT = 1 << 30
+
+
+def _refuse_unrunnable(src, src_format: str | None) -> None:
+    """A source whose file holds its computation as data (ONNX, tbir) is not run when it has a Loop that always
+    runs more than ITERATION_LIMIT times (neither runtime would come back) or computes a tensor of more than
+    VALUE_LIMIT bytes (a memory bomb, whichever runtime runs it)."""
     from tensorbridge.ops.control import ITERATION_LIMIT, fixed_trip_count
 
     if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in ("onnx", "tbir"):
@@ -126,6 +142,12 @@ def _refuse_endless_loops(src, src_format: str | None) -> None:
         if trips is not None and trips > ITERATION_LIMIT:
             raise ModelError(f"cannot verify: Loop {node.name!r} always runs {trips:,} iterations (more than "
                              f"{ITERATION_LIMIT:,}), so running the model would not end")
+        for v in node.outputs:
+            if v.dtype is not None and v.shape is not None and all(isinstance(d, int) for d in v.shape) \
+                    and math.prod(v.shape) * v.dtype.itemsize > VALUE_LIMIT:
+                raise ModelError(f"cannot verify: {node.op} {node.name!r} computes a tensor of "
+                                 f"{math.prod(v.shape) * v.dtype.itemsize / 2**30:.1f} GiB ({v.name!r}, shape "
+                                 f"{list(v.shape)}); convert with --no-verify if that is intended")
 
 
 def _graph(src, src_format: str | None = None) -> Graph:

@@ -66,10 +66,10 @@ def _load_folder(path: Path) -> Graph:
     """A generated code folder: import it, trace it with inputs made from its signature."""
     import torch
 
-    from tensorbridge.codegen.folder import load_folder, read_signature
+    from tensorbridge.codegen.folder import load_model, read_signature
 
     signature = read_signature(path)
-    module = load_folder(path).load_model()
+    module = load_model(path)
     args, dynamic, dims = [], [], {}
     for spec in signature["inputs"]:
         shape, dt = spec["shape"], spec["dtype"]

@@ -27,7 +27,7 @@ def is_torchscript(path: Path) -> bool:
     try:
         with zipfile.ZipFile(path) as z:
             return any("/code/" in name for name in z.namelist())
-    except (OSError, zipfile.BadZipFile):
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return False
 
 

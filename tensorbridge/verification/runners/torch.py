@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge import trust
-from tensorbridge.codegen.folder import load_folder, read_signature
+from tensorbridge.codegen.folder import load_model, read_signature
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
 
@@ -33,7 +33,7 @@ class TorchModuleRunner:
 
         path = Path(source)
         signature = read_signature(path)
-        self.module = load_folder(path).load_model()
+        self.module = load_model(path)
         self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in signature["inputs"]]
         self.outputs = list(signature["outputs"])
         self.value_names = dict(signature.get("values", {}))
