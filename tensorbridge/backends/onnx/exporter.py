@@ -155,7 +155,8 @@ def _introduced() -> dict[str, int]:
 
 
 def _choose_opset(graph: Graph) -> int:
-    source = int(graph.metadata.get("onnx_opset", 0))
+    source = graph.metadata.get("onnx_opset", 0)
+    source = source if isinstance(source, int) else 0  # a malformed .tbir's note is not trusted
     need = rules.DEFAULT_EXPORT_OPSET
     for node in graph.all_nodes():
         need = max(need, _introduced().get(node.op, 1), _definition_for(node, source))

@@ -30,6 +30,21 @@ log = logging.getLogger(__name__)
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
+def check_text(message, where: str = "model") -> None:
+    """Every text field of the model is text: protobuf hands a name that is not valid UTF-8 over as bytes, which
+    nothing downstream expects."""
+    from google.protobuf.descriptor import FieldDescriptor
+
+    for field, value in message.ListFields():
+        if field.type == FieldDescriptor.TYPE_STRING:
+            for s in (value if field.is_repeated else [value]):
+                if not isinstance(s, str):
+                    raise ModelError(f"the ONNX {where}'s {field.name} {s[:40]!r} is not valid UTF-8 text")
+        elif field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.name != "TensorProto":
+            for m in (value if field.is_repeated else [value]):
+                check_text(m, field.name)
+
+
 def load(source) -> Graph:
     """Import an ONNX model from a path or a `ModelProto`."""
     if isinstance(source, onnx.ModelProto):
@@ -39,6 +54,7 @@ def load(source) -> Graph:
     else:
         loaded = read_model(source)
         proto, weights, name = loaded.proto, loaded.weights, Path(source).stem
+    check_text(proto)
     # A model using only other domains declares no default opset: check it as current.
     opset = next((o.version for o in proto.opset_import if o.domain in DEFAULT_DOMAINS),
                  onnx.defs.onnx_opset_version())
