@@ -32,8 +32,9 @@ from common import TORCH_MODELS, replace_section, torch_model  # noqa: E402
 KERAS_MODELS = {"MobileNetV2": (224, 224, 3), "ResNet50": (224, 224, 3)}
 
 
-def interleaved(a, b, runs: int, warmup: int = 3) -> tuple[float, float]:
-    """Median wall time (ms) of a() and b(), called alternately."""
+def interleaved(a, b, runs: int, warmup: int = 3) -> tuple[float, float, float]:
+    """Median wall time (ms) of a() and b(), called alternately, and the median of the per-pair ratios b/a (each
+    pair runs back to back, so a slow spell of the machine affects both sides of a ratio alike)."""
     for _ in range(warmup):
         a()
         b()
@@ -43,7 +44,8 @@ def interleaved(a, b, runs: int, warmup: int = 3) -> tuple[float, float]:
             t = time.perf_counter()
             fn()
             out.append(time.perf_counter() - t)
-    return statistics.median(ta) * 1000, statistics.median(tb) * 1000
+    ratio = statistics.median(y / x for x, y in zip(ta, tb))
+    return statistics.median(ta) * 1000, statistics.median(tb) * 1000, ratio
 
 
 def torch_rows(runs: int, tmp: Path) -> list[str]:
@@ -61,8 +63,9 @@ def torch_rows(runs: int, tmp: Path) -> list[str]:
         for threads in (1, 2):
             torch.set_num_threads(threads)
             with torch.no_grad():
-                hand, gen = interleaved(lambda m=module, a=args: m(*a), lambda m=generated, a=args: m(*a), runs)
-            rows.append(f"| {name} | PyTorch | {threads} | {hand:.2f} | {gen:.2f} | {gen / hand:.2f} |")
+                hand, gen, ratio = interleaved(lambda m=module, a=args: m(*a), lambda m=generated, a=args: m(*a),
+                                               runs)
+            rows.append(f"| {name} | PyTorch | {threads} | {hand:.2f} | {gen:.2f} | {ratio:.2f} |")
             print(rows[-1], flush=True)
     return rows
 
@@ -87,17 +90,17 @@ def keras_rows(runs: int, tmp: Path) -> list[str]:
         generated = load_folder(folder).load_model()
         x = tf.constant(np.random.default_rng(0).standard_normal((1, *shape)).astype(np.float32))
         threads = os.environ.get("TB_BENCH_THREADS", "2")
-        hand, gen = interleaved(
+        hand, gen, ratio = interleaved(
             lambda m=model, v=x: m(v, training=False), lambda m=generated, v=x: m(v, training=False), runs
         )
-        rows.append(f"| {name} | Keras | {threads} | {hand:.2f} | {gen:.2f} | {gen / hand:.2f} |")
+        rows.append(f"| {name} | Keras | {threads} | {hand:.2f} | {gen:.2f} | {ratio:.2f} |")
         print(rows[-1], flush=True)
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--no-write", action="store_true")
     a = ap.parse_args()
     import platform
@@ -114,8 +117,9 @@ def main() -> None:
         f"Measured {time.strftime('%Y-%m-%d')} by `python benchmarks/codegen_bench.py` (part of `make bench`) on "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, tensorbridge "
         f"{tensorbridge.__version__}, torch {torch.__version__}, TensorFlow {tf.__version__}. The model "
-        "tensorbridge generates from a hand-written one, timed interleaved with it in one process; median of "
-        f"{a.runs} calls each after warm-up. PyTorch models at batch 1 (images 224x224, BERT and GPT-2 "
+        "tensorbridge generates from a hand-written one, timed interleaved with it in one process: median of "
+        f"{a.runs} calls each after warm-up, and the ratio as the median of the {a.runs} back-to-back pairs' "
+        "ratios. PyTorch models at batch 1 (images 224x224, BERT and GPT-2 "
         "with 64 tokens, from small transformers configs); Keras applications at 1x224x224x3 (the Keras "
         "figures use TensorFlow's own thread pools: 2 cores).",
         "",
