@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge import frameworks, trust
-from tensorbridge.errors import InvariantError, ModelError, VerificationError, malformed, reason
+from tensorbridge.errors import InvariantError, ModelError, VerificationError, reading
 from tensorbridge.ir.checker import check
 from tensorbridge.ir.graph import Graph
 
@@ -53,12 +53,8 @@ def _load(source, format, input_shapes, input_dtypes, **options) -> Graph:
     for key, value in (("input_shapes", input_shapes), ("input_dtypes", input_dtypes)):
         if value and key in accepted:
             options[key] = value
-    try:
+    with reading(f"{source} is not a readable {fmt.name} model"):
         graph = loader(source, **options)
-    except Exception as e:
-        if not malformed(e):
-            raise
-        raise ModelError(f"{source} is not a readable {fmt.name} model: {reason(e)}") from None
     if input_shapes:
         from tensorbridge.passes.infer_shapes import set_input_shapes
 

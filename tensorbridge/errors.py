@@ -6,6 +6,7 @@ all unsupported ops at once. Exit codes of the CLI come from `exit_code`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 
@@ -26,6 +27,18 @@ MALFORMED_NAMES = frozenset({"BadZipFile", "LargeZipFile", "error", "DecodeError
 def malformed(e: BaseException) -> bool:
     """Whether `e` is a parser's way of saying the bytes are not what they should be (not a bug of ours)."""
     return isinstance(e, MALFORMED_TYPES) or type(e).__name__ in MALFORMED_NAMES
+
+
+@contextlib.contextmanager
+def reading(what: str):
+    """Within the block, a third-party parser's complaint about malformed bytes becomes a ModelError
+    "`what`: the reason" (other exceptions are bugs and pass through)."""
+    try:
+        yield
+    except Exception as e:
+        if not malformed(e):
+            raise
+        raise ModelError(f"{what}: {reason(e)}") from None
 
 
 class TensorbridgeError(Exception):

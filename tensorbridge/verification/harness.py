@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from tensorbridge import frameworks
-from tensorbridge.errors import ModelError, TensorbridgeError, malformed, reason
+from tensorbridge.errors import ModelError, TensorbridgeError, reading
 from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
@@ -37,12 +37,8 @@ def runner_for(model, format: str | None = None, **options):
     fmt = frameworks.detect(model, format)
     if fmt.runner is None:
         raise ModelError(f"tensorbridge cannot run {fmt.name} models for verification")
-    try:
+    with reading(f"{model} cannot be run as a {fmt.name} model"):
         return frameworks.resolve(fmt.runner)(model, **options)
-    except Exception as e:
-        if not malformed(e):
-            raise
-        raise ModelError(f"{model} cannot be run as a {fmt.name} model: {reason(e)}") from None
 
 
 def _label(model) -> str:
@@ -102,12 +98,8 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         pairs = list(zip(a.outputs, b.outputs))
     else:
         raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
-    try:
+    with reading(f"the source model ({a.name}) describes its outputs unreadably"):
         steps = a.output_steps() if hasattr(a, "output_steps") else {}
-    except Exception as e:
-        if not malformed(e):
-            raise
-        raise ModelError(f"the source model ({a.name}) describes its outputs unreadably: {reason(e)}") from None
     reports = []
     for an, bn in pairs:
         r = compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
