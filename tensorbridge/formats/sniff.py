@@ -77,5 +77,6 @@ def _is_tbir(path: Path, head: bytes) -> bool:
             header = json.loads(f.read(n))
     except (OSError, ValueError):
         return False
-    return any("tensorbridge" in k for k in (header.get("__metadata__") or {}))
+    metadata = header.get("__metadata__") if isinstance(header, dict) else None
+    return isinstance(metadata, dict) and any("tensorbridge" in k for k in metadata)
 

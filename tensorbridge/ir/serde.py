@@ -115,6 +115,8 @@ def graph_from_json(d: dict, tensors: dict[str, np.ndarray], parent: Graph | Non
                     scope: dict[str, Value] | None = None, depth: int = 0) -> Graph:
     if depth > MAX_NESTING:
         raise ModelError(f"subgraphs nest deeper than {MAX_NESTING} levels")
+    if not isinstance(d, dict) or not all(isinstance(x, str) for x in _names(d)):
+        raise ModelError("a graph, node or value has a name or op that is not text")
     g = Graph(d.get("name", "main"), parent)
     g.metadata = dict(d.get("metadata", {}))
     scope = dict(scope or {})
@@ -146,6 +148,22 @@ def graph_from_json(d: dict, tensors: dict[str, np.ndarray], parent: Graph | Non
             raise ModelError(f"graph output {name!r} is not defined")
         g.outputs.append(scope[name])
     return g
+
+
+def _names(d: dict):
+    """The names and ops a graph's JSON declares (each must be text)."""
+    yield d.get("name", "main")
+    for key in ("inputs", "constants"):
+        yield from (v.get("name") if isinstance(v, dict) else None for v in d.get(key, []))
+    for nd in d.get("nodes", []):
+        if not isinstance(nd, dict):
+            yield None
+            continue
+        yield nd.get("op")
+        yield nd.get("name")
+        yield from (o.get("name") if isinstance(o, dict) else None for o in nd.get("outputs", []))
+        yield from (i for i in nd.get("inputs", []) if i is not None)
+    yield from d.get("outputs", [])
 
 
 def _attr_from_json(a, tensors, g, scope, depth):
@@ -219,6 +237,8 @@ def load(path, **_options) -> Graph:
     try:
         header = json.loads(mm[8:8 + n])
         doc = json.loads(header.pop("__metadata__")[_META_KEY])
+        if not isinstance(header, dict) or not isinstance(doc, dict):
+            raise TypeError("not an object")
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise ModelError(f"{path} is not a .tbir file (no tensorbridge graph in its header)") from None
     if not isinstance(header, dict) or not isinstance(doc, dict):
@@ -238,7 +258,7 @@ def load(path, **_options) -> Graph:
 def _tensor(mm, base: int, size: int, key: str, info, path) -> np.ndarray:
     """One header entry's tensor, a view of the file, once its dtype, shape and offsets are consistent and
     inside the data section (nothing is allocated or read before that)."""
-    if not isinstance(info, dict) or info.get("dtype") not in _ST_TO_IR:
+    if not isinstance(info, dict) or not isinstance(info.get("dtype"), str) or info["dtype"] not in _ST_TO_IR:
         raise ModelError(f"{path}: tensor {key!r} has no valid dtype")
     shape, offsets = info.get("shape"), info.get("data_offsets")
     if not isinstance(shape, list) or not all(isinstance(d, int) and 0 <= d < 1 << 48 for d in shape):

@@ -72,7 +72,11 @@ def infer_node(node) -> None:
 
     schema = get(node.op)
     if schema is not None and schema.elements is not None and node.outputs:
-        result = schema.elements(node, [elements(v) for v in node.inputs])
+        try:
+            result = schema.elements(node, [elements(v) for v in node.inputs])
+        except Exception as e:  # noqa: BLE001 - best effort, as shapes are; the checker reports a malformed node
+            log.debug("element rule of %s failed on %s: %s", node.op, node.name, e)
+            result = None
         if result is not None and len(result) <= 16:
             node.outputs[0].meta["elements"] = result
     if all(v.dtype is not None and v.shape is not None and None not in v.shape for v in node.outputs):

@@ -159,7 +159,7 @@ def set_recovery(name: str, root: str, fn: Callable) -> None:
 
 def get(name: str) -> OpSchema | None:
     _load_families()
-    return _REGISTRY.get(name)
+    return _REGISTRY.get(name) if isinstance(name, str) else None
 
 
 def all_schemas() -> list[OpSchema]:
