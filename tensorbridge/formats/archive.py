@@ -17,6 +17,8 @@ from tensorbridge.errors import ModelError
 #: constant-filled tensors more, but not 1000x at this size)
 MAX_RATIO = 200
 MIN_CHECKED = 16 << 20
+#: what zipfile raises for a damaged archive or member (RuntimeError: an encrypted member)
+_DAMAGED = (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError)
 
 
 class CheckedZip:
@@ -28,7 +30,7 @@ class CheckedZip:
         try:
             self.zip = zipfile.ZipFile(self.path)
             infos = self.zip.infolist()
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as e:
+        except _DAMAGED as e:
             raise ModelError(f"{self.path} is not a readable {what}: damaged zip archive ({e})") from None
         self.members = {}
         size = self.path.stat().st_size
@@ -58,7 +60,7 @@ class CheckedZip:
     def read(self, name: str) -> bytes:
         try:
             return self.zip.read(self.members[name])
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError, RuntimeError) as e:
+        except _DAMAGED as e:
             self._refuse(f"member {name!r} is damaged ({e})")
 
     def close(self) -> None:

@@ -241,8 +241,6 @@ def load(path, **_options) -> Graph:
             raise TypeError("not an object")
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise ModelError(f"{path} is not a .tbir file (no tensorbridge graph in its header)") from None
-    if not isinstance(header, dict) or not isinstance(doc, dict):
-        raise ModelError(f"{path} is not a .tbir file (its header is not an object)")
     if doc.get("format") != FORMAT or not isinstance(doc.get("version", 0), int) or doc.get("version", 0) > VERSION:
         raise ModelError(f"{path}: unsupported .tbir format/version {doc.get('format')} {doc.get('version')}")
     base = 8 + n

@@ -11,6 +11,8 @@ from tensorbridge.ops.layout_classes import TERMINATE
 from tensorbridge.ops.schema import Attr, op
 
 F = "control"
+#: the most iterations a loop may run for tensorbridge to run the model (to verify it or fold it)
+ITERATION_LIMIT = 10_000_000
 
 
 @op("If", inputs="cond", outputs="outputs*", family=F, foldable=False, layout=TERMINATE,
@@ -73,10 +75,6 @@ def scan(*initial_state_and_scan_inputs, body, num_scan_inputs, scan_input_axes,
         s = s[::-1] if d else s
         stacked.append(np.moveaxis(s, 0, a))
     return tuple(state) + tuple(stacked)
-
-
-#: the most iterations a loop may run for tensorbridge to run the model (to verify it or fold it)
-ITERATION_LIMIT = 10_000_000
 
 
 def fixed_trip_count(node) -> int | None:

@@ -9,6 +9,7 @@ A runtime that fails on the inputs is a clear error naming the inputs' shapes, n
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -61,7 +62,8 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
 
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
-    _refuse_unrunnable(src, src_format)
+    source_graph = functools.cache(lambda: _graph(src, src_format))
+    _refuse_unrunnable(src, src_format, source_graph)
     a = runner_for(src, src_format, **({"input_dtypes": input_dtypes} if input_dtypes else {}))
     b = runner_for(dst)
     if any(shape is None for _, _, shape in a.inputs) and len(a.inputs) == len(b.inputs):
@@ -74,7 +76,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     elif inputs is not None:
         feeds = dict(inputs)
     else:
-        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, lambda: _graph(src, src_format)))
+        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, source_graph))
     missing = [n for n, _, _ in a.inputs if n not in feeds]
     if missing:
         raise ModelError(f"inputs are missing {missing}; the model takes {[n for n, _, _ in a.inputs]}")
@@ -120,7 +122,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
 VALUE_LIMIT = 1 << 30
 
 
-def _refuse_unrunnable(src, src_format: str | None) -> None:
+def _refuse_unrunnable(src, src_format: str | None, source_graph) -> None:
     """A source whose file holds its computation as data (ONNX, tbir) is not run when it has a Loop that always
     runs more than ITERATION_LIMIT times (neither runtime would come back) or computes a tensor of more than
     VALUE_LIMIT bytes (a memory bomb, whichever runtime runs it)."""
@@ -128,18 +130,19 @@ def _refuse_unrunnable(src, src_format: str | None) -> None:
 
     if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in ("onnx", "tbir"):
         return
-    graph = _graph(src, src_format)
-    for node in graph.all_nodes():
+    for node in source_graph().all_nodes():
         trips = fixed_trip_count(node)
         if trips is not None and trips > ITERATION_LIMIT:
             raise ModelError(f"cannot verify: Loop {node.name!r} always runs {trips:,} iterations (more than "
                              f"{ITERATION_LIMIT:,}), so running the model would not end")
         for v in node.outputs:
-            if v.dtype is not None and v.shape is not None and all(isinstance(d, int) for d in v.shape) \
-                    and math.prod(v.shape) * v.dtype.itemsize > VALUE_LIMIT:
-                raise ModelError(f"cannot verify: {node.op} {node.name!r} computes a tensor of "
-                                 f"{math.prod(v.shape) * v.dtype.itemsize / 2**30:.1f} GiB ({v.name!r}, shape "
-                                 f"{list(v.shape)}); convert with --no-verify if that is intended")
+            if v.dtype is None or v.shape is None or not all(isinstance(d, int) for d in v.shape):
+                continue
+            size = math.prod(v.shape) * v.dtype.itemsize
+            if size > VALUE_LIMIT:
+                raise ModelError(f"cannot verify: {node.op} {node.name!r} computes a tensor of {size / 2**30:.1f} "
+                                 f"GiB ({v.name!r}, shape {list(v.shape)}); convert with --no-verify if that is "
+                                 "intended")
 
 
 def _graph(src, src_format: str | None = None) -> Graph:

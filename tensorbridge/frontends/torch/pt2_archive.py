@@ -25,7 +25,7 @@ import logging
 import re
 import zipfile
 
-from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.errors import BlockerReport, ModelError, reason
 from tensorbridge.formats.archive import CheckedZip
 
 _OPERATOR = re.compile(
@@ -59,7 +59,7 @@ def load_program(path):
     try:
         programs = load_pt2(io.BytesIO(cleaned)).exported_programs
     except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad archive
-        raise ModelError(f"{path} is not a readable torch.export program (.pt2): {_first_line(e)}") from None
+        raise ModelError(f"{path} is not a readable torch.export program (.pt2): {reason(e)}") from None
     finally:
         torch_log.level = level
     if len(programs) != 1:
@@ -183,9 +183,5 @@ def _json(z: CheckedZip, member: str):
     try:
         return json.loads(z.read(member))
     except (ValueError, RecursionError) as e:
-        raise ModelError(f"{z.path}: {member} is not valid JSON ({_first_line(e)})") from None
+        raise ModelError(f"{z.path}: {member} is not valid JSON ({reason(e)})") from None
 
-
-def _first_line(e: Exception) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0][:300]}" if text else type(e).__name__
