@@ -154,7 +154,7 @@ def cmd_convert(args, progress: _Progress) -> int:
             _remove(args.output)
             print(f"the conversion did not verify: {args.output} was removed (--keep-failed keeps it)")
         return 1
-    return 0 if report.conclusive else EXIT_INCONCLUSIVE
+    return 0 if report.proven else EXIT_INCONCLUSIVE
 
 
 def _remove(path) -> None:
@@ -241,7 +241,7 @@ def cmd_verify(args, progress: _Progress) -> int:
     print(json.dumps(report.to_dict(), indent=1) if args.json else report.summary())
     if _write_report(args, report):
         print(f"report: {args.report}")
-    return 1 if not report.ok else 0 if report.conclusive else EXIT_INCONCLUSIVE
+    return 1 if not report.ok else 0 if report.proven else EXIT_INCONCLUSIVE
 
 
 def cmd_ops(args, progress: _Progress) -> int:

@@ -3,7 +3,9 @@
 Runners come from the format registry, so any two supported formats can be compared.
 Outputs are matched by name, and by position when the names differ. The source also runs on a
 second, different input: an output that is the same for both, or has no spread at all, makes
-agreement on it worthless, and the report says INCONCLUSIVE (with what to do) instead of PASS.
+agreement on it worthless, and the report says INCONCLUSIVE (with what to do) instead of PASS. Where the
+two runtimes disagree, the reference interpreter arbitrates: when it sides with one runtime, the other's
+arithmetic is the difference, not the conversion, and the report says INCONCLUSIVE, naming it.
 A runtime that fails on the inputs is a clear error naming the inputs' shapes, never a traceback.
 """
 
@@ -17,7 +19,7 @@ import os
 import numpy as np
 
 from tensorbridge import frameworks
-from tensorbridge.errors import ModelError, TensorbridgeError, reading
+from tensorbridge.errors import ModelError, TensorbridgeError, reading, reason
 from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
@@ -107,6 +109,8 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         r = compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
         r.inconclusive = conclusiveness(ref[an], ref_other[an])
         reports.append(r)
+    if any(not r.ok for r in reports):
+        _arbitrate(source_graph, dst, (a, b), (feeds, b_feeds), pairs, (ref, got), reports, rtol, atol, steps)
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
     notes = [f"{side}: {r.note}" for side, r in (("source", a), ("target", b)) if getattr(r, "note", "")]
     report = Report(_label(src), _label(dst), reports, shown, notes=notes,
@@ -118,17 +122,48 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     return report
 
 
+def _arbitrate(source_graph, dst, runners, feeds: tuple[dict, dict], pairs, outputs: tuple[dict, dict],
+               reports: list, rtol, atol, steps: dict) -> None:
+    """Where the two runtimes disagree beyond the tolerance, ask the reference interpreter (float64 sums): when
+    it runs the source model to what the target runtime computed, or the written model to what the source
+    runtime computed, the conversion is right and one runtime's arithmetic (a float32 sum over millions of
+    elements) is not; the output's report says which (`runtime_differs`), and the verdict is INCONCLUSIVE."""
+    from tensorbridge.verification.runners.reference import ReferenceRunner
+
+    a, b = runners
+    ref, got = outputs
+    oracles = ((a, lambda: ReferenceRunner(source_graph()).run(feeds[0]), lambda an, bn: (an, got[bn]), "source"),
+               (b, lambda: ReferenceRunner(dst).run(feeds[1]), lambda an, bn: (bn, ref[an]), "written"))
+    for odd, run_oracle, against, model in oracles:
+        if isinstance(odd, ReferenceRunner) or all(r.ok or r.runtime_differs for r in reports):
+            continue
+        try:
+            oracle = run_oracle()
+        except Exception as e:  # noqa: BLE001 - no oracle for this model: the failure stands as measured
+            log.debug("no reference run of the %s model: %s", model, reason(e))
+            continue
+        for (an, bn), r in zip(pairs, reports):
+            name, other = against(an, bn)
+            if r.ok or r.runtime_differs or name not in oracle:
+                continue
+            check = compare(an, bn, oracle[name], reorder(other, np.shape(oracle[name])), rtol, atol, steps.get(an))
+            if check.ok:
+                r.runtime_differs = (f"{odd.name} is the odd one out: the reference interpreter runs the {model} "
+                                     f"model to the other runtime's output (max|d|/max|y| = {check.robust_rel:.3g}); "
+                                     f"the conversion is right, {odd.name}'s own arithmetic differs")
+
+
 #: the largest tensor verification lets a model compute (a value of static shape, at the model's own sizes)
 VALUE_LIMIT = 1 << 30
 
 
 def _refuse_unrunnable(src, src_format: str | None, source_graph) -> None:
-    """A source whose file holds its computation as data (ONNX, tbir) is not run when it has a Loop that always
+    """A source whose file holds its computation as data (ONNX, tbir, TFLite) is not run when it has a Loop that always
     runs more than ITERATION_LIMIT times (neither runtime would come back) or computes a tensor of more than
     VALUE_LIMIT bytes (a memory bomb, whichever runtime runs it)."""
     from tensorbridge.ops.control import ITERATION_LIMIT, fixed_trip_count
 
-    if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in ("onnx", "tbir"):
+    if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in ("onnx", "tbir", "tflite"):
         return
     for node in source_graph().all_nodes():
         trips = fixed_trip_count(node)

@@ -71,7 +71,8 @@ def _outputs(report: Report) -> str:
     rows = []
     for o in report.outputs:
         top5 = f"{o.topk['top5']:.0%}" if "top5" in o.topk else "-"
-        result = "ok" if o.ok else f"FAIL (rtol={o.rtol:g} atol={o.atol:g}) {o.problem}"
+        result = "ok" if o.ok else f"runtime differs: {o.runtime_differs}" if o.runtime_differs else \
+            f"FAIL (rtol={o.rtol:g} atol={o.atol:g}) {o.problem}"
         if o.inconclusive:
             result += f"; inconclusive: {o.inconclusive}"
         rows.append(f"<tr><td>{e(o.name)}</td><td>{e(str(o.shape))}</td><td class=num>{o.max_abs:.3g}</td>"

@@ -2,6 +2,7 @@
 
     python -m tests.fuzz.campaign --mutants 1000 [--formats onnx,tbir,...] [--seed 0] [--doc]
     python -m tests.fuzz.campaign --from-results a.jsonl b.jsonl --doc   # parts run separately, one table
+    python -m tests.fuzz.campaign --only tflite:462,h5:271                # re-run the mutants a run listed
 
 Every run is classified; anything but `ok` is a failure of tensorbridge's promise (docs/security.md):
 
@@ -40,10 +41,10 @@ ROOT = Path(__file__).resolve().parents[2]
 BAD = ("code execution", "crash", "hang", "memory", "partial output", "invalid output", "wrong")
 
 
-def run_family(family: str, formats: list[str], mutants: int, seed: int, timeout: float, memory_gib: float,
+def run_family(family: str, cases: dict[str, list[int]], seed: int, timeout: float, memory_gib: float,
                work: Path, built: dict[str, Path]) -> list[dict]:
-    """Run every mutant of each format of the family's seeds `built`; one record per run. This process only
-    imports the frameworks (a TensorFlow that has run ops does not survive a fork)."""
+    """Run the mutants `cases` (format -> mutant numbers) of the family's seeds `built`; one record per run.
+    This process only imports the frameworks (a TensorFlow that has run ops does not survive a fork)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import logging
 
@@ -57,8 +58,8 @@ def run_family(family: str, formats: list[str], mutants: int, seed: int, timeout
         import keras  # noqa: F401
         import tensorflow  # noqa: F401
     records = []
-    for fmt in formats:
-        for i in range(mutants):
+    for fmt, numbers in cases.items():
+        for i in numbers:
             rng = random.Random(f"{seed}/{fmt}/{i}")
             case = work / f"{fmt}-{i}"
             case.mkdir()
@@ -73,7 +74,7 @@ def run_family(family: str, formats: list[str], mutants: int, seed: int, timeout
                 record.update(format=fmt, mutant=i, mutation=what)
                 records.append(record)
             shutil.rmtree(case, ignore_errors=True)
-        print(f"{family}/{fmt}: {mutants} mutants done", file=sys.stderr, flush=True)
+        print(f"{family}/{fmt}: {len(numbers)} mutants done", file=sys.stderr, flush=True)
     return records
 
 
@@ -202,14 +203,15 @@ def summarise(records: list[dict]) -> dict[str, dict[str, int]]:
     return {fmt: dict(counts) for fmt, counts in table.items()}
 
 
-def campaign(formats: list[str], mutants: int, seed: int = 0, timeout: float = 20, memory_gib: float = 4,
+def campaign(cases: dict[str, list[int]], seed: int = 0, timeout: float = 20, memory_gib: float = 4,
              work: Path | None = None) -> list[dict]:
-    """Run every family in its own process (a PyTorch process and a TensorFlow one never share a fork)."""
+    """Run the mutants `cases` (format -> mutant numbers), every family in its own process (a PyTorch process
+    and a TensorFlow one never share a fork)."""
     import multiprocessing
 
     work = Path(work or tempfile.mkdtemp(prefix="tb-fuzz-"))
     families = collections.defaultdict(list)
-    for fmt in formats:
+    for fmt in cases:
         families[seeds.SEEDS[fmt][0]].append(fmt)
     records = []
     ctx = multiprocessing.get_context("spawn")
@@ -217,8 +219,8 @@ def campaign(formats: list[str], mutants: int, seed: int = 0, timeout: float = 2
         for family, fmts in families.items():
             (work / family).mkdir(parents=True, exist_ok=True)
             built = pool.apply(seeds.build, (work / family / "seeds", family))
-            records += pool.apply(run_family, (family, fmts, mutants, seed, timeout, memory_gib, work / family,
-                                               built))
+            records += pool.apply(run_family, (family, {f: cases[f] for f in fmts}, seed, timeout, memory_gib,
+                                               work / family, built))
     return records
 
 
@@ -247,11 +249,12 @@ def main() -> int:
     ap.add_argument("--results", default="fuzz-results.jsonl")
     ap.add_argument("--doc", action="store_true", help="write the counts into docs/security.md")
     ap.add_argument("--from-results", nargs="+", metavar="FILE", help="summarise saved results instead of running")
+    ap.add_argument("--only", metavar="FMT:N,...", help="run just these mutants (as a failing run lists them)")
     a = ap.parse_args()
     if a.from_results:
         records = [json.loads(line) for path in a.from_results for line in open(path)]
     else:
-        records = campaign(a.formats.split(","), a.mutants, a.seed, a.timeout, a.memory)
+        records = campaign(_cases(a), a.seed, a.timeout, a.memory)
         with open(a.results, "w") as f:
             for r in records:
                 f.write(json.dumps(r) + "\n")
@@ -261,8 +264,18 @@ def main() -> int:
         write_doc(summary, max(r["mutant"] for r in records) + 1)
     bad = [r for r in records if r["result"] in BAD]
     for r in bad[:30]:
-        print(f"{r['result']}: {r['format']} #{r['mutant']} {r['command']} ({r['mutation']}): {r['message']}")
+        print(f"{r['result']}: {r['format']}:{r['mutant']} {r['command']} ({r['mutation']}): {r['message']}")
     return 1 if bad else 0
+
+
+def _cases(a) -> dict[str, list[int]]:
+    if not a.only:
+        return {fmt: list(range(a.mutants)) for fmt in a.formats.split(",")}
+    cases = collections.defaultdict(list)
+    for item in a.only.split(","):
+        fmt, _, number = item.partition(":")
+        cases[fmt].append(int(number))
+    return dict(cases)
 
 
 if __name__ == "__main__":

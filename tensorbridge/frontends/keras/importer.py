@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError, reason
+from tensorbridge.formats import hdf5
 from tensorbridge.formats.archive import CheckedZip
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
@@ -67,13 +68,36 @@ def read_model_file(path: Path):
     keras = _keras()
     if path.is_file() and zipfile.is_zipfile(path):
         CheckedZip(path, "Keras model (.keras)").close()
+    elif path.is_file() and hdf5.is_hdf5(path):
+        hdf5.check_readable(path, "Keras model (HDF5)")
     try:
         with _named_for_keras(path) as named:
-            return keras.models.load_model(str(named), compile=False, safe_mode=True)
+            model = keras.models.load_model(str(named), compile=False, safe_mode=True)
     except TensorbridgeError:
         raise
     except Exception as e:  # noqa: BLE001 - Keras, h5py and zipfile raise many kinds for a bad file
         raise ModelError(f"cannot load {path} as a Keras model: {reason(e)}") from None
+    try:
+        config = model.get_config()
+    except Exception:  # noqa: BLE001 - a model that cannot describe itself has no configuration to check
+        config = {}
+    wide = [f"{'/'.join(map(str, where))} = {value}" for where, value in _integers(config) if abs(value) >= 1 << 31]
+    if wide:
+        raise ModelError(f"cannot load {path} as a Keras model: its configuration holds integers beyond the 32-bit "
+                         f"range TensorFlow computes with (it would abort): {'; '.join(wide[:5])}")
+    return model
+
+
+def _integers(config, where=()):
+    """(path, value) of every integer in a layer configuration."""
+    if isinstance(config, dict):
+        for key, value in config.items():
+            yield from _integers(value, (*where, key))
+    elif isinstance(config, (list, tuple)):
+        for i, value in enumerate(config):
+            yield from _integers(value, (*where, i))
+    elif isinstance(config, int) and not isinstance(config, bool):
+        yield where, config
 
 
 def trace_layer(layer, node):

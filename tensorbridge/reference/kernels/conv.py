@@ -51,17 +51,35 @@ def conv(x, w, b=None, *, strides=None, pads=None, dilations=None, group=1, auto
     win = win[idx]  # N, C, *O, *K
     n, c = x.shape[:2]
     out_sp = win.shape[2:2 + nsp]
-    o, k = math.prod(out_sp), math.prod(kernel)
     m = w.shape[0]
-    cg, mg = c // group, m // group
-    # (group, N*O, Cg*K) @ (group, Cg*K, Mg)
-    cols = win.reshape(n, group, cg, o, k).transpose(1, 0, 3, 2, 4).reshape(group, n * o, cg * k)
-    wmat = w.astype(cdt, copy=False).reshape(group, mg, cg * k).transpose(0, 2, 1)
-    out = np.matmul(cols, wmat)  # group, N*O, Mg
-    out = out.reshape(group, n, o, mg).transpose(1, 0, 3, 2).reshape(n, m, *out_sp)
+    wmat = w.astype(cdt, copy=False).reshape(group, m // group, -1).transpose(0, 2, 1)
+    out = np.empty((n, m, *out_sp), cdt)
+    # the windows are copied into columns a band of output rows at a time, so a large input costs
+    # COLUMN_ELEMENTS, not (output positions x kernel size) elements
+    row = n * c * math.prod(kernel) * math.prod(out_sp[1:])
+    band = max(1, COLUMN_ELEMENTS // max(row, 1))
+    for start in range(0, out_sp[0], band):
+        part = win[:, :, start:start + band]
+        out[:, :, start:start + band] = _correlate(part, wmat, group, nsp)
     if b is not None:
         out = out + b.astype(cdt).reshape((1, m) + (1,) * nsp)
     return out.astype(x.dtype, copy=False)
+
+
+#: elements of the window columns built at once by `conv`
+COLUMN_ELEMENTS = 1 << 24
+
+
+def _correlate(win, wmat, group: int, nsp: int):
+    """win [N, C, *O, *K] windows, wmat [group, Cg*K, Mg] -> [N, M, *O], as one matrix product per group."""
+    n, c = win.shape[:2]
+    out_sp, kernel = win.shape[2:2 + nsp], win.shape[2 + nsp:]
+    o, k = math.prod(out_sp), math.prod(kernel)
+    cg, mg = c // group, wmat.shape[2]
+    # (group, N*O, Cg*K) @ (group, Cg*K, Mg)
+    cols = win.reshape(n, group, cg, o, k).transpose(1, 0, 3, 2, 4).reshape(group, n * o, cg * k)
+    out = np.matmul(cols, wmat)  # group, N*O, Mg
+    return out.reshape(group, n, o, mg).transpose(1, 0, 3, 2).reshape(n, group * mg, *out_sp)
 
 
 def conv_transpose(x, w, b=None, *, strides=None, pads=None, dilations=None, group=1,

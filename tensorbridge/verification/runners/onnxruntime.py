@@ -24,6 +24,7 @@ def session_options():
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     opts.add_session_config_entry("session.qdqisint8allowed", "1")
+    opts.enable_cpu_mem_arena = False
     return opts
 
 
