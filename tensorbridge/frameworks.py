@@ -56,6 +56,10 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.keras.codegen:save", "tensorbridge.verification.runners.tf:KerasRunner", "tf",
            "Keras 3: .keras/.h5, in memory, or a generated code folder (model.py + model.keras)",
            "tensorbridge.rules.keras:REGISTRY", folder_marker="model.keras", object_package="keras", runtime="keras"),
+    Format("flax", (), None, "tensorbridge.backends.flax.codegen:save",
+           "tensorbridge.verification.runners.jax:FlaxRunner", "jax",
+           "Flax NNX: a generated code folder (model.py + weights.safetensors)", "tensorbridge.rules.flax:REGISTRY",
+           folder_marker="weights.safetensors", runtime="flax"),
     Format("savedmodel", (".pb",), "tensorbridge.frontends.tf.importer:load", None,
            "tensorbridge.verification.runners.tf:SavedModelRunner", "tf",
            "TensorFlow SavedModel folder (or a frozen GraphDef .pb)", "tensorbridge.rules.tf:REGISTRY",
@@ -92,6 +96,12 @@ def detect(path: str | Path, explicit: str | None = None, source: bool = True) -
     from tensorbridge.formats.sniff import looks_like_onnx, sniff
 
     if source:
+        if Path(path).is_dir():
+            from tensorbridge.codegen.folder import signed_framework
+
+            signed = signed_framework(Path(path))
+            if signed in {f.name for f in FORMATS if f.folder_marker}:
+                return by_name(signed)
         for f in FORMATS:
             if f.folder_marker and (Path(path) / f.folder_marker).is_file():
                 return f

@@ -36,19 +36,31 @@ def load_folder(path: Path):
 SIGNATURE_FILE = "tensorbridge.json"
 
 
-def write_signature(folder: Path, graph, names: dict[str, str]) -> None:
-    """`tensorbridge.json` beside generated code: the inputs, outputs, which IR value each local or layer holds
-    where their names differ, and the values held in another layout (what `verify` needs; kept out of the
-    model's code)."""
+def write_signature(folder: Path, graph, names: dict[str, str], framework: str) -> None:
+    """`tensorbridge.json` beside generated code: the framework it is written for, the inputs, outputs, which IR
+    value each local or layer holds where their names differ, and the values held in another layout (what
+    `verify` needs; kept out of the model's code)."""
     import json
 
     from tensorbridge.ir import dtypes
 
     inputs = [{"name": v.name, "dtype": dtypes.name(v.dtype) if v.dtype is not None else "float32",
                "shape": [d if isinstance(d, (int, str)) else None for d in (v.shape or [])]} for v in graph.inputs]
-    doc = {"inputs": inputs, "outputs": [v.name for v in graph.outputs], "values": names,
+    doc = {"framework": framework, "inputs": inputs, "outputs": [v.name for v in graph.outputs], "values": names,
            "layouts": graph.layouts()}
     (Path(folder) / SIGNATURE_FILE).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def signed_framework(folder: Path) -> str | None:
+    """The framework a generated folder's signature names (None: no readable signature says)."""
+    import json
+
+    try:
+        doc = json.loads((Path(folder) / SIGNATURE_FILE).read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    framework = doc.get("framework") if isinstance(doc, dict) else None
+    return framework if isinstance(framework, str) else None
 
 
 def read_signature(folder: Path) -> dict:

@@ -336,7 +336,8 @@ def rnn(X, W, R, B=None, sequence_lens=None, initial_h=None, *, activation_alpha
 
 
 def _decompose_attention(graph, node):
-    """4-D attention without cache, softcap or extra outputs: softmax(Q K^T * scale + mask) V."""
+    """4-D attention without cache, softcap or extra outputs: softmax(Q K^T * scale + mask) V, where a row the
+    mask closes entirely gets zero weights (as the op, and PyTorch's SDPA, define it)."""
     q, k, v = node.inputs[:3]
     mask = node.input(3)
     a = node.attrs
@@ -362,7 +363,12 @@ def _decompose_attention(graph, node):
             mask = emit("Where", mask, b.const(np.array(0.0, dt), b.name("zero")),
                         b.const(np.array(-np.inf, dt), b.name("neginf")))
         scores = emit("Add", scores, mask)
-    y = emit("MatMul", emit("Softmax", scores, axis=-1), v)
+    probs = emit("Softmax", scores, axis=-1)
+    if mask is not None:  # a row the mask closes entirely attends to nothing (the op's zeros, not Softmax's NaN)
+        top = emit("ReduceMax", scores, b.const(np.array([-1], np.int64), b.name("last")), keepdims=1)
+        closed = emit("Equal", top, b.const(np.array(-np.inf, dt), b.name("closed")))
+        probs = emit("Where", closed, b.const(np.array(0.0, dt), b.name("nothing")), probs)
+    y = emit("MatMul", probs, v)
     graph.replace_node(node, [y])
     return True
 

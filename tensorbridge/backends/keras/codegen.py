@@ -118,7 +118,7 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
             raise ModelError(f"generated layer {layer_name!r} rejected its weights: {e}") from None
     model.save_weights(str(dest / "model.weights.h5"))
     model.save(str(dest / "model.keras"))
-    write_signature(dest, em.g, em.layer_values)
+    write_signature(dest, em.g, em.layer_values, "keras")
 
 
 def layer_values(folder) -> dict[str, str]:

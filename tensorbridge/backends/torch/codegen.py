@@ -74,7 +74,7 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic
     (dest / "__init__.py").write_text(INIT_CODE)
     trust.written_by_us(dest)
     write_safetensors(dest / "weights.safetensors", em.state, {"format": "pt"})
-    write_signature(dest, em.g, em.value_names)
+    write_signature(dest, em.g, em.value_names, "torch")
 
 
 def generate(graph: Graph, layout: LayoutOptions | None = None,

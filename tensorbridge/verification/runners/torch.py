@@ -6,7 +6,6 @@ when trusted (`tensorbridge.trust`).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ from tensorbridge import trust
 from tensorbridge.codegen.folder import load_model, read_signature
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
+from tensorbridge.verification.runners.frames import capture_locals
 
 
 def _flatten(out) -> list:
@@ -52,7 +52,8 @@ class TorchModuleRunner:
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value forward() computes, by IR value name (each op writes its own local)."""
         with self._torch.no_grad():
-            frame_locals = _capture_locals(self.module.forward, *[to_torch(feeds[n]) for n, _, _ in self.inputs])
+            frame_locals = capture_locals(self.module.forward, *[to_torch(feeds[n]) for n, _, _ in self.inputs],
+                                          copy=_clone)
         return {self.value_names.get(local, local): to_numpy(t) for local, t in frame_locals.items()
                 if isinstance(t, self._torch.Tensor)}
 
@@ -125,31 +126,8 @@ class TorchScriptRunner:
         return {n: to_numpy(t) for n, t in zip(self.outputs, out)}
 
 
-def _capture_locals(fn, *args) -> dict:
-    """Call fn(*args) and return the value every local held when it was bound. Generated code deletes locals after
-    their last use and may overwrite a tensor in place (`F.relu(x, inplace=True)`), so locals are collected line
-    by line with a trace hook, and each tensor is copied the first time it is seen under a name."""
+def _clone(obj):
+    """Generated code may overwrite a tensor in place (`F.relu(x, inplace=True)`): keep what it held."""
     import torch
 
-    code = fn.__code__ if hasattr(fn, "__code__") else fn.__func__.__code__
-    captured: dict = {}
-    seen: dict[str, int] = {}  # local -> id of the object captured under it
-
-    def local_trace(frame, event, arg):
-        if event in ("line", "return"):
-            for name, obj in frame.f_locals.items():
-                if seen.get(name) != id(obj):
-                    seen[name] = id(obj)
-                    captured[name] = obj.clone() if isinstance(obj, torch.Tensor) else obj
-        return local_trace
-
-    def trace(frame, event, arg):
-        return local_trace if frame.f_code is code else None
-
-    old = sys.gettrace()
-    sys.settrace(trace)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(old)
-    return captured
+    return obj.clone() if isinstance(obj, torch.Tensor) else obj

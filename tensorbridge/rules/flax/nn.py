@@ -1,0 +1,196 @@
+"""Flax code for layers (convolution, normalisation, dense), pooling and softmax.
+
+Weighted ops become NNX layers holding the weights in Flax's own conventions: a convolution kernel is
+[*kernel, in/groups, out], a dense kernel [in, out]; BatchNorm keeps `mean`/`var` as batch statistics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
+
+
+@R.exports("Conv")
+def write_conv(em, node):
+    require_nhwc(node)
+    x, w, b = node.inputs[0], node.inputs[1], node.input(2)
+    wa = const_operand(w)  # [O, I/g, *k]
+    nsp = wa.ndim - 2
+    group = node.attrs.get("group", 1)
+    kernel = tuple(int(k) for k in wa.shape[2:])
+    kwargs = {"strides": tuple(node.attrs.get("strides") or [1] * nsp),
+              "padding": explicit_padding(node, nsp, kernel),
+              "kernel_dilation": tuple(node.attrs.get("dilations") or [1] * nsp),
+              "feature_group_count": group, "use_bias": b is not None}
+    defaults = {"strides": (1,) * nsp, "kernel_dilation": (1,) * nsp, "feature_group_count": 1, "use_bias": True}
+    weights = {"kernel": wa.transpose(*range(2, 2 + nsp), 1, 0)}
+    if b is not None:
+        weights["bias"] = const_operand(b)
+    layer = em.layer(node, "nnx.Conv", [wa.shape[1] * group, wa.shape[0], kernel],
+                     {k: v for k, v in kwargs.items() if defaults.get(k, object()) != v}, weights)
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@R.exports("BatchNormalization", check=lambda node: "training mode" if node.attrs.get("training_mode") else None)
+def write_batch_norm(em, node):
+    require_nhwc(node)
+    x, scale, bias, mean, var = node.inputs[:5]
+    channels = const_operand(scale).shape[0]
+    kwargs = {"momentum": float(node.attrs.get("momentum", 0.9)), "epsilon": float(node.attrs.get("epsilon", 1e-5))}
+    weights = {"scale": const_operand(scale), "bias": const_operand(bias), "mean": const_operand(mean),
+               "var": const_operand(var)}
+    em.out(node, P.call(em.layer(node, "nnx.BatchNorm", [channels], kwargs, weights), em.tensor(x)))
+
+
+def _last_axis_norm(node, axis_attr: str = "axis") -> int:
+    x = node.inputs[0]
+    rank = len(x.shape) if x.shape is not None else None
+    axis = node.attrs.get(axis_attr, -1)
+    if rank is None or axis % rank != rank - 1:
+        raise Unsupported("normalisation over more than the last axis")
+    size = x.shape[-1]
+    if not isinstance(size, int):
+        raise Unsupported("normalisation over a dynamic axis")
+    return size
+
+
+@R.exports("LayerNormalization", check=lambda node: None if _norm_ok(node) else "not over the last axis only")
+def write_layer_norm(em, node):
+    x, scale, bias = node.inputs[0], node.inputs[1], node.input(2)
+    size = _last_axis_norm(node)
+    weights = {"scale": np.broadcast_to(const_operand(scale), (size,)).copy()}
+    if bias is not None:
+        weights["bias"] = np.broadcast_to(const_operand(bias), (size,)).copy()
+    kwargs = {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "use_fast_variance": False}
+    if bias is None:
+        kwargs["use_bias"] = False
+    em.out(node, P.call(em.layer(node, "nnx.LayerNorm", [size], kwargs, weights), em.tensor(x)))
+
+
+@R.exports("RMSNormalization", check=lambda node: None if _norm_ok(node) else "not over the last axis only")
+def write_rms_norm(em, node):
+    x, scale = node.inputs[:2]
+    size = _last_axis_norm(node)
+    weights = {"scale": np.broadcast_to(const_operand(scale), (size,)).copy()}
+    kwargs = {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "use_fast_variance": False}
+    em.out(node, P.call(em.layer(node, "nnx.RMSNorm", [size], kwargs, weights), em.tensor(x)))
+
+
+def _norm_ok(node) -> bool:
+    x = node.inputs[0]
+    return x.shape is not None and node.attrs.get("axis", -1) % len(x.shape) == len(x.shape) - 1 and \
+        node.inputs[1].const is not None
+
+
+def _linear(em, node, x, w: np.ndarray, b: np.ndarray | None):
+    weights = {"kernel": w} if b is None else {"kernel": w, "bias": b}
+    layer = em.layer(node, "nnx.Linear", [w.shape[0], w.shape[1]], {} if b is not None else {"use_bias": False},
+                     weights)
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
+@R.exports("Dense")
+def write_dense(em, node):
+    x, w, b = node.inputs[0], node.inputs[1], node.input(2)
+    _linear(em, node, x, const_operand(w), None if b is None else const_operand(b))
+
+
+def _is_weight(v) -> bool:
+    return v.const is not None and np.asarray(v.const).ndim == 2 and np.asarray(v.const).dtype.kind == "f"
+
+
+@R.exports("MatMul")
+def write_matmul(em, node):
+    a, b = node.inputs
+    if _is_weight(b) and a.const is None:
+        return _linear(em, node, a, np.asarray(b.const), None)
+    em.out(node, P.binop(em.tensor(a), "@", em.tensor(b)))
+
+
+@R.exports("Gemm")
+def write_gemm(em, node):
+    a, b, c = node.inputs[0], node.inputs[1], node.input(2)
+    alpha, beta = node.attrs.get("alpha", 1.0), node.attrs.get("beta", 1.0)
+    if _is_weight(b) and not node.attrs.get("transA") and alpha == 1.0 and beta == 1.0 and \
+            (c is None or (c.const is not None and np.asarray(c.const).ndim <= 1)):
+        w = np.asarray(b.const)
+        w = w.T if node.attrs.get("transB") else w
+        bias = None if c is None else np.broadcast_to(np.asarray(c.const), (w.shape[1],)).copy()
+        return _linear(em, node, a, w, bias)
+    ae, be = em.tensor(a), em.tensor(b)
+    ae = P.method(ae, "transpose") if node.attrs.get("transA") else ae
+    be = P.method(be, "transpose") if node.attrs.get("transB") else be
+    expr = P.binop(ae, "@", be)
+    if alpha != 1.0:
+        expr = P.binop(alpha, "*", expr)
+    if c is not None:
+        expr = P.binop(expr, "+", em.tensor(c) if beta == 1.0 else P.binop(beta, "*", em.tensor(c)))
+    em.out(node, expr)
+
+
+@R.exports("Softmax")
+def write_softmax(em, node):
+    em.out(node, P.call("jax.nn.softmax", em.tensor(node.inputs[0]), axis=node.attrs.get("axis", -1)))
+
+
+@R.exports("LogSoftmax")
+def write_log_softmax(em, node):
+    em.out(node, P.call("jax.nn.log_softmax", em.tensor(node.inputs[0]), axis=node.attrs.get("axis", -1)))
+
+
+def _pool_check(node) -> str | None:
+    if any(d != 1 for d in node.attrs.get("dilations") or []):
+        return "dilated pooling"
+    if node.attrs.get("ceil_mode") and node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        return "ceil_mode with automatic padding"
+    return None
+
+
+def _window(node):
+    """(window, strides, padding) of a pool in Flax's terms; ceil_mode becomes extra end padding."""
+    kernel = tuple(int(k) for k in node.attrs["kernel_shape"])
+    nsp = len(kernel)
+    strides = tuple(node.attrs.get("strides") or [1] * nsp)
+    padding = explicit_padding(node, nsp, kernel)
+    if node.attrs.get("ceil_mode"):
+        spatial = static_shape(node.inputs[0])[1:1 + nsp]
+        pairs = padding if isinstance(padding, list) else [(0, 0)] * nsp
+        padding = []
+        for size, k, s, (lo, hi) in zip(spatial, kernel, strides, pairs):
+            span = size + lo + hi - k
+            out = -(-span // s) + 1
+            if (out - 1) * s >= size + lo:  # the last window would start in the end padding: dropped
+                out -= 1
+            padding.append((lo, max(hi, (out - 1) * s + k - size - lo)))
+    return kernel, strides, padding
+
+
+@R.exports("MaxPool", check=_pool_check)
+def write_max_pool(em, node):
+    require_nhwc(node)
+    if len(node.outputs) > 1 and (node.outputs[1].uses() or node.outputs[1] in em.g.outputs):
+        raise Unsupported("MaxPool indices")
+    kernel, strides, padding = _window(node)
+    em.out(node, P.call("nnx.max_pool", em.tensor(node.inputs[0]), kernel, strides=strides, padding=padding))
+
+
+@R.exports("AveragePool", check=_pool_check)
+def write_average_pool(em, node):
+    require_nhwc(node)
+    kernel, strides, padding = _window(node)
+    include = bool(node.attrs.get("count_include_pad", 0))
+    if node.attrs.get("ceil_mode") and include:
+        raise Unsupported("ceil_mode with count_include_pad")
+    em.out(node, P.call("nnx.avg_pool", em.tensor(node.inputs[0]), kernel, strides=strides, padding=padding,
+                        count_include_pad=include))
+
+
+@R.exports("GlobalAveragePool", "GlobalMaxPool")
+def write_global_pool(em, node):
+    require_nhwc(node)
+    rank = len(node.inputs[0].shape)
+    fn = "jnp.mean" if node.op == "GlobalAveragePool" else "jnp.max"
+    em.out(node, P.call(fn, em.tensor(node.inputs[0]), axis=tuple(range(1, rank - 1)), keepdims=True))

@@ -1,0 +1,263 @@
+"""Flax code for shape, indexing and reduction ops.
+
+JAX traces with static shapes, so sizes are Python values in the generated code: a Reshape takes its
+target as a tuple (one open dimension as -1), a Shape is `x.shape` itself.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.rules.flax.base import R, axes_of, int_list, static_shape
+
+
+def _target(v) -> tuple:
+    """A value's shape as the generated code writes it: ints, with one open dimension as -1."""
+    if v.shape is None:
+        raise Unsupported(f"{v.name!r} has no known rank")
+    open_dims = [i for i, d in enumerate(v.shape) if not isinstance(d, int)]
+    if len(open_dims) > 1:
+        raise Unsupported(f"{v.name!r} has more than one dynamic dimension")
+    return tuple(d if isinstance(d, int) else -1 for d in v.shape)
+
+
+@R.exports("Reshape", "Flatten")
+def write_reshape(em, node):
+    em.out(node, P.call("jnp.reshape", em.tensor(node.inputs[0]), _target(node.outputs[0])))
+
+
+@R.exports("Squeeze", "Unsqueeze")
+def write_squeeze(em, node):
+    x = em.tensor(node.inputs[0])
+    out = node.outputs[0]
+    if node.op == "Squeeze" and node.input(1) is None:
+        return em.out(node, P.call("jnp.squeeze", x))
+    rank = len(out.shape if node.op == "Unsqueeze" else node.inputs[0].shape)
+    axes = tuple(axes_of(node, 1, rank))
+    em.out(node, P.call("jnp.squeeze" if node.op == "Squeeze" else "jnp.expand_dims", x, axes))
+
+
+@R.exports("Transpose")
+def write_transpose(em, node):
+    perm = node.attrs.get("perm")
+    em.out(node, P.call("jnp.transpose", em.tensor(node.inputs[0]), tuple(perm) if perm is not None else None))
+
+
+@R.exports("Concat")
+def write_concat(em, node):
+    em.out(node, P.call("jnp.concatenate", [em.tensor(v) for v in node.inputs], axis=node.attrs["axis"]))
+
+
+@R.exports("Split")
+def write_split(em, node):
+    x = node.inputs[0]
+    rank = len(static_shape(x)) if x.shape is not None and all(isinstance(d, int) for d in x.shape) else None
+    axis = node.attrs.get("axis", 0)
+    sizes = []
+    for v in node.outputs:
+        if v.shape is None or not isinstance(v.shape[axis], int):
+            raise Unsupported("Split into parts of dynamic size")
+        sizes.append(v.shape[axis])
+    cuts = list(np.cumsum(sizes[:-1]).tolist())
+    em.outs(node, P.call("jnp.split", em.tensor(x), cuts, axis=axis if rank is None else axis % rank),
+            len(node.outputs))
+
+
+@R.exports("Slice")
+def write_slice(em, node):
+    x = node.inputs[0]
+    if x.shape is None:
+        raise Unsupported("Slice needs the input rank")
+    rank = len(x.shape)
+    starts, ends = int_list(node.inputs[1]), int_list(node.inputs[2])
+    axes = axes_of(node, 3, rank) or list(range(len(starts)))
+    steps = int_list(node.input(4)) if node.input(4) is not None else [1] * len(axes)
+    items: list[ast.expr] = [P.slice_()] * rank
+    for axis, start, stop, step in zip(axes, starts, ends, steps):
+        if step < 0 and stop <= -(2 ** 62):
+            stop = None  # through the first element
+        elif step > 0 and stop >= 2 ** 62:
+            stop = None
+        items[axis] = P.slice_(start or None if step > 0 else start, stop, step if step != 1 else None)
+    while items and isinstance(items[-1], ast.Slice) and items[-1].lower is items[-1].upper is items[-1].step is None:
+        items.pop()
+    em.out(node, P.subscript(em.tensor(x), ast.Tuple(items, ast.Load()) if len(items) != 1 else items[0]))
+
+
+@R.exports("Gather")
+def write_gather(em, node):
+    data, idx = node.inputs
+    axis = node.attrs.get("axis", 0)
+    if data.const is not None and axis == 0 and np.asarray(data.const).ndim == 2 and \
+            np.asarray(data.const).dtype.kind == "f" and idx.const is None:
+        table = np.asarray(data.const)
+        layer = em.layer(node, "nnx.Embed", [table.shape[0], table.shape[1]], {}, {"embedding": table})
+        return em.out(node, P.call(layer, em.tensor(idx)))
+    if data.shape is None:
+        raise Unsupported("Gather needs the data rank")
+    s = em.scalar(idx)
+    item = P.lit(s) if s is not None and idx.const.ndim == 0 else em.tensor(idx)
+    em.out(node, P.call("jnp.take", em.tensor(data), item, axis=axis % len(data.shape)))
+
+
+@R.exports("GatherElements")
+def write_gather_elements(em, node):
+    em.out(node, P.call("jnp.take_along_axis", em.tensor(node.inputs[0]), em.tensor(node.inputs[1]),
+                        axis=node.attrs.get("axis", 0)))
+
+
+@R.exports("Expand")
+def write_expand(em, node):
+    em.out(node, P.call("jnp.broadcast_to", em.tensor(node.inputs[0]), _target(node.outputs[0])))
+
+
+@R.exports("Tile")
+def write_tile(em, node):
+    em.out(node, P.call("jnp.tile", em.tensor(node.inputs[0]), tuple(int_list(node.inputs[1]))))
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}
+
+
+@R.exports("Pad")
+def write_pad(em, node):
+    x = node.inputs[0]
+    rank = len(static_shape(x)) if x.shape is None else len(x.shape)
+    pads = int_list(node.inputs[1])
+    axes = axes_of(node, 3, rank) or list(range(rank))
+    if any(p < 0 for p in pads):
+        raise Unsupported("negative pads (cropping)")
+    widths = [(0, 0)] * rank
+    for j, axis in enumerate(axes):
+        widths[axis] = (pads[j], pads[j + len(axes)])
+    mode = node.attrs.get("mode", "constant")
+    if mode not in _PAD_MODES:
+        raise Unsupported(f"pad mode {mode!r}")
+    kwargs = {"mode": mode} if mode != "constant" else {}
+    value = node.input(2)
+    if mode == "constant" and value is not None and em.scalar(value) not in (None, 0, 0.0):
+        kwargs["constant_values"] = em.scalar(value)
+    em.out(node, P.call("jnp.pad", em.tensor(x), widths, **kwargs))
+
+
+@R.exports("Shape")
+def write_shape(em, node):
+    shape = P.method(P.name("jnp"), "array", ast.Attribute(em.tensor(node.inputs[0]), "shape", ast.Load()))
+    start, end = node.attrs.get("start", 0), node.attrs.get("end")
+    if start or end is not None:
+        shape = P.subscript(shape, P.slice_(start or None, end))
+    em.out(node, shape)
+
+
+@R.exports("ConstantOfShape")
+def write_constant_of_shape(em, node):
+    value = node.attrs.get("value")
+    fill = np.asarray(value).ravel()[0].item() if value is not None else 0.0
+    em.out(node, P.call("jnp.full", tuple(int_list(node.inputs[0])), fill))
+
+
+@R.exports("Range")
+def write_range(em, node):
+    start, limit, delta = (em.scalar(v) for v in node.inputs)
+    if None in (start, limit, delta):
+        raise Unsupported("Range with computed bounds")
+    em.out(node, P.call("jnp.arange", start, limit, delta))
+
+
+@R.exports("CumSum")
+def write_cumsum(em, node):
+    x = em.tensor(node.inputs[0])
+    axis = int_list(node.inputs[1])[0]
+    if node.attrs.get("reverse"):
+        x = P.call("jnp.flip", x, axis)
+    total = P.call("jnp.cumsum", x, axis=axis)
+    if node.attrs.get("exclusive"):
+        total = P.binop(total, "-", x)
+    em.out(node, P.call("jnp.flip", total, axis) if node.attrs.get("reverse") else total)
+
+
+@R.exports("Trilu")
+def write_trilu(em, node):
+    k = em.scalar(node.input(1)) if node.input(1) is not None else 0
+    if k is None:
+        raise Unsupported("Trilu with a computed k")
+    em.out(node, P.call("jnp.triu" if node.attrs.get("upper", 1) else "jnp.tril", em.tensor(node.inputs[0]), k=k))
+
+
+@R.exports("Einsum")
+def write_einsum(em, node):
+    em.out(node, P.call("jnp.einsum", node.attrs["equation"].replace(" ", ""), *[em.tensor(v) for v in node.inputs]))
+
+
+@R.exports("TopK")
+def write_topk(em, node):
+    x = node.inputs[0]
+    rank = len(x.shape) if x.shape is not None else None
+    if rank is None or node.attrs.get("axis", -1) % rank != rank - 1 or not node.attrs.get("largest", 1):
+        raise Unsupported("TopK other than the largest along the last axis")
+    k = int_list(node.inputs[1])[0]
+    em.outs(node, P.call("jax.lax.top_k", em.tensor(x), k), 2)
+
+
+_REDUCTIONS = {"ReduceSum": "jnp.sum", "ReduceMean": "jnp.mean", "ReduceMax": "jnp.max", "ReduceMin": "jnp.min",
+               "ReduceProd": "jnp.prod"}
+
+
+@R.exports(*_REDUCTIONS)
+def write_reduce(em, node):
+    x = node.inputs[0]
+    if x.shape is None:
+        raise Unsupported("a reduction needs the input rank")
+    axes = axes_of(node, 1, len(x.shape))
+    if axes is None and node.attrs.get("noop_with_empty_axes"):
+        return em.alias(node, em.tensor(x))
+    em.out(node, P.call(_REDUCTIONS[node.op], em.tensor(x), axis=tuple(axes) if axes is not None else None,
+                        keepdims=bool(node.attrs.get("keepdims", 1))))
+
+
+@R.exports("ArgMax", "ArgMin", check=lambda node: "select_last_index" if node.attrs.get("select_last_index") else None)
+def write_arg(em, node):
+    em.out(node, P.call("jnp.argmax" if node.op == "ArgMax" else "jnp.argmin", em.tensor(node.inputs[0]),
+                        axis=node.attrs.get("axis", 0), keepdims=bool(node.attrs.get("keepdims", 1))))
+
+
+def _resize_check(node) -> str | None:
+    x, out = node.inputs[0], node.outputs[0]
+    if x.shape is None or out.shape is None or not all(isinstance(d, int) for d in (*x.shape, *out.shape)):
+        return "Resize needs static shapes"
+    if node.attrs.get("mode", "nearest") != "nearest" or node.attrs.get("layout", "NCHW") != "NHWC":
+        return "Resize other than nearest (channels-last)"
+    factors = [o / i for i, o in zip(x.shape, out.shape)]
+    if any(f != int(f) or f < 1 for f in factors):
+        return "nearest Resize by a factor that is not a whole number"
+    rounding = (node.attrs.get("coordinate_transformation_mode", "half_pixel"),
+                node.attrs.get("nearest_mode", "round_prefer_floor"))
+    if rounding not in (("half_pixel", "round_prefer_floor"), ("asymmetric", "floor")):
+        return "nearest Resize with coordinates that do not repeat each element"
+    return None
+
+
+@R.exports("Resize", check=_resize_check)
+def write_resize(em, node):
+    """Nearest upsampling by whole factors: each element repeated along its axes."""
+    x, out = node.inputs[0], node.outputs[0]
+    expr = em.tensor(x)
+    for axis, (i, o) in enumerate(zip(x.shape, out.shape)):
+        if o != i:
+            expr = P.call("jnp.repeat", expr, o // i, axis=axis)
+    em.out(node, expr)
+
+
+@R.exports("GatherND", check=lambda node: "batch_dims" if node.attrs.get("batch_dims", 0) else None)
+def write_gather_nd(em, node):
+    """data[idx[..., 0], idx[..., 1], ...]: the last axis of the indices addresses the leading axes of data."""
+    data, idx = node.inputs
+    if idx.shape is None or not isinstance(idx.shape[-1], int):
+        raise Unsupported("GatherND needs the index depth")
+    ie = em.tensor(idx)
+    parts = [P.subscript(ie, ast.Tuple([ast.Constant(Ellipsis), P.lit(i)], ast.Load())) for i in range(idx.shape[-1])]
+    em.out(node, P.subscript(em.tensor(data), ast.Tuple(parts, ast.Load())))
