@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install -q --upgrade pip
 	# torch first, pinned: the local CPU wheel; everything after is held to it by constraints.txt
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,tf,dev]"
+	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,tf,jax,dev]"
 	# timm (the conversion matrix's PyTorch architectures) without torchvision, which has no CPU wheel here
 	$(PIP) install -q -c constraints.txt --no-deps timm==1.0.31
 	touch $(STAMP)
@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/torch_bench.py
 	$(PY) benchmarks/tf_bench.py
 	$(PY) benchmarks/codegen_bench.py
+	$(PY) benchmarks/flax_bench.py
 
 # the fuzzing campaign (docs/security.md): 1,000 mutants per source format through inspect and convert
 fuzz: $(STAMP)

@@ -28,8 +28,10 @@ FREE_BYTES = 64 << 20
 GROWTH_BUDGET = 256 << 20
 
 
-def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset()) -> Graph:
-    """Fold every foldable node except those whose op is in `keep`."""
+def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset(),
+                   literals_only: bool = False) -> Graph:
+    """Fold every foldable node except those whose op is in `keep` (and, with `literals_only`, those reading a
+    learned weight, which then stays a weight)."""
     from tensorbridge.ops.infer import infer_node
     from tensorbridge.reference.interpreter import run_node
 
@@ -43,6 +45,8 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
             continue
         if schema is None or not schema.foldable or node.op in keep or not node.inputs or \
                 any(v is not None and v.const is None for v in node.inputs):
+            continue
+        if literals_only and any(v is not None and v.meta.get("role") != "literal" for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
             continue
@@ -101,5 +105,7 @@ def _replace(graph: Graph, node, results) -> None:
         new.name = name
         graph.constants[name] = new
         new.meta = dict(old.meta)
+        if all(v is None or v.meta.get("role") == "literal" for v in node.inputs):
+            new.meta["role"] = "literal"  # computed from literals only: a literal too
         graph.replace_all_uses(old, new)
     graph.remove_node(node)

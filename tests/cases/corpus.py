@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-OUT = ("onnx", "torch", "pt2", "keras", "tflite", "tbir")
+OUT = ("onnx", "torch", "pt2", "keras", "tflite", "flax", "tbir")
 IN = ("onnx", "torch", "pt2", "keras", "tflite", "savedmodel", "torchscript", "tbir")
 FAST = ("onnx", "torch", "tbir")  # what `make test` runs live; the rest is recorded evidence
 EVIDENCE = Path(__file__).resolve().parents[2] / "tensorbridge" / "support_evidence.json"
@@ -37,7 +37,7 @@ EVIDENCE = Path(__file__).resolve().parents[2] / "tensorbridge" / "support_evide
 
 def _dest(tmp: Path, fmt: str) -> Path:
     return tmp / {"onnx": "m.onnx", "torch": "m_torch", "pt2": "m.pt2", "keras": "m_keras", "tflite": "m.tflite",
-                  "tbir": "m.tbir"}[fmt]
+                  "flax": "m_flax", "tbir": "m.tbir"}[fmt]
 
 
 def _why(e: Exception) -> str:
@@ -224,7 +224,7 @@ def write_evidence(results: dict) -> None:
 
     versions = {"tensorbridge": tensorbridge.__version__, "onnx": onnx.__version__,
                 "onnxruntime": onnxruntime.__version__}
-    for module in ("torch", "tensorflow", "keras"):
+    for module in ("torch", "tensorflow", "keras", "jax", "flax"):
         versions[module] = __import__(module).__version__
     EVIDENCE.write_text(json.dumps({"versions": versions, "ops": results}, indent=1, sort_keys=True) + "\n")
 

@@ -145,11 +145,14 @@ class FlaxEmitter(CodeEmitter):
         self.params[id(v)] = expr
         return expr
 
-    def layer(self, node, ctor: str, args: list, kwargs: dict, weights: dict[str, np.ndarray]) -> ast.expr:
-        """Construct an NNX layer in __init__, named after the source module (or the node); its weights join the
-        state under "<layer>.<variable>"."""
-        name = self.attrs.name(node.meta.get("module") or node.name, "layer")
-        self.init.append(P.assign_attr(f"self.{name}", P.call(ctor, *args, **kwargs, rngs=P.name("rngs"))))
+    def layer(self, node, ctor: str, args: list, kwargs: dict, weights: dict[str, np.ndarray],
+              suffix: str = "") -> ast.expr:
+        """Construct an NNX layer in __init__, named after the source module (or the node, + `suffix`); its weights
+        join the state under "<layer>.<variable path>". It takes the module's `rngs` unless `kwargs` say."""
+        base = node.meta.get("module") or node.name
+        name = self.attrs.name(f"{base}_{suffix}" if suffix else base, "layer")
+        kwargs = {**kwargs, "rngs": kwargs.get("rngs", P.name("rngs"))}
+        self.init.append(P.assign_attr(f"self.{name}", P.call(ctor, *args, **kwargs)))
         for key, arr in weights.items():
             self.state[f"{name}.{key}"] = np.ascontiguousarray(_in_32_bits(arr, node.name))
         return P.name(f"self.{name}")

@@ -6,6 +6,8 @@ Weighted ops become NNX layers holding the weights in Flax's own conventions: a 
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
@@ -194,3 +196,53 @@ def write_global_pool(em, node):
     rank = len(node.inputs[0].shape)
     fn = "jnp.mean" if node.op == "GlobalAveragePool" else "jnp.max"
     em.out(node, P.call(fn, em.tensor(node.inputs[0]), axis=tuple(range(1, rank - 1)), keepdims=True))
+
+
+def _lstm_check(node) -> str | None:
+    from tensorbridge.ops.transformer import plain_rnn_blocker
+
+    return plain_rnn_blocker(node, "")
+
+
+@R.exports("LSTM", check=_lstm_check)
+def write_lstm(em, node):
+    """IR LSTM (ONNX gate order i o f c, [seq, dirs, batch, hidden] output) as one time-major `nnx.RNN` over an
+    `nnx.LSTMCell` per direction; the backward one runs reversed and keeps the time order of its outputs."""
+    x, w, r, b = node.inputs[0], node.inputs[1], node.inputs[2], node.input(3)
+    wa, ra = const_operand(w), const_operand(r)
+    dirs, gates_h, in_size = wa.shape
+    hidden = gates_h // 4
+    ba = const_operand(b) if b is not None else np.zeros((dirs, 2 * gates_h), wa.dtype)
+    h0, c0 = node.input(5), node.input(6)
+    xe = em.tensor(x)
+    zeros = P.call("jnp.zeros", ast.Tuple([P.subscript(ast.Attribute(xe, "shape", ast.Load()), 1), P.lit(hidden)],
+                                          ast.Load()), dtype=ast.Attribute(xe, "dtype", ast.Load()))
+    backward = [node.attrs.get("direction", "forward") == "reverse"] if dirs == 1 else [False, True]
+    read = [i < len(node.outputs) and (bool(node.outputs[i].uses()) or node.outputs[i] in em.g.outputs)
+            for i in range(3)]
+    sequences, finals = [], []
+    for d in range(dirs):
+        weights = {}
+        for gate, (name_i, name_h) in zip(range(4), (("ii", "hi"), ("io", "ho"), ("if_", "hf"), ("ig", "hg"))):
+            rows = slice(gate * hidden, (gate + 1) * hidden)
+            weights[f"cell.{name_i}.kernel"] = wa[d, rows].T
+            weights[f"cell.{name_h}.kernel"] = ra[d, rows].T
+            weights[f"cell.{name_h}.bias"] = ba[d, rows] + ba[d, gates_h:][rows]
+        cell = P.call("nnx.LSTMCell", in_size, hidden, rngs=P.name("rngs"))
+        options = {"time_major": True, "return_carry": True}
+        if backward[d]:
+            options.update(reverse=True, keep_order=True)
+        layer = em.layer(node, "nnx.RNN", [cell], {**options, "rngs": False}, weights, suffix=("backward" if
+                                                                                           backward[d] else ""))
+        initial = [zeros, zeros] if h0 is None else \
+            [P.subscript(em.tensor(c0), d) if c0 is not None else zeros, P.subscript(em.tensor(h0), d)]
+        carry, seq = (em.namer.name(f"{node.name}_{part}", "t") if needed else "_"
+                      for part, needed in (("carry", read[1] or read[2]), ("seq", read[0])))
+        em.body.append(P.assign([carry, seq], P.call(layer, xe, initial_carry=ast.Tuple(initial, ast.Load()))))
+        sequences.append(P.name(seq))
+        finals.append(P.name(carry))
+    if read[0]:
+        em.out(node, P.call("jnp.stack", sequences, axis=1), 0)
+    for index, part in ((1, 1), (2, 0)):  # Y_h is the carry's h, Y_c its c
+        if read[index]:
+            em.out(node, P.call("jnp.stack", [P.subscript(f, part) for f in finals]), index)

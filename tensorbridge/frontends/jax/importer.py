@@ -1,0 +1,290 @@
+"""JAX frontend: a Flax NNX module, a jittable function, or a generated Flax code folder, traced to a jaxpr
+(`jax.make_jaxpr`) and read into the IR equation by equation through the Flax registry's `jax` rules.
+
+- An NNX module's state (parameters, batch statistics) enters the trace as arguments, so each becomes a
+  weight named by its path (`conv.kernel`, `bn.mean`), not a constant folded into code; for a function,
+  `params` (its first argument, any pytree) does the same. Constants the function closes over are weights too.
+- NNX layers (Linear, Conv, BatchNorm in eval mode, LayerNorm, RMSNorm, Embed) and jax.nn activations are
+  marked while tracing (`marks.py`) and read as one IR op each (Dense, Conv, BatchNormalization ...); other
+  calls (`jit`, `custom_jvp_call`, `custom_vjp_call`) are inlined. A `scan` of static length is unrolled (the
+  recurrent cells of `nnx.RNN`); `cond` on a constant predicate takes its branch.
+- Every primitive without a rule, and every configuration a rule cannot read, is listed in one error.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import BlockerReport, InvariantError, ModelError
+from tensorbridge.frontends.jax.marks import PREFIX, Marks
+from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.value import Value
+from tensorbridge.passes.dce import eliminate_dead_code
+from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.infer_shapes import infer_shapes
+from tensorbridge.passes.recover import recover_patterns
+from tensorbridge.rules.flax import REGISTRY
+
+#: call primitives whose body is inlined, and the parameter that holds it
+CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+         "remat": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+         "custom_vjp_call_jaxpr": "fun_jaxpr"}
+#: the longest scan unrolled into the graph
+UNROLL_LIMIT = 4096
+
+
+def load(source, example_inputs=None, params=None, **_options) -> Graph:
+    """Trace `source` (an nnx.Module, a function, or a generated Flax folder) on `example_inputs` (arrays, or
+    ShapeDtypeStructs) into an IR graph. A function is called as fn(params, *inputs) when `params` is given."""
+    import jax
+    from flax import nnx
+
+    if isinstance(source, (str, os.PathLike)):
+        source, example_inputs = _folder(Path(source))
+    if example_inputs is None:
+        raise ModelError("a JAX source needs example_inputs (arrays or jax.ShapeDtypeStruct) to trace it on")
+    inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+    if isinstance(source, nnx.Module):
+        # random number state (keys, counters) is traced too, but read by nothing an output needs
+        graphdef, rng_state, state = nnx.split(source, nnx.RngState, ...)
+        fn, params = (lambda s, r, *xs: nnx.merge(graphdef, r, s)(*xs)), state
+        names, extra = _argument_names(source.__call__), (rng_state,)
+        name = type(source).__name__
+    elif callable(source):
+        fn = source if params is not None else (lambda _, *xs: source(*xs))
+        names, extra = _argument_names(source)[1 if params is not None else 0:], ()
+        name = getattr(source, "__name__", "jax_function")
+    else:
+        raise ModelError(f"cannot trace a {type(source).__name__}: pass an nnx.Module or a function")
+    marks = Marks()
+    try:
+        with marks.installed():
+            closed = jax.make_jaxpr(fn)(params, *extra, *inputs)
+    except Exception as e:  # noqa: BLE001 - whatever the user's code raises while tracing
+        raise ModelError(f"JAX could not trace {name}: {type(e).__name__}: {str(e).splitlines()[0][:300]}") \
+            from None
+    leaves = jax.tree_util.tree_flatten_with_path(params)[0] if params is not None else []
+    weights = [(_path_name(path), np.asarray(leaf)) for path, leaf in leaves]
+    hidden = len(jax.tree_util.tree_leaves(extra))
+    return JaxprImporter(name, marks).run(closed, weights, names, hidden)
+
+
+def _folder(path: Path):
+    """A generated Flax folder's module (its code runs: trusted folders only) and zero inputs of its signature."""
+    import jax
+
+    from tensorbridge.codegen.folder import load_model, read_signature
+
+    signature = read_signature(path)
+    if any(not isinstance(d, int) for spec in signature["inputs"] for d in spec["shape"]):
+        raise ModelError(f"{path}: its inputs have dynamic dimensions; trace the module with example_inputs")
+    specs = tuple(jax.ShapeDtypeStruct(tuple(s["shape"]), np.dtype(dtypes.dtype(s["dtype"])))
+                  for s in signature["inputs"])
+    return load_model(path), specs
+
+
+def _argument_names(fn) -> list[str]:
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values() if p.kind in
+                (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+def _path_name(path) -> str:
+    """'conv.kernel' for a state path ['conv']['kernel'].value."""
+    parts = []
+    for key in path:
+        part = getattr(key, "key", getattr(key, "idx", getattr(key, "name", None)))
+        if part is not None and part != "value":
+            parts.append(str(part))
+    return ".".join(parts) or "param"
+
+
+class JaxprImporter:
+    def __init__(self, name: str, marks: Marks | None = None):
+        self.marks = marks or Marks()
+        self.graph = Graph(name)
+        self.build = Builder(self.graph)
+        self.report = BlockerReport("JAX import", "flax")
+        self.failed: set[int] = set()  # ids of values a refused equation would have computed
+
+    def run(self, closed, weights: list[tuple[str, np.ndarray]], input_names: list[str], hidden: int = 0) -> Graph:
+        """The graph of `closed` (a ClosedJaxpr) whose leading arguments are the `weights`, then `hidden` ones
+        no output may depend on (random number state), then the inputs."""
+        jaxpr = closed.jaxpr
+        self._preflight(jaxpr)
+        self.report.raise_if_any("Nothing was written. A primitive needs an import rule (tensorbridge/rules/flax/).")
+        arguments = [self.build.weight(name, arr) for name, arr in weights] + [None] * hidden
+        for k, var in enumerate(jaxpr.invars[len(weights) + hidden:]):
+            name = input_names[k] if k < len(input_names) else f"input_{k}"
+            arguments.append(self.graph.add_input(name, dtypes.name(var.aval.dtype), tuple(var.aval.shape)))
+        consts = [self._constant(c, f"const{i}") for i, c in enumerate(closed.consts)]
+        outputs = self._inline(jaxpr, consts, arguments)
+        self.report.raise_if_any("Nothing was written.")
+        if any(v is None for v in outputs):
+            raise ModelError("an output depends on the module's random number state (dropout or sampling in "
+                             "training mode?): call model.eval() before converting")
+        self.graph.outputs.extend(outputs)
+        self.graph.metadata["source_framework"] = "jax"
+        fold_constants(self.graph, literals_only=True)  # what the trace computes from literals (iota masks)
+        eliminate_dead_code(self.graph)
+        recover_patterns(self.graph)
+        infer_shapes(self.graph)
+        return self.graph
+
+    # -- what converters call ----------------------------------------------------------------------
+    def emit(self, op: str, inputs, attrs: dict | None = None, outputs: int = 1, suffix: str = ""):
+        return self.build.emit(op, inputs, attrs, outputs, suffix)
+
+    def const(self, array, dtype=None) -> Value:
+        return self.build.const(array, dtype=dtype)
+
+    def permuted(self, v: Value, perm: list[int], tag: str) -> Value:
+        """`v` with its axes in order `perm`: a weight read only here is permuted in place (it keeps its name),
+        another is copied, and a computed value gets a Transpose."""
+        if v.const is None:
+            return self.emit("Transpose", [v], {"perm": perm}, suffix=tag)
+        data = np.ascontiguousarray(np.transpose(v.const, perm))
+        if not v.uses() and v not in self.graph.outputs and v.meta.get("role") != "literal":
+            v.const, v.shape = data, tuple(data.shape)
+            return v
+        return self.build.weight(f"{v.name}.{tag}", data)
+
+    # -- the walk ------------------------------------------------------------------------------------
+    def _preflight(self, jaxpr) -> None:
+        """Every primitive without a rule, listed before anything is built."""
+        for eqn in _live(jaxpr):
+            name = eqn.primitive.name
+            sub = _subjaxpr(eqn)
+            if self._mark(eqn) is not None:
+                continue
+            if sub is not None:
+                self._preflight(sub.jaxpr if hasattr(sub, "jaxpr") else sub)
+            elif name == "cond":
+                for branch in eqn.params["branches"]:
+                    self._preflight(branch.jaxpr)
+            elif REGISTRY.import_rule(name, "jax") is None and name != "scan":
+                self.report.add(name, eqn.outvars[0].aval.str_short() if eqn.outvars else name,
+                                f"no rule for the JAX primitive {name}")
+
+    def _mark(self, eqn):
+        """(import rule, call record) of a marked call the registry reads, else None."""
+        name = str(eqn.params.get("name", "")) if eqn.primitive.name in ("jit", "pjit") else ""
+        if not name.startswith(PREFIX) or name not in self.marks.calls:
+            return None
+        record = self.marks.calls[name]
+        rule = REGISTRY.import_rule(record[0], "nnx")
+        return (rule, record) if rule is not None else None
+
+    def _inline(self, jaxpr, consts: list, arguments: list) -> list:
+        env = {}
+        for var, value in zip((*jaxpr.constvars, *jaxpr.invars), (*consts, *arguments)):
+            env[var] = value
+        for eqn in _live(jaxpr):
+            operands = [self._read(env, a) for a in eqn.invars]
+            if any(v is None or id(v) in self.failed for v in operands if isinstance(v, Value) or v is None):
+                results = [None] * len(eqn.outvars)
+            else:
+                self.build.at(f"{eqn.primitive.name}_{len(self.graph.nodes)}")
+                results = self._equation(eqn, operands)
+            for var, value in zip(eqn.outvars, results):
+                if type(var).__name__ != "DropVar":
+                    env[var] = value
+                if isinstance(value, Value) and value.shape is None:  # an op without a shape rule (Einsum)
+                    value.shape, value.dtype = tuple(var.aval.shape), dtypes.dtype(dtypes.name(var.aval.dtype))
+                elif isinstance(value, Value) and value.shape != tuple(var.aval.shape):
+                    made = value.producer.op if value.producer is not None else "a constant"
+                    raise InvariantError(f"{eqn.primitive.name} read as {made} of shape {value.shape}; the trace "
+                                         f"says {tuple(var.aval.shape)}")
+        return [self._read(env, a) for a in jaxpr.outvars]
+
+    def _read(self, env, atom):
+        if hasattr(atom, "val") and type(atom).__name__ == "Literal":
+            return self._constant(np.asarray(atom.val, dtype=atom.aval.dtype), "literal", literal=True)
+        return env.get(atom)
+
+    def _constant(self, value, name: str, literal: bool = False) -> Value:
+        arr = np.asarray(value)
+        if literal or arr.dtype.kind != "f" or arr.size == 1:
+            return self.build.const(arr)
+        return self.build.weight(name, arr)
+
+    def _equation(self, eqn, operands: list) -> list:
+        name = eqn.primitive.name
+        try:
+            marked = self._mark(eqn)
+            if marked is not None:
+                rule, (kind, settings, tensors, layer) = marked
+                value = rule.convert(self, eqn, settings, layer, *operands[len(operands) - len(tensors):])
+                if value is not None:
+                    return [value]
+            sub = _subjaxpr(eqn)
+            if sub is not None:
+                inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub
+                consts = [self._constant(c, f"const{i}") for i, c in enumerate(getattr(sub, "consts", []))]
+                return self._inline(inner, consts, operands)
+            if name == "scan":
+                return self._scan(eqn, operands)
+            if name == "cond":
+                return self._cond(eqn, operands)
+            rule = REGISTRY.import_rule(name, "jax")
+            out = rule.convert(self, eqn, *operands)
+            return list(out) if isinstance(out, (list, tuple)) else [out]
+        except ModelError as e:
+            self.report.add(name, self.build.base, str(e))
+            return [None] * len(eqn.outvars)
+
+    def _scan(self, eqn, operands: list) -> list:
+        """A scan of static length, unrolled: the body once per step, each step's x a slice of the xs."""
+        p = eqn.params
+        length, n_consts, n_carry = int(p["length"]), int(p["num_consts"]), int(p["num_carry"])
+        if length > UNROLL_LIMIT:
+            raise ModelError(f"a scan of {length} steps (more than {UNROLL_LIMIT} are not unrolled)")
+        body = p["jaxpr"]
+        consts, carry, xs = operands[:n_consts], operands[n_consts:n_consts + n_carry], operands[n_consts + n_carry:]
+        body_consts = [self._constant(c, f"const{i}") for i, c in enumerate(body.consts)]
+        steps = range(length - 1, -1, -1) if p.get("reverse") else range(length)
+        ys: dict[int, list] = {}
+        for t in steps:
+            index = self.const(np.array(t, np.int64))
+            x_t = [self.emit("Gather", [x, index], {"axis": 0}, suffix=f"step{t}") for x in xs]
+            out = self._inline(body.jaxpr, body_consts, [*consts, *carry, *x_t])
+            carry, ys[t] = out[:n_carry], out[n_carry:]
+        stacked = []
+        for k in range(len(eqn.outvars) - n_carry):
+            axis = self.const(np.array([0], np.int64))
+            parts = [self.emit("Unsqueeze", [ys[t][k], axis], suffix=f"y{k}.{t}") for t in range(length)]
+            stacked.append(self.emit("Concat", parts, {"axis": 0}, suffix=f"y{k}") if length > 1 else parts[0])
+        return [*carry, *stacked]
+
+    def _cond(self, eqn, operands: list) -> list:
+        index, *rest = operands
+        if index.const is None:
+            raise ModelError("lax.cond on a computed predicate (If) is not read yet")
+        branch = eqn.params["branches"][int(np.asarray(index.const))]
+        consts = [self._constant(c, f"const{i}") for i, c in enumerate(branch.consts)]
+        return self._inline(branch.jaxpr, consts, rest)
+
+
+def _live(jaxpr) -> list:
+    """The equations some output of `jaxpr` depends on (state updates and random number bookkeeping are not).
+    Calls are kept whole: their operands are what a marked call's reader takes."""
+    needed = {v for v in jaxpr.outvars if type(v).__name__ == "Var"}
+    live = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in needed for v in eqn.outvars):
+            live.append(eqn)
+            needed |= {v for v in eqn.invars if type(v).__name__ == "Var"}
+    return live[::-1]
+
+
+def _subjaxpr(eqn):
+    key = CALLS.get(eqn.primitive.name)
+    return eqn.params.get(key) if key else None

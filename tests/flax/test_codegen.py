@@ -1,0 +1,126 @@
+"""Generated Flax NNX code: verified against the source, NHWC without transposes, trainable under jax.jit,
+lint-clean and safe against hostile names."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import tensorbridge as tb
+from tensorbridge import frameworks
+from tensorbridge.codegen.folder import load_folder
+from tensorbridge.errors import ModelError
+from tests.generated_lint import RUFF, ruff_check
+
+pytest.importorskip("flax")
+pytest.importorskip("torch")
+from tests.models.torch_zoo import imported  # noqa: E402
+
+ZOO_SIZES = {"resnet18": {"size": 32}, "mobilenet_v2": {"size": 32}, "transformer_encoder": {}, "bert": {},
+             "gpt2": {}, "lstm_tagger": {}}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_SIZES))
+def test_pytorch_zoo_to_flax(name, tmp_path):
+    _, _, graph = imported(name, **ZOO_SIZES[name])
+    folder = tb.save(graph, tmp_path / name, to="flax")
+    report = tb.verify(graph, folder, trust_code=True)
+    assert report.status == "PASS", report.summary()
+    assert max(o.robust_rel for o in report.outputs) <= 1e-5, report.summary()
+
+
+def _small_keras_cnn(path):
+    keras = pytest.importorskip("keras")
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((16, 16, 3))
+    x = keras.layers.Conv2D(8, 3, padding="same", name="stem")(inputs)
+    x = keras.layers.BatchNormalization(name="stem_bn")(x, training=False)
+    x = keras.layers.ReLU(name="stem_relu")(x)
+    x = keras.layers.DepthwiseConv2D(3, strides=2, padding="same", name="dw")(x)
+    x = keras.layers.MaxPooling2D(2, name="pool")(x)
+    x = keras.layers.GlobalAveragePooling2D(name="gap")(x)
+    outputs = keras.layers.Dense(5, name="head")(x)
+    keras.Model(inputs, outputs).save(path)
+    return path
+
+
+def test_keras_nhwc_code_has_no_transposes(tmp_path):
+    from tensorbridge.passes.layout import LayoutOptions
+
+    src = _small_keras_cnn(tmp_path / "cnn.keras")
+    folder = tmp_path / "cnn_flax"
+    tb.convert(src, folder, to="flax", layout=LayoutOptions(io_layout="target"))
+    code = (folder / "model.py").read_text()
+    assert "transpose" not in code and "nnx.Conv(" in code and "feature_group_count=8" in code, code
+    report = tb.verify(src, folder, trust_code=True)
+    assert report.status == "PASS", report.summary()
+
+
+def test_generated_model_trains_under_jit(tmp_path):
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from flax import nnx
+
+    module, args, graph = imported("resnet18", size=32)
+    folder = tb.save(graph, tmp_path / "r18", to="flax")
+    model = load_folder(folder).load_model()
+    model.train()
+    x = jnp.asarray(args[0].numpy())
+    labels = jnp.arange(x.shape[0]) % 10
+    optimizer = nnx.Optimizer(model, optax.sgd(0.05), wrt=nnx.Param)
+
+    @nnx.jit
+    def step(model, optimizer):
+        def loss_fn(model):
+            return optax.softmax_cross_entropy_with_integer_labels(model(x), labels).mean()
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        optimizer.update(model, grads)
+        return loss
+
+    losses = [float(step(model, optimizer)) for _ in range(5)]
+    assert losses[-1] < losses[0], losses
+    assert all(np.isfinite(losses))
+    assert isinstance(jax.jit(lambda v: v)(x), jax.Array)
+
+
+def test_per_layer_names_values_of_flax_code(tmp_path):
+    _, _, graph = imported("transformer_encoder")
+    folder = tb.save(graph, tmp_path / "enc", to="flax")
+    report = tb.verify(graph, folder, per_layer=True, trust_code=True)
+    assert report.first_divergence is not None and not report.first_divergence["op"], report.summary()
+    assert report.first_divergence["values_compared"] > 10
+
+
+def test_hostile_names_never_become_code(tmp_path, monkeypatch):
+    from tests.torch.test_codegen import HOSTILE, _hostile_model
+
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "hostile.onnx"
+    onnx.save(_hostile_model(), src)
+    folder = tb.save(tb.load(src), tmp_path / "gen", to="flax")
+    code = (folder / "model.py").read_text()
+    compile(code, "model.py", "exec")
+    report = tb.verify(src, folder, rtol=1e-5, trust_code=True)
+    assert report.ok, report.summary()
+    assert not (tmp_path / "PWNED").exists()
+    assert "os.system" not in code.replace(repr(HOSTILE), "").replace(HOSTILE, "")
+
+
+@pytest.mark.skipif(RUFF is None, reason="ruff is not installed")
+@pytest.mark.parametrize("name", ["resnet18", "lstm_tagger", "bert"])
+def test_generated_code_passes_ruff(name, tmp_path):
+    folder = tb.save(imported(name, **ZOO_SIZES[name])[2], tmp_path / name, to="flax")
+    p = ruff_check(folder)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_flax_folder_is_told_apart_from_a_pytorch_one(tmp_path):
+    _, _, graph = imported("transformer_encoder")
+    flax_folder = tb.save(graph, tmp_path / "f", to="flax")
+    torch_folder = tb.save(graph, tmp_path / "t", to="torch")
+    assert frameworks.detect(flax_folder).name == "flax"
+    assert frameworks.detect(torch_folder).name == "torch"
+    with pytest.raises(ModelError, match="cannot read flax"):
+        tb.load(flax_folder, trust_code=True)
