@@ -140,3 +140,11 @@ def test_unknown_primitives_are_listed_together():
     with pytest.raises(UnsupportedError) as e:
         tb.load(fn, format="flax", example_inputs=(np.ones((3,), np.float32),))
     assert {b.op for b in e.value.blockers} == {"cummax", "population_count"}
+
+
+def test_an_lstm_rnn_reads_as_one_lstm_op():
+    model, x = _model("tagger")
+    graph = tb.load(model, example_inputs=(x,))
+    assert graph.op_histogram().get("LSTM") == 1 and "Sigmoid" not in graph.op_histogram()
+    np.testing.assert_allclose(tb.run(graph, {"tokens": x})[graph.outputs[0].name], model(jnp.asarray(x)),
+                               rtol=1e-5, atol=1e-6)

@@ -146,6 +146,9 @@ class JaxprImporter:
     def const(self, array, dtype=None) -> Value:
         return self.build.const(array, dtype=dtype)
 
+    def weight(self, name: str, array) -> Value:
+        return self.build.weight(name, array)
+
     def permuted(self, v: Value, perm: list[int], tag: str) -> Value:
         """`v` with its axes in order `perm`: a weight read only here is permuted in place (it keeps its name),
         another is copied, and a computed value gets a Transpose."""
@@ -224,7 +227,7 @@ class JaxprImporter:
                 rule, (kind, settings, tensors, layer) = marked
                 value = rule.convert(self, eqn, settings, layer, *operands[len(operands) - len(tensors):])
                 if value is not None:
-                    return [value]
+                    return list(value) if isinstance(value, (list, tuple)) else [value]
             sub = _subjaxpr(eqn)
             if sub is not None:
                 inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub

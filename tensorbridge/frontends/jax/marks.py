@@ -29,8 +29,9 @@ PREFIX = "tensorbridge_mark_"
 
 class Marks:
     def __init__(self):
-        self.calls: dict[str, tuple[str, dict, tuple[str, ...], object]] = {}  # name -> (kind, settings, tensors,
-        # layer)
+        #: marked call name -> (kind, settings, names of the call's tensors, the layer or None)
+        self.calls: dict[str, tuple[str, dict, tuple[str, ...], object]] = {}
+        self.originals: dict[str, object] = {}  # jax.nn activations as they were before marking
 
     def _named(self, kind: str, settings: dict, tensors: tuple[str, ...], layer, fn):
         import jax
@@ -47,6 +48,7 @@ class Marks:
 
         saved = []
         try:
+            self.originals = {kind: getattr(jax.nn, kind) for kind in ACTIVATIONS}
             for kind in ACTIVATIONS:
                 for module in (jax.nn, nnx):
                     original = getattr(module, kind, None)
@@ -63,6 +65,8 @@ class Marks:
                 cls = getattr(nnx, kind)
                 saved.append((cls, "__call__", cls.__call__))
                 cls.__call__ = self._layer(kind, tensors, cls.__call__)
+            saved.append((nnx.RNN, "__call__", nnx.RNN.__call__))
+            nnx.RNN.__call__ = self._rnn(nnx.RNN.__call__)
             yield self
         finally:
             for owner, attr, original in reversed(saved):
@@ -96,3 +100,57 @@ class Marks:
             values = [getattr(layer, t)[...] for t in present]
             return self._named(kind, {}, ("x", *present), layer, lambda v, *_: original(layer, v))(x, *values)
         return call
+
+    def _rnn(self, original):
+        """nnx.RNN over an nnx.LSTMCell with the standard gates, called on a sequence (and an initial carry)."""
+        import jax
+        from flax import nnx
+
+        @functools.wraps(original)
+        def call(rnn, x, *args, initial_carry=None, **kwargs):
+            cell = rnn.cell
+            plain = isinstance(cell, nnx.LSTMCell) and cell.gate_fn is self.originals["sigmoid"] and \
+                cell.activation_fn in (jax.numpy.tanh, jax.nn.tanh) and not args and set(kwargs) <= {"time_major", "reverse",
+                                                                                   "keep_order", "return_carry"}
+            if not plain:
+                return original(rnn, x, *args, initial_carry=initial_carry, **kwargs)
+            settings = {k: kwargs.get(k, getattr(rnn, k)) for k in ("time_major", "reverse", "keep_order",
+                                                                      "return_carry")}
+            gates = [getattr(cell, g) for g in LSTM_GATES]
+            tensors = [x] + (list(initial_carry) if initial_carry is not None else []) + \
+                [layer.kernel[...] for layer in gates] + [layer.bias[...] for layer in gates[4:]]
+            names = ("x", *(("c0", "h0") if initial_carry is not None else ()), *LSTM_GATES, *LSTM_GATES[4:])
+            def body(v, *ts):  # the cell's arithmetic over the explicit tensors (nnx.scan cannot run in here)
+                return _lstm(v, ts, initial_carry is not None, cell.hidden_features, settings)
+
+            return self._named("RNN", settings, names, rnn, body)(*tensors)
+        return call
+
+
+#: nnx.LSTMCell's input-side then hidden-side dense layers, in the IR's gate order (i o f c)
+LSTM_GATES = ("ii", "io", "if_", "ig", "hi", "ho", "hf", "hg")
+
+
+def _lstm(x, tensors, has_carry: bool, hidden: int, settings: dict):
+    """What nnx.RNN(nnx.LSTMCell) computes, from the call's tensors (x, [c0, h0], 8 kernels, 4 biases)."""
+    import jax
+    import jax.numpy as jnp
+
+    (c, h), rest = (tensors[:2], tensors[2:]) if has_carry else ((None, None), tensors)
+    kernels, biases = rest[:8], rest[8:]
+    xs = x if settings["time_major"] else jnp.swapaxes(x, 0, 1)
+    if c is None:
+        c = h = jnp.zeros((*xs.shape[1:-1], hidden), x.dtype)
+
+    def step(carry, x_t):
+        c, h = carry
+        i, o, f, g = (x_t @ kernels[k] + h @ kernels[k + 4] + biases[k] for k in range(4))
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (c, h), h
+
+    carry, ys = jax.lax.scan(step, (c, h), xs, reverse=settings["reverse"])
+    if settings["reverse"] and not settings["keep_order"]:
+        ys = jnp.flip(ys, 0)
+    ys = ys if settings["time_major"] else jnp.swapaxes(ys, 0, 1)
+    return (carry, ys) if settings["return_carry"] else ys

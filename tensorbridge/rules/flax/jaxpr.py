@@ -467,3 +467,37 @@ def read_rev(imp, eqn, x):
     ints = functools.partial(np.array, dtype=np.int64)
     return imp.emit("Slice", [x, imp.const(ints([-1] * len(axes))), imp.const(ints([-(2 ** 63)] * len(axes))),
                               imp.const(ints(axes)), imp.const(ints([-1] * len(axes)))])
+
+
+@mark("RNN", produces=("LSTM", "Transpose", "Squeeze", "Unsqueeze"))
+def read_lstm_rnn(imp, eqn, settings, layer, x, *tensors):
+    """nnx.RNN over an nnx.LSTMCell as one IR LSTM: the cell's eight dense layers become W, R and B in the IR's
+    gate order; returns the call's outputs ((c, h), y with the carry, else y)."""
+    if len(tensors) not in (12, 14):
+        return None
+    c0, h0 = tensors[:2] if len(tensors) == 14 else (None, None)
+    kernels, biases = tensors[-12:-4], tensors[-4:]
+    if any(v.const is None for v in (*kernels, *biases)):
+        return None
+    data = [np.asarray(v.const) for v in kernels]
+    hidden = data[0].shape[1]
+    prefix = kernels[0].name.rsplit(".", 2)[0]
+    w = imp.weight(f"{prefix}.W", np.concatenate([k.T for k in data[:4]])[None])
+    r = imp.weight(f"{prefix}.R", np.concatenate([k.T for k in data[4:]])[None])
+    b = imp.weight(f"{prefix}.B", np.concatenate([np.zeros(4 * hidden, data[0].dtype)] +
+                                                 [np.asarray(v.const) for v in biases])[None])
+    seq = x if settings["time_major"] else imp.emit("Transpose", [x], {"perm": [1, 0, 2]}, suffix="time_major")
+    first = imp.const(np.array([0], np.int64))
+    initial = [None, None] if h0 is None else [imp.emit("Unsqueeze", [h0, first], suffix="h0"),
+                                               imp.emit("Unsqueeze", [c0, first], suffix="c0")]
+    if settings["reverse"] and not settings["keep_order"]:
+        return None
+    attrs = {"hidden_size": hidden, "direction": "reverse" if settings["reverse"] else "forward"}
+    y, y_h, y_c = imp.emit("LSTM", [seq, w, r, b, None, *initial], attrs, outputs=3)
+    y = imp.emit("Squeeze", [y, imp.const(np.array([1], np.int64))], suffix="y")
+    if not settings["time_major"]:
+        y = imp.emit("Transpose", [y], {"perm": [1, 0, 2]}, suffix="batch_major")
+    if not settings["return_carry"]:
+        return [y]
+    state = [imp.emit("Squeeze", [v, first], suffix=tag) for v, tag in ((y_c, "c"), (y_h, "h"))]
+    return [*state, y]
