@@ -110,8 +110,8 @@ class Marks:
         def call(rnn, x, *args, initial_carry=None, **kwargs):
             cell = rnn.cell
             plain = isinstance(cell, nnx.LSTMCell) and cell.gate_fn is self.originals["sigmoid"] and \
-                cell.activation_fn in (jax.numpy.tanh, jax.nn.tanh) and not args and set(kwargs) <= {"time_major", "reverse",
-                                                                                   "keep_order", "return_carry"}
+                cell.activation_fn in (jax.numpy.tanh, jax.nn.tanh) and not args and \
+                set(kwargs) <= {"time_major", "reverse", "keep_order", "return_carry"}
             if not plain:
                 return original(rnn, x, *args, initial_carry=initial_carry, **kwargs)
             settings = {k: kwargs.get(k, getattr(rnn, k)) for k in ("time_major", "reverse", "keep_order",
