@@ -148,3 +148,15 @@ def test_an_lstm_rnn_reads_as_one_lstm_op():
     assert graph.op_histogram().get("LSTM") == 1 and "Sigmoid" not in graph.op_histogram()
     np.testing.assert_allclose(tb.run(graph, {"tokens": x})[graph.outputs[0].name], model(jnp.asarray(x)),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_a_scan_of_static_length_is_unrolled():
+    def smooth(xs):
+        def step(c, v):
+            c = 0.5 * c + v
+            return c, jnp.tanh(c)
+        return jax.lax.scan(step, jnp.zeros(3, xs.dtype), xs, reverse=True)[1]
+
+    xs = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    graph = tb.load(smooth, format="flax", example_inputs=(xs,))
+    np.testing.assert_allclose(tb.run(graph, {"xs": xs})[graph.outputs[0].name], smooth(xs), rtol=1e-6, atol=1e-7)

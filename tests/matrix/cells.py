@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-TARGETS = ("onnx", "torch", "pt2", "keras", "tflite")
+TARGETS = ("onnx", "torch", "pt2", "keras", "tflite", "flax")
 RTOL = 1e-4  # max|d|/max|y|; float32 runtimes of deep networks differ by ~5e-5 among themselves
 NOISE = 1e-2  # beyond RTOL and up to this, the float64 truth decides
 _DEST = {"onnx": "model.onnx", "torch": "model_torch", "pt2": "model.pt2", "keras": "model_keras",
-         "tflite": "model.tflite"}
+         "tflite": "model.tflite", "flax": "model_flax"}
 
 
 def source_outputs(model, feeds: list[np.ndarray]) -> list[np.ndarray]:

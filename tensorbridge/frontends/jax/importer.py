@@ -30,6 +30,7 @@ from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.flax import REGISTRY
+from tensorbridge.rules.flax.jaxpr import scan_step_input, stack_steps
 
 #: call primitives whose body is inlined, and the parameter that holds it
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
@@ -256,15 +257,10 @@ class JaxprImporter:
         steps = range(length - 1, -1, -1) if p.get("reverse") else range(length)
         ys: dict[int, list] = {}
         for t in steps:
-            index = self.const(np.array(t, np.int64))
-            x_t = [self.emit("Gather", [x, index], {"axis": 0}, suffix=f"step{t}") for x in xs]
+            x_t = [scan_step_input(self, x, t) for x in xs]
             out = self._inline(body.jaxpr, body_consts, [*consts, *carry, *x_t])
             carry, ys[t] = out[:n_carry], out[n_carry:]
-        stacked = []
-        for k in range(len(eqn.outvars) - n_carry):
-            axis = self.const(np.array([0], np.int64))
-            parts = [self.emit("Unsqueeze", [ys[t][k], axis], suffix=f"y{k}.{t}") for t in range(length)]
-            stacked.append(self.emit("Concat", parts, {"axis": 0}, suffix=f"y{k}") if length > 1 else parts[0])
+        stacked = [stack_steps(self, [ys[t][k] for t in range(length)]) for k in range(len(eqn.outvars) - n_carry)]
         return [*carry, *stacked]
 
     def _cond(self, eqn, operands: list) -> list:

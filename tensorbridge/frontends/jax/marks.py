@@ -22,8 +22,9 @@ ACTIVATIONS = {"relu": (), "relu6": (), "silu": (), "swish": (), "sigmoid": (), 
 #: functions of (x, fixed settings...) marked with every argument after x as a setting: module -> names
 FUNCTIONS = {"flax.nnx": ("max_pool", "avg_pool"), "jax.numpy": ("mean",)}
 #: NNX layers marked, and the parameters passed as the call's tensors (in this order, absent ones skipped)
-LAYERS = {"Linear": ("kernel", "bias"), "Conv": ("kernel", "bias"), "BatchNorm": ("scale", "bias", "mean", "var"),
-          "LayerNorm": ("scale", "bias"), "RMSNorm": ("scale",), "Embed": ("embedding",)}
+LAYERS = dict(zip("Linear Conv BatchNorm LayerNorm RMSNorm Embed".split(),  # nnx class names
+                  (("kernel", "bias"), ("kernel", "bias"), ("scale", "bias", "mean", "var"), ("scale", "bias"),
+                   ("scale",), ("embedding",))))
 PREFIX = "tensorbridge_mark_"
 
 
@@ -123,7 +124,7 @@ class Marks:
             def body(v, *ts):  # the cell's arithmetic over the explicit tensors (nnx.scan cannot run in here)
                 return _lstm(v, ts, initial_carry is not None, cell.hidden_features, settings)
 
-            return self._named("RNN", settings, names, rnn, body)(*tensors)
+            return self._named(type(rnn).__name__, settings, names, rnn, body)(*tensors)
         return call
 
 

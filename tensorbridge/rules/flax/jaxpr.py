@@ -454,10 +454,19 @@ def read_split(imp, eqn, x):
 
 @primitive("stack", produces=("Unsqueeze", "Concat"))
 def read_stack(imp, eqn, *xs):
-    axis = int(eqn.params["axis"])
+    return stack_steps(imp, list(xs), int(eqn.params["axis"]))
+
+
+def stack_steps(imp, values: list, axis: int = 0):
+    """The values stacked along a new `axis` (a scan's per-step outputs, jnp.stack)."""
     new = imp.const(np.array([axis], np.int64))
-    parts = [imp.emit("Unsqueeze", [x, new], suffix=f"part{i}") for i, x in enumerate(xs)]
+    parts = [imp.emit("Unsqueeze", [v, new], suffix=f"part{i}") for i, v in enumerate(values)]
     return imp.emit("Concat", parts, {"axis": axis}) if len(parts) > 1 else parts[0]
+
+
+def scan_step_input(imp, xs, step: int):
+    """A scan's input at one step: its slice `step` of the leading axis."""
+    return imp.emit("Gather", [xs, imp.const(np.array(step, np.int64))], {"axis": 0}, suffix=f"step{step}")
 
 
 @primitive("rev", produces="Slice")
