@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 OUT = ("onnx", "torch", "pt2", "keras", "tflite", "flax", "tbir")
-IN = ("onnx", "torch", "pt2", "keras", "tflite", "savedmodel", "torchscript", "tbir")
+IN = ("onnx", "torch", "pt2", "keras", "tflite", "flax", "savedmodel", "torchscript", "tbir")
 FAST = ("onnx", "torch", "tbir")  # what `make test` runs live; the rest is recorded evidence
 EVIDENCE = Path(__file__).resolve().parents[2] / "tensorbridge" / "support_evidence.json"
 

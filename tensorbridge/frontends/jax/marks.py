@@ -75,12 +75,14 @@ class Marks:
 
     def _activation(self, kind: str, original):
         kept = ACTIVATIONS[kind]
+        parameters = list(inspect.signature(original).parameters)[1:]
 
         @functools.wraps(original)
         def call(x, *args, **kwargs):
-            if args or set(kwargs) - set(kept) or not isinstance(kwargs.get("axis", -1), int):
+            settings = {**dict(zip(parameters, args)), **kwargs}
+            if set(settings) - set(kept) or not isinstance(settings.get("axis", -1), int):
                 return original(x, *args, **kwargs)
-            return self._named(kind, dict(kwargs), ("x",), None, lambda v: original(v, **kwargs))(x)
+            return self._named(kind, settings, ("x",), None, lambda v: original(v, **settings))(x)
         return call
 
     def _function(self, kind: str, original):

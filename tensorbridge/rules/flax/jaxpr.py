@@ -46,8 +46,10 @@ def read_div(imp, eqn, a, b):
     return imp.emit("Div", [a, b])
 
 
-@primitive("ne", produces=("Equal", "Not"))
+@primitive("ne", produces=("IsNaN", "Equal", "Not"))
 def read_ne(imp, eqn, a, b):
+    if a is b and a.dtype is not None and a.dtype.kind == "f":  # x != x: jnp.isnan
+        return imp.emit("IsNaN", [a])
     return imp.emit("Not", [imp.emit("Equal", [a, b], suffix="eq")])
 
 
@@ -73,11 +75,13 @@ def read_square(imp, eqn, x):
     return imp.emit("Mul", [x, x])
 
 
-@primitive("integer_pow", produces=("Mul", "Pow"))
+@primitive("integer_pow", produces=("Mul", "Reciprocal", "Pow"))
 def read_integer_pow(imp, eqn, x):
     y = eqn.params["y"]
     if y == 2:
         return imp.emit("Mul", [x, x])
+    if y == -1:  # jnp.reciprocal
+        return imp.emit("Reciprocal", [x])
     return imp.emit("Pow", [x, imp.const(np.array(y, x.dtype))])
 
 
