@@ -42,8 +42,7 @@ def conv(x, w, b=None, *, strides=None, pads=None, dilations=None, group=1, auto
     dilations = dilations or [1] * nsp
     pads = resolve_pads(x.shape[2:], kernel, strides, dilations, pads, auto_pad)
     cdt = _compute_dtype(x)
-    xp = np.pad(x.astype(cdt, copy=False),
-                [(0, 0), (0, 0)] + [(pads[i], pads[i + nsp]) for i in range(nsp)])
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + nsp]) for i in range(nsp)])  # widened band by band
     ek = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
     win = sliding_window_view(xp, ek, axis=tuple(range(2, 2 + nsp)))
     idx = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides) + \
@@ -76,9 +75,10 @@ def _correlate(win, wmat, group: int, nsp: int):
     out_sp, kernel = win.shape[2:2 + nsp], win.shape[2 + nsp:]
     o, k = math.prod(out_sp), math.prod(kernel)
     cg, mg = c // group, wmat.shape[2]
-    # (group, N*O, Cg*K) @ (group, Cg*K, Mg)
-    cols = win.reshape(n, group, cg, o, k).transpose(1, 0, 3, 2, 4).reshape(group, n * o, cg * k)
-    out = np.matmul(cols, wmat)  # group, N*O, Mg
+    # (group, N*O, Cg*K) @ (group, Cg*K, Mg); the columns are copied and widened to wmat's type in one pass
+    order = (1, 0, *range(3, 3 + nsp), 2, *range(3 + nsp, 3 + 2 * nsp))
+    cols = win.reshape(n, group, cg, *out_sp, *kernel).transpose(order).astype(wmat.dtype)
+    out = np.matmul(cols.reshape(group, n * o, cg * k), wmat)  # group, N*O, Mg
     return out.reshape(group, n, o, mg).transpose(1, 0, 3, 2).reshape(n, group * mg, *out_sp)
 
 
