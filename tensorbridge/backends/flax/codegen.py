@@ -130,12 +130,12 @@ class FlaxEmitter(CodeEmitter):
             return self.params[id(v)]
         arr = _in_32_bits(np.asarray(v.const), v.name)
         dtype = P.name(_jax_dtype(arr.dtype, v.name))
-        if arr.size and (arr == arr.ravel()[0]).all() and (arr.size > 1 or v.meta.get("role") == "literal"):
+        learned = dtypes.is_float(arr.dtype) and v.meta.get("role") != "literal"
+        if not learned and arr.size > 1 and (arr == arr.ravel()[0]).all():
             expr = P.call("jnp.full", tuple(arr.shape), arr.ravel()[0].item(), dtype=dtype)
-        elif arr.size <= INLINE_LIMIT and (v.meta.get("role") == "literal" or not dtypes.is_float(arr.dtype)):
+        elif not learned and arr.size <= INLINE_LIMIT:
             expr = P.call("jnp.array", arr.tolist(), dtype=dtype)
         else:
-            learned = dtypes.is_float(arr.dtype) and v.meta.get("role") != "literal"
             name = self.attrs.name(v.meta.get("state_key") or v.name, "const")
             holder = "nnx.Param" if learned else "nnx.Variable"
             self.init.append(P.assign_attr(f"self.{name}", P.call(holder, P.call("jnp.zeros", tuple(arr.shape),
