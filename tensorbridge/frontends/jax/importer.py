@@ -114,7 +114,6 @@ class JaxprImporter:
         self.graph = Graph(name)
         self.build = Builder(self.graph)
         self.report = BlockerReport("JAX import", "flax")
-        self.failed: set[int] = set()  # ids of values a refused equation would have computed
 
     def run(self, closed, weights: list[tuple[str, np.ndarray]], input_names: list[str], hidden: int = 0) -> Graph:
         """The graph of `closed` (a ClosedJaxpr) whose leading arguments are the `weights`, then `hidden` ones
@@ -193,7 +192,7 @@ class JaxprImporter:
             env[var] = value
         for eqn in _live(jaxpr):
             operands = [self._read(env, a) for a in eqn.invars]
-            if any(v is None or id(v) in self.failed for v in operands if isinstance(v, Value) or v is None):
+            if any(v is None for v in operands):  # an operand a refused equation (or random state) would give
                 results = [None] * len(eqn.outvars)
             else:
                 self.build.at(f"{eqn.primitive.name}_{len(self.graph.nodes)}")
@@ -226,7 +225,14 @@ class JaxprImporter:
             marked = self._mark(eqn)
             if marked is not None:
                 rule, (kind, settings, tensors, layer) = marked
-                value = rule.convert(self, eqn, settings, layer, *operands[len(operands) - len(tensors):])
+                operands = operands[len(operands) - len(tensors):]
+                weights = [v for v in operands[1:] if v.const is not None and v.meta.get("role") != "literal"]
+                if layer is not None and weights:  # named after the layer's path, as its weights are
+                    path = weights[0].name.rsplit(".", 1)[0]
+                    self.build.at(path, {"module": path})
+                else:
+                    self.build.at(f"{kind}_{len(self.graph.nodes)}")
+                value = rule.convert(self, eqn, settings, layer, *operands)
                 if value is not None:
                     return list(value) if isinstance(value, (list, tuple)) else [value]
             sub = _subjaxpr(eqn)
