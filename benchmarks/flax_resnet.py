@@ -17,10 +17,9 @@ class Bottleneck(nnx.Module):
         self.bn2 = nnx.BatchNorm(width, rngs=rngs)
         self.conv3 = nnx.Conv(width, cout, (1, 1), use_bias=False, rngs=rngs)
         self.bn3 = nnx.BatchNorm(cout, rngs=rngs)
-        self.shortcut = None
-        if stride != 1 or cin != cout:
-            self.shortcut = nnx.Sequential(nnx.Conv(cin, cout, (1, 1), strides=stride, use_bias=False, rngs=rngs),
-                                           nnx.BatchNorm(cout, rngs=rngs))
+        projects = stride != 1 or cin != cout
+        self.shortcut = nnx.Sequential(nnx.Conv(cin, cout, (1, 1), strides=stride, use_bias=False, rngs=rngs),
+                                       nnx.BatchNorm(cout, rngs=rngs)) if projects else None
 
     def __call__(self, x):
         identity = x if self.shortcut is None else self.shortcut(x)
