@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported
-from tensorbridge.rules.flax.base import R, axes_of, int_list, static_shape
+from tensorbridge.rules.flax.base import R, axes_of, int_list
 
 
 def _target(v) -> tuple:
@@ -55,16 +55,16 @@ def write_concat(em, node):
 @R.exports("Split")
 def write_split(em, node):
     x = node.inputs[0]
-    rank = len(static_shape(x)) if x.shape is not None and all(isinstance(d, int) for d in x.shape) else None
-    axis = node.attrs.get("axis", 0)
+    if x.shape is None:
+        raise Unsupported("Split needs the input rank")
+    axis = node.attrs.get("axis", 0) % len(x.shape)
     sizes = []
     for v in node.outputs:
         if v.shape is None or not isinstance(v.shape[axis], int):
             raise Unsupported("Split into parts of dynamic size")
         sizes.append(v.shape[axis])
     cuts = list(np.cumsum(sizes[:-1]).tolist())
-    em.outs(node, P.call("jnp.split", em.tensor(x), cuts, axis=axis if rank is None else axis % rank),
-            len(node.outputs))
+    em.outs(node, P.call("jnp.split", em.tensor(x), cuts, axis=axis), len(node.outputs))
 
 
 @R.exports("Slice")
@@ -120,13 +120,16 @@ def write_tile(em, node):
     em.out(node, P.call("jnp.tile", em.tensor(node.inputs[0]), tuple(int_list(node.inputs[1]))))
 
 
-_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}
+#: ONNX pad modes jnp.pad has under the same name
+PAD_MODES = {"constant", "reflect", "edge", "wrap"}
 
 
 @R.exports("Pad")
 def write_pad(em, node):
     x = node.inputs[0]
-    rank = len(static_shape(x)) if x.shape is None else len(x.shape)
+    if x.shape is None:
+        raise Unsupported("Pad needs the input rank")
+    rank = len(x.shape)
     pads = int_list(node.inputs[1])
     axes = axes_of(node, 3, rank) or list(range(rank))
     if any(p < 0 for p in pads):
@@ -135,12 +138,16 @@ def write_pad(em, node):
     for j, axis in enumerate(axes):
         widths[axis] = (pads[j], pads[j + len(axes)])
     mode = node.attrs.get("mode", "constant")
-    if mode not in _PAD_MODES:
+    if mode not in PAD_MODES:
         raise Unsupported(f"pad mode {mode!r}")
     kwargs = {"mode": mode} if mode != "constant" else {}
     value = node.input(2)
-    if mode == "constant" and value is not None and em.scalar(value) not in (None, 0, 0.0):
-        kwargs["constant_values"] = em.scalar(value)
+    if mode == "constant" and value is not None:
+        fill = em.scalar(value)
+        if fill is None:
+            raise Unsupported("Pad with a computed fill value")
+        if fill != 0:
+            kwargs["constant_values"] = fill
     em.out(node, P.call("jnp.pad", em.tensor(x), widths, **kwargs))
 
 
