@@ -122,5 +122,18 @@ def test_a_flax_folder_is_told_apart_from_a_pytorch_one(tmp_path):
     torch_folder = tb.save(graph, tmp_path / "t", to="torch")
     assert frameworks.detect(flax_folder).name == "flax"
     assert frameworks.detect(torch_folder).name == "torch"
-    with pytest.raises(ModelError, match="cannot read flax"):
-        tb.load(flax_folder, trust_code=True)
+    assert tb.load(flax_folder, trust_code=True).op_histogram()["Dense"] > 0  # read by JAX, not as PyTorch
+
+
+def test_a_flax_folder_runs_its_code_only_when_trusted(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    _, _, graph = imported("transformer_encoder")
+    folder = tb.save(graph, tmp_path / "f", to="flax")
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)  # a folder this process did not write
+    (copy / "model.py").write_text((copy / "model.py").read_text() + "\nopen('PWNED', 'w').close()\n")
+    with pytest.raises(ModelError, match="--trust-code"):
+        tb.load(copy)
+    assert not (tmp_path / "PWNED").exists()
