@@ -43,6 +43,7 @@ class CodeEmitter:
         self._dying: dict[int, list[str]] = {}  # node index -> the locals whose last reader it is
         self._readers: dict[int, int] = {}  # value id -> how many nodes read it
         self._index = -1  # the node being written
+        self.inputs: list[str] = []  # the generated function's parameters, one per graph input
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -71,13 +72,19 @@ class CodeEmitter:
         self.report.raise_if_any("Nothing was written.")
 
     def begin(self) -> None:
-        """Bind the graph inputs (subclasses)."""
+        """Bind each graph input to a parameter of the generated function, named after it."""
+        for v in self.g.inputs:
+            ident = self.local(v, "input")
+            self.var[id(v)] = P.name(ident)
+            self.inputs.append(ident)
 
     def write(self, node, rule) -> None:
         rule.write(self, node)
 
     def finish(self) -> None:
-        """Close the body (subclasses)."""
+        """Return the graph outputs: one bare, several as a tuple."""
+        outs = self.outputs()
+        self.body.append(P.ret(outs[0] if len(outs) == 1 else ast.Tuple(outs, ast.Load())))
 
     def outputs(self) -> list[ast.expr]:
         """Expressions of the graph outputs; one no rule computed (an optional output of an op) is reported."""
@@ -127,6 +134,16 @@ class CodeEmitter:
 
     def constant(self, v: Value) -> ast.expr:
         raise Unsupported(f"constant {v.name!r}")
+
+    def arg(self, v: Value | None) -> ast.expr | None:
+        """A tensor expression, or a Python number for a 0-d constant (broadcast like a scalar, taking the other
+        operand's type)."""
+        if v is None:
+            return None
+        s = self.scalar(v)
+        if s is not None and v.const.ndim == 0:
+            return P.lit(s)
+        return self.tensor(v)
 
     @staticmethod
     def scalar(v: Value | None):

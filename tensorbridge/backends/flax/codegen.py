@@ -103,28 +103,8 @@ class FlaxEmitter(CodeEmitter):
         self.init: list[ast.stmt] = []
         self.state: dict[str, np.ndarray] = {}
         self.params: dict[int, ast.expr] = {}
-        self.inputs: list[str] = []
-
-    def begin(self) -> None:
-        for v in self.g.inputs:
-            ident = self.local(v, "input")
-            self.var[id(v)] = P.name(ident)
-            self.inputs.append(ident)
-
-    def finish(self) -> None:
-        outs = self.outputs()
-        self.body.append(P.ret(outs[0] if len(outs) == 1 else ast.Tuple(outs, ast.Load())))
 
     # -- what rules call ---------------------------------------------------------------------------
-    def arg(self, v: Value | None) -> ast.expr | None:
-        """A tensor expression, or a Python number for a 0-d constant (it takes the other operand's type)."""
-        if v is None:
-            return None
-        s = self.scalar(v)
-        if s is not None and v.const.ndim == 0:
-            return P.lit(s)
-        return self.tensor(v)
-
     def constant(self, v: Value) -> ast.expr:
         if id(v) in self.params:
             return self.params[id(v)]

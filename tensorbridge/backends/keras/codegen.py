@@ -158,7 +158,6 @@ class KerasEmitter(CodeEmitter):
         self.layer_names = Namer()
         self.weights: dict[str, list[np.ndarray]] = {}
         self.constants: dict[str, np.ndarray] = {}
-        self.input_names: list[str] = []
         self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
         self.uses_weight_layer = False
 
@@ -175,11 +174,11 @@ class KerasEmitter(CodeEmitter):
                 kwargs["dtype"] = dtypes.name(v.dtype)
             self.body.append(P.assign([ident], P.call("keras.Input", **kwargs)))
             self.var[id(v)] = P.name(ident)
-            self.input_names.append(ident)
+            self.inputs.append(ident)
 
     def finish(self) -> None:
         outs = self.outputs()
-        inputs = [P.name(n) for n in self.input_names]  # one input bare, so calling it with a tensor is silent
+        inputs = [P.name(n) for n in self.inputs]  # one input bare, so calling it with a tensor is silent
         self.body.append(P.ret(P.call("keras.Model", inputs=inputs[0] if len(inputs) == 1 else P.lit(inputs),
                                       outputs=P.lit(outs), name=self.layer_names.name(self.g.name, "model"))))
 
@@ -208,7 +207,7 @@ class KerasEmitter(CodeEmitter):
         self.uses_weight_layer = True
         self.var[id(v)] = P.call(P.call(WEIGHT_LAYER, tuple(arr.shape), **({"dtype": dtypes.name(arr.dtype)} if
                                                                             arr.dtype != np.float32 else {}),
-                                        name=name), P.name(self.input_names[0]))
+                                        name=name), P.name(self.inputs[0]))
         ident = self.namer.name(v.name, "weight")
         self.body.append(P.assign([ident], self.var[id(v)]))
         self.var[id(v)] = P.name(ident)

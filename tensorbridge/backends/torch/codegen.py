@@ -157,25 +157,17 @@ class TorchEmitter(CodeEmitter):
         self.state: dict[str, np.ndarray] = {}
         self.shape_values: set[int] = set()
         self.params: dict[int, ast.expr] = {}
-        self.inputs: list[str] = []
 
     # -- the walk ----------------------------------------------------------------------------------
     def begin(self) -> None:
         self._find_shape_values()
-        for v in self.g.inputs:
-            ident = self.local(v, "input")
-            self.var[id(v)] = P.name(ident)
-            self.inputs.append(ident)
+        super().begin()
 
     def write(self, node, rule) -> None:
         if id(node.outputs[0]) in self.shape_values and rule.shape_write is not None:
             rule.shape_write(self, node)
         else:
             rule.write(self, node)
-
-    def finish(self) -> None:
-        outs = self.outputs()
-        self.body.append(P.ret(outs[0] if len(outs) == 1 else ast.Tuple(outs, ast.Load())))
 
     def _find_shape_values(self) -> None:
         shape_ops = self.registry.shape_ops()
@@ -226,15 +218,6 @@ class TorchEmitter(CodeEmitter):
         if id(v) in self.shape_values:
             return self.var[id(v)]
         raise Unsupported(f"{v.name!r} must be a constant or computed from shapes")
-
-    def arg(self, v: Value | None) -> ast.expr | None:
-        """Tensor expression, or a literal for 0-d constants (broadcast like a scalar)."""
-        if v is None:
-            return None
-        s = self.scalar(v)
-        if s is not None and v.const.ndim == 0:
-            return P.lit(s)
-        return self.tensor(v)
 
     def param(self, v: Value) -> ast.expr:
         """A constant as a module attribute: nn.Parameter (float weights) or buffer (the rest).

@@ -7,27 +7,18 @@ every local, for `verify --per-layer`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
-from tensorbridge.codegen.folder import load_model, read_signature
-from tensorbridge.verification.runners.frames import capture_locals
+from tensorbridge.verification.runners.generated import GeneratedModuleRunner, capture_locals
 
 
-class FlaxRunner:
+class FlaxRunner(GeneratedModuleRunner):
     name = "JAX (generated Flax NNX module)"
 
-    def __init__(self, source, **_options):
+    def __init__(self, source, **options):
         from flax import nnx
 
-        path = Path(source)
-        signature = read_signature(path)
-        self.module = load_model(path)
-        self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in signature["inputs"]]
-        self.outputs = list(signature["outputs"])
-        self.value_names = dict(signature.get("values", {}))
-        self._layouts = dict(signature.get("layouts", {}))
+        super().__init__(source, **options)
         self._call = nnx.jit(lambda model, *args: model(*args))
 
     def _arguments(self, feeds) -> list:
@@ -40,14 +31,9 @@ class FlaxRunner:
         out = out if isinstance(out, (tuple, list)) else (out,)
         return {n: np.asarray(t) for n, t in zip(self.outputs, out)}
 
-    def layouts(self) -> dict:
-        """IR value name -> the layout the generated code holds it in, where permuted."""
-        return self._layouts
-
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value __call__ computes, by IR value name (each op writes its own local)."""
         import jax
 
         frame_locals = capture_locals(type(self.module).__call__, self.module, *self._arguments(feeds))
-        return {self.value_names.get(local, local): np.asarray(t) for local, t in frame_locals.items()
-                if isinstance(t, jax.Array)}
+        return self.by_value_name(frame_locals, lambda t: isinstance(t, jax.Array), np.asarray)

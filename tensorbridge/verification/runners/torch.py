@@ -6,15 +6,12 @@ when trusted (`tensorbridge.trust`).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from tensorbridge import trust
-from tensorbridge.codegen.folder import load_model, read_signature
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
-from tensorbridge.verification.runners.frames import capture_locals
+from tensorbridge.verification.runners.generated import GeneratedModuleRunner, capture_locals
 
 
 def _flatten(out) -> list:
@@ -25,19 +22,13 @@ def _flatten(out) -> list:
     return [out]
 
 
-class TorchModuleRunner:
+class TorchModuleRunner(GeneratedModuleRunner):
     name = "PyTorch (generated module)"
 
-    def __init__(self, source, **_options):
+    def __init__(self, source, **options):
         import torch
 
-        path = Path(source)
-        signature = read_signature(path)
-        self.module = load_model(path)
-        self.inputs = [(i["name"], i["dtype"], tuple(i["shape"])) for i in signature["inputs"]]
-        self.outputs = list(signature["outputs"])
-        self.value_names = dict(signature.get("values", {}))
-        self._layouts = dict(signature.get("layouts", {}))
+        super().__init__(source, **options)
         self._torch = torch
 
     def run(self, feeds):
@@ -45,17 +36,12 @@ class TorchModuleRunner:
             out = self.module(*[to_torch(feeds[n]) for n, _, _ in self.inputs])
         return {n: to_numpy(t) for n, t in zip(self.outputs, _flatten(out))}
 
-    def layouts(self) -> dict:
-        """IR value name -> the layout the generated code holds it in, where permuted."""
-        return self._layouts
-
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every value forward() computes, by IR value name (each op writes its own local)."""
         with self._torch.no_grad():
             frame_locals = capture_locals(self.module.forward, *[to_torch(feeds[n]) for n, _, _ in self.inputs],
                                           copy=_clone)
-        return {self.value_names.get(local, local): to_numpy(t) for local, t in frame_locals.items()
-                if isinstance(t, self._torch.Tensor)}
+        return self.by_value_name(frame_locals, lambda t: isinstance(t, self._torch.Tensor), to_numpy)
 
 
 class ExportedProgramRunner:
