@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
+
+from tensorbridge.codegen import pyast as P
 
 
 class Unsupported(Exception):
@@ -20,3 +24,24 @@ def same(values):
     """(3, 3) -> 3: layer constructors take one int for a square kernel, stride or padding."""
     values = tuple(int(v) for v in values)
     return values[0] if values and all(v == values[0] for v in values) else values
+
+
+def int_operand(v) -> list[int]:
+    """The entries of a constant integer operand (code takes such an argument as a literal)."""
+    if v is None or v.const is None:
+        raise Unsupported(f"{v.name if v is not None else 'operand'} must be a constant")
+    return [int(x) for x in np.asarray(v.const).ravel()]
+
+
+def python_slices(node, rank: int) -> list[ast.expr]:
+    """A Slice with constant operands as one Python slice per axis, for `x[...]`. Python clamps out-of-range
+    bounds as ONNX does; an end at or beyond ONNX's +-2^62 "to the end" in the step's direction is left open."""
+    starts, ends = int_operand(node.inputs[1]), int_operand(node.inputs[2])
+    axes = [a % rank for a in int_operand(node.input(3))] if node.input(3) is not None else list(range(len(starts)))
+    steps = int_operand(node.input(4)) if node.input(4) is not None else [1] * len(axes)
+    items: list[ast.expr] = [P.slice_()] * rank
+    for axis, start, stop, step in zip(axes, starts, ends, steps):
+        if (step < 0 and stop <= -(2 ** 62)) or (step > 0 and stop >= 2 ** 62):
+            stop = None
+        items[axis] = P.slice_(start or None if step > 0 else start, stop, step if step != 1 else None)
+    return items

@@ -9,10 +9,8 @@ writers planned NHWC.
 
 from __future__ import annotations
 
-import numpy as np
-
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.codegen.rule_helpers import Unsupported, int_operand
 from tensorbridge.rules.core import Registry
 
 R = Registry("flax")
@@ -52,11 +50,12 @@ def static_shape(v) -> tuple[int, ...]:
     return tuple(v.shape)
 
 
-def int_list(v) -> list[int]:
-    """The entries of a constant integer operand."""
-    if v is None or v.const is None:
-        raise Unsupported(f"{v.name if v is not None else 'operand'} must be a constant")
-    return [int(x) for x in np.asarray(v.const).ravel()]
+def input_rank(node) -> int:
+    """The rank of the node's first input (writers that index axes need it)."""
+    x = node.inputs[0]
+    if x.shape is None:
+        raise Unsupported(f"{node.op} needs the input rank")
+    return len(x.shape)
 
 
 def axes_of(node, index: int, rank: int) -> list[int] | None:
@@ -64,7 +63,7 @@ def axes_of(node, index: int, rank: int) -> list[int] | None:
     v = node.input(index)
     if v is None:
         return None
-    return [a % rank for a in int_list(v)]
+    return [a % rank for a in int_operand(v)]
 
 
 def explicit_padding(node, nsp: int, kernel) -> str | list[tuple[int, int]]:

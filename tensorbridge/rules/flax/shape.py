@@ -11,8 +11,8 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
-from tensorbridge.rules.flax.base import R, axes_of, int_list
+from tensorbridge.codegen.rule_helpers import Unsupported, int_operand, python_slices
+from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
 
 def _target(v) -> tuple:
@@ -55,9 +55,7 @@ def write_concat(em, node):
 @R.exports("Split")
 def write_split(em, node):
     x = node.inputs[0]
-    if x.shape is None:
-        raise Unsupported("Split needs the input rank")
-    axis = node.attrs.get("axis", 0) % len(x.shape)
+    axis = node.attrs.get("axis", 0) % input_rank(node)
     sizes = []
     for v in node.outputs:
         if v.shape is None or not isinstance(v.shape[axis], int):
@@ -69,23 +67,11 @@ def write_split(em, node):
 
 @R.exports("Slice")
 def write_slice(em, node):
-    x = node.inputs[0]
-    if x.shape is None:
-        raise Unsupported("Slice needs the input rank")
-    rank = len(x.shape)
-    starts, ends = int_list(node.inputs[1]), int_list(node.inputs[2])
-    axes = axes_of(node, 3, rank) or list(range(len(starts)))
-    steps = int_list(node.input(4)) if node.input(4) is not None else [1] * len(axes)
-    items: list[ast.expr] = [P.slice_()] * rank
-    for axis, start, stop, step in zip(axes, starts, ends, steps):
-        if step < 0 and stop <= -(2 ** 62):
-            stop = None  # through the first element
-        elif step > 0 and stop >= 2 ** 62:
-            stop = None
-        items[axis] = P.slice_(start or None if step > 0 else start, stop, step if step != 1 else None)
+    items = python_slices(node, input_rank(node))
     while items and isinstance(items[-1], ast.Slice) and items[-1].lower is items[-1].upper is items[-1].step is None:
         items.pop()
-    em.out(node, P.subscript(em.tensor(x), ast.Tuple(items, ast.Load()) if len(items) != 1 else items[0]))
+    em.out(node, P.subscript(em.tensor(node.inputs[0]), ast.Tuple(items, ast.Load()) if len(items) != 1 else
+                             items[0]))
 
 
 @R.exports("Gather")
@@ -97,11 +83,9 @@ def write_gather(em, node):
         table = np.asarray(data.const)
         layer = em.layer(node, "nnx.Embed", [table.shape[0], table.shape[1]], {}, {"embedding": table})
         return em.out(node, P.call(layer, em.tensor(idx)))
-    if data.shape is None:
-        raise Unsupported("Gather needs the data rank")
     s = em.scalar(idx)
     item = P.lit(s) if s is not None and idx.const.ndim == 0 else em.tensor(idx)
-    em.out(node, P.call("jnp.take", em.tensor(data), item, axis=axis % len(data.shape)))
+    em.out(node, P.call("jnp.take", em.tensor(data), item, axis=axis % input_rank(node)))
 
 
 @R.exports("GatherElements")
@@ -117,7 +101,7 @@ def write_expand(em, node):
 
 @R.exports("Tile")
 def write_tile(em, node):
-    em.out(node, P.call("jnp.tile", em.tensor(node.inputs[0]), tuple(int_list(node.inputs[1]))))
+    em.out(node, P.call("jnp.tile", em.tensor(node.inputs[0]), tuple(int_operand(node.inputs[1]))))
 
 
 #: ONNX pad modes jnp.pad has under the same name
@@ -127,10 +111,8 @@ PAD_MODES = {"constant", "reflect", "edge", "wrap"}
 @R.exports("Pad")
 def write_pad(em, node):
     x = node.inputs[0]
-    if x.shape is None:
-        raise Unsupported("Pad needs the input rank")
-    rank = len(x.shape)
-    pads = int_list(node.inputs[1])
+    rank = input_rank(node)
+    pads = int_operand(node.inputs[1])
     axes = axes_of(node, 3, rank) or list(range(rank))
     if any(p < 0 for p in pads):
         raise Unsupported("negative pads (cropping)")
@@ -164,7 +146,7 @@ def write_shape(em, node):
 def write_constant_of_shape(em, node):
     value = node.attrs.get("value")
     fill = np.asarray(value).ravel()[0].item() if value is not None else 0.0
-    em.out(node, P.call("jnp.full", tuple(int_list(node.inputs[0])), fill))
+    em.out(node, P.call("jnp.full", tuple(int_operand(node.inputs[0])), fill))
 
 
 @R.exports("Range")
@@ -178,7 +160,7 @@ def write_range(em, node):
 @R.exports("CumSum")
 def write_cumsum(em, node):
     x = em.tensor(node.inputs[0])
-    axis = int_list(node.inputs[1])[0]
+    axis = int_operand(node.inputs[1])[0]
     if node.attrs.get("reverse"):
         x = P.call("jnp.flip", x, axis)
     total = P.call("jnp.cumsum", x, axis=axis)
@@ -206,7 +188,7 @@ def write_topk(em, node):
     rank = len(x.shape) if x.shape is not None else None
     if rank is None or node.attrs.get("axis", -1) % rank != rank - 1 or not node.attrs.get("largest", 1):
         raise Unsupported("TopK other than the largest along the last axis")
-    k = int_list(node.inputs[1])[0]
+    k = int_operand(node.inputs[1])[0]
     em.outs(node, P.call("jax.lax.top_k", em.tensor(x), k), 2)
 
 
@@ -217,9 +199,7 @@ _REDUCTIONS = {"ReduceSum": "jnp.sum", "ReduceMean": "jnp.mean", "ReduceMax": "j
 @R.exports(*_REDUCTIONS)
 def write_reduce(em, node):
     x = node.inputs[0]
-    if x.shape is None:
-        raise Unsupported("a reduction needs the input rank")
-    axes = axes_of(node, 1, len(x.shape))
+    axes = axes_of(node, 1, input_rank(node))
     if axes is None and node.attrs.get("noop_with_empty_axes"):
         return em.alias(node, em.tensor(x))
     em.out(node, P.call(_REDUCTIONS[node.op], em.tensor(x), axis=tuple(axes) if axes is not None else None,

@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.codegen.rule_helpers import Unsupported, int_operand  # noqa: F401 (the Keras rules' import)
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
@@ -219,10 +219,3 @@ def has_activation(layer) -> bool:
     """True when the layer applies an activation other than the identity."""
     rule = R.import_rule(activation_name(layer), "activation")
     return rule is not None and rule.ir_op is not None
-
-
-def int_operand(v) -> list[int]:
-    """The entries of a constant integer operand (a layer argument must be known when the code is written)."""
-    from tensorbridge.codegen.rule_helpers import const_operand
-
-    return [int(x) for x in const_operand(v).ravel()]

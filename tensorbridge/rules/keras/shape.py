@@ -11,11 +11,10 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.codegen.rule_helpers import Unsupported, python_slices
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
-from tensorbridge.ops.infer import norm_axis
 from tensorbridge.rules.keras.base import (
     R,
     axes_list,
@@ -242,14 +241,7 @@ def write_slice(em, node):
     x = node.inputs[0]
     if x.shape is None:
         raise Unsupported("Slice needs the input rank")
-    rank = len(x.shape)
-    starts, ends = int_operand(node.inputs[1]), int_operand(node.inputs[2])
-    axes = int_operand(node.input(3)) if node.input(3) is not None else list(range(len(starts)))
-    steps = int_operand(node.input(4)) if node.input(4) is not None else [1] * len(starts)
-    items = [P.slice_()] * rank
-    for s, e, a, st in zip(starts, ends, axes, steps):  # Python's slice clamps out-of-range bounds as ONNX does
-        items[norm_axis(a, rank)] = P.slice_(s or None if st > 0 else s, None if abs(e) >= 2**62 else e,
-                                             st if st != 1 else None)
+    items = python_slices(node, len(x.shape))
     em.out(node, P.subscript(em.tensor(x), ast.Tuple(items, ast.Load())))
 
 
