@@ -45,3 +45,14 @@ def python_slices(node, rank: int) -> list[ast.expr]:
             stop = None
         items[axis] = P.slice_(start or None if step > 0 else start, stop, step if step != 1 else None)
     return items
+
+
+def hard_sigmoid_writer(native: str, clip: str):
+    """HardSigmoid as `native(x)` where its slope and offset are the usual 1/6 and 0.5, else `clip(a*x + b, 0, 1)`."""
+    def write(em, node):
+        a, b = node.attrs.get("alpha", 0.2), node.attrs.get("beta", 0.5)
+        x = em.tensor(node.inputs[0])
+        if abs(a - 1 / 6) < 1e-7 and b == 0.5:
+            return em.out(node, P.call(native, x))
+        em.out(node, P.call(clip, P.binop(P.binop(x, "*", a), "+", b), 0.0, 1.0))
+    return write

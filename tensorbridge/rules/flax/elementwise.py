@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.flax.base import JAX_DTYPES, R, binary, unary
 
@@ -135,13 +135,7 @@ def write_selu(em, node):
     em.out(node, P.binop(gamma, "*", P.call("jax.nn.elu", x, alpha)))
 
 
-@R.exports("HardSigmoid")
-def write_hard_sigmoid(em, node):
-    alpha, beta = node.attrs.get("alpha", 0.2), node.attrs.get("beta", 0.5)
-    x = em.tensor(node.inputs[0])
-    if abs(alpha - 1 / 6) < 1e-7 and beta == 0.5:
-        return em.out(node, P.call("jax.nn.hard_sigmoid", x))
-    em.out(node, P.call("jnp.clip", P.binop(P.binop(x, "*", alpha), "+", beta), 0.0, 1.0))
+R.add_export(("HardSigmoid",), hard_sigmoid_writer("jax.nn.hard_sigmoid", "jnp.clip"))
 
 
 @R.exports("Mish")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import const_operand
+from tensorbridge.codegen.rule_helpers import const_operand, hard_sigmoid_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.keras.base import (
@@ -93,13 +93,7 @@ def read_op_hard_sigmoid(imp, op, args, kwargs, node):
     return imp.emit("HardSigmoid", [args[0]], {"alpha": 1.0 / 6, "beta": 0.5})
 
 
-@R.exports("HardSigmoid")
-def write_hard_sigmoid(em, node):
-    a, b = node.attrs.get("alpha", 0.2), node.attrs.get("beta", 0.5)
-    x = em.tensor(node.inputs[0])
-    if abs(a - 1 / 6) < 1e-7 and b == 0.5:
-        return em.out(node, P.call("ops.hard_sigmoid", x))
-    em.out(node, P.call("ops.clip", P.binop(P.binop(x, "*", a), "+", b), 0.0, 1.0))
+R.add_export(("HardSigmoid",), hard_sigmoid_writer("ops.hard_sigmoid", "ops.clip"))
 
 
 @layer("LeakyReLU", produces="LeakyRelu")

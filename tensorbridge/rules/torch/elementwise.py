@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
+from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.torch.base import (
@@ -81,13 +81,7 @@ def read_hardsigmoid(imp, node, x):
     return imp.emit("HardSigmoid", [imp.value(x)], {"alpha": 1.0 / 6, "beta": 0.5})
 
 
-@R.exports("HardSigmoid")
-def write_hard_sigmoid(em, node):
-    a, b = node.attrs.get("alpha", 0.2), node.attrs.get("beta", 0.5)
-    x = em.tensor(node.inputs[0])
-    if abs(a - 1 / 6) < 1e-7 and b == 0.5:
-        return em.out(node, P.call("F.hardsigmoid", x))
-    em.out(node, P.call("torch.clamp", P.binop(P.binop(x, "*", a), "+", b), 0.0, 1.0))
+R.add_export(("HardSigmoid",), hard_sigmoid_writer("F.hardsigmoid", "torch.clamp"))
 
 
 @aten("leaky_relu", produces="LeakyRelu")
