@@ -14,7 +14,6 @@ from pathlib import Path
 
 from tensorbridge.errors import ModelError
 
-SIGNATURE = b"\x89HDF\r\n\x1a\n"
 #: seconds allowed to read a file: a base for starting Python and h5py, plus time per byte
 BASE_SECONDS = 8
 BYTES_PER_SECOND = 100 << 20
@@ -51,17 +50,18 @@ with h5py.File(sys.argv[1], "r") as f:
 """
 
 
-def is_hdf5(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(SIGNATURE)) == SIGNATURE
-    except OSError:
-        return False
+#: files read to their end in this process, by (path, size, modification time): a conversion loads its source
+#: again to verify it, and the check need not run twice
+_READ: set[tuple[str, int, int]] = set()
 
 
 def check_readable(path: Path, what: str) -> None:
     """Refuse an HDF5 file that the HDF5 library cannot read to its end in bounded time and memory."""
-    limit = BASE_SECONDS + path.stat().st_size / BYTES_PER_SECOND
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key in _READ:
+        return
+    limit = BASE_SECONDS + stat.st_size / BYTES_PER_SECOND
     try:
         done = subprocess.run([sys.executable, "-I", "-c", _READ_EVERYTHING, str(path)], capture_output=True,
                               text=True, errors="replace", timeout=limit)
@@ -72,3 +72,4 @@ def check_readable(path: Path, what: str) -> None:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         why = lines[-1] if lines else f"the reader stopped with signal {-done.returncode}"
         raise ModelError(f"{path} is not a readable {what}: damaged HDF5 file ({why[:300]})")
+    _READ.add(key)

@@ -34,6 +34,15 @@ def sniff(path: str | Path) -> str | None:
     return None
 
 
+def is_hdf5(path: str | Path) -> bool:
+    """The file starts with HDF5's signature (a Keras .h5 / .hdf5)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(HDF5)) == HDF5
+    except OSError:
+        return False
+
+
 def looks_like_onnx(path: str | Path) -> bool:
     """A weak sign, for files whose name does not tell: an ONNX ModelProto starts with one of its first fields
     (ir_version, producer_name, ...) as a small protobuf tag."""

@@ -20,6 +20,7 @@ import numpy as np
 from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError, reason
 from tensorbridge.formats import hdf5
 from tensorbridge.formats.archive import CheckedZip
+from tensorbridge.formats.sniff import is_hdf5
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -68,7 +69,7 @@ def read_model_file(path: Path):
     keras = _keras()
     if path.is_file() and zipfile.is_zipfile(path):
         CheckedZip(path, "Keras model (.keras)").close()
-    elif path.is_file() and hdf5.is_hdf5(path):
+    elif path.is_file() and is_hdf5(path):
         hdf5.check_readable(path, "Keras model (HDF5)")
     try:
         with _named_for_keras(path) as named:
@@ -126,10 +127,7 @@ def _named_for_keras(path: Path):
     if path.suffix.lower() in (".keras", ".h5", ".hdf5") or not path.is_file():
         yield path
         return
-    from tensorbridge.formats.sniff import HDF5
-
-    with open(path, "rb") as f:
-        suffix = ".h5" if f.read(8) == HDF5 else ".keras"
+    suffix = ".h5" if is_hdf5(path) else ".keras"
     with tempfile.TemporaryDirectory(prefix="tb-keras-") as tmp:
         link = Path(tmp) / f"model{suffix}"
         os.symlink(path.resolve(), link)
