@@ -55,7 +55,7 @@ class Marks:
                     original = getattr(module, kind, None)
                     if original is not None:
                         saved.append((module, kind, original))
-                        setattr(module, kind, self._activation(kind, original))
+                        setattr(module, kind, self._function(kind, original, ACTIVATIONS[kind]))
             for module_name, names in FUNCTIONS.items():
                 module = importlib.import_module(module_name)
                 for kind in names:
@@ -73,24 +73,16 @@ class Marks:
             for owner, attr, original in reversed(saved):
                 setattr(owner, attr, original)
 
-    def _activation(self, kind: str, original):
-        kept = ACTIVATIONS[kind]
+    def _function(self, kind: str, original, kept: tuple[str, ...] | None = None):
+        """`original(x, ...)` marked, its other arguments recorded as settings by name; with `kept`, calls passing
+        settings outside it (or an axis that is not one int) run unmarked."""
         parameters = list(inspect.signature(original).parameters)[1:]
 
         @functools.wraps(original)
         def call(x, *args, **kwargs):
             settings = {**dict(zip(parameters, args)), **kwargs}
-            if set(settings) - set(kept) or not isinstance(settings.get("axis", -1), int):
+            if kept is not None and (set(settings) - set(kept) or not isinstance(settings.get("axis", -1), int)):
                 return original(x, *args, **kwargs)
-            return self._named(kind, settings, ("x",), None, lambda v: original(v, **settings))(x)
-        return call
-
-    def _function(self, kind: str, original):
-        parameters = list(inspect.signature(original).parameters)[1:]
-
-        @functools.wraps(original)
-        def call(x, *args, **kwargs):
-            settings = {**dict(zip(parameters, args)), **kwargs}
             return self._named(kind, settings, ("x",), None, lambda v: original(v, *args, **kwargs))(x)
         return call
 
