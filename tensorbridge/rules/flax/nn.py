@@ -47,22 +47,26 @@ def write_batch_norm(em, node):
     em.out(node, P.call(em.layer(node, "nnx.BatchNorm", [channels], kwargs, weights), em.tensor(x)))
 
 
-def _last_axis_norm(node, axis_attr: str = "axis") -> int:
+def _norm_blocker(node) -> str | None:
+    """NNX's norms normalise the last axis with a constant scale (legalisation decomposes the rest)."""
     x = node.inputs[0]
-    rank = len(x.shape) if x.shape is not None else None
-    axis = node.attrs.get(axis_attr, -1)
-    if rank is None or axis % rank != rank - 1:
-        raise Unsupported("normalisation over more than the last axis")
-    size = x.shape[-1]
+    if x.shape is None or node.attrs.get("axis", -1) % len(x.shape) != len(x.shape) - 1 or node.inputs[1].const is None:
+        return "not over the last axis only"
+    return None
+
+
+def _norm_size(node) -> int:
+    """The size of the normalised (last) axis."""
+    size = node.inputs[0].shape[-1]
     if not isinstance(size, int):
         raise Unsupported("normalisation over a dynamic axis")
     return size
 
 
-@R.exports("LayerNormalization", check=lambda node: None if _norm_ok(node) else "not over the last axis only")
+@R.exports("LayerNormalization", check=_norm_blocker)
 def write_layer_norm(em, node):
     x, scale, bias = node.inputs[0], node.inputs[1], node.input(2)
-    size = _last_axis_norm(node)
+    size = _norm_size(node)
     weights = {"scale": np.broadcast_to(const_operand(scale), (size,)).copy()}
     if bias is not None:
         weights["bias"] = np.broadcast_to(const_operand(bias), (size,)).copy()
@@ -72,19 +76,13 @@ def write_layer_norm(em, node):
     em.out(node, P.call(em.layer(node, "nnx.LayerNorm", [size], kwargs, weights), em.tensor(x)))
 
 
-@R.exports("RMSNormalization", check=lambda node: None if _norm_ok(node) else "not over the last axis only")
+@R.exports("RMSNormalization", check=_norm_blocker)
 def write_rms_norm(em, node):
     x, scale = node.inputs[:2]
-    size = _last_axis_norm(node)
+    size = _norm_size(node)
     weights = {"scale": np.broadcast_to(const_operand(scale), (size,)).copy()}
     kwargs = {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "use_fast_variance": False}
     em.out(node, P.call(em.layer(node, "nnx.RMSNorm", [size], kwargs, weights), em.tensor(x)))
-
-
-def _norm_ok(node) -> bool:
-    x = node.inputs[0]
-    return x.shape is not None and node.attrs.get("axis", -1) % len(x.shape) == len(x.shape) - 1 and \
-        node.inputs[1].const is not None
 
 
 def _linear(em, node, x, w: np.ndarray, b: np.ndarray | None):
