@@ -109,8 +109,8 @@ def _path_name(path) -> str:
 
 
 class JaxprImporter:
-    def __init__(self, name: str, marks: Marks | None = None):
-        self.marks = marks or Marks()
+    def __init__(self, name: str, marks: Marks):
+        self.marks = marks
         self.graph = Graph(name)
         self.build = Builder(self.graph)
         self.report = BlockerReport("JAX import", "flax")
@@ -125,8 +125,7 @@ class JaxprImporter:
         for k, var in enumerate(jaxpr.invars[len(weights) + hidden:]):
             name = input_names[k] if k < len(input_names) else f"input_{k}"
             arguments.append(self.graph.add_input(name, dtypes.name(var.aval.dtype), tuple(var.aval.shape)))
-        consts = [self._constant(c, f"const{i}") for i, c in enumerate(closed.consts)]
-        outputs = self._inline(jaxpr, consts, arguments)
+        outputs = self._inline(jaxpr, self._consts(closed), arguments)
         self.report.raise_if_any("Nothing was written.")
         if any(v is None for v in outputs):
             raise ModelError("an output depends on the module's random number state (dropout or sampling in "
@@ -150,7 +149,7 @@ class JaxprImporter:
         return self.build.weight(name, array)
 
     def permuted(self, v: Value, perm: list[int], tag: str) -> Value:
-        """`v` with its axes in order `perm`: a weight read only here is permuted in place (it keeps its name),
+        """`v` with its axes in order `perm`: a weight nothing reads yet is permuted in place (it keeps its name),
         another is copied, and a computed value gets a Transpose."""
         if v.const is None:
             return self.emit("Transpose", [v], {"perm": perm}, suffix=tag)
@@ -213,6 +212,10 @@ class JaxprImporter:
             return self._constant(np.asarray(atom.val, dtype=atom.aval.dtype), "literal", literal=True)
         return env.get(atom)
 
+    def _consts(self, closed) -> list[Value]:
+        """The constants a (closed) jaxpr carries, as IR constants; an open jaxpr carries none."""
+        return [self._constant(c, f"const{i}") for i, c in enumerate(getattr(closed, "consts", ()))]
+
     def _constant(self, value, name: str, literal: bool = False) -> Value:
         arr = np.asarray(value)
         if literal or arr.dtype.kind != "f" or arr.size == 1:
@@ -238,8 +241,7 @@ class JaxprImporter:
             sub = _subjaxpr(eqn)
             if sub is not None:
                 inner = sub.jaxpr if hasattr(sub, "jaxpr") else sub
-                consts = [self._constant(c, f"const{i}") for i, c in enumerate(getattr(sub, "consts", []))]
-                return self._inline(inner, consts, operands)
+                return self._inline(inner, self._consts(sub), operands)
             if name == "scan":
                 return self._scan(eqn, operands)
             if name == "cond":
@@ -259,7 +261,7 @@ class JaxprImporter:
             raise ModelError(f"a scan of {length} steps (more than {UNROLL_LIMIT} are not unrolled)")
         body = p["jaxpr"]
         consts, carry, xs = operands[:n_consts], operands[n_consts:n_consts + n_carry], operands[n_consts + n_carry:]
-        body_consts = [self._constant(c, f"const{i}") for i, c in enumerate(body.consts)]
+        body_consts = self._consts(body)
         steps = range(length - 1, -1, -1) if p.get("reverse") else range(length)
         ys: dict[int, list] = {}
         for t in steps:
@@ -274,8 +276,7 @@ class JaxprImporter:
         if index.const is None:
             raise ModelError("lax.cond on a computed predicate (If) is not read yet")
         branch = eqn.params["branches"][int(np.asarray(index.const))]
-        consts = [self._constant(c, f"const{i}") for i, c in enumerate(branch.consts)]
-        return self._inline(branch.jaxpr, consts, rest)
+        return self._inline(branch.jaxpr, self._consts(branch), rest)
 
 
 def _live(jaxpr) -> list:
