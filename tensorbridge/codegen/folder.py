@@ -36,6 +36,20 @@ def load_folder(path: Path):
 SIGNATURE_FILE = "tensorbridge.json"
 
 
+def write_code_folder(dest, em, init_code: str, framework: str, weights_format: str) -> None:
+    """A generated folder with weights in safetensors: model.py from the emitter `em` (its `module_source()`,
+    `state`, `g` and `value_names`), __init__.py, weights.safetensors and the signature."""
+    from tensorbridge.ir.serde import write_safetensors
+
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "model.py").write_text(em.module_source())
+    (dest / "__init__.py").write_text(init_code)
+    trust.written_by_us(dest)
+    write_safetensors(dest / "weights.safetensors", em.state, {"format": weights_format})
+    write_signature(dest, em.g, em.value_names, framework)
+
+
 def write_signature(folder: Path, graph, names: dict[str, str], framework: str) -> None:
     """`tensorbridge.json` beside generated code: the framework it is written for, the inputs, outputs, which IR
     value each local or layer holds where their names differ, and the values held in another layout (what

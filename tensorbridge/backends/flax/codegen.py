@@ -15,15 +15,13 @@ unless `jax_enable_x64` is set, so the generated code names 32-bit types.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import numpy as np
 
-from tensorbridge import trust
 from tensorbridge.backends.keras.codegen import LAYOUT, pipeline
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.emitter import CodeEmitter
-from tensorbridge.codegen.folder import write_signature
+from tensorbridge.codegen.folder import write_code_folder
 from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
@@ -50,16 +48,7 @@ def emit(graph: Graph, layout: LayoutOptions | None = None) -> FlaxEmitter:
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
     """Write the Flax code folder for `graph` at `dest`."""
-    from tensorbridge.ir.serde import write_safetensors
-
-    em = emit(graph, layout)
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "model.py").write_text(em.module_source())
-    (dest / "__init__.py").write_text(INIT_CODE)
-    trust.written_by_us(dest)
-    write_safetensors(dest / "weights.safetensors", em.state, {"format": "flax"})
-    write_signature(dest, em.g, em.value_names, "flax")
+    write_code_folder(dest, emit(graph, layout), INIT_CODE, "flax", "flax")
 
 
 def generate(graph: Graph, layout: LayoutOptions | None = None) -> tuple[str, dict[str, np.ndarray]]:

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import ast
 import logging
-from pathlib import Path
 
 import numpy as np
 
-from tensorbridge import trust
 from tensorbridge.backends.torch import module_tree
 from tensorbridge.backends.torch.module_tree import ModuleTree
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.emitter import CodeEmitter
-from tensorbridge.codegen.folder import write_signature
+from tensorbridge.codegen.folder import write_code_folder
 from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
@@ -65,16 +63,7 @@ def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source"
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic: str = "source",
          **_options) -> None:
     """Write the code folder for `graph` at `dest`."""
-    from tensorbridge.ir.serde import write_safetensors
-
-    em = emit(graph, layout, int_arithmetic)
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    (dest / "model.py").write_text(em.module_source())
-    (dest / "__init__.py").write_text(INIT_CODE)
-    trust.written_by_us(dest)
-    write_safetensors(dest / "weights.safetensors", em.state, {"format": "pt"})
-    write_signature(dest, em.g, em.value_names, "torch")
+    write_code_folder(dest, emit(graph, layout, int_arithmetic), INIT_CODE, "torch", "pt")
 
 
 def generate(graph: Graph, layout: LayoutOptions | None = None,
