@@ -61,6 +61,10 @@ FORMATS: tuple[Format, ...] = (
            "Flax NNX / JAX: an nnx.Module or jittable function in memory, or a generated code folder "
            "(model.py + weights.safetensors)", "tensorbridge.rules.flax:REGISTRY",
            folder_marker="weights.safetensors", object_package="flax", runtime="flax"),
+    Format("jaxexport", (".jaxexport",), "tensorbridge.frontends.jax.stablehlo:load", None,
+           "tensorbridge.verification.runners.jax:JaxExportRunner", "jax",
+           "serialized jax.export artifact (StableHLO; jax runs it)", "tensorbridge.rules.flax:REGISTRY",
+           object_package="jax", runtime="jax"),
     Format("savedmodel", (".pb",), "tensorbridge.frontends.tf.importer:load", None,
            "tensorbridge.verification.runners.tf:SavedModelRunner", "tf",
            "TensorFlow SavedModel folder (or a frozen GraphDef .pb)", "tensorbridge.rules.tf:REGISTRY",

@@ -94,9 +94,12 @@ def markdown() -> str:
            "Generated from the per-op corpus (`python -m tests.cases.corpus --write`): each op's cases (the ONNX",
            "node tests' one-op models of the op, or its catalogue examples) are written by each format's backend and",
            "run in that format's runtime (**out**), then read back by its frontend, which must produce the op, and",
-           "run again (**in**; a SavedModel is exported from the Keras code). `yes`: every case passed; `k/n`: k of",
-           "n cases passed (attribute variants the format does not take); `-`: none did; `no`: the framework",
-           "cannot express the op at all (the reason follows). Every op runs in the reference interpreter.",
+           "run again (**in**; a SavedModel is exported from the Keras code, a TorchScript archive traced from the",
+           "PyTorch code, a jax.export artifact exported from the Flax code: StableHLO lowers many ops into plain",
+           "arithmetic, so **jaxexport in** passes a case whose output is right whichever ops it reads as).",
+           "`yes`: every case passed; `k/n`: k of n cases passed (attribute variants the format does not take);",
+           "`-`: none did; `no`: the framework cannot express the op at all (the reason follows). Every op runs",
+           "in the reference interpreter.",
            "", f"Measured with {versions}." if versions else "", "", "## Coverage per format", "",
            "| column | ops with a passing case | of the ops it can express |", "|---|---|---|"]
     for col, n, total in coverage():

@@ -8,31 +8,20 @@ cannot read is refused with its reason, one that it cannot finish reading in tim
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from tensorbridge.errors import ModelError
+from tensorbridge.formats.isolated import run_child
 
 #: seconds allowed to read a file: a base for starting Python and h5py, plus time per byte
 BASE_SECONDS = 8
 BYTES_PER_SECOND = 100 << 20
-#: address space the reading process may use beyond what it starts with
-MEMORY_LIMIT = 2 << 30
 #: elements of a dataset read at once
 BLOCK = 1 << 22
 
 _READ_EVERYTHING = f"""
-import resource
 import sys
 
 import h5py
-
-with open("/proc/self/status") as status:
-    size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
-hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-soft = size + {MEMORY_LIMIT}
-resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 def read(name, obj):
     for key in obj.attrs:
@@ -62,14 +51,5 @@ def check_readable(path: Path, what: str) -> None:
     if key in _READ:
         return
     limit = BASE_SECONDS + stat.st_size / BYTES_PER_SECOND
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", _READ_EVERYTHING, str(path)], capture_output=True,
-                              text=True, errors="replace", timeout=limit)
-    except subprocess.TimeoutExpired:
-        raise ModelError(f"{path} is not a readable {what}: the HDF5 library did not finish reading it in "
-                         f"{limit:.0f} s (a damaged file makes it loop)") from None
-    if done.returncode:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        why = lines[-1] if lines else f"the reader stopped with signal {-done.returncode}"
-        raise ModelError(f"{path} is not a readable {what}: damaged HDF5 file ({why[:300]})")
+    run_child(_READ_EVERYTHING, [str(path)], limit, f"{path} is not a readable {what} (a damaged HDF5 file)")
     _READ.add(key)

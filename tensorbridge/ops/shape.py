@@ -13,7 +13,7 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import PERMUTE, SHAPE, TERMINATE, attribute, terminate
-from tensorbridge.ops.schema import Attr, op, set_decomposition
+from tensorbridge.ops.schema import Attr, op, set_decomposition, set_recovery
 
 F = "shape"
 
@@ -613,3 +613,30 @@ def tensor_scatter(past_cache, update, write_indices=None, *, axis, mode):
         dst = np.moveaxis(out[b], ax - 1, 0)
         dst[pos] = np.moveaxis(update[b], ax - 1, 0)
     return out
+
+
+def _implicit_broadcast(graph, node) -> bool:
+    """op(a, Expand(b)) -> op(a, b) where broadcasting b gives the op the same output shape: the broadcasts
+    that jaxprs and StableHLO spell out before every elementwise op, which the op does implicitly."""
+    changed = False
+    out = node.outputs[0].shape
+    for i, v in enumerate(node.inputs):
+        expand = v.producer if v is not None and v.producer is not None and v.producer.op == "Expand" else None
+        if expand is None or out is None or expand.inputs[0].shape is None:
+            continue
+        shapes = [expand.inputs[0].shape] + [w.shape for j, w in enumerate(node.inputs) if j != i and w is not None]
+        if any(s is None or not all(isinstance(d, int) for d in s) for s in shapes):
+            continue
+        try:
+            broadcast = np.broadcast_shapes(*shapes)
+        except ValueError:
+            continue
+        if broadcast == tuple(out):
+            node.set_input(i, expand.inputs[0])
+            changed = True
+    return changed
+
+
+for _root in ("Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Mod", "Where", "Equal", "Less", "LessOrEqual",
+              "Greater", "GreaterOrEqual", "And", "Or", "Xor"):
+    set_recovery("Expand", _root, _implicit_broadcast)

@@ -160,3 +160,18 @@ def test_a_scan_of_static_length_is_unrolled():
     xs = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
     graph = tb.load(smooth, format="flax", example_inputs=(xs,))
     np.testing.assert_allclose(tb.run(graph, {"xs": xs})[graph.outputs[0].name], smooth(xs), rtol=1e-6, atol=1e-7)
+
+
+def test_cond_and_while_loop_read_as_if_and_loop(tmp_path):
+    def fn(x):
+        y = jax.lax.cond(x.sum() > 0, lambda t: t * 2, lambda t: jnp.tanh(t) - 1, x)
+        return jax.lax.while_loop(lambda s: s[0] < 4, lambda s: (s[0] + 1, s[1] * 0.5 + s[1].mean()), (0, y))[1]
+
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    graph = tb.load(fn, format="flax", example_inputs=(x,))
+    assert {"If", "Loop"} <= set(graph.op_histogram())
+    for sample in (x, -np.abs(x)):  # both branches
+        np.testing.assert_allclose(tb.run(graph, {"x": sample})[graph.outputs[0].name], fn(sample), rtol=1e-5)
+    tb.save(graph, tmp_path / "flow.onnx")
+    runner = runner_for(str(tmp_path / "flow.onnx"))
+    np.testing.assert_allclose(runner.run({"x": -np.abs(x)})[runner.outputs[0]], fn(-np.abs(x)), rtol=1e-5)

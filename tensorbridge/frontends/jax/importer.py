@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 from pathlib import Path
@@ -71,7 +72,7 @@ def load(source, example_inputs=None, params=None, **_options) -> Graph:
         raise ModelError(f"JAX could not trace {name}: {type(e).__name__}: {str(e).splitlines()[0][:300]}") \
             from None
     leaves = jax.tree_util.tree_flatten_with_path(params)[0] if params is not None else []
-    weights = [(_path_name(path), np.asarray(leaf)) for path, leaf in leaves]
+    weights = [(path_name(path), np.asarray(leaf)) for path, leaf in leaves]
     hidden = len(jax.tree_util.tree_leaves(extra))
     return JaxprImporter(name, marks).run(closed, weights, names, hidden)
 
@@ -98,7 +99,7 @@ def _argument_names(fn) -> list[str]:
         return []
 
 
-def _path_name(path) -> str:
+def path_name(path) -> str:
     """'conv.kernel' for a state path ['conv']['kernel'].value."""
     parts = []
     for key in path:
@@ -131,12 +132,27 @@ class JaxprImporter:
             raise ModelError("an output depends on the module's random number state (dropout or sampling in "
                              "training mode?): call model.eval() before converting")
         self.graph.outputs.extend(outputs)
+        return self.finish()
+
+    def finish(self) -> Graph:
+        """The graph read, cleaned: what the program computes from literals folded (iota masks), dead code
+        removed, patterns recovered, shapes inferred."""
         self.graph.metadata["source_framework"] = "jax"
-        fold_constants(self.graph, literals_only=True)  # what the trace computes from literals (iota masks)
+        fold_constants(self.graph, literals_only=True)
         eliminate_dead_code(self.graph)
         recover_patterns(self.graph)
         infer_shapes(self.graph)
         return self.graph
+
+    @contextlib.contextmanager
+    def building(self, graph: Graph):
+        """Emit into `graph` (an If branch, a Loop body) for the duration, then into the graph before."""
+        outer = self.build
+        self.build = Builder(graph, outer.base, outer.meta)
+        try:
+            yield
+        finally:
+            self.build = outer
 
     # -- what converters call ----------------------------------------------------------------------
     def emit(self, op: str, inputs, attrs: dict | None = None, outputs: int = 1, suffix: str = ""):
@@ -172,6 +188,9 @@ class JaxprImporter:
             elif name == "cond":
                 for branch in eqn.params["branches"]:
                     self._preflight(branch.jaxpr)
+            elif name == "while":
+                self._preflight(eqn.params["cond_jaxpr"].jaxpr)
+                self._preflight(eqn.params["body_jaxpr"].jaxpr)
             elif REGISTRY.import_rule(name, "jax") is None and name != "scan":
                 self.report.add(name, eqn.outvars[0].aval.str_short() if eqn.outvars else name,
                                 f"no rule for the JAX primitive {name}")
@@ -246,6 +265,8 @@ class JaxprImporter:
                 return self._scan(eqn, operands)
             if name == "cond":
                 return self._cond(eqn, operands)
+            if name == "while":
+                return self._while(eqn, operands)
             rule = REGISTRY.import_rule(name, "jax")
             out = rule.convert(self, eqn, *operands)
             return list(out) if isinstance(out, (list, tuple)) else [out]
@@ -272,11 +293,55 @@ class JaxprImporter:
         return [*carry, *stacked]
 
     def _cond(self, eqn, operands: list) -> list:
+        """`cond` on a constant index takes its branch; on a computed one, of two branches, it is an If (index 0
+        selects the first branch)."""
         index, *rest = operands
-        if index.const is None:
-            raise ModelError("lax.cond on a computed predicate (If) is not read yet")
-        branch = eqn.params["branches"][int(np.asarray(index.const))]
-        return self._inline(branch.jaxpr, self._consts(branch), rest)
+        branches = eqn.params["branches"]
+        if index.const is not None:
+            branch = branches[int(np.clip(np.asarray(index.const), 0, len(branches) - 1))]
+            return self._inline(branch.jaxpr, self._consts(branch), rest)
+        if len(branches) != 2:
+            raise ModelError(f"a lax.switch of {len(branches)} branches on a computed index (two are read)")
+        base = self.build.base
+        zero = self.const(np.zeros((), index.dtype))
+        second = self.emit("Not", [self.emit("Equal", [index, zero], suffix="first")], suffix="second")
+        graphs = {}
+        for key, branch in (("then_branch", branches[1]), ("else_branch", branches[0])):
+            graph = self.build.graph.subgraph(f"{base}.{key.split('_')[0]}")
+            with self.building(graph):
+                graph.outputs = self.owned(self._inline(branch.jaxpr, self._consts(branch), rest), graph)
+            graphs[key] = graph
+        self.build.at(base)
+        out = self.emit("If", [second], graphs, outputs=len(eqn.outvars), suffix="if")
+        return out if isinstance(out, list) else [out]
+
+    def _while(self, eqn, operands: list) -> list:
+        """`while_loop`: a Loop whose body runs the body, then the condition on its results; the first test
+        runs the condition once before the loop."""
+        p = eqn.params
+        cond, body = p["cond_jaxpr"], p["body_jaxpr"]
+        n_cond, n_body = int(p["cond_nconsts"]), int(p["body_nconsts"])
+        cond_consts, body_consts = operands[:n_cond], operands[n_cond:n_cond + n_body]
+        initial = operands[n_cond + n_body:]
+        base = self.build.base
+        first, = self._inline(cond.jaxpr, self._consts(cond), [*cond_consts, *initial])
+        graph = self.build.graph.subgraph(f"{base}.body")
+        graph.add_input(f"{base}.iteration", np.dtype(np.int64), ())
+        graph.add_input(f"{base}.cond", np.dtype(np.bool_), ())
+        carried = [graph.add_input(f"{base}.carried{i}", v.dtype, v.shape) for i, v in enumerate(initial)]
+        with self.building(graph):
+            results = self._inline(body.jaxpr, self._consts(body), [*body_consts, *carried])
+            again, = self._inline(cond.jaxpr, self._consts(cond), [*cond_consts, *results])
+            graph.outputs = self.owned([again, *results], graph)
+        self.build.at(base)
+        out = self.emit("Loop", [None, first, *initial], {"body": graph}, outputs=len(initial), suffix="loop")
+        return out if isinstance(out, list) else [out]
+
+    def owned(self, values: list, graph: Graph) -> list:
+        """`values` as outputs of `graph` (an If branch, a Loop body): one computed outside it, or an input
+        passed through, is copied in by an Identity."""
+        return [v if v.producer is not None and v.producer.graph is graph else
+                self.emit("Identity", [v], suffix=f"out{i}") for i, v in enumerate(values)]
 
 
 def _live(jaxpr) -> list:

@@ -248,3 +248,20 @@ def write_gather_nd(em, node):
     ie = em.tensor(idx)
     parts = [P.subscript(ie, ast.Tuple([ast.Constant(Ellipsis), P.lit(i)], ast.Load())) for i in range(idx.shape[-1])]
     em.out(node, P.subscript(em.tensor(data), ast.Tuple(parts, ast.Load())))
+
+
+#: ScatterND's reduction -> the method of jax's `.at[...]` update that applies it
+_SCATTER_METHODS = {"none": "set", "add": "add", "mul": "multiply", "max": "max", "min": "min"}
+
+
+@R.exports("ScatterND", check=lambda node: None if node.attrs.get("reduction", "none") in _SCATTER_METHODS
+           else f"reduction {node.attrs.get('reduction')!r}")
+def write_scatter_nd(em, node):
+    """data.at[idx[..., 0], idx[..., 1], ...].set(updates): the indices' last axis addresses data's leading axes."""
+    data, idx, updates = node.inputs
+    if idx.shape is None or not isinstance(idx.shape[-1], int):
+        raise Unsupported("ScatterND needs the index depth")
+    ie = em.tensor(idx)
+    parts = [P.subscript(ie, ast.Tuple([ast.Constant(Ellipsis), P.lit(i)], ast.Load())) for i in range(idx.shape[-1])]
+    at = P.subscript(ast.Attribute(em.tensor(data), "at", ast.Load()), ast.Tuple(parts, ast.Load()))
+    em.out(node, P.method(at, _SCATTER_METHODS[node.attrs.get("reduction", "none")], em.tensor(updates)))

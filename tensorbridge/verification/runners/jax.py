@@ -7,6 +7,8 @@ every local, for `verify --per-layer`.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from tensorbridge.verification.runners.generated import GeneratedModuleRunner, capture_locals
@@ -37,3 +39,27 @@ class FlaxRunner(GeneratedModuleRunner):
 
         frame_locals = capture_locals(type(self.module).__call__, self.module, *self._arguments(feeds))
         return self.by_value_name(frame_locals, lambda t: isinstance(t, jax.Array), np.asarray)
+
+
+class JaxExportRunner:
+    """Runs a serialized `jax.export` artifact (or an `Exported`) with jax, on its recorded input types."""
+
+    name = "JAX (jax.export artifact)"
+
+    def __init__(self, source, **_options):
+        from jax import export
+
+        from tensorbridge.frontends.jax.stablehlo import signature
+
+        if isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as f:
+                source = export.deserialize(bytearray(f.read()))
+        self.exported = source
+        input_names, self.outputs = signature(source)
+        self.inputs = [(name, str(a.dtype), tuple(a.shape)) for name, a in zip(input_names, source.in_avals)]
+
+    def run(self, feeds):
+        import jax
+
+        out = self.exported.call(*[feeds[n] for n, _, _ in self.inputs])
+        return {n: np.asarray(t) for n, t in zip(self.outputs, jax.tree_util.tree_leaves(out))}
