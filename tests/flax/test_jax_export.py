@@ -132,3 +132,22 @@ def test_damaged_and_symbolic_artifacts_are_refused_cleanly(tmp_path):
     (tmp_path / "sym.jaxexport").write_bytes(jax.export.export(jax.jit(jnp.tanh))(spec).serialize())
     with pytest.raises(ModelError, match="symbolic dimensions"):
         tb.load(str(tmp_path / "sym.jaxexport"))
+
+
+def test_a_recursive_module_is_refused_not_followed():
+    from jax.interpreters import mlir
+
+    from tensorbridge.frontends.jax.stablehlo import StableHloImporter
+
+    text = """module @m {
+      func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+        %0 = call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>
+        return %0 : tensor<2xf32>
+      }
+      func.func private @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+        %0 = call @f(%x) : (tensor<2xf32>) -> tensor<2xf32>
+        return %0 : tensor<2xf32>
+      }
+    }"""
+    with mlir.make_ir_context(), pytest.raises(UnsupportedError, match="recursion"):
+        StableHloImporter("m").run_module(mlir.ir.Module.parse(text), [[["2"], "float32"]], [0], [])

@@ -121,7 +121,8 @@ class StableHloImporter(JaxprImporter):
     def __init__(self, name: str):
         super().__init__(name, Marks())
         self.functions: dict = {}
-        self._weights = 0
+        self._calls: list[str] = []  # the functions being inlined, outermost first
+        self._constants_read = 0
 
     def run_module(self, module, inputs: list, kept: list[int], weights: list[tuple[str, np.ndarray]]) -> Graph:
         """The graph of `module`'s main function, whose first arguments are the `weights`."""
@@ -165,8 +166,8 @@ class StableHloImporter(JaxprImporter):
         found = env[value] if value in env else None
         if isinstance(found, np.ndarray):  # a constant, made an IR value (of the outermost graph) where first read
             with self.building(self.graph):
-                found = env[value] = self._constant(found, f"{self.build.base}.param{self._weights}")
-            self._weights += 1
+                found = env[value] = self._constant(found, f"{self.build.base}.param{self._constants_read}")
+            self._constants_read += 1
         return found
 
     def _op(self, op, operands: list, env: dict) -> list | None:
@@ -175,12 +176,9 @@ class StableHloImporter(JaxprImporter):
         try:
             if name == "stablehlo.constant":
                 return [_array(op.attributes["value"])]
-            if name == "func.call":
-                callee = self.functions[op.attributes["callee"].value]
-                return self._block(callee.regions[0].blocks[0], operands, {})
-            if name == "stablehlo.composite":
-                callee = self.functions[op.attributes["decomposition"].value]
-                return self._block(callee.regions[0].blocks[0], operands, {})
+            if name in ("func.call", "stablehlo.composite"):
+                return self._call(op.attributes["callee" if name == "func.call" else "decomposition"].value,
+                                  operands)
             if name in ("stablehlo.if", "stablehlo.case"):
                 return self._branches(op, operands, env)
             if name == "stablehlo.while":
@@ -195,6 +193,18 @@ class StableHloImporter(JaxprImporter):
         except ModelError as e:
             self.report.add(name, self.build.base, str(e))
             return None
+
+    def _call(self, callee: str, operands: list) -> list:
+        """The callee's body inlined with its arguments bound to `operands`."""
+        if callee not in self.functions:
+            raise ModelError(f"a call to {callee!r}, which the module does not define")
+        if callee in self._calls:
+            raise ModelError(f"{callee!r} calls itself (through {' -> '.join(self._calls)}): recursion is not read")
+        self._calls.append(callee)
+        try:
+            return self._block(self.functions[callee].regions[0].blocks[0], operands, {})
+        finally:
+            self._calls.pop()
 
     def _region(self, region, base: str, arguments: list, graph: Graph, env: dict) -> list:
         """A region read into `graph` (an If branch or Loop body), its arguments bound to `arguments`."""
