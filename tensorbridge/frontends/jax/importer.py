@@ -6,8 +6,9 @@
   `params` (its first argument, any pytree) does the same. Constants the function closes over are weights too.
 - NNX layers (Linear, Conv, BatchNorm in eval mode, LayerNorm, RMSNorm, Embed) and jax.nn activations are
   marked while tracing (`marks.py`) and read as one IR op each (Dense, Conv, BatchNormalization ...); other
-  calls (`jit`, `custom_jvp_call`, `custom_vjp_call`) are inlined. A `scan` of static length is unrolled (the
-  recurrent cells of `nnx.RNN`); `cond` on a constant predicate takes its branch.
+  calls (`jit`, `custom_jvp_call`, `custom_vjp_call`) are inlined. A `scan` of static length is unrolled;
+  `cond` and `while_loop` are read by their rules (If and Loop), whose bodies this importer reads on request
+  (`inline`, `subgraph`).
 - Every primitive without a rule, and every configuration a rule cannot read, is listed in one error.
 """
 
@@ -144,6 +145,27 @@ class JaxprImporter:
         infer_shapes(self.graph)
         return self.graph
 
+    def inline(self, body, arguments: list) -> list:
+        """The values a closed jaxpr (a cond branch, a while loop's condition or body) computes from
+        `arguments`, read into the graph being built."""
+        return self._inline(body.jaxpr, self._consts(body), arguments)
+
+    def subgraph(self, tag: str, inputs: list[tuple[str, object, tuple]], read) -> Graph:
+        """A subgraph (an If branch, a Loop body) of the graph being built, with `inputs` ((name, dtype, shape)
+        each), whose outputs are what `read(*input values)` returns as it emits into it. A value computed
+        outside it, or an input passed through, is copied in by an Identity."""
+        base = self.build.base
+        graph = self.build.graph.subgraph(f"{base}.{tag}")
+        values = [graph.add_input(f"{base}.{name}", dtype, shape) for name, dtype, shape in inputs]
+        with self.building(graph):
+            outputs = read(*values)
+            if any(v is None for v in outputs):
+                raise ModelError(f"the {tag} could not be read (its ops are listed)")
+            graph.outputs = [v if v.producer is not None and v.producer.graph is graph else
+                             self.emit("Identity", [v], suffix=f"{tag}.out{i}") for i, v in enumerate(outputs)]
+        self.build.at(base)
+        return graph
+
     @contextlib.contextmanager
     def building(self, graph: Graph):
         """Emit into `graph` (an If branch, a Loop body) for the duration, then into the graph before."""
@@ -263,10 +285,6 @@ class JaxprImporter:
                 return self._inline(inner, self._consts(sub), operands)
             if name == "scan":
                 return self._scan(eqn, operands)
-            if name == "cond":
-                return self._cond(eqn, operands)
-            if name == "while":
-                return self._while(eqn, operands)
             rule = REGISTRY.import_rule(name, "jax")
             out = rule.convert(self, eqn, *operands)
             return list(out) if isinstance(out, (list, tuple)) else [out]
@@ -291,58 +309,6 @@ class JaxprImporter:
             carry, ys[t] = out[:n_carry], out[n_carry:]
         stacked = [stack_steps(self, [ys[t][k] for t in range(length)]) for k in range(len(eqn.outvars) - n_carry)]
         return [*carry, *stacked]
-
-    def _cond(self, eqn, operands: list) -> list:
-        """`cond` on a constant index takes its branch; on a computed one, of two branches, it is an If (index 0
-        selects the first branch)."""
-        index, *rest = operands
-        branches = eqn.params["branches"]
-        if index.const is not None:
-            branch = branches[int(np.clip(np.asarray(index.const), 0, len(branches) - 1))]
-            return self._inline(branch.jaxpr, self._consts(branch), rest)
-        if len(branches) != 2:
-            raise ModelError(f"a lax.switch of {len(branches)} branches on a computed index (two are read)")
-        base = self.build.base
-        zero = self.const(np.zeros((), index.dtype))
-        second = self.emit("Not", [self.emit("Equal", [index, zero], suffix="first")], suffix="second")
-        graphs = {}
-        for key, branch in (("then_branch", branches[1]), ("else_branch", branches[0])):
-            graph = self.build.graph.subgraph(f"{base}.{key.split('_')[0]}")
-            with self.building(graph):
-                graph.outputs = self.owned(self._inline(branch.jaxpr, self._consts(branch), rest), graph)
-            graphs[key] = graph
-        self.build.at(base)
-        out = self.emit("If", [second], graphs, outputs=len(eqn.outvars), suffix="if")
-        return out if isinstance(out, list) else [out]
-
-    def _while(self, eqn, operands: list) -> list:
-        """`while_loop`: a Loop whose body runs the body, then the condition on its results; the first test
-        runs the condition once before the loop."""
-        p = eqn.params
-        cond, body = p["cond_jaxpr"], p["body_jaxpr"]
-        n_cond, n_body = int(p["cond_nconsts"]), int(p["body_nconsts"])
-        cond_consts, body_consts = operands[:n_cond], operands[n_cond:n_cond + n_body]
-        initial = operands[n_cond + n_body:]
-        base = self.build.base
-        first, = self._inline(cond.jaxpr, self._consts(cond), [*cond_consts, *initial])
-        graph = self.build.graph.subgraph(f"{base}.body")
-        graph.add_input(f"{base}.iteration", np.dtype(np.int64), ())
-        graph.add_input(f"{base}.cond", np.dtype(np.bool_), ())
-        carried = [graph.add_input(f"{base}.carried{i}", v.dtype, v.shape) for i, v in enumerate(initial)]
-        with self.building(graph):
-            results = self._inline(body.jaxpr, self._consts(body), [*body_consts, *carried])
-            again, = self._inline(cond.jaxpr, self._consts(cond), [*cond_consts, *results])
-            graph.outputs = self.owned([again, *results], graph)
-        self.build.at(base)
-        out = self.emit("Loop", [None, first, *initial], {"body": graph}, outputs=len(initial), suffix="loop")
-        return out if isinstance(out, list) else [out]
-
-    def owned(self, values: list, graph: Graph) -> list:
-        """`values` as outputs of `graph` (an If branch, a Loop body): one computed outside it, or an input
-        passed through, is copied in by an Identity."""
-        return [v if v.producer is not None and v.producer.graph is graph else
-                self.emit("Identity", [v], suffix=f"out{i}") for i, v in enumerate(values)]
-
 
 def _live(jaxpr) -> list:
     """The equations some output of `jaxpr` depends on (state updates and random number bookkeeping are not).

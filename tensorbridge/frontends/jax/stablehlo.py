@@ -5,9 +5,10 @@ read op by op into the IR through the Flax registry's `stablehlo` rules.
   hostile), which hands back the module as text; an `Exported` in memory is the user's own and read here.
 - The text is parsed with jaxlib's MLIR bindings. Each op becomes an `HloOp` (name, attributes as Python
   values, result types, the ops of a reduction's body) and the rule of its name converts it.
-- `func.call` is inlined; `stablehlo.if` and two-branch `stablehlo.case` become If; `stablehlo.while` becomes
-  Loop. Float constants of more than one distinct value (what the exported function closed over: its
-  parameters) are weights, named after the op that reads them.
+- `func.call` is inlined; the rules of `stablehlo.if`, `stablehlo.case` and `stablehlo.while` make If and
+  Loop of the regions this importer reads on request (`inline`, `subgraph`).
+- Float constants of more than one distinct value (what the exported function closed over: its parameters)
+  are weights, named after the op that reads them; the rest are literals.
 - Every op without a rule, and every configuration a rule cannot read, is listed in one error.
 """
 
@@ -61,6 +62,8 @@ class HloOp:
     results: list[tuple[tuple[int, ...], np.dtype]]
     #: a reduction's body: (op name, comparison direction or None) per op, its return left out
     body: list[tuple[str, str | None]] = field(default_factory=list)
+    #: the op's regions (branches, a loop's condition and body), for `importer.inline`
+    regions: list = field(default_factory=list)
 
 
 def load(source, params=None, **_options) -> Graph:
@@ -122,6 +125,7 @@ class StableHloImporter(JaxprImporter):
         super().__init__(name, Marks())
         self.functions: dict = {}
         self._calls: list[str] = []  # the functions being inlined, outermost first
+        self._env: dict = {}  # the SSA values of the function being read (regions read those around them)
         self._constants_read = 0
 
     def run_module(self, module, inputs: list, kept: list[int], weights: list[tuple[str, np.ndarray]]) -> Graph:
@@ -166,7 +170,9 @@ class StableHloImporter(JaxprImporter):
         found = env[value] if value in env else None
         if isinstance(found, np.ndarray):  # a constant, made an IR value (of the outermost graph) where first read
             with self.building(self.graph):
-                found = env[value] = self._constant(found, f"{self.build.base}.param{self._constants_read}")
+                uniform = found.size == 0 or bool(np.all(found == found.flat[0]))
+                found = env[value] = self._constant(found, f"{self.build.base}.param{self._constants_read}",
+                                                    literal=uniform)
             self._constants_read += 1
         return found
 
@@ -179,16 +185,16 @@ class StableHloImporter(JaxprImporter):
             if name in ("func.call", "stablehlo.composite"):
                 return self._call(op.attributes["callee" if name == "func.call" else "decomposition"].value,
                                   operands)
-            if name in ("stablehlo.if", "stablehlo.case"):
-                return self._branches(op, operands, env)
-            if name == "stablehlo.while":
-                return self._while(op, operands, env)
             rule = REGISTRY.import_rule(name, "stablehlo")
             if rule is None:
                 target = f" (custom call {op.attributes['call_target_name'].value})" \
                     if name == "stablehlo.custom_call" else ""
                 raise ModelError(f"no rule for the StableHLO op {name}{target}")
-            out = rule.convert(self, _hlo_op(op), *operands)
+            outer, self._env = self._env, env
+            try:
+                out = rule.convert(self, _hlo_op(op), *operands)
+            finally:
+                self._env = outer
             return list(out) if isinstance(out, (list, tuple)) else [out]
         except ModelError as e:
             self.report.add(name, self.build.base, str(e))
@@ -206,50 +212,10 @@ class StableHloImporter(JaxprImporter):
         finally:
             self._calls.pop()
 
-    def _region(self, region, base: str, arguments: list, graph: Graph, env: dict) -> list:
-        """A region read into `graph` (an If branch or Loop body), its arguments bound to `arguments`."""
-        with self.building(graph):
-            outs = self._block(region.blocks[0], arguments, env)
-            if any(v is None for v in outs):
-                raise ModelError(f"the {base} region could not be read (its ops are listed)")
-            return self.owned(outs, graph)
-
-    def _branches(self, op, operands: list, env: dict) -> list:
-        """`if` (a predicate) and two-branch `case` (an index: 0 selects the first, any other the second)."""
-        regions = list(op.regions)
-        if len(regions) != 2:
-            raise ModelError(f"a lax.switch of {len(regions)} branches (two are read)")
-        selector, = operands
-        base = self.build.base
-        if op.name == "stablehlo.case":
-            zero = self.const(np.zeros((), selector.dtype))
-            selector = self.emit("Not", [self.emit("Equal", [selector, zero], suffix="first")], suffix="second")
-            regions.reverse()
-        branches = {}
-        for key, region in zip(("then_branch", "else_branch"), regions):
-            g = self.build.graph.subgraph(f"{base}.{key.split('_')[0]}")
-            g.outputs = self._region(region, key, [], g, env)
-            branches[key] = g
-        self.build.at(base)
-        out = self.emit("If", [selector], branches, outputs=len(op.results), suffix="if")
-        return out if isinstance(out, list) else [out]
-
-    def _while(self, op, operands: list, env: dict) -> list:
-        """A Loop whose body runs the body region, then the condition region on its results; the first test
-        runs the condition once before the loop."""
-        cond, body_region = op.regions
-        base = self.build.base
-        first, = self._block(cond.blocks[0], operands, env)
-        body = self.build.graph.subgraph(f"{base}.body")
-        body.add_input(f"{base}.iteration", np.dtype(np.int64), ())
-        body.add_input(f"{base}.cond", np.dtype(np.bool_), ())
-        carried = [body.add_input(f"{base}.carried{i}", v.dtype, v.shape) for i, v in enumerate(operands)]
-        results = self._region(body_region, "body", carried, body, env)
-        again, = self._region(cond, "cond", results, body, env)
-        body.outputs = [again] + results
-        self.build.at(base)
-        out = self.emit("Loop", [None, first, *operands], {"body": body}, outputs=len(operands), suffix="loop")
-        return out if isinstance(out, list) else [out]
+    def inline(self, region, arguments: list) -> list:
+        """The values a region (an if/case branch, a while loop's condition or body) returns from `arguments`,
+        read into the graph being built; its ops may read the values of the blocks around it."""
+        return self._block(region.blocks[0], arguments, self._env)
 
 
 def _check_type(v: Value, declared, op_name: str) -> None:
@@ -276,7 +242,7 @@ def _hlo_op(op) -> HloOp:
                 direction = _python(inner.attributes["comparison_direction"]) \
                     if "comparison_direction" in inner.attributes else None
                 body.append((inner.name, direction))
-    return HloOp(op.name, attrs, results, body)
+    return HloOp(op.name, attrs, results, body, list(op.regions))
 
 
 def _python(attr):

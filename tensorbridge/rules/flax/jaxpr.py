@@ -514,3 +514,53 @@ def read_lstm_rnn(imp, eqn, settings, layer, x, *tensors):
         return [y]
     state = [imp.emit("Squeeze", [v, first], suffix=tag) for v, tag in ((y_c, "c"), (y_h, "h"))]
     return [*state, y]
+
+
+# -- control flow: the importer reads the bodies (`imp.inline`) into subgraphs (`imp.subgraph`) ---------------
+def second_branch(imp, index):
+    """If's condition for a two-branch switch on `index`: any index but 0 selects the second branch."""
+    zero = imp.const(np.zeros((), index.dtype))
+    return imp.emit("Not", [imp.emit("Equal", [index, zero], suffix="first")], suffix="second")
+
+
+def loop(imp, initial: list, condition, body) -> list:
+    """A while loop as a Loop: `condition(values) -> [flag]` and `body(values) -> values` emit into the graph
+    being built. The first test runs before the loop; the Loop body runs the body, then the test again."""
+    first, = condition(initial)
+
+    def read(_iteration, _flag, *carried):
+        results = body(list(carried))
+        return [*condition(results), *results]
+    graph = imp.subgraph("body", [("iteration", np.dtype(np.int64), ()), ("cond", np.dtype(np.bool_), ())] +
+                         [(f"carried{i}", v.dtype, v.shape) for i, v in enumerate(initial)], read)
+    out = imp.emit("Loop", [None, first, *initial], {"body": graph}, outputs=len(initial), suffix="loop")
+    return out if isinstance(out, list) else [out]
+
+
+def if_(imp, condition, then_read, else_read, outputs: int) -> list:
+    """An If whose branches are what `then_read()` and `else_read()` emit."""
+    branches = {"then_branch": imp.subgraph("then", [], then_read), "else_branch": imp.subgraph("else", [], else_read)}
+    out = imp.emit("If", [condition], branches, outputs=outputs, suffix="if")
+    return out if isinstance(out, list) else [out]
+
+
+@primitive("cond", produces=("Equal", "Not", "If"))
+def read_cond(imp, eqn, index, *operands):
+    """lax.cond / lax.switch: on a constant index its branch, inlined; on a computed one (two branches) an If."""
+    branches = eqn.params["branches"]
+    if index.const is not None:
+        return imp.inline(branches[int(np.clip(np.asarray(index.const), 0, len(branches) - 1))], list(operands))
+    if len(branches) != 2:
+        raise ModelError(f"a lax.switch of {len(branches)} branches on a computed index (two are read)")
+    return if_(imp, second_branch(imp, index), lambda: imp.inline(branches[1], list(operands)),
+               lambda: imp.inline(branches[0], list(operands)), len(eqn.outvars))
+
+
+@primitive("while", produces="Loop")
+def read_while(imp, eqn, *operands):
+    p = eqn.params
+    n_cond, n_body = int(p["cond_nconsts"]), int(p["body_nconsts"])
+    cond_consts, body_consts = list(operands[:n_cond]), list(operands[n_cond:n_cond + n_body])
+    return loop(imp, list(operands[n_cond + n_body:]),
+                lambda values: imp.inline(p["cond_jaxpr"], cond_consts + values),
+                lambda values: imp.inline(p["body_jaxpr"], body_consts + values))

@@ -17,6 +17,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.core import ImportRule
 from tensorbridge.rules.flax.base import R
+from tensorbridge.rules.flax.jaxpr import if_, loop, second_branch
 
 read = functools.partial(R.imports, kind="stablehlo")
 
@@ -260,3 +261,25 @@ def read_dynamic_update_slice(imp, op, x, update, *starts):
     grid = np.stack(np.meshgrid(*[np.arange(d) for d in update.shape], indexing="ij"), axis=-1).astype(np.int64)
     indices = imp.emit("Add", [imp.const(grid), begin], suffix="indices")
     return imp.emit("ScatterND", [x, indices, update])
+
+
+@read("stablehlo.if", "stablehlo.case", produces=("Equal", "Not", "If"))
+def read_branches(imp, op, selector):
+    """`if` on a predicate, and two-branch `case` on an index (0 selects the first branch, any other the
+    second), as an If."""
+    regions = list(op.regions)
+    if len(regions) != 2:
+        raise ModelError(f"a lax.switch of {len(regions)} branches (two are read)")
+    if op.name == "stablehlo.case":
+        selector = second_branch(imp, selector)
+        regions.reverse()
+    then_region, else_region = regions
+    return if_(imp, selector, lambda: imp.inline(then_region, []), lambda: imp.inline(else_region, []),
+               len(op.results))
+
+
+@read("stablehlo.while", produces="Loop")
+def read_while(imp, op, *initial):
+    condition, body = op.regions
+    return loop(imp, list(initial), lambda values: imp.inline(condition, values),
+                lambda values: imp.inline(body, values))
