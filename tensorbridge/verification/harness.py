@@ -157,13 +157,18 @@ def _arbitrate(source_graph, dst, runners, feeds: tuple[dict, dict], pairs, outp
 VALUE_LIMIT = 1 << 30
 
 
+#: formats whose files hold their computation as data, read (and checked) before they are run
+COMPUTATION_AS_DATA = ("onnx", "tbir", "tflite", "jaxexport")
+
+
 def _refuse_unrunnable(src, src_format: str | None, source_graph) -> None:
-    """A source whose file holds its computation as data (ONNX, tbir, TFLite) is not run when it has a Loop that always
-    runs more than ITERATION_LIMIT times (neither runtime would come back) or computes a tensor of more than
-    VALUE_LIMIT bytes (a memory bomb, whichever runtime runs it)."""
+    """A source whose file holds its computation as data (ONNX, tbir, TFLite, a jax.export artifact) is not run
+    when it has a Loop that always runs more than ITERATION_LIMIT times (neither runtime would come back) or
+    computes a tensor of more than VALUE_LIMIT bytes (a memory bomb, whichever runtime runs it). Reading it
+    first also puts it through its loader's checks for damaged files."""
     from tensorbridge.ops.control import ITERATION_LIMIT, fixed_trip_count
 
-    if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in ("onnx", "tbir", "tflite"):
+    if isinstance(src, Graph) or frameworks.detect(src, src_format).name not in COMPUTATION_AS_DATA:
         return
     for node in source_graph().all_nodes():
         trips = fixed_trip_count(node)

@@ -180,7 +180,7 @@ def run_op(op: str, formats=None, pairs: bool = False, limit: int = 3) -> dict:
             tmp = Path(tmp)
             written = {}
             for fmt in OUT:
-                needed_by = [derived for derived, written in DERIVED.items() if written == fmt]
+                needed_by = [derived for derived, first in DERIVED.items() if first == fmt]
                 if fmt not in formats and not set(needed_by) & set(formats):
                     continue
                 (tmp / fmt).mkdir()

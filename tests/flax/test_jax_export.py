@@ -127,6 +127,8 @@ def test_damaged_and_symbolic_artifacts_are_refused_cleanly(tmp_path):
         path.write_bytes(damaged)
         with pytest.raises(ModelError, match="not a readable jax.export artifact|does not parse"):
             tb.load(str(path))
+    with pytest.raises(ModelError, match="not a readable jax.export artifact"):  # verify reads it the same way
+        tb.verify(str(tmp_path / "damaged1.jaxexport"), str(tmp_path / "damaged0.jaxexport"))
     b, = jax.export.symbolic_shape("b")
     spec = jax.ShapeDtypeStruct((b, 4), np.float32)
     (tmp_path / "sym.jaxexport").write_bytes(jax.export.export(jax.jit(jnp.tanh))(spec).serialize())

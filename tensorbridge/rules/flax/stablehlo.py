@@ -71,13 +71,12 @@ _lowered("stablehlo.dot_general", "dot_general", lambda op: {"dimension_numbers"
 
 def _window(op, rank: int) -> dict:
     """A window op's strides, padding and dilations, with StableHLO's defaults made explicit."""
-    spatial = rank
     padding = op.attrs.get("padding")
-    return {"window_strides": op.attrs.get("window_strides") or [1] * spatial,
+    return {"window_strides": op.attrs.get("window_strides") or [1] * rank,
             "padding": [tuple(int(v) for v in row) for row in padding] if padding is not None
-            else [(0, 0)] * spatial,
-            "base_dilation": op.attrs.get("base_dilations") or [1] * spatial,
-            "window_dilation": op.attrs.get("window_dilations") or [1] * spatial}
+            else [(0, 0)] * rank,
+            "base_dilation": op.attrs.get("base_dilations") or [1] * rank,
+            "window_dilation": op.attrs.get("window_dilations") or [1] * rank}
 
 
 def _conv_params(op) -> dict:
