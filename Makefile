@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all bench fuzz lint docs clean
+.PHONY: demo test test-all bench fuzz lint docs clean runtimes
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/tf_bench.py
 	$(PY) benchmarks/codegen_bench.py
 	$(PY) benchmarks/flax_bench.py
+
+# framework runtimes that verification runs besides the main venv (docs/darknet.md); `make test` needs none
+runtimes: $(STAMP)
+	PY=$(PY) bash scripts/runtimes/darknet.sh
 
 # the fuzzing campaign (docs/security.md): 1,000 mutants per source format through inspect and convert
 fuzz: $(STAMP)

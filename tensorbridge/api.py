@@ -77,6 +77,7 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
         raise ModelError(f"tensorbridge cannot write {fmt.name} models yet")
     saver = frameworks.resolve(fmt.saver)
     check(graph)
+    graph = _lowered_for(graph, fmt)
     parent = dest.parent if str(dest.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
@@ -92,6 +93,19 @@ def save(graph: Graph, dest, to: str | None = None, **options) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+def _lowered_for(graph: Graph, fmt: frameworks.Format) -> Graph:
+    """The graph with the attribute variants the target's writer does not carry out itself lowered to plain ops
+    (a copy: the caller's graph is left as it is)."""
+    from tensorbridge.passes.lower import has_variants, lower_variants
+
+    registry = frameworks.registry(fmt)
+    if registry is None or not has_variants(graph, registry.variants):
+        return graph
+    from tensorbridge.ir.graph import clone
+
+    return lower_variants(clone(graph), registry.variants)
 
 
 def convert(src, dst, to: str | None = None, verify: bool = False, input_shapes=None,

@@ -27,7 +27,8 @@ class Format:
     folder_marker: str | None = None
     #: top-level package of the in-memory objects this format's loader takes
     object_package: str | None = None
-    #: the package its runner needs ("" when it needs none beyond tensorbridge)
+    #: the package its runner needs ("" when it needs none beyond tensorbridge), or "module:function" returning
+    #: why the runtime is missing (None: present) for a runtime that is not a Python package
     runtime: str = ""
 
 
@@ -73,6 +74,10 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.tflite.export:save", "tensorbridge.verification.runners.tf:TFLiteRunner", "tf",
            "TFLite / LiteRT flatbuffer (LiteRT runs it)", "tensorbridge.rules.tflite:REGISTRY",
            runtime="ai_edge_litert"),
+    Format("darknet", (".cfg", ".weights"), "tensorbridge.frontends.darknet.importer:load",
+           "tensorbridge.backends.darknet.writer:save", "tensorbridge.verification.runners.darknet:DarknetRunner", "",
+           "Darknet: a .cfg with its .weights beside it (libdarknet runs it)", "tensorbridge.rules.darknet:REGISTRY",
+           runtime="tensorbridge.verification.runners.darknet:missing"),
 )
 
 
@@ -127,9 +132,21 @@ def detect(path: str | Path, explicit: str | None = None, source: bool = True) -
 
 def runnable(fmt: Format) -> bool:
     """Whether this machine has what the format's verification runner needs."""
+    return fmt.runner is not None and missing_runtime(fmt) is None
+
+
+def missing_runtime(fmt: Format) -> str | None:
+    """Why this machine cannot run the format's models (None: it can)."""
     import importlib.util
 
-    return fmt.runner is not None and (not fmt.runtime or importlib.util.find_spec(fmt.runtime) is not None)
+    if not fmt.runtime:
+        return None
+    if ":" in fmt.runtime:
+        return resolve(fmt.runtime)()
+    if importlib.util.find_spec(fmt.runtime) is None:
+        extra = f" (pip install 'tensorbridge[{fmt.extra}]')" if fmt.extra else ""
+        return f"{fmt.runtime} is not installed{extra}"
+    return None
 
 
 def registry(fmt: Format):

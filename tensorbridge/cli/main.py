@@ -131,10 +131,9 @@ def cmd_convert(args, progress: _Progress) -> int:
     if args.no_verify:
         return 0
     formats = (frameworks.detect(args.src, args.from_format), frameworks.detect(args.output, args.to, source=False))
-    runtimes = {f.name: frameworks.runnable(f) for f in formats}
-    if not all(runtimes.values()):
-        missing = ", ".join(name for name, ok in runtimes.items() if not ok)
-        print(f"not verified: no runtime for {missing} on this machine (install its extra to verify)")
+    missing = [f"{f.name} ({frameworks.missing_runtime(f)})" for f in formats if not frameworks.runnable(f)]
+    if missing:
+        print(f"not verified: no runtime for {', '.join(missing)} on this machine")
         return 0
     try:
         with progress.step("verifying"):

@@ -12,23 +12,24 @@ from tensorbridge.errors import ModelError
 #: address space the child may use beyond what it starts with
 MEMORY_LIMIT = 2 << 30
 
-_LIMIT_MEMORY = f"""
+_LIMIT_MEMORY = """
 import resource
 with open("/proc/self/status") as status:
     size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
 hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-soft = size + {MEMORY_LIMIT}
+soft = size + {limit}
 resource.setrlimit(resource.RLIMIT_AS, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 """
 
 
-def run_child(script: str, args: list[str], seconds: float, refusal: str) -> str:
+def run_child(script: str, args: list[str], seconds: float, refusal: str, memory: int = MEMORY_LIMIT) -> str:
     """The standard output of `script` run with `args` by an isolated interpreter (`python -I`) after limiting
-    its memory. A child that fails or runs out of time is a ModelError: `refusal` (what the file is not)
-    followed by the child's last error line, or the time it did not finish in."""
+    its memory to `memory` bytes beyond what it starts with. A child that fails or runs out of time is a
+    ModelError: `refusal` (what the file is not) followed by the child's last error line, or the time it did not
+    finish in."""
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _LIMIT_MEMORY + script, *args], capture_output=True,
-                              text=True, errors="replace", timeout=seconds)
+        done = subprocess.run([sys.executable, "-I", "-c", _LIMIT_MEMORY.format(limit=memory) + script, *args],
+                              capture_output=True, text=True, errors="replace", timeout=seconds)
     except subprocess.TimeoutExpired:
         raise ModelError(f"{refusal}: reading it did not finish in {seconds:.0f} s (a damaged file makes the "
                          "reader loop)") from None

@@ -421,6 +421,20 @@ def _decompose_gelu(graph, node):
 set_decomposition("Gelu", _decompose_gelu)
 
 
+def _decompose_selu(graph, node):
+    """gamma * Elu(x, alpha): SELU with its own constants (Darknet rounds them) where a target's SELU is fixed."""
+    b = Builder.replacing(node)
+    x = node.inputs[0]
+    schema_attrs = {"alpha": 1.6732631921768188, "gamma": 1.0507010221481323, **node.attrs}
+    elu = b.op("Elu", x, suffix="elu", alpha=float(schema_attrs["alpha"]))
+    gamma = b.const(np.array(schema_attrs["gamma"], dtype=x.dtype or np.float32), b.name("gamma"))
+    graph.replace_node(node, [b.op("Mul", elu, gamma, suffix="scale")])
+    return True
+
+
+set_decomposition("Selu", _decompose_selu)
+
+
 def _decompose_formula(formula):
     """A decomposition computing `formula(b, x, const)` from ops every target has."""
     def decompose(graph, node):

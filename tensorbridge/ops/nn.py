@@ -17,7 +17,7 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import IMPLICIT, attribute, implicit, terminate
-from tensorbridge.ops.schema import Attr, op, set_decomposition
+from tensorbridge.ops.schema import Attr, op, set_decomposition, set_lowering
 from tensorbridge.reference.kernels import conv as K
 from tensorbridge.reference.kernels.resize import resize as resize_kernel
 
@@ -215,7 +215,8 @@ def global_lp_pool(X, *, p):
     outputs="Y running_mean? running_var?", layout=IMPLICIT, family=F, infer=same_as(0),
     attrs={"epsilon": Attr("float", 1e-5), "momentum": Attr("float", 0.9),
            "training_mode": Attr("int", 0), "layout": LAYOUT},
-    doc="Batch normalisation (inference, or training statistics). Equivalents: nn.BatchNorm2d, keras BatchNormalization.")
+    doc="Batch normalisation (inference, or training statistics); epsilon_on='std' adds epsilon to the standard "
+        "deviation instead (Darknet). Equivalents: nn.BatchNorm2d, keras BatchNormalization.")
 @channels_first
 def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon, momentum, training_mode):
     bshape = (1, -1) + (1,) * (X.ndim - 2)
@@ -231,6 +232,26 @@ def batch_normalization(X, scale, B, input_mean, input_var, *, epsilon, momentum
     y = (xf - input_mean.reshape(bshape)) / np.sqrt(input_var.reshape(bshape) + epsilon) \
         * scale.reshape(bshape) + B.reshape(bshape)
     return y.astype(X.dtype), None, None
+
+
+def _lower_epsilon_on_std(graph, node) -> bool:
+    """`epsilon_on="std"` (Darknet): divide by sqrt(var) + epsilon. Lowered to the plain op with epsilon 0 and the
+    variance whose square root that is, computed once in float64 when the variance is a constant."""
+    var, eps = node.input(4), float(node.attrs.get("epsilon", 1e-5))
+    b = Builder.replacing(node)
+    if var.const is not None:
+        std = np.sqrt(np.asarray(var.const, np.float64)) + eps
+        new = b.const((std * std).astype(var.dtype), f"{var.name}.std_squared", literal=False)
+    else:
+        std = b.op("Add", b.op("Sqrt", var, suffix="std"), b.const(np.asarray(eps, var.dtype)), suffix="std_eps")
+        new = b.op("Mul", std, std, suffix="variance")
+    node.set_input(4, new)
+    node.attrs["epsilon"] = 0.0
+    node.attrs.pop("epsilon_on")
+    return True
+
+
+set_lowering("BatchNormalization", "epsilon_on", _lower_epsilon_on_std)
 
 
 @op("InstanceNormalization", inputs="input scale B", outputs="output", layout=IMPLICIT, family=F,

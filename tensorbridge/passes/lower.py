@@ -2,7 +2,8 @@
 
 An op's catalogue entry registers, per such attribute, an exact lowering (`schema.set_lowering`);
 the TFLite frontend, for instance, marks LiteRT's integer kernels `int_arithmetic="litert"`
-(ops/litert.py). `lower_variants` applies them: where a lowering does not cover a node's pattern,
+(ops/litert.py). `lower_variants` applies them (`api.save` lowers, before any backend, every variant
+the target's registry does not carry out itself: `Registry.variants`): where a lowering does not cover a node's pattern,
 the attribute is dropped and the node keeps its plain meaning. `drop_variant` drops one attribute
 everywhere, for a user who asks for the plain meaning (`--int-arithmetic float`).
 """
@@ -19,21 +20,21 @@ log = logging.getLogger(__name__)
 INT_ARITHMETIC_MODES = ("source", "float")
 
 
-def has_variants(graph: Graph) -> bool:
-    return any(_variants(node) for node in graph.all_nodes())
+def has_variants(graph: Graph, keep=()) -> bool:
+    return any(_variants(node, keep) for node in graph.all_nodes())
 
 
-def lower_variants(graph: Graph) -> Graph:
-    """Lower every node with a non-default variant attribute, subgraphs included."""
+def lower_variants(graph: Graph, keep=()) -> Graph:
+    """Lower every node with a non-default variant attribute (except those named in `keep`), subgraphs included."""
     for node in list(graph.nodes):
-        for attr, lower in _variants(node):
+        for attr, lower in _variants(node, keep):
             if not lower(graph, node):
                 log.debug("%s %s: %s=%s does not apply here; plain meaning kept", node.op, node.name, attr,
                           node.attrs[attr])
                 node.attrs.pop(attr, None)
             break
         for sub in node.subgraphs() if node.graph is not None else ():
-            lower_variants(sub)
+            lower_variants(sub, keep)
     return graph
 
 
@@ -50,8 +51,8 @@ def int_arithmetic_pass(mode: str):
     return lower_variants if mode == "source" else (lambda g: drop_variant(g, "int_arithmetic"))
 
 
-def _variants(node) -> list:
+def _variants(node, keep=()) -> list:
     schema = op_schema.get(node.op)
     if schema is None:
         return []
-    return [(attr, fn) for attr, fn in schema.lowerings.items() if node.attrs.get(attr)]
+    return [(attr, fn) for attr, fn in schema.lowerings.items() if node.attrs.get(attr) and attr not in keep]

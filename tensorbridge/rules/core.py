@@ -49,11 +49,14 @@ class ExportRule:
 
 
 class Registry:
-    def __init__(self, framework: str):
+    def __init__(self, framework: str, variants: tuple[str, ...] = ("int_arithmetic",)):
         self.framework = framework
         self._imports: dict[tuple[str, str], ImportRule] = {}
         self._exports: dict[str, ExportRule] = {}
         self.refused: dict[str, str] = {}
+        #: attribute variants (schema.set_lowering) the framework's writer carries out itself; `api.save` lowers
+        #: the others before the writer sees the graph
+        self.variants = frozenset(variants)
 
     # -- declaring ---------------------------------------------------------------------------------
     def add_import(self, rule: ImportRule) -> ImportRule:

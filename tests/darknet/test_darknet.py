@@ -1,0 +1,209 @@
+"""Darknet in and out, checked against libdarknet's own outputs.
+
+The fixture `data/layers.cfg` holds every section and activation of the 2018 library that the frontend reads;
+its weights and libdarknet's output of every layer for one image were recorded by tests/darknet/record.py, so
+these tests need no Darknet. Where libdarknet is installed (`make runtimes`), the live tests run the stock
+cfgs Debian ships and the models the writer produces in it; without it they skip, saying so.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.errors import ModelError, UnsupportedError
+from tensorbridge.formats.darknet import write_weights
+from tensorbridge.reference.interpreter import run
+from tensorbridge.verification.compare import compare
+from tensorbridge.verification.harness import runner_for
+from tensorbridge.verification.runners import darknet as runtime
+from tests.darknet.models import STOCK, build, write
+
+DATA = Path(__file__).with_name("data")
+LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no libdarknet: {runtime.missing()}")
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with np.load(DATA / "layers.libdarknet.npz") as f:
+        return dict(f)
+
+
+def _close(name, expected, got, rtol=1e-5):
+    report = compare(name, name, expected, np.asarray(got).reshape(expected.shape), rtol=rtol)
+    assert report.ok, (name, report.robust_rel, report.problem)
+
+
+def test_every_layer_reads_as_libdarknet_computed_it(recorded):
+    graph = tb.load(DATA / "layers.cfg")
+    got = run(graph, {"input": recorded["input"]}, intermediates=True)
+    layers = [n for n in graph.metadata["darknet_layers"] if n is not None]
+    assert set(layers) <= set(recorded)
+    for name in layers:
+        assert np.std(recorded[name]) > 1e-3, f"{name} is degenerate: the comparison would prove nothing"
+        _close(name, recorded[name], got[name])
+    kinds = {n.meta.get("source_op") for n in graph.nodes}
+    assert kinds >= {"convolutional", "maxpool", "avgpool", "route", "shortcut", "upsample", "connected", "softmax",
+                     "yolo", "region", "activation"}
+
+
+@pytest.mark.parametrize("to", ["onnx", "torch", pytest.param("keras", marks=pytest.mark.slow),
+                                pytest.param("tflite", marks=pytest.mark.slow),
+                                pytest.param("flax", marks=pytest.mark.slow)])
+def test_converted_model_computes_what_libdarknet_did(recorded, tmp_path, to):
+    dest = tmp_path / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
+    tb.save(tb.load(DATA / "layers.cfg"), dest, to=to)
+    target = runner_for(str(dest))
+    out = target.run({target.inputs[0][0]: recorded["input"]})
+    assert len(target.outputs) == 2  # yolo16, region19 (Keras and TFLite name them their own way)
+    for name, theirs in zip(["yolo16", "region19"], target.outputs):
+        _close(name, recorded[name], out[theirs])
+
+
+def test_what_reads_as_arithmetic_is_not_written_back(tmp_path):
+    """Darknet's piecewise activations and a shortcut's weights read as plain arithmetic, which the writer does
+    not match back into sections: writing the fixture back lists them, and writes nothing."""
+    with pytest.raises(UnsupportedError) as e:
+        tb.save(tb.load(DATA / "layers.cfg"), tmp_path / "again.cfg")
+    assert "conv11" in str(e.value) and "shortcut6.beta" in str(e.value)
+    assert not list(tmp_path.iterdir())
+
+
+def test_yolov4_style_cfg_reads_and_round_trips(tmp_path):
+    """Mish, swish, route groups and scale_x_y (the YOLOv4 line of Darknet, which the 2018 library lacks): read,
+    checked against the reference, and written back bit for bit; the 2018 runtime refuses it with the list."""
+    graph, weights = build(DATA / "yolov4-tiny-style.cfg")
+    cfg = tmp_path / "v4.cfg"
+    shutil.copyfile(DATA / "yolov4-tiny-style.cfg", cfg)
+    write_weights(cfg.with_suffix(".weights"), weights.header, weights.arrays)
+    graph = tb.load(cfg)
+    assert {"Mish", "SiLU", "Slice"} <= set(graph.op_histogram())
+    tb.save(graph, tmp_path / "again" / "v4.cfg")
+    assert filecmp.cmp(cfg.with_suffix(".weights"), tmp_path / "again" / "v4.weights", shallow=False)
+    text = (tmp_path / "again" / "v4.cfg").read_text()
+    assert "groups=2" in text and "group_id=1" in text and "scale_x_y=1.05" in text and "activation=mish" in text
+    if runtime.missing() is None:
+        with pytest.raises(ModelError) as e:
+            runtime.DarknetRunner(cfg)
+        assert "activation=mish" in str(e.value) and "groups=2" in str(e.value) and "scale_x_y" in str(e.value)
+
+
+def _torch_detector():
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.LeakyReLU(0.1))
+            self.down = nn.Sequential(nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1), nn.Sigmoid())
+            self.mix = nn.Conv2d(16, 12, 1)
+            self.head = nn.Linear(12, 5)
+
+        def forward(self, x):
+            y = self.stem(x)
+            z = self.down(y) + nn.functional.max_pool2d(y, 2)
+            z = torch.cat([z, nn.functional.interpolate(nn.functional.max_pool2d(z, 2), scale_factor=2.0)], 1)
+            z = torch.tanh(self.mix(z))
+            return torch.softmax(self.head(z.mean((2, 3), keepdim=True).flatten(1)), -1)
+
+    torch.manual_seed(0)
+    model = Block().eval()
+    with torch.no_grad():
+        model.stem[1].running_mean.uniform_(-0.2, 0.2)
+        model.stem[1].running_var.uniform_(0.5, 2)
+    return model, torch.rand(1, 3, 16, 16)
+
+
+def test_pytorch_model_written_as_darknet(tmp_path):
+    model, x = _torch_detector()
+    graph = tb.load(model, example_inputs=(x,))
+    tb.save(graph, tmp_path / "m.cfg")
+    text = (tmp_path / "m.cfg").read_text()
+    assert "[shortcut]" in text and "[route]" in text and "batch_normalize=1" in text and "[connected]" in text
+    back = tb.load(tmp_path / "m.cfg")
+    feeds = {"input": x.numpy()}
+    expected = model(x).detach().numpy()
+    _close("out", expected, run(back, feeds)[back.outputs[0].name])
+    if runtime.missing() is None:
+        out = runtime.DarknetRunner(tmp_path / "m.cfg").run(feeds)
+        _close("out", expected, out[back.outputs[0].name])
+
+
+def test_what_darknet_cannot_express_is_listed_at_once(tmp_path):
+    import torch
+    from torch import nn
+
+    class Odd(nn.Module):
+        def forward(self, x):
+            return nn.functional.gelu(x) * 3 + torch.cumsum(x, 1)
+
+    with pytest.raises(UnsupportedError) as e:
+        tb.save(tb.load(Odd(), example_inputs=(torch.rand(1, 2, 4, 4),)), tmp_path / "m.cfg")
+    message = str(e.value)
+    assert "CumSum" in message and ("Gelu" in message or "Erf" in message or "Mul" in message)
+    assert not list(tmp_path.iterdir())
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "tensorbridge", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "extra", "header"])
+def test_damaged_weights_are_refused(tmp_path, damage):
+    shutil.copyfile(DATA / "layers.cfg", tmp_path / "m.cfg")
+    data = (DATA / "layers.weights").read_bytes()
+    data = {"truncated": data[:-100], "extra": data + b"\0" * 8, "header": data[:10]}[damage]
+    (tmp_path / "m.weights").write_bytes(data)
+    done = _cli("convert", tmp_path / "m.cfg", "-o", tmp_path / "m.onnx")
+    assert done.returncode == 2, done.stderr
+    assert {"truncated": "truncated", "extra": "do not belong together", "header": "shorter than its header"}[damage] \
+        in done.stderr
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_unknown_sections_options_and_activations_are_all_listed(tmp_path):
+    text = (DATA / "layers.cfg").read_text()
+    text = text.replace("activation=relie", "activation=sparkle", 1).replace("[dropout]", "[wobble]\nx=1\n\n[dropout]")
+    text = text.replace("filters=8\n", "filters=8\nantialiasing=1\n", 1)
+    (tmp_path / "m.cfg").write_text(text)
+    shutil.copyfile(DATA / "layers.weights", tmp_path / "m.weights")
+    done = _cli("convert", tmp_path / "m.cfg", "-o", tmp_path / "m.onnx")
+    assert done.returncode == 2
+    for expected in ("sparkle", "[wobble]", "antialiasing"):
+        assert expected in done.stderr, done.stderr
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_a_cfg_needs_its_weights(tmp_path):
+    shutil.copyfile(DATA / "layers.cfg", tmp_path / "m.cfg")
+    with pytest.raises(ModelError, match="needs its weights"):
+        tb.load(tmp_path / "m.cfg")
+    (tmp_path / "bad.cfg").write_bytes(b"\x00\xff" * 50)
+    shutil.copyfile(DATA / "layers.weights", tmp_path / "bad.weights")
+    with pytest.raises(ModelError, match="not a valid Darknet cfg|not text"):
+        tb.load(tmp_path / "bad.cfg")
+
+
+@LIVE
+@pytest.mark.parametrize("name", ["yolov3-tiny", "resnet18", pytest.param("yolov2-tiny", marks=pytest.mark.slow),
+                                  pytest.param("darknet53", marks=pytest.mark.slow),
+                                  pytest.param("densenet201", marks=pytest.mark.slow),
+                                  pytest.param("yolov3", marks=pytest.mark.slow)])
+def test_stock_cfgs_match_libdarknet_layer_by_layer(tmp_path, name):
+    cfg = write(STOCK / f"{name}.cfg", tmp_path / name)
+    graph = tb.load(cfg)
+    image = np.random.default_rng(5).uniform(0, 1, graph.inputs[0].shape).astype(np.float32)
+    live = runtime.DarknetRunner(cfg).run_intermediates({"input": image})
+    ours = run(graph, {"input": image}, intermediates=True)
+    for value, got in live.items():  # libdarknet sums in float32: deep models drift by some 1e-5 from the IR
+        _close(value, got, ours[value], rtol=1e-4)
+    tb.save(graph, tmp_path / "onnx" / "m.onnx")
+    assert tb.verify(cfg, tmp_path / "onnx" / "m.onnx").ok
