@@ -398,10 +398,11 @@ def _check_pool(node):
         return "Darknet pools images (C, H, W)"
     k, s = node.attrs["kernel_shape"], node.attrs.get("strides") or [1, 1]
     pads = node.attrs.get("pads") or [0] * 4
-    problem = _square(k, "pool size") or _square(s, "stride") or \
-        _square(node.attrs.get("dilations") or [1, 1], "dilation")
-    if problem or any(d != 1 for d in node.attrs.get("dilations") or [1, 1]):
-        return problem or "dilated pooling"
+    if any(d != 1 for d in node.attrs.get("dilations") or [1, 1]):
+        return "dilated pooling"
+    problem = _square(k, "pool size") or _square(s, "stride")
+    if problem:
+        return problem
     if pads[0] != pads[1] or pads[2] != pads[3] or pads[2] - pads[0] not in (0, 1):
         return f"padding {pads}: Darknet pads (padding // 2) before and the rest after, equally on both axes"
     total = pads[0] + pads[2]

@@ -127,14 +127,12 @@ class DarknetRunner:
         self.inputs = [(v.name, "float32", tuple(v.shape)) for v in graph.inputs]
         self.outputs = [v.name for v in graph.outputs]
         self.shapes = {v.name: tuple(v.shape) for v in graph.values() if v.shape is not None}
-        self.layers = graph.metadata["darknet_layers"]
+        # IR value -> the last layer that outputs it (dropout and single routes pass a value on)
+        self.layer_of = {name: i for i, name in enumerate(graph.metadata["darknet_layers"]) if name is not None}
         self.shim = build_shim()
 
     def _run(self, feeds, names: list[str]) -> dict[str, np.ndarray]:
-        wanted = {}
-        for name in names:
-            if name in self.layers:
-                wanted.setdefault(len(self.layers) - 1 - self.layers[::-1].index(name), name)
+        wanted = {self.layer_of[name]: name for name in names if name in self.layer_of}
         with tempfile.TemporaryDirectory() as tmp:
             np.savez(Path(tmp) / "in.npz", input=np.asarray(feeds[self.inputs[0][0]], np.float32))
             run_child(_CHILD, [str(self.shim), str(self.cfg), str(self.weights), str(Path(tmp) / "in.npz"),
@@ -148,4 +146,4 @@ class DarknetRunner:
 
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every layer's output, by the IR value it is."""
-        return self._run(feeds, [n for n in self.layers if n is not None])
+        return self._run(feeds, list(self.layer_of))
