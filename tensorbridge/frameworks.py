@@ -78,6 +78,10 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.darknet.writer:save", "tensorbridge.verification.runners.darknet:DarknetRunner", "",
            "Darknet: a .cfg with its .weights beside it (libdarknet runs it)", "tensorbridge.rules.darknet:REGISTRY",
            runtime="tensorbridge.verification.runners.darknet:missing"),
+    Format("caffe", (".prototxt", ".caffemodel"), "tensorbridge.frontends.caffe.importer:load",
+           "tensorbridge.backends.caffe.writer:save", "tensorbridge.verification.runners.caffe:CaffeRunner", "caffe",
+           "Caffe: a .prototxt with its .caffemodel beside it (Caffe 1.0 runs it)", "tensorbridge.rules.caffe:REGISTRY",
+           runtime="tensorbridge.verification.runners.caffe:missing"),
 )
 
 

@@ -8,8 +8,7 @@ by protobuf, and weights become read-only NumPy views of the mapping. The writer
 `raw_data` straight from the arrays. External data (models over 2 GB) is memory-mapped on
 read and written to a side file.
 
-Wire format facts used: a field is a varint key (field_number << 3 | wire_type); wire type 0
-is a varint, 1 is 8 bytes, 2 is a varint length plus bytes, 5 is 4 bytes. ModelProto.graph is
+Wire format (formats/protowire.py) facts used: ModelProto.graph is
 field 7, GraphProto.initializer is field 5, TensorProto.raw_data is field 9.
 """
 
@@ -25,71 +24,15 @@ import onnx
 from onnx import numpy_helper
 
 from tensorbridge.errors import ModelError
+from tensorbridge.formats.protowire import fields, len_field
 
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
+WHAT = "ONNX file"
 _STREAM_MIN_BYTES = 1024  # smaller raw_data stays inside the parsed protobuf
 #: ONNX element types whose raw_data is plain little-endian NumPy storage.
 _PLAIN = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
           9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 14: np.complex64,
           15: np.complex128}
-
-
-def _varint(buf, pos: int, end: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= end:
-            raise ModelError("truncated ONNX file (varint runs past the end)")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ModelError("malformed ONNX file (varint too long)")
-
-
-def _fields(buf, start: int, end: int):
-    """Yield (field_number, field_start, value_start, value_end) for one message."""
-    pos = start
-    while pos < end:
-        field_start = pos
-        key, pos = _varint(buf, pos, end)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            _, pos2 = _varint(buf, pos, end)
-            yield number, field_start, pos, pos2
-            pos = pos2
-        elif wire == 1:
-            yield number, field_start, pos, pos + 8
-            pos += 8
-        elif wire == 2:
-            length, pos = _varint(buf, pos, end)
-            yield number, field_start, pos, pos + length
-            pos += length
-        elif wire == 5:
-            yield number, field_start, pos, pos + 4
-            pos += 4
-        else:
-            raise ModelError(f"malformed ONNX file (unsupported wire type {wire})")
-        if pos > end:
-            raise ModelError("truncated ONNX file (a field runs past the end)")
-
-
-def _encode_varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _len_field(number: int, length: int) -> bytes:
-    return _encode_varint(number << 3 | 2) + _encode_varint(length)
 
 
 @dataclass
@@ -126,29 +69,29 @@ def _read_mapped(mm: mmap.mmap, path: Path) -> LoadedModel:
     graph_parts: list[bytes] = []
     streamed: list[tuple[int, int, int]] = []  # (initializer index, offset, length)
     saw_graph = False
-    for number, fstart, vstart, vend in _fields(mm, 0, len(mm)):
+    for number, _, fstart, vstart, vend in fields(mm, 0, len(mm), WHAT):
         if number != _MODEL_GRAPH:
             model_keep.append(mm[fstart:vend])
             continue
         saw_graph = True
         init_index = 0
-        for gnum, gfs, gvs, gve in _fields(mm, vstart, vend):
+        for gnum, _, gfs, gvs, gve in fields(mm, vstart, vend, WHAT):
             if gnum != _GRAPH_INITIALIZER:
                 graph_parts.append(mm[gfs:gve])
                 continue
             tensor_keep: list[bytes] = []
-            for tnum, tfs, tvs, tve in _fields(mm, gvs, gve):
+            for tnum, _, tfs, tvs, tve in fields(mm, gvs, gve, WHAT):
                 if tnum == _TENSOR_RAW_DATA and tve - tvs >= _STREAM_MIN_BYTES:
                     streamed.append((init_index, tvs, tve - tvs))
                 else:
                     tensor_keep.append(mm[tfs:tve])
             body = b"".join(tensor_keep)
-            graph_parts.append(_len_field(_GRAPH_INITIALIZER, len(body)) + body)
+            graph_parts.append(len_field(_GRAPH_INITIALIZER, len(body)) + body)
             init_index += 1
     if not saw_graph:
         raise ModelError(f"{path} holds no ONNX graph (not an ONNX model, or truncated)")
     graph_body = b"".join(graph_parts)
-    proto = onnx.ModelProto.FromString(b"".join(model_keep) + _len_field(_MODEL_GRAPH, len(graph_body))
+    proto = onnx.ModelProto.FromString(b"".join(model_keep) + len_field(_MODEL_GRAPH, len(graph_body))
                                        + graph_body)
     weights: dict[str, np.ndarray] = {}
     inits = proto.graph.initializer
@@ -218,7 +161,7 @@ def write_model(proto: onnx.ModelProto, weights: list[tuple[str, np.ndarray]], p
         if code is None:
             t = numpy_helper.from_array(np.asarray(arr), name)
             body = t.SerializeToString()
-            pieces.append(_len_field(_GRAPH_INITIALIZER, len(body)) + body)
+            pieces.append(len_field(_GRAPH_INITIALIZER, len(body)) + body)
             continue
         t = onnx.TensorProto(name=name, data_type=code, dims=list(arr.shape))
         arr = np.ascontiguousarray(arr)
@@ -232,17 +175,17 @@ def write_model(proto: onnx.ModelProto, weights: list[tuple[str, np.ndarray]], p
                 e.key, e.value = k, v
             side_offset += arr.nbytes
             body = t.SerializeToString()
-            pieces.append(_len_field(_GRAPH_INITIALIZER, len(body)) + body)
+            pieces.append(len_field(_GRAPH_INITIALIZER, len(body)) + body)
         else:
             body = t.SerializeToString()
-            raw_head = _len_field(_TENSOR_RAW_DATA, arr.nbytes)
-            pieces.append(_len_field(_GRAPH_INITIALIZER, len(body) + len(raw_head) + arr.nbytes)
+            raw_head = len_field(_TENSOR_RAW_DATA, arr.nbytes)
+            pieces.append(len_field(_GRAPH_INITIALIZER, len(body) + len(raw_head) + arr.nbytes)
                           + body + raw_head)
             pieces.append(arr)
     graph_len = len(graph_bytes) + sum(p.nbytes if isinstance(p, np.ndarray) else len(p) for p in pieces)
     with open(path, "wb") as f:
         f.write(head.SerializeToString())
-        f.write(_len_field(_MODEL_GRAPH, graph_len))
+        f.write(len_field(_MODEL_GRAPH, graph_len))
         f.write(graph_bytes)
         for p in pieces:
             f.write(memoryview(p.reshape(-1).view(np.uint8)) if isinstance(p, np.ndarray) else p)
