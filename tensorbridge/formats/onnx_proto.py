@@ -24,7 +24,7 @@ import onnx
 from onnx import numpy_helper
 
 from tensorbridge.errors import ModelError
-from tensorbridge.formats.protowire import fields, len_field
+from tensorbridge.formats.protowire import fields, len_field, write_array
 
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
 WHAT = "ONNX file"
@@ -164,7 +164,6 @@ def write_model(proto: onnx.ModelProto, weights: list[tuple[str, np.ndarray]], p
             pieces.append(len_field(_GRAPH_INITIALIZER, len(body)) + body)
             continue
         t = onnx.TensorProto(name=name, data_type=code, dims=list(arr.shape))
-        arr = np.ascontiguousarray(arr)
         if external:
             pad = (-side_offset) % 64
             side_offset += pad
@@ -188,9 +187,9 @@ def write_model(proto: onnx.ModelProto, weights: list[tuple[str, np.ndarray]], p
         f.write(len_field(_MODEL_GRAPH, graph_len))
         f.write(graph_bytes)
         for p in pieces:
-            f.write(memoryview(p.reshape(-1).view(np.uint8)) if isinstance(p, np.ndarray) else p)
+            write_array(f, p) if isinstance(p, np.ndarray) else f.write(p)
     if external:
         with open(path.parent / data_name, "wb") as f:
             for pad, arr in side:
                 f.write(b"\0" * pad)
-                f.write(memoryview(arr.reshape(-1).view(np.uint8)))
+                write_array(f, arr)

@@ -130,7 +130,17 @@ class Writer:
         json_format.ParseDict(layer, self.net.layer.add())
 
     def finish(self) -> None:
-        """Consume the blobs that are not outputs and that nothing reads, so Caffe's outputs are the graph's."""
+        """Copy outputs that are an input (or another output) into a blob of their own, and consume the blobs
+        that are not outputs and that nothing reads, so Caffe's outputs are the graph's."""
+        taken = {x.name for x in self.graph.inputs}
+        for v in self.graph.outputs:
+            blob = self.name_of(v)
+            if blob in taken:
+                top = v.name if v.name not in taken else f"{v.name}.output"
+                self._add({"name": top, "type": "Split", "bottom": [blob], "top": [top]})
+                self.read.add(blob)
+                self.blob[id(v)] = blob = top
+            taken.add(blob)
         outputs = {self.name_of(v) for v in self.graph.outputs}
         written = [top for lay in self.net.layer if lay.type != "Input" for top in lay.top]
         unread = [b for b in dict.fromkeys(written) if b not in self.read and b not in outputs]

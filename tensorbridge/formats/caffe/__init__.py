@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.formats.protowire import fields, len_field, varint
+from tensorbridge.formats.protowire import fields, len_field, varint, write_array
 
 DESCRIPTOR = Path(__file__).with_name("caffe_descriptor.pb")
 WHAT = "caffemodel"
@@ -189,11 +189,11 @@ def write_caffemodel(path: str | Path, net, blobs: dict[str, list[np.ndarray]]) 
             body = layer.SerializeToString()
             parts = []
             for array in blobs.get(layer.name, ()):
-                array = np.array(array, np.float32, order="C", copy=None)  # 0-d blobs stay 0-d
+                array = np.asarray(array, np.float32)
                 shape = m.BlobShape(dim=array.shape).SerializeToString()
                 blob_head = len_field(_SHAPE, len(shape)) + shape + len_field(_DATA, array.nbytes)
                 parts.append((len_field(_BLOBS[_NET_LAYER], len(blob_head) + array.nbytes) + blob_head, array))
             f.write(len_field(_NET_LAYER, len(body) + sum(len(h) + a.nbytes for h, a in parts)) + body)
             for blob_head, array in parts:
                 f.write(blob_head)
-                f.write(memoryview(array.reshape(-1).view(np.uint8)))
+                write_array(f, array)

@@ -98,7 +98,8 @@ def pooling_params(node):
     method = MAX if node.op == "MaxPool" else AVE
     shape = source.shape
     caffe_size = [pool_output(size, kk, ss, pp) for size, kk, ss, pp in zip(shape[2:], k, s, p)]
-    if caffe_size != list(node.outputs[0].shape[2:]):
+    size = list(node.outputs[0].shape[2:])
+    if any(c < n or c > n + 1 for c, n in zip(caffe_size, size)):  # one more window, rounding up: cropped after
         return None
     if any(pp >= kk for pp, kk in zip(p, k)):
         return None
@@ -112,10 +113,10 @@ def pooling_params(node):
         got = run_node(node, [x])[0]
     except Exception:  # noqa: BLE001 - a pooling the probe cannot run is not Caffe's
         return None
-    want = pool_reference(probe.astype(np.float64), method, k, s, p)
+    want = pool_reference(probe.astype(np.float64), method, k, s, p)[:, :, :size[0], :size[1]]
     if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-6):
         return None
-    return method, k, s, p, source
+    return method, k, s, p, source, size if size != caffe_size else None
 
 
 def _check_pool(node):
@@ -125,10 +126,22 @@ def _check_pool(node):
 
 @R.exports("MaxPool", "AveragePool", check=_check_pool)
 def write_pool(w, node):
-    method, k, s, p, source = pooling_params(node)
+    """A Pooling layer; when the IR rounds the output size down where Caffe rounds up, the extra last row or
+    column Caffe computes is sliced off."""
+    method, k, s, p, source, crop = pooling_params(node)
+    pooled = w.spare(node, "pooled") if crop else None
     w.layer("Pooling", node, [source], {"pooling_param": {
         "pool": "MAX" if method == MAX else "AVE", **_hw("kernel_size", k, False), **_hw("stride", s, False),
-        **_hw("pad", p, False)}})
+        **_hw("pad", p, False)}}, tops=[pooled] if crop else None)
+    if crop:
+        full = list(pool_output(n, kk, ss, pp) for n, kk, ss, pp in zip(source.shape[2:], k, s, p))
+        axes = [axis for axis, (c, n) in zip((2, 3), zip(full, crop)) if c != n]
+        for axis in axes:
+            last = axis == axes[-1]
+            top = node.outputs[0] if last else w.spare(node, f"rows{axis}")
+            w.layer("Slice", node, [pooled], {"slice_param": {"axis": axis, "slice_point": [crop[axis - 2]]}},
+                    tops=[top, w.spare(node, f"extra{axis}")], name=f"{node.name}.crop{axis}")
+            pooled = top
 
 
 def _check_global(node):
@@ -326,6 +339,44 @@ _SIMPLE = {"Relu": "ReLU", "Sigmoid": "Sigmoid", "Tanh": "TanH", "Abs": "AbsVal"
 @R.exports(*_SIMPLE)
 def write_simple(w, node):
     w.layer(_SIMPLE[node.op], node, [node.input(0)], {})
+
+
+def _bounds(node):
+    """(low, high) of a Clip with constant bounds (None where it has none), or None."""
+    values = []
+    for i in (1, 2):
+        v = node.input(i) if len(node.inputs) > i else None
+        if v is not None and _scalar(v) is None:
+            return None
+        values.append(None if v is None else _scalar(v))
+    low, high = values
+    return (None if low is not None and np.isneginf(low) else low, None if high is not None and np.isposinf(high)
+            else high)
+
+
+@R.exports("Clip", check=lambda n: None if _bounds(n) is not None else "a Clip with computed bounds")
+def write_clip(w, node):
+    """Caffe 1.0 has no clipping layer: max(x, low) = low + relu(x - low) (a ReLU alone when low is 0), then
+    min(y, high) = y - relu(y - high). Equal to Clip within one rounding of `high` (exact where nothing is cut)."""
+    low, high = _bounds(node)
+    x, name = node.input(0), node.name
+    steps = []
+    if low == 0:
+        steps.append(("ReLU", {}))
+    elif low is not None:
+        steps += [("Power", {"power_param": {"shift": -low}}), ("ReLU", {}), ("Power", {"power_param": {"shift": low}})]
+    for i, (kind, params) in enumerate(steps):
+        top = node.outputs[0] if high is None and i == len(steps) - 1 else w.spare(node, f"low{i}")
+        w.layer(kind, node, [x], params, tops=[top], name=f"{name}.low{i}")
+        x = top
+    if high is None:
+        if not steps:
+            w.alias(node.outputs[0], x)
+        return
+    over = w.spare(node, "over")
+    w.layer("Power", node, [x], {"power_param": {"shift": -high}}, tops=[over], name=f"{name}.over")
+    w.layer("ReLU", node, [over], {}, tops=[over], name=f"{name}.excess")
+    w.layer("Eltwise", node, [x, over], {"eltwise_param": {"operation": "SUM", "coeff": [1.0, -1.0]}})
 
 
 @R.exports("LeakyRelu")

@@ -119,7 +119,7 @@ def inner_product(imp, lay):
     k, n = x.shape[-1], p.num_output
     blobs = _blobs(imp, 2 if p.bias_term else 1, "weights" + (" and biases" if p.bias_term else ""))
     matrix = _shaped(blobs[0], (k, n) if p.transpose else (n, k), "weights")
-    matrix = imp.weight("weight", matrix if p.transpose else np.ascontiguousarray(matrix.T))
+    matrix = imp.weight("weight", matrix if p.transpose else matrix.T)  # a view: 400 MB layers are not copied
     bias = imp.weight("bias", _shaped(blobs[1], (n,), "biases")) if p.bias_term else None
     y = imp.b.op("Dense", x, matrix, bias)
     y.producer.meta["caffe_transpose"] = bool(p.transpose)  # the layout of its weights blob, for writing back
