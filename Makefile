@@ -35,10 +35,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/tf_bench.py
 	$(PY) benchmarks/codegen_bench.py
 	$(PY) benchmarks/flax_bench.py
+	$(PY) benchmarks/caffe_bench.py
 
-# framework runtimes that verification runs besides the main venv (docs/darknet.md); `make test` needs none
+# framework runtimes that verification runs besides the main venv (docs/darknet.md, docs/caffe.md); `make test` needs none
 runtimes: $(STAMP)
 	PY=$(PY) bash scripts/runtimes/darknet.sh
+	bash scripts/runtimes/caffe.sh
 
 # the fuzzing campaign (docs/security.md): 1,000 mutants per source format through inspect and convert
 fuzz: $(STAMP)

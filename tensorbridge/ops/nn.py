@@ -143,6 +143,35 @@ def conv_transpose(X, W, B=None, *, strides, pads, dilations, group, auto_pad, k
                             output_shape=output_shape[-nsp:] if output_shape else None)
 
 
+def _decompose_grouped_conv_transpose(graph, node):
+    """A grouped transposed convolution as one per group on its slice of the channels, joined (Keras's
+    Conv2DTranspose has no groups)."""
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    g = node.attrs.get("group", 1)
+    rank = len(x.shape or ())
+    axis = 1 if node.attrs.get("layout", "NCHW") == "NCHW" else rank - 1
+    if g == 1 or w.const is None or (bias is not None and bias.const is None) or rank < 3 or \
+            not isinstance(x.shape[axis], int):
+        return False
+    b = Builder.replacing(node)
+    weights, per_in, per_out = np.asarray(w.const), x.shape[axis] // g, w.shape[1]
+    attrs = {**node.attrs, "group": 1}
+    parts = []
+    for j in range(g):
+        ends = [b.const(np.array([v], np.int64), b.name(f"{k}{j}")) for k, v in
+                (("start", j * per_in), ("end", (j + 1) * per_in), ("axis", axis))]
+        xj = b.op("Slice", x, *ends, suffix=f"group{j}")
+        wj = b.weight(b.name(f"weight{j}"), weights[j * per_in:(j + 1) * per_in])
+        bj = None if bias is None else b.weight(b.name(f"bias{j}"), np.asarray(bias.const)[j * per_out:(j + 1) * per_out])
+        parts.append(b.op("ConvTranspose", xj, wj, bj, suffix=f"deconv{j}", **attrs))
+    graph.replace_node(node, [b.op("Concat", *parts, axis=axis)])
+    return True
+
+
+set_decomposition("ConvTranspose", _decompose_grouped_conv_transpose)
+
+
 _POOL_ATTRS = {"kernel_shape": Attr("ints"), "strides": Attr("ints", None), "pads": Attr("ints", None),
                "dilations": Attr("ints", None), "auto_pad": Attr("str", "NOTSET"),
                "ceil_mode": Attr("int", 0), "layout": LAYOUT}
@@ -322,6 +351,40 @@ def lrn(X, *, size, alpha, beta, bias):
     padded = np.pad(sq, [(0, 0), (lo, hi)] + [(0, 0)] * (X.ndim - 2))
     s = sum(padded[:, i:i + c] for i in range(size))
     return (X / (bias + alpha / size * s) ** beta).astype(X.dtype)
+
+
+def _decompose_lrn(graph, node):
+    """x / (bias + alpha/size * window sum of x^2 over channels)^beta, the window sum as `size` shifted slices of
+    the channel-padded squares, for targets without a local response normalisation (Keras, TFLite, Flax)."""
+    x = node.inputs[0]
+    rank = len(x.shape or ())
+    axis = 1 if node.attrs.get("layout", "NCHW") == "NCHW" else rank - 1
+    if rank < 3 or not isinstance(x.shape[axis], int):
+        return False
+    size, c = node.attrs["size"], x.shape[axis]
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    b = Builder.replacing(node)
+    dt = x.dtype or np.float32
+
+    def const(name, v, dtype=np.int64):
+        return b.const(np.array(v, dtype=dtype), b.name(name))
+
+    pads = [0] * (2 * rank)
+    pads[axis], pads[rank + axis] = lo, hi
+    squares = b.op("Pad", b.op("Mul", x, x, suffix="square"), const("pads", pads), suffix="pad")
+    total = None
+    for i in range(size):
+        part = b.op("Slice", squares, const(f"start{i}", [i]), const(f"end{i}", [i + c]), const("axis", [axis]),
+                    suffix=f"shift{i}")
+        total = part if total is None else b.op("Add", total, part, suffix=f"sum{i}")
+    scaled = b.op("Mul", total, const("alpha", node.attrs.get("alpha", 1e-4) / size, dt), suffix="scaled")
+    base = b.op("Add", scaled, const("bias", node.attrs.get("bias", 1.0), dt), suffix="base")
+    power = b.op("Pow", base, const("beta", node.attrs.get("beta", 0.75), dt), suffix="power")
+    graph.replace_node(node, [b.op("Div", x, power, suffix="normalized")])
+    return True
+
+
+set_decomposition("LRN", _decompose_lrn)
 
 
 @op("LpNormalization", inputs="input", outputs="output", layout=attribute("axis", rule=L.single_axis(-1)), family=F, infer=same_as(0),

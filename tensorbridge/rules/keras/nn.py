@@ -134,7 +134,8 @@ def read_conv_transpose(imp, layer, inputs, node):
     return activate(imp, layer, y)
 
 
-@R.exports("ConvTranspose")
+@R.exports("ConvTranspose", check=lambda n: "grouped ConvTranspose (Conv2DTranspose has no groups)"
+           if n.attrs.get("group", 1) != 1 else None)
 def write_conv_transpose(em, node):
     require_nhwc(node)
     x, w = node.inputs[0], node.inputs[1]
