@@ -275,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("convert", help="convert SRC into another format", parents=[common, source])
     c.add_argument("src")
     c.add_argument("-o", "--output", required=True, help="destination file (format from its extension)")
-    c.add_argument("--to", help="output format (onnx, tbir, torch, pt2, keras, tflite); default: from the extension")
+    c.add_argument("--to", help=f"output format ({', '.join(f.name for f in frameworks.FORMATS if f.saver)}); "
+                   "default: from the extension")
     c.add_argument("--fp16", action="store_true", help="tflite: store weights as float16")
     c.add_argument("--quant-format", choices=["qdq", "qlinear"], default="qdq",
                    help="onnx: quantized ops as QuantizeLinear/DequantizeLinear pairs around float ops (qdq), "

@@ -26,21 +26,23 @@ def elu(imp, lay):
     return imp.b.op("Elu", imp.x, alpha=float(lay.elu_param.alpha))
 
 
-def _affine(imp, x, scale: float, shift: float):
-    """shift + scale * x, leaving out what is the identity."""
+def _affine(imp, x, scale: float, shift: float, last: bool = False):
+    """shift + scale * x, leaving out what is the identity; `last`: its final op is the layer's output, named
+    after the layer."""
     b = imp.b
-    if scale != 1:
-        x = b.op("Mul", x, b.const(np.float32(scale)), suffix="scale")
-    if shift != 0:
-        x = b.op("Add", x, b.const(np.float32(shift)), suffix="shift")
+    steps = [(op, v) for op, v, plain in (("Mul", scale, 1), ("Add", shift, 0)) if v != plain]
+    for i, (op, v) in enumerate(steps):
+        final = last and i == len(steps) - 1
+        x = b.op(op, x, b.const(np.float32(v), imp.name(op.lower())), suffix="" if final else
+                 {"Mul": "scale", "Add": "shift"}[op])
     return x
 
 
-@layer("Power", produces=("Mul", "Add", "Pow"))
+@layer("Power", produces=("Mul", "Add", "Pow", "Identity"))
 def power(imp, lay):
     """(shift + scale * x) ^ power"""
     p = lay.power_param
-    y = _affine(imp, imp.x, p.scale, p.shift)
+    y = _affine(imp, imp.x, p.scale, p.shift, last=p.power == 1)
     if p.power != 1:
         y = imp.b.op("Pow", y, imp.b.const(np.float32(p.power)))
     return y if y is not imp.x else imp.b.op("Identity", y)

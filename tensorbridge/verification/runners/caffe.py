@@ -21,7 +21,7 @@ from tensorbridge.errors import ModelError
 
 ROOT = Path(os.environ.get("TB_CAFFE_ROOT", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
                            / "tensorbridge" / "runtimes" / "caffe" / "root"))
-SETUP = "`make runtimes` (scripts/runtimes/caffe.sh: a Debian 11 chroot with Caffe 1.0)"
+SETUP = "run `make runtimes`, which builds a Debian 11 chroot with Caffe 1.0"
 #: layer types that BVLC Caffe 1.0 does not have (they come from forks)
 NOT_IN_CAFFE = frozenset({"Permute", "PriorBox", "DetectionOutput", "Normalize", "Interp", "Upsample"})
 SECONDS = 1200
@@ -46,7 +46,7 @@ np.savez(out, **{"b%d" % i: net.blobs[name].data for i, name in enumerate(sys.ar
 def missing() -> str | None:
     """Why Caffe cannot run here (None: it can)."""
     if not (ROOT / "usr/lib/python3/dist-packages/caffe/__init__.py").is_file():
-        return f"the Caffe chroot is not set up ({SETUP})"
+        return f"the Caffe chroot is not set up; {SETUP}"
     if os.geteuid() != 0 or shutil.which("chroot") is None:
         return "running the Caffe chroot needs root and chroot"
     return None
