@@ -207,3 +207,32 @@ def test_stock_cfgs_match_libdarknet_layer_by_layer(tmp_path, name):
         _close(value, got, ours[value], rtol=1e-4)
     tb.save(graph, tmp_path / "onnx" / "m.onnx")
     assert tb.verify(cfg, tmp_path / "onnx" / "m.onnx").ok
+
+
+@LIVE
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["yolov3-tiny", "yolov2-tiny", "resnet18"])
+def test_stock_cfgs_reach_keras_and_tflite_as_faithfully_as_libdarknet(tmp_path, name):
+    """Keras and TFLite outputs within 1e-4 of libdarknet, and no farther from the float64 result of the same
+    net than libdarknet itself is (x2): their kernels round differently, as libdarknet's do
+    (tests/models/faithful.py)."""
+    from tests.models.faithful import float64_truth
+
+    cfg = write(STOCK / f"{name}.cfg", tmp_path / name)
+    graph = tb.load(cfg)
+    image = np.random.default_rng(5).uniform(0, 1, graph.inputs[0].shape).astype(np.float32)
+    live = runtime.DarknetRunner(cfg).run({"input": image})
+    truth = float64_truth(graph, {"input": image})
+    for to, dest in (("keras", tmp_path / "m_keras"), ("tflite", tmp_path / "m.tflite")):
+        tb.save(graph, dest, to=to)
+        target = runner_for(str(dest))
+        shape = tuple(target.inputs[0][2])
+        out = target.run({target.inputs[0][0]: image if shape == image.shape else image.transpose(0, 2, 3, 1)})
+        for value, there in zip(graph.outputs, target.outputs):
+            got = np.asarray(out[there])
+            got = got if got.shape == live[value.name].shape else got.transpose(0, 3, 1, 2)
+            _close(f"{to} {value.name}", live[value.name], got, rtol=1e-4)
+            exact = truth[value.name].astype(np.float64)
+            darknet_error, target_error = (np.abs(np.asarray(a, np.float64) - exact).max() / np.abs(exact).max()
+                                           for a in (live[value.name], got))
+            assert target_error <= 2 * max(darknet_error, 1e-6), (to, value.name, target_error, darknet_error)

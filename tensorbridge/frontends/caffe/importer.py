@@ -115,8 +115,9 @@ class Importer:
             self.index, self.layer = index, lay
             if lay.type == "Input" or self.index not in layers:
                 continue
-            if self.index in self.fused:
-                self.values.update({top: self.values[lay.bottom[0]] for top in lay.top})
+            if self.index in self.fused:  # read with the BatchNorm before it (unless that one was refused)
+                if lay.bottom[0] in self.values:
+                    self.values.update({top: self.values[lay.bottom[0]] for top in lay.top})
                 continue
             if any(name not in self.values for name in lay.bottom):
                 missing = [name for name in lay.bottom if name not in self.values]
