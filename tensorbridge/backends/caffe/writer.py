@@ -23,7 +23,8 @@ from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.rules.caffe import REGISTRY
-from tensorbridge.rules.caffe.export import _padded_by, scale_before, threshold_of
+from tensorbridge.rules.caffe.base import COPY
+from tensorbridge.rules.caffe.export import inner_nodes
 
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 
@@ -36,17 +37,8 @@ def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
     return p.then("dead code", eliminate_dead_code)
 
 
-def _inner(g: Graph) -> set:
-    """Nodes a layer written for another node computes too (the zero padding of Caffe's average pooling, the
-    comparison of its Threshold, the product of a Scale with a bias)."""
-    found = (_padded_by(n) for n in g.nodes if n.op == "AveragePool")
-    pads = {pad for pad, _ in filter(None, found)}
-    scales = {scale_before(n) for n in g.nodes if n.op == "Add"} - {None}
-    return pads | scales | {n.input(0).producer for n in g.nodes if n.op == "Cast" and threshold_of(n) is not None}
-
-
 def _legalize(g: Graph) -> Graph:
-    inside = _inner(g)
+    inside = inner_nodes(g)
     return legalize(g, lambda n: None if n in inside else REGISTRY.blocker(n), "Caffe")
 
 
@@ -67,7 +59,7 @@ def write(graph: Graph, layout: LayoutOptions | None = None):
             report.add("inputs", x.name, f"Caffe takes float32 inputs of known shape, not {x.dtype} {x.shape}")
     report.raise_if_any()
     w = Writer(g, (graph.metadata.get("caffe") or {}).get("name") or graph.name)
-    inner = _inner(g)
+    inner = inner_nodes(g)
     for node in g.nodes:
         if node in inner:
             continue
@@ -137,7 +129,7 @@ class Writer:
             blob = self.name_of(v)
             if blob in taken:
                 top = v.name if v.name not in taken else f"{v.name}.output"
-                self._add({"name": top, "type": "Split", "bottom": [blob], "top": [top]})
+                self._add({"name": top, "type": COPY, "bottom": [blob], "top": [top]})
                 self.read.add(blob)
                 self.blob[id(v)] = blob = top
             taken.add(blob)

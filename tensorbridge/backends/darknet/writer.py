@@ -152,16 +152,18 @@ class Writer:
         self.where[id(node.outputs[0])] = position
         return self.layers[position]
 
-    def activate(self, node, name: str) -> None:
-        x = node.input(0)
+    def activate(self, node, name: str, x=None, inner=()) -> None:
+        """`node` is the activation `name` of `x` (default: its input; `inner`: the nodes computing it with it)."""
+        x = node.input(0) if x is None else x
         position = self.where.get(id(x))
         layer = self.layers[position] if position is not None and position >= 0 else None
+        readers = {user for user, _ in x.uses()}
         if layer is not None and layer.kind in ACTIVATED and layer.options.get("activation", "linear") == "linear" \
-                and len(x.uses()) == 1 and x not in self.graph.outputs:
+                and readers <= {node, *inner} and x not in self.graph.outputs:
             layer.options["activation"] = name
             self.where[id(node.outputs[0])] = position
         else:
-            self.layer("activation", {"activation": name}, node)
+            self.layer("activation", {"activation": name}, node, reads=x)
 
     def alias(self, value, same) -> None:
         self.where[id(value)] = self.index(same)
@@ -181,13 +183,17 @@ class Writer:
         self.where[id(value)] = position  # later readers of the value may read this copy
 
     def finish_outputs(self, report: BlockerReport) -> None:
-        outputs = [self.where.get(id(v)) for v in self.graph.outputs]
-        heads = [i for i in outputs if i is not None and i >= 0 and self.layers[i].kind in ("yolo", "region")]
-        if len(outputs) > 1 and len(heads) != len(outputs):
-            report.add("outputs", "", f"a Darknet model outputs its last layer (or its detector heads); this one "
-                                      f"has {len(outputs)} outputs")
-        elif len(outputs) == 1 and outputs[0] != len(self.layers) - 1:
-            self._route(self.graph.outputs[0])
+        """Darknet outputs its detector heads and its last layer: one output that is not a head becomes the last
+        layer (through a [route] when it is not already)."""
+        others = [v for v in self.graph.outputs if not self._is_head(self.where.get(id(v)))]
+        if len(others) > 1:
+            report.add("outputs", "", f"a Darknet model outputs its detector heads and its last layer; this one has "
+                                      f"{len(others)} other outputs")
+        elif others and self.where.get(id(others[0])) != len(self.layers) - 1:
+            self._route(others[0])
+
+    def _is_head(self, position) -> bool:
+        return position is not None and position >= 0 and self.layers[position].kind in ("yolo", "region")
 
     def result(self, source: dict) -> tuple[list[Section], Header, list[np.ndarray]]:
         x = self.graph.inputs[0]

@@ -2,8 +2,8 @@
 
 The net (`.prototxt`, protobuf text) is parsed with message classes that protobuf builds at run time from
 `caffe_descriptor.pb`, compiled from the vendored `caffe.proto` (BVLC, BSD 2-Clause; see LICENSE.caffe). The
-legacy V1 form (`layers { type: CONVOLUTION }`) is upgraded to the V2 form (`layer { type: "Convolution" }`) as
-Caffe itself does, so the rest of tensorbridge sees one form.
+legacy V1 form (`layers { type: CONVOLUTION }`) is upgraded to the V2 form (`layer { type: "Convolution" }`) by
+the frontend, as Caffe itself does.
 
 The weights (`.caffemodel`, protobuf binary) are walked on the wire (formats/protowire.py): only each layer's
 name and blobs are read, and every blob's data becomes a read-only NumPy view of the memory-mapped file, so a
@@ -31,21 +31,6 @@ _NAME, _BLOBS = {_NET_LAYER: 1, _NET_LAYERS_V1: 4}, {_NET_LAYER: 7, _NET_LAYERS_
 #: BlobProto fields: the 4-D legacy shape, data (float), double_data, shape; BlobShape.dim
 _LEGACY_DIMS, _DATA, _DOUBLE_DATA, _SHAPE, _DIM = (1, 2, 3, 4), 5, 8, 7, 1
 
-#: V1 layer type -> the V2 type name (Caffe's upgrade_proto)
-V1_TYPES = {
-    "ABSVAL": "AbsVal", "ACCURACY": "Accuracy", "ARGMAX": "ArgMax", "BNLL": "BNLL", "CONCAT": "Concat",
-    "CONTRASTIVE_LOSS": "ContrastiveLoss", "CONVOLUTION": "Convolution", "DECONVOLUTION": "Deconvolution",
-    "DATA": "Data", "DROPOUT": "Dropout", "DUMMY_DATA": "DummyData", "EUCLIDEAN_LOSS": "EuclideanLoss",
-    "ELTWISE": "Eltwise", "EXP": "Exp", "FLATTEN": "Flatten", "HDF5_DATA": "HDF5Data", "HDF5_OUTPUT": "HDF5Output",
-    "HINGE_LOSS": "HingeLoss", "IM2COL": "Im2col", "IMAGE_DATA": "ImageData", "INFOGAIN_LOSS": "InfogainLoss",
-    "INNER_PRODUCT": "InnerProduct", "LRN": "LRN", "MEMORY_DATA": "MemoryData",
-    "MULTINOMIAL_LOGISTIC_LOSS": "MultinomialLogisticLoss", "MVN": "MVN", "POOLING": "Pooling", "POWER": "Power",
-    "RELU": "ReLU", "SIGMOID": "Sigmoid", "SIGMOID_CROSS_ENTROPY_LOSS": "SigmoidCrossEntropyLoss",
-    "SILENCE": "Silence", "SOFTMAX": "Softmax", "SOFTMAX_LOSS": "SoftmaxWithLoss", "SPLIT": "Split",
-    "SLICE": "Slice", "TANH": "TanH", "WINDOW_DATA": "WindowData", "THRESHOLD": "Threshold",
-}
-
-
 @functools.cache
 def messages() -> SimpleNamespace:
     """Caffe's message classes (NetParameter, LayerParameter, ...), built from the shipped descriptor."""
@@ -61,7 +46,7 @@ def messages() -> SimpleNamespace:
 
 
 def read_prototxt(path: str | Path):
-    """The NetParameter of a prototxt, with V1 layers upgraded to the V2 form."""
+    """The NetParameter of a prototxt, as written (the frontend upgrades V1 layers)."""
     from google.protobuf import text_format
 
     path = Path(path)
@@ -75,28 +60,6 @@ def read_prototxt(path: str | Path):
         text_format.Parse(text, net)
     except text_format.ParseError as e:
         raise ModelError(f"{path}: not a valid Caffe prototxt: {e}") from None
-    return upgrade(net)
-
-
-def upgrade(net):
-    """`net` with its V1 `layers` rewritten as V2 `layer` entries (in place)."""
-    if not net.layers:
-        return net
-    if net.layer:
-        raise ModelError("the net mixes V1 `layers` and V2 `layer` entries")
-    for old in net.layers:
-        if old.HasField("layer"):
-            raise ModelError(f"layer {old.name!r} is in the V0 form (Caffe before 2014), which is not read")
-        new = net.layer.add(name=old.name, bottom=old.bottom, top=old.top)
-        kind = old.DESCRIPTOR.fields_by_name["type"].enum_type.values_by_number[old.type].name
-        new.type = V1_TYPES.get(kind, kind)
-        new.include.extend(old.include)
-        new.exclude.extend(old.exclude)
-        new.blobs.extend(old.blobs)
-        for field, value in old.ListFields():
-            if field.name.endswith("_param") and field.name in new.DESCRIPTOR.fields_by_name:
-                getattr(new, field.name).CopyFrom(value)
-    net.ClearField("layers")
     return net
 
 

@@ -22,7 +22,7 @@ from tensorbridge.formats.caffe import read_prototxt, read_weights
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.rules.caffe import REGISTRY
-from tensorbridge.rules.caffe.base import DATA, TRAINING
+from tensorbridge.rules.caffe.base import DATA, TRAINING, V1_TYPES
 from tensorbridge.rules.caffe.layers import scale_fuses
 
 TEST = 1  # caffe.Phase
@@ -47,8 +47,35 @@ def load(source, weights: str | Path | None = None, input_shapes: dict | None = 
     beside it); `weights` names a caffemodel elsewhere; `input_shapes` ({blob: dims}) replaces declared input
     shapes; `outputs` (blob names) cuts the net there, leaving out the layers after."""
     prototxt, caffemodel = paths(source, weights)
-    net = read_prototxt(prototxt)
+    net = read_net(prototxt)
     return Importer(net, read_weights(caffemodel), input_shapes or {}, outputs).run()
+
+
+def read_net(path):
+    """The prototxt's NetParameter in the V2 form."""
+    return upgrade(read_prototxt(path))
+
+
+def upgrade(net):
+    """`net` with its V1 `layers` rewritten as V2 `layer` entries (in place)."""
+    if not net.layers:
+        return net
+    if net.layer:
+        raise ModelError("the net mixes V1 `layers` and V2 `layer` entries")
+    for old in net.layers:
+        if old.HasField("layer"):
+            raise ModelError(f"layer {old.name!r} is in the V0 form (Caffe before 2014), which is not read")
+        new = net.layer.add(name=old.name, bottom=old.bottom, top=old.top)
+        kind = old.DESCRIPTOR.fields_by_name["type"].enum_type.values_by_number[old.type].name
+        new.type = V1_TYPES.get(kind, kind)
+        new.include.extend(old.include)
+        new.exclude.extend(old.exclude)
+        new.blobs.extend(old.blobs)
+        for field, value in old.ListFields():
+            if field.name.endswith("_param") and field.name in new.DESCRIPTOR.fields_by_name:
+                getattr(new, field.name).CopyFrom(value)
+    net.ClearField("layers")
+    return net
 
 
 def included(layer) -> bool:

@@ -5,7 +5,7 @@ activation without a rule is a blocker, and all of them are reported together (D
 on, running ReLU for an activation it does not know). Sections are then read in order by the registry's
 converters; the weights file must hold exactly the arrays the layers read. The IR input is `input`, one
 channels-first image (1, C, H, W) as `[net]` sizes it; the outputs are the detector heads (`[yolo]`,
-`[region]`) when there are any, else the last layer. Layer i's output is recorded in
+`[region]`) and the last layer when it is not one of them. Layer i's output is recorded in
 `graph.metadata["darknet_layers"][i]`, for per-layer comparison with libdarknet.
 """
 
@@ -147,15 +147,13 @@ class Importer:
         return self.graph
 
     def _set_outputs(self) -> None:
+        """The detector heads, in cfg order, and the last layer (Darknet's own output) when it is not one."""
         kinds = [s.kind for s in self.layers]
-        heads = [v for v, kind in zip(self.outputs, kinds) if kind in HEADS]
-        if heads:
-            self.graph.outputs.extend(heads)
-            return
         last = next((i for i in range(len(kinds) - 1, -1, -1) if kinds[i] != "cost"), None)
         if last is None:
             raise ModelError("the cfg has no layers")
-        self.graph.outputs.append(self.outputs[last])
+        heads = [v for v, kind in zip(self.outputs, kinds) if kind in HEADS]
+        self.graph.outputs.extend(dict.fromkeys(heads + ([] if kinds[last] in HEADS else [self.outputs[last]])))
 
 
 class _Skipped(Exception):

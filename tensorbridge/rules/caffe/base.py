@@ -20,6 +20,22 @@ TRAINING = frozenset("""Accuracy ContrastiveLoss EuclideanLoss HingeLoss Infogai
     SigmoidCrossEntropyLoss SoftmaxWithLoss Silence""".split())
 #: layers that read a dataset: a deploy prototxt declares an input instead
 DATA = frozenset("Data ImageData HDF5Data MemoryData WindowData DummyData AnnotatedData Python".split())
+#: the layer the writer copies a blob with
+COPY = "Split"
+
+#: V1 layer type -> the V2 type name (Caffe's upgrade_proto)
+V1_TYPES = {
+    "ABSVAL": "AbsVal", "ACCURACY": "Accuracy", "ARGMAX": "ArgMax", "BNLL": "BNLL", "CONCAT": "Concat",
+    "CONTRASTIVE_LOSS": "ContrastiveLoss", "CONVOLUTION": "Convolution", "DECONVOLUTION": "Deconvolution",
+    "DATA": "Data", "DROPOUT": "Dropout", "DUMMY_DATA": "DummyData", "EUCLIDEAN_LOSS": "EuclideanLoss",
+    "ELTWISE": "Eltwise", "EXP": "Exp", "FLATTEN": "Flatten", "HDF5_DATA": "HDF5Data", "HDF5_OUTPUT": "HDF5Output",
+    "HINGE_LOSS": "HingeLoss", "IM2COL": "Im2col", "IMAGE_DATA": "ImageData", "INFOGAIN_LOSS": "InfogainLoss",
+    "INNER_PRODUCT": "InnerProduct", "LRN": "LRN", "MEMORY_DATA": "MemoryData",
+    "MULTINOMIAL_LOGISTIC_LOSS": "MultinomialLogisticLoss", "MVN": "MVN", "POOLING": "Pooling", "POWER": "Power",
+    "RELU": "ReLU", "SIGMOID": "Sigmoid", "SIGMOID_CROSS_ENTROPY_LOSS": "SigmoidCrossEntropyLoss",
+    "SILENCE": "Silence", "SOFTMAX": "Softmax", "SOFTMAX_LOSS": "SoftmaxWithLoss", "SPLIT": "Split",
+    "SLICE": "Slice", "TANH": "TanH", "WINDOW_DATA": "WindowData", "THRESHOLD": "Threshold",
+}
 
 
 def spatial(values, h: int | None, w: int | None, default: int, what: str) -> list[int]:

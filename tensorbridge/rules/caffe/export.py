@@ -536,3 +536,12 @@ def write_identity(w, node):
 
 
 R.refuses("Transpose", "Caffe 1.0 has no Permute layer (SSD's fork has; Caffe 1.0 cannot load it)")
+
+
+def inner_nodes(g) -> set:
+    """Nodes a layer written for another node computes too (the zero padding of Caffe's average pooling, the
+    comparison of its Threshold, the product of a Scale with a bias)."""
+    found = (_padded_by(n) for n in g.nodes if n.op == "AveragePool")
+    pads = {pad for pad, _ in filter(None, found)}
+    scales = {scale_before(n) for n in g.nodes if n.op == "Add"} - {None}
+    return pads | scales | {n.input(0).producer for n in g.nodes if n.op == "Cast" and threshold_of(n) is not None}

@@ -95,6 +95,88 @@ def darknet_name(node) -> str | None:
     return None
 
 
+#: Darknet's activations that the IR states as arithmetic, as Darknet computes them (float64)
+FORMULAS = {
+    "loggy": lambda x: 2 / (1 + np.exp(-x)) - 1,
+    "ramp": lambda x: x * (x > 0) + 0.1 * x,
+    "plse": lambda x: np.where(x < -4, 0.01 * (x + 4), np.where(x > 4, 0.01 * (x - 4) + 1, 0.125 * x + 0.5)),
+    "lhtan": lambda x: np.where(x < 0, 0.001 * x, np.where(x > 1, 0.001 * (x - 1) + 1, x)),
+}
+#: the IR ops those are read as
+ARITHMETIC = frozenset({"Sigmoid", "Mul", "Add", "Sub", "Relu", "Clip"})
+
+
+def composite_activation(node):
+    """(input, inner nodes, name) when `node` ends a few arithmetic nodes that together compute one of FORMULAS
+    on one input (proven on a probe spanning every piece of them); None otherwise."""
+    if node.op not in ("Add", "Sub"):
+        return None
+    for x in _nearby_inputs(node):
+        region = _between(x, node)
+        if region is not None:
+            name = _proven(region, x)
+            if name:
+                return x, region[:-1], name
+    return None
+
+
+def _nearby_inputs(node, depth: int = 4) -> list:
+    """The computed values `node` reads within `depth` producers, nearest first."""
+    found, frontier = [], [node]
+    for _ in range(depth):
+        following = []
+        for n in frontier:
+            for v in n.inputs:
+                if v is not None and v.const is None and v not in found:
+                    found.append(v)
+                    if v.producer is not None and v.producer.op in ARITHMETIC:
+                        following.append(v.producer)
+        frontier = following
+    return found
+
+
+def _between(x, node):
+    """The nodes on the paths from `x` to `node`, in graph order, when nothing else enters or leaves them."""
+    region, stack = {node}, [node]
+    while stack:
+        for v in stack.pop().inputs:
+            if v is None or v.const is not None or v is x:
+                continue
+            if v.producer is None or v.producer.op not in ARITHMETIC:
+                return None
+            if v.producer not in region:
+                region.add(v.producer)
+                stack.append(v.producer)
+    graph = node.graph
+    for n in region:
+        for out in n.outputs:
+            if n is not node and (out in graph.outputs or any(user not in region for user, _ in out.uses())):
+                return None
+    return [n for n in graph.nodes if n in region] if len(region) <= 6 else None
+
+
+def _proven(region, x) -> str | None:
+    from tensorbridge.reference.interpreter import run_node
+
+    shape = x.shape
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    probe = np.linspace(-6, 6, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    values = {id(x): probe}
+    try:
+        for n in region:
+            args = [None if v is None else v.const if v.const is not None else values[id(v)] for v in n.inputs]
+            for v, out in zip(n.outputs, run_node(n, args)):
+                values[id(v)] = out
+    except (KeyError, ValueError, TypeError):
+        return None
+    got = values[id(region[-1].outputs[0])]
+    for name, formula in FORMULAS.items():
+        if got.shape == probe.shape and np.allclose(got, formula(probe.astype(np.float64)), rtol=1e-5, atol=1e-6):
+            return name
+    return None
+
+
 def _check(node):
     return None if darknet_name(node) else f"Darknet has no activation computing {node.op} with these parameters"
 
@@ -102,3 +184,9 @@ def _check(node):
 @R.exports("Sigmoid", "Relu", "Tanh", "Mish", "SiLU", "LeakyRelu", "Elu", "Selu", "Clip", check=_check)
 def write_activation(w, node):
     w.activate(node, darknet_name(node))
+
+
+@R.exports("Sub", check=lambda n: None if composite_activation(n) else "Darknet subtracts only inside an activation")
+def write_composite_activation(w, node):
+    x, inner, name = composite_activation(node)
+    w.activate(node, name, x, inner)

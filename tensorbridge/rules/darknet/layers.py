@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.rules.darknet.activations import composite_activation
 from tensorbridge.rules.darknet.base import BN_EPSILON, R, section
 
 
@@ -441,14 +442,25 @@ def _computed(*values) -> str | None:
     return "Darknet layers read other layers, not constants" if any(v.const is not None for v in values) else None
 
 
+def _scaled(v):
+    """(base, factor, [the Mul]) when `v` is a computed value times a scalar constant and read once; else (v, 1, [])."""
+    n = v.producer
+    if n is not None and n.op == "Mul" and len(v.uses()) == 1:
+        for base, k in ((n.inputs[0], n.inputs[1]), (n.inputs[1], n.inputs[0])):
+            if k is not None and k.const is not None and np.asarray(k.const).size == 1 and base.const is None:
+                return base, float(np.asarray(k.const).reshape(-1)[0]), [n]
+    return v, 1.0, []
+
+
 def shortcut_operands(node):
-    """(previous layer, the layer added, nodes in between) of an Add that a [shortcut] computes, or None: two
-    images of one shape, or a strided sample of a larger image zero-padded in channels (`_strided_add_term`)."""
+    """(previous layer, the layer added, nodes in between, factor of each) of an Add that a [shortcut] computes,
+    or None: two images of one shape, each maybe times a scalar (alpha, beta), or a strided sample of a larger
+    image zero-padded in channels (`_strided_add_term`)."""
     if node.op != "Add" or _computed(*node.inputs) or len(node.input(0).shape or ()) != 4:
         return None
-    a, b = node.inputs
-    for prev, term in ((a, b), (b, a)):
-        inner = []
+    (a, ka, ma), (b, kb, mb) = _scaled(node.inputs[0]), _scaled(node.inputs[1])
+    for prev, term, k_prev, k_term, scaling in ((a, b, ka, kb, ma + mb), (b, a, kb, ka, mb + ma)):
+        inner = list(scaling)
         if term.producer is not None and term.producer.op == "Pad" and len(term.uses()) == 1:
             inner.append(term.producer)
             pads = _const(term.producer.input(1))
@@ -458,12 +470,12 @@ def shortcut_operands(node):
                 continue
             term = term.producer.input(0)
         sample = term.producer
-        if sample is None or sample.op != "Slice" or len(term.uses()) != 1:
+        if sample is None or sample.op != "Slice" or len(term.uses()) != 1 or k_prev != 1:
             continue
         source = sample.input(0)
         if _sampled(sample, source, prev):
-            return prev, source, [sample, *inner]
-    return (a, b, []) if a.shape == b.shape else None
+            return prev, source, [sample, *inner], k_prev, k_term
+    return (a, b, ma + mb, ka, kb) if a.shape == b.shape else None
 
 
 def _sampled(sample, source, prev) -> bool:
@@ -485,12 +497,18 @@ def _sampled(sample, source, prev) -> bool:
     return got.shape == want.shape and np.array_equal(got, want)
 
 
-@R.exports("Add", check=lambda n: None if shortcut_operands(n) else "Darknet adds layers of one shape, or a strided "
-           "sample of a larger one")
+@R.exports("Add", check=lambda n: None if shortcut_operands(n) or composite_activation(n) else
+           "Darknet adds layers of one shape, or a strided sample of a larger one")
 def write_add(w, node):
-    a, b, _ = shortcut_operands(node)
-    prev, other = (b, a) if w.is_last(b) and a.shape == b.shape else (a, b)
-    w.layer("shortcut", {"from": w.ref(other), "activation": "linear"}, node, reads=prev)
+    composite = composite_activation(node)
+    if composite:
+        x, inner, name = composite
+        w.activate(node, name, x, inner)
+        return
+    a, b, _, ka, kb = shortcut_operands(node)
+    (prev, alpha), (other, beta) = ((b, kb), (a, ka)) if w.is_last(b) and a.shape == b.shape else ((a, ka), (b, kb))
+    weights = {k: v for k, v in (("alpha", alpha), ("beta", beta)) if v != 1}
+    w.layer("shortcut", {"from": w.ref(other), **weights, "activation": "linear"}, node, reads=prev)
 
 
 def _check_concat(node):
@@ -605,10 +623,14 @@ def write_identity(w, node):
 
 
 def inner_nodes(node) -> list:
-    """The nodes a section written for `node` computes too (a detector head's, a shortcut's sample)."""
+    """The nodes a section written for `node` computes too (a detector head's, a shortcut's sample, an
+    activation's arithmetic)."""
     if node.op in ("Where", "Reshape"):
         head = head_nodes(node)
         return head[1] if head else []
+    composite = composite_activation(node)
+    if composite:
+        return composite[1]
     found = shortcut_operands(node)
     return found[2] if found else []
 

@@ -56,20 +56,18 @@ class CaffeRunner:
     name = "Caffe 1.0"
 
     def __init__(self, source, **_options):
-        from tensorbridge.formats.caffe import read_prototxt
-        from tensorbridge.frontends.caffe.importer import Importer, paths
+        from tensorbridge.formats.caffe import read_weights
+        from tensorbridge.frontends.caffe.importer import Importer, paths, read_net
 
         why = missing()
         if why:
             raise ModelError(f"cannot run {source} in Caffe: {why}")
         self.prototxt, self.caffemodel = paths(source)
-        net = read_prototxt(self.prototxt)
+        net = read_net(self.prototxt)
         forks = sorted({f"{lay.name} ({lay.type})" for lay in net.layer if lay.type in NOT_IN_CAFFE})
         if forks:
             raise ModelError(f"Caffe 1.0 does not have the layers of Caffe forks that {self.prototxt.name} uses: "
                              f"{', '.join(forks)}")
-        from tensorbridge.formats.caffe import read_weights
-
         graph = Importer(net, read_weights(self.caffemodel), {}, None).run()
         self.inputs = [(v.name, "float32", tuple(v.shape)) for v in graph.inputs]
         self.outputs = [v.name for v in graph.outputs]
