@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
 
 from tensorbridge import frameworks
 from tensorbridge.errors import ModelError, TensorbridgeError, UnsupportedError
@@ -243,6 +244,20 @@ def cmd_verify(args, progress: _Progress) -> int:
     return 1 if not report.ok else 0 if report.proven else EXIT_INCONCLUSIVE
 
 
+def cmd_batch(args, progress: _Progress) -> int:
+    from tensorbridge import batch
+    from tensorbridge.batch.report import totals
+
+    targets = [t.strip() for t in args.to.split(",") if t.strip()] if args.to else None
+    for target in targets or ():
+        frameworks.by_name(target)  # an unknown target is refused before anything runs
+    records = batch.run(args.manifest, args.output, targets, args.ray, args.workers, progress=not progress.quiet)
+    counts = totals(records)
+    print(f"{len(records)} conversions: {', '.join(f'{n} {s}' for s, n in counts.items())}; "
+          f"summary: {Path(args.output) / 'summary.html'}")
+    return 0 if counts.get("pass", 0) == len(records) else 1
+
+
 def cmd_ops(args, progress: _Progress) -> int:
     from tensorbridge import support
 
@@ -323,6 +338,15 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--to", dest="to_fw", metavar="FW")
     o.add_argument("--markdown", action="store_true")
     o.set_defaults(func=cmd_ops)
+
+    b = sub.add_parser("batch", help="convert and verify every model of a manifest (docs/batch.md)", parents=[common])
+    b.add_argument("manifest", help="YAML or JSON manifest, or a text file with one source path per line")
+    b.add_argument("-o", "--output", required=True, help="folder for the models, logs and summary")
+    b.add_argument("--to", help="targets, comma-separated (default: the manifest's)")
+    b.add_argument("--ray", metavar="ADDRESS", help="run on this Ray cluster (e.g. 127.0.0.1:6379) instead of a "
+                                                     "local process pool")
+    b.add_argument("--workers", type=int, help="local jobs at once (default: half the cores)")
+    b.set_defaults(func=cmd_batch)
     return p
 
 
