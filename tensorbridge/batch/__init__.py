@@ -28,7 +28,7 @@ def run(manifest_path, outdir, targets: list[str] | None = None, ray_address: st
         workers: int | None = None, progress: bool = True) -> list[dict]:
     """Run every job of the manifest not finished before; every job's record (also written to OUTDIR)."""
     jobs = manifest.read(manifest_path, targets)
-    outdir = Path(outdir)
+    outdir = Path(outdir).resolve()  # Ray workers do not share the driver's working directory
     results = outdir / "results"
     results.mkdir(parents=True, exist_ok=True)
     done = {job.key: json.loads((results / f"{job.key}.json").read_text()) for job in jobs
