@@ -194,6 +194,8 @@ def layers() -> Net:
     m.pool("elu", "max_pad", 3, 2, p=1)                # 17 -> 9
     m.pool("elu", "ave_pad", 3, 2, method="AVE", p=1)  # the border rule
     m.pool("elu", "ave_ceil", 2, 2, method="AVE")      # 17 -> 9: the last window overhangs
+    m.add("Pooling", ["elu"], "ave_edge", pooling_param={  # 17 -> 6 rows: Caffe drops a window in the padding
+        "pool": "AVE", "kernel_h": 1, "kernel_w": 3, "stride_h": 3, "stride_w": 1, "pad_h": 0, "pad_w": 1})
     m.add("LRN", ["max_pad"], "lrn_across", lrn_param={"local_size": 3, "alpha": 0.5, "beta": 0.75, "k": 2})
     m.add("LRN", ["ave_pad"], "lrn_within", lrn_param={"local_size": 3, "alpha": 0.5, "beta": 0.75,
                                                        "norm_region": "WITHIN_CHANNEL"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.rules.caffe.base import R
-from tensorbridge.rules.caffe.layers import AVE, MAX, pool_output, pool_reference
+from tensorbridge.rules.caffe.layers import AVE, MAX, pool_reference, pooled_size
 
 
 def _const(v) -> np.ndarray | None:
@@ -64,57 +64,65 @@ def write_conv(w, node):
 
 
 # -- pooling ------------------------------------------------------------------------------------------------
-def _padded_by(node):
-    """The zero Pad of the spatial axes before an average pooling (how the frontend states Caffe's border rule),
-    as (pad node, (h, w)); None when there is none."""
-    x = node.input(0)
-    pad = x.producer
-    if node.op != "AveragePool" or pad is None or pad.op != "Pad" or len(x.uses()) != 1 or \
-            pad.attrs.get("mode", "constant") != "constant":
-        return None
-    amounts = _const(pad.input(1))
-    value = pad.input(2) if len(pad.inputs) > 2 else None
-    if amounts is None or amounts.size != 8 or np.any(amounts[[0, 1, 4, 5]]) or \
-            (value is not None and np.any(_const(value))) or len(pad.inputs) > 3 and pad.input(3) is not None:
-        return None
-    if amounts[2] != amounts[6] or amounts[3] != amounts[7]:
-        return None
-    return pad, (int(amounts[2]), int(amounts[3]))
+def _prefix(node):
+    """The nodes the frontend puts before a pooling to state Caffe's (a zero Pad before an average, then a Slice
+    dropping rows no window reads), each read only by the next: (those nodes in order, the image before them)."""
+    chain, x = [], node.input(0)
+    for op, fits in (("Slice", _from_origin), ("Pad", _zero_border)):
+        n = x.producer
+        if n is not None and n.op == op and len(x.uses()) == 1 and fits(n):
+            chain.insert(0, n)
+            x = n.input(0)
+    return chain, x
+
+
+def _zero_border(pad) -> bool:
+    """A Pad adding zeros equally before and after each spatial axis of an image."""
+    amounts, value = _const(pad.input(1)), pad.input(2) if len(pad.inputs) > 2 else None
+    return pad.attrs.get("mode", "constant") == "constant" and amounts is not None and amounts.size == 8 and \
+        not np.any(amounts[[0, 1, 4, 5]]) and amounts[2] == amounts[6] and amounts[3] == amounts[7] and \
+        (value is None or not np.any(_const(value))) and (len(pad.inputs) < 4 or pad.input(3) is None)
+
+
+def _from_origin(sl) -> bool:
+    """A Slice keeping the first rows and columns of an image (starts 0, steps 1, spatial axes)."""
+    consts = [_const(v) for v in sl.inputs[1:]]
+    return len(consts) >= 3 and all(c is not None for c in consts[:3]) and not np.any(consts[0]) and \
+        sorted(int(a) % 4 for a in consts[2].reshape(-1)) in ([2], [3], [2, 3]) and \
+        (len(consts) < 4 or consts[3] is None or np.all(consts[3] == 1))
 
 
 def pooling_params(node):
-    """(method, kernel, stride, pad, source) of the Caffe pooling that computes `node` (with the Pad before it, if
-    any), proven on a probe; None when Caffe's pooling computes something else."""
-    padded = _padded_by(node)
-    source = padded[0].input(0) if padded else node.input(0)
+    """(method, kernel, stride, pad, source, crop) of the Caffe pooling that computes `node` with the nodes
+    `_prefix` finds before it, proven on a probe; `crop` is the output size when it is smaller than Caffe's (the
+    extra row or column is sliced off after). None when Caffe's pooling computes something else."""
+    chain, source = _prefix(node)
     if not _image(source) or not _image(node.outputs[0]) or any(d != 1 for d in node.attrs.get("dilations") or []):
         return None
     k = list(node.attrs["kernel_shape"])
     s = list(node.attrs.get("strides") or [1, 1])
     pads = list(node.attrs.get("pads") or [0] * 4)
-    p = list(padded[1]) if padded else pads[:2]
-    if padded and any(pads[:2]):
+    padding = [n for n in chain if n.op == "Pad"]
+    if padding and any(pads[:2]):
         return None
+    p = [int(a) for a in _const(padding[0].input(1))[2:4]] if padding else pads[:2]
     method = MAX if node.op == "MaxPool" else AVE
     shape = source.shape
-    caffe_size = [pool_output(size, kk, ss, pp) for size, kk, ss, pp in zip(shape[2:], k, s, p)]
+    caffe_size = pooled_size(shape[2:], k, s, p)
     size = list(node.outputs[0].shape[2:])
-    if any(c < n or c > n + 1 for c, n in zip(caffe_size, size)):  # one more window, rounding up: cropped after
-        return None
-    if any(pp >= kk for pp, kk in zip(p, k)):
+    if any(c < n or c > n + 1 for c, n in zip(caffe_size, size)) or any(pp >= kk for pp, kk in zip(p, k)):
         return None
     from tensorbridge.reference.interpreter import run_node
 
     probe = np.random.default_rng(0).standard_normal((1, 2, *shape[2:])).astype(np.float32)
     x = probe
-    if padded:
-        x = run_node(padded[0], [probe, *(_const(v) for v in padded[0].inputs[1:])])[0]
     try:
-        got = run_node(node, [x])[0]
+        for n in [*chain, node]:
+            x = run_node(n, [x, *(_const(v) for v in n.inputs[1:])])[0]
     except Exception:  # noqa: BLE001 - a pooling the probe cannot run is not Caffe's
         return None
     want = pool_reference(probe.astype(np.float64), method, k, s, p)[:, :, :size[0], :size[1]]
-    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+    if x.shape != want.shape or not np.allclose(x, want, rtol=1e-5, atol=1e-6):
         return None
     return method, k, s, p, source, size if size != caffe_size else None
 
@@ -134,7 +142,7 @@ def write_pool(w, node):
         "pool": "MAX" if method == MAX else "AVE", **_hw("kernel_size", k, False), **_hw("stride", s, False),
         **_hw("pad", p, False)}}, tops=[pooled] if crop else None)
     if crop:
-        full = list(pool_output(n, kk, ss, pp) for n, kk, ss, pp in zip(source.shape[2:], k, s, p))
+        full = pooled_size(source.shape[2:], k, s, p)
         axes = [axis for axis, (c, n) in zip((2, 3), zip(full, crop)) if c != n]
         for axis in axes:
             last = axis == axes[-1]
@@ -539,9 +547,9 @@ R.refuses("Transpose", "Caffe 1.0 has no Permute layer (SSD's fork has; Caffe 1.
 
 
 def inner_nodes(g) -> set:
-    """Nodes a layer written for another node computes too (the zero padding of Caffe's average pooling, the
+    """Nodes a layer written for another node computes too (what states Caffe's pooling around a pooling, the
     comparison of its Threshold, the product of a Scale with a bias)."""
-    found = (_padded_by(n) for n in g.nodes if n.op == "AveragePool")
-    pads = {pad for pad, _ in filter(None, found)}
+    pads = {n for pool in g.nodes if pool.op in ("AveragePool", "MaxPool") and pooling_params(pool)
+            for n in _prefix(pool)[0]}
     scales = {scale_before(n) for n in g.nodes if n.op == "Add"} - {None}
     return pads | scales | {n.input(0).producer for n in g.nodes if n.op == "Cast" and threshold_of(n) is not None}

@@ -2,7 +2,7 @@
 
 Pooling follows Caffe, not the ONNX defaults: the output size is rounded up (then reduced by one when the last
 window would start in the padding), max pooling ignores the padding, and average pooling divides by the part of
-the window inside the padded image (padding counts, the overhang of the rounding does not). `pool_output` and
+the window inside the padded image (padding counts, the overhang of the rounding does not). `pooled_size` and
 `pool_reference` state that once; the writer proves every pooling it writes against them.
 """
 
@@ -52,18 +52,19 @@ def _shaped(blob: np.ndarray, shape, what: str) -> np.ndarray:
     return blob.reshape(shape)
 
 
-def pool_output(size: int, k: int, s: int, p: int) -> int:
-    """Caffe's pooled size: rounded up, minus one when the last window would start in the end padding."""
-    out = int(math.ceil((size + 2 * p - k) / s)) + 1
-    if p and (out - 1) * s >= size + p:
-        out -= 1
+def pooled_size(size, k, s, p) -> list[int]:
+    """Caffe's pooled (h, w): rounded up, less one on an axis whose last window would start in the end padding
+    (checked on both axes when either is padded, as Caffe does)."""
+    out = [int(math.ceil((n + 2 * pp - kk) / ss)) + 1 for n, kk, ss, pp in zip(size, k, s, p)]
+    if any(p):
+        out = [o - 1 if (o - 1) * ss >= n + pp else o for o, n, ss, pp in zip(out, size, s, p)]
     return out
 
 
 def pool_reference(x: np.ndarray, method: int, k, s, p) -> np.ndarray:
     """Caffe's pooling of an NCHW float array (max or average), as its CPU code computes it."""
     n, c, h, w = x.shape
-    oh, ow = pool_output(h, k[0], s[0], p[0]), pool_output(w, k[1], s[1], p[1])
+    oh, ow = pooled_size((h, w), k, s, p)
     y = np.empty((n, c, oh, ow), np.float64)
     for i in range(oh):
         for j in range(ow):
@@ -89,7 +90,7 @@ def pooling(imp, lay):
     k, s, pad = window(p, "kernel_size", 0), window(p, "stride", 1), window(p, "pad", 0)
     if min(k) < 1 or min(s) < 1 or any(q >= kk for q, kk in zip(pad, k)):
         raise ModelError(f"kernel {k}, stride {s}, pad {pad} is not a pooling window")
-    out = [pool_output(size, kk, ss, pp) for size, kk, ss, pp in zip((h, w), k, s, pad)]
+    out = pooled_size((h, w), k, s, pad)
     x, size = imp.x, [h, w]
     if p.pool == AVE and any(pad):  # Caffe's average counts the padding but not the overhang: pad with zeros first
         x = b.op("Pad", x, b.const(np.array([0, 0, *pad, 0, 0, *pad], np.int64)), suffix="pad")
