@@ -21,12 +21,11 @@ import tensorbridge as tb
 from tensorbridge.errors import ModelError, UnsupportedError
 from tensorbridge.formats.caffe import format_prototxt, messages, read_prototxt, read_weights, write_caffemodel
 from tensorbridge.reference.interpreter import run
-from tensorbridge.verification.compare import compare
 from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners import caffe as runtime
 from tests.caffe.models import Net, build, write
 from tests.caffe.record import image
-from tests.models.faithful import float64_truth
+from tests.models.faithful import close, float64_truth, image_feeds, no_farther_from_truth
 
 DATA = Path(__file__).with_name("data")
 LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no Caffe: {runtime.missing()}")
@@ -42,11 +41,6 @@ def recorded():
         return dict(f)
 
 
-def _close(name, expected, got, rtol=1e-5):
-    report = compare(name, name, expected, np.asarray(got).reshape(expected.shape), rtol=rtol)
-    assert report.ok, (name, report.robust_rel, report.problem)
-
-
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "tensorbridge", *map(str, args)], capture_output=True, text=True)
 
@@ -58,7 +52,7 @@ def test_every_blob_reads_as_caffe_computed_it(recorded):
     assert blobs <= set(recorded) and len(blobs) > 40
     for name in blobs:
         assert np.std(recorded[name]) > 1e-2, f"{name} is degenerate: the comparison would prove nothing"
-        _close(name, recorded[name], got[name])
+        close(name, recorded[name], got[name])
     kinds = {n.meta.get("source_op") for n in graph.nodes}
     assert kinds >= {"Convolution", "Deconvolution", "Pooling", "InnerProduct", "BatchNorm", "Scale", "Bias", "LRN",
                      "PReLU", "ELU", "Eltwise", "Concat", "Slice", "Crop", "Tile", "Power", "Exp", "Log", "BNLL",
@@ -75,7 +69,7 @@ def test_converted_model_computes_what_caffe_did(recorded, tmp_path, to):
     out = target.run({target.inputs[0][0]: recorded["data"]})
     assert len(target.outputs) == len(graph.outputs)
     for value, theirs in zip(graph.outputs, target.outputs):
-        _close(value.name, recorded[value.name], out[theirs])
+        close(value.name, recorded[value.name], out[theirs])
 
 
 def test_round_trip_gives_back_every_blob_bit_for_bit(tmp_path):
@@ -131,7 +125,7 @@ def test_v1_nets_read_as_caffe_upgrades_them(tmp_path):
                      for o in range(3) for i in range(4)]).reshape(3, 4, 4) + b[:, None, None]
     fc_w, fc_b = weights["fc"][0].reshape(4, 48), weights["fc"][1].reshape(-1)
     expected = fc_w @ np.maximum(conv, 0).reshape(-1) + fc_b
-    _close("fc", expected[None], run(graph, {"data": x})["fc"])
+    close("fc", expected[None], run(graph, {"data": x})["fc"])
 
 
 def test_pytorch_model_written_as_caffe(tmp_path):
@@ -145,10 +139,10 @@ def test_pytorch_model_written_as_caffe(tmp_path):
         back = tb.load(tmp_path / f"{name}.prototxt")
         feeds = {back.inputs[0].name: args[0].numpy()}
         expected = module(*args).detach().numpy()
-        _close(name, expected, run(back, feeds)[back.outputs[0].name])
+        close(name, expected, run(back, feeds)[back.outputs[0].name])
         if runtime.missing() is None:
             out = runtime.CaffeRunner(tmp_path / f"{name}.prototxt").run(feeds)
-            _close(name, expected, out[back.outputs[0].name])
+            close(name, expected, out[back.outputs[0].name])
 
 
 def test_what_caffe_cannot_express_is_listed_at_once(tmp_path):
@@ -243,12 +237,12 @@ def test_ssd_layers_read_and_detection_output_is_cut_off(tmp_path):
     # Normalize: each pixel's channels have unit norm before the scale
     a = ours[graph.metadata["caffe"]["blobs"]["conv_a"]]  # after its in-place ReLU
     expected = a / np.sqrt((a ** 2).sum(axis=1, keepdims=True) + 1e-10) * blobs["a_norm"][0].reshape(1, -1, 1, 1)
-    _close("a_norm", expected, ours["a_norm"])
+    close("a_norm", expected, ours["a_norm"])
     tb.save(graph, tmp_path / "ssd.onnx")
     target = runner_for(str(tmp_path / "ssd.onnx"))
     out = target.run({"data": x})
     for value, theirs in zip(graph.outputs, target.outputs):
-        _close(value.name, ours[value.name], out[theirs])
+        close(value.name, ours[value.name], out[theirs])
 
 
 def test_upsample_and_interp_of_caffe_forks(tmp_path):
@@ -260,7 +254,7 @@ def test_upsample_and_interp_of_caffe_forks(tmp_path):
     write_caffemodel(tmp_path / "r.caffemodel", net, blobs)
     x = image((1, 2, 5, 7))
     got = run(tb.load(tmp_path / "r.prototxt"), {"data": x})
-    _close("up", x.repeat(2, 2).repeat(2, 3), got["up"])
+    close("up", x.repeat(2, 2).repeat(2, 3), got["up"])
     # Interp aligns the corners: output pixel i samples input i * (n - 1) / (m - 1), bilinearly
     rows, cols = np.linspace(0, 4, 9), np.linspace(0, 6, 13)
     r0, c0 = np.minimum(rows.astype(int), 3), np.minimum(cols.astype(int), 5)
@@ -268,7 +262,7 @@ def test_upsample_and_interp_of_caffe_forks(tmp_path):
     v = x[0]
     expected = ((1 - fr) * (1 - fc) * v[:, r0][:, :, c0] + (1 - fr) * fc * v[:, r0][:, :, c0 + 1]
                 + fr * (1 - fc) * v[:, r0 + 1][:, :, c0] + fr * fc * v[:, r0 + 1][:, :, c0 + 1])
-    _close("interp", expected[None], got["interp"])
+    close("interp", expected[None], got["interp"])
 
 
 @pytest.mark.slow
@@ -285,26 +279,17 @@ def test_architectures_convert_as_caffe_computed_them(tmp_path, name):
     ours = run(graph, {"data": x}, intermediates=True)
     for blob, value in theirs.items():
         assert np.std(value) > 1e-4, f"{blob} does not vary: the comparison would prove nothing"
-        _close(blob, value, ours[blob], rtol)
+        close(blob, value, ours[blob], rtol)
     truth = float64_truth(graph, {"data": x}) if name in DEEP else None
     for to in ("onnx", "torch", "keras", "tflite"):
         dest = tmp_path / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
         tb.save(graph, dest, to=to)
         target = runner_for(str(dest))
-        out = target.run({target.inputs[0][0]: x if to in ("onnx", "torch") else _input_for(target, x)})
+        out = target.run(image_feeds(target, x))
         for value, name_there in zip(graph.outputs, target.outputs):
-            _close(f"{to} {value.name}", theirs[value.name], out[name_there], rtol)
+            close(f"{to} {value.name}", theirs[value.name], out[name_there], rtol)
             if truth is not None:
-                exact = truth[value.name].astype(np.float64)
-                caffe_error, target_error = (np.abs(np.asarray(a, np.float64).reshape(exact.shape) - exact).max() /
-                                             np.abs(exact).max() for a in (theirs[value.name], out[name_there]))
-                assert target_error <= 2 * max(caffe_error, 1e-6), (to, value.name, target_error, caffe_error)
-
-
-def _input_for(target, x):
-    """The image in the layout the target takes (Keras and TFLite keep NCHW inputs unless asked otherwise)."""
-    shape = tuple(target.inputs[0][2])
-    return x if shape == x.shape else x.transpose(0, 2, 3, 1)
+                no_farther_from_truth(f"{to} {value.name}", theirs[value.name], out[name_there], truth[value.name])
 
 
 @LIVE
@@ -317,4 +302,4 @@ def test_architectures_match_caffe_blob_by_blob(tmp_path, name):
     ours = run(graph, {"data": x}, intermediates=True)
     for value, got in runtime.CaffeRunner(prototxt).run_intermediates({"data": x}).items():
         if value != "data":
-            _close(value, got, ours[value], 2 * DEEP.get(name, 0.5e-5))  # inner blobs: no softmax damping
+            close(value, got, ours[value], 2 * DEEP.get(name, 0.5e-5))  # inner blobs: no softmax damping

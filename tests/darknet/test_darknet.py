@@ -21,10 +21,10 @@ import tensorbridge as tb
 from tensorbridge.errors import ModelError, UnsupportedError
 from tensorbridge.formats.darknet import write_weights
 from tensorbridge.reference.interpreter import run
-from tensorbridge.verification.compare import compare
 from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners import darknet as runtime
 from tests.darknet.models import STOCK, build, write
+from tests.models.faithful import close, float64_truth, image_feeds, no_farther_from_truth
 
 DATA = Path(__file__).with_name("data")
 LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no libdarknet: {runtime.missing()}")
@@ -36,11 +36,6 @@ def recorded():
         return dict(f)
 
 
-def _close(name, expected, got, rtol=1e-5):
-    report = compare(name, name, expected, np.asarray(got).reshape(expected.shape), rtol=rtol)
-    assert report.ok, (name, report.robust_rel, report.problem)
-
-
 def test_every_layer_reads_as_libdarknet_computed_it(recorded):
     graph = tb.load(DATA / "layers.cfg")
     got = run(graph, {"input": recorded["input"]}, intermediates=True)
@@ -48,7 +43,7 @@ def test_every_layer_reads_as_libdarknet_computed_it(recorded):
     assert set(layers) <= set(recorded)
     for name in layers:
         assert np.std(recorded[name]) > 1e-3, f"{name} is degenerate: the comparison would prove nothing"
-        _close(name, recorded[name], got[name])
+        close(name, recorded[name], got[name])
     kinds = {n.meta.get("source_op") for n in graph.nodes}
     assert kinds >= {"convolutional", "maxpool", "avgpool", "route", "shortcut", "upsample", "connected", "softmax",
                      "yolo", "region", "activation"}
@@ -64,7 +59,7 @@ def test_converted_model_computes_what_libdarknet_did(recorded, tmp_path, to):
     out = target.run({target.inputs[0][0]: recorded["input"]})
     assert len(target.outputs) == 3  # yolo16, region19, softmax25 (Keras and TFLite name them their own way)
     for name, theirs in zip(["yolo16", "region19", "softmax25"], target.outputs):
-        _close(name, recorded[name], out[theirs])
+        close(name, recorded[name], out[theirs])
 
 
 def test_every_section_and_activation_is_written_back(recorded, tmp_path):
@@ -82,9 +77,9 @@ def test_every_section_and_activation_is_written_back(recorded, tmp_path):
     live = runtime.DarknetRunner(tmp_path / "again.cfg").run({"input": recorded["input"]}) \
         if runtime.missing() is None else None
     for name, value in zip(names, back.outputs):
-        _close(name, recorded[name], got[value.name])
+        close(name, recorded[name], got[value.name])
         if live is not None:
-            _close(name, recorded[name], live[value.name])
+            close(name, recorded[name], live[value.name])
 
 
 def test_yolov4_style_cfg_reads_and_round_trips(tmp_path):
@@ -120,12 +115,11 @@ def test_yolov4_style_cfg_converts_as_the_reference_computes_it(tmp_path, to):
     dest = tmp_path / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
     tb.save(graph, dest, to=to)
     target = runner_for(str(dest))
-    shape = tuple(target.inputs[0][2])
-    out = target.run({target.inputs[0][0]: image if shape == image.shape else image.transpose(0, 2, 3, 1)})
+    out = target.run(image_feeds(target, image))
     for value, there in zip(graph.outputs, target.outputs):
         assert np.std(expected[value.name]) > 1e-3
         got = np.asarray(out[there])
-        _close(value.name, expected[value.name], got if got.shape == expected[value.name].shape else
+        close(value.name, expected[value.name], got if got.shape == expected[value.name].shape else
                got.transpose(0, 3, 1, 2))
 
 
@@ -165,10 +159,10 @@ def test_pytorch_model_written_as_darknet(tmp_path):
     back = tb.load(tmp_path / "m.cfg")
     feeds = {"input": x.numpy()}
     expected = model(x).detach().numpy()
-    _close("out", expected, run(back, feeds)[back.outputs[0].name])
+    close("out", expected, run(back, feeds)[back.outputs[0].name])
     if runtime.missing() is None:
         out = runtime.DarknetRunner(tmp_path / "m.cfg").run(feeds)
-        _close("out", expected, out[back.outputs[0].name])
+        close("out", expected, out[back.outputs[0].name])
 
 
 def test_what_darknet_cannot_express_is_listed_at_once(tmp_path):
@@ -238,7 +232,7 @@ def test_stock_cfgs_match_libdarknet_layer_by_layer(tmp_path, name):
     live = runtime.DarknetRunner(cfg).run_intermediates({"input": image})
     ours = run(graph, {"input": image}, intermediates=True)
     for value, got in live.items():  # libdarknet sums in float32: deep models drift by some 1e-5 from the IR
-        _close(value, got, ours[value], rtol=1e-4)
+        close(value, got, ours[value], rtol=1e-4)
     tb.save(graph, tmp_path / "onnx" / "m.onnx")
     assert tb.verify(cfg, tmp_path / "onnx" / "m.onnx").ok
 
@@ -250,8 +244,6 @@ def test_stock_cfgs_reach_keras_and_tflite_as_faithfully_as_libdarknet(tmp_path,
     """Keras and TFLite outputs within 1e-4 of libdarknet, and no farther from the float64 result of the same
     net than libdarknet itself is (x2): their kernels round differently, as libdarknet's do
     (tests/models/faithful.py)."""
-    from tests.models.faithful import float64_truth
-
     cfg = write(STOCK / f"{name}.cfg", tmp_path / name)
     graph = tb.load(cfg)
     image = np.random.default_rng(5).uniform(0, 1, graph.inputs[0].shape).astype(np.float32)
@@ -260,13 +252,9 @@ def test_stock_cfgs_reach_keras_and_tflite_as_faithfully_as_libdarknet(tmp_path,
     for to, dest in (("keras", tmp_path / "m_keras"), ("tflite", tmp_path / "m.tflite")):
         tb.save(graph, dest, to=to)
         target = runner_for(str(dest))
-        shape = tuple(target.inputs[0][2])
-        out = target.run({target.inputs[0][0]: image if shape == image.shape else image.transpose(0, 2, 3, 1)})
+        out = target.run(image_feeds(target, image))
         for value, there in zip(graph.outputs, target.outputs):
             got = np.asarray(out[there])
             got = got if got.shape == live[value.name].shape else got.transpose(0, 3, 1, 2)
-            _close(f"{to} {value.name}", live[value.name], got, rtol=1e-4)
-            exact = truth[value.name].astype(np.float64)
-            darknet_error, target_error = (np.abs(np.asarray(a, np.float64) - exact).max() / np.abs(exact).max()
-                                           for a in (live[value.name], got))
-            assert target_error <= 2 * max(darknet_error, 1e-6), (to, value.name, target_error, darknet_error)
+            close(f"{to} {value.name}", live[value.name], got, rtol=1e-4)
+            no_farther_from_truth(f"{to} {value.name}", live[value.name], got, truth[value.name])

@@ -41,10 +41,35 @@ def check(report, truth: dict | None = None, classifier: bool = True, slack: flo
         if classifier and "top10" in o.topk:
             assert o.topk["top10"] == 1.0, report.summary()
         if truth is not None:
-            exact = np.asarray(list(truth.values())[list(report.arrays).index(name)], np.float64)
-            scale = np.abs(exact).max()
-            source_error = np.abs(np.asarray(ref, np.float64) - exact).max() / scale
-            target_error = np.abs(np.asarray(got, np.float64) - exact).max() / scale
-            assert target_error <= slack * max(source_error, 1e-6), \
-                (f"{name}: the target is {target_error:.3g} from the float64 truth, the source runtime "
-                 f"{source_error:.3g}", report.summary())
+            no_farther_from_truth(name, ref, got, list(truth.values())[list(report.arrays).index(name)], slack,
+                                  report.summary())
+
+
+def distance(value, exact) -> float:
+    """max|value - exact| / max|exact|, in float64 (`value` in `exact`'s shape)."""
+    exact = np.asarray(exact, np.float64)
+    return float(np.abs(np.asarray(value, np.float64).reshape(exact.shape) - exact).max() / np.abs(exact).max())
+
+
+def no_farther_from_truth(name: str, source, target, exact, slack: float = 2.0, context: str = "") -> None:
+    """The target's output no farther from the float64 truth than the source runtime's is (x `slack`, at least
+    1e-6)."""
+    source_error, target_error = distance(source, exact), distance(target, exact)
+    assert target_error <= slack * max(source_error, 1e-6), \
+        (f"{name}: the target is {target_error:.3g} from the float64 truth, the source runtime {source_error:.3g}",
+         context)
+
+
+def close(name: str, expected, got, rtol: float = 1e-5) -> None:
+    """`got` (in `expected`'s shape) within `rtol` of `expected` (verification's comparison)."""
+    from tensorbridge.verification.compare import compare
+
+    report = compare(name, name, expected, np.asarray(got).reshape(expected.shape), rtol=rtol)
+    assert report.ok, (name, report.robust_rel, report.problem)
+
+
+def image_feeds(target, x: np.ndarray) -> dict:
+    """The runner's feeds for the NCHW image `x`, in the layout its input takes (channels-last Keras or TFLite
+    written with `--io-layout target` take NHWC)."""
+    shape = tuple(target.inputs[0][2])
+    return {target.inputs[0][0]: x if shape == x.shape else x.transpose(0, 2, 3, 1)}
