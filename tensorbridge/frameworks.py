@@ -134,6 +134,16 @@ def detect(path: str | Path, explicit: str | None = None, source: bool = True) -
                      f"{suffix or '(none)'!r}; known extensions: {known} (or pass {option})")
 
 
+def unrunnable(*formats: Format) -> list[str]:
+    """"name (why)" for each of `formats` this machine cannot run, for saying a conversion went unverified."""
+    reasons = []
+    for fmt in formats:
+        why = "tensorbridge has no runner for it" if fmt.runner is None else missing_runtime(fmt)
+        if why:
+            reasons.append(f"{fmt.name} ({why})")
+    return reasons
+
+
 def runnable(fmt: Format) -> bool:
     """Whether this machine has what the format's verification runner needs."""
     return fmt.runner is not None and missing_runtime(fmt) is None

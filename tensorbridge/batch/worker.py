@@ -125,7 +125,7 @@ def run(spec: dict) -> dict:
                 to=spec["target"])
         formats = (frameworks.detect(source, options.get("format")),
                    frameworks.detect(dest, spec["target"], source=False))
-        missing = [f"{f.name}: {frameworks.missing_runtime(f)}" for f in formats if not frameworks.runnable(f)]
+        missing = frameworks.unrunnable(*formats)
         if missing:
             return {"status": "unverified", "reason": "no runtime for " + "; ".join(missing)}
         report = tb.verify(source, dest, rtol=options.get("rtol"), atol=options.get("atol"),

@@ -132,7 +132,7 @@ def cmd_convert(args, progress: _Progress) -> int:
     if args.no_verify:
         return 0
     formats = (frameworks.detect(args.src, args.from_format), frameworks.detect(args.output, args.to, source=False))
-    missing = [f"{f.name} ({frameworks.missing_runtime(f)})" for f in formats if not frameworks.runnable(f)]
+    missing = frameworks.unrunnable(*formats)
     if missing:
         print(f"not verified: no runtime for {', '.join(missing)} on this machine")
         return 0

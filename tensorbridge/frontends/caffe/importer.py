@@ -89,6 +89,7 @@ class Importer:
     def __init__(self, net, blobs: dict[str, list[np.ndarray]], input_shapes: dict, outputs: list[str] | None):
         self.net, self.weights, self.input_shapes = net, blobs, input_shapes
         self.layers = [lay for lay in net.layer if included(lay) and lay.type not in TRAINING]
+        self.written = {top for lay in self.layers for top in lay.top}  # every blob some layer writes
         self.wanted = outputs
         self.graph = Graph(net.name or "caffe")
         self.b = Builder(self.graph)
@@ -148,7 +149,7 @@ class Importer:
                 continue
             if any(name not in self.values for name in lay.bottom):
                 missing = [name for name in lay.bottom if name not in self.values]
-                if all(name in self._written() for name in missing):
+                if all(name in self.written for name in missing):
                     continue  # it reads a layer that could not be read (reported)
                 report.add(lay.type, lay.name, f"reads {', '.join(missing)}, which no layer before it writes")
                 continue
@@ -174,9 +175,6 @@ class Importer:
         if rule.convert is not None:
             return rule.convert(self, lay)
         return self.b.op(rule.ir_op, self.x, **rule.attrs)
-
-    def _written(self) -> set[str]:
-        return {top for lay in self.layers for top in lay.top}
 
     def _check(self) -> None:
         report = BlockerReport("reading the Caffe net", "caffe")
@@ -219,7 +217,7 @@ class Importer:
         """The layers the outputs asked for depend on (all when none are asked for)."""
         if self.wanted is None:
             return set(range(len(self.layers)))
-        missing = [name for name in self.wanted if name not in self._written() and name not in self.values]
+        missing = [name for name in self.wanted if name not in self.written and name not in self.values]
         if missing:
             raise ModelError(f"outputs names {missing}, which no layer writes")
         wanted, needed = set(self.wanted), set()
