@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorbridge.rules.caffe.base import R
 from tensorbridge.rules.caffe.layers import AVE, MAX, pool_reference, pooled_size
+from tensorbridge.rules.probes import repeat_factor
 
 
 def _const(v) -> np.ndarray | None:
@@ -496,27 +497,12 @@ def write_tile(w, node):
     w.layer("Tile", node, [node.input(0)], {"tile_param": {"axis": axis, "tiles": int(repeats[axis])}})
 
 
-def _upsample_factor(node) -> int | None:
-    """The integer factor of a nearest-neighbour Resize that repeats pixels (proven on a probe), or None."""
-    x, y = node.input(0), node.outputs[0]
-    if node.attrs.get("mode", "nearest") != "nearest" or not _image(x) or not _image(y) or x.shape[:2] != y.shape[:2]:
-        return None
-    factor = y.shape[2] // x.shape[2]
-    if factor < 1 or y.shape[2] != factor * x.shape[2] or y.shape[3] != factor * x.shape[3]:
-        return None
-    from tensorbridge.reference.interpreter import run_node
-
-    probe = np.arange(np.prod(x.shape), dtype=np.float32).reshape(x.shape)
-    got = run_node(node, [probe, *(_const(v) for v in node.inputs[1:])])[0]
-    return factor if np.array_equal(got, probe.repeat(factor, 2).repeat(factor, 3)) else None
-
-
-@R.exports("Resize", check=lambda n: None if _upsample_factor(n) else
+@R.exports("Resize", check=lambda n: None if repeat_factor(n) else
            "Caffe 1.0 resizes only by repeating pixels an integer number of times")
 def write_upsample(w, node):
     """Caffe 1.0 has no upsampling layer: a nearest-neighbour repeat is a per-channel Deconvolution with a kernel
     of ones, as wide as its stride."""
-    factor, channels = _upsample_factor(node), node.input(0).shape[1]
+    factor, channels = repeat_factor(node), node.input(0).shape[1]
     w.layer("Deconvolution", node, [node.input(0)], {"convolution_param": {
         "num_output": channels, "group": channels, "kernel_size": [factor], "stride": [factor], "bias_term": False}},
         [np.ones((channels, 1, factor, factor), np.float32)])

@@ -17,6 +17,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.darknet.activations import composite_activation
 from tensorbridge.rules.darknet.base import BN_EPSILON, R, section
+from tensorbridge.rules.probes import repeat_factor
 
 
 def _ints(text: str) -> list[int]:
@@ -549,28 +550,10 @@ def write_slice(w, node):
             reads=None)
 
 
-def _repeat(node) -> int | None:
-    """The integer factor of a nearest-neighbour Resize that repeats each pixel, or None."""
-    x, y = node.input(0).shape, node.outputs[0].shape
-    if node.attrs.get("mode", "nearest") != "nearest" or x is None or y is None or len(x) != 4 or x[:2] != y[:2]:
-        return None
-    if y[2] % x[2] or y[3] % x[3] or y[2] // x[2] != y[3] // x[3]:
-        return None
-    from tensorbridge.reference.interpreter import run_node
-
-    factor = y[2] // x[2]
-    if not all(isinstance(d, int) for d in x):
-        return None
-    probe = np.arange(np.prod(x), dtype=np.float32).reshape(x)
-    args = [probe, *(None if v is None else np.asarray(v.const) for v in node.inputs[1:])]
-    got = run_node(node, args)[0]
-    return factor if np.array_equal(got, probe.repeat(factor, 2).repeat(factor, 3)) else None
-
-
-@R.exports("Resize", check=lambda n: None if _repeat(n) else "Darknet upsamples by repeating pixels, an integer "
+@R.exports("Resize", check=lambda n: None if repeat_factor(n) else "Darknet upsamples by repeating pixels, an integer "
            "factor on both axes")
 def write_resize(w, node):
-    w.layer("upsample", {"stride": _repeat(node)}, node)
+    w.layer("upsample", {"stride": repeat_factor(node)}, node)
 
 
 @R.exports("Dense", check=lambda n: None if len(n.input(0).shape or ()) == 2 and _const(n.input(1)) is not None
