@@ -36,18 +36,62 @@ def load_folder(path: Path):
 SIGNATURE_FILE = "tensorbridge.json"
 
 
+WEIGHTS_FILE = "weights.safetensors"
+SHARDS_INDEX = "model.safetensors.index.json"
+#: weights above this are written in shards of at most this size (a tensor larger than it gets a shard of its own)
+SHARD_BYTES = 5 * 10 ** 9
+
+#: the generated __init__.py's function that finds the weights, one file or the shards the index names
+WEIGHT_FILES_CODE = f'''
+
+def _weight_files():
+    """weights.safetensors, or the shards model.safetensors.index.json lists (a large model's)."""
+    here = Path(__file__).parent
+    index = here / "{SHARDS_INDEX}"
+    if not index.is_file():
+        return [here / "{WEIGHTS_FILE}"]
+    return [here / name for name in sorted(set(json.loads(index.read_text())["weight_map"].values()))]
+'''
+
+
 def write_code_folder(dest, em, init_code: str, framework: str, weights_format: str) -> None:
     """A generated folder with weights in safetensors: model.py from the emitter `em` (its `module_source()`,
-    `state`, `g` and `value_names`), __init__.py, weights.safetensors and the signature."""
-    from tensorbridge.ir.serde import write_safetensors
-
+    `state`, `g` and `value_names`), __init__.py, the weights and the signature."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "model.py").write_text(em.module_source())
     (dest / "__init__.py").write_text(init_code)
     trust.written_by_us(dest)
-    write_safetensors(dest / "weights.safetensors", em.state, {"format": weights_format})
+    write_weights(dest, em.state, {"format": weights_format})
     write_signature(dest, em.g, em.value_names, framework)
+
+
+def write_weights(dest: Path, state: dict, metadata: dict) -> None:
+    """`weights.safetensors`, or above SHARD_BYTES shards named as transformers names them
+    (`model-00001-of-00003.safetensors` ...) and `model.safetensors.index.json` mapping each tensor to its shard."""
+    import json
+
+    from tensorbridge.ir.serde import write_safetensors
+
+    total = sum(int(a.nbytes) for a in state.values())
+    if total <= SHARD_BYTES:
+        write_safetensors(dest / WEIGHTS_FILE, state, metadata)
+        return
+    shards: list[list[str]] = [[]]
+    size = 0
+    for key, arr in state.items():
+        if shards[-1] and size + arr.nbytes > SHARD_BYTES:
+            shards.append([])
+            size = 0
+        shards[-1].append(key)
+        size += arr.nbytes
+    weight_map = {}
+    for i, keys in enumerate(shards, 1):
+        name = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+        write_safetensors(dest / name, {k: state[k] for k in keys}, metadata)
+        weight_map.update(dict.fromkeys(keys, name))
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    (dest / SHARDS_INDEX).write_text(json.dumps(index, indent=1) + "\n")
 
 
 def write_signature(folder: Path, graph, names: dict[str, str], framework: str) -> None:

@@ -19,12 +19,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
 from tensorbridge.errors import ModelError
-from tensorbridge.formats.protowire import fields, len_field, write_array
+from tensorbridge.formats.protowire import fields, len_field
+from tensorbridge.formats.streaming import write_array
 
 _MODEL_GRAPH, _GRAPH_INITIALIZER, _TENSOR_RAW_DATA = 7, 5, 9
 WHAT = "ONNX file"
@@ -32,7 +34,7 @@ _STREAM_MIN_BYTES = 1024  # smaller raw_data stays inside the parsed protobuf
 #: ONNX element types whose raw_data is plain little-endian NumPy storage.
 _PLAIN = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
           9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 14: np.complex64,
-          15: np.complex128}
+          15: np.complex128, 16: ml_dtypes.bfloat16}
 
 
 @dataclass

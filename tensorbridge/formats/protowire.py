@@ -3,12 +3,10 @@
 A field is a varint key (field_number << 3 | wire_type); wire type 0 is a varint, 1 is 8 bytes, 2 is a varint
 length plus bytes, 5 is 4 bytes. `fields` yields each field's spans so a reader can parse the small parts with
 protobuf and map the large ones as NumPy views; `len_field` starts a length-delimited field a writer then
-streams with `write_array`.
+streams with `streaming.write_array`.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from tensorbridge.errors import ModelError
 
@@ -67,17 +65,3 @@ def encode_varint(n: int) -> bytes:
 def len_field(number: int, length: int) -> bytes:
     """The key and length of a length-delimited field whose `length` bytes follow."""
     return encode_varint(number << 3 | 2) + encode_varint(length)
-
-
-_CHUNK_BYTES = 16 << 20
-
-
-def write_array(f, arr: np.ndarray) -> None:
-    """Write an array's bytes in C order; a strided view (a transposed weight) in slices of its first axis,
-    so it is never copied whole."""
-    if arr.flags.c_contiguous:
-        f.write(memoryview(arr.reshape(-1).view(np.uint8)))
-        return
-    rows = max(1, _CHUNK_BYTES // max(1, arr[0].nbytes if arr.ndim > 1 else arr.itemsize))
-    for start in range(0, arr.shape[0], rows):
-        f.write(np.ascontiguousarray(arr[start:start + rows]).tobytes())

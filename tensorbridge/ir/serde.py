@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.formats.streaming import write_array
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import QuantParams, Value
@@ -198,26 +199,26 @@ def save(graph: Graph, path, **_options) -> None:
 
 
 def write_safetensors(path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> None:
-    """Stream tensors into a safetensors file (no in-memory copy of the whole payload)."""
+    """Stream tensors into a safetensors file, one at a time (a strided view in slices, a memory-mapped source's
+    pages released once written): no copy of the whole payload, nor of any whole tensor."""
     header: dict[str, Any] = {"__metadata__": dict(metadata or {})}
     offset = 0
     order = []
     for key, arr in tensors.items():
-        name = dtypes.name(arr.dtype)
-        st = _ST_DTYPES.get(name)
-        stored = np.ascontiguousarray(arr)
+        st = _ST_DTYPES.get(dtypes.name(arr.dtype))
         if st is None:  # keep the bytes; the JSON records the real dtype
-            st, stored = "U8", stored.reshape(-1).view(np.uint8)
-        header[key] = {"dtype": st, "shape": list(stored.shape), "data_offsets": [offset, offset + stored.nbytes]}
-        offset += stored.nbytes
-        order.append(stored)
+            arr = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+            st = "U8"
+        header[key] = {"dtype": st, "shape": list(arr.shape), "data_offsets": [offset, offset + arr.nbytes]}
+        offset += arr.nbytes
+        order.append(arr)
     blob = json.dumps(header, separators=(",", ":")).encode("utf-8")
     blob += b" " * ((-len(blob)) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(blob)))
         f.write(blob)
         for arr in order:
-            f.write(memoryview(arr.reshape(-1).view(np.uint8)))
+            write_array(f, arr)
 
 
 def load(path, **_options) -> Graph:

@@ -67,6 +67,13 @@ class Value:
         return list(self._uses)
 
     @property
+    def learned(self) -> bool:
+        """A trained parameter: a float constant the source neither wrote in its code (`meta["role"]` "literal")
+        nor keeps outside training ("buffer": a PyTorch buffer, or what was computed from buffers and literals)."""
+        return self.const is not None and dtypes.is_float(np.asarray(self.const).dtype) \
+            and self.meta.get("role") not in ("literal", "buffer")
+
+    @property
     def is_constant(self) -> bool:
         return self.const is not None
 

@@ -15,6 +15,7 @@ import numpy as np
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
+from tensorbridge.ops.patterns import producer
 from tensorbridge.ops.schema import Attr, alias, op, set_decomposition, set_recovery
 
 F = "elementwise"
@@ -184,9 +185,6 @@ def prelu(X, slope):
 
 def _recover_prelu(graph, node) -> bool:
     """relu(x) + c * relu(-x), c constant (Keras's PReLU as TensorFlow runs it) -> PRelu(x, -c)."""
-    def producer(v, op):
-        return v.producer if v is not None and v.producer is not None and v.producer.op == op else None
-
     for pos, neg in (node.inputs, reversed(node.inputs)):
         relu, mul = producer(pos, "Relu"), producer(neg, "Mul")
         if relu is None or mul is None:

@@ -17,7 +17,8 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import IMPLICIT, attribute, implicit, terminate
-from tensorbridge.ops.schema import Attr, op, set_decomposition, set_lowering
+from tensorbridge.ops.patterns import only_use, other, producer, scalar, strip_cast
+from tensorbridge.ops.schema import Attr, op, set_decomposition, set_lowering, set_recovery
 from tensorbridge.reference.kernels import conv as K
 from tensorbridge.reference.kernels.resize import resize as resize_kernel
 
@@ -322,6 +323,75 @@ def rms_normalization(X, scale, *, axis, epsilon, stash_type):
     xf = _stash(X, stash_type)
     rms = np.sqrt((xf ** 2).mean(axis=tuple(range(ax, X.ndim)), keepdims=True) + epsilon)
     return (xf / rms * scale).astype(X.dtype)
+
+
+def _rms_parts(graph, y):
+    """(x, epsilon) when `y` = x / sqrt(mean(x², last axis) + epsilon), written with a reciprocal or a division
+    and with or without x cast to float32 first and the result cast back; else None."""
+    cast_back = only_use(y, ("Cast",), graph)
+    norm = only_use(cast_back.inputs[0] if cast_back else y, ("Mul", "Div"), graph)
+    if norm is None:
+        return None
+    xf, r = norm.inputs
+    if norm.op == "Mul" and producer(xf, "Reciprocal"):
+        xf, r = r, xf
+    inverse = only_use(r, ("Reciprocal",), graph) if norm.op == "Mul" else None
+    root = only_use(inverse.inputs[0] if inverse else r if norm.op == "Div" else None, ("Sqrt",), graph)
+    add = only_use(root.inputs[0], ("Add",), graph) if root else None
+    if add is None:
+        return None
+    mean_v = next((v for v in add.inputs if producer(v, "ReduceMean")), None)
+    mean, eps = only_use(mean_v, ("ReduceMean",), graph), scalar(other(add, mean_v))
+    square = only_use(mean.inputs[0], ("Pow", "Mul"), graph) if mean and eps is not None else None
+    if square is None or not mean.attrs.get("keepdims", 1) or xf.shape is None or mean.input(1) is None \
+            or mean.inputs[1].const is None:
+        return None
+    axes = [norm_axis(int(a), len(xf.shape)) for a in np.asarray(mean.inputs[1].const).ravel()]
+    squares = square.inputs[0] is xf and (square.inputs[1] is xf if square.op == "Mul"
+                                            else scalar(square.inputs[1]) == 2.0)
+    if axes != [len(xf.shape) - 1] or not squares:
+        return None
+    return (strip_cast(xf) if cast_back else xf), eps
+
+
+def _recover_rms_norm(graph, node) -> bool:
+    """w * (x / sqrt(mean(x², last axis) + eps)) with w a constant over the last axis -> RMSNormalization(x, w):
+    transformers' LlamaRMSNorm (and its kin) as torch.export, ONNX exporters and TensorFlow write it."""
+    for w, y in (node.inputs, node.inputs[::-1]):
+        parts = _rms_parts(graph, y) if w.const is not None and w.shape is not None and len(w.shape) == 1 else None
+        if parts is None:
+            continue
+        x, eps = parts
+        if x.shape is None or x.shape[-1] != w.shape[0] or x.dtype != node.outputs[0].dtype:
+            continue
+        b = Builder.replacing(node)
+        epsilon = float(str(np.float32(eps)))  # the number the source wrote, not its float32 neighbour's digits
+        norm = b.node("RMSNormalization", [x, w], {"axis": -1, "epsilon": epsilon}, name=node.meta.get("module"),
+                      suffix="rms_norm")  # named after the source's layer where the frontend knows it
+        graph.replace_node(node, norm.outputs)
+        return True
+    return False
+
+
+def _decompose_rms_norm(graph, node) -> bool:
+    """x / sqrt(mean(x², trailing axes) + epsilon) * scale, computed in float32 (as the op is) for narrower x."""
+    x, scale = node.inputs
+    if x.shape is None or x.dtype is None:
+        return False
+    b = Builder.replacing(node)
+    wide = x.dtype if x.dtype.itemsize >= 4 else np.dtype(np.float32)
+    xf = b.op("Cast", x, to=str(wide)) if wide != x.dtype else x
+    axes = np.arange(norm_axis(node.attrs.get("axis", -1), len(x.shape)), len(x.shape), dtype=np.int64)
+    mean = b.op("ReduceMean", b.op("Mul", xf, xf), b.const(axes, b.name("axes")), keepdims=1)
+    eps = b.const(np.array(node.attrs.get("epsilon", 1e-5), wide), b.name("epsilon"))
+    y = b.op("Mul", b.op("Div", xf, b.op("Sqrt", b.op("Add", mean, eps))),
+             scale if scale.dtype == wide else b.op("Cast", scale, to=str(wide)))
+    graph.replace_node(node, [b.op("Cast", y, to=str(x.dtype)) if wide != x.dtype else y])
+    return True
+
+
+set_recovery("RMSNormalization", "Mul", _recover_rms_norm)
+set_decomposition("RMSNormalization", _decompose_rms_norm)
 
 
 @op("GroupNormalization", inputs="X scale bias", layout=IMPLICIT, family=F,

@@ -11,7 +11,8 @@ import numpy as np
 
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.layout_classes import TERMINATE
-from tensorbridge.ops.schema import Attr, op, set_decomposition
+from tensorbridge.ops.patterns import only_use, producer, scalar
+from tensorbridge.ops.schema import Attr, op, set_decomposition, set_recovery
 
 F = "transformer"
 
@@ -129,6 +130,94 @@ def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved,
         out = np.concatenate([real, imag], axis=-1)
     y = np.concatenate([out, rest], axis=-1).astype(X.dtype)
     return y.transpose(0, 2, 1, 3) if X.ndim == 4 else y.reshape(X.shape)
+
+
+def _decompose_rotary(graph, node) -> bool:
+    """4-D, non-interleaved, without position ids: the two halves of the rotated part turn by the angle whose
+    cosine and sine the caches hold (x1·cos - x2·sin, x1·sin + x2·cos), the rest passes through."""
+    x, cos, sin = node.inputs[:3]
+    rd = node.attrs.get("rotary_embedding_dim") or (x.shape[-1] if x.shape else None)
+    if node.input(3) is not None or node.attrs.get("interleaved") or x.shape is None or len(x.shape) != 4 \
+            or not isinstance(x.shape[-1], int) or not isinstance(rd, int):
+        return False
+    b = Builder.replacing(node)
+
+    def part(lo, hi):
+        ints = [b.const(np.array([v], np.int64), b.name(n)) for v, n in ((lo, "start"), (hi, "end"), (3, "axis"))]
+        return b.op("Slice", x, *ints)
+
+    one = b.const(np.array([1], np.int64), b.name("heads_axis"))
+    c, s = b.op("Unsqueeze", cos, one), b.op("Unsqueeze", sin, one)  # [B, S, rd/2] -> [B, 1, S, rd/2]
+    x1, x2 = part(0, rd // 2), part(rd // 2, rd)
+    turned = [b.op("Sub", b.op("Mul", x1, c), b.op("Mul", x2, s)), b.op("Add", b.op("Mul", x1, s), b.op("Mul", x2, c))]
+    rest = [part(rd, x.shape[-1])] if rd < x.shape[-1] else []
+    graph.replace_node(node, [b.op("Concat", *turned, *rest, axis=-1)])
+    return True
+
+
+def _half_of(v, x, head: int):
+    """0 or 1 when `v` is the first or second half of `x`'s last axis (a Slice), else None."""
+    sl = producer(v, "Slice")
+    if sl is None or sl.inputs[0] is not x or len(sl.inputs) < 4 or any(
+            sl.inputs[i].const is None for i in (1, 2, 3)) or (sl.input(4) is not None and scalar(sl.inputs[4]) != 1):
+        return None
+    start, end, axis = (int(np.asarray(sl.inputs[i].const).ravel()[0]) for i in (1, 2, 3))
+    if axis not in (-1, 3) or np.asarray(sl.inputs[1].const).size != 1:
+        return None
+    end = min(end, head)
+    return {(0, head // 2): 0, (head // 2, head): 1}.get((start, end))
+
+
+def _rotate_half_of(v):
+    """x when `v` = concat(-x[..., D/2:], x[..., :D/2]) (transformers' rotate_half), else None."""
+    cat = producer(v, "Concat")
+    if cat is None or len(cat.inputs) != 2 or cat.attrs.get("axis") not in (-1, 3):
+        return None
+    neg = producer(cat.inputs[0], "Neg")
+    x = producer(neg.inputs[0], "Slice").inputs[0] if neg is not None and producer(neg.inputs[0], "Slice") else None
+    if x is None or x.shape is None or len(x.shape) != 4 or not isinstance(x.shape[-1], int) or x.shape[-1] % 2:
+        return None
+    head = x.shape[-1]
+    return x if _half_of(neg.inputs[0], x, head) == 1 and _half_of(cat.inputs[1], x, head) == 0 else None
+
+
+def _half_cache(table, x) -> np.ndarray | None:
+    """A constant [1, 1, S, D] (or [S, D]) cos/sin table whose halves are equal -> the [B, S, D/2] cache the op
+    takes, else None."""
+    if table is None or table.const is None or x.shape is None or not isinstance(x.shape[0], int):
+        return None
+    t = np.asarray(table.const)
+    t = t.reshape(t.shape[-2:]) if t.ndim >= 2 and all(d == 1 for d in t.shape[:-2]) else None
+    half = x.shape[-1] // 2
+    if t is None or t.shape != (x.shape[2], x.shape[3]) or not np.array_equal(t[:, :half], t[:, half:]):
+        return None
+    return np.ascontiguousarray(np.broadcast_to(t[:, :half], (x.shape[0], *t[:, :half].shape)))
+
+
+def _recover_rotary(graph, node) -> bool:
+    """x·cos + rotate_half(x)·sin with constant cos/sin tables -> RotaryEmbedding(x, cos, sin)."""
+    terms = [producer(v, "Mul") for v in node.inputs]
+    if any(t is None for t in terms):
+        return False
+    for plain, turned in (terms, terms[::-1]):
+        for x, cos in (plain.inputs, plain.inputs[::-1]):
+            for rotated, sin in (turned.inputs, turned.inputs[::-1]):
+                if _rotate_half_of(rotated) is not x:
+                    continue
+                caches = [_half_cache(cos, x), _half_cache(sin, x)]
+                if any(c is None for c in caches) or x.dtype != node.outputs[0].dtype:
+                    continue
+                b = Builder.replacing(node)
+                cos_v, sin_v = (b.const(c.astype(x.dtype), b.name(n)) for c, n in zip(caches, ("cos", "sin")))
+                for v, src in ((cos_v, cos), (sin_v, sin)):
+                    v.meta["role"] = src.meta.get("role", "literal") if not src.learned else "buffer"
+                graph.replace_node(node, [b.op("RotaryEmbedding", x, cos_v, sin_v, suffix="rotary")])
+                return True
+    return False
+
+
+set_decomposition("RotaryEmbedding", _decompose_rotary)
+set_recovery("RotaryEmbedding", "Add", _recover_rotary)
 
 
 # -- recurrent cells ----------------------------------------------------------------------------
@@ -342,7 +431,9 @@ def _decompose_attention(graph, node):
     mask = node.input(3)
     a = node.attrs
     if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap") or \
-            any(x.shape is None or len(x.shape) != 4 for x in (q, k, v)) or q.shape[1] != k.shape[1]:
+            any(x.shape is None or len(x.shape) != 4 for x in (q, k, v)) or k.shape[1] != v.shape[1] or \
+            not all(isinstance(d, int) for d in (q.shape[1], k.shape[1], k.shape[3], v.shape[3])) or \
+            q.shape[1] % k.shape[1]:
         return False
     head = q.shape[-1]
     if a.get("is_causal") and not all(isinstance(d, int) for d in (q.shape[2], k.shape[2])):
@@ -352,6 +443,8 @@ def _decompose_attention(graph, node):
 
     b = Builder.replacing(node)
     emit = b.op
+    if q.shape[1] != k.shape[1]:  # grouped-query heads: each key/value head serves q_heads / kv_heads queries
+        k, v = (_repeat_heads(b, t, q.shape[1] // k.shape[1]) for t in (k, v))
     kt = emit("Transpose", k, perm=[0, 1, 3, 2])
     scores = emit("Mul", emit("MatMul", q, kt), b.const(np.array(scale, dt), b.name("scale")))
     if a.get("is_causal"):
@@ -374,6 +467,65 @@ def _decompose_attention(graph, node):
 
 
 set_decomposition("Attention", _decompose_attention)
+
+
+def _repeat_heads(b, t, n: int):
+    """[B, H, S, D] -> [B, H*n, S, D], each head n times in a row."""
+    grown = b.op("Expand", b.op("Unsqueeze", t, b.const(np.array([2], np.int64), b.name("group_axis"))),
+                 b.const(np.array([1, 1, n, 1, 1], np.int64), b.name("group")))
+    return b.op("Reshape", grown, b.const(np.array([0, t.shape[1] * n, -1, t.shape[3]], np.int64), b.name("heads")))
+
+
+def _shared_kv_heads(graph, v):
+    """The [B, Hkv, S, D] tensor `v` repeats when it is Reshape(Expand(Unsqueeze(kv, 2))) to [B, Hkv*n, S, D]
+    (transformers' repeat_kv), else None."""
+    reshape = only_use(v, ("Reshape",), graph)
+    expand = only_use(reshape.inputs[0], ("Expand",), graph) if reshape else None
+    unsqueeze = only_use(expand.inputs[0], ("Unsqueeze",), graph) if expand else None
+    if unsqueeze is None or unsqueeze.input(1) is None or unsqueeze.inputs[1].const is None:
+        return None
+    kv = unsqueeze.inputs[0]
+    axes = np.asarray(unsqueeze.inputs[1].const).ravel().tolist()
+    if kv.shape is None or len(kv.shape) != 4 or v.shape is None or axes not in ([2], [-3]):
+        return None
+    big, small = expand.outputs[0].shape, kv.shape
+    if big is None or len(big) != 5 or big[:2] != small[:2] or big[3:] != small[2:] or not isinstance(big[2], int):
+        return None
+    return kv if v.shape == (small[0], small[1] * big[2], *small[2:]) else None
+
+
+def _recover_grouped_query(graph, node) -> bool:
+    """Attention whose keys and values are repeated to the query's heads -> the same Attention on the shared
+    heads (grouped-query attention: F.scaled_dot_product_attention(enable_gqa=True), ONNX kv_num_heads)."""
+    shared = [_shared_kv_heads(graph, node.inputs[i]) for i in (1, 2)]
+    if any(kv is None for kv in shared) or shared[0].shape[1] != shared[1].shape[1]:
+        return False
+    node.set_input(1, shared[0])
+    node.set_input(2, shared[1])
+    return True
+
+
+def _recover_causal(graph, node) -> bool:
+    """A constant mask that is the causal triangle (queries and keys aligned) -> is_causal; one that masks
+    nothing -> no mask."""
+    mask = node.input(3)
+    if mask is None or mask.const is None or node.attrs.get("is_causal") or len(node.inputs) > 4:
+        return False
+    m = np.asarray(mask.const)
+    open_ = m if m.dtype == np.bool_ else m == 0
+    if m.dtype != np.bool_ and not np.all((m == 0) | np.isneginf(m)):
+        return False
+    if not open_.all():
+        s_q, s_k = m.shape[-2:] if m.ndim >= 2 else (None, None)
+        if s_q != s_k or not np.array_equal(np.broadcast_to(np.tril(np.ones((s_q, s_k), bool)), open_.shape), open_):
+            return False
+        node.attrs["is_causal"] = 1
+    node.set_inputs(node.inputs[:3])
+    return True
+
+
+set_recovery("Attention", "Attention", _recover_grouped_query)
+set_recovery("Attention", "Attention", _recover_causal)
 
 
 def plain_rnn_blocker(node, gru_reset: str) -> str | None:

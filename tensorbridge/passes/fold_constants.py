@@ -29,9 +29,9 @@ GROWTH_BUDGET = 256 << 20
 
 
 def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = frozenset(),
-                   literals_only: bool = False) -> Graph:
-    """Fold every foldable node except those whose op is in `keep` (and, with `literals_only`, those reading a
-    learned weight, which then stays a weight)."""
+                   keep_learned: bool = False) -> Graph:
+    """Fold every foldable node except those whose op is in `keep` (and, with `keep_learned`, those reading a
+    learned weight, which then stays a weight: `Value.learned`)."""
     from tensorbridge.ops.infer import infer_node
     from tensorbridge.reference.interpreter import run_node
 
@@ -46,7 +46,7 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
         if schema is None or not schema.foldable or node.op in keep or not node.inputs or \
                 any(v is not None and v.const is None for v in node.inputs):
             continue
-        if literals_only and any(v is not None and v.meta.get("role") != "literal" for v in node.inputs):
+        if keep_learned and any(v is not None and v.learned for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
             continue
@@ -105,7 +105,10 @@ def _replace(graph: Graph, node, results) -> None:
         new.name = name
         graph.constants[name] = new
         new.meta = dict(old.meta)
-        if all(v is None or v.meta.get("role") == "literal" for v in node.inputs):
+        roles = {v.meta.get("role") if not v.learned else "learned" for v in node.inputs if v is not None}
+        if roles <= {"literal"}:
             new.meta["role"] = "literal"  # computed from literals only: a literal too
+        elif "learned" not in roles:
+            new.meta["role"] = "buffer"  # computed from buffers (and literals): not trained either
         graph.replace_all_uses(old, new)
     graph.remove_node(node)

@@ -185,6 +185,13 @@ class Planner:
             return phys
         return self._permuted(phys, tuple(have.index(w) for w in want), reason)
 
+    def _derived(self, source: Value, name: str, arr) -> Value:
+        """A constant holding `source`'s data rearranged: learned or not as `source` is."""
+        out = self.g.add_constant(name, arr)
+        if "role" in source.meta:
+            out.meta["role"] = source.meta["role"]
+        return out
+
     def _permuted(self, phys: Value, rel, reason: str) -> Value:
         """`phys` transposed by `rel` (each position takes that physical axis), made once and shared."""
         key = (id(phys), rel)
@@ -192,7 +199,7 @@ class Planner:
             return self.cache[key]
         if phys.const is not None:
             arr = np.ascontiguousarray(np.transpose(phys.const, rel))
-            out = self.g.add_constant(f"{phys.name}.{_suffix(rel)}", arr)
+            out = self._derived(phys, f"{phys.name}.{_suffix(rel)}", arr)
             self.plan.weights_permuted += 1
         elif _moved_behind(phys):
             out = self._through_dequantize(phys.producer, rel, reason)
@@ -351,7 +358,7 @@ class Planner:
             arr = np.transpose(v.const.reshape((1,) * lead + v.const.shape), perm)
             while arr.ndim > 1 and arr.shape[0] == 1:
                 arr = arr[0]
-            out = self.g.add_constant(f"{v.name}.{_suffix(perm)}", np.ascontiguousarray(arr))
+            out = self._derived(v, f"{v.name}.{_suffix(perm)}", np.ascontiguousarray(arr))
             self.plan.weights_permuted += 1
         else:
             axes = self.g.add_constant(f"{v.name}.axes", np.arange(lead, dtype=np.int64))
@@ -462,8 +469,8 @@ class Planner:
             return False
         order = np.arange(int(np.prod(rows))).reshape(rows).transpose([p - 1 for p in perm[1:]]).reshape(-1)
         for user, index, w, axis in heads:
-            user.set_input(index, self.g.add_constant(f"{w.name}.rows_{_suffix(perm)}",
-                                                      np.take(w.const, order, axis=axis)))
+            rows_first = np.take(w.const, order, axis=axis)
+            user.set_input(index, self._derived(w, f"{w.name}.rows_{_suffix(perm)}", rows_first))
             self.plan.weights_permuted += 1
         node.set_input(0, phys)
         out.layout = "rows"  # the source's values, not in its element order: compared only where it is read

@@ -1,7 +1,8 @@
 """Pattern recovery: rebuild the high-level ops a framework lowered into plain ones (PReLU from relu/neg/mul ...).
 
 Each op's catalogue entry registers its recoveries (`schema.set_recovery`) with the op their pattern ends
-in; this pass tries them on every node of that op, then drops what the rewrites left unused.
+in; this pass tries each on every node of that op (until one replaces the node), then drops what the rewrites
+left unused.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def recover_patterns(graph: Graph) -> Graph:
         if node.graph is None:
             continue
         for fn in by_root.get(node.op, ()):
-            if fn(graph, node):
-                changed = True
+            if node.graph is None:  # an earlier recovery replaced it
                 break
+            changed = bool(fn(graph, node)) or changed
     return eliminate_dead_code(graph) if changed else graph

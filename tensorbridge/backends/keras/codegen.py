@@ -188,7 +188,7 @@ class KerasEmitter(CodeEmitter):
         dt = dtypes.name(arr.dtype)
         if arr.size > 1 and (arr == arr.flat[0]).all():  # every element the same: not learned, and short
             return P.call("np.full", tuple(arr.shape), arr.flat[0].item(), dtype=dt)
-        if dtypes.is_float(arr.dtype) and v.meta.get("role") != "literal" and arr.size > INLINE_LIMIT:
+        if v.learned and arr.size > INLINE_LIMIT:
             return self.learned(v, arr)
         if arr.size <= INLINE_LIMIT:
             return P.call("np.array", arr.tolist(), dtype=dt)

@@ -20,7 +20,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.formats.protowire import fields, len_field, varint, write_array
+from tensorbridge.formats.protowire import fields, len_field, varint
+from tensorbridge.formats.streaming import write_array
 
 DESCRIPTOR = Path(__file__).with_name("caffe_descriptor.pb")
 WHAT = "caffemodel"

@@ -139,7 +139,7 @@ class JaxprImporter:
         """The graph read, cleaned: what the program computes from literals folded (iota masks), dead code
         removed, patterns recovered, shapes inferred."""
         self.graph.metadata["source_framework"] = "jax"
-        fold_constants(self.graph, literals_only=True)
+        fold_constants(self.graph, keep_learned=True)
         eliminate_dead_code(self.graph)
         recover_patterns(self.graph)
         infer_shapes(self.graph)

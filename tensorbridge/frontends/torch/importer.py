@@ -22,6 +22,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
+from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.torch import REGISTRY
@@ -149,8 +150,10 @@ class Importer:
             if node.op == "placeholder":
                 if node.name in consts:
                     fqn = consts[node.name]
-                    self.env[node.name] = self.graph.add_constant(fqn, to_numpy(state[fqn]))
-                    self.env[node.name].meta["state_key"] = fqn  # where the generated module keeps it
+                    v = self.env[node.name] = self.graph.add_constant(fqn, to_numpy(state[fqn]))
+                    v.meta["state_key"] = fqn  # where the generated module keeps it
+                    if node.name not in sig.inputs_to_parameters:
+                        v.meta["role"] = "buffer"  # not trained: what the source computes from it is not either
                 else:
                     self.env[node.name] = self._input(node)
             elif node.op == "call_function":
@@ -158,7 +161,8 @@ class Importer:
             elif node.op == "output":
                 self._outputs(node)
         self.graph.metadata.update({"source_framework": "torch"})
-        recover_patterns(self.graph)  # the layers the framework runs as plain ops (PReLU)
+        fold_constants(self.graph, keep_learned=True)  # what the source computes from buffers and literals
+        recover_patterns(self.graph)  # the layers the framework runs as plain ops (PReLU, RMSNorm ...)
         infer_shapes(self.graph)
         return self.graph
 

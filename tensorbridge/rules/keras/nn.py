@@ -260,6 +260,29 @@ def write_layer_norm(em, node):
         "center": b is not None}, weights, em.tensor(x)))
 
 
+@layer("RMSNormalization", produces="RMSNormalization")
+def read_rms_norm(imp, layer, inputs, node):
+    x = inputs[0]
+    rank = len(x.shape)
+    axes = sorted(a % rank for a in ([layer.axis] if isinstance(layer.axis, int) else layer.axis))
+    if axes != list(range(axes[0], rank)):
+        raise ModelError(f"{layer.name}: RMSNormalization over non-trailing axes {axes}")
+    return imp.emit("RMSNormalization", [x, imp.weight("scale", to_numpy(layer.scale))],
+                    {"axis": axes[0], "epsilon": float(layer.epsilon)})
+
+
+@R.exports("RMSNormalization")
+def write_rms_norm(em, node):
+    x, scale = node.inputs
+    if x.shape is None:
+        raise Unsupported("RMSNormalization needs the input rank")
+    axis = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    axes = list(range(axis, len(x.shape)))
+    weight = np.broadcast_to(const_operand(scale), tuple(x.shape[axis:])).copy()
+    em.out(node, em.layer(node, "layers.RMSNormalization", [], {
+        "axis": axes if len(axes) > 1 else -1, "epsilon": node.attrs.get("epsilon", 1e-5)}, [weight], em.tensor(x)))
+
+
 @layer("GroupNormalization", produces="GroupNormalization")
 def read_group_norm(imp, layer, inputs, node):
     x = inputs[0]

@@ -150,6 +150,8 @@ def write_transpose(em, node):
 @aten("cat", "concat", produces="Concat")
 def read_cat(imp, node, tensors, dim=0):
     vals = [imp.value(t) for t in tensors if 0 not in imp.meta(t).shape or len(tensors) == 1]
+    if len(vals) == 1 and len(tensors) > 1:  # the rest were empty (a cache's first update): the one tensor
+        return vals[0]
     return imp.emit("Concat", vals, {"axis": int(dim)})
 
 
@@ -325,7 +327,7 @@ def read_index(imp, node, x, indices):
     parts = []
     for i in present:
         iv = imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}")
-        parts.append(imp.emit("Unsqueeze", [iv, imp.const([-1], dtype=np.int64)], suffix=f"idx{i}_last"))
+        parts.append(imp.emit("Unsqueeze", [iv, imp.const([len(batch)], dtype=np.int64)], suffix=f"idx{i}_last"))
     stacked = imp.emit("Concat", parts, {"axis": -1}, suffix="indices")
     return imp.emit("GatherND", [imp.value(x), stacked])
 
@@ -451,7 +453,12 @@ def write_range(em, node):
 
 @aten("cumsum", produces="CumSum")
 def read_cumsum(imp, node, x, dim, dtype=None):
-    return imp.emit("CumSum", [imp.value(x), imp.const(dim, dtype=np.int64)])
+    """torch sums in the result's dtype: int64 for bool and integer inputs, `dtype` when given."""
+    x = imp.value(x)
+    target = dtype_name(imp.meta().dtype)
+    if x.dtype is not None and x.dtype != dtypes.dtype(target):
+        x = imp.emit("Cast", [x], {"to": target}, suffix="cast")
+    return imp.emit("CumSum", [x, imp.const(dim, dtype=np.int64)])
 
 
 @R.exports("CumSum")
