@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/flax_bench.py
 	$(PY) benchmarks/caffe_bench.py
 	$(PY) benchmarks/batch_bench.py
+	$(PY) benchmarks/llm_bench.py
 
 # framework runtimes that verification runs besides the main venv (docs/darknet.md, docs/caffe.md); `make test` needs none
 runtimes: $(STAMP)

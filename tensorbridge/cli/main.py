@@ -103,6 +103,16 @@ class _Progress:
         return _Step()
 
 
+def _available_memory() -> int | None:
+    """Bytes of memory the system can give without swapping (MemAvailable), None where /proc does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            line = next(line for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) * 1024
+
+
 def cmd_convert(args, progress: _Progress) -> int:
     import tensorbridge as tb
 
@@ -135,6 +145,12 @@ def cmd_convert(args, progress: _Progress) -> int:
     missing = frameworks.unrunnable(*formats)
     if missing:
         print(f"not verified: no runtime for {', '.join(missing)} on this machine")
+        return 0
+    memory = _available_memory()
+    if memory is not None and 2 * graph.weight_bytes() > memory:  # both runtimes hold the weights while verifying
+        print(f"not verified: running source and result side by side needs about "
+              f"{2 * graph.weight_bytes() / 1e9:.1f} GB, this machine has {memory / 1e9:.1f} GB available; "
+              f"run `tensorbridge verify {args.src} {args.output}` where there is room")
         return 0
     try:
         with progress.step("verifying"):

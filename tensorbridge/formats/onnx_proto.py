@@ -166,7 +166,7 @@ def write_model(proto: onnx.ModelProto, weights: list[tuple[str, np.ndarray]], p
             pieces.append(len_field(_GRAPH_INITIALIZER, len(body)) + body)
             continue
         t = onnx.TensorProto(name=name, data_type=code, dims=list(arr.shape))
-        if external:
+        if external and arr.nbytes >= _STREAM_MIN_BYTES:  # small ones (shapes, axes) inline: runtimes read them
             pad = (-side_offset) % 64
             side_offset += pad
             side.append((pad, arr))

@@ -141,3 +141,15 @@ def test_input_shape_fixes_a_dynamic_dim(small_cnn_path, tmp_path):
     assert main(["-q", "convert", str(small_cnn_path), "-o", str(out), "--input-shape", "x=4,3,8,8"]) == 0
     dims = [d.dim_value for d in onnx.load(out).graph.input[0].type.tensor_type.shape.dim]
     assert dims == [4, 3, 8, 8]
+
+
+def test_a_model_too_large_to_run_twice_is_converted_and_said_unverified(small_cnn_path, tmp_path, capsys,
+                                                                          monkeypatch):
+    from tensorbridge.cli import main as cli
+
+    monkeypatch.setattr(cli, "_available_memory", lambda: 1000)
+    out = tmp_path / "cnn.onnx"
+    assert main(["-q", "convert", str(small_cnn_path), "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "not verified: running source and result side by side needs about" in said and out.is_file()
+    assert f"tensorbridge verify {small_cnn_path} {out}" in said

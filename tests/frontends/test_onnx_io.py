@@ -11,6 +11,8 @@ import tensorbridge as tb
 from tensorbridge.backends.onnx.exporter import export
 from tensorbridge.errors import ModelError
 from tensorbridge.formats.onnx_proto import read_model
+from tensorbridge.ir.graph import Graph
+from tensorbridge.passes.infer_shapes import infer_shapes
 from tests.conftest import make_model
 
 
@@ -53,6 +55,20 @@ def test_external_data_round_trip(tmp_path):
     np.testing.assert_allclose(tb.run(again, {"x": x})["y"], tb.run(g, {"x": x})["y"], rtol=1e-6)
     report = tb.verify(path, tb.save(again, tmp_path / "copy.tbir"))
     assert report.ok
+
+
+def test_external_data_keeps_small_tensors_inline_for_the_runtime(tmp_path):
+    """onnxruntime infers shapes from a Reshape's target at load time and cannot read it from the side file."""
+    g = Graph()
+    x = g.add_input("x", np.float32, (2, 256))
+    w = g.add_constant("w", np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32))
+    g.outputs = [g.op("Reshape", g.op("MatMul", x, w), g.add_constant("to", np.array([4, 128], np.int64)))]
+    infer_shapes(g)
+    path = tmp_path / "ext.onnx"
+    export(g, path, external=True)
+    inits = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer}
+    assert inits["w"].data_location == TensorProto.EXTERNAL and inits["to"].data_location == TensorProto.DEFAULT
+    assert tb.verify(g, path).ok
 
 
 def test_external_data_may_not_leave_the_model_folder(tmp_path):
@@ -98,7 +114,6 @@ def test_legacy_opsets_are_normalised():
 
 
 def test_ir_only_ops_are_decomposed_on_export(tmp_path):
-    from tensorbridge.ir.graph import Graph
 
     g = Graph("own_ops")
     x = g.add_input("x", "float32", (2, 4))
@@ -106,7 +121,6 @@ def test_ir_only_ops_are_decomposed_on_export(tmp_path):
     b = g.add_constant("b", np.ones(3, np.float32))
     h = g.op("Dense", x, w, b, name="dense")
     g.outputs.append(g.op("SiLU", g.op("HardSwish", h, name="hs"), name="silu"))
-    from tensorbridge.passes.infer_shapes import infer_shapes
 
     infer_shapes(g)
     path = tb.save(g, tmp_path / "own.onnx")
@@ -123,8 +137,6 @@ def test_a_directory_is_a_clean_error(tmp_path):
 
 @pytest.mark.slow
 def test_model_over_2gb_round_trips_with_external_data(tmp_path):
-    from tensorbridge.ir.graph import Graph
-    from tensorbridge.passes.infer_shapes import infer_shapes
 
     g = Graph("big")
     x = g.add_input("x", "float32", (1, 8192))
