@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,12 +48,18 @@ def execute(job: Job, outdir: Path) -> dict:
                                 "dest": str(destination(job, outdir))}))
     log = logs / f"{job.name}.{job.target}.log"
     timeout, memory = float(job.options["timeout"]), float(job.options["memory_gb"]) * 2**30
+    scratch = work / f"{job.key}.tmp"  # the job's temporary files, removed however it ends (a killed job's too)
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
     start = time.perf_counter()
-    with open(log, "w") as out:
-        child = subprocess.Popen([sys.executable, "-m", "tensorbridge.batch.worker", str(spec), str(result_path)],
-                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                 preexec_fn=_die_with_parent)
-        status = _watch(child, timeout, memory)
+    try:
+        with open(log, "w") as out:
+            child = subprocess.Popen([sys.executable, "-m", "tensorbridge.batch.worker", str(spec), str(result_path)],
+                                     stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=_die_with_parent, env={**os.environ, "TMPDIR": str(scratch)})
+            status = _watch(child, timeout, memory)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     seconds = round(time.perf_counter() - start, 2)
     record = {"source": job.source, "target": job.target, "key": job.key, "seconds": seconds,
               "max_rel_error": None, "reason": "", "log": str(log.relative_to(outdir))}

@@ -83,6 +83,20 @@ def test_a_zoo_runs_on_the_local_pool_and_resumes(tmp_path):
     assert "10 of 13 jobs already done" in again.stderr
 
 
+def test_jobs_keep_their_temporary_files_to_themselves(tmp_path):
+    """TensorFlow leaves files in the temporary folder, and a killed job leaves its own: each job gets a scratch
+    folder of its own, removed however the job ends."""
+    _model(tmp_path / "m.onnx", 0)
+    (tmp_path / "m.yaml").write_text("models: [m.onnx, {source: m.onnx, targets: [keras], timeout: 1}]\n")
+    system_tmp = tmp_path / "tmp"
+    system_tmp.mkdir()
+    done = _batch(tmp_path / "m.yaml", "-o", tmp_path / "out", "--to", "tflite",
+                  env={**os.environ, "TMPDIR": str(system_tmp)})
+    statuses = {status for status, _ in _statuses(tmp_path / "out").values()}
+    assert done.returncode == 1 and statuses == {"pass", "timeout"}, done.stderr
+    assert not list(system_tmp.iterdir()) and not list((tmp_path / "out" / "jobs").glob("*.tmp"))
+
+
 def test_bad_manifests_are_refused_with_every_problem(tmp_path):
     (tmp_path / "m.yaml").write_text("models:\n  - source: nothing*.onnx\n  - source: x.onnx\n    colour: red\n")
     done = _batch(tmp_path / "m.yaml", "-o", tmp_path / "out", "--to", "onnx")
