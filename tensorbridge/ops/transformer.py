@@ -205,12 +205,12 @@ def _recover_rotary(graph, node) -> bool:
                 if _rotate_half_of(rotated) is not x:
                     continue
                 caches = [_half_cache(cos, x), _half_cache(sin, x)]
-                if any(c is None for c in caches) or x.dtype != node.outputs[0].dtype:
-                    continue
+                if any(c is None for c in caches) or cos.learned or sin.learned or x.dtype != node.outputs[0].dtype:
+                    continue  # a trained table is a parameter, which the op's caches are not
                 b = Builder.replacing(node)
                 cos_v, sin_v = (b.const(c.astype(x.dtype), b.name(n)) for c, n in zip(caches, ("cos", "sin")))
                 for v, src in ((cos_v, cos), (sin_v, sin)):
-                    v.meta["role"] = src.meta.get("role", "literal") if not src.learned else "buffer"
+                    v.meta["role"] = src.meta.get("role", "literal")
                 graph.replace_node(node, [b.op("RotaryEmbedding", x, cos_v, sin_v, suffix="rotary")])
                 return True
     return False

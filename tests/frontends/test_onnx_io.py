@@ -150,3 +150,17 @@ def test_model_over_2gb_round_trips_with_external_data(tmp_path):
     onnx.checker.check_model(str(path))
     report = tb.verify(g, path)
     assert report.ok
+
+
+def test_where_on_bool_values_runs_in_onnxruntime(tmp_path):
+    """ONNX allows Where on bool values; onnxruntime has no kernel for it, so the file selects bytes."""
+    g = Graph()
+    c, a, b = (g.add_input(n, np.bool_, (2, 3)) for n in "cab")
+    g.outputs = [g.op("Where", c, a, b)]
+    infer_shapes(g)
+    path = tmp_path / "where.onnx"
+    export(g, path)
+    assert [n.op_type for n in onnx.load(str(path)).graph.node] == ["Cast", "Cast", "Where", "Cast"]
+    rng = np.random.default_rng(0)
+    report = tb.verify(g, path, inputs={n: rng.integers(0, 2, (2, 3)).astype(bool) for n in "cab"})
+    assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()

@@ -19,6 +19,7 @@ from onnx import helper, numpy_helper
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.onnx_proto import read_model, write_model
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
@@ -126,8 +127,19 @@ def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
     if channels_last:
         p.then("dead code", eliminate_dead_code).then("channels-last ops", lower_channels_last)
     p.then("one dequantize per reader", unshare_dequantize).then("dead code", eliminate_dead_code)
+    p.then("Where on bool", where_on_bytes)
     return p.then("legalize", lambda g: legalize(g, lambda n: None if supports(n.op) else "ONNX has no equivalent",
                                                  "ONNX"))
+
+
+def where_on_bytes(graph: Graph) -> Graph:
+    """onnxruntime has no Where kernel for bool values (ONNX allows them): select uint8s and cast back, which is
+    exact."""
+    for node in [n for n in graph.nodes if n.op == "Where" and n.outputs[0].dtype == np.bool_]:
+        b = Builder.replacing(node)
+        chosen = b.op("Where", node.inputs[0], *(b.op("Cast", v, to="uint8") for v in node.inputs[1:]))
+        graph.replace_node(node, [b.op("Cast", chosen, to="bool")])
+    return graph
 
 
 def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,
