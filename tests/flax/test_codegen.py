@@ -137,3 +137,37 @@ def test_a_flax_folder_runs_its_code_only_when_trusted(tmp_path, monkeypatch):
     with pytest.raises(ModelError, match="--trust-code"):
         tb.load(copy)
     assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("candidate_bias", [False, True])
+def test_a_gru_becomes_nnx_gru_cells_or_is_refused_with_the_reason(candidate_bias, tmp_path):
+    """nnx.GRUCell has no recurrent bias on its candidate state: a GRU with one is refused, not approximated."""
+    import torch
+
+    from tensorbridge.errors import UnsupportedError
+
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(6, 10, batch_first=True, bidirectional=True).eval()
+    if not candidate_bias:
+        with torch.no_grad():
+            for name in ("bias_hh_l0", "bias_hh_l0_reverse"):
+                getattr(gru, name)[20:] = 0
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = gru
+
+        def forward(self, x):
+            y, h = self.gru(x)
+            return y, h
+
+    graph = tb.load(Model().eval(), example_inputs=(torch.randn(2, 7, 6),))
+    if candidate_bias:
+        with pytest.raises(UnsupportedError, match="recurrent bias on its candidate state"):
+            tb.save(graph, tmp_path / "gru", to="flax")
+        return
+    folder = tb.save(graph, tmp_path / "gru", to="flax")
+    assert "nnx.GRUCell(" in (folder / "model.py").read_text()
+    report = tb.verify(graph, folder, trust_code=True)
+    assert report.status == "PASS" and max(o.robust_rel for o in report.outputs) <= 1e-5, report.summary()

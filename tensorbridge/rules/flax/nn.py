@@ -236,14 +236,67 @@ def _lstm_check(node) -> str | None:
 
 @R.exports("LSTM", check=_lstm_check)
 def write_lstm(em, node):
-    """IR LSTM (ONNX gate order i o f c, [seq, dirs, batch, hidden] output) as one time-major `nnx.RNN` over an
-    `nnx.LSTMCell` per direction; the backward one runs reversed and keeps the time order of its outputs."""
-    x, w, r, b = node.inputs[0], node.inputs[1], node.inputs[2], node.input(3)
-    wa, ra = const_operand(w), const_operand(r)
+    """IR LSTM (ONNX gate order i o f c) as `nnx.RNN` over an `nnx.LSTMCell` per direction."""
+    wa, ra = const_operand(node.inputs[1]), const_operand(node.inputs[2])
+    hidden = wa.shape[1] // 4
+    ba = _biases(node, wa)
+
+    def weights(d):
+        out = {}
+        for gate, (name_i, name_h) in zip(range(4), (("ii", "hi"), ("io", "ho"), ("if_", "hf"), ("ig", "hg"))):
+            rows = slice(gate * hidden, (gate + 1) * hidden)
+            out[f"cell.{name_i}.kernel"] = wa[d, rows].T
+            out[f"cell.{name_h}.kernel"] = ra[d, rows].T
+            out[f"cell.{name_h}.bias"] = ba[d, rows] + ba[d, 4 * hidden:][rows]
+        return out
+
+    _recurrent(em, node, "nnx.LSTMCell", weights, lstm=True)
+
+
+def _gru_check(node) -> str | None:
+    from tensorbridge.ops.transformer import plain_rnn_blocker
+
+    reason = plain_rnn_blocker(node, "nnx.GRUCell applies the reset gate after the matmul")
+    b = node.input(3)
+    if reason is None and b is not None:
+        hidden = node.attrs.get("hidden_size") or (b.shape[-1] // 6 if b.shape else 0)
+        if b.const is None or np.any(np.asarray(b.const)[:, 5 * hidden:] != 0):
+            return "GRU with a recurrent bias on its candidate state (nnx.GRUCell has none)"
+    return reason
+
+
+@R.exports("GRU", check=_gru_check)
+def write_gru(em, node):
+    """IR GRU (ONNX gate order z r h, reset after the matmul) as `nnx.RNN` over an `nnx.GRUCell` (order r z n)
+    per direction; the recurrent biases of r and z add to the input ones (the candidate's is zero: checked)."""
+    wa, ra = const_operand(node.inputs[1]), const_operand(node.inputs[2])
+    hidden = wa.shape[1] // 3
+    ba = _biases(node, wa)
+    order = [1, 0, 2]  # nnx r z n <- IR z r h
+
+    def rows(m, d):
+        return np.concatenate([m[d, g * hidden:(g + 1) * hidden] for g in order])
+
+    def weights(d):
+        bias = rows(ba[:, :3 * hidden], d) + np.concatenate([rows(ba[:, 3 * hidden:], d)[:2 * hidden],
+                                                             np.zeros(hidden, ba.dtype)])
+        return {"cell.dense_i.kernel": rows(wa, d).T, "cell.dense_i.bias": bias, "cell.dense_h.kernel": rows(ra, d).T}
+
+    _recurrent(em, node, "nnx.GRUCell", weights, lstm=False)
+
+
+def _biases(node, wa: np.ndarray) -> np.ndarray:
+    b = node.input(3)
+    return const_operand(b) if b is not None else np.zeros((wa.shape[0], 2 * wa.shape[1]), wa.dtype)
+
+
+def _recurrent(em, node, cell_class: str, weights, lstm: bool) -> None:
+    """One time-major `nnx.RNN` per direction (the backward one reversed, keeping the time order of its outputs),
+    outputs stacked as the IR's [seq, dirs, batch, hidden] Y and [dirs, batch, hidden] final states."""
+    x, wa = node.inputs[0], const_operand(node.inputs[1])
     dirs, gates_h, in_size = wa.shape
-    hidden = gates_h // 4
-    ba = const_operand(b) if b is not None else np.zeros((dirs, 2 * gates_h), wa.dtype)
-    h0, c0 = node.input(5), node.input(6)
+    hidden = gates_h // (4 if lstm else 3)
+    h0, c0 = node.input(5), node.input(6) if lstm else None
     xe = em.tensor(x)
     zeros = P.call("jnp.zeros", ast.Tuple([P.subscript(ast.Attribute(xe, "shape", ast.Load()), 1), P.lit(hidden)],
                                           ast.Load()), dtype=ast.Attribute(xe, "dtype", ast.Load()))
@@ -252,27 +305,24 @@ def write_lstm(em, node):
             for i in range(3)]
     sequences, finals = [], []
     for d in range(dirs):
-        weights = {}
-        for gate, (name_i, name_h) in zip(range(4), (("ii", "hi"), ("io", "ho"), ("if_", "hf"), ("ig", "hg"))):
-            rows = slice(gate * hidden, (gate + 1) * hidden)
-            weights[f"cell.{name_i}.kernel"] = wa[d, rows].T
-            weights[f"cell.{name_h}.kernel"] = ra[d, rows].T
-            weights[f"cell.{name_h}.bias"] = ba[d, rows] + ba[d, gates_h:][rows]
-        cell = P.call("nnx.LSTMCell", in_size, hidden, rngs=P.name("rngs"))
+        cell = P.call(cell_class, in_size, hidden, rngs=P.name("rngs"))
         options = {"time_major": True, "return_carry": True}
         if backward[d]:
             options.update(reverse=True, keep_order=True)
-        layer = em.layer(node, "nnx.RNN", [cell], {**options, "rngs": False}, weights, suffix=("backward" if
-                                                                                           backward[d] else ""))
-        initial = [zeros, zeros] if h0 is None else \
-            [P.subscript(em.tensor(c0), d) if c0 is not None else zeros, P.subscript(em.tensor(h0), d)]
+        layer = em.layer(node, "nnx.RNN", [cell], {**options, "rngs": False}, weights(d),
+                         suffix=("backward" if backward[d] else ""))
+        h = zeros if h0 is None else P.subscript(em.tensor(h0), d)
+        if lstm:
+            initial = ast.Tuple([P.subscript(em.tensor(c0), d) if c0 is not None else zeros, h], ast.Load())
+        else:
+            initial = h
         carry, seq = (em.namer.name(f"{node.name}_{part}", "t") if needed else "_"
                       for part, needed in (("carry", read[1] or read[2]), ("seq", read[0])))
-        em.body.append(P.assign([carry, seq], P.call(layer, xe, initial_carry=ast.Tuple(initial, ast.Load()))))
+        em.body.append(P.assign([carry, seq], P.call(layer, xe, initial_carry=initial)))
         sequences.append(P.name(seq))
         finals.append(P.name(carry))
     if read[0]:
         em.out(node, P.call("jnp.stack", sequences, axis=1), 0)
-    for index, part in ((1, 1), (2, 0)):  # Y_h is the carry's h, Y_c its c
+    for index, part in ((1, 1), (2, 0)) if lstm else ((1, None),):  # LSTM: Y_h is the carry's h, Y_c its c
         if read[index]:
-            em.out(node, P.call("jnp.stack", [P.subscript(f, part) for f in finals]), index)
+            em.out(node, P.call("jnp.stack", [P.subscript(f, part) if lstm else f for f in finals]), index)
