@@ -7,12 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.layout_classes import TERMINATE
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 
 F = "control"
 #: the most iterations a loop may run for tensorbridge to run the model (to verify it or fold it)
 ITERATION_LIMIT = 10_000_000
+#: the most steps a Scan is unrolled into for a target without loops
+UNROLL_LIMIT = 4096
 
 
 @op("If", inputs="cond", outputs="outputs*", family=F, foldable=False, layout=TERMINATE,
@@ -75,6 +78,57 @@ def scan(*initial_state_and_scan_inputs, body, num_scan_inputs, scan_input_axes,
         s = s[::-1] if d else s
         stacked.append(np.moveaxis(s, 0, a))
     return tuple(state) + tuple(stacked)
+
+
+def _decompose_scan(graph, node) -> bool:
+    """A Scan of static length, unrolled for targets without loops: the body's nodes copied once per step, each
+    step reading its slice of the scan inputs (Gather) and its step outputs stacked (Unsqueeze + Concat)."""
+    a = node.attrs
+    body, n_scan = a["body"], a["num_scan_inputs"]
+    n_state = len(node.inputs) - n_scan
+    state, xs = list(node.inputs[:n_state]), list(node.inputs[n_state:])
+    in_axes = a.get("scan_input_axes") or [0] * n_scan
+    lengths = {x.shape[axis] if x.shape is not None else None for x, axis in zip(xs, in_axes)}
+    if not xs or len(lengths) != 1 or not isinstance(length := lengths.pop(), int) or length > UNROLL_LIMIT \
+            or any(next(n.subgraphs(), None) for n in body.nodes):
+        return False
+    in_dirs = a.get("scan_input_directions") or [0] * n_scan
+    n_out = len(body.outputs) - n_state
+    out_axes, out_dirs = a.get("scan_output_axes") or [0] * n_out, a.get("scan_output_directions") or [0] * n_out
+    b = Builder.replacing(node)
+    steps: list[list] = []
+    for t in range(length):
+        sliced = [b.op("Gather", x, b.const(np.array(length - 1 - t if d else t, np.int64), b.name(f"step{t}")),
+                      axis=axis) for x, axis, d in zip(xs, in_axes, in_dirs)]
+        out = _inline(graph, node, body, state + sliced)
+        state, step = out[:n_state], out[n_state:]
+        steps.append(step)
+    stacked = []
+    for k, (axis, d) in enumerate(zip(out_axes, out_dirs)):
+        order = steps[::-1] if d else steps
+        parts = [b.op("Unsqueeze", s[k], b.const(np.array([axis], np.int64), b.name("axis"))) for s in order]
+        stacked.append(b.op("Concat", *parts, axis=axis) if len(parts) > 1 else parts[0])
+    graph.replace_node(node, [*state, *stacked])
+    return True
+
+
+def _inline(graph, before, body, arguments: list) -> list:
+    """`body`'s nodes copied into `graph` before node `before`, reading `arguments` for its inputs: the values its
+    outputs take."""
+    env = {id(v): a for v, a in zip(body.inputs, arguments)}
+    for v in body.constants.values():
+        copy = env[id(v)] = graph.add_constant(v.name, v.const)
+        copy.meta = dict(v.meta)
+    for n in body.nodes:
+        new = graph.add_node(n.op, [None if v is None else env.get(id(v), v) for v in n.inputs], dict(n.attrs),
+                             outputs=len(n.outputs), name=n.name, meta=n.meta, before=before)
+        for old, out in zip(n.outputs, new.outputs):
+            out.dtype, out.shape = old.dtype, old.shape
+            env[id(old)] = out
+    return [env.get(id(v), v) for v in body.outputs]
+
+
+set_decomposition("Scan", _decompose_scan)
 
 
 def fixed_trip_count(node) -> int | None:

@@ -150,16 +150,27 @@ def test_an_lstm_rnn_reads_as_one_lstm_op():
                                rtol=1e-5, atol=1e-6)
 
 
-def test_a_scan_of_static_length_is_unrolled():
-    def smooth(xs):
+def test_a_scan_reads_as_a_scan_and_unrolls_for_code_targets(tmp_path):
+    def smooth(xs, c0):
         def step(c, v):
             c = 0.5 * c + v
             return c, jnp.tanh(c)
-        return jax.lax.scan(step, jnp.zeros(3, xs.dtype), xs, reverse=True)[1]
+        return jax.lax.scan(step, c0, xs, reverse=True)
 
-    xs = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
-    graph = tb.load(smooth, format="flax", example_inputs=(xs,))
-    np.testing.assert_allclose(tb.run(graph, {"xs": xs})[graph.outputs[0].name], smooth(xs), rtol=1e-6, atol=1e-7)
+    rng = np.random.default_rng(0)
+    xs, c0 = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    graph = tb.load(smooth, format="flax", example_inputs=(xs, c0))
+    assert graph.op_histogram().get("Scan") == 1, graph.op_histogram()
+    want = [np.asarray(w) for w in smooth(xs, c0)]
+    got = tb.run(graph, {"xs": xs, "c0": c0})
+    for v, w in zip(graph.outputs, want):
+        np.testing.assert_allclose(got[v.name], w, rtol=1e-6, atol=1e-7)
+    for target, dest in (("onnx", "scan.onnx"), ("torch", "scan_torch"), ("flax", "scan_flax")):
+        path = tb.save(graph, tmp_path / dest, to=target)
+        runner = runner_for(str(path))
+        out = runner.run({"xs": xs, "c0": c0})
+        for name, w in zip(runner.outputs, want):
+            np.testing.assert_allclose(out[name], w, rtol=1e-5, atol=1e-6, err_msg=target)
 
 
 def test_cond_and_while_loop_read_as_if_and_loop(tmp_path):

@@ -27,19 +27,19 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.control import UNROLL_LIMIT
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.flax import REGISTRY
-from tensorbridge.rules.flax.jaxpr import scan_step_input, stack_steps
+from tensorbridge.rules.flax.jaxpr import stack_steps
 
 #: call primitives whose body is inlined, and the parameter that holds it
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
          "remat": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
          "custom_vjp_call_jaxpr": "fun_jaxpr"}
 #: the longest scan unrolled into the graph
-UNROLL_LIMIT = 4096
 
 
 def load(source, example_inputs=None, params=None, **_options) -> Graph:
@@ -293,19 +293,29 @@ class JaxprImporter:
             return [None] * len(eqn.outvars)
 
     def _scan(self, eqn, operands: list) -> list:
-        """A scan of static length, unrolled: the body once per step, each step's x a slice of the xs."""
+        """A scan as an IR Scan over the leading axis of its xs (both directions reversed for reverse=True); one
+        without xs, whose length a Scan could not count, unrolled."""
         p = eqn.params
         length, n_consts, n_carry = int(p["length"]), int(p["num_consts"]), int(p["num_carry"])
-        if length > UNROLL_LIMIT:
-            raise ModelError(f"a scan of {length} steps (more than {UNROLL_LIMIT} are not unrolled)")
         body = p["jaxpr"]
         consts, carry, xs = operands[:n_consts], operands[n_consts:n_consts + n_carry], operands[n_consts + n_carry:]
         body_consts = self._consts(body)
-        steps = range(length - 1, -1, -1) if p.get("reverse") else range(length)
+        if xs:
+            inputs = [(f"carry{i}", v.dtype, v.shape) for i, v in enumerate(carry)] + \
+                [(f"x{i}", v.dtype, v.shape[1:] if v.shape is not None else None) for i, v in enumerate(xs)]
+            graph = self.subgraph("scan", inputs, lambda *vals: self._inline(body.jaxpr, body_consts,
+                                                                              [*consts, *vals]))
+            attrs = {"body": graph, "num_scan_inputs": len(xs)}
+            if p.get("reverse"):
+                attrs.update(scan_input_directions=[1] * len(xs),
+                             scan_output_directions=[1] * (len(eqn.outvars) - n_carry))
+            out = self.emit("Scan", [*carry, *xs], attrs, outputs=len(eqn.outvars), suffix="scan")
+            return out if isinstance(out, list) else [out]
+        if length > UNROLL_LIMIT:
+            raise ModelError(f"a scan of {length} steps without inputs (more than {UNROLL_LIMIT} are not unrolled)")
         ys: dict[int, list] = {}
-        for t in steps:
-            x_t = [scan_step_input(self, x, t) for x in xs]
-            out = self._inline(body.jaxpr, body_consts, [*consts, *carry, *x_t])
+        for t in range(length - 1, -1, -1) if p.get("reverse") else range(length):
+            out = self._inline(body.jaxpr, body_consts, [*consts, *carry])
             carry, ys[t] = out[:n_carry], out[n_carry:]
         stacked = [stack_steps(self, [ys[t][k] for t in range(length)]) for k in range(len(eqn.outvars) - n_carry)]
         return [*carry, *stacked]

@@ -468,11 +468,6 @@ def stack_steps(imp, values: list, axis: int = 0):
     return imp.emit("Concat", parts, {"axis": axis}) if len(parts) > 1 else parts[0]
 
 
-def scan_step_input(imp, xs, step: int):
-    """A scan's input at one step: its slice `step` of the leading axis."""
-    return imp.emit("Gather", [xs, imp.const(np.array(step, np.int64))], {"axis": 0}, suffix=f"step{step}")
-
-
 @primitive("rev", produces="Slice")
 def read_rev(imp, eqn, x):
     """Axes reversed: a Slice from the last element backwards over each."""
