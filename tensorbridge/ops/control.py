@@ -131,6 +131,32 @@ def _inline(graph, before, body, arguments: list) -> list:
 set_decomposition("Scan", _decompose_scan)
 
 
+def _decompose_loop(graph, node) -> bool:
+    """A Loop that runs a constant number of times (`fixed_trip_count`), unrolled for targets without loops: the
+    body copied once per iteration, its scan outputs stacked."""
+    trips, body = fixed_trip_count(node), node.attrs["body"]
+    if trips is None or trips > UNROLL_LIMIT or any(next(n.subgraphs(), None) for n in body.nodes):
+        return False
+    carried = list(node.inputs[2:])
+    n_carried = len(carried)
+    if trips == 0 and len(body.outputs) > 1 + n_carried:  # empty scan outputs: their shapes are not known here
+        return False
+    b = Builder.replacing(node)
+    keep = b.const(np.array(True), b.name("keep"))
+    scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
+    for i in range(trips):
+        out = _inline(graph, node, body, [b.const(np.array(i, np.int64), b.name(f"iteration{i}")), keep, *carried])
+        carried = out[1:1 + n_carried]
+        for s, v in zip(scans, out[1 + n_carried:]):
+            s.append(b.op("Unsqueeze", v, b.const(np.array([0], np.int64), b.name("axis"))))
+    stacked = [b.op("Concat", *s, axis=0) if len(s) > 1 else s[0] for s in scans]
+    graph.replace_node(node, [*carried, *stacked])
+    return True
+
+
+set_decomposition("Loop", _decompose_loop)
+
+
 def fixed_trip_count(node) -> int | None:
     """The iterations of a Loop whose condition never changes (constant-true, or passed through the body
     unchanged) and whose trip count is a constant, else None: such a loop runs exactly that many times."""
