@@ -77,3 +77,20 @@ def test_conversion_holds_about_one_tensor_not_the_model(target, tmp_path):
     added = _convert_in_child(src, tmp_path / ("model.onnx" if target == "onnx" else "model_torch"), target)
     assert added <= bound, f"{target}: the conversion added {added:.0f} MB; the bound is {bound:.0f} MB " \
                            f"(weights {weights_mb:.0f} MB, largest tensor {largest_mb:.0f} MB)"
+
+
+def test_strided_views_are_written_in_c_order():
+    """Transposed weights (a Linear's [in, out] -> [out, in]) are written from the view in tiles, never whole."""
+    import io
+
+    import ml_dtypes
+
+    from tensorbridge.formats.streaming import write_array
+
+    rng = np.random.default_rng(0)
+    for arr in (rng.standard_normal((300, 700)).astype(np.float32).T, rng.standard_normal((5, 7, 9)).transpose(2, 0, 1),
+                rng.standard_normal(1000)[::3], rng.standard_normal((600, 513)).astype(ml_dtypes.bfloat16).T,
+                np.zeros((0, 4)).T):
+        f = io.BytesIO()
+        write_array(f, arr)
+        assert f.getvalue() == np.ascontiguousarray(arr).tobytes(), arr.shape
