@@ -6,6 +6,8 @@ A cell is one of:
   from the float64 truth (the IR run in float64 by the reference interpreter) than the source runtime is, x2
   (deep networks amplify float32 rounding differently in each runtime); and the source's outputs vary with
   the input (a second input gives different outputs), so the comparison means something;
+- inconclusive: the source's outputs do not vary, or the source runtime is itself farther than NOISE from the
+  float64 truth (random weights that make activations explode: every float32 run is rounding noise);
 - refused: tensorbridge listed blockers and wrote nothing (the reasons are recorded);
 - wrong: the converted model runs and computes something else, or its outputs do not match in number or shape;
 - error: a clean error other than a refusal (the target runtime rejected the file, ...);
@@ -109,12 +111,15 @@ def run_cell(graph, target: str, feeds: list[np.ndarray], expected: list[np.ndar
         scale = float(np.abs(y64).max()) or 1.0
         worst = max(worst, float(np.abs(z64 - y64).max()) / scale)
     cell = {"status": "pass" if worst <= RTOL else "wrong", "rel": worst, "seconds": seconds}
-    if RTOL < worst <= NOISE and truth is not None:
+    if worst > RTOL and truth is not None:
         exact = truth()
         source = max(_rel(y, t) for y, t in zip(expected, exact))
         target_error = max(_rel(z, t) for z, t in zip(got, exact))
         cell["truth"] = {"source": source, "target": target_error}
-        if target_error <= 2 * max(source, 1e-6):
+        if source > NOISE:  # the source's own float32 run is not its function: nothing can be compared with it
+            cell.update(status="inconclusive", detail=f"the source runtime is itself {source:.1e} from the model's "
+                        "float64 result (this model amplifies rounding), so no comparison with it proves anything")
+        elif worst <= NOISE and target_error <= 2 * max(source, 1e-6):
             cell["status"] = "pass"
     return cell
 

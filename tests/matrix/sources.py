@@ -130,7 +130,8 @@ def transformers_sources() -> list[Source]:
         _seed()
         cfg = WhisperConfig(vocab_size=500, num_mel_bins=16, d_model=64, encoder_layers=2, decoder_layers=2,
                             encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
-                            decoder_ffn_dim=128, max_source_positions=32, max_target_positions=32, use_cache=False)
+                            decoder_ffn_dim=128, max_source_positions=32, max_target_positions=32, use_cache=False,
+                            pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)  # within vocab
         model = WhisperModel(cfg).eval()
         features = np.random.default_rng(5).standard_normal((1, 16, 64)).astype(np.float32)
         return _Outputs.wrap(model, ("input_features", "decoder_input_ids"), "last_hidden_state"), \
