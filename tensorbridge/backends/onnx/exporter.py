@@ -19,7 +19,6 @@ from onnx import helper, numpy_helper
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.onnx_proto import read_model, write_model
 from tensorbridge.ir import dtypes
-from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.node import Node
 from tensorbridge.ir.value import Value
@@ -34,6 +33,7 @@ from tensorbridge.passes.qdq_units import unshare_dequantize
 from tensorbridge.rules.onnx import REGISTRY
 from tensorbridge.rules.onnx import base as rules
 from tensorbridge.rules.onnx.contrib import DOMAIN, lower_channels_last
+from tensorbridge.rules.onnx.kernels import where_on_bytes
 
 log = logging.getLogger(__name__)
 LAYOUTS_KEY = "tensorbridge.layouts"
@@ -130,16 +130,6 @@ def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
     p.then("Where on bool", where_on_bytes)
     return p.then("legalize", lambda g: legalize(g, lambda n: None if supports(n.op) else "ONNX has no equivalent",
                                                  "ONNX"))
-
-
-def where_on_bytes(graph: Graph) -> Graph:
-    """onnxruntime has no Where kernel for bool values (ONNX allows them): select uint8s and cast back, which is
-    exact."""
-    for node in [n for n in graph.nodes if n.op == "Where" and n.outputs[0].dtype == np.bool_]:
-        b = Builder.replacing(node)
-        chosen = b.op("Where", node.inputs[0], *(b.op("Cast", v, to="uint8") for v in node.inputs[1:]))
-        graph.replace_node(node, [b.op("Cast", chosen, to="bool")])
-    return graph
 
 
 def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,

@@ -33,7 +33,7 @@ from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.flax import REGISTRY
-from tensorbridge.rules.flax.jaxpr import stack_steps
+from tensorbridge.rules.flax.jaxpr import scan, stack_steps
 
 #: call primitives whose body is inlined, and the parameter that holds it
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
@@ -301,16 +301,8 @@ class JaxprImporter:
         consts, carry, xs = operands[:n_consts], operands[n_consts:n_consts + n_carry], operands[n_consts + n_carry:]
         body_consts = self._consts(body)
         if xs:
-            inputs = [(f"carry{i}", v.dtype, v.shape) for i, v in enumerate(carry)] + \
-                [(f"x{i}", v.dtype, v.shape[1:] if v.shape is not None else None) for i, v in enumerate(xs)]
-            graph = self.subgraph("scan", inputs, lambda *vals: self._inline(body.jaxpr, body_consts,
-                                                                              [*consts, *vals]))
-            attrs = {"body": graph, "num_scan_inputs": len(xs)}
-            if p.get("reverse"):
-                attrs.update(scan_input_directions=[1] * len(xs),
-                             scan_output_directions=[1] * (len(eqn.outvars) - n_carry))
-            out = self.emit("Scan", [*carry, *xs], attrs, outputs=len(eqn.outvars), suffix="scan")
-            return out if isinstance(out, list) else [out]
+            return scan(self, carry, xs, lambda *vals: self._inline(body.jaxpr, body_consts, [*consts, *vals]),
+                        bool(p.get("reverse")), len(eqn.outvars))
         if length > UNROLL_LIMIT:
             raise ModelError(f"a scan of {length} steps without inputs (more than {UNROLL_LIMIT} are not unrolled)")
         ys: dict[int, list] = {}

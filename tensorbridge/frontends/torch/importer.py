@@ -29,6 +29,8 @@ from tensorbridge.rules.torch import REGISTRY
 from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
 
 log = logging.getLogger(__name__)
+#: not folded at import: a quantized weight stays int8 storage and its dequantization
+QUANTIZATION = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
 def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False) -> Graph:
@@ -161,7 +163,8 @@ class Importer:
             elif node.op == "output":
                 self._outputs(node)
         self.graph.metadata.update({"source_framework": "torch"})
-        fold_constants(self.graph, keep_learned=True)  # what the source computes from buffers and literals
+        # what the source computes from buffers and literals; a quantized weight keeps its (de)quantization
+        fold_constants(self.graph, keep=QUANTIZATION, keep_learned=True)
         recover_patterns(self.graph)  # the layers the framework runs as plain ops (PReLU, RMSNorm ...)
         infer_shapes(self.graph)
         return self.graph

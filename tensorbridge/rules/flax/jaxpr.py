@@ -532,6 +532,18 @@ def loop(imp, initial: list, condition, body) -> list:
     return out if isinstance(out, list) else [out]
 
 
+def scan(imp, carry: list, xs: list, read, reverse: bool, outputs: int) -> list:
+    """A scan over the leading axis of `xs` as a Scan whose body is what `read(*carry, *x slices)` emits (carry
+    then stacked outputs); reverse=True walks the xs and writes the outputs from the end, as lax.scan does."""
+    inputs = [(f"carry{i}", v.dtype, v.shape) for i, v in enumerate(carry)] + \
+        [(f"x{i}", v.dtype, v.shape[1:] if v.shape is not None else None) for i, v in enumerate(xs)]
+    attrs = {"body": imp.subgraph("scan", inputs, read), "num_scan_inputs": len(xs)}
+    if reverse:
+        attrs.update(scan_input_directions=[1] * len(xs), scan_output_directions=[1] * (outputs - len(carry)))
+    out = imp.emit("Scan", [*carry, *xs], attrs, outputs=outputs, suffix="scan")
+    return out if isinstance(out, list) else [out]
+
+
 def if_(imp, condition, then_read, else_read, outputs: int) -> list:
     """An If whose branches are what `then_read()` and `else_read()` emit."""
     branches = {"then_branch": imp.subgraph("then", [], then_read), "else_branch": imp.subgraph("else", [], else_read)}
