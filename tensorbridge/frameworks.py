@@ -144,11 +144,6 @@ def unrunnable(*formats: Format) -> list[str]:
     return reasons
 
 
-def runnable(fmt: Format) -> bool:
-    """Whether this machine has what the format's verification runner needs."""
-    return fmt.runner is not None and missing_runtime(fmt) is None
-
-
 def missing_runtime(fmt: Format) -> str | None:
     """Why this machine cannot run the format's models (None: it can)."""
     import importlib.util

@@ -70,10 +70,10 @@ def read(path: str | Path, targets: list[str] | None = None) -> list[Job]:
         if not options.get("targets"):
             problems.append(f"entry {i + 1} ({entry['source']}): no targets (give --to, or targets in the manifest)")
             continue
+        rest = {k: v for k, v in options.items() if k != "targets"}
         for source in sources:
-            for target in options["targets"]:
-                rest = {k: v for k, v in options.items() if k != "targets"}
-                jobs.append(Job(source, target, rest, _key(source, target, rest)))
+            content = content_hash(Path(source))  # once per source: a large model's bytes are read once
+            jobs += [Job(source, target, rest, _key(content, target, rest)) for target in options["targets"]]
     if problems:
         raise ModelError(f"the manifest {path} has problems:\n  " + "\n  ".join(problems))
     if not jobs:
@@ -113,9 +113,9 @@ def _expand(pattern: str, base: Path) -> list[str]:
     return [str(full.resolve())] if full.exists() else []
 
 
-def _key(source: str, target: str, options: dict) -> str:
+def _key(content: str, target: str, options: dict) -> str:
     digest = hashlib.sha256()
-    digest.update(content_hash(Path(source)).encode())
+    digest.update(content.encode())
     digest.update(json.dumps(options, sort_keys=True, default=str).encode())
     digest.update(target.encode())
     return digest.hexdigest()[:20]

@@ -146,10 +146,10 @@ def cmd_convert(args, progress: _Progress) -> int:
     if missing:
         print(f"not verified: no runtime for {', '.join(missing)} on this machine")
         return 0
-    memory = _available_memory()
-    if memory is not None and 2 * graph.weight_bytes() > memory:  # both runtimes hold the weights while verifying
+    memory, needed = _available_memory(), 2 * graph.weight_bytes()  # both runtimes hold the weights to verify
+    if memory is not None and needed > memory:
         print(f"not verified: running source and result side by side needs about "
-              f"{2 * graph.weight_bytes() / 1e9:.1f} GB, this machine has {memory / 1e9:.1f} GB available; "
+              f"{needed / 1e9:.1f} GB, this machine has {memory / 1e9:.1f} GB available; "
               f"run `tensorbridge verify {args.src} {args.output}` where there is room")
         return 0
     try:

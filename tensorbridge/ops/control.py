@@ -96,29 +96,39 @@ def _decompose_scan(graph, node) -> bool:
     n_out = len(body.outputs) - n_state
     out_axes, out_dirs = a.get("scan_output_axes") or [0] * n_out, a.get("scan_output_directions") or [0] * n_out
     b = Builder.replacing(node)
+    constants = _outer_constants(graph, body)
     steps: list[list] = []
     for t in range(length):
         sliced = [b.op("Gather", x, b.const(np.array(length - 1 - t if d else t, np.int64), b.name(f"step{t}")),
                       axis=axis) for x, axis, d in zip(xs, in_axes, in_dirs)]
-        out = _inline(graph, node, body, state + sliced)
+        out = _inline(graph, node, body, state + sliced, constants)
         state, step = out[:n_state], out[n_state:]
         steps.append(step)
-    stacked = []
-    for k, (axis, d) in enumerate(zip(out_axes, out_dirs)):
-        order = steps[::-1] if d else steps
-        parts = [b.op("Unsqueeze", s[k], b.const(np.array([axis], np.int64), b.name("axis"))) for s in order]
-        stacked.append(b.op("Concat", *parts, axis=axis) if len(parts) > 1 else parts[0])
+    stacked = [_stack(b, [s[k] for s in (steps[::-1] if d else steps)], axis)
+               for k, (axis, d) in enumerate(zip(out_axes, out_dirs))]
     graph.replace_node(node, [*state, *stacked])
     return True
 
 
-def _inline(graph, before, body, arguments: list) -> list:
-    """`body`'s nodes copied into `graph` before node `before`, reading `arguments` for its inputs: the values its
-    outputs take."""
-    env = {id(v): a for v, a in zip(body.inputs, arguments)}
+def _outer_constants(graph, body) -> dict:
+    """`body`'s constants as constants of `graph` (the same arrays), once for every copy of the body."""
+    out = {}
     for v in body.constants.values():
-        copy = env[id(v)] = graph.add_constant(v.name, v.const)
+        copy = out[id(v)] = graph.add_constant(v.name, v.const)
         copy.meta = dict(v.meta)
+    return out
+
+
+def _stack(b, values: list, axis: int):
+    """The step values stacked along a new `axis`."""
+    parts = [b.op("Unsqueeze", v, b.const(np.array([axis], np.int64), b.name("axis"))) for v in values]
+    return b.op("Concat", *parts, axis=axis) if len(parts) > 1 else parts[0]
+
+
+def _inline(graph, before, body, arguments: list, constants: dict) -> list:
+    """`body`'s nodes copied into `graph` before node `before`, reading `arguments` for its inputs and `constants`
+    (`_outer_constants`) for its constants: the values its outputs take."""
+    env = {**constants, **{id(v): a for v, a in zip(body.inputs, arguments)}}
     for n in body.nodes:
         new = graph.add_node(n.op, [None if v is None else env.get(id(v), v) for v in n.inputs], dict(n.attrs),
                              outputs=len(n.outputs), name=n.name, meta=n.meta, before=before)
@@ -143,14 +153,15 @@ def _decompose_loop(graph, node) -> bool:
         return False
     b = Builder.replacing(node)
     keep = b.const(np.array(True), b.name("keep"))
+    constants = _outer_constants(graph, body)
     scans: list[list] = [[] for _ in range(len(body.outputs) - 1 - n_carried)]
     for i in range(trips):
-        out = _inline(graph, node, body, [b.const(np.array(i, np.int64), b.name(f"iteration{i}")), keep, *carried])
+        iteration = b.const(np.array(i, np.int64), b.name(f"iteration{i}"))
+        out = _inline(graph, node, body, [iteration, keep, *carried], constants)
         carried = out[1:1 + n_carried]
         for s, v in zip(scans, out[1 + n_carried:]):
-            s.append(b.op("Unsqueeze", v, b.const(np.array([0], np.int64), b.name("axis"))))
-    stacked = [b.op("Concat", *s, axis=0) if len(s) > 1 else s[0] for s in scans]
-    graph.replace_node(node, [*carried, *stacked])
+            s.append(v)
+    graph.replace_node(node, [*carried, *(_stack(b, s, 0) for s in scans)])
     return True
 
 

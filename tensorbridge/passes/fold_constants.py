@@ -97,6 +97,7 @@ def _bytes(shape, dtype) -> int:
 
 def _replace(graph: Graph, node, results) -> None:
     """Swap the node's outputs for constants holding `results`, keeping the value names."""
+    roles = {v.meta.get("role") if not v.learned else "learned" for v in node.inputs if v is not None}
     for old, arr in zip(node.outputs, results):
         name = old.name
         old.name = graph.unique_name(f"{name}.folded")
@@ -105,7 +106,6 @@ def _replace(graph: Graph, node, results) -> None:
         new.name = name
         graph.constants[name] = new
         new.meta = dict(old.meta)
-        roles = {v.meta.get("role") if not v.learned else "learned" for v in node.inputs if v is not None}
         if roles <= {"literal"}:
             new.meta["role"] = "literal"  # computed from literals only: a literal too
         elif "learned" not in roles:

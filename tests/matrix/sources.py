@@ -138,13 +138,9 @@ def transformers_sources() -> list[Source]:
             [features, _ids(1, 6, 500)]
 
     def llama(_workdir):
-        from transformers import LlamaConfig, LlamaForCausalLM
+        from tests.models import llm
 
-        _seed()
-        cfg = LlamaConfig(vocab_size=500, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, use_cache=False)
-        model = LlamaForCausalLM(cfg).eval()
-        return _Outputs.wrap(model, ("input_ids",), "logits"), [_ids(1, 12, 500)]
+        return llm.prefill(llm.llama(llm.SMALL)), llm.prefill_feeds(llm.SMALL)
 
     builders = {"hf_t5": t5, "hf_vit": vit, "hf_whisper": whisper, "hf_llama": llama}
     zoo = {"hf_bert": "bert", "hf_gpt2": "gpt2"}

@@ -39,7 +39,6 @@ from tensorbridge.rules.flax.jaxpr import scan, stack_steps
 CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
          "remat": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
          "custom_vjp_call_jaxpr": "fun_jaxpr"}
-#: the longest scan unrolled into the graph
 
 
 def load(source, example_inputs=None, params=None, **_options) -> Graph:

@@ -230,13 +230,27 @@ def write_batch_norm(em, node):
     em.out(node, em.layer(node, "layers.BatchNormalization", [], kwargs, weights, em.tensor(x)))
 
 
+def _trailing_axes(layer, rank: int) -> list[int]:
+    """A normalisation layer's axes, which the IR ops hold only as the trailing ones from `axis` on."""
+    axes = sorted(a % rank for a in ([layer.axis] if isinstance(layer.axis, int) else layer.axis))
+    if axes != list(range(axes[0], rank)):
+        raise ModelError(f"{layer.name}: {type(layer).__name__} over non-trailing axes {axes}")
+    return axes
+
+
+def _trailing_axis_kwarg(node, x) -> tuple[int, list[int] | int]:
+    """The IR op's first normalised axis, and the layer's `axis` argument for the axes from it on."""
+    if x.shape is None:
+        raise Unsupported(f"{node.op} needs the input rank")
+    axis = norm_axis(node.attrs.get("axis", -1), len(x.shape))
+    axes = list(range(axis, len(x.shape)))
+    return axis, axes if len(axes) > 1 else -1
+
+
 @layer("LayerNormalization", produces="LayerNormalization")
 def read_layer_norm(imp, layer, inputs, node):
     x = inputs[0]
-    rank = len(x.shape)
-    axes = sorted(a % rank for a in ([layer.axis] if isinstance(layer.axis, int) else layer.axis))
-    if axes != list(range(axes[0], rank)):
-        raise ModelError(f"{layer.name}: LayerNormalization over non-trailing axes {axes}")
+    axes = _trailing_axes(layer, len(x.shape))
     shape = [x.shape[a] for a in axes]
     gamma = to_numpy(layer.gamma) if layer.scale else np.ones(shape, np.float32)
     ins = [x, imp.weight("gamma", gamma)] + ([imp.weight("beta", to_numpy(layer.beta))] if layer.center else [])
@@ -247,26 +261,19 @@ def read_layer_norm(imp, layer, inputs, node):
 def write_layer_norm(em, node):
     x, scale = node.inputs[0], node.inputs[1]
     b = node.input(2)
-    if x.shape is None:
-        raise Unsupported("LayerNormalization needs the input rank")
-    rank = len(x.shape)
-    axis = norm_axis(node.attrs.get("axis", -1), rank)
-    axes = list(range(axis, rank))
+    axis, axis_kwarg = _trailing_axis_kwarg(node, x)
     shape = tuple(x.shape[axis:])
     gamma = np.broadcast_to(const_operand(scale), shape).copy()
     weights = [gamma] + ([np.broadcast_to(const_operand(b), shape).copy()] if b is not None else [])
     em.out(node, em.layer(node, "layers.LayerNormalization", [], {
-        "axis": axes if len(axes) > 1 else -1, "epsilon": node.attrs.get("epsilon", 1e-5),
-        "center": b is not None}, weights, em.tensor(x)))
+        "axis": axis_kwarg, "epsilon": node.attrs.get("epsilon", 1e-5), "center": b is not None}, weights,
+        em.tensor(x)))
 
 
 @layer("RMSNormalization", produces="RMSNormalization")
 def read_rms_norm(imp, layer, inputs, node):
     x = inputs[0]
-    rank = len(x.shape)
-    axes = sorted(a % rank for a in ([layer.axis] if isinstance(layer.axis, int) else layer.axis))
-    if axes != list(range(axes[0], rank)):
-        raise ModelError(f"{layer.name}: RMSNormalization over non-trailing axes {axes}")
+    axes = _trailing_axes(layer, len(x.shape))
     return imp.emit("RMSNormalization", [x, imp.weight("scale", to_numpy(layer.scale))],
                     {"axis": axes[0], "epsilon": float(layer.epsilon)})
 
@@ -274,13 +281,10 @@ def read_rms_norm(imp, layer, inputs, node):
 @R.exports("RMSNormalization")
 def write_rms_norm(em, node):
     x, scale = node.inputs
-    if x.shape is None:
-        raise Unsupported("RMSNormalization needs the input rank")
-    axis = norm_axis(node.attrs.get("axis", -1), len(x.shape))
-    axes = list(range(axis, len(x.shape)))
+    axis, axis_kwarg = _trailing_axis_kwarg(node, x)
     weight = np.broadcast_to(const_operand(scale), tuple(x.shape[axis:])).copy()
     em.out(node, em.layer(node, "layers.RMSNormalization", [], {
-        "axis": axes if len(axes) > 1 else -1, "epsilon": node.attrs.get("epsilon", 1e-5)}, [weight], em.tensor(x)))
+        "axis": axis_kwarg, "epsilon": node.attrs.get("epsilon", 1e-5)}, [weight], em.tensor(x)))
 
 
 @layer("GroupNormalization", produces="GroupNormalization")
