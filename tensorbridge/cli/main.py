@@ -274,6 +274,20 @@ def cmd_batch(args, progress: _Progress) -> int:
     return 0 if counts.get("pass", 0) == len(records) else 1
 
 
+def cmd_transpile(args, progress: _Progress) -> int:
+    from tensorbridge import transpile
+
+    try:
+        text = Path(args.src).read_text(encoding="utf-8")
+    except (OSError, UnicodeError) as e:
+        raise ModelError(f"{args.src}: cannot read it as Python source ({e})") from None
+    with progress.step(f"translating {args.src} to {args.to}"):
+        out = transpile.transpile(text, to=args.to, cls=args.cls, filename=args.src)
+    Path(args.output).write_text(out, encoding="utf-8")
+    print(f"wrote {args.output}; carry trained weights over with tensorbridge.transpile.port_weights(src, dst)")
+    return 0
+
+
 def cmd_ops(args, progress: _Progress) -> int:
     from tensorbridge import support
 
@@ -354,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--to", dest="to_fw", metavar="FW")
     o.add_argument("--markdown", action="store_true")
     o.set_defaults(func=cmd_ops)
+
+    t = sub.add_parser("transpile", help="translate model code (PyTorch nn.Module classes) into Keras 3 code "
+                       "(docs/transpile.md)", parents=[common])
+    t.add_argument("src", help="a Python module with model classes")
+    t.add_argument("--to", required=True, choices=["keras"], help="the target framework")
+    t.add_argument("-o", "--output", required=True, help="the translated module (.py)")
+    t.add_argument("--class", dest="cls", metavar="NAME", help="only this class and what it uses")
+    t.set_defaults(func=cmd_transpile)
 
     b = sub.add_parser("batch", help="convert and verify every model of a manifest (docs/batch.md)", parents=[common])
     b.add_argument("manifest", help="YAML or JSON manifest, or a text file with one source path per line")

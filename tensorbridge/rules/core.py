@@ -54,6 +54,8 @@ class Registry:
         self._imports: dict[tuple[str, str], ImportRule] = {}
         self._exports: dict[str, ExportRule] = {}
         self.refused: dict[str, str] = {}
+        #: the framework's model-code rows (rules/code.py), for the transpiler; None where it has none
+        self.code = None
         #: attribute variants (schema.set_lowering) the framework's writer carries out itself; `api.save` lowers
         #: the others before the writer sees the graph
         self.variants = frozenset(variants)

@@ -1,0 +1,43 @@
+"""The transpiler's benchmark: every corpus class translated PyTorch -> Keras, weights ported, outputs compared.
+
+    python -m benchmarks.transpile_bench          # prints the table docs/transpile.md shows
+
+Reports, per direction: classes equal within 1e-5 relative, refused, failing to run or port, and silently wrong
+(must be 0). The corpus is tests/transpile/corpus_torch.py (classes written for this project).
+"""
+
+from __future__ import annotations
+
+import platform
+import tempfile
+import time
+from collections import Counter
+
+from tests.transpile.check import CORPUS, check, load_module
+from tests.transpile.corpus_torch import CASES
+
+
+def main() -> None:
+    import keras
+    import torch
+
+    source = load_module(CORPUS, "corpus_torch")
+    work = tempfile.mkdtemp()
+    start = time.perf_counter()
+    outcomes = [check(c[0], c[1], c[2], c[3] if len(c) > 3 else "float32", source, work) for c in CASES]
+    seconds = time.perf_counter() - start
+    counts = Counter(o.status for o in outcomes)
+    n = len(outcomes)
+    print(f"machine: {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}, "
+          f"torch {torch.__version__}, keras {keras.__version__}; {seconds:.0f} s")
+    print("| direction | classes | equal (≤1e-5) | refused | does not run / port | silently wrong |")
+    print("|---|---|---|---|---|---|")
+    print(f"| PyTorch → Keras | {n} | {counts['equal']} ({100 * counts['equal'] / n:.0f}%) | {counts['refused']} | "
+          f"{counts['error']} | {counts['wrong']} |")
+    for o in outcomes:
+        if o.status != "equal":
+            print(f"- {o.name}: {o.status}: {o.detail}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""Code rows: how a framework's layer classes and tensor functions, as people write them in model code, read
+into IR ops and are written back. The transpiler (`tensorbridge/transpile/`) reads them both ways.
+
+A row names the source callable by its import path ("torch.nn.Conv2d", "keras.ops.concatenate",
+"Tensor.view" for a tensor method), declares its signature (checked against the real one by the tests),
+and converts between the callable's bound arguments and an `OpCall`: the IR op with its attributes
+(named as in the op catalogue) whose values are `ast` expressions, so an argument that is a variable
+of the user's code passes through unchanged. A converter that needs the argument's value (padding=1 is
+"same" only for a 3x3 kernel at stride 1) asks `known()` and writes the general form when the value is not
+a literal. A layer row also says how its weights map to the IR op's weights (`to_ir` / `from_ir`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+REQUIRED = object()
+NOT_LITERAL = object()
+
+
+class Refused(Exception):
+    """A row cannot express this call; the message is the reason shown to the user."""
+
+
+@dataclass
+class OpCall:
+    """An IR op with its tensor inputs and attributes, all as `ast` expressions (or plain literals)."""
+
+    op: str
+    inputs: list = field(default_factory=list)
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """Parameters in order: (name, default), REQUIRED for none; `varargs` names a `*args` parameter."""
+
+    params: tuple[tuple[str, object], ...]
+    varargs: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Signature:
+        """"in_channels out_channels stride=1 bias=True *dims" (defaults are Python literals)."""
+        params, varargs = [], None
+        for item in text.split():
+            if item.startswith("*"):
+                varargs = item[1:]
+            elif "=" in item:
+                name, default = item.split("=", 1)
+                params.append((name, ast.literal_eval(default)))
+            else:
+                params.append((item, REQUIRED))
+        return cls(tuple(params), varargs)
+
+    def names(self) -> list[str]:
+        return [n for n, _ in self.params]
+
+    def bind(self, call: ast.Call) -> dict:
+        """Every argument of `call` by parameter name (defaults made explicit as literals); `varargs` as a
+        list. Raises Refused when the call cannot be bound statically."""
+        names = self.names()
+        bound: dict = {}
+        positional = list(call.args)
+        if any(isinstance(a, ast.Starred) for a in positional):
+            if self.varargs is None:
+                raise Refused("a *args call whose arguments cannot be bound statically")
+        if self.varargs is not None:
+            fixed = [a for a in positional[:len(names)] if not isinstance(a, ast.Starred)]
+            rest = positional[len(fixed):]
+            bound[self.varargs] = rest
+            positional = fixed
+        if len(positional) > len(names):
+            raise Refused(f"{len(positional)} positional arguments, the signature has {len(names)}")
+        for name, arg in zip(names, positional):
+            bound[name] = arg
+        for kw in call.keywords:
+            if kw.arg is None:
+                raise Refused("a **kwargs call whose arguments cannot be bound statically")
+            if kw.arg not in names:
+                raise Refused(f"unknown keyword argument {kw.arg!r}")
+            if kw.arg in bound:
+                raise Refused(f"argument {kw.arg!r} given twice")
+            bound[kw.arg] = kw.value
+        for name, default in self.params:
+            if name not in bound:
+                if default is REQUIRED:
+                    raise Refused(f"missing argument {name!r}")
+                bound[name] = default
+        return bound
+
+
+@dataclass(frozen=True)
+class LayerRow:
+    """A layer class <-> one IR op. `read(args) -> OpCall` (source side); `write(opcall) -> ast.expr`, the
+    constructor expression (target side). `to_ir(weights, attrs)` / `from_ir(weights, attrs)` carry the
+    trained weights: framework parameter names <-> IR weight roles, arrays transformed as needed."""
+
+    path: str
+    op: str
+    signature: Signature
+    read: Callable | None = None
+    write: Callable | None = None
+    to_ir: Callable | None = None
+    from_ir: Callable | None = None
+    #: the argument that makes a call of the layer overwrite its input ("inplace")
+    inplace: str | None = None
+
+
+@dataclass(frozen=True)
+class FunctionRow:
+    """A tensor function or method <-> one IR op: `read(args) -> OpCall`; `write(opcall) -> ast.expr`.
+    `returns` is "tensor" or "python" (shape queries), for the transpiler's value tracking."""
+
+    path: str
+    op: str
+    signature: Signature
+    read: Callable | None = None
+    write: Callable | None = None
+    returns: str = "tensor"
+    inplace: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceSkeleton:
+    """How model code of a framework is recognised when it is read: the class model classes derive from, the
+    containers, the parameter class, weight-initialisation module, initial-value functions, tensor attributes."""
+
+    module_classes: frozenset
+    containers: dict  # path -> "sequential" | "list" | "dict"
+    parameter_classes: frozenset
+    init_module: str
+    initializers: dict  # path -> "zeros" | "ones" | "normal" | "uniform"
+    tensor_attributes: dict  # attribute name -> (tensor expression -> OpCall)
+    #: every method name the framework's tensors have: one without a row is refused, never left as written
+    tensor_methods: frozenset = frozenset()
+    #: paths naming the float32 dtype (the only dtype weights created in `__init__` are translated with)
+    float_dtypes: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class TargetSkeleton:
+    """How model code of a framework is written: the layer base class, the forward method's name, the
+    imports, and builders for a sequential container and a weight created in `__init__`."""
+
+    layer_base: str
+    forward: str
+    imports: tuple
+    sequential: Callable  # list expression -> ast.expr
+    add_weight: Callable  # (shape expr, initializer kind, scale expr or None, trainable, name) -> ast.expr
+    #: module-level definitions the written code may refer to by name: name -> () -> ast.stmt
+    helpers: dict = field(default_factory=dict)
+    #: names the written code's imports take; the source's own uses of them are renamed
+    reserved_names: frozenset = frozenset()
+    #: attributes the target's layer class owns (`weights`); a model's own attribute of that name is renamed
+    reserved_attributes: frozenset = frozenset()
+
+    def attribute(self, name: str) -> str:
+        """The translation's name for a source attribute `name`."""
+        return name + "_" if name in self.reserved_attributes else name
+
+
+class CodeTable:
+    """A framework's code rows, by source path and by IR op."""
+
+    def __init__(self, framework: str):
+        self.framework = framework
+        self.source: SourceSkeleton | None = None
+        self.skeleton: TargetSkeleton | None = None
+        self.layers: dict[str, LayerRow] = {}
+        self.functions: dict[str, FunctionRow] = {}
+        self.layer_writers: dict[str, LayerRow] = {}
+        self.function_writers: dict[str, FunctionRow] = {}
+
+    def layer(self, path: str, op: str, signature: str, read=None, write=None, to_ir=None, from_ir=None,
+              inplace=None) -> LayerRow:
+        row = LayerRow(path, op, Signature.parse(signature), read, write, to_ir, from_ir, inplace)
+        if read:
+            self.layers[path] = row
+        if write:
+            assert op not in self.layer_writers, f"{self.framework}: two layer writers for {op}"
+            self.layer_writers[op] = row
+        return row
+
+    def function(self, paths: str, op: str, signature: str, read=None, write=None, returns="tensor",
+                 inplace=None) -> None:
+        """Rows for each of the space-separated `paths` (aliases of one callable, e.g. "torch.relu
+        torch.nn.functional.relu Tensor.relu"); the first path is the one written back."""
+        for i, path in enumerate(paths.split()):
+            row = FunctionRow(path, op, Signature.parse(signature), read, write if i == 0 else None, returns,
+                              inplace)
+            if read:
+                self.functions[path] = row
+            if write and i == 0:
+                assert op not in self.function_writers, f"{self.framework}: two function writers for {op}"
+                self.function_writers[op] = row
+
+
+# -- what converters share ---------------------------------------------------------------------------
+def known(value):
+    """The Python value of a literal argument (an `ast` literal or a plain value), else NOT_LITERAL."""
+    if not isinstance(value, ast.AST):
+        return value
+    try:
+        return ast.literal_eval(value)
+    except ValueError:
+        return NOT_LITERAL
+
+
+def expr(value) -> ast.expr:
+    """A value as an expression (literals become constants; expressions pass through)."""
+    from tensorbridge.codegen import pyast as P
+
+    return P.lit(value)
+
+
+def pairs(value, n: int):
+    """An int-or-tuple argument as an n-tuple when it is a literal, else NOT_LITERAL."""
+    v = known(value)
+    if v is NOT_LITERAL:
+        return NOT_LITERAL
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v,) * n
+    if isinstance(v, (list, tuple)) and len(v) == n and all(isinstance(i, int) for i in v):
+        return tuple(v)
+    return NOT_LITERAL
+
+
+def is_default(value, default) -> bool:
+    """Whether an argument is literally its default (an expression never is)."""
+    v = known(value)
+    return v is not NOT_LITERAL and type(v) is type(default) and v == default
+
+
+def keywords(**given_and_defaults) -> dict:
+    """Keyword arguments to write: name=(value, default); those literally equal to the default are left out
+    (default None: always written)."""
+    return {k: v for k, (v, d) in given_and_defaults.items() if d is None or not is_default(v, d)}

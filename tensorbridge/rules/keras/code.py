@@ -1,0 +1,451 @@
+"""IR ops -> Keras 3 model code, as the transpiler writes it (see rules/code.py): `keras.layers` constructors
+for layer ops, `keras.ops` calls for the rest, and each layer's weights from the IR op's weight roles.
+
+Layout: image layers keep the source's layout explicitly (`data_format="channels_first"` on each layer
+that has one, `axis=1` on channel norms), so every axis in the translated code means what it meant in the
+source; the translation never moves data between layouts.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, Refused, TargetSkeleton, known, pairs
+from tensorbridge.rules.keras.base import R
+
+C = R.code = CodeTable("keras")
+
+
+def _kw(**given_and_defaults) -> dict:
+    """Keyword arguments left out when literally equal to Keras' default: name=(value, default)."""
+    out = {}
+    for k, (v, d) in given_and_defaults.items():
+        lv = known(v)
+        if lv is NOT_LITERAL or not (type(lv) is type(d) and lv == d):
+            out[k] = v
+    return out
+
+
+def _channels(attrs) -> dict:
+    return {"data_format": "channels_first"} if attrs.get("layout") == "channels_first" else {}
+
+
+def _sequential(*layers_) -> ast.expr:
+    return P.call("keras.Sequential", list(layers_)) if len(layers_) > 1 else layers_[0]
+
+
+def _bool(v):
+    return known(v) if known(v) is not NOT_LITERAL else v
+
+
+def _same_padding(attrs, rank):
+    """Keras' "same"/"valid" where provably equal to the source's symmetric pads, else None."""
+    pads, k = known(attrs["pads"]), pairs(attrs["kernel_shape"], rank)
+    if pads in ("same", "valid"):
+        return pads
+    p, s, d = pairs(attrs["pads"], rank), pairs(attrs.get("strides", 1), rank), pairs(attrs.get("dilations", 1), rank)
+    if p is NOT_LITERAL:
+        return None
+    if all(v == 0 for v in p):
+        return "valid"
+    if NOT_LITERAL not in (k, s, d) and all(st == 1 for st in s) and \
+            all(di * (kk - 1) == 2 * pp for kk, pp, di in zip(k, p, d)):
+        return "same"
+    return None
+
+
+# -- layers ------------------------------------------------------------------------------------------
+def _write_conv(call):
+    a, rank = call.attrs, call.attrs["rank"]
+    padding = _same_padding(a, rank)
+    kwargs = _kw(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), groups=(a["group"], 1),
+                 use_bias=(_bool(a["bias"]), True))
+    conv = P.call(_conv_class(f"Conv{rank}D", a, kwargs), a["filters"], a["kernel_shape"], **kwargs,
+                  **({"padding": padding} if padding and padding != "valid" else {}), **_channels(a))
+    if padding is not None:
+        return conv
+    return _sequential(P.call(f"layers.ZeroPadding{rank}D", a["pads"], **_channels(a)), conv)
+
+
+def _write_conv_transpose(call):
+    a, rank = call.attrs, call.attrs["rank"]
+    if known(a["group"]) != 1:
+        raise Refused("grouped transposed convolution (Keras' ConvTranspose has no groups)")
+    if known(a["pads"]) is NOT_LITERAL or isinstance(known(a["pads"]), str):
+        raise Refused("transposed convolution padding given by a variable")
+    out_pad = known(a["output_padding"])
+    kwargs = _kw(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), use_bias=(_bool(a["bias"]), True))
+    if out_pad not in (0, (0,) * rank, [0] * rank):
+        kwargs["output_padding"] = a["output_padding"]
+    conv = P.call(_conv_class(f"Conv{rank}DTranspose", a, kwargs), a["filters"], a["kernel_shape"], **kwargs,
+                  **_channels(a))
+    if all(p == 0 for p in pairs(a["pads"], rank)):
+        return conv
+    if rank == 1:
+        raise Refused("padded 1-D transposed convolution (Keras' Cropping1D is channels-last only)")
+    return _sequential(conv, P.call(f"layers.Cropping{rank}D", a["pads"], **_channels(a)))
+
+
+def _conv_class(name: str, attrs, kwargs) -> str:
+    """`layers.<name>`, or the module's channels-first subclass of it when the layer adds a bias to
+    channels-first data: Keras' `ops.add` (TensorFlow backend, Keras 3.15) adds a (1, C, 1, 1) bias as a
+    channels-last one when the output's width equals C, so those layers add it by broadcasting instead."""
+    if attrs.get("layout") == "channels_first" and "use_bias" not in kwargs:
+        return f"ChannelsFirst{name}"
+    return f"layers.{name}"
+
+
+_CONVOLVE = {"Conv": "self.convolution_op(inputs, self.kernel)",
+             "Transpose": "ops.conv_transpose(inputs, self.kernel, strides=list(self.strides), padding=self.padding, "
+                          "output_padding=self.output_padding, dilation_rate=self.dilation_rate, "
+                          "data_format=self.data_format)"}
+
+
+def _channels_first_class(name: str) -> ast.stmt:
+    base = name.removeprefix("ChannelsFirst")
+    convolve = _CONVOLVE["Transpose" if base.endswith("Transpose") else "Conv"]
+    return ast.parse(
+        f"class {name}(layers.{base}):\n"
+        f"    \"\"\"{base} adding its bias by broadcasting (docs/transpile.md: Keras' channels-first bias).\"\"\"\n\n"
+        f"    def call(self, inputs):\n"
+        f"        outputs = {convolve}\n"
+        f"        return outputs + ops.reshape(self.bias, (1, -1) + (1,) * self.rank)\n").body[0]
+
+
+HELPERS = {f"ChannelsFirstConv{n}D{t}": (lambda name: lambda: _channels_first_class(name))(f"ChannelsFirstConv{n}D{t}")
+           for n in (1, 2, 3) for t in ("", "Transpose")}
+
+
+def _conv_from_ir(w, attrs):
+    # IR OIHW (Conv) or (in, out/group, k...) (ConvTranspose) -> Keras (k..., in/group, out) / (k..., out, in)
+    kernel = w["W"]
+    out = {"kernel": np.ascontiguousarray(np.moveaxis(kernel, (0, 1), (-1, -2)))}
+    if "B" in w:
+        out["bias"] = w["B"]
+    return out
+
+
+C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
+C.layer("keras.layers.Conv2DTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
+C.layer("keras.layers.Dense", "Dense", "",
+        write=lambda c: P.call("layers.Dense", c.attrs["units"], **_kw(use_bias=(_bool(c.attrs["bias"]), True))),
+        from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
+
+
+def _norm_kwargs(a, eps_default):
+    affine = _bool(a.get("affine", True))
+    center = affine if known(a.get("bias", True)) is True else False
+    return _kw(epsilon=(a["epsilon"], eps_default), center=(center, True), scale=(affine, True))
+
+
+def _norm_from_ir(w, attrs):
+    out = {"gamma": w.get("scale"), "beta": w.get("B"), "moving_mean": w.get("mean"), "moving_variance": w.get("var")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+C.layer("keras.layers.BatchNormalization", "BatchNormalization", "",
+        write=lambda c: P.call("layers.BatchNormalization", axis=c.attrs["axis"],
+                               **_kw(momentum=(c.attrs["momentum"], 0.99)), **_norm_kwargs(c.attrs, 1e-3)),
+        from_ir=_norm_from_ir)
+C.layer("keras.layers.LayerNormalization", "LayerNormalization", "",
+        write=lambda c: P.call("layers.LayerNormalization", **_kw(axis=(c.attrs["axis"], -1)),
+                               **_norm_kwargs(c.attrs, 1e-3)),
+        from_ir=_norm_from_ir)
+C.layer("keras.layers.GroupNormalization", "GroupNormalization", "",
+        write=lambda c: P.call("layers.GroupNormalization", c.attrs["num_groups"], axis=c.attrs["axis"],
+                               **_norm_kwargs(c.attrs, 1e-3)),
+        from_ir=_norm_from_ir)
+C.layer("keras.layers.Embedding", "Embedding", "",
+        write=lambda c: P.call("layers.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
+        from_ir=lambda w, attrs: {"embeddings": w["W"]})
+C.layer("keras.layers.Dropout", "Dropout", "", write=lambda c: P.call("layers.Dropout", c.attrs["ratio"]))
+C.layer("keras.layers.Identity", "Identity", "", write=lambda c: P.call("layers.Identity"))
+C.layer("keras.layers.Flatten", "Flatten", "", write=lambda c: P.call("layers.Flatten"))
+
+ACTIVATION_NAMES = {"Sigmoid": "sigmoid", "Tanh": "tanh", "SiLU": "silu", "HardSwish": "hard_silu",
+                    "HardSigmoid": "hard_sigmoid", "Relu6": "relu6", "Mish": "mish", "Softplus": "softplus"}
+for _op, _name in ACTIVATION_NAMES.items():
+    C.layer("keras.layers.Activation", _op, "", write=lambda c, n=_name: P.call("layers.Activation", n))
+C.layer("keras.layers.ReLU", "Relu", "", write=lambda c: P.call("layers.ReLU"))
+
+
+def _write_gelu_layer(c):
+    if known(c.attrs["approximate"]) != "none":
+        raise Refused("GELU(approximate='tanh') as a layer (the function form F.gelu is translated)")
+    return P.call("layers.Activation", "gelu")
+
+
+C.layer("keras.layers.Activation", "Gelu", "", write=_write_gelu_layer)
+C.layer("keras.layers.LeakyReLU", "LeakyRelu", "",
+        write=lambda c: P.call("layers.LeakyReLU", negative_slope=c.attrs["alpha"]))
+C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **_kw(alpha=(c.attrs["alpha"], 1.0))))
+
+
+def _softmax_axis(c):
+    if known(c.attrs["axis"]) is None:
+        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
+    return c.attrs["axis"]
+
+
+C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=_softmax_axis(c)))
+
+
+def _write_pool(call):
+    a, rank = call.attrs, call.attrs["rank"]
+    kind = "Max" if call.op == "MaxPool" else "Average"
+    stride = None if known(a["strides"]) == known(a["kernel_shape"]) and known(a["strides"]) is not NOT_LITERAL \
+        else a["strides"]
+    pads = pairs(a["pads"], rank)
+    pool = P.call(f"layers.{kind}Pooling{rank}D", a["kernel_shape"], **({"strides": stride} if stride else {}),
+                  **_channels(a))
+    if pads is not NOT_LITERAL and all(p == 0 for p in pads):
+        return pool
+    if kind == "Average":  # count_include_pad=True: the zeros count, as after ZeroPadding
+        return _sequential(P.call(f"layers.ZeroPadding{rank}D", a["pads"], **_channels(a)), pool)
+    if pads is NOT_LITERAL:
+        raise Refused("max-pool padding given by a variable")
+    width = [[0, 0], [0, 0]] + [[p, p] for p in pads]
+    pad = P.call("layers.Lambda", ast.Lambda(
+        ast.arguments(posonlyargs=[], args=[ast.arg("t")], kwonlyargs=[], kw_defaults=[], defaults=[]),
+        P.call("ops.pad", P.name("t"), width, constant_values=P.call("float", "-inf"))))
+    return _sequential(pad, pool)
+
+
+C.layer("keras.layers.MaxPooling2D", "MaxPool", "", write=_write_pool)
+C.layer("keras.layers.AveragePooling2D", "AveragePool", "", write=_write_pool)
+for _op, _kind in (("GlobalAveragePool", "Average"), ("GlobalMaxPool", "Max")):
+    C.layer(f"keras.layers.Global{_kind}Pooling2D", _op, "",
+            write=lambda c, k=_kind: P.call(f"layers.Global{k}Pooling{c.attrs['rank']}D", keepdims=True,
+                                            **_channels(c.attrs)))
+
+
+def _write_upsample(call):
+    a = call.attrs
+    scale = known(a["scale"])
+    if scale is None:
+        raise Refused("upsampling without scale_factor")
+    if isinstance(scale, float) and scale.is_integer():
+        scale = int(scale)
+    elif scale is NOT_LITERAL:
+        scale = a["scale"]
+    elif not isinstance(scale, int):
+        raise Refused(f"scale_factor={scale!r} (Keras upsamples by integer factors)")
+    return P.call("layers.UpSampling2D", scale, **_channels(a), **_kw(interpolation=(a["mode"], "nearest")))
+
+
+C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
+
+
+# -- functions ---------------------------------------------------------------------------------------
+def _fn(op: str, fn: str, *attr_order: str, **keyword_attrs):
+    """`fn(*inputs, *attrs in attr_order, keyword=attr ...)`."""
+    def write(c):
+        args = list(c.inputs) + [c.attrs[a] for a in attr_order]
+        return P.call(fn, *args, **{k: c.attrs[a] for k, a in keyword_attrs.items()})
+    C.function(fn, op, "", write=write)
+
+
+for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Exp", "exp"), ("Log", "log"),
+                      ("Sqrt", "sqrt"), ("Rsqrt", "rsqrt"), ("Abs", "abs"), ("Neg", "negative"), ("Sin", "sin"),
+                      ("Cos", "cos"), ("Erf", "erf"), ("Floor", "floor"), ("Ceil", "ceil"),
+                      ("Reciprocal", "reciprocal"), ("Square", "square"), ("SiLU", "silu"), ("HardSwish", "hard_silu"),
+                      ("HardSigmoid", "hard_sigmoid"), ("Relu6", "relu6"), ("Softplus", "softplus"),
+                      ("MatMul", "matmul"), ("Where", "where"), ("Pow", "power")):
+    _fn(_op, f"ops.{_fn_name}")
+_fn("Mish", "keras.activations.mish")
+_fn("Elu", "ops.elu", alpha="alpha")
+_fn("LeakyRelu", "ops.leaky_relu", negative_slope="alpha")
+_fn("Concat", "ops.concatenate", axis="axis")
+_fn("MaxPool", "ops.max_pool", "kernel_shape", "strides", data_format="layout")
+_fn("AveragePool", "ops.average_pool", "kernel_shape", "strides", data_format="layout")
+_fn("Stack", "ops.stack", axis="axis")
+_fn("SwapAxes", "ops.swapaxes", "axis1", "axis2")
+_fn("Unsqueeze", "ops.expand_dims", "axis")
+_fn("Split", "ops.split", "sections", axis="axis")
+
+
+def _write(op: str, fn: str):
+    def register(write):
+        C.function(fn, op, "", write=write)
+        return write
+    return register
+
+
+@_write("Gelu", "ops.gelu")
+def _gelu(c):
+    approximate = known(c.attrs["approximate"])
+    if approximate not in ("none", "tanh"):
+        raise Refused("GELU approximate given by a variable")
+    return P.call("ops.gelu", c.inputs[0], **({"approximate": False} if approximate == "none" else {}))
+
+
+def _axis(c):
+    if known(c.attrs["axis"]) is None:
+        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
+    return c.attrs["axis"]
+
+
+_write("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=_axis(c)))
+_write("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=_axis(c)))
+_write("Einsum", "ops.einsum")(lambda c: P.call("ops.einsum", c.attrs["equation"], *c.inputs[0]))
+_write("MaskedFill", "ops.where")(lambda c: P.call("ops.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
+_write("Identity", "(the input itself)")(lambda c: c.inputs[0])
+_write("Rank", "ops.ndim")(lambda c: P.call("ops.ndim", c.inputs[0]))
+_write("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **_kw(k=(c.attrs["k"], 0))))
+_write("ExpandAs", "ops.broadcast_to")(
+    lambda c: P.call("ops.broadcast_to", c.inputs[0], P.call("ops.shape", c.inputs[1])))
+
+
+@_write("Clip", "ops.clip")
+def _clip(c):
+    lo, hi = (known(c.attrs[k]) for k in ("min", "max"))
+    if lo is None and hi is None:
+        raise Refused("clamp without bounds")
+    if hi is None:
+        return P.call("ops.maximum", c.inputs[0], c.attrs["min"])
+    if lo is None:
+        return P.call("ops.minimum", c.inputs[0], c.attrs["max"])
+    return P.call("ops.clip", c.inputs[0], c.attrs["min"], c.attrs["max"])
+
+
+def _shape_list(items):
+    """A varargs shape (`view(b, -1)`, `view(shape)`, `view(*shape)`) as one expression."""
+    if len(items) == 1:
+        only = items[0]
+        if isinstance(only, ast.Starred):
+            return only.value
+        return P.lit((known(only),)) if isinstance(known(only), int) else only
+    if any(isinstance(i, ast.Starred) for i in items):
+        return ast.Tuple(list(items), ast.Load())
+    return ast.Tuple(list(items), ast.Load())
+
+
+@_write("Reshape", "ops.reshape")
+def _reshape(c):
+    shape = c.attrs["shape"]
+    return P.call("ops.reshape", c.inputs[0], _shape_list(shape) if isinstance(shape, list) else shape)
+
+
+@_write("Transpose", "ops.transpose")
+def _transpose(c):
+    perm = c.attrs["perm"]
+    return P.call("ops.transpose", c.inputs[0], _shape_list(perm) if isinstance(perm, list) else perm)
+
+
+@_write("Flatten", "ops.reshape")
+def _flatten(c):
+    start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
+    if end != -1 or not isinstance(start, int) or start < 0:
+        raise Refused("flatten other than from a non-negative start_dim to the last dim")
+    if start == 0:
+        return P.call("ops.reshape", c.inputs[0], (-1,))
+    leading = P.subscript(P.call("ops.shape", c.inputs[0]), P.slice_(None, start))
+    return P.call("ops.reshape", c.inputs[0], P.binop(P.call("tuple", leading), "+", (-1,)))
+
+
+@_write("Squeeze", "ops.squeeze")
+def _squeeze(c):
+    if known(c.attrs["axis"]) is None:
+        return P.call("ops.squeeze", c.inputs[0])
+    return P.call("ops.squeeze", c.inputs[0], c.attrs["axis"])
+
+
+@_write("Shape", "ops.shape")
+def _shape(c):
+    shape = P.call("ops.shape", c.inputs[0])
+    return shape if known(c.attrs["index"]) is None else P.subscript(shape, c.attrs["index"])
+
+
+def _reduce(op, fn):
+    @_write(op, fn)
+    def write(c):
+        kwargs = {}
+        if known(c.attrs["axis"]) is not None:
+            kwargs["axis"] = c.attrs["axis"]
+        if known(c.attrs["keepdims"]) is not False:
+            kwargs["keepdims"] = c.attrs["keepdims"]
+        return P.call(fn, c.inputs[0], **kwargs)
+
+
+for _op, _name in (("ReduceMean", "mean"), ("ReduceSum", "sum"), ("ReduceMax", "max"), ("ReduceMin", "min")):
+    _reduce(_op, f"ops.{_name}")
+
+
+@_write("LpNormalize", "ops.norm")
+def _normalize(c):
+    x = c.inputs[0]
+    norm = P.call("ops.norm", x, axis=c.attrs["axis"], keepdims=True)
+    return P.binop(x, "/", P.call("ops.maximum", norm, c.attrs["epsilon"]))
+
+
+@_write("GlobalAveragePool", "ops.mean")
+def _global_mean(c):
+    return P.call("ops.mean", c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True)
+
+
+@_write("Pad", "ops.pad")
+def _pad(c):
+    pads = c.attrs["pads"]
+    if not isinstance(pads, (ast.List, ast.Tuple)) and not isinstance(known(pads), (list, tuple)):
+        raise Refused("pad widths given by a variable")
+    items = list(pads.elts) if isinstance(pads, (ast.List, ast.Tuple)) else [P.lit(v) for v in known(pads)]
+    if len(items) % 2:
+        raise Refused("an odd number of pad widths")
+    # torch lists (begin, end) pairs from the last dim backwards; Keras wants every dim, first to last
+    trailing = [ast.List(items[i:i + 2], ast.Load()) for i in range(len(items) - 2, -1, -2)]
+    leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call("ops.ndim", c.inputs[0]), "-", len(trailing)))
+    width = P.binop(leading, "+", ast.List(trailing, ast.Load()))
+    return P.call("ops.pad", c.inputs[0], width, **_kw(constant_values=(c.attrs["value"], 0.0)))
+
+
+@_write("Resize", "ops.repeat")
+def _resize(c):
+    a = c.attrs
+    scale = known(a["scale"])
+    if isinstance(scale, float) and scale.is_integer():
+        scale = int(scale)
+    if not isinstance(scale, int):
+        raise Refused("interpolation to a size or by a non-integer or variable scale")
+    x = c.inputs[0]
+    if known(a["mode"]) == "nearest":
+        return P.call("ops.repeat", P.call("ops.repeat", x, scale, axis=2), scale, axis=3)
+    shape = P.call("ops.shape", x)
+    size = (P.binop(P.subscript(shape, 2), "*", scale), P.binop(P.subscript(shape, 3), "*", scale))
+    return P.call("ops.image.resize", x, size, interpolation="bilinear", data_format="channels_first")
+
+
+# -- how Keras model code is written -----------------------------------------------------------------
+def _keras_sequential(items: ast.expr) -> ast.expr:
+    if isinstance(items, ast.List) and not items.elts:
+        return P.call("layers.Identity")  # Keras cannot call an empty Sequential
+    return P.call("keras.Sequential", items)
+
+
+INITIALIZERS = {"zeros": "zeros", "ones": "ones", "normal": "random_normal", "uniform": "random_uniform"}
+
+
+def _keras_weight(shape, kind, scale, trainable, name):
+    """`self.add_weight(...)`; a constant factor on the initial value becomes the initializer's scale."""
+    if scale is None or kind == "zeros":
+        init = P.lit(INITIALIZERS[kind])
+    elif kind == "ones":
+        init = P.call("keras.initializers.Constant", scale)
+    elif kind == "normal":
+        init = P.call("keras.initializers.RandomNormal", stddev=scale)
+    else:
+        init = P.call("keras.initializers.RandomUniform", 0.0, scale)
+    return P.call(P.name("self.add_weight"), shape=shape, initializer=init,
+                  **({} if trainable else {"trainable": False}), name=name)
+
+
+C.skeleton = TargetSkeleton(
+    layer_base="keras.layers.Layer", forward="call",
+    imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"])),
+    sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS,
+    reserved_names=frozenset({"keras", "layers", "ops", "training", *HELPERS}),
+    reserved_attributes=frozenset({"weights", "dtype", "input", "output", "variables", "losses", "trainable", "path",
+                                   "compute_dtype", "metrics", "name", "built", "non_trainable_weights",
+                                   "trainable_weights", "dtype_policy", "supports_masking", "input_spec"}))

@@ -1,0 +1,350 @@
+"""PyTorch model code -> IR ops: `torch.nn` layer classes, `torch` / `torch.nn.functional` functions and
+tensor methods, as the transpiler reads them (see rules/code.py). Weights: each layer's parameters and
+buffers by their torch names -> the IR op's weight roles (IR Conv weights are OIHW, Dense weights (in, out)).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, SourceSkeleton, known
+from tensorbridge.rules.torch.base import R
+
+C = R.code = CodeTable("torch")
+NN = "torch.nn."
+F = "torch.nn.functional."
+
+
+def _no(args, **unsupported):
+    """Refuse arguments that differ from the value the translation supports: name=value."""
+    for name, value in unsupported.items():
+        v = known(args[name])
+        if v is NOT_LITERAL or v != value:
+            given = ast.unparse(args[name]) if isinstance(args[name], ast.AST) else repr(args[name])
+            raise Refused(f"{name}={given} (only {value!r} is translated)")
+
+
+# -- layers ------------------------------------------------------------------------------------------
+def _conv(rank, transposed=False):
+    def read(a):
+        _no(a, padding_mode="zeros")
+        attrs = {"rank": rank, "in_channels": a["in_channels"], "filters": a["out_channels"],
+                 "kernel_shape": a["kernel_size"], "strides": a["stride"], "pads": a["padding"],
+                 "dilations": a["dilation"], "group": a["groups"], "bias": a["bias"], "layout": "channels_first"}
+        if transposed:
+            attrs["output_padding"] = a["output_padding"]
+        return OpCall("ConvTranspose" if transposed else "Conv", attrs=attrs)
+    return read
+
+
+def _conv_weights(transposed):
+    def to_ir(w, attrs):
+        # ConvTranspose keeps torch's (in, out/group, k...) order in the IR, as ONNX does
+        return {"W": w["weight"], **({"B": w["bias"]} if "bias" in w else {})}
+    return to_ir
+
+
+CONV_ARGS = "in_channels out_channels kernel_size stride=1 padding=0 dilation=1 groups=1 bias=True " \
+            "padding_mode='zeros'"
+TCONV_ARGS = "in_channels out_channels kernel_size stride=1 padding=0 output_padding=0 groups=1 bias=True " \
+             "dilation=1 padding_mode='zeros'"
+for _n in (1, 2, 3):
+    C.layer(f"{NN}Conv{_n}d", "Conv", CONV_ARGS, read=_conv(_n), to_ir=_conv_weights(False))
+    C.layer(f"{NN}ConvTranspose{_n}d", "ConvTranspose", TCONV_ARGS, read=_conv(_n, True),
+            to_ir=_conv_weights(True))
+
+
+C.layer(f"{NN}Linear", "Dense", "in_features out_features bias=True",
+        read=lambda a: OpCall("Dense", attrs={"in_features": a["in_features"], "units": a["out_features"],
+                                              "bias": a["bias"]}),
+        to_ir=lambda w, attrs: {"W": np.ascontiguousarray(w["weight"].T), **({"B": w["bias"]} if "bias" in w else {})})
+
+
+def _batch_norm(a):
+    _no(a, track_running_stats=True)
+    momentum = known(a["momentum"])
+    if momentum is None:
+        raise Refused("momentum=None (a cumulative average) has no equivalent")
+    factor = 1 - momentum if momentum is not NOT_LITERAL else ast.BinOp(ast.Constant(1), ast.Sub(), a["momentum"])
+    if isinstance(factor, float):
+        factor = float(f"{factor:.12g}")
+    return OpCall("BatchNormalization", attrs={"num_features": a["num_features"], "epsilon": a["eps"],
+                                               "momentum": factor, "affine": a["affine"], "axis": 1})
+
+
+def _norm_weights(w, attrs):
+    out = {"mean": w.get("running_mean"), "var": w.get("running_var"), "scale": w.get("weight"), "B": w.get("bias")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+for _n in (1, 2, 3):
+    C.layer(f"{NN}BatchNorm{_n}d", "BatchNormalization", "num_features eps=1e-05 momentum=0.1 affine=True "
+            "track_running_stats=True", read=_batch_norm, to_ir=_norm_weights)
+
+
+def _layer_norm(a):
+    shape = known(a["normalized_shape"])
+    if isinstance(shape, (list, tuple)) and len(shape) > 1:
+        axes = tuple(range(-len(shape), 0))
+    elif isinstance(a["normalized_shape"], (ast.List, ast.Tuple)) and len(a["normalized_shape"].elts) > 1:
+        axes = tuple(range(-len(a["normalized_shape"].elts), 0))
+    else:
+        # an int, a one-element list, or a variable: read as one trailing dim (the `nn.LayerNorm(dim)` of model
+        # code); `port_weights` checks the weight shapes, so a variable that holds a longer shape is caught there
+        axes = -1
+    return OpCall("LayerNormalization", attrs={"axis": axes, "epsilon": a["eps"], "affine": a["elementwise_affine"],
+                                               "bias": a["bias"]})
+
+
+C.layer(f"{NN}LayerNorm", "LayerNormalization", "normalized_shape eps=1e-05 elementwise_affine=True bias=True",
+        read=_layer_norm, to_ir=_norm_weights)
+C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-05 affine=True",
+        read=lambda a: OpCall("GroupNormalization", attrs={"num_groups": a["num_groups"], "epsilon": a["eps"],
+                                                            "affine": a["affine"], "axis": 1}),
+        to_ir=_norm_weights)
+
+
+def _embedding(a):
+    _no(a, max_norm=None, scale_grad_by_freq=False, sparse=False)
+    return OpCall("Embedding", attrs={"num_embeddings": a["num_embeddings"], "embedding_dim": a["embedding_dim"]})
+
+
+C.layer(f"{NN}Embedding", "Embedding", "num_embeddings embedding_dim padding_idx=None max_norm=None "
+        "norm_type=2.0 scale_grad_by_freq=False sparse=False", read=_embedding,
+        to_ir=lambda w, attrs: {"W": w["weight"]})
+C.layer(f"{NN}Dropout", "Dropout", "p=0.5 inplace=False", read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
+for _n in (1, 2, 3):
+    C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",
+            read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
+C.layer(f"{NN}Identity", "Identity", "", read=lambda a: OpCall("Identity"))
+
+
+def _activation(op, **attr_args):
+    def read(a):
+        return OpCall(op, attrs={ir: a[arg] for ir, arg in attr_args.items()})
+    return read
+
+
+for _cls, _op in (("ReLU", "Relu"), ("Sigmoid", "Sigmoid"), ("Tanh", "Tanh"), ("SiLU", "SiLU"),
+                  ("Hardswish", "HardSwish"), ("Hardsigmoid", "HardSigmoid"), ("ReLU6", "Relu6"), ("Mish", "Mish")):
+    C.layer(NN + _cls, _op, "" if _cls in ("Sigmoid", "Tanh") else "inplace=False", read=_activation(_op),
+            inplace=None if _cls in ("Sigmoid", "Tanh") else "inplace")
+C.layer(f"{NN}GELU", "Gelu", "approximate='none'", read=_activation("Gelu", approximate="approximate"))
+C.layer(f"{NN}LeakyReLU", "LeakyRelu", "negative_slope=0.01 inplace=False",
+        read=_activation("LeakyRelu", alpha="negative_slope"), inplace="inplace")
+C.layer(f"{NN}ELU", "Elu", "alpha=1.0 inplace=False", read=_activation("Elu", alpha="alpha"), inplace="inplace")
+C.layer(f"{NN}Softmax", "Softmax", "dim=None", read=_activation("Softmax", axis="dim"))
+C.layer(f"{NN}LogSoftmax", "LogSoftmax", "dim=None", read=_activation("LogSoftmax", axis="dim"))
+
+
+def _softplus(a):
+    _no(a, beta=1.0)
+    return OpCall("Softplus")
+
+
+C.layer(f"{NN}Softplus", "Softplus", "beta=1.0 threshold=20.0", read=_softplus)
+C.layer(f"{NN}Flatten", "Flatten", "start_dim=1 end_dim=-1",
+        read=lambda a: _no(a, start_dim=1, end_dim=-1) or OpCall("Flatten", attrs={"axis": 1}))
+
+
+def _pool(op, rank):
+    def read(a):
+        if op == "MaxPool":
+            _no(a, return_indices=False, dilation=1)
+        else:
+            _no(a, divisor_override=None)
+        _no(a, ceil_mode=False)
+        stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
+        attrs = {"rank": rank, "kernel_shape": a["kernel_size"], "strides": stride, "pads": a["padding"],
+                 "layout": "channels_first"}
+        if op == "AveragePool":
+            if known(a["padding"]) not in (0, (0,) * rank, [0] * rank) and known(a["count_include_pad"]) is not True:
+                raise Refused("count_include_pad=False with padding")
+        return OpCall(op, attrs=attrs)
+    return read
+
+
+for _n in (1, 2, 3):
+    C.layer(f"{NN}MaxPool{_n}d", "MaxPool", "kernel_size stride=None padding=0 dilation=1 return_indices=False "
+            "ceil_mode=False", read=_pool("MaxPool", _n))
+    C.layer(f"{NN}AvgPool{_n}d", "AveragePool", "kernel_size stride=None padding=0 ceil_mode=False "
+            "count_include_pad=True" + (" divisor_override=None" if _n > 1 else ""), read=_pool("AveragePool", _n))
+
+
+def _global_pool(op, rank):
+    def read(a):
+        size = known(a["output_size"])
+        if size not in (1, (1,) * rank, [1] * rank):
+            given = ast.unparse(a["output_size"]) if isinstance(a["output_size"], ast.AST) else size
+            raise Refused(f"output_size={given} (only 1: a global pool, is translated)")
+        return OpCall(op, attrs={"rank": rank, "keepdims": True, "layout": "channels_first"})
+    return read
+
+
+for _n in (1, 2, 3):
+    C.layer(f"{NN}AdaptiveAvgPool{_n}d", "GlobalAveragePool", "output_size", read=_global_pool("GlobalAveragePool", _n))
+    C.layer(f"{NN}AdaptiveMaxPool{_n}d", "GlobalMaxPool", "output_size return_indices=False",
+            read=_global_pool("GlobalMaxPool", _n))
+
+
+def _upsample(a):
+    _no(a, size=None, recompute_scale_factor=None)
+    mode = known(a["mode"])
+    if mode not in ("nearest", "bilinear"):
+        raise Refused(f"mode={mode!r}")
+    if mode == "bilinear" and known(a["align_corners"]) not in (None, False):
+        raise Refused("align_corners=True")
+    return OpCall("Resize", attrs={"rank": 2, "scale": a["scale_factor"], "mode": mode, "layout": "channels_first"})
+
+
+C.layer(f"{NN}Upsample", "Resize", "size=None scale_factor=None mode='nearest' align_corners=None "
+        "recompute_scale_factor=None", read=_upsample)
+
+
+# -- functions and tensor methods (a method's receiver is its first argument) ---------------------------
+def _fn(paths: str, op: str, signature: str, inputs: str = "input", returns: str = "tensor", inplace=None,
+        check=None, **attrs):
+    """A function row: `inputs` (space-separated argument names) are the op's inputs; attrs: IR name=argument
+    name; `check(args)` refuses what the op cannot express."""
+    def read(a):
+        if check:
+            check(a)
+        return OpCall(op, [a[n] for n in inputs.split()], {ir: a[arg] for ir, arg in attrs.items()})
+    C.function(paths, op, signature, read=read, returns=returns, inplace=inplace)
+
+
+def _methods(names: str, prefix="Tensor.") -> str:
+    return " ".join(prefix + n for n in names.split())
+
+
+for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"), ("log", "Log"),
+                   ("sqrt", "Sqrt"), ("rsqrt", "Rsqrt"), ("abs", "Abs"), ("neg", "Neg"), ("sin", "Sin"), ("cos", "Cos"),
+                   ("erf", "Erf"), ("floor", "Floor"), ("ceil", "Ceil"), ("reciprocal", "Reciprocal"),
+                   ("square", "Square")):
+    _fn(f"torch.{_name} {_methods(_name)}" + (f" {F}{_name}" if _name in ("relu", "sigmoid", "tanh") else ""),
+        _op, "input")
+for _name, _op in (("silu", "SiLU"), ("hardswish", "HardSwish"), ("hardsigmoid", "HardSigmoid"), ("mish", "Mish"),
+                   ("relu6", "Relu6")):
+    _fn(f"{F}{_name}", _op, "input inplace=False", inplace="inplace")
+_fn(f"{F}gelu", "Gelu", "input approximate='none'", approximate="approximate")
+_fn(f"{F}elu", "Elu", "input alpha=1.0 inplace=False", alpha="alpha", inplace="inplace")
+_fn(f"{F}leaky_relu", "LeakyRelu", "input negative_slope=0.01 inplace=False", alpha="negative_slope",
+    inplace="inplace")
+_fn(f"{F}softplus", "Softplus", "input beta=1.0 threshold=20.0", check=lambda a: _no(a, beta=1.0))
+
+
+def _no_dtype(a):
+    _no(a, dtype=None)
+
+
+_fn(f"{F}softmax", "Softmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", check=_no_dtype)
+_fn(f"{F}log_softmax", "LogSoftmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", check=_no_dtype)
+_fn("torch.softmax Tensor.softmax", "Softmax", "input dim dtype=None", axis="dim", check=_no_dtype)
+_fn("torch.log_softmax Tensor.log_softmax", "LogSoftmax", "input dim dtype=None", axis="dim", check=_no_dtype)
+_fn("torch.cat torch.concat torch.concatenate", "Concat", "tensors dim=0", inputs="tensors", axis="dim")
+_fn("torch.stack", "Stack", "tensors dim=0", inputs="tensors", axis="dim")
+_fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm", "MatMul", "input other", inputs="input other")
+_fn("torch.pow Tensor.pow", "Pow", "input exponent", inputs="input exponent")
+_fn("torch.tril Tensor.tril", "Tril", "input diagonal=0", k="diagonal")
+_fn("Tensor.expand_as", "ExpandAs", "input other", inputs="input other")
+_fn("torch.einsum", "Einsum", "equation *operands", inputs="operands", equation="equation")
+_fn("torch.where", "Where", "condition input other", inputs="condition input other")
+_fn("Tensor.masked_fill", "MaskedFill", "input mask value", inputs="input mask", value="value")
+_fn("torch.clamp torch.clip Tensor.clamp Tensor.clip", "Clip", "input min=None max=None", min="min", max="max")
+_fn("torch.flatten Tensor.flatten", "Flatten", "input start_dim=0 end_dim=-1", start="start_dim", end="end_dim")
+_fn("Tensor.view Tensor.reshape", "Reshape", "input *shape", shape="shape")
+_fn("torch.reshape", "Reshape", "input shape", shape="shape")
+_fn("Tensor.permute", "Transpose", "input *dims", perm="dims")
+_fn("torch.permute", "Transpose", "input dims", perm="dims")
+_fn("torch.transpose Tensor.transpose", "SwapAxes", "input dim0 dim1", axis1="dim0", axis2="dim1")
+_fn("torch.unsqueeze Tensor.unsqueeze", "Unsqueeze", "input dim", axis="dim")
+_fn("torch.squeeze Tensor.squeeze", "Squeeze", "input dim=None", axis="dim")
+_fn("Tensor.contiguous", "Identity", "input")
+_fn("torch.chunk Tensor.chunk", "Split", "input chunks dim=0", returns="tensors", sections="chunks", axis="dim")
+_fn("Tensor.size", "Shape", "input dim=None", returns="python", index="dim")
+_fn("Tensor.dim", "Rank", "input", returns="python")
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("amax", "ReduceMax"), ("amin", "ReduceMin")):
+    _fn(f"torch.{_name} Tensor.{_name}", _op, "input dim=None keepdim=False", axis="dim", keepdims="keepdim")
+
+
+def _dropout(a):
+    if known(a["training"]) is not False:
+        raise Refused("functional dropout in training mode: use an nn.Dropout layer, which the target tracks")
+
+
+_fn(f"{F}dropout", "Identity", "input p=0.5 training=True inplace=False", check=_dropout)
+_fn(f"{F}normalize", "LpNormalize", "input p=2.0 dim=1 eps=1e-12 out=None", axis="dim", epsilon="eps",
+    check=lambda a: _no(a, p=2.0, out=None))
+
+
+def _global_fn(op, rank):
+    read = _global_pool(op, rank)
+    return lambda a: OpCall(op, [a["input"]], read(a).attrs)
+
+
+for _n in (1, 2, 3):
+    C.function(f"{F}adaptive_avg_pool{_n}d", "GlobalAveragePool", "input output_size",
+               read=_global_fn("GlobalAveragePool", _n))
+
+
+def _pool_fn(op, rank):
+    def read(a):
+        _no(a, padding=0, ceil_mode=False, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
+        stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
+        return OpCall(op, [a["input"]], {"kernel_shape": a["kernel_size"], "strides": stride,
+                                         "layout": "channels_first"})
+    return read
+
+
+for _n in (1, 2, 3):
+    C.function(f"{F}max_pool{_n}d", "MaxPool", "input kernel_size stride=None padding=0 dilation=1 ceil_mode=False "
+               "return_indices=False", read=_pool_fn("MaxPool", _n))
+    C.function(f"{F}avg_pool{_n}d", "AveragePool", "input kernel_size stride=None padding=0 ceil_mode=False "
+               "count_include_pad=True" + (" divisor_override=None" if _n > 1 else ""),
+               read=_pool_fn("AveragePool", _n))
+
+
+def _pad(a):
+    _no(a, mode="constant")
+    value = a["value"] if known(a["value"]) is not None else 0.0
+    return OpCall("Pad", [a["input"]], {"pads": a["pad"], "value": value})
+
+
+C.function(f"{F}pad", "Pad", "input pad mode='constant' value=None", read=_pad)
+
+
+def _interpolate(a):
+    _no(a, size=None, recompute_scale_factor=None, antialias=False)
+    call = _upsample({**a, "mode": a["mode"], "align_corners": a["align_corners"]})
+    return OpCall("Resize", [a["input"]], call.attrs)
+
+
+C.function(f"{F}interpolate", "Resize", "input size=None scale_factor=None mode='nearest' align_corners=None "
+           "recompute_scale_factor=None antialias=False", read=_interpolate)
+
+
+#: torch.Tensor's public methods that model code calls (a method named here without a row is refused)
+TENSOR_METHODS = """abs add addmm all amax amin any argmax argmin bmm ceil chunk clamp clip clone contiguous cos
+cpu cuda cumsum detach dim div double eq exp expand expand_as fill flatten flip float floor
+gather ge gt half index_select int item log log_softmax long lt masked_fill matmul max mean min
+mm mul ne neg new_zeros new_ones norm numel permute pow prod reciprocal relu repeat
+repeat_interleave reshape roll round rsqrt scatter sigmoid sign sin size softmax sort split
+sqrt square squeeze std sub sum t tanh to topk transpose type type_as unbind unflatten
+unsqueeze var view view_as where zero"""
+
+
+# -- how torch model code is recognised --------------------------------------------------------------
+C.source = SourceSkeleton(
+    module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
+    containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
+    parameter_classes=frozenset({f"{NN}Parameter", f"{NN}parameter.Parameter"}),
+    init_module=f"{NN}init",
+    initializers={"torch.zeros": "zeros", "torch.ones": "ones", "torch.randn": "normal", "torch.rand": "uniform",
+                  "torch.empty": "zeros"},
+    tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
+                       "ndim": lambda x: OpCall("Rank", [x])},
+    tensor_methods=frozenset(TENSOR_METHODS.split()),
+    float_dtypes=frozenset({"torch.float32", "torch.float"}),
+)

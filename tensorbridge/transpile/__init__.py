@@ -1,0 +1,69 @@
+"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers, source to source, and carry the
+trained weights over (`port_weights`).
+
+    text = tensorbridge.transpile(open("model.py").read(), to="keras")
+    tensorbridge.transpile.port_weights(torch_model, keras_model)   # keras_model built (called once)
+
+The translation goes through the code rows of each framework's registry (rules/code.py): a layer or call is
+read into an IR op by the source's rows and written by the target's. Whatever the rows cannot prove equal
+is refused with file:line and the reason, all blockers at once (`UnsupportedError`); nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.errors import ModelError
+from tensorbridge.transpile.translate import Translator
+from tensorbridge.transpile.weights import port_weights
+
+SOURCES = ("torch",)
+TARGETS = ("keras",)
+
+
+def _table(framework: str):
+    if framework == "torch":
+        from tensorbridge.rules.torch import REGISTRY
+    elif framework == "keras":
+        from tensorbridge.rules.keras import REGISTRY
+    else:
+        raise ModelError(f"no code tables for {framework!r}")
+    return REGISTRY.code
+
+
+def transpile(source_text: str, to: str, cls: str | None = None, filename: str = "<source>",
+              source: str = "torch") -> str:
+    """The module `source_text` with its model classes written for framework `to`. `cls` keeps only that
+    class (and what it uses); raises UnsupportedError listing every construct that cannot be translated."""
+    if source not in SOURCES:
+        raise ModelError(f"transpiling from {source!r} is not supported yet (sources: {', '.join(SOURCES)})")
+    if to not in TARGETS:
+        raise ModelError(f"transpiling to {to!r} is not supported yet (targets: {', '.join(TARGETS)})")
+    target = _table(to)
+    translator = Translator(source_text, filename, _table(source), target)
+    body, classes = translator.module(only=cls)
+    translator.report.raise_if_any(hint="Nothing was written. docs/transpile.md explains each refusal.")
+    doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
+    if translator.notes:
+        doc += "\n\nNot translated (no effect on what the model computes):\n" + "\n".join(
+            f"- {n}" for n in translator.notes) + "\n"
+    kept = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    rest = [s for s in body if s not in kept]
+    used = {n.id for s in rest for n in ast.walk(s) if isinstance(n, ast.Name)}
+    rest = [make() for name, make in target.skeleton.helpers.items() if name in used] + rest
+    return P.module(doc, [kept, list(target.skeleton.imports)], rest)
+
+
+class _CallableModule(types.ModuleType):
+    """`tensorbridge.transpile(...)` calls `transpile`, and `tensorbridge.transpile.port_weights` is still the
+    module's function: the package is both."""
+
+    def __call__(self, *args, **kwargs):
+        return transpile(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+__all__ = ["transpile", "port_weights", "SOURCES", "TARGETS"]

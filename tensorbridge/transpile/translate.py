@@ -1,0 +1,850 @@
+"""Model code of one framework -> the same classes written for another, statement by statement.
+
+The walk (one `Translator` per module):
+
+1. The module's imports say what each name means (imports.py); classes deriving from the source
+   framework's module class (or from such a class of the same file) are model classes.
+2. Each model class gets the target's skeleton (`nn.Module.__init__`/`forward` -> `keras.layers.Layer`'s
+   `__init__`/`call`); its other methods and the module's helper functions are translated with it.
+3. Every call is bound to its parameters with the signature its code row declares, read into an IR op
+   (`OpCall`) by the source table and written by the target table; a layer class, a tensor function and a
+   tensor method all go this way. Operators, slicing, Python built-ins and calls of the module's own
+   classes and functions stay as they are.
+4. Each local name carries a kind (tensor, module, python value) so that tensor methods are recognised,
+   conditions on tensor values (data-dependent control flow) are refused, and in-place operations are
+   checked for aliases the translation could not follow.
+
+Everything the tables cannot prove is collected as a blocker with file:line, and raised all at once.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+
+from tensorbridge.errors import BlockerReport
+from tensorbridge.rules.code import OpCall, Refused, known
+from tensorbridge.transpile.imports import Imports, Rows
+
+TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
+OWN = "own"  # an instance of a model class of the module: a layer whose attributes keep their names
+#: Python built-ins model code calls; they stay as written
+BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
+                      "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
+                      "print", "hasattr", "divmod", "pow", "map", "set"})
+#: methods of Python lists and dicts model code calls while building layers
+PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
+                            "index", "count", "update", "copy"})
+#: weight-initialisation helpers: what they set is replaced by the trained weights `port_weights` copies
+INIT_METHODS = frozenset({"_init_weights", "init_weights", "reset_parameters", "_reset_parameters",
+                          "initialize_weights", "_initialize_weights", "weights_init"})
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    attrs: dict = field(default_factory=dict)  # self.<name> -> kind
+    inplace: set = field(default_factory=set)  # self.<name> layers that overwrite their input
+    training: bool = False  # forward reads self.training
+    own_base: bool = False  # derives from another model class of the module (its __init__ takes arguments)
+
+
+@dataclass
+class Scope:
+    mode: str  # "init", "forward", "helper"
+    kinds: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)  # name -> alias group id
+    rest: list = field(default_factory=list)  # statements still to come, for "is it read later"
+    returns: list = field(default_factory=list)  # kinds of the values returned
+
+
+class Translator:
+    def __init__(self, source: str, filename: str, source_table, target):
+        self.filename = filename
+        self.source_table = source_table
+        self.target = target
+        self.src, self.dst = source_table.source, target.skeleton
+        self.report = BlockerReport(f"transpile {filename} -> {target.framework}", framework=target.framework)
+        self.notes: list[str] = []
+        self.tree = _Rename(target.skeleton.reserved_names, target.skeleton.reserved_attributes).visit(
+            _parse(source, filename))
+        self.imports = Imports(self.tree)
+        self.layers = Rows(source_table.layers)
+        self.functions = Rows(source_table.functions)
+        self.classes: dict[str, ClassInfo] = {}
+        self.helpers: set[str] = set()
+        self.helper_kinds: dict[str, str] = {}  # what a helper function returns (a layer: MODULE)
+        self._group = 0
+        self._temporaries = 0
+        self.hoisted: list[ast.stmt] = []  # statements an expression needs first (see _once)
+
+    # -- module ----------------------------------------------------------------------------------
+    def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
+        """The translated module body and the model class names."""
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
+                self.classes[stmt.name] = ClassInfo(stmt.name)
+            elif isinstance(stmt, ast.FunctionDef):
+                self.helpers.add(stmt.name)
+        if not self.classes:
+            self.report.add("no model class", self.filename,
+                            f"no class derives from {' or '.join(sorted(self.src.module_classes))}")
+        if only is not None and only not in self.classes:
+            self.report.add("--class", self.filename, f"no model class named {only!r} (found: "
+                                                      f"{', '.join(self.classes) or 'none'})")
+        wanted = _reachable(self.tree, only) if only is not None else None
+        body = []
+        for stmt in self.tree.body:
+            if wanted is not None and isinstance(stmt, (ast.ClassDef, ast.FunctionDef)) and stmt.name not in wanted:
+                continue
+            if wanted is not None and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and not (
+                    set(_names(stmt)) & wanted):
+                continue
+            out = self._top_level(stmt)
+            if out is not None:
+                body.append(out)
+        return body, list(self.classes)
+
+    def _is_model_class(self, cls: ast.ClassDef) -> bool:
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in self.classes:
+                return True
+            if self.imports.path(base) in self.src.module_classes:
+                return True
+        return False
+
+    def _top_level(self, stmt):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return None if self.imports.framework_of(stmt) else stmt
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            return None  # the module docstring: the translation writes its own
+        if isinstance(stmt, ast.ClassDef) and stmt.name in self.classes:
+            return self._class(stmt)
+        if isinstance(stmt, ast.FunctionDef):
+            scope = Scope("helper")
+            translated = self._function(stmt, scope, None, stmt.name)
+            if scope.returns and len(set(scope.returns)) == 1:
+                self.helper_kinds[stmt.name] = scope.returns[0]
+            return translated
+        if isinstance(stmt, ast.If) and _is_main_guard(stmt):
+            self.notes.append(f"line {stmt.lineno}: the `if __name__ == \"__main__\"` block is not translated")
+            return None
+        return self._plain(stmt)
+
+    def _plain(self, stmt):
+        """A statement outside model code: kept when it does not use the source framework."""
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Name, ast.Attribute)) and self._framework_path(node):
+                self._block(node, "module-level code using the framework",
+                            "only model classes and their helper functions are translated")
+                return None
+        return stmt
+
+    def _framework_path(self, node) -> str | None:
+        path = self.imports.path(node)
+        return path if path and path.split(".")[0] == self.source_table.framework else None
+
+    def _block(self, node, construct: str, reason: str) -> None:
+        self.report.add(construct, f"{self.filename}:{getattr(node, 'lineno', 0)}", reason)
+
+    # -- classes ---------------------------------------------------------------------------------
+    def _class(self, cls: ast.ClassDef) -> ast.ClassDef:
+        info = self.classes[cls.name]
+        bases = [ast.Name(b.id, ast.Load()) if isinstance(b, ast.Name) and b.id in self.classes
+                 else _dotted(self.dst.layer_base) for b in cls.bases[:1]]
+        methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+        info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
+        body = []
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef):
+                if stmt.name in INIT_METHODS:
+                    self.notes.append(f"line {stmt.lineno}: {cls.name}.{stmt.name} (weight initialisation) is not "
+                                      "translated; port_weights copies the trained weights")
+                    continue
+                if stmt.name in ("extra_repr", "__repr__"):
+                    continue
+                mode = "init" if stmt.name == "__init__" else "forward"
+                name = self.dst.forward if stmt.name == "forward" else stmt.name
+                body.append(self._function(stmt, Scope(mode), info, name))
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                body.append(stmt)  # docstring
+            else:
+                out = self._plain(stmt)
+                if out is not None:
+                    body.append(out)
+        if "forward" not in methods and not info.own_base:
+            self._block(cls, f"class {cls.name}", "no forward method")
+        if info.training:
+            self._add_training_param(body)
+        return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
+
+    def _add_training_param(self, body):
+        for f in body:
+            if isinstance(f, ast.FunctionDef) and f.name == self.dst.forward:
+                if "training" not in [a.arg for a in f.args.args + f.args.kwonlyargs]:
+                    f.args.kwonlyargs.append(ast.arg("training"))
+                    f.args.kw_defaults.append(ast.Constant(None))
+
+    # -- functions -------------------------------------------------------------------------------
+    def _function(self, fn: ast.FunctionDef, scope: Scope, info: ClassInfo | None, name: str) -> ast.FunctionDef:
+        for deco in fn.decorator_list:
+            if self._framework_path(deco if not isinstance(deco, ast.Call) else deco.func):
+                self._block(deco, f"decorator {ast.unparse(deco)}", "framework decorators have no translation")
+        args = copy.deepcopy(fn.args)
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        defaults = dict(zip([a.arg for a in (args.posonlyargs + args.args)][::-1], args.defaults[::-1]))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for a in params:
+            if a.annotation is not None and self._uses_framework(a.annotation):
+                a.annotation = None
+            if a.arg == "self":
+                continue
+            default = defaults.get(a.arg)
+            if scope.mode == "forward" and (default is None or known(default) is None) and not _is_python_annotation(a):
+                scope.kinds[a.arg] = TENSOR
+            else:
+                scope.kinds[a.arg] = PYTHON if scope.mode != "helper" else UNKNOWN
+            scope.groups[a.arg] = self._new_group()
+        for a in (args.vararg, args.kwarg):
+            if a is not None:
+                a.annotation = None
+                scope.kinds[a.arg] = UNKNOWN
+        returns = None if fn.returns is None or self._uses_framework(fn.returns) else fn.returns
+        body = self._statements(fn.body, scope, info)
+        decorators = [d for d in fn.decorator_list if not self._framework_path(
+            d if not isinstance(d, ast.Call) else d.func)]
+        return ast.FunctionDef(name, args, body or [ast.Pass()], decorators, returns, lineno=fn.lineno)
+
+    def _uses_framework(self, node) -> bool:
+        return any(self._framework_path(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
+
+    def _new_group(self) -> int:
+        self._group += 1
+        return self._group
+
+    # -- statements ------------------------------------------------------------------------------
+    def _statements(self, stmts, scope: Scope, info) -> list[ast.stmt]:
+        out = []
+        for i, stmt in enumerate(stmts):
+            saved, scope.rest = scope.rest, list(stmts[i + 1:]) + scope.rest
+            translated = self._statement(stmt, scope, info)
+            out.extend(self.hoisted)
+            self.hoisted = []
+            out.extend(translated)
+            scope.rest = saved
+        return out
+
+    def _statement(self, stmt, scope: Scope, info) -> list[ast.stmt]:
+        if isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant):
+                return [stmt]
+            if self._is_init_only(stmt.value, scope):
+                return []
+            if _is_super_init(stmt.value) and not (info is not None and info.own_base):
+                return [ast.Expr(ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__",
+                                                        ast.Load()), [], []))]
+            if scope.mode == "init" and _method_name(stmt.value) == "register_buffer":
+                return self._buffer(stmt.value, scope, info)
+            value, _ = self.expr(stmt.value, scope, info)
+            return [ast.Expr(value)]
+        if isinstance(stmt, ast.Assign):
+            return self._assign(stmt, scope, info)
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is None:
+                return []
+            return self._assign(ast.Assign([stmt.target], stmt.value, lineno=stmt.lineno), scope, info)
+        if isinstance(stmt, ast.AugAssign):
+            return self._aug_assign(stmt, scope, info)
+        if isinstance(stmt, ast.Return):
+            value, kind = self.expr(stmt.value, scope, info) if stmt.value is not None else (None, PYTHON)
+            scope.returns.append(kind)
+            return [ast.Return(value)]
+        if isinstance(stmt, (ast.If, ast.While)):
+            test = self._condition(stmt.test, scope, info)
+            body = self._statements(stmt.body, scope, info) or [ast.Pass()]
+            orelse = self._statements(stmt.orelse, scope, info)
+            return [type(stmt)(test, body, orelse)]
+        if isinstance(stmt, ast.For):
+            if self._is_init_loop(stmt):
+                self.notes.append(f"line {stmt.lineno}: the weight-initialisation loop is not translated; "
+                                  "port_weights copies the trained weights")
+                return []
+            it, kind = self.expr(stmt.iter, scope, info)
+            if kind == TENSOR:
+                self._block(stmt, "for loop over a tensor", "iterating a tensor's values is data-dependent")
+            for n in _names(stmt.target):
+                scope.kinds[n] = MODULE if kind == MODULES else UNKNOWN if kind != PYTHON else PYTHON
+                scope.groups[n] = self._new_group()
+            body = self._statements(stmt.body, scope, info) or [ast.Pass()]
+            return [ast.For(stmt.target, it, body, self._statements(stmt.orelse, scope, info), lineno=stmt.lineno)]
+        if isinstance(stmt, (ast.Pass, ast.Break, ast.Continue)):
+            return [stmt]
+        if isinstance(stmt, ast.Raise):
+            return [stmt] if not self._uses_framework(stmt) else []
+        if isinstance(stmt, ast.Assert):
+            return [ast.Assert(self._condition(stmt.test, scope, info), stmt.msg)]
+        if isinstance(stmt, ast.With):
+            self._block(stmt, "with statement", "context managers (torch.no_grad, autocast ...) change what the "
+                                                "body computes or records; not translated")
+            return []
+        if isinstance(stmt, ast.FunctionDef):
+            return [self._function(stmt, Scope("helper"), info, stmt.name)]
+        self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
+        return []
+
+    def _is_init_only(self, call, scope: Scope) -> bool:
+        """Weight-initialisation statements (`nn.init.*`, `self.apply(...)`, `self._init_weights()`)."""
+        if not isinstance(call, ast.Call):
+            return False
+        path = self.imports.path(call.func) or ""
+        if path.startswith(self.src.init_module):
+            self.notes.append(f"line {call.lineno}: {ast.unparse(call.func)}(...) (weight initialisation) is not "
+                              "translated; port_weights copies the trained weights")
+            return True
+        name = _method_name(call)
+        if _is_self_attr(call.func) and (name in INIT_METHODS or name == "apply"):
+            self.notes.append(f"line {call.lineno}: self.{name}(...) (weight initialisation) is not translated; "
+                              "port_weights copies the trained weights")
+            return True
+        return False
+
+    def _is_init_loop(self, loop: ast.For) -> bool:
+        """`for m in self.modules(): if isinstance(m, nn.Conv2d): nn.init...` (only initialisation inside)."""
+        calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
+        inits = [c for c in calls if (self.imports.path(c.func) or "").startswith(self.src.init_module)
+                 or isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") and not c.func.attr.endswith("__")]
+        return bool(inits) and isinstance(loop.iter, ast.Call) and _method_name(loop.iter) in ("modules",
+                                                                                              "named_modules")
+
+    def _condition(self, test, scope, info):
+        value, kind = self.expr(test, scope, info)
+        if kind == TENSOR and not _is_none_check(test):
+            self._block(test, f"condition `{ast.unparse(test)}`",
+                        "it depends on a tensor's values (data-dependent control flow)")
+        return value
+
+    def _assign(self, stmt: ast.Assign, scope: Scope, info) -> list[ast.stmt]:
+        if len(stmt.targets) != 1:
+            self._block(stmt, "chained assignment", "not translated")
+            return []
+        target = stmt.targets[0]
+        if scope.mode == "init" and _is_self_attr(target) and self._is_parameter(stmt.value):
+            return self._parameter(target, stmt.value, scope, info)
+        value, kind = self.expr(stmt.value, scope, info)
+        if isinstance(target, ast.Subscript):
+            _, target_kind = self.expr(target.value, scope, info)
+            if target_kind == TENSOR:
+                self._block(stmt, "assignment into a tensor", "in-place writes into tensors are not translated")
+            return [ast.Assign([target], value, lineno=stmt.lineno)]
+        if _is_self_attr(target) and info is not None:
+            if scope.mode == "init":
+                info.attrs[target.attr] = kind
+                if self._last_inplace:
+                    info.inplace.add(target.attr)
+            elif info.attrs.get(target.attr) in (MODULE, MODULES, OWN):
+                self._block(stmt, f"assignment to self.{target.attr}", "replacing a layer in the forward pass")
+            return [ast.Assign([target], value, lineno=stmt.lineno)]
+        names = _names(target)
+        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
+            scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
+        else:
+            for n in names:
+                scope.groups[n] = self._new_group()
+        for n in names:
+            scope.kinds[n] = kind if isinstance(target, ast.Name) else (TENSOR if kind in (TENSOR, "tensors")
+                                                                        else UNKNOWN)
+        out = [ast.Assign([target], value, lineno=stmt.lineno)]
+        if self._overwritten and isinstance(target, ast.Name):
+            out += self._follow_inplace(target.id, stmt, scope)
+        return out
+
+    def _follow_inplace(self, result: str, stmt, scope) -> list[ast.stmt]:
+        """After `y = <in-place op>(x)`: in the source x now holds y too."""
+        extra = []
+        for name in self._overwritten:
+            if name == result:
+                continue
+            aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(name) and n != name]
+            if aliases:
+                self._block(stmt, f"in-place operation on {name}",
+                            f"{', '.join(aliases)} refers to the same tensor and would change with it")
+            elif _reads(scope.rest, name):
+                extra.append(ast.Assign([ast.Name(name, ast.Store())], ast.Name(result, ast.Load()), lineno=0))
+                scope.groups[name] = scope.groups[result]
+        return extra
+
+    def _aug_assign(self, stmt: ast.AugAssign, scope: Scope, info) -> list[ast.stmt]:
+        value, kind = self.expr(stmt.value, scope, info)
+        target_value, target_kind = self.expr(stmt.target, scope, info)
+        if target_kind == TENSOR:
+            if not isinstance(stmt.target, ast.Name):
+                self._block(stmt, "in-place update of a tensor", "only names are updated in place")
+                return []
+            aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(stmt.target.id)
+                       and n != stmt.target.id]
+            if aliases:
+                self._block(stmt, f"in-place `{ast.unparse(stmt)}`",
+                            f"{', '.join(aliases)} refers to the same tensor and would change with it")
+            scope.groups[stmt.target.id] = self._new_group()
+            new = ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op, value)
+            return [ast.Assign([ast.Name(stmt.target.id, ast.Store())], new, lineno=stmt.lineno)]
+        return [ast.AugAssign(stmt.target, stmt.op, value)]
+
+    # -- parameters and buffers ------------------------------------------------------------------
+    def _is_parameter(self, value) -> bool:
+        return isinstance(value, ast.Call) and self.imports.path(value.func) in self.src.parameter_classes
+
+    def _parameter(self, target, call: ast.Call, scope, info, trainable=True) -> list[ast.stmt]:
+        data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "data"), None)
+        for k in call.keywords:
+            if k.arg == "requires_grad":
+                trainable = known(k.value)
+        made = self._initial_value(data, scope, info) if data is not None else None
+        if made is None or trainable not in (True, False):
+            self._block(call, f"parameter self.{target.attr}",
+                        "its initial value is not a float32 zeros/ones/randn/rand/empty(shape) (times a constant)")
+            return []
+        shape, init = made
+        info.attrs[target.attr] = TENSOR
+        weight = self.dst.add_weight(shape, *init, trainable, target.attr)
+        return [ast.Assign([target], weight, lineno=call.lineno)]
+
+    def _buffer(self, call: ast.Call, scope, info) -> list[ast.stmt]:
+        if len(call.args) < 2 or not isinstance(known(call.args[0]), str):
+            self._block(call, "register_buffer", "the buffer's name must be a string literal")
+            return []
+        name = known(call.args[0])
+        target = ast.Attribute(ast.Name("self", ast.Load()), name, ast.Store())
+        value = ast.copy_location(ast.Call(call.func, [call.args[1]], []), call)
+        return self._parameter(target, value, scope, info, trainable=False)
+
+    def _initial_value(self, data, scope, info):
+        """(shape expression, initializer) of `torch.zeros(shape)`-like data, scaled by a constant or not."""
+        scale = None
+        if isinstance(data, ast.BinOp) and isinstance(data.op, ast.Mult):
+            for tensor_side, other in ((data.left, data.right), (data.right, data.left)):
+                if isinstance(tensor_side, ast.Call) and not self._mentions_framework(other):
+                    data, scale = tensor_side, self.expr(other, scope, info)[0]
+                    break
+        if not isinstance(data, ast.Call):
+            return None
+        kind = self.src.initializers.get(self.imports.path(data.func))
+        if kind is None:
+            return None
+        for k in data.keywords:
+            if k.arg == "dtype" and self.imports.path(k.value) not in self.src.float_dtypes or \
+                    k.arg not in ("dtype", "requires_grad", "device"):
+                return None
+        dims = [self.expr(a, scope, info)[0] for a in data.args]
+        # torch.ones(dim) and torch.ones((a, b)) both work in torch; a tuple is written as one
+        one_tuple = len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List))
+        shape = dims[0] if one_tuple else ast.Tuple(dims, ast.Load())
+        return shape, (kind, scale)
+
+    def _mentions_framework(self, node) -> bool:
+        return self._uses_framework(node)
+
+    # -- expressions -----------------------------------------------------------------------------
+    _last_inplace = False
+    _overwritten: list = []
+
+    def expr(self, node, scope: Scope, info) -> tuple[ast.expr, str]:
+        """The translated expression and the kind of its value."""
+        self._last_inplace, self._overwritten = False, []
+        return self._expr(node, scope, info)
+
+    def _expr(self, node, scope, info):
+        if node is None:
+            return None, PYTHON
+        if isinstance(node, ast.Constant):
+            return node, PYTHON
+        if isinstance(node, ast.Name):
+            if node.id in scope.kinds:
+                return node, scope.kinds[node.id]
+            if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
+                return node, PYTHON
+            if self._framework_path(node):
+                self._block(node, f"name {node.id}", "a framework object used as a value")
+            return node, UNKNOWN
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, scope, info)
+        if isinstance(node, ast.Call):
+            return self._call(node, scope, info)
+        if isinstance(node, ast.BinOp):
+            left, lk = self._expr(node.left, scope, info)
+            right, rk = self._expr(node.right, scope, info)
+            return ast.BinOp(left, node.op, right), _combine(lk, rk)
+        if isinstance(node, ast.UnaryOp):
+            operand, k = self._expr(node.operand, scope, info)
+            return ast.UnaryOp(node.op, operand), k
+        if isinstance(node, ast.BoolOp):
+            values = [self._expr(v, scope, info) for v in node.values]
+            return ast.BoolOp(node.op, [v for v, _ in values]), _combine(*[k for _, k in values])
+        if isinstance(node, ast.Compare):
+            left, lk = self._expr(node.left, scope, info)
+            rights = [self._expr(c, scope, info) for c in node.comparators]
+            kind = PYTHON if all(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops) else \
+                _combine(lk, *[k for _, k in rights])
+            return ast.Compare(left, node.ops, [r for r, _ in rights]), kind
+        if isinstance(node, ast.IfExp):
+            test = self._condition(node.test, scope, info)
+            body, bk = self._expr(node.body, scope, info)
+            orelse, ok = self._expr(node.orelse, scope, info)
+            return ast.IfExp(test, body, orelse), bk if bk == ok else _combine(bk, ok)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            items = [self._expr(e, scope, info) for e in node.elts]
+            kinds = {k for _, k in items}
+            kind = MODULES if kinds and kinds <= {MODULE, OWN} else "tensors" if kinds == {TENSOR} else PYTHON \
+                if kinds <= {PYTHON} else UNKNOWN
+            return type(node)([v for v, _ in items], ast.Load()), kind
+        if isinstance(node, ast.Dict):
+            items = [(self._expr(k, scope, info)[0] if k is not None else None, self._expr(v, scope, info))
+                     for k, v in zip(node.keys, node.values)]
+            kinds = {k for _, (_, k) in items}
+            kind = MODULES if kinds and kinds <= {MODULE, OWN} else UNKNOWN
+            return ast.Dict([k for k, _ in items], [v for _, (v, _) in items]), kind
+        if isinstance(node, ast.Subscript):
+            value, kind = self._expr(node.value, scope, info)
+            index, ik = self._expr(node.slice, scope, info)
+            if kind == TENSOR and ik == TENSOR:
+                self._block(node, f"indexing with a tensor `{ast.unparse(node)}`",
+                            "advanced indexing is not translated")
+            out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR}.get(kind, UNKNOWN if kind != PYTHON
+                                                                               else PYTHON)
+            return ast.Subscript(value, index, ast.Load()), out_kind
+        if isinstance(node, ast.Slice):
+            parts = [self._expr(p, scope, info)[0] if p is not None else None
+                     for p in (node.lower, node.upper, node.step)]
+            return ast.Slice(*parts), PYTHON
+        if isinstance(node, ast.Starred):
+            value, kind = self._expr(node.value, scope, info)
+            return ast.Starred(value, ast.Load()), kind
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            return self._comprehension(node, scope, info)
+        if isinstance(node, ast.JoinedStr):
+            return node, PYTHON
+        self._block(node, f"expression `{ast.unparse(node)}`", f"{type(node).__name__} is not translated")
+        return node, UNKNOWN
+
+    def _comprehension(self, node, scope, info):
+        generators = []
+        for gen in node.generators:
+            it, kind = self._expr(gen.iter, scope, info)
+            if kind == TENSOR:
+                self._block(gen.iter, "comprehension over a tensor", "iterating a tensor's values is data-dependent")
+            for n in _names(gen.target):
+                scope.kinds[n] = MODULE if kind == MODULES else PYTHON if kind == PYTHON else UNKNOWN
+            generators.append(ast.comprehension(gen.target, it, [self._condition(c, scope, info) for c in gen.ifs],
+                                                gen.is_async))
+        elt, kind = self._expr(node.elt, scope, info)
+        out_kind = MODULES if kind in (MODULE, OWN) else "tensors" if kind == TENSOR else UNKNOWN
+        return type(node)(elt, generators), out_kind
+
+    def _attribute(self, node: ast.Attribute, scope, info):
+        path = self._framework_path(node)
+        if path:
+            self._block(node, path, "no translation for this framework attribute")
+            return node, UNKNOWN
+        if _is_self(node.value):
+            if node.attr == "training" and info is not None and scope.mode == "forward":
+                info.training = True
+                return ast.Name("training", ast.Load()), PYTHON
+            if info is not None and node.attr in info.attrs:
+                return node, info.attrs[node.attr]
+            return node, UNKNOWN
+        value, kind = self._expr(node.value, scope, info)
+        if kind in (MODULE, MODULES):
+            self._block(node, f"layer attribute .{node.attr}", "reading a layer's attributes or weights directly is "
+                                                              "not translated (their names differ per framework)")
+        if kind == TENSOR:
+            rows = self.src.tensor_attributes
+            if node.attr in rows:
+                return self._write(rows[node.attr](value), node), PYTHON if node.attr in ("shape", "ndim") else TENSOR
+            self._block(node, f"tensor attribute .{node.attr}", "no translation")
+        return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
+
+    def _call(self, node: ast.Call, scope, info):
+        func = node.func
+        path = self.imports.path(func)
+        if path is not None and path.split(".")[0] == self.source_table.framework:
+            return self._framework_call(node, path, scope, info)
+        if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
+            receiver, kind = self._expr(func.value, scope, info)
+            if not _is_self(func.value) and (kind == TENSOR or (
+                    kind == UNKNOWN and f"Tensor.{func.attr}" in self.source_table.functions
+                    and func.attr not in PYTHON_METHODS)):
+                return self._function_call(node, f"Tensor.{func.attr}", scope, info, receiver=receiver)
+            if not _is_self(func.value) and kind != PYTHON and func.attr not in PYTHON_METHODS and (
+                    _is_inplace_method(func.attr) or func.attr in self.src.tensor_methods):
+                what = "in-place tensor method" if _is_inplace_method(func.attr) else "tensor method"
+                self._block(node, f".{func.attr}()", f"no {self.target.framework} translation for this {what}")
+            if kind == MODULE and not _is_self(func.value) or kind == MODULES and func.attr not in PYTHON_METHODS:
+                self._block(node, f"method .{func.attr}() of a layer", "only calling a layer is translated")
+            args, kinds = self._arguments(node, scope, info)
+            result = ast.Call(ast.Attribute(receiver, func.attr, ast.Load()), *args)
+            if _is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
+                self._note_inplace_layer(node, func.attr, info)
+                return result, TENSOR
+            if _is_self(func.value):
+                return result, UNKNOWN
+            return result, PYTHON if kind == PYTHON and func.attr in PYTHON_METHODS else UNKNOWN
+        args, kinds = self._arguments(node, scope, info)
+        callee, callee_kind = self._expr(func, scope, info)
+        if isinstance(func, ast.Name) and func.id in self.classes:
+            return ast.Call(callee, *args), OWN
+        if isinstance(func, ast.Name) and func.id in self.helpers:
+            return ast.Call(callee, *args), self.helper_kinds.get(func.id, UNKNOWN)
+        if isinstance(func, ast.Name) and func.id in BUILTINS:
+            kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
+                                         "enumerate", "round", "divmod") else _combine(*kinds) if kinds else PYTHON
+            return ast.Call(callee, *args), kind
+        if callee_kind in (MODULE, OWN):
+            return ast.Call(callee, *args), TENSOR
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "eval", "exec"):
+            self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
+        elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
+            self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
+        return ast.Call(callee, *args), UNKNOWN if TENSOR not in kinds else TENSOR
+
+    def _note_inplace_layer(self, node, attr, info):
+        if attr in info.inplace:
+            self._overwritten += [a.id for a in node.args[:1] if isinstance(a, ast.Name)]
+
+    def _arguments(self, node: ast.Call, scope, info):
+        args, kinds = [], []
+        for a in node.args:
+            v, k = self._expr(a, scope, info)
+            args.append(v)
+            kinds.append(k)
+        keywords = []
+        for kw in node.keywords:
+            v, k = self._expr(kw.value, scope, info)
+            keywords.append(ast.keyword(kw.arg, v))
+            kinds.append(k)
+        return (args, keywords), kinds
+
+    def _framework_call(self, node: ast.Call, path: str, scope, info):
+        if path in self.src.containers:
+            return self._container(node, self.src.containers[path], scope, info)
+        row = self.layers.find(path)
+        if row is not None:
+            return self._layer_call(node, row, scope, info), MODULE
+        row = self.functions.find(path)
+        if row is not None:
+            return self._function_call(node, row.path, scope, info)
+        if path in self.src.parameter_classes:
+            self._block(node, path, "parameters are translated only as `self.name = nn.Parameter(...)` in __init__")
+        else:
+            self._block(node, path, f"no {self.target.framework} translation for this call")
+        return node, UNKNOWN
+
+    def _layer_call(self, node: ast.Call, row, scope, info) -> ast.expr:
+        args, _ = self._arguments(node, scope, info)
+        call = ast.Call(node.func, *args)
+        try:
+            bound = row.signature.bind(call)
+            opcall = row.read(bound)
+            writer = self.target.layer_writers.get(opcall.op)
+            if writer is None:
+                raise Refused(f"{self.target.framework} has no layer for {opcall.op}")
+            if row.inplace and known(bound.get(row.inplace)) is True:
+                self._last_inplace = True
+            return writer.write(opcall)
+        except Refused as e:
+            self._block(node, _short(row.path), str(e))
+            return node
+
+    def _function_call(self, node: ast.Call, path: str, scope, info, receiver=None):
+        row = self.functions.find(path)
+        if row is None:
+            method = path.split(".")[-1]
+            what = "in-place tensor method" if _is_inplace_method(method) else "tensor method"
+            self._block(node, f".{method}()", f"no {self.target.framework} translation for this {what}")
+            return node, UNKNOWN
+        (args, keywords), kinds = self._arguments(node, scope, info)
+        if receiver is not None:
+            args = [receiver] + args
+        try:
+            bound = row.signature.bind(ast.Call(node.func, args, keywords))
+            if row.inplace and known(bound.get(row.inplace)) is True:
+                first = bound[row.signature.names()[0]]
+                self._overwritten += [first.id] if isinstance(first, ast.Name) else []
+            opcall = row.read(bound)
+            return self._write(opcall, node), row.returns
+        except Refused as e:
+            self._block(node, _short(row.path), str(e))
+            return node, UNKNOWN
+
+    def _write(self, opcall: OpCall, node) -> ast.expr:
+        writer = self.target.function_writers.get(opcall.op)
+        try:
+            if writer is None:
+                raise Refused(f"{self.target.framework} has no function for {opcall.op}")
+            placeholders = [v if isinstance(v, list) else ast.Name(f"__input{i}", ast.Load())
+                            for i, v in enumerate(opcall.inputs)]
+            written = writer.write(OpCall(opcall.op, placeholders, opcall.attrs))
+        except Refused as e:
+            self._block(node, f"`{ast.unparse(node)}`", str(e))
+            return node
+        values = {p.id: v for p, v in zip(placeholders, self._once(opcall.inputs, written)) if not isinstance(p, list)}
+        return _Substitute(values).visit(written)
+
+    def _once(self, inputs, written) -> list:
+        """Inputs the written code reads more than once are computed once, into a name, first."""
+        uses = [n.id for n in ast.walk(written) if isinstance(n, ast.Name)]
+        out = []
+        for i, value in enumerate(inputs):
+            if uses.count(f"__input{i}") > 1 and not isinstance(value, (ast.Name, ast.Constant)):
+                name = self._temporary()
+                self.hoisted.append(ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
+                value = ast.Name(name, ast.Load())
+            out.append(value)
+        return out
+
+    def _temporary(self) -> str:
+        self._temporaries += 1
+        return f"t{self._temporaries}"
+
+    def _container(self, node, kind, scope, info):
+        (args, keywords), kinds = self._arguments(node, scope, info)
+        if keywords:
+            self._block(node, f"{kind} container", "keyword arguments")
+        if kind == "sequential":
+            items = args[0].elts if len(args) == 1 and isinstance(args[0], ast.List) else args
+            if len(items) == 1 and isinstance(items[0], ast.Starred):
+                return self.dst.sequential(items[0].value), MODULE
+            if len(args) == 1 and isinstance(args[0], ast.Call) and \
+                    self.imports.path(args[0].func) == "collections.OrderedDict":
+                self._block(node, "Sequential(OrderedDict(...))", "not translated yet: name the layers as attributes")
+            return self.dst.sequential(ast.List(list(items), ast.Load())), MODULE
+        if kind == "list":
+            return (args[0] if args else ast.List([], ast.Load())), MODULES
+        return (args[0] if args else ast.Dict([], [])), MODULES
+
+
+def _reachable(tree: ast.Module, name: str) -> set[str]:
+    """`name` and the module-level classes and functions it refers to, transitively."""
+    defs = {s.name: s for s in tree.body if isinstance(s, (ast.ClassDef, ast.FunctionDef))}
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in defs:
+            continue
+        seen.add(n)
+        todo += [x.id for x in ast.walk(defs[n]) if isinstance(x, ast.Name)]
+    # module-level names the wanted definitions read (constants) are wanted too
+    return seen | {x.id for d in seen for x in ast.walk(defs[d]) if isinstance(x, ast.Name)}
+
+
+# -- small predicates --------------------------------------------------------------------------------
+def _parse(source: str, filename: str) -> ast.Module:
+    from tensorbridge.errors import ModelError
+
+    try:
+        return ast.parse(source, filename=filename)
+    except SyntaxError as e:
+        raise ModelError(f"{filename}:{e.lineno}: not valid Python: {e.msg}") from None
+
+
+def _dotted(path: str) -> ast.expr:
+    from tensorbridge.codegen import pyast as P
+
+    return P.name(path)
+
+
+def _short(path: str) -> str:
+    return path.replace("torch.nn.functional.", "F.").replace("torch.nn.", "nn.")
+
+
+def _combine(*kinds) -> str:
+    if TENSOR in kinds or "tensors" in kinds:
+        return TENSOR
+    if all(k == PYTHON for k in kinds):
+        return PYTHON
+    return UNKNOWN
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_self_attr(node) -> bool:
+    return isinstance(node, ast.Attribute) and _is_self(node.value)
+
+
+def _method_name(call) -> str | None:
+    return call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+
+
+def _is_super_init(call) -> bool:
+    return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
+        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+
+
+def _is_main_guard(stmt: ast.If) -> bool:
+    t = stmt.test
+    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
+
+
+def _is_none_check(test) -> bool:
+    if isinstance(test, ast.Compare):
+        return all(isinstance(o, (ast.Is, ast.IsNot)) for o in test.ops)
+    if isinstance(test, ast.BoolOp):
+        return all(_is_none_check(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _is_none_check(test.operand)
+    return False
+
+
+def _is_python_annotation(arg: ast.arg) -> bool:
+    return isinstance(arg.annotation, ast.Name) and arg.annotation.id in ("int", "float", "bool", "str")
+
+
+def _is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.endswith("__")
+
+
+def _names(target) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _reads(stmts, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               for s in stmts for n in ast.walk(s))
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, values: dict):
+        self.values = values
+
+    def visit_Name(self, node):
+        return copy.deepcopy(self.values[node.id]) if node.id in self.values else node
+
+
+class _Rename(ast.NodeTransformer):
+    """Local names that the translation's imports take (`layers`, `ops`) and attribute names the target's
+    layer class owns (`self.weights`) get a trailing underscore, everywhere in the module."""
+
+    def __init__(self, names, attributes):
+        self.names, self.attributes = frozenset(names), frozenset(attributes)
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(node.id + "_", node.ctx), node) if node.id in self.names else node
+
+    def visit_arg(self, node):
+        if node.arg in self.names:
+            node.arg += "_"
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr in self.attributes and _is_self(node.value):
+            node.attr += "_"
+        return node
+
+    def visit_Import(self, node):
+        return node
+
+    def visit_ImportFrom(self, node):
+        return node

@@ -1,0 +1,97 @@
+"""Translate one corpus class, run source and translation with the same weights, and say how it went."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import UnsupportedError
+
+CORPUS = Path(__file__).with_name("corpus_torch.py")
+TOLERANCE = 1e-5
+
+
+@dataclass
+class Outcome:
+    name: str
+    status: str  # "equal", "refused", "wrong", "error"
+    error: float | None = None
+    detail: str = ""
+
+
+def load_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def calibrated(model):
+    """Eval mode with BatchNorm statistics that are not the identity (seeded)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(1)
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=gen) * 2 - 1)
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) * 1.5 + 0.5)
+        if isinstance(m, (torch.nn.GroupNorm, torch.nn.LayerNorm)) and m.weight is not None:
+            m.weight.data.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.ndim == 1 and float(p.abs().max()) < 1e-3:  # LayerScale-like small init
+                p.copy_(torch.rand(p.shape, generator=gen))
+    return model.eval()
+
+
+def inputs(shapes, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes = shapes if isinstance(shapes, list) else [shapes]
+    if dtype == "int64":
+        return [rng.integers(1, 7, size=s).astype("int64") for s in shapes]
+    return [rng.standard_normal(s).astype("float32") for s in shapes]
+
+
+def _outputs(value):
+    return [np.asarray(v) for v in value] if isinstance(value, (tuple, list)) else [np.asarray(value)]
+
+
+def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, workdir=None) -> Outcome:
+    import torch
+
+    import tensorbridge as tb
+
+    source_module = source_module or load_module(CORPUS, "corpus_torch")
+    try:
+        text = tb.transpile(CORPUS.read_text(), to="keras", cls=name, filename=CORPUS.name)
+    except UnsupportedError as e:
+        return Outcome(name, "refused", detail="; ".join(f"{b.op}: {b.detail}" for b in e.blockers))
+    workdir = Path(workdir or tempfile.mkdtemp())
+    path = workdir / f"keras_{name}.py"
+    path.write_text(text)
+    try:
+        translated = load_module(path, f"keras_{name}")
+        torch.manual_seed(0)
+        src = calibrated(getattr(source_module, name)(*args))
+        xs = inputs(shapes, dtype)
+        with torch.no_grad():
+            ref = _outputs(src(*[torch.from_numpy(x) for x in xs]))
+            other = _outputs(src(*[torch.from_numpy(x) for x in inputs(shapes, dtype, seed=1)]))
+        if all(np.array_equal(a, b) for a, b in zip(ref, other)):
+            return Outcome(name, "error", detail="degenerate: the source output does not depend on the input")
+        dst = getattr(translated, name)(*args)
+        dst(*xs)
+        tb.transpile.port_weights(src, dst)
+        out = _outputs(dst(*xs))
+    except Exception as e:  # a translation that does not run is reported, not raised: the benchmark counts it
+        return Outcome(name, "error", detail=f"{type(e).__name__}: {e}"[:300])
+    if len(out) != len(ref) or any(a.shape != b.shape for a, b in zip(out, ref)):
+        return Outcome(name, "wrong", detail=f"shapes {[a.shape for a in out]} vs {[b.shape for b in ref]}")
+    err = max(float(np.abs(a - b).max()) / max(float(np.abs(b).max()), 1e-12) for a, b in zip(out, ref))
+    return Outcome(name, "equal" if err <= TOLERANCE else "wrong", err)

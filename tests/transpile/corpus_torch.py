@@ -1,0 +1,1139 @@
+"""PyTorch model classes written in the styles real projects use, for the transpiler's tests and benchmark.
+
+`CASES` lists (class, constructor arguments, input shape, input dtype); `tests/transpile/test_corpus.py`
+translates each class, ports its weights and compares outputs; `benchmarks/transpile_bench.py` reports the
+rates (docs/transpile.md). Classes the translation must refuse live in `REFUSED` (source text, reason).
+"""
+
+import math
+from collections import OrderedDict  # noqa: F401 (a refused case names it)
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import nn as tnn
+
+
+def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
+    """3x3 convolution with padding"""
+    return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, padding=dilation, groups=groups,
+                     bias=False, dilation=dilation)
+
+
+def conv1x1(in_planes, out_planes, stride=1):
+    return nn.Conv2d(in_planes, out_planes, kernel_size=1, stride=stride, bias=False)
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, inplanes, planes, stride=1, downsample=None):
+        super().__init__()
+        self.conv1 = conv3x3(inplanes, planes, stride)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = conv3x3(planes, planes)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = downsample
+        self.stride = stride
+
+    def forward(self, x):
+        identity = x
+        out = self.conv1(x)
+        out = self.bn1(out)
+        out = self.relu(out)
+        out = self.conv2(out)
+        out = self.bn2(out)
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        out += identity
+        out = self.relu(out)
+        return out
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, inplanes, planes, stride=1):
+        super().__init__()
+        width = planes
+        self.conv1 = conv1x1(inplanes, width)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = conv3x3(width, width, stride)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = conv1x1(width, planes * self.expansion)
+        self.bn3 = nn.BatchNorm2d(planes * self.expansion)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = None
+        if stride != 1 or inplanes != planes * self.expansion:
+            self.downsample = nn.Sequential(conv1x1(inplanes, planes * self.expansion, stride),
+                                            nn.BatchNorm2d(planes * self.expansion))
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        return self.relu(out + identity)
+
+
+class TinyResNet(nn.Module):
+    def __init__(self, num_classes=10, width=16):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, kernel_size=7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        self.layer1 = nn.Sequential(BasicBlock(width, width), BasicBlock(width, width))
+        self.layer2 = Bottleneck(width, width, stride=2)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(width * 4, num_classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer1(x)
+        x = self.layer2(x)
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        return self.fc(x)
+
+
+class PreActBlock(nn.Module):
+    def __init__(self, in_planes, planes, stride=1):
+        super().__init__()
+        self.bn1 = nn.BatchNorm2d(in_planes)
+        self.conv1 = nn.Conv2d(in_planes, planes, kernel_size=3, stride=stride, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.conv2 = nn.Conv2d(planes, planes, kernel_size=3, stride=1, padding=1, bias=False)
+        if stride != 1 or in_planes != planes:
+            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, kernel_size=1, stride=stride, bias=False))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(x))
+        shortcut = self.shortcut(out) if hasattr(self, "shortcut") else x
+        out = self.conv1(out)
+        out = self.conv2(F.relu(self.bn2(out)))
+        out += shortcut
+        return out
+
+
+class ConvBNReLU(nn.Module):
+    def __init__(self, in_ch, out_ch, kernel_size=3, stride=1, groups=1):
+        super().__init__()
+        padding = (kernel_size - 1) // 2
+        self.conv = nn.Conv2d(in_ch, out_ch, kernel_size, stride, padding, groups=groups, bias=False)
+        self.bn = nn.BatchNorm2d(out_ch)
+        self.act = nn.ReLU6(inplace=True)
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, inp, oup, stride, expand_ratio):
+        super().__init__()
+        self.stride = stride
+        hidden_dim = int(round(inp * expand_ratio))
+        self.use_res_connect = self.stride == 1 and inp == oup
+        layers = []
+        if expand_ratio != 1:
+            layers.append(ConvBNReLU(inp, hidden_dim, kernel_size=1))
+        layers.extend([
+            ConvBNReLU(hidden_dim, hidden_dim, stride=stride, groups=hidden_dim),
+            nn.Conv2d(hidden_dim, oup, 1, 1, 0, bias=False),
+            nn.BatchNorm2d(oup),
+        ])
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        if self.use_res_connect:
+            return x + self.conv(x)
+        else:
+            return self.conv(x)
+
+
+class SqueezeExcitation(nn.Module):
+    def __init__(self, channels, reduction=4):
+        super().__init__()
+        self.avg_pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Sequential(
+            nn.Linear(channels, channels // reduction, bias=False),
+            nn.ReLU(inplace=True),
+            nn.Linear(channels // reduction, channels, bias=False),
+            nn.Sigmoid(),
+        )
+
+    def forward(self, x):
+        b, c, _, _ = x.size()
+        y = self.avg_pool(x).view(b, c)
+        y = self.fc(y).view(b, c, 1, 1)
+        return x * y.expand_as(x)
+
+
+class SEConv(nn.Module):
+    """Squeeze-excitation with 1x1 convolutions, as EfficientNet writes it."""
+
+    def __init__(self, channels, squeeze):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, squeeze, 1)
+        self.expand = nn.Conv2d(squeeze, channels, 1)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        s = F.silu(self.reduce(s))
+        return x * torch.sigmoid(self.expand(s))
+
+
+class MBConv(nn.Module):
+    def __init__(self, in_ch, out_ch, expand=4, stride=1):
+        super().__init__()
+        mid = in_ch * expand
+        self.expand_conv = nn.Sequential(nn.Conv2d(in_ch, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.SiLU())
+        self.dw = nn.Sequential(nn.Conv2d(mid, mid, 3, stride, 1, groups=mid, bias=False), nn.BatchNorm2d(mid),
+                                nn.SiLU())
+        self.se = SEConv(mid, max(1, in_ch // 4))
+        self.project = nn.Sequential(nn.Conv2d(mid, out_ch, 1, bias=False), nn.BatchNorm2d(out_ch))
+        self.skip = stride == 1 and in_ch == out_ch
+
+    def forward(self, x):
+        y = self.project(self.se(self.dw(self.expand_conv(x))))
+        if self.skip:
+            y = y + x
+        return y
+
+
+class DoubleConv(nn.Module):
+    """(convolution => [BN] => ReLU) * 2"""
+
+    def __init__(self, in_channels, out_channels, mid_channels=None):
+        super().__init__()
+        if not mid_channels:
+            mid_channels = out_channels
+        self.double_conv = nn.Sequential(
+            nn.Conv2d(in_channels, mid_channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(mid_channels),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(mid_channels, out_channels, kernel_size=3, padding=1, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(inplace=True),
+        )
+
+    def forward(self, x):
+        return self.double_conv(x)
+
+
+class Down(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.maxpool_conv = nn.Sequential(nn.MaxPool2d(2), DoubleConv(in_channels, out_channels))
+
+    def forward(self, x):
+        return self.maxpool_conv(x)
+
+
+class Up(nn.Module):
+    def __init__(self, in_channels, out_channels, bilinear=False):
+        super().__init__()
+        if bilinear:
+            self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.conv = DoubleConv(in_channels, out_channels, in_channels // 2)
+        else:
+            self.up = nn.ConvTranspose2d(in_channels, in_channels // 2, kernel_size=2, stride=2)
+            self.conv = DoubleConv(in_channels, out_channels)
+
+    def forward(self, x1, x2):
+        x1 = self.up(x1)
+        x = torch.cat([x2, x1], dim=1)
+        return self.conv(x)
+
+
+class UpBilinear(Up):
+    def __init__(self, in_channels, out_channels):
+        super().__init__(in_channels, out_channels, bilinear=True)
+
+
+class TinyUNet(nn.Module):
+    def __init__(self, n_channels=3, n_classes=2, base=8):
+        super().__init__()
+        self.inc = DoubleConv(n_channels, base)
+        self.down1 = Down(base, base * 2)
+        self.down2 = Down(base * 2, base * 4)
+        self.up1 = Up(base * 4, base * 2)
+        self.up2 = Up(base * 2, base)
+        self.outc = nn.Conv2d(base, n_classes, kernel_size=1)
+
+    def forward(self, x):
+        x1 = self.inc(x)
+        x2 = self.down1(x1)
+        x3 = self.down2(x2)
+        x = self.up1(x3, x2)
+        x = self.up2(x, x1)
+        return self.outc(x)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    def __init__(self, dim, num_heads=4, qkv_bias=True):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = (q @ k.transpose(-2, -1)) * self.scale
+        attn = attn.softmax(dim=-1)
+        x = (attn @ v).transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+
+
+class Mlp(nn.Module):
+    def __init__(self, in_features, hidden_features=None, out_features=None, drop=0.0):
+        super().__init__()
+        out_features = out_features or in_features
+        hidden_features = hidden_features or in_features
+        self.fc1 = nn.Linear(in_features, hidden_features)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(hidden_features, out_features)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, x):
+        x = self.drop(self.act(self.fc1(x)))
+        return self.drop(self.fc2(x))
+
+
+class LayerScale(nn.Module):
+    def __init__(self, dim, init_values=1e-5):
+        super().__init__()
+        self.gamma = nn.Parameter(init_values * torch.ones(dim))
+
+    def forward(self, x):
+        return x * self.gamma
+
+
+class ViTBlock(nn.Module):
+    def __init__(self, dim, num_heads, mlp_ratio=4.0, layer_scale=None):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim, eps=1e-6)
+        self.attn = MultiHeadSelfAttention(dim, num_heads)
+        self.ls1 = LayerScale(dim, layer_scale) if layer_scale else nn.Identity()
+        self.norm2 = nn.LayerNorm(dim, eps=1e-6)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio))
+        self.ls2 = LayerScale(dim, layer_scale) if layer_scale else nn.Identity()
+
+    def forward(self, x):
+        x = x + self.ls1(self.attn(self.norm1(x)))
+        x = x + self.ls2(self.mlp(self.norm2(x)))
+        return x
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, img_size=16, patch_size=4, in_chans=3, embed_dim=32):
+        super().__init__()
+        self.num_patches = (img_size // patch_size) ** 2
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+
+    def forward(self, x):
+        x = self.proj(x)
+        x = x.flatten(2).transpose(1, 2)
+        return x
+
+
+class TinyViT(nn.Module):
+    def __init__(self, img_size=16, patch_size=4, dim=32, depth=2, heads=4, num_classes=5):
+        super().__init__()
+        self.patch_embed = PatchEmbed(img_size, patch_size, 3, dim)
+        self.pos_embed = nn.Parameter(torch.zeros(1, self.patch_embed.num_patches, dim))
+        self.blocks = nn.ModuleList([ViTBlock(dim, heads, layer_scale=0.1) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, x):
+        x = self.patch_embed(x) + self.pos_embed
+        for blk in self.blocks:
+            x = blk(x)
+        x = self.norm(x)
+        return self.head(x.mean(dim=1))
+
+
+class TransformerEncoderLayer(nn.Module):
+    """Post-norm encoder layer written out (as in the original Transformer)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=64, dropout=0.1):
+        super().__init__()
+        self.nhead = nhead
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+        self.o = nn.Linear(d_model, d_model)
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def split_heads(self, x):
+        b, t, d = x.shape
+        return x.view(b, t, self.nhead, d // self.nhead).transpose(1, 2)
+
+    def forward(self, src, mask=None):
+        q, k, v = self.split_heads(self.q(src)), self.split_heads(self.k(src)), self.split_heads(self.v(src))
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, -1e9)
+        attn = F.softmax(scores, dim=-1)
+        ctx = torch.matmul(attn, v).transpose(1, 2).contiguous()
+        b, t = ctx.shape[0], ctx.shape[1]
+        ctx = ctx.view(b, t, -1)
+        src = self.norm1(src + self.dropout(self.o(ctx)))
+        ff = self.linear2(self.dropout(F.relu(self.linear1(src))))
+        return self.norm2(src + self.dropout(ff))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd=32, n_head=4, block_size=8):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.register_buffer("bias", torch.ones(block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).chunk(3, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        mask = torch.tril(self.bias[:T, :T])
+        att = att.masked_fill(mask == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class GPTBlock(nn.Module):
+    def __init__(self, n_embd=32, n_head=4):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.attn = MultiHeadSelfAttention(n_embd, n_head)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(approximate="none"),
+                                 nn.Linear(4 * n_embd, n_embd))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        return self._norm(x) * self.weight
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, dim, hidden_dim):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden_dim, bias=False)
+        self.w2 = nn.Linear(hidden_dim, dim, bias=False)
+        self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class LlamaStyleBlock(nn.Module):
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.attention_norm = RMSNorm(dim)
+        self.attention = MultiHeadSelfAttention(dim, heads, qkv_bias=False)
+        self.ffn_norm = RMSNorm(dim)
+        self.feed_forward = SwiGLU(dim, 64)
+
+    def forward(self, x):
+        h = x + self.attention(self.attention_norm(x))
+        return h + self.feed_forward(self.ffn_norm(h))
+
+
+class GroupNormConv(nn.Module):
+    def __init__(self, in_ch, out_ch, groups=4):
+        super().__init__()
+        self.conv = nn.Conv2d(in_ch, out_ch, 3, padding=1)
+        self.norm = nn.GroupNorm(groups, out_ch)
+        self.act = nn.SiLU()
+
+    def forward(self, x):
+        return self.act(self.norm(self.conv(x)))
+
+
+class ResnetBlockGN(nn.Module):
+    """A diffusion-model residual block: GroupNorm, SiLU, conv, with a 1x1 skip when widths differ."""
+
+    def __init__(self, in_channels, out_channels=None, groups=4):
+        super().__init__()
+        out_channels = in_channels if out_channels is None else out_channels
+        self.norm1 = nn.GroupNorm(num_groups=groups, num_channels=in_channels, eps=1e-6, affine=True)
+        self.conv1 = nn.Conv2d(in_channels, out_channels, kernel_size=3, stride=1, padding=1)
+        self.norm2 = nn.GroupNorm(num_groups=groups, num_channels=out_channels, eps=1e-6, affine=True)
+        self.conv2 = nn.Conv2d(out_channels, out_channels, kernel_size=3, stride=1, padding=1)
+        if in_channels != out_channels:
+            self.nin_shortcut = nn.Conv2d(in_channels, out_channels, kernel_size=1, stride=1, padding=0)
+        else:
+            self.nin_shortcut = None
+
+    def forward(self, x):
+        h = self.conv1(F.silu(self.norm1(x)))
+        h = self.conv2(F.silu(self.norm2(h)))
+        if self.nin_shortcut is not None:
+            x = self.nin_shortcut(x)
+        return x + h
+
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(16 * 4 * 4, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), (2, 2))
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = x.view(x.size(0), -1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class VGGish(nn.Module):
+    def __init__(self, cfg=(8, "M", 16, "M"), num_classes=10, batch_norm=True):
+        super().__init__()
+        layers = []
+        in_channels = 3
+        for v in cfg:
+            if v == "M":
+                layers += [nn.MaxPool2d(kernel_size=2, stride=2)]
+            else:
+                conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
+                if batch_norm:
+                    layers += [conv2d, nn.BatchNorm2d(v), nn.ReLU(inplace=True)]
+                else:
+                    layers += [conv2d, nn.ReLU(inplace=True)]
+                in_channels = v
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Linear(in_channels, 32), nn.ReLU(True), nn.Dropout(),
+                                        nn.Linear(32, num_classes))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, 0, 0.01)
+
+    def forward(self, x):
+        x = self.features(x)
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        return self.classifier(x)
+
+
+class DenseLayer(nn.Module):
+    def __init__(self, num_input_features, growth_rate, bn_size=2):
+        super().__init__()
+        self.norm1 = nn.BatchNorm2d(num_input_features)
+        self.relu1 = nn.ReLU(inplace=True)
+        self.conv1 = nn.Conv2d(num_input_features, bn_size * growth_rate, kernel_size=1, stride=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(bn_size * growth_rate)
+        self.relu2 = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(bn_size * growth_rate, growth_rate, kernel_size=3, stride=1, padding=1, bias=False)
+
+    def forward(self, x):
+        bottleneck = self.conv1(self.relu1(self.norm1(x)))
+        new = self.conv2(self.relu2(self.norm2(bottleneck)))
+        return torch.cat([x, new], 1)
+
+
+class DenseBlock(nn.Module):
+    def __init__(self, num_layers, num_input_features, growth_rate):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for i in range(num_layers):
+            self.layers.append(DenseLayer(num_input_features + i * growth_rate, growth_rate))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Transition(nn.Module):
+    def __init__(self, num_input_features, num_output_features):
+        super().__init__()
+        self.norm = nn.BatchNorm2d(num_input_features)
+        self.conv = nn.Conv2d(num_input_features, num_output_features, kernel_size=1, bias=False)
+        self.pool = nn.AvgPool2d(kernel_size=2, stride=2)
+
+    def forward(self, x):
+        return self.pool(self.conv(F.relu(self.norm(x))))
+
+
+class InceptionA(nn.Module):
+    def __init__(self, in_channels, pool_features):
+        super().__init__()
+        self.branch1x1 = ConvBNReLU(in_channels, 8, kernel_size=1)
+        self.branch5x5_1 = ConvBNReLU(in_channels, 6, kernel_size=1)
+        self.branch5x5_2 = ConvBNReLU(6, 8, kernel_size=5)
+        self.branch3x3dbl_1 = ConvBNReLU(in_channels, 8, kernel_size=1)
+        self.branch3x3dbl_2 = ConvBNReLU(8, 12, kernel_size=3)
+        self.branch_pool = ConvBNReLU(in_channels, pool_features, kernel_size=1)
+
+    def forward(self, x):
+        branch1x1 = self.branch1x1(x)
+        branch5x5 = self.branch5x5_2(self.branch5x5_1(x))
+        branch3x3dbl = self.branch3x3dbl_2(self.branch3x3dbl_1(x))
+        branch_pool = F.avg_pool2d(x, kernel_size=3, stride=1, padding=1)
+        branch_pool = self.branch_pool(branch_pool)
+        outputs = [branch1x1, branch5x5, branch3x3dbl, branch_pool]
+        return torch.cat(outputs, 1)
+
+
+class FireModule(nn.Module):
+    def __init__(self, inplanes, squeeze_planes, expand1x1_planes, expand3x3_planes):
+        super().__init__()
+        self.squeeze = nn.Conv2d(inplanes, squeeze_planes, kernel_size=1)
+        self.squeeze_activation = nn.ReLU(inplace=True)
+        self.expand1x1 = nn.Conv2d(squeeze_planes, expand1x1_planes, kernel_size=1)
+        self.expand1x1_activation = nn.ReLU(inplace=True)
+        self.expand3x3 = nn.Conv2d(squeeze_planes, expand3x3_planes, kernel_size=3, padding=1)
+        self.expand3x3_activation = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        x = self.squeeze_activation(self.squeeze(x))
+        return torch.cat([self.expand1x1_activation(self.expand1x1(x)),
+                          self.expand3x3_activation(self.expand3x3(x))], 1)
+
+
+class ShuffleUnit(nn.Module):
+    def __init__(self, channels, groups=2):
+        super().__init__()
+        self.groups = groups
+        self.conv = nn.Conv2d(channels, channels, 1, groups=groups, bias=False)
+        self.bn = nn.BatchNorm2d(channels)
+
+    def channel_shuffle(self, x):
+        batchsize, num_channels, height, width = x.size()
+        channels_per_group = num_channels // self.groups
+        x = x.view(batchsize, self.groups, channels_per_group, height, width)
+        x = torch.transpose(x, 1, 2).contiguous()
+        return x.view(batchsize, -1, height, width)
+
+    def forward(self, x):
+        return F.relu(self.channel_shuffle(self.bn(self.conv(x))))
+
+
+class DepthwiseSeparable(nn.Module):
+    def __init__(self, in_ch, out_ch, stride=1):
+        super().__init__()
+        self.depthwise = nn.Conv2d(in_ch, in_ch, 3, stride=stride, padding=1, groups=in_ch, bias=False)
+        self.pointwise = nn.Conv2d(in_ch, out_ch, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(in_ch)
+        self.bn2 = nn.BatchNorm2d(out_ch)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.depthwise(x)))
+        return F.relu(self.bn2(self.pointwise(x)))
+
+
+class HardSwishBlock(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.conv = nn.Conv2d(ch, ch, 3, padding=1)
+        self.act = nn.Hardswish()
+        self.gate = nn.Hardsigmoid()
+
+    def forward(self, x):
+        y = self.act(self.conv(x))
+        return y * self.gate(y)
+
+
+class DilatedBlock(nn.Module):
+    def __init__(self, ch, dilation=2):
+        super().__init__()
+        self.conv = nn.Conv2d(ch, ch, 3, padding=dilation, dilation=dilation)
+        self.act = nn.LeakyReLU(0.2)
+
+    def forward(self, x):
+        return x + self.act(self.conv(x))
+
+
+class StridedConvDecoder(nn.Module):
+    def __init__(self, ch=8):
+        super().__init__()
+        self.up1 = nn.ConvTranspose2d(ch, ch // 2, kernel_size=4, stride=2, padding=1)
+        self.up2 = nn.ConvTranspose2d(ch // 2, 3, kernel_size=3, stride=2, padding=1, output_padding=1)
+        self.act = nn.ELU()
+
+    def forward(self, x):
+        return torch.tanh(self.up2(self.act(self.up1(x))))
+
+
+class Conv1dClassifier(nn.Module):
+    def __init__(self, in_ch=4, n_classes=3):
+        super().__init__()
+        self.conv1 = nn.Conv1d(in_ch, 8, kernel_size=5, padding=2)
+        self.bn1 = nn.BatchNorm1d(8)
+        self.conv2 = nn.Conv1d(8, 16, kernel_size=3, stride=2)
+        self.pool = nn.AdaptiveAvgPool1d(1)
+        self.fc = nn.Linear(16, n_classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.conv2(x))
+        x = self.pool(x).squeeze(-1)
+        return F.log_softmax(self.fc(x), dim=-1)
+
+
+class TemporalBlock(nn.Module):
+    """A TCN block with symmetric padding (the chomp variant needs slicing, below)."""
+
+    def __init__(self, n_inputs, n_outputs, kernel_size=3, dilation=1):
+        super().__init__()
+        padding = (kernel_size - 1) * dilation
+        self.conv1 = nn.Conv1d(n_inputs, n_outputs, kernel_size, padding=padding, dilation=dilation)
+        self.relu = nn.ReLU()
+        self.downsample = nn.Conv1d(n_inputs, n_outputs, 1) if n_inputs != n_outputs else None
+        self.chomp = padding
+
+    def forward(self, x):
+        out = self.conv1(x)
+        out = out[:, :, :-self.chomp] if self.chomp > 0 else out
+        res = x if self.downsample is None else self.downsample(x)
+        return self.relu(self.relu(out) + res)
+
+
+class Conv3dStem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(2, 4, kernel_size=3, padding=1, bias=False)
+        self.bn = nn.BatchNorm3d(4)
+        self.pool = nn.MaxPool3d(2)
+
+    def forward(self, x):
+        return self.pool(F.relu(self.bn(self.conv(x))))
+
+
+class TextCNN(nn.Module):
+    def __init__(self, vocab_size=50, embed_dim=16, num_filters=8, kernel_sizes=(2, 3), num_classes=4):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=0)
+        self.convs = nn.ModuleList([nn.Conv1d(embed_dim, num_filters, k) for k in kernel_sizes])
+        self.dropout = nn.Dropout(0.5)
+        self.fc = nn.Linear(num_filters * len(kernel_sizes), num_classes)
+
+    def forward(self, tokens):
+        x = self.embedding(tokens).permute(0, 2, 1)
+        pooled = [torch.amax(F.relu(conv(x)), dim=2) for conv in self.convs]
+        return self.fc(self.dropout(torch.cat(pooled, dim=1)))
+
+
+class BagOfEmbeddings(nn.Module):
+    def __init__(self, vocab=40, dim=12, classes=3):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.out = nn.Linear(dim, classes)
+
+    def forward(self, ids):
+        h = self.norm(self.emb(ids))
+        return self.out(h.mean(1))
+
+
+class PositionalEmbeddingModel(nn.Module):
+    def __init__(self, vocab=30, max_len=16, dim=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(max_len, dim)
+        self.register_buffer("positions", torch.zeros(max_len, dtype=torch.long))
+        self.ln = nn.LayerNorm(dim)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos.weight[: ids.shape[1]]
+        return self.ln(x)
+
+
+class MLPClassifier(nn.Module):
+    def __init__(self, in_dim=20, hidden=(32, 16), n_classes=5, dropout=0.1, use_bn=True):
+        super().__init__()
+        layers = []
+        prev = in_dim
+        for h in hidden:
+            layers.append(nn.Linear(prev, h))
+            if use_bn:
+                layers.append(nn.BatchNorm1d(h))
+            layers.append(nn.ReLU())
+            layers.append(nn.Dropout(dropout))
+            prev = h
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(prev, n_classes)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class Autoencoder(nn.Module):
+    def __init__(self, dim=24, latent=4):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(dim, 12), nn.Tanh(), nn.Linear(12, latent))
+        self.decoder = nn.Sequential(nn.Linear(latent, 12), nn.Tanh(), nn.Linear(12, dim), nn.Sigmoid())
+
+    def forward(self, x):
+        z = self.encoder(x)
+        return self.decoder(z), z
+
+
+class VAEHead(nn.Module):
+    def __init__(self, dim=16, latent=4):
+        super().__init__()
+        self.fc_mu = nn.Linear(dim, latent)
+        self.fc_logvar = nn.Linear(dim, latent)
+
+    def forward(self, h):
+        mu = self.fc_mu(h)
+        logvar = self.fc_logvar(h)
+        std = torch.exp(0.5 * logvar)
+        return mu, std
+
+
+class GatedResidual(nn.Module):
+    def __init__(self, dim, use_gate=True):
+        super().__init__()
+        self.use_gate = use_gate
+        self.fc = nn.Linear(dim, dim)
+        if use_gate:
+            self.gate = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if self.use_gate:
+            h = h * torch.sigmoid(self.gate(x))
+        return x + h
+
+
+class Highway(nn.Module):
+    def __init__(self, size, num_layers=2):
+        super().__init__()
+        self.nonlinear = nn.ModuleList([nn.Linear(size, size) for _ in range(num_layers)])
+        self.gate = nn.ModuleList([nn.Linear(size, size) for _ in range(num_layers)])
+
+    def forward(self, x):
+        for layer in range(len(self.gate)):
+            gate = torch.sigmoid(self.gate[layer](x))
+            nonlinear = F.relu(self.nonlinear[layer](x))
+            x = gate * nonlinear + (1 - gate) * x
+        return x
+
+
+class FeaturePyramidTop(nn.Module):
+    def __init__(self, c_low=8, c_high=16, out=8):
+        super().__init__()
+        self.lateral = nn.Conv2d(c_low, out, 1)
+        self.top = nn.Conv2d(c_high, out, 1)
+        self.smooth = nn.Conv2d(out, out, 3, padding=1)
+
+    def forward(self, low, high):
+        up = F.interpolate(self.top(high), scale_factor=2, mode="nearest")
+        return self.smooth(self.lateral(low) + up)
+
+
+class ASPPPooling(nn.Module):
+    def __init__(self, in_ch, out_ch):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.conv = nn.Conv2d(in_ch, out_ch, 1, bias=False)
+        self.bn = nn.BatchNorm2d(out_ch)
+
+    def forward(self, x):
+        y = F.relu(self.bn(self.conv(self.pool(x))))
+        return F.interpolate(y, scale_factor=8, mode="nearest")
+
+
+class ChannelAttention(nn.Module):
+    """CBAM channel attention: shared MLP over average- and max-pooled features."""
+
+    def __init__(self, in_planes, ratio=4):
+        super().__init__()
+        self.avg_pool = nn.AdaptiveAvgPool2d(1)
+        self.max_pool = nn.AdaptiveMaxPool2d(1)
+        self.fc1 = nn.Conv2d(in_planes, in_planes // ratio, 1, bias=False)
+        self.relu1 = nn.ReLU()
+        self.fc2 = nn.Conv2d(in_planes // ratio, in_planes, 1, bias=False)
+
+    def forward(self, x):
+        avg_out = self.fc2(self.relu1(self.fc1(self.avg_pool(x))))
+        max_out = self.fc2(self.relu1(self.fc1(self.max_pool(x))))
+        return torch.sigmoid(avg_out + max_out) * x
+
+
+class SpatialAttention(nn.Module):
+    def __init__(self, kernel_size=7):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 1, kernel_size, padding=kernel_size // 2, bias=False)
+
+    def forward(self, x):
+        avg_out = torch.mean(x, dim=1, keepdim=True)
+        max_out = torch.amax(x, dim=1, keepdim=True)
+        y = torch.cat([avg_out, max_out], dim=1)
+        return x * torch.sigmoid(self.conv1(y))
+
+
+class L2NormEmbedding(nn.Module):
+    def __init__(self, in_dim=16, dim=8):
+        super().__init__()
+        self.fc = tnn.Linear(in_dim, dim)
+
+    def forward(self, x):
+        return F.normalize(self.fc(x), p=2, dim=1)
+
+
+class ClampedHead(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.softplus = nn.Softplus()
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.clamp(y, min=-1.0, max=1.0) + self.softplus(y) + torch.clamp(y, min=0.0)
+
+
+class EinsumAttention(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x):
+        scores = torch.einsum("bid,bjd->bij", self.q(x), self.k(x))
+        return torch.softmax(scores / 4.0, dim=-1)
+
+
+class MishNet(nn.Module):
+    def __init__(self, ch=4):
+        super().__init__()
+        self.conv = nn.Conv2d(ch, ch, 3, padding=1)
+        self.act = nn.Mish()
+
+    def forward(self, x):
+        return self.act(self.conv(x)) + F.gelu(x, approximate="tanh")
+
+
+class PaddedPoolNet(nn.Module):
+    def __init__(self, ch=3):
+        super().__init__()
+        self.pool = nn.AvgPool2d(3, stride=2, padding=1)
+        self.conv = nn.Conv2d(ch, 6, kernel_size=(3, 5), padding=(1, 2))
+
+    def forward(self, x):
+        return self.conv(self.pool(x))
+
+
+class StackedHeads(nn.Module):
+    def __init__(self, dim=8, n=3):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(dim, 2) for _ in range(n)])
+
+    def forward(self, x):
+        return torch.stack([h(x) for h in self.heads], dim=1)
+
+
+class ModuleDictRouter(nn.Module):
+    def __init__(self, dim=8, kind="relu"):
+        super().__init__()
+        self.kind = kind
+        self.branches = nn.ModuleDict({"relu": nn.Sequential(nn.Linear(dim, dim), nn.ReLU()),
+                                       "tanh": nn.Sequential(nn.Linear(dim, dim), nn.Tanh())})
+
+    def forward(self, x):
+        return self.branches[self.kind](x)
+
+
+class ReshapeHead(nn.Module):
+    def __init__(self, ch=4, classes=3):
+        super().__init__()
+        self.conv = nn.Conv2d(ch, classes, 1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        n = y.shape[0]
+        return y.permute(0, 2, 3, 1).reshape(n, -1, y.shape[1])
+
+
+class Unsqueezer(nn.Module):
+    def __init__(self, dim=6):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = self.fc(x).unsqueeze(1)
+        return torch.cat([y, y * 2], dim=1).sum(dim=1)
+
+
+class PaddedSequence(nn.Module):
+    def __init__(self, ch=4):
+        super().__init__()
+        self.conv = nn.Conv1d(ch, ch, 3)
+
+    def forward(self, x):
+        return self.conv(F.pad(x, (1, 1)))
+
+
+class SplitMerge(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim * 2)
+
+    def forward(self, x):
+        a, b = torch.chunk(self.fc(x), 2, dim=-1)
+        return a * torch.sigmoid(b)
+
+
+class WeightedSum(nn.Module):
+    def __init__(self, n=3, dim=5):
+        super().__init__()
+        self.weights = nn.Parameter(torch.randn(n) * 0.1)
+        self.proj = nn.Linear(dim, dim)
+        self.n = n
+
+    def forward(self, x):
+        out = 0
+        for i in range(self.n):
+            out = out + self.weights[i] * self.proj(x) ** (i + 1)
+        return out
+
+
+CASES = [
+    ("BasicBlock", (8, 8), (2, 8, 8, 8)),
+    ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
+    ("TinyResNet", (), (2, 3, 32, 32)),
+    ("PreActBlock", (8, 16, 2), (2, 8, 8, 8)),
+    ("ConvBNReLU", (3, 8), (2, 3, 9, 9)),
+    ("InvertedResidual", (8, 8, 1, 4), (2, 8, 8, 8)),
+    ("SqueezeExcitation", (8,), (2, 8, 6, 6)),
+    ("SEConv", (8, 2), (2, 8, 6, 6)),
+    ("MBConv", (8, 8, 4, 1), (2, 8, 8, 8)),
+    ("DoubleConv", (3, 8), (2, 3, 8, 8)),
+    ("Down", (4, 8), (2, 4, 8, 8)),
+    ("TinyUNet", (), (2, 3, 16, 16)),
+    ("MultiHeadSelfAttention", (16, 4), (2, 5, 16)),
+    ("Mlp", (16, 32), (2, 5, 16)),
+    ("LayerScale", (16,), (2, 5, 16)),
+    ("ViTBlock", (16, 4), (2, 5, 16)),
+    ("PatchEmbed", (), (2, 3, 16, 16)),
+    ("TinyViT", (), (2, 3, 16, 16)),
+    ("TransformerEncoderLayer", (16, 4), (2, 6, 16)),
+    ("CausalSelfAttention", (), (2, 8, 32)),
+    ("GPTBlock", (), (2, 6, 32)),
+    ("RMSNorm", (16,), (2, 5, 16)),
+    ("SwiGLU", (16, 24), (2, 5, 16)),
+    ("LlamaStyleBlock", (), (2, 6, 32)),
+    ("GroupNormConv", (4, 8), (2, 4, 8, 8)),
+    ("ResnetBlockGN", (8, 16), (2, 8, 8, 8)),
+    ("LeNet", (), (2, 1, 28, 28)),
+    ("VGGish", (), (2, 3, 16, 16)),
+    ("DenseLayer", (8, 4), (2, 8, 8, 8)),
+    ("DenseBlock", (3, 8, 4), (2, 8, 8, 8)),
+    ("Transition", (8, 4), (2, 8, 8, 8)),
+    ("InceptionA", (8, 4), (2, 8, 9, 9)),
+    ("FireModule", (8, 4, 8, 8), (2, 8, 8, 8)),
+    ("ShuffleUnit", (8,), (2, 8, 6, 6)),
+    ("DepthwiseSeparable", (8, 16, 2), (2, 8, 8, 8)),
+    ("HardSwishBlock", (4,), (2, 4, 8, 8)),
+    ("DilatedBlock", (4,), (2, 4, 9, 9)),
+    ("StridedConvDecoder", (), (2, 8, 5, 5)),
+    ("Conv1dClassifier", (), (2, 4, 20)),
+    ("TemporalBlock", (4, 6, 3, 2), (2, 4, 16)),
+    ("Conv3dStem", (), (2, 2, 6, 6, 6)),
+    ("TextCNN", (), (2, 10), "int64"),
+    ("BagOfEmbeddings", (), (2, 7), "int64"),
+    ("PositionalEmbeddingModel", (), (2, 9), "int64"),
+    ("MLPClassifier", (), (4, 20)),
+    ("Autoencoder", (), (3, 24)),
+    ("VAEHead", (), (3, 16)),
+    ("GatedResidual", (8,), (3, 8)),
+    ("Highway", (8,), (3, 8)),
+    ("FeaturePyramidTop", (), [(2, 8, 8, 8), (2, 16, 4, 4)]),
+    ("ASPPPooling", (8, 4), (2, 8, 8, 8)),
+    ("ChannelAttention", (8,), (2, 8, 6, 6)),
+    ("SpatialAttention", (), (2, 8, 6, 6)),
+    ("L2NormEmbedding", (), (3, 16)),
+    ("ClampedHead", (), (3, 8)),
+    ("EinsumAttention", (), (2, 5, 16)),
+    ("MishNet", (), (2, 4, 6, 6)),
+    ("PaddedPoolNet", (), (2, 3, 9, 9)),
+    ("StackedHeads", (), (3, 8)),
+    ("ModuleDictRouter", (), (3, 8)),
+    ("ReshapeHead", (), (2, 4, 5, 5)),
+    ("Unsqueezer", (), (3, 6)),
+    ("PaddedSequence", (), (2, 4, 10)),
+    ("SplitMerge", (), (3, 8)),
+    ("WeightedSum", (), (3, 5)),
+    ("UpBilinear", (8, 4), [(2, 4, 4, 4), (2, 4, 8, 8)]),
+]
+
+#: classes the translation must refuse: (source, a phrase the refusal must contain)
+_HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+REFUSED = [
+    (_HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
+     "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
+    (_HEADER + "class Dynamic(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x, name='fc'):\n"
+     "        return getattr(self, name)(x)\n",
+     "dynamic attribute access"),
+    (_HEADER + "class InPlace(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        y.mul_(2)\n"
+     "        return y\n", "in-place tensor method"),
+    (_HEADER + "class Aliased(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        z = y\n"
+     "        y += 1\n        return z\n", "refers to the same tensor"),
+    (_HEADER + "class Recurrent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.lstm = nn.LSTM(4, 8, batch_first=True)\n\n    def forward(self, x):\n"
+     "        out, _ = self.lstm(x)\n        return out\n", "torch.nn.LSTM"),
+    (_HEADER + "class Unknown(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+     "    def forward(self, x):\n        return torch.fft.rfft(x).abs()\n", "torch.fft.rfft"),
+    (_HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.conv = nn.Conv2d(3, 3, 3, padding=1, padding_mode='reflect')\n\n"
+     "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
+    (_HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+     "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),
+    (_HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        with torch.no_grad():\n"
+     "            y = self.fc(x)\n        return y\n", "context managers"),
+    (_HEADER + "from .layers import Helper\n\n\nclass Imported(nn.Module):\n    def __init__(self):\n"
+     "        super().__init__()\n        self.h = make_helper()\n\n    def forward(self, x):\n"
+     "        return self.h(x)\n", "not defined in this module"),
+    (_HEADER + "class ImplicitSoftmax(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.sm = nn.Softmax()\n\n    def forward(self, x):\n        return self.sm(x)\n", "softmax without dim"),
+    (_HEADER + "class CeilPool(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)\n\n    def forward(self, x):\n"
+     "        return self.pool(x)\n",
+     "ceil_mode"),
+]

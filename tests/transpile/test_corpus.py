@@ -1,0 +1,120 @@
+"""The transpiler on the corpus: every class translated to Keras either runs with the ported weights and
+matches PyTorch within 1e-5, or is refused; never a different output. Refusals name their reason."""
+
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.errors import UnsupportedError
+from tests.transpile.check import CORPUS, check, load_module
+from tests.transpile.corpus_torch import CASES, REFUSED
+
+pytest.importorskip("keras")
+torch = pytest.importorskip("torch")
+
+#: classes the translation refuses today, with the reason (a refusal that goes away fails the test: update it)
+KNOWN_REFUSALS = {"InceptionA": "avg_pool2d: padding", "PositionalEmbeddingModel": "layer attribute .weight"}
+#: classes that translate but whose target cannot be fully ported, with the reason
+KNOWN_ERRORS = {"ModuleDictRouter": "never called"}
+
+
+@pytest.fixture(scope="module")
+def source_module():
+    return load_module(CORPUS, "corpus_torch")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_translation_matches_source(case, source_module, tmp_path):
+    name, args, shapes = case[:3]
+    outcome = check(name, args, shapes, case[3] if len(case) > 3 else "float32", source_module, tmp_path)
+    assert outcome.status != "wrong", f"{name}: silently wrong translation (max rel err {outcome.error})"
+    if name in KNOWN_REFUSALS:
+        assert outcome.status == "refused" and KNOWN_REFUSALS[name] in outcome.detail, outcome
+    elif name in KNOWN_ERRORS:
+        assert outcome.status == "error" and KNOWN_ERRORS[name] in outcome.detail, outcome
+    else:
+        assert outcome.status == "equal", outcome
+
+
+@pytest.mark.parametrize("source,reason", REFUSED, ids=[s.split("class ")[1].split("(")[0] for s, _ in REFUSED])
+def test_refusal_names_file_line_and_reason(source, reason):
+    with pytest.raises(UnsupportedError) as e:
+        tb.transpile(source, to="keras", filename="model.py")
+    assert reason in str(e.value)
+    assert "model.py:" in str(e.value)
+
+
+def test_every_blocker_reported_at_once():
+    source = REFUSED[0][0] + "\n\n" + REFUSED[4][0].split("\n\n\n", 1)[1]
+    with pytest.raises(UnsupportedError) as e:
+        tb.transpile(source, to="keras", filename="two.py")
+    assert len(e.value.blockers) == 2
+
+
+def test_port_weights_names_the_mismatching_parameter(source_module, tmp_path):
+    text = tb.transpile(CORPUS.read_text(), to="keras", cls="Mlp")
+    (tmp_path / "k_mlp.py").write_text(text)
+    translated = load_module(tmp_path / "k_mlp.py", "k_mlp")
+    src = source_module.Mlp(16, 32)
+    dst = translated.Mlp(16, 24)  # another hidden width: shapes cannot match
+    import numpy as np
+
+    dst(np.zeros((1, 16), "float32"))
+    with pytest.raises(tb.transpile.weights.PortError, match=r"Mlp\.fc1"):
+        tb.transpile.port_weights(src, dst)
+
+
+def test_unbuilt_target_is_a_clear_error(source_module, tmp_path):
+    text = tb.transpile(CORPUS.read_text(), to="keras", cls="Mlp")
+    (tmp_path / "k_mlp2.py").write_text(text)
+    translated = load_module(tmp_path / "k_mlp2.py", "k_mlp2")
+    with pytest.raises(tb.transpile.weights.PortError, match="call it once"):
+        tb.transpile.port_weights(source_module.Mlp(16, 32), translated.Mlp(16, 32))
+
+
+def test_translation_keeps_the_source_layout_explicit():
+    text = tb.transpile(CORPUS.read_text(), to="keras", cls="DoubleConv")
+    assert "data_format='channels_first'" in text and "axis=1" in text
+    compile(text, "out.py", "exec")
+
+
+def test_hostile_names_stay_names():
+    source = REFUSED[0][0].replace("DataDependent", "Evil").replace("if x.sum() > 0:", "if True:")
+    source = source.replace("self.fc", "self.__import__os")
+    text = tb.transpile(source, to="keras")
+    assert "import os" not in text.replace("__import__os", "")
+
+
+def test_cli_transpile_writes_nothing_on_refusal(tmp_path):
+    from tensorbridge.cli.main import main
+
+    src = tmp_path / "m.py"
+    src.write_text(REFUSED[0][0])
+    out = tmp_path / "out.py"
+    assert main(["-q", "transpile", str(src), "--to", "keras", "-o", str(out)]) == 2
+    assert not out.exists()
+    src.write_text(CORPUS.read_text())
+    assert main(["-q", "transpile", str(src), "--to", "keras", "--class", "TinyUNet", "-o", str(out)]) == 0
+    assert "class TinyUNet(keras.layers.Layer)" in out.read_text()
+
+
+def test_row_signatures_are_the_real_ones():
+    """Each torch code row binds arguments with a declared signature: it must be the callable's own."""
+    import inspect
+
+    from tensorbridge.rules.torch import REGISTRY
+    from tensorbridge.transpile.imports import resolve
+
+    checked = 0
+    for path, row in {**REGISTRY.code.layers, **REGISTRY.code.functions}.items():
+        obj = resolve(path if not path.startswith("Tensor.") else "torch." + path)
+        try:
+            params = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj).parameters
+        except (TypeError, ValueError):
+            continue  # a builtin without a Python signature: the declared one is what binds
+        real = [n for n, p in params.items() if n != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+        declared = row.signature.names()
+        if not real:  # `(*args)`: the callable parses its arguments itself
+            continue
+        assert real[:len(declared)] == declared, f"{path}: declared {declared}, real {real}"
+        checked += 1
+    assert checked > 30
