@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/caffe_bench.py
 	$(PY) benchmarks/batch_bench.py
 	$(PY) benchmarks/llm_bench.py
+	$(PY) -m benchmarks.transpile_bench
 
 # framework runtimes that verification runs besides the main venv (docs/darknet.md, docs/caffe.md); `make test` needs none
 runtimes: $(STAMP)
