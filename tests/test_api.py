@@ -9,7 +9,7 @@ from tensorbridge import support
 
 
 def test_public_surface_is_pinned():
-    assert sorted(tb.__all__) == sorted(["load", "save", "convert", "verify", "run", "LayoutOptions", "errors",
+    assert sorted(tb.__all__) == sorted(["load", "save", "convert", "verify", "run", "transpile", "LayoutOptions", "errors",
                                          "__version__"])
 
 
