@@ -9,8 +9,8 @@ from tensorbridge import support
 
 
 def test_public_surface_is_pinned():
-    assert sorted(tb.__all__) == sorted(["load", "save", "convert", "verify", "run", "transpile", "LayoutOptions", "errors",
-                                         "__version__"])
+    assert sorted(tb.__all__) == sorted(["load", "save", "convert", "verify", "run", "transpile", "LayoutOptions",
+                                         "errors", "__version__"])
 
 
 def test_load_save_convert_verify_run(small_cnn, small_cnn_path, tmp_path):
