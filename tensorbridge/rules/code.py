@@ -208,13 +208,6 @@ def known(value):
         return NOT_LITERAL
 
 
-def expr(value) -> ast.expr:
-    """A value as an expression (literals become constants; expressions pass through)."""
-    from tensorbridge.codegen import pyast as P
-
-    return P.lit(value)
-
-
 def pairs(value, n: int):
     """An int-or-tuple argument as an n-tuple when it is a literal, else NOT_LITERAL."""
     v = known(value)
@@ -234,6 +227,5 @@ def is_default(value, default) -> bool:
 
 
 def keywords(**given_and_defaults) -> dict:
-    """Keyword arguments to write: name=(value, default); those literally equal to the default are left out
-    (default None: always written)."""
-    return {k: v for k, (v, d) in given_and_defaults.items() if d is None or not is_default(v, d)}
+    """Keyword arguments to write: name=(value, default); those literally equal to the default are left out."""
+    return {k: v for k, (v, d) in given_and_defaults.items() if not is_default(v, d)}

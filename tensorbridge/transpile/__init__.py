@@ -15,6 +15,7 @@ import ast
 import sys
 import types
 
+from tensorbridge import frameworks
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import ModelError
 from tensorbridge.transpile.translate import Translator
@@ -25,13 +26,7 @@ TARGETS = ("keras",)
 
 
 def _table(framework: str):
-    if framework == "torch":
-        from tensorbridge.rules.torch import REGISTRY
-    elif framework == "keras":
-        from tensorbridge.rules.keras import REGISTRY
-    else:
-        raise ModelError(f"no code tables for {framework!r}")
-    return REGISTRY.code
+    return frameworks.registry(frameworks.by_name(framework)).code
 
 
 def transpile(source_text: str, to: str, cls: str | None = None, filename: str = "<source>",

@@ -134,11 +134,10 @@ class Translator:
 
     def _plain(self, stmt):
         """A statement outside model code: kept when it does not use the source framework."""
-        for node in ast.walk(stmt):
-            if isinstance(node, (ast.Name, ast.Attribute)) and self._framework_path(node):
-                self._block(node, "module-level code using the framework",
-                            "only model classes and their helper functions are translated")
-                return None
+        if self._uses_framework(stmt):
+            self._block(stmt, "module-level code using the framework",
+                        "only model classes and their helper functions are translated")
+            return None
         return stmt
 
     def _framework_path(self, node) -> str | None:
@@ -159,8 +158,7 @@ class Translator:
         for stmt in cls.body:
             if isinstance(stmt, ast.FunctionDef):
                 if stmt.name in INIT_METHODS:
-                    self.notes.append(f"line {stmt.lineno}: {cls.name}.{stmt.name} (weight initialisation) is not "
-                                      "translated; port_weights copies the trained weights")
+                    self._skip_initialisation(stmt, f"{cls.name}.{stmt.name}")
                     continue
                 if stmt.name in ("extra_repr", "__repr__"):
                     continue
@@ -267,8 +265,7 @@ class Translator:
             return [type(stmt)(test, body, orelse)]
         if isinstance(stmt, ast.For):
             if self._is_init_loop(stmt):
-                self.notes.append(f"line {stmt.lineno}: the weight-initialisation loop is not translated; "
-                                  "port_weights copies the trained weights")
+                self._skip_initialisation(stmt, "the loop")
                 return []
             it, kind = self.expr(stmt.iter, scope, info)
             if kind == TENSOR:
@@ -293,19 +290,21 @@ class Translator:
         self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
         return []
 
+    def _skip_initialisation(self, node, what: str) -> None:
+        self.notes.append(f"line {node.lineno}: {what} (weight initialisation) is not translated; port_weights "
+                          "copies the trained weights")
+
     def _is_init_only(self, call, scope: Scope) -> bool:
         """Weight-initialisation statements (`nn.init.*`, `self.apply(...)`, `self._init_weights()`)."""
         if not isinstance(call, ast.Call):
             return False
         path = self.imports.path(call.func) or ""
         if path.startswith(self.src.init_module):
-            self.notes.append(f"line {call.lineno}: {ast.unparse(call.func)}(...) (weight initialisation) is not "
-                              "translated; port_weights copies the trained weights")
+            self._skip_initialisation(call, f"{ast.unparse(call.func)}(...)")
             return True
         name = _method_name(call)
         if _is_self_attr(call.func) and (name in INIT_METHODS or name == "apply"):
-            self.notes.append(f"line {call.lineno}: self.{name}(...) (weight initialisation) is not translated; "
-                              "port_weights copies the trained weights")
+            self._skip_initialisation(call, f"self.{name}(...)")
             return True
         return False
 
@@ -424,7 +423,7 @@ class Translator:
         scale = None
         if isinstance(data, ast.BinOp) and isinstance(data.op, ast.Mult):
             for tensor_side, other in ((data.left, data.right), (data.right, data.left)):
-                if isinstance(tensor_side, ast.Call) and not self._mentions_framework(other):
+                if isinstance(tensor_side, ast.Call) and not self._uses_framework(other):
                     data, scale = tensor_side, self.expr(other, scope, info)[0]
                     break
         if not isinstance(data, ast.Call):
@@ -441,9 +440,6 @@ class Translator:
         one_tuple = len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List))
         shape = dims[0] if one_tuple else ast.Tuple(dims, ast.Load())
         return shape, (kind, scale)
-
-    def _mentions_framework(self, node) -> bool:
-        return self._uses_framework(node)
 
     # -- expressions -----------------------------------------------------------------------------
     _last_inplace = False

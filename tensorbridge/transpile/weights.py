@@ -78,8 +78,6 @@ class _Porter:
             if not hasattr(dst, attribute):
                 raise PortError(f"{path}.{name}: the target has no attribute {attribute!r}")
             self.walk(child, getattr(dst, attribute), f"{path}.{name}")
-        if not list(src.named_children()) and not own and type(src).__module__.startswith("torch.nn"):
-            return  # a weightless torch layer with no row is refused at translation already
 
     def layer(self, src, dst, row, path: str) -> None:
         weights = {n: t.detach().cpu().numpy() for n, t in list(src.named_parameters(recurse=False))

@@ -13,20 +13,10 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, Refused, TargetSkeleton, known, pairs
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, Refused, TargetSkeleton, keywords, known, pairs
 from tensorbridge.rules.keras.base import R
 
 C = R.code = CodeTable("keras")
-
-
-def _kw(**given_and_defaults) -> dict:
-    """Keyword arguments left out when literally equal to Keras' default: name=(value, default)."""
-    out = {}
-    for k, (v, d) in given_and_defaults.items():
-        lv = known(v)
-        if lv is NOT_LITERAL or not (type(lv) is type(d) and lv == d):
-            out[k] = v
-    return out
 
 
 def _channels(attrs) -> dict:
@@ -61,7 +51,7 @@ def _same_padding(attrs, rank):
 def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
     padding = _same_padding(a, rank)
-    kwargs = _kw(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), groups=(a["group"], 1),
+    kwargs = keywords(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), groups=(a["group"], 1),
                  use_bias=(_bool(a["bias"]), True))
     conv = P.call(_conv_class(f"Conv{rank}D", a, kwargs), a["filters"], a["kernel_shape"], **kwargs,
                   **({"padding": padding} if padding and padding != "valid" else {}), **_channels(a))
@@ -77,7 +67,7 @@ def _write_conv_transpose(call):
     if known(a["pads"]) is NOT_LITERAL or isinstance(known(a["pads"]), str):
         raise Refused("transposed convolution padding given by a variable")
     out_pad = known(a["output_padding"])
-    kwargs = _kw(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), use_bias=(_bool(a["bias"]), True))
+    kwargs = keywords(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), use_bias=(_bool(a["bias"]), True))
     if out_pad not in (0, (0,) * rank, [0] * rank):
         kwargs["output_padding"] = a["output_padding"]
     conv = P.call(_conv_class(f"Conv{rank}DTranspose", a, kwargs), a["filters"], a["kernel_shape"], **kwargs,
@@ -131,14 +121,14 @@ def _conv_from_ir(w, attrs):
 C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
 C.layer("keras.layers.Conv2DTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
 C.layer("keras.layers.Dense", "Dense", "",
-        write=lambda c: P.call("layers.Dense", c.attrs["units"], **_kw(use_bias=(_bool(c.attrs["bias"]), True))),
+        write=lambda c: P.call("layers.Dense", c.attrs["units"], **keywords(use_bias=(_bool(c.attrs["bias"]), True))),
         from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
 
 
 def _norm_kwargs(a, eps_default):
     affine = _bool(a.get("affine", True))
     center = affine if known(a.get("bias", True)) is True else False
-    return _kw(epsilon=(a["epsilon"], eps_default), center=(center, True), scale=(affine, True))
+    return keywords(epsilon=(a["epsilon"], eps_default), center=(center, True), scale=(affine, True))
 
 
 def _norm_from_ir(w, attrs):
@@ -148,10 +138,10 @@ def _norm_from_ir(w, attrs):
 
 C.layer("keras.layers.BatchNormalization", "BatchNormalization", "",
         write=lambda c: P.call("layers.BatchNormalization", axis=c.attrs["axis"],
-                               **_kw(momentum=(c.attrs["momentum"], 0.99)), **_norm_kwargs(c.attrs, 1e-3)),
+                               **keywords(momentum=(c.attrs["momentum"], 0.99)), **_norm_kwargs(c.attrs, 1e-3)),
         from_ir=_norm_from_ir)
 C.layer("keras.layers.LayerNormalization", "LayerNormalization", "",
-        write=lambda c: P.call("layers.LayerNormalization", **_kw(axis=(c.attrs["axis"], -1)),
+        write=lambda c: P.call("layers.LayerNormalization", **keywords(axis=(c.attrs["axis"], -1)),
                                **_norm_kwargs(c.attrs, 1e-3)),
         from_ir=_norm_from_ir)
 C.layer("keras.layers.GroupNormalization", "GroupNormalization", "",
@@ -181,7 +171,7 @@ def _write_gelu_layer(c):
 C.layer("keras.layers.Activation", "Gelu", "", write=_write_gelu_layer)
 C.layer("keras.layers.LeakyReLU", "LeakyRelu", "",
         write=lambda c: P.call("layers.LeakyReLU", negative_slope=c.attrs["alpha"]))
-C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **_kw(alpha=(c.attrs["alpha"], 1.0))))
+C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 
 
 def _softmax_axis(c):
@@ -233,19 +223,27 @@ def _write_upsample(call):
         scale = a["scale"]
     elif not isinstance(scale, int):
         raise Refused(f"scale_factor={scale!r} (Keras upsamples by integer factors)")
-    return P.call("layers.UpSampling2D", scale, **_channels(a), **_kw(interpolation=(a["mode"], "nearest")))
+    return P.call("layers.UpSampling2D", scale, **_channels(a), **keywords(interpolation=(a["mode"], "nearest")))
 
 
 C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
 
 
 # -- functions ---------------------------------------------------------------------------------------
+def _write(op: str, fn: str):
+    """Register the decorated function as the writer of IR op `op` (written as a call of `fn`)."""
+    def register(write):
+        C.function(fn, op, "", write=write)
+        return write
+    return register
+
+
 def _fn(op: str, fn: str, *attr_order: str, **keyword_attrs):
     """`fn(*inputs, *attrs in attr_order, keyword=attr ...)`."""
+    @_write(op, fn)
     def write(c):
         args = list(c.inputs) + [c.attrs[a] for a in attr_order]
         return P.call(fn, *args, **{k: c.attrs[a] for k, a in keyword_attrs.items()})
-    C.function(fn, op, "", write=write)
 
 
 for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Exp", "exp"), ("Log", "log"),
@@ -267,13 +265,6 @@ _fn("Unsqueeze", "ops.expand_dims", "axis")
 _fn("Split", "ops.split", "sections", axis="axis")
 
 
-def _write(op: str, fn: str):
-    def register(write):
-        C.function(fn, op, "", write=write)
-        return write
-    return register
-
-
 @_write("Gelu", "ops.gelu")
 def _gelu(c):
     approximate = known(c.attrs["approximate"])
@@ -282,19 +273,13 @@ def _gelu(c):
     return P.call("ops.gelu", c.inputs[0], **({"approximate": False} if approximate == "none" else {}))
 
 
-def _axis(c):
-    if known(c.attrs["axis"]) is None:
-        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
-    return c.attrs["axis"]
-
-
-_write("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=_axis(c)))
-_write("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=_axis(c)))
+_write("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=_softmax_axis(c)))
+_write("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=_softmax_axis(c)))
 _write("Einsum", "ops.einsum")(lambda c: P.call("ops.einsum", c.attrs["equation"], *c.inputs[0]))
 _write("MaskedFill", "ops.where")(lambda c: P.call("ops.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
 _write("Identity", "(the input itself)")(lambda c: c.inputs[0])
 _write("Rank", "ops.ndim")(lambda c: P.call("ops.ndim", c.inputs[0]))
-_write("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **_kw(k=(c.attrs["k"], 0))))
+_write("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
 _write("ExpandAs", "ops.broadcast_to")(
     lambda c: P.call("ops.broadcast_to", c.inputs[0], P.call("ops.shape", c.inputs[1])))
 
@@ -398,7 +383,7 @@ def _pad(c):
     trailing = [ast.List(items[i:i + 2], ast.Load()) for i in range(len(items) - 2, -1, -2)]
     leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call("ops.ndim", c.inputs[0]), "-", len(trailing)))
     width = P.binop(leading, "+", ast.List(trailing, ast.Load()))
-    return P.call("ops.pad", c.inputs[0], width, **_kw(constant_values=(c.attrs["value"], 0.0)))
+    return P.call("ops.pad", c.inputs[0], width, **keywords(constant_values=(c.attrs["value"], 0.0)))
 
 
 @_write("Resize", "ops.repeat")
