@@ -82,6 +82,10 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.caffe.writer:save", "tensorbridge.verification.runners.caffe:CaffeRunner", "caffe",
            "Caffe: a .prototxt with its .caffemodel beside it (Caffe 1.0 runs it)", "tensorbridge.rules.caffe:REGISTRY",
            runtime="tensorbridge.verification.runners.caffe:missing"),
+    Format("mxnet", ("-symbol.json", ".params"), "tensorbridge.frontends.mxnet.importer:load",
+           "tensorbridge.backends.mxnet.writer:save", "tensorbridge.verification.runners.mxnet:MXNetRunner", "",
+           "MXNet 1.x: a PREFIX-symbol.json with its PREFIX-NNNN.params beside it (Gluon export; MXNet 1.9 runs it)",
+           "tensorbridge.rules.mxnet:REGISTRY", runtime="tensorbridge.verification.runners.mxnet:missing"),
 )
 
 
@@ -122,9 +126,9 @@ def detect(path: str | Path, explicit: str | None = None, source: bool = True) -
         found = sniff(path) if Path(path).is_file() else None
         if found:
             return by_name(found)
-    suffix = Path(path).suffix.lower()
+    name, suffix = Path(path).name.lower(), Path(path).suffix.lower()
     for f in FORMATS:
-        if suffix in f.extensions:
+        if any(name.endswith(ext) for ext in f.extensions):
             return f
     if source and Path(path).is_file() and looks_like_onnx(path):
         return by_name("onnx")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 HDF5 = b"\x89HDF\r\n\x1a\n"
 ZIP = b"PK\x03\x04"
+MXNET_PARAMS = struct.pack("<Q", 0x112)
 
 
 def sniff(path: str | Path) -> str | None:
@@ -31,6 +32,8 @@ def sniff(path: str | Path) -> str | None:
         return _zip_kind(path)
     if _is_tbir(path, head):
         return "tbir"
+    if head[:8] == MXNET_PARAMS or (head.lstrip()[:1] == b"{" and _is_mxnet_symbol(path)):
+        return "mxnet"
     return None
 
 
@@ -89,3 +92,13 @@ def _is_tbir(path: Path, head: bytes) -> bool:
     metadata = header.get("__metadata__") if isinstance(header, dict) else None
     return isinstance(metadata, dict) and any("tensorbridge" in k for k in metadata)
 
+
+
+def _is_mxnet_symbol(path: Path) -> bool:
+    """JSON whose first keys are an MXNet symbol's (`nodes`, then `arg_nodes`), read from its first 4 KB."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return '"nodes"' in start and ('"arg_nodes"' in start or '"heads"' in start or '"op"' in start)

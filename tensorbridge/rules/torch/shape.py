@@ -381,9 +381,25 @@ def write_pad(em, node):
         flat += [p[i], p[i + n]]
     mode = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}[
         node.attrs.get("mode", "constant")]
-    value = em.scalar(node.input(2)) if node.input(2) is not None else None
-    kw = {"value": value or 0.0} if mode == "constant" else {}
-    em.out(node, P.call("F.pad", em.tensor(x), flat, mode=mode, **kw))
+    if mode == "constant":
+        value = em.scalar(node.input(2)) if node.input(2) is not None else None
+        em.out(node, P.call("F.pad", em.tensor(x), flat, mode=mode, value=value or 0.0))
+        return
+    # the other modes pad the last 1-3 axes of a tensor with one or two axes before them
+    k = n
+    while k > 1 and flat[2 * k - 2:2 * k] == [0, 0]:
+        k -= 1
+    k = max(k, n - 2)
+    if k > 3:
+        raise Unsupported(f"{mode} padding of {k} axes (PyTorch pads at most the last 3)")
+    lifted = max(0, k + 1 - n)
+    tensor = em.tensor(x)
+    for _ in range(lifted):
+        tensor = P.method(tensor, "unsqueeze", 0)
+    padded = P.call("F.pad", tensor, flat[:2 * k], mode=mode)
+    for _ in range(lifted):
+        padded = P.method(padded, "squeeze", 0)
+    em.out(node, padded)
 
 
 def _fill_value(node, args):
