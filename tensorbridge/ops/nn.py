@@ -296,6 +296,30 @@ def instance_normalization(input, scale, B, *, epsilon):
     return ((input - m) / np.sqrt(v + epsilon) * scale.reshape(bshape) + B.reshape(bshape)).astype(input.dtype)
 
 
+def _decompose_instance_norm(graph, node) -> bool:
+    """(x - mean) / sqrt(variance + epsilon) * scale + B, the statistics over each instance's spatial axes."""
+    x, scale, bias = node.inputs[:3]
+    if x.shape is None or scale.const is None or bias.const is None:
+        return False
+    rank = len(x.shape)
+    last = node.attrs.get("layout", "NCHW") != "NCHW"
+    axes = np.arange(1, rank - 1) if last else np.arange(2, rank)
+    shape = [1] * (rank - 1) + [-1] if last else [1, -1] + [1] * (rank - 2)
+    b = Builder.replacing(node)
+    mean = b.op("ReduceMean", x, b.const(axes, b.name("axes")), keepdims=1, suffix="mean")
+    centred = b.op("Sub", x, mean, suffix="centred")
+    var = b.op("ReduceMean", b.op("Mul", centred, centred, suffix="square"), b.const(axes, b.name("var_axes")),
+               keepdims=1, suffix="variance")
+    eps = b.const(np.array(node.attrs.get("epsilon", 1e-5), x.dtype), b.name("epsilon"))
+    y = b.op("Div", centred, b.op("Sqrt", b.op("Add", var, eps, suffix="eps"), suffix="std"), suffix="normalized")
+    y = b.op("Mul", y, b.weight(b.name("scale"), np.asarray(scale.const).reshape(shape)), suffix="scaled")
+    graph.replace_node(node, [b.op("Add", y, b.weight(b.name("bias"), np.asarray(bias.const).reshape(shape)))])
+    return True
+
+
+set_decomposition("InstanceNormalization", _decompose_instance_norm)
+
+
 def _stash(x, stash_type):
     return x.astype(np.float64 if x.dtype == np.float64 else np.float32)
 

@@ -79,7 +79,7 @@ class Layers(gluon.HybridBlock):
         pair = F.broadcast_add(pair, F.max(mixed, axis=1, keepdims=True)) - F.broadcast_div(
             mixed, F.broadcast_maximum(F.sum(F.abs(mixed), axis=(1,), keepdims=True), F.ones_like(mixed) * 0.5))
         pair = F.elemwise_mul(pair, F.broadcast_minimum(mixed, mixed * 0.5)) + F.broadcast_power(
-            F.clip(mixed, 0.1, 2), F.ones_like(mixed) * 1.5)
+            F.clip(d + 1, 0.1, 2), F.ones_like(mixed) * 1.5)
         parts = F.split(pair, num_outputs=2, axis=1)
         halves = F.SliceChannel(F.slice_axis(pair, axis=1, begin=0, end=4), num_outputs=4, axis=1, squeeze_axis=True)
         joined = F.concat(parts[1], parts[0], F.expand_dims(halves[2], axis=1), dim=1)
@@ -95,13 +95,13 @@ class Layers(gluon.HybridBlock):
         seq = F.reshape(seq, shape=(1, 28, -1))
         seq = F.slice_axis(seq, axis=2, begin=0, end=12)
         seq = self.lnorm(seq)
-        attn = F.softmax(F.batch_dot(seq, seq, transpose_b=True) / 4.0, axis=-1)
-        attn = F.log_softmax(attn, axis=1, temperature=2.0)
+        scores = F.batch_dot(seq, seq, transpose_b=True)
+        attn = F.softmax(scores / 4.0, axis=-1) + F.exp(F.log_softmax(scores, axis=1, temperature=2.0))
         ctx = self.seq_dense(F.batch_dot(attn, seq))
         flat = F.dot(F.reshape(ctx, shape=(-1, 5)), F.transpose(F.reshape(ctx, shape=(-1, 5))))
         smallest = F.transpose(F.transpose(F.min(flat, axis=0, exclude=True, keepdims=True)))
         reduced = F.concat(F.sum(flat, axis=1, keepdims=True), smallest,
-                           F.prod(F.tanh(flat), axis=1, keepdims=True), dim=1)
+                           F.prod(1 + 0.1 * F.tanh(F.L2Normalization(flat) * 5), axis=1, keepdims=True), dim=1)
         reduced = F.squeeze(F.expand_dims(reduced, axis=0), axis=0)
         line = self.conv1d(F.reshape(F.slice(pooled, begin=(0, 0, 0, 0), end=(1, 4, 6, 6)), shape=(1, 4, 36)))
         line = F.Cast(F.Cast(line * 10, dtype="int32"), dtype="float32")

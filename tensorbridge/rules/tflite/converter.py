@@ -30,6 +30,7 @@ LACKS = {
     "BitwiseNot": "LiteRT has no bitwise NOT kernel",
     "Einsum": "LiteRT has no EINSUM kernel",
     "Det": "LiteRT has no determinant kernel",
+    "Erf": "LiteRT has no ERF kernel (only GELU, which uses erf inside)",
 }
 
 #: dtypes LiteRT's float builtins do not take
