@@ -40,10 +40,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/llm_bench.py
 	$(PY) -m benchmarks.transpile_bench
 
-# framework runtimes that verification runs besides the main venv (docs/darknet.md, docs/caffe.md); `make test` needs none
+# framework runtimes that verification runs besides the main venv (docs/darknet.md, docs/caffe.md, docs/mxnet.md);
+# `make test` needs none
 runtimes: $(STAMP)
 	PY=$(PY) bash scripts/runtimes/darknet.sh
 	bash scripts/runtimes/caffe.sh
+	bash scripts/runtimes/mxnet.sh
 
 # the fuzzing campaign (docs/security.md): 1,000 mutants per source format through inspect and convert
 fuzz: $(STAMP)

@@ -51,6 +51,10 @@ class ModelError(TensorbridgeError):
     """The input is missing, malformed, or not a model we can read."""
 
 
+class InputShapesNeeded(ModelError):
+    """The model records no shape for some of its inputs: `input_shapes` (--input-shape) must give them."""
+
+
 class InvariantError(TensorbridgeError):
     """A graph breaks a structural rule (cycle, dangling input, duplicate name, ...)."""
 

@@ -145,7 +145,7 @@ def parse_params(raw: bytes, origin: str = "params") -> dict[str, np.ndarray]:
     names = [r.text() for _ in range(r.u64() if r.left() else 0)]
     if names and len(names) != len(arrays):
         raise ModelError(f"{origin} names {len(names)} of its {len(arrays)} arrays")
-    if not names:
+    if arrays and not names:
         raise ModelError(f"{origin} has unnamed arrays: tensorbridge reads the named params that export() saves")
     if r.left():
         raise ModelError(f"{origin} has {r.left()} bytes after its last name")

@@ -214,8 +214,23 @@ def _recover_prelu_select(graph, node) -> bool:
     return True
 
 
+def _decompose_prelu(graph, node) -> bool:
+    """relu(x) + (-slope) * relu(-x): exact (each term is x, or 0, or slope * x), from ops every target has, and
+    the form `_recover_prelu` reads back."""
+    x, slope = node.inputs
+    if slope.const is None:
+        return False
+    b = Builder.replacing(node)
+    positive = b.op("Relu", x, suffix="positive")
+    negative = b.op("Relu", b.op("Neg", x, suffix="negated"), suffix="negative")
+    factor = b.weight(b.name("negated_slope"), np.negative(np.asarray(slope.const)))
+    graph.replace_node(node, [b.op("Add", positive, b.op("Mul", factor, negative, suffix="scaled"))])
+    return True
+
+
 set_recovery("PRelu", "Add", _recover_prelu)
 set_recovery("PRelu", "Where", _recover_prelu_select)
+set_decomposition("PRelu", _decompose_prelu)
 
 
 @op("Clip", inputs="input min? max?", outputs="output", family=F, infer=same_as(0),

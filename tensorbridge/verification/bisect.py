@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorbridge.errors import ModelError
+from tensorbridge.errors import InputShapesNeeded, ModelError
 from tensorbridge.ops.quant import inside_quantized_unit
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import compare
@@ -36,7 +36,10 @@ def first_divergence(src, runner, feeds, target_feeds=None, rtol=None, atol=None
 
     if not hasattr(runner, "run_intermediates"):
         raise ModelError(f"per-layer comparison is not available for {runner.name} targets")
-    graph = load(src)
+    try:
+        graph = load(src)
+    except InputShapesNeeded:  # a source that records no input shapes is read with those of the inputs run
+        graph = load(src, input_shapes={name: list(np.shape(a)) for name, a in feeds.items()})
     ref = _source_tensors(source_runner, graph, feeds)
     if ref is None:
         ref = run(graph, {v.name: feeds[v.name] for v in graph.inputs if v.name in feeds}, intermediates=True)

@@ -64,7 +64,7 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
 
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
-    source_graph = functools.cache(lambda: _graph(src, src_format))
+    source_graph = functools.cache(lambda: _graph(src, src_format, input_shapes))
     _refuse_unrunnable(src, src_format, source_graph)
     a = runner_for(src, src_format, **({"input_dtypes": input_dtypes} if input_dtypes else {}))
     b = runner_for(dst)
@@ -185,7 +185,7 @@ def _refuse_unrunnable(src, src_format: str | None, source_graph) -> None:
                                  "intended")
 
 
-def _graph(src, src_format: str | None = None) -> Graph:
+def _graph(src, src_format: str | None = None, input_shapes: dict | None = None) -> Graph:
     from tensorbridge.api import load
 
-    return load(src, format=src_format)
+    return load(src, format=src_format, input_shapes=input_shapes)

@@ -210,6 +210,11 @@ def test_bad_files_are_refused_with_every_blocker(tmp_path):
     done = _cli("convert", tmp_path / "t-symbol.json", "--input-shape", "data=1,4,12,12", "-o", tmp_path / "t.onnx")
     assert done.returncode == 2 and "truncated" in done.stderr, done.stderr
     (tmp_path / "t-0000.params").write_bytes(raw)
+    params = read_params(DATA / "layers-0000.params")
+    write_params(tmp_path / "p-0000.params", {k: v for k, v in params.items() if "dense0_weight" not in k})
+    (tmp_path / "p-symbol.json").write_text((DATA / "layers-symbol.json").read_text())
+    done = _cli("convert", tmp_path / "p-symbol.json", "--input-shape", "data=1,4,12,12", "-o", tmp_path / "p.onnx")
+    assert done.returncode == 2 and "no value for parameter(s) layers0_dense0_weight" in done.stderr, done.stderr
     done = _cli("convert", tmp_path / "t-0000.params", "-o", tmp_path / "m.onnx")
     assert done.returncode == 2 and "does not record the shape of input(s) data" in done.stderr, done.stderr
     assert "--input-shape data=" in done.stderr
@@ -271,3 +276,25 @@ def test_layers_written_back_run_in_mxnet_as_recorded(tmp_path):
     heads = {v: k for k, v in graph.metadata["mxnet"]["outputs"].items()}
     for value, there in zip(graph.outputs, mx.outputs):
         close(value.name, theirs[heads[value.name]], out[there])
+
+
+def test_mutated_files_fail_cleanly(tmp_path):
+    """Truncated params and flipped bytes in either file: a clean error or a model, never a crash."""
+    from tensorbridge.errors import TensorbridgeError
+
+    rng = np.random.default_rng(0)
+    symbol, params = (DATA / "layers-symbol.json").read_bytes(), (DATA / "layers-0000.params").read_bytes()
+    for i in range(120):
+        s, p = bytearray(symbol), bytearray(params)
+        if i % 3 == 0:
+            p = p[:rng.integers(0, len(p))]
+        else:
+            target = s if i % 3 == 1 else p
+            for at in rng.integers(0, min(len(target), 4096), 4):
+                target[at] = rng.integers(0, 256)
+        (tmp_path / "m-symbol.json").write_bytes(bytes(s))
+        (tmp_path / "m-0000.params").write_bytes(bytes(p))
+        try:
+            tb.load(tmp_path / "m-symbol.json", input_shapes=SMALL["layers"])
+        except TensorbridgeError:
+            pass

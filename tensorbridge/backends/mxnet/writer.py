@@ -69,12 +69,14 @@ class Writer:
             self.edge[id(x)] = (self._add(Node("null", self._unique(x.name), attrs)), 0)
 
     # -- what export rules use ---------------------------------------------------------------------------
-    def op(self, kind: str, node, inputs, attrs: dict, outputs=None, name: str | None = None) -> None:
-        """Add an MXNet op computing `node` (or `outputs` of it) from `inputs` (IR values or edges)."""
+    def op(self, kind: str, node, inputs, attrs: dict, outputs=None, name: str | None = None) -> tuple[int, int]:
+        """Add an MXNet op computing `node` (or `outputs` of it: none for a step before the op that does) from
+        `inputs` (IR values or edges); its first output's edge."""
         edges = [self._edge_of(v) for v in inputs]
         index = self._add(Node(kind, self._unique(name or node.name), {k: _text(v) for k, v in attrs.items()}, edges))
         for k, value in enumerate(outputs if outputs is not None else node.outputs):
             self.edge[id(value)] = (index, k)
+        return index, 0
 
     def param(self, node, suffix: str, array: np.ndarray):
         """A new parameter of `node` (a transformed weight): the edge of its variable."""

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError
+from tensorbridge.errors import BlockerReport, InputShapesNeeded, ModelError, TensorbridgeError
 from tensorbridge.formats.mxnet import Node, Symbol, paths, read_params, read_symbol
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
+from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.mxnet import REGISTRY
 from tensorbridge.rules.mxnet.base import VARIABLE, Attrs, dtype_of
 
+#: ops with several outputs (named NAME_output0, NAME_output1, ...)
+MULTI_OUTPUT = frozenset({"SliceChannel", "split"})
+#: ops whose inputs after the first are their parameters
+PARAMETERISED = frozenset({"Convolution", "Deconvolution", "FullyConnected", "BatchNorm", "LayerNorm", "InstanceNorm",
+                           "Embedding", "LeakyReLU"})
 #: losses: at inference they pass their data through (SoftmaxOutput's rule says how); their labels are not inputs
 LABEL_READERS = {"SoftmaxOutput": 1, "LinearRegressionOutput": 1, "LogisticRegressionOutput": 1,
                  "MAERegressionOutput": 1}
@@ -34,6 +40,20 @@ def load(source, weights=None, input_shapes: dict | None = None, input_dtypes: d
     graph = Importer(symbol, params, input_shapes or {}, input_dtypes or {}).run()
     graph.name = symbol_path.name.removesuffix("-symbol.json").removesuffix(".json") or "mxnet"
     return graph
+
+
+def input_names(symbol_path, params_path) -> list[str]:
+    """The model's inputs: the variables without a value in the params (labels that only losses read left out)."""
+    importer = Importer(read_symbol(symbol_path), read_params(params_path), {}, {})
+    needed = importer.needed()
+    return [n.name for i, n in enumerate(importer.symbol.nodes) if i in needed and n.op == VARIABLE
+            and n.name not in importer.params]
+
+
+def head_names(symbol_path) -> list[str]:
+    """MXNet's names of the model's outputs (`list_outputs()`)."""
+    symbol = read_symbol(symbol_path)
+    return [output_name(symbol.nodes[i], k, 2 if symbol.nodes[i].op in MULTI_OUTPUT else 1) for i, k in symbol.heads]
 
 
 def output_name(node: Node, index: int, count: int) -> str:
@@ -62,7 +82,7 @@ class Importer:
 
     # -- reading -------------------------------------------------------------------------------------------
     def run(self) -> Graph:
-        needed = self._needed()
+        needed = self.needed()
         self._check(needed)
         self._variables(needed)
         report = BlockerReport("reading the MXNet model", "mxnet")
@@ -89,6 +109,7 @@ class Importer:
         report.raise_if_any()
         self.graph.outputs.extend(self.values[edge] for edge in self.symbol.heads)
         self._name_outputs()
+        recover_patterns(self.graph)  # the layers written as plain ops (PReLU by a writer without prelu)
         return self.graph
 
     def _convert(self, node: Node):
@@ -97,7 +118,7 @@ class Importer:
             return rule.convert(self, node)
         return self.b.op(rule.ir_op, *self.inputs, **rule.attrs)
 
-    def _needed(self) -> set[int]:
+    def needed(self) -> set[int]:
         """The nodes the heads depend on (labels that only losses read are left out)."""
         needed, stack = set(), [i for i, _ in self.symbol.heads]
         while stack:
@@ -128,6 +149,11 @@ class Importer:
                 self.values[(i, 0)] = self.b.weight(node.name, self.params[node.name])
             else:
                 declared.append((i, node))
+        parameters = {i for j in needed if self.symbol.nodes[j].op in PARAMETERISED
+                      for i, _ in self.symbol.nodes[j].inputs[1:]}
+        absent = [node.name for i, node in declared if i in parameters]
+        if absent:
+            raise ModelError(f"the params file has no value for parameter(s) {', '.join(absent)}")
         unknown = sorted(set(self.input_shapes) - {node.name for _, node in declared})
         if unknown:
             raise ModelError(f"input_shapes names {unknown}, which are not inputs of the model "
@@ -143,7 +169,7 @@ class Importer:
         if missing:
             example = ", ".join(f"{name!r}: [...]" for name in missing)
             flags = " ".join(f"--input-shape {name}=N,C,H,W" for name in missing)
-            raise ModelError(f"the symbol does not record the shape of input(s) {', '.join(missing)} (Gluon's "
+            raise InputShapesNeeded(f"the symbol does not record the shape of input(s) {', '.join(missing)} (Gluon's "
                              f"export does not); pass input_shapes={{{example}}} (command line: {flags})")
         if not declared:
             raise ModelError("the model has no input: every variable has a value in the params file")

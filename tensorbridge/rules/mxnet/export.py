@@ -13,8 +13,7 @@ from tensorbridge.rules.mxnet.base import R
 from tensorbridge.rules.mxnet.nn import pool_reference, pooled_size
 from tensorbridge.rules.probes import repeat_factor
 
-ACTIVATION = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "softrelu", "Softsign": "softsign",
-              "Mish": "mish"}
+ACTIVATION = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Softplus": "softrelu", "Softsign": "softsign"}
 UNARY = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Reciprocal": "reciprocal",
          "Erf": "erf", "Floor": "floor", "Ceil": "ceil", "Sin": "sin", "Cos": "cos", "Sign": "sign"}
 BROADCAST = {"Add": "broadcast_add", "Sub": "broadcast_sub", "Mul": "broadcast_mul", "Div": "broadcast_div",
@@ -332,7 +331,19 @@ def _static_output(node):
 
 @R.exports("Reshape", "Flatten", "Squeeze", "Unsqueeze", check=_static_output)
 def write_reshape(w, node):
-    w.op("Reshape", node, [node.input(0)], {"shape": tuple(node.outputs[0].shape)})
+    """MXNet's own op where it says the same (Flatten to (N, rest), one new axis, axes of size 1 dropped),
+    else a Reshape to the output's shape."""
+    x, y = node.input(0), node.outputs[0]
+    rank = len(x.shape or ())
+    axes = _axes(node) if node.op in ("Squeeze", "Unsqueeze") else None
+    if node.op == "Flatten" and node.attrs.get("axis", 1) == 1 and rank >= 2:
+        w.op("Flatten", node, [x], {})
+    elif node.op == "Unsqueeze" and axes is not None and len(axes) == 1:
+        w.op("expand_dims", node, [x], {"axis": axes[0] % len(y.shape)})
+    elif node.op == "Squeeze" and axes and len(y.shape) > 0:
+        w.op("squeeze", node, [x], {"axis": tuple(a % rank for a in axes)})
+    else:
+        w.op("Reshape", node, [x], {"shape": tuple(y.shape)})
 
 
 @R.exports("Transpose")
@@ -435,3 +446,47 @@ def write_mod(w, node):
 def write_resize(w, node):
     w.op("UpSampling", node, [node.input(0)], {"scale": repeat_factor(node), "sample_type": "nearest",
                                                "num_args": 1})
+
+
+# -- comparisons, selection, repetition ---------------------------------------------------------------------
+COMPARE = {"Greater": "broadcast_greater", "Less": "broadcast_lesser", "Equal": "broadcast_equal",
+           "GreaterOrEqual": "broadcast_greater_equal", "LessOrEqual": "broadcast_lesser_equal"}
+
+
+@R.exports(*COMPARE, check=lambda n: None if n.input(0).dtype == n.input(1).dtype else "operands of two dtypes")
+def write_compare(w, node):
+    """MXNet's comparisons give 0/1 in the operands' dtype: cast to bool."""
+    step = w.op(COMPARE[node.op], node, list(node.inputs), {}, outputs=[], name=f"{node.name}.compare")
+    w.op("Cast", node, [step], {"dtype": "bool"})
+
+
+@R.exports("ArgMax", "ArgMin", check=lambda n: None if not n.attrs.get("select_last_index", 0) else
+           "MXNet's argmax picks the first of equal values")
+def write_argmax(w, node):
+    """MXNet's argmax gives float indices: cast to the IR's int64."""
+    step = w.op(node.op.lower(), node, [node.input(0)], {"axis": node.attrs.get("axis", 0),
+                                                        "keepdims": bool(node.attrs.get("keepdims", 1))},
+                outputs=[], name=f"{node.name}.index")
+    w.op("Cast", node, [step], {"dtype": "int64"})
+
+
+def _same_shapes(node):
+    shapes = [v.shape for v in (*node.inputs, *node.outputs)]
+    return None if all(s is not None and s == shapes[-1] for s in shapes) else "operands of different shapes"
+
+
+@R.exports("Where", check=_same_shapes)
+def write_where(w, node):
+    cond, x, y = node.inputs
+    step = w.op("Cast", node, [cond], {"dtype": str(np.dtype(x.dtype))}, outputs=[], name=f"{node.name}.condition")
+    w.op("where", node, [step, x, y], {})
+
+
+@R.exports("Tile", check=lambda n: None if _const(n.input(1)) is not None else "repeats computed at run time")
+def write_tile(w, node):
+    w.op("tile", node, [node.input(0)], {"reps": tuple(int(r) for r in _const(node.input(1)))})
+
+
+@R.exports("Expand", check=_static_output)
+def write_expand(w, node):
+    w.op("broadcast_to", node, [node.input(0)], {"shape": tuple(node.outputs[0].shape)})

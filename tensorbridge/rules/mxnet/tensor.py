@@ -23,8 +23,7 @@ SCALAR = {"_plus_scalar": ("Add", False), "_minus_scalar": ("Sub", False), "_rmi
           "_mul_scalar": ("Mul", False), "_div_scalar": ("Div", False), "_rdiv_scalar": ("Div", True),
           "_power_scalar": ("Pow", False), "_rpower_scalar": ("Pow", True), "_maximum_scalar": ("Max", False),
           "_minimum_scalar": ("Min", False)}
-ACTIVATIONS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus", "softsign": "Softsign",
-               "mish": "Mish"}
+ACTIVATIONS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu": "Softplus", "softsign": "Softsign"}
 REDUCE = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax", "min": "ReduceMin", "prod": "ReduceProd"}
 
 for _name, _ir in UNARY.items():
@@ -56,6 +55,12 @@ def square(imp, node):
 @op("rsqrt", produces=("Sqrt", "Reciprocal"))
 def rsqrt(imp, node):
     return imp.b.op("Reciprocal", imp.b.op("Sqrt", imp.x, suffix="sqrt"))
+
+
+@op("hard_sigmoid", produces="HardSigmoid")
+def hard_sigmoid(imp, node):
+    a = imp.attrs
+    return imp.b.op("HardSigmoid", imp.x, alpha=a.float("alpha", 0.2), beta=a.float("beta", 0.5))
 
 
 @op("clip", produces="Clip")
@@ -357,3 +362,54 @@ def mod(imp, node):
     if any(v.dtype.kind not in "iu" for v in imp.inputs):
         raise ModelError("modulo of floats (read for integers)")
     return imp.b.op("Mod", *imp.inputs)
+
+
+COMPARE = {"broadcast_greater": "Greater", "broadcast_lesser": "Less", "broadcast_equal": "Equal",
+           "broadcast_greater_equal": "GreaterOrEqual", "broadcast_lesser_equal": "LessOrEqual"}
+
+
+@op(*COMPARE, produces=(*COMPARE.values(), "Cast"))
+def compare(imp, node):
+    """0/1 in the operands' dtype, as MXNet gives them."""
+    return imp.b.op("Cast", imp.b.op(COMPARE[node.op], *imp.inputs, suffix="compare"), to=str(imp.x.dtype))
+
+
+@op("argmax", "argmin", produces=("ArgMax", "ArgMin", "Cast"))
+def argmax(imp, node):
+    """The first index of the extreme value, as a float (MXNet's)."""
+    a, b = imp.attrs, imp.b
+    axis = a.int("axis")
+    if axis is None:
+        raise ModelError("argmax over the flattened tensor (no axis) is not read")
+    index = b.op("ArgMax" if node.op == "argmax" else "ArgMin", imp.x, axis=axis, keepdims=int(a.bool("keepdims")),
+                 suffix="index")
+    return b.op("Cast", index, to=str(imp.x.dtype))
+
+
+@op("where", produces=("Cast", "Where"))
+def where(imp, node):
+    cond, x, y = imp.inputs
+    if cond.shape != x.shape:
+        raise ModelError("where with a 1-D condition choosing rows is not read")
+    return imp.b.op("Where", imp.b.op("Cast", cond, to="bool", suffix="condition"), x, y)
+
+
+@op("tile", produces=("Reshape", "Tile"))
+def tile(imp, node):
+    """MXNet's tile: repeats for the last axes (ones before), or new leading axes of size 1 first."""
+    b, x = imp.b, imp.x
+    reps = imp.attrs.ints("reps")
+    shape = known_shape(x, "tile")
+    if len(reps) > len(shape):
+        shape = (1,) * (len(reps) - len(shape)) + shape
+        x = b.op("Reshape", x, b.const(np.array(shape, np.int64)), suffix="lifted")
+    reps = [1] * (len(shape) - len(reps)) + list(reps)
+    return b.op("Tile", x, b.const(np.array(reps, np.int64)))
+
+
+@op("broadcast_to", produces="Expand")
+def broadcast_to(imp, node):
+    shape = known_shape(imp.x, "broadcast_to")
+    target = imp.attrs.ints("shape")
+    target = [s if t == 0 else t for s, t in zip((1,) * (len(target) - len(shape)) + shape, target)]
+    return imp.b.op("Expand", imp.x, imp.b.const(np.array(target, np.int64)))

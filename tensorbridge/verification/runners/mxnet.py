@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorbridge.errors import ModelError
+from tensorbridge.errors import InputShapesNeeded, ModelError
 
 VENV = Path(os.environ.get("TB_MXNET_VENV", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
                            / "tensorbridge" / "runtimes" / "mxnet" / "venv"))
@@ -34,7 +34,8 @@ with np.load(feeds_file) as given:
     names = list(given.files)
     feeds = [mx.nd.array(given[name], dtype=given[name].dtype) for name in names]
 block = mx.gluon.SymbolBlock(outputs, [mx.sym.var(name) for name in names])
-block.collect_params().load(params_file, ctx=mx.cpu(), ignore_extra=True, allow_missing=False)
+block.collect_params().load(params_file, ctx=mx.cpu(), ignore_extra=True, allow_missing=False, cast_dtype=True,
+                            dtype_source="saved")
 results = block(*feeds)
 results = results if isinstance(results, (list, tuple)) else [results]
 np.savez(out_file, **{"o%d" % i: r.asnumpy() for i, r in enumerate(results)})
@@ -55,31 +56,57 @@ def missing() -> str | None:
 class MXNetRunner:
     name = "MXNet 1.9.1"
 
-    def __init__(self, source, input_shapes: dict | None = None, **_options):
+    def __init__(self, source, input_shapes: dict | None = None, input_dtypes: dict | None = None, **_options):
         from tensorbridge.formats.mxnet import paths
-        from tensorbridge.frontends.mxnet.importer import load
 
         why = missing()
         if why:
             raise ModelError(f"cannot run {source} in MXNet: {why}")
         self.symbol, self.params = paths(source)
-        graph = load(self.symbol, self.params, input_shapes=input_shapes)
+        self.input_dtypes = input_dtypes or {}
+        self.name_of: dict[str, str] = {}  # IR value -> an MXNet output holding it
+        try:
+            self._read(input_shapes)
+        except InputShapesNeeded:
+            self._unshaped()
+
+    def _read(self, input_shapes) -> None:
+        """Inputs, outputs and names from the model as the MXNet frontend reads it."""
+        from tensorbridge.frontends.mxnet.importer import load
+
+        graph = load(self.symbol, self.params, input_shapes=input_shapes, input_dtypes=self.input_dtypes)
         self.inputs = [(v.name, str(v.dtype), tuple(v.shape)) for v in graph.inputs]
         self.outputs = [v.name for v in graph.outputs]
-        self.shapes = {v.name: tuple(v.shape) for v in graph.values() if v.shape is not None}
-        self.name_of: dict[str, str] = {}  # IR value -> an MXNet output holding it
         for mx_name, value in graph.metadata["mxnet"]["outputs"].items():
             self.name_of.setdefault(value, mx_name)
+        self.heads = dict(zip(self.outputs, self.outputs))
+
+    def _unshaped(self) -> None:
+        """A Gluon export records no input shapes: they come with the first inputs run (verify takes the
+        converted model's), and the outputs are named by MXNet until then."""
+        from tensorbridge.frontends.mxnet.importer import head_names, input_names
+
+        self.inputs = [(name, self.input_dtypes.get(name, "float32"), None) for name in input_names(self.symbol,
+                                                                                                    self.params)]
+        self.outputs = head_names(self.symbol)
+        self.heads = {}
+
+    def _shaped_by(self, feeds) -> None:
+        """Read the model with the shapes of the first inputs given, when it records none."""
+        if not self.heads:
+            mx_heads = self.outputs
+            self._read({name: list(np.shape(feeds[name])) for name, _, _ in self.inputs})
+            self.heads, self.outputs = dict(zip(mx_heads, self.outputs)), mx_heads
 
     def _run(self, feeds, names: list[str]) -> dict[str, np.ndarray]:
+        """The IR values `names` as MXNet computes them."""
         wanted = [(name, self.name_of[name]) for name in names if name in self.name_of]
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             np.savez(folder / "in.npz", **{name: np.asarray(feeds[name], dtype) for name, dtype, _ in self.inputs})
             args = [str(self.symbol), str(self.params), str(folder / "in.npz"), str(folder / "out.npz"),
                     *(mx_name for _, mx_name in wanted)]
-            env = {**os.environ, "MXNET_SUBGRAPH_VERBOSE": "0", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS",
-                                                                                                  "2")}
+            env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
             try:
                 done = subprocess.run([str(python()), "-c", _CHILD, *args], capture_output=True, text=True,
                                       errors="replace", timeout=SECONDS, env=env)
@@ -93,9 +120,12 @@ class MXNetRunner:
                 return {name: got[f"o{i}"] for i, (name, _) in enumerate(wanted)}
 
     def run(self, feeds):
-        return self._run(feeds, self.outputs)
+        """The outputs, by the names `outputs` gives them."""
+        self._shaped_by(feeds)
+        got = self._run(feeds, [self.heads[name] for name in self.outputs])
+        return {name: got[self.heads[name]] for name in self.outputs}
 
     def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
         """Every op's output, by the IR value it ends as."""
+        self._shaped_by(feeds)
         return self._run(feeds, list(self.name_of))
-
