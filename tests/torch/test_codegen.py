@@ -203,3 +203,23 @@ def test_generated_module_keeps_the_source_module_tree(name, tmp_path):
         assert torch.equal(fresh.eval()(*args), module(*args))
     code = (tmp_path / "gen" / "model.py").read_text()
     assert "self.layer1[0].conv1" in code if name == "resnet18" else "self.features[" in code
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge", "wrap"])
+@pytest.mark.parametrize("shape,pads", [((6, 7), [1, 2, 2, 1]), ((2, 6, 7), [0, 0, 2, 0, 0, 1]),
+                                        ((1, 2, 6, 7), [0, 0, 1, 2, 0, 0, 2, 1]),
+                                        ((1, 2, 5, 6, 7), [0, 0, 1, 1, 2, 0, 0, 1, 2, 1])])
+def test_non_constant_pads_of_every_rank(tmp_path, mode, shape, pads):
+    """PyTorch pads the last 1-3 axes of a tensor with one or two axes before them in these modes: the code pads
+    only what is padded, lifting a 2-D tensor to 3-D and back (an ONNX audio model's reflect pad of a 2-D tensor
+    once ended in an internal error)."""
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    model = make_model([helper.make_node("Pad", ["x", "p"], ["y"], mode=mode)],
+                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                       [numpy_helper.from_array(np.array(pads, np.int64), "p")])
+    tb.save(tb.load(model), tmp_path / "m", to="torch")
+    runner = TorchModuleRunner(str(tmp_path / "m"))
+    rank = len(shape)
+    expected = np.pad(x, list(zip(pads[:rank], pads[rank:])), mode={"edge": "edge", "wrap": "wrap"}.get(mode, mode))
+    np.testing.assert_allclose(runner.run({"x": x})[runner.outputs[0]], expected)
