@@ -529,12 +529,15 @@ set_recovery("Attention", "Attention", _recover_causal)
 
 
 def plain_rnn_blocker(node, gru_reset: str) -> str | None:
-    """Why an IR LSTM/GRU is not one the layer libraries hold (default activations, no sequence_lens, clip,
+    """Why an IR LSTM/GRU/RNN is not one the layer libraries hold (default activations, no sequence_lens, clip,
     peepholes, input_forget or batch-major layout, and a GRU with linear_before_reset; `gru_reset` says
     why the last matters), or None when it is."""
     a = node.attrs
-    defaults = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}[node.op]
     acts = [s.lower() for s in a.get("activations") or []]
+    if node.op == "RNN":  # one nonlinearity for every direction
+        defaults = acts[:1] if acts[:1] in (["tanh"], ["relu"]) else ["tanh"]
+    else:
+        defaults = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}[node.op]
     if acts != defaults * (len(acts) // len(defaults)) or node.input(4) is not None or a.get("clip") \
             or a.get("layout") or a.get("input_forget") or (node.op == "LSTM" and node.input(7) is not None):
         return f"{node.op} with custom activations, sequence_lens, clip, peepholes or batch-major layout"

@@ -2,7 +2,8 @@
 
 - `layers-symbol.json` + `layers-0000.params`: a Gluon block using every op the frontend reads (`Layers`), as
   Gluon exports it, and in `layers.mxnet.npz` the input and every op's output as MXNet computed it, by MXNet's
-  output name; the same for `encoder` (a BERT-style encoder: embeddings, attention, LayerNorm, GELU);
+  output name; the same for `encoder` (a BERT-style encoder: embeddings, attention, LayerNorm, GELU) and
+  `tagger` (Gluon's LSTM, GRU and RNN layers);
 - for each Gluon model-zoo architecture of ZOO: its `-symbol.json`, and in `<name>.mxnet.npz` MXNet's output
   for `weights.image`, the BatchNorm statistics (calibrated on data, so no layer is degenerate) and the shapes
   of the other parameters, which the tests regenerate from their names (`weights.parameter`).
@@ -148,6 +149,25 @@ class Encoder(gluon.HybridBlock):
         return x, self.pooler(F.slice_axis(x, axis=1, begin=0, end=1))
 
 
+class Tagger(gluon.HybridBlock):
+    """A sequence tagger: a two-layer bidirectional LSTM, a GRU (batch-major) and a ReLU RNN, as Gluon's `rnn`
+    layers write them (one fused RNN op each, weights packed by `_rnn_param_concat`, zero initial states)."""
+
+    def __init__(self):
+        super().__init__()
+        with self.name_scope():
+            self.embed = nn.Embedding(30, 6)
+            self.lstm = gluon.rnn.LSTM(8, num_layers=2, bidirectional=True, input_size=6)
+            self.gru = gluon.rnn.GRU(7, layout="NTC", input_size=16)
+            self.simple = gluon.rnn.RNN(5, activation="relu", input_size=7)
+            self.out = nn.Dense(4, flatten=False, in_units=5)
+
+    def hybrid_forward(self, F, tokens):
+        x = self.lstm(F.transpose(self.embed(tokens), axes=(1, 0, 2)))  # (T, N, 16)
+        x = self.gru(F.transpose(x, axes=(1, 0, 2)))  # (N, T, 7)
+        return self.out(self.simple(F.transpose(x, axes=(1, 0, 2))))
+
+
 def _set_weights(net, batch: list, calibrate: bool) -> None:
     """Parameters from their names; BatchNorm statistics from a forward pass in training mode on `batch` with
     momentum 0, so each layer's statistics are those of its own input."""
@@ -191,6 +211,8 @@ def _internals(prefix: Path, feeds: dict) -> dict:
 def record_small(name: str) -> None:
     if name == "layers":
         net, feeds = Layers(), {"data": image((1, 4, 12, 12))}
+    elif name == "tagger":
+        net, feeds = Tagger(), {"data": np.random.default_rng(4).integers(0, 30, (3, 9)).astype(np.float32)}
     else:
         rng = np.random.default_rng(3)
         feeds = {"data0": rng.integers(0, 50, (2, 8)).astype(np.float32),
@@ -223,6 +245,6 @@ def record_zoo(name: str) -> None:
 
 if __name__ == "__main__":
     mx.random.seed(0)
-    for model in sys.argv[1:] or ["layers", "encoder", *ZOO]:
-        (record_small if model in ("layers", "encoder") else record_zoo)(model)
+    for model in sys.argv[1:] or ["layers", "encoder", "tagger", *ZOO]:
+        (record_small if model in ("layers", "encoder", "tagger") else record_zoo)(model)
         print("recorded", model)

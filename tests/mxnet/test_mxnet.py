@@ -31,7 +31,7 @@ from tests.mxnet.weights import image, parameter
 
 DATA = Path(__file__).with_name("data")
 LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no MXNet: {runtime.missing()}")
-SMALL = {"layers": {"data": [1, 4, 12, 12]}, "encoder": {"data0": [2, 8], "data1": [2, 8]}}
+SMALL = {"layers": {"data": [1, 4, 12, 12]}, "encoder": {"data0": [2, 8], "data1": [2, 8]}, "tagger": {"data": [3, 9]}}
 ZOO = {"resnet50_v1": 224, "resnet50_v2": 224, "mobilenetv2_1.0": 224, "inceptionv3": 299, "densenet121": 224}
 
 
@@ -78,7 +78,7 @@ def test_every_op_output_reads_as_mxnet_computed_it(name):
                 assert spread > 1e-3, f"{mx_name} does not vary: the comparison would prove nothing"
             close(mx_name, theirs[mx_name], ours[value].reshape(theirs[mx_name].shape))
             compared += 1
-    assert compared > (100 if name == "layers" else 50)
+    assert compared > {"layers": 100, "encoder": 50, "tagger": 30}[name]
     if name == "layers":
         kinds = {n.meta.get("source_op") for n in graph.nodes}
         assert kinds >= {"Convolution", "Deconvolution", "Pooling", "FullyConnected", "BatchNorm", "InstanceNorm",
@@ -89,9 +89,10 @@ def test_every_op_output_reads_as_mxnet_computed_it(name):
 
 
 @pytest.mark.parametrize("name,to", [("layers", "onnx"), ("layers", "torch"), ("encoder", "onnx"),
-                                     ("encoder", "torch"), pytest.param("layers", "keras", marks=pytest.mark.slow),
-                                     pytest.param("encoder", "keras", marks=pytest.mark.slow),
-                                     pytest.param("encoder", "tflite", marks=pytest.mark.slow)])
+                                     ("encoder", "torch"), ("tagger", "onnx"), ("tagger", "torch"),
+                                     *(pytest.param(name, to, marks=pytest.mark.slow) for name, to in (
+                                         ("layers", "keras"), ("encoder", "keras"), ("encoder", "tflite"),
+                                         ("tagger", "keras"), ("tagger", "tflite")))])
 def test_converted_model_computes_what_mxnet_did(tmp_path, name, to):
     theirs = recorded(name)
     graph = tb.load(DATA / f"{name}-symbol.json", input_shapes=SMALL[name])
@@ -164,12 +165,12 @@ def _nhwc_if(target, x):
 
 
 def test_pytorch_models_written_as_mxnet(tmp_path):
-    """A torch ResNet and MobileNetV2 written as MXNet read back (and, with MXNet present, run there) as in
+    """A torch ResNet, MobileNetV2 and LSTM tagger written as MXNet read back (and, with MXNet present, run there) as in
     PyTorch."""
     from tests.models.torch_zoo import imported
 
-    for name in ("resnet18", "mobilenet_v2"):
-        module, args, graph = imported(name, batch=1, size=32)
+    for name, kwargs in (("resnet18", {"size": 32}), ("mobilenet_v2", {"size": 32}), ("lstm_tagger", {})):
+        module, args, graph = imported(name, batch=1, **kwargs)
         tb.save(graph, tmp_path / f"{name}-symbol.json")
         back = tb.load(tmp_path / f"{name}-symbol.json")
         feeds = {back.inputs[0].name: args[0].numpy()}

@@ -78,6 +78,10 @@ class Writer:
             self.edge[id(value)] = (index, k)
         return index, 0
 
+    def bind(self, value, edge: tuple[int, int]) -> None:
+        """`value` is the output `edge` of an op already written."""
+        self.edge[id(value)] = edge
+
     def param(self, node, suffix: str, array: np.ndarray):
         """A new parameter of `node` (a transformed weight): the edge of its variable."""
         name = self._unique(f"{node.name}_{suffix}")

@@ -18,14 +18,19 @@ from tensorbridge.formats.mxnet import Node, Symbol, paths, read_params, read_sy
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.recover import recover_patterns
+from tensorbridge.reference.interpreter import run_node
 from tensorbridge.rules.mxnet import REGISTRY
 from tensorbridge.rules.mxnet.base import VARIABLE, Attrs, dtype_of
 
 #: ops with several outputs (named NAME_output0, NAME_output1, ...)
 MULTI_OUTPUT = frozenset({"SliceChannel", "split"})
+#: ops whose outputs have names of their own
+OUTPUT_NAMES = {"RNN": ("output", "state_output", "statecell_output")}
 #: ops whose inputs after the first are their parameters
 PARAMETERISED = frozenset({"Convolution", "Deconvolution", "FullyConnected", "BatchNorm", "LayerNorm", "InstanceNorm",
                            "Embedding", "LeakyReLU"})
+#: ops that take LaterZeros as their initial state
+READS_LATER_ZEROS = frozenset({"RNN"})
 #: losses: at inference they pass their data through (SoftmaxOutput's rule says how); their labels are not inputs
 LABEL_READERS = {"SoftmaxOutput": 1, "LinearRegressionOutput": 1, "LogisticRegressionOutput": 1,
                  "MAERegressionOutput": 1}
@@ -58,6 +63,8 @@ def head_names(symbol_path) -> list[str]:
 
 def output_name(node: Node, index: int, count: int) -> str:
     """MXNet's name for a node's output (what `get_internals()` lists)."""
+    if node.op in OUTPUT_NAMES:
+        return f"{node.name}_{OUTPUT_NAMES[node.op][index]}"
     return f"{node.name}_output" if count == 1 else f"{node.name}_output{index}"
 
 
@@ -77,6 +84,27 @@ class Importer:
     def x(self):
         return self.inputs[0] if self.inputs else None
 
+    def is_zero(self, value) -> bool:
+        """Whether an input is all zeros (zeros whose shape MXNet infers at run time included)."""
+        return isinstance(value, LaterZeros) or (value is not None and value.const is not None
+                                                 and not np.any(value.const))
+
+    def evaluate(self, value) -> np.ndarray:
+        """The value of what is computed from weights alone (Gluon packs an RNN's weights with ops)."""
+        if value.const is not None:
+            return np.asarray(value.const)
+        node = value.producer
+        if node is None or isinstance(value, LaterZeros):
+            raise ModelError(f"{value.name} is computed from inputs, not from weights alone")
+        results = run_node(node, [None if v is None else self.evaluate(v) for v in node.inputs])
+        return results[node.outputs.index(value)]
+
+    def zeros(self, shape, dtype):
+        """Zeros of `shape`; a 0 in it is a size MXNet infers at run time from the op reading them."""
+        if all(d > 0 for d in shape):
+            return self.b.const(np.zeros(shape, dtype))
+        return LaterZeros(self.b.name(""), tuple(shape))
+
     def weight(self, suffix: str, array):
         return self.b.weight(self.b.name(suffix), np.asarray(array))
 
@@ -94,6 +122,9 @@ class Importer:
                 continue  # it reads an op that could not be read (reported)
             self.node, self.attrs = node, Attrs(node.attrs)
             self.inputs = [self.values[edge] for edge in node.inputs]
+            if node.op not in READS_LATER_ZEROS and any(isinstance(v, LaterZeros) for v in self.inputs):
+                report.add(node.op, node.name, "reads zeros whose shape MXNet infers at run time")
+                continue
             self.b.at(node.name, {"framework": "mxnet", "source_op": node.op, "source_name": node.name})
             try:
                 outputs = self._convert(node)
@@ -106,6 +137,8 @@ class Importer:
                 continue
             outputs = outputs if isinstance(outputs, list) else [outputs]
             self.values.update({(index, k): v for k, v in enumerate(outputs)})
+        if any(isinstance(self.values.get(edge), LaterZeros) for edge in self.symbol.heads):
+            report.add("_zeros", "", "an output is zeros whose shape MXNet infers at run time")
         report.raise_if_any()
         self.graph.outputs.extend(self.values[edge] for edge in self.symbol.heads)
         self._name_outputs()
@@ -180,9 +213,19 @@ class Importer:
             counts[i] = max(counts.get(i, 0), k + 1)
         names = {}
         for (i, k), value in self.values.items():
+            if isinstance(value, LaterZeros):
+                continue
             node = self.symbol.nodes[i]
             names[node.name if node.op == VARIABLE else output_name(node, k, counts[i])] = value.name
         self.graph.metadata["mxnet"] = {"outputs": names}
+
+
+class LaterZeros:
+    """Zeros whose shape MXNet infers from the op that reads them (Gluon's initial RNN states): only ops of
+    READS_LATER_ZEROS may read them."""
+
+    def __init__(self, name: str, shape: tuple):
+        self.name, self.shape, self.const, self.producer = name, shape, None, None
 
 
 def _declared_shape(node: Node) -> list[int] | None:

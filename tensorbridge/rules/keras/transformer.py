@@ -216,9 +216,9 @@ def read_bidirectional(imp, layer, inputs, node):
     return imp.emit("Reshape", [h, imp.const([0, -1], np.int64)])
 
 
-@R.exports("LSTM", "GRU")
+@R.exports("LSTM", "GRU", "RNN")
 def write_recurrent(em, node):
-    """IR LSTM/GRU ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
+    """IR LSTM/GRU/RNN ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
     blocker = plain_rnn_blocker(node, "Keras's reset_after=True resets after the matmul")
@@ -226,10 +226,10 @@ def write_recurrent(em, node):
         raise Unsupported(blocker)
     wa, ra = const_operand(w), const_operand(r)
     dirs, gh, _ = wa.shape
-    gates = 4 if node.op == "LSTM" else 3
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[node.op]
     hidden = gh // gates
     ba = const_operand(b) if b is not None else np.zeros((dirs, 2 * gh), wa.dtype)
-    order = [0, 2, 3, 1] if node.op == "LSTM" else [0, 1, 2]  # IR i o f c -> Keras i f c o; z r h stays
+    order = {"LSTM": [0, 2, 3, 1], "GRU": [0, 1, 2], "RNN": [0]}[node.op]  # IR i o f c -> Keras i f c o
 
     def keras_order(m):
         return np.concatenate([m[i * hidden:(i + 1) * hidden] for i in order], axis=0)
@@ -237,17 +237,20 @@ def write_recurrent(em, node):
     batch_major = P.call("ops.transpose", em.tensor(x), (1, 0, 2))
     seqs, finals = [], [[] for _ in range(2 if node.op == "LSTM" else 1)]  # (h, c) or (h,)
     for d in range(dirs):
-        if node.op == "LSTM":
+        if node.op != "GRU":  # one bias: the input and the recurrent ones added
             weights = [keras_order(wa[d]).T, keras_order(ra[d]).T, keras_order(ba[d, :gh]) + keras_order(ba[d, gh:])]
         else:
             weights = [keras_order(wa[d]).T, keras_order(ra[d]).T,
                        np.stack([keras_order(ba[d, :gh]), keras_order(ba[d, gh:])])]
         kwargs = {"return_sequences": True, "return_state": True}
+        if node.op == "RNN" and [s.lower() for s in node.attrs.get("activations") or []][:1] == ["relu"]:
+            kwargs["activation"] = "relu"
         backward = d == 1 or node.attrs.get("direction") == "reverse"
         if backward:
             kwargs["go_backwards"] = True
         init = [node.input(i) for i in ((5, 6) if node.op == "LSTM" else (5,))]
-        layer_call = em.layer(node, f"layers.{node.op}", [hidden], kwargs, weights, batch_major)
+        kind = "SimpleRNN" if node.op == "RNN" else node.op
+        layer_call = em.layer(node, f"layers.{kind}", [hidden], kwargs, weights, batch_major)
         if any(v is not None for v in init):
             if any(v is None for v in init):
                 raise Unsupported("LSTM with only one of initial_h / initial_c")

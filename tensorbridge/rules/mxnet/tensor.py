@@ -250,7 +250,7 @@ def squeeze(imp, node):
     return imp.b.op("Squeeze", imp.x, imp.b.const(np.array(axes, np.int64)))
 
 
-@op("Concat", "concat", produces="Concat")
+@op("Concat", "concat", "_rnn_param_concat", produces="Concat")
 def concat(imp, node):
     return imp.b.op("Concat", *imp.inputs, axis=imp.attrs.int("dim", 1))
 
@@ -413,3 +413,21 @@ def broadcast_to(imp, node):
     target = imp.attrs.ints("shape")
     target = [s if t == 0 else t for s, t in zip((1,) * (len(target) - len(shape)) + shape, target)]
     return imp.b.op("Expand", imp.x, imp.b.const(np.array(target, np.int64)))
+
+
+@op("_zeros", "zeros", "_ones", "ones", produces=())
+def filled(imp, node):
+    """A constant (zeros whose shape MXNet infers from the op reading them are left to that op)."""
+    a = imp.attrs
+    shape = a.ints("shape")
+    dtype = dtype_of(a.text("dtype", "float32"))
+    a.text("ctx")
+    if node.op.endswith("ones"):
+        return imp.b.const(np.ones(known_dims(shape, node.op), dtype))
+    return imp.zeros(shape, dtype)
+
+
+def known_dims(shape, what: str) -> list[int]:
+    if not all(isinstance(d, int) and d > 0 for d in shape):
+        raise ModelError(f"{what} of shape {shape}, which MXNet infers at run time")
+    return shape

@@ -61,8 +61,8 @@ def _reorder(w, order, hidden):
 
 
 def _recurrent(imp, node, op, order, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-               batch_first):
-    """torch.nn.LSTM/GRU (all layers, both directions) as a chain of IR LSTM/GRU ops."""
+               batch_first, activation=None):
+    """torch.nn.LSTM/GRU/RNN (all layers, both directions) as a chain of IR LSTM/GRU/RNN ops."""
     dirs = 2 if bidirectional else 1
     per = 4 if has_biases else 2
     arrays = [const_data(imp, p) for p in params]
@@ -97,6 +97,8 @@ def _recurrent(imp, node, op, order, input, hx, params, has_biases, num_layers, 
         attrs = {"hidden_size": int(hidden), "direction": "bidirectional" if bidirectional else "forward"}
         if op == "GRU":
             attrs["linear_before_reset"] = 1
+        if activation:
+            attrs["activations"] = [activation] * dirs
         outs = imp.emit(op, [x, W, R, B, None, *init], attrs, outputs=n_out, suffix=f"l{layer}")
         y = outs[0]  # [seq, dirs, batch, hidden]
         y = imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]}, suffix=f"l{layer}.seq_batch")
@@ -119,9 +121,15 @@ def read_gru(imp, node, input, hx, params, *rest):
     return _recurrent(imp, node, "GRU", [1, 0, 2], input, hx, params, *rest)  # r z n -> z r n
 
 
-@R.exports("LSTM", "GRU")
+@aten("rnn_tanh", "rnn_relu", produces="RNN")
+def read_rnn(imp, node, input, hx, params, *rest):
+    activation = "Relu" if "relu" in str(node.target) else "Tanh"
+    return _recurrent(imp, node, "RNN", [0], input, hx, params, *rest, activation=activation)
+
+
+@R.exports("LSTM", "GRU", "RNN")
 def write_recurrent(em, node):
-    """IR LSTM/GRU (ONNX gate order, [seq, dirs, batch, hidden] output) as nn.LSTM/nn.GRU."""
+    """IR LSTM/GRU/RNN (ONNX gate order, [seq, dirs, batch, hidden] output) as nn.LSTM/nn.GRU/nn.RNN."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
     blocker = plain_rnn_blocker(node, "PyTorch applies the reset gate after the matmul")
@@ -129,9 +137,10 @@ def write_recurrent(em, node):
         raise Unsupported(blocker)
     wa, ra = const_operand(w), const_operand(r)
     dirs, gates_h, in_size = wa.shape
-    gates = 4 if node.op == "LSTM" else 3
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[node.op]
     hidden = gates_h // gates
-    order = [0, 2, 3, 1] if node.op == "LSTM" else [1, 0, 2]  # IR (i o f c / z r h) -> torch (i f g o / r z n)
+    # IR (i o f c / z r h) -> torch (i f g o / r z n)
+    order = {"LSTM": [0, 2, 3, 1], "GRU": [1, 0, 2], "RNN": [0]}[node.op]
     ba = const_operand(b) if b is not None else np.zeros((dirs, 2 * gates_h), wa.dtype)
 
     def torch_order(m):
@@ -144,8 +153,10 @@ def write_recurrent(em, node):
         weights[f"weight_hh{suffix}"] = torch_order(ra[d])
         weights[f"bias_ih{suffix}"] = torch_order(ba[d, :gates_h])
         weights[f"bias_hh{suffix}"] = torch_order(ba[d, gates_h:])
-    ctor = "nn.LSTM" if node.op == "LSTM" else "nn.GRU"
-    layer = em.layer(node, ctor, [in_size, hidden], non_default(bidirectional=(dirs == 2, False)), weights)
+    ctor = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN"}[node.op]
+    relu = [s.lower() for s in node.attrs.get("activations") or []][:1] == ["relu"]
+    options = non_default(bidirectional=(dirs == 2, False), nonlinearity=("relu" if relu else "tanh", "tanh"))
+    layer = em.layer(node, ctor, [in_size, hidden], options, weights)
     reverse = node.attrs.get("direction") == "reverse"  # nn.LSTM has no backward-only form: flip time around it
     args = [P.call("torch.flip", em.tensor(x), [0]) if reverse else em.tensor(x)]
     h0 = node.input(5)

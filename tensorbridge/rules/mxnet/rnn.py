@@ -1,0 +1,153 @@
+"""MXNet's fused RNN op (LSTM, GRU, tanh/relu RNN; stacked layers, both directions) read into the IR's recurrent
+ops, one per layer.
+
+The op takes every layer's weights packed into one vector (Gluon concatenates them with `_rnn_param_concat`):
+first, for each layer and direction, the input and the hidden weights (gates × hidden rows each), then, in the same
+order, their biases. The gates are in cuDNN's order (LSTM: input, forget, cell, output; GRU: reset, update, new),
+which the IR (ONNX's order: LSTM input, output, forget, cell; GRU update, reset, new) reorders; MXNet's GRU applies
+the reset gate after the hidden product (`linear_before_reset`). Initial states must be zeros, as Gluon writes them
+when none are given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.rules.mxnet.base import R, known_shape, op
+
+GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+#: MXNet's gate blocks, in the IR's order
+ORDER = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn_tanh": [0], "rnn_relu": [0]}
+IR_OP = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN", "rnn_relu": "RNN"}
+
+
+def unpack(flat: np.ndarray, mode: str, layers: int, directions: int, inputs: int, hidden: int) -> list:
+    """[(input weights, hidden weights, input bias, hidden bias)] per layer and direction, as MXNet packs them."""
+    rows = GATES[mode] * hidden
+    sizes = []
+    for layer in range(layers):
+        width = inputs if layer == 0 else directions * hidden
+        sizes += [(rows, width), (rows, hidden)] * directions
+    total = sum(r * c for r, c in sizes) + 2 * rows * layers * directions
+    if flat.size != total:
+        raise ModelError(f"its packed parameters hold {flat.size} values; {layers} layer(s) of {mode} with "
+                         f"{hidden} units on {inputs} inputs need {total}")
+    at, weights = 0, []
+    for r, c in sizes:
+        weights.append(flat[at:at + r * c].reshape(r, c))
+        at += r * c
+    biases = [flat[at + i * rows:at + (i + 1) * rows] for i in range(2 * layers * directions)]
+    return [(weights[2 * i], weights[2 * i + 1], biases[2 * i], biases[2 * i + 1]) for i in range(layers * directions)]
+
+
+def reorder(a: np.ndarray, mode: str, hidden: int, back: bool = False) -> np.ndarray:
+    """Gate blocks from MXNet's order to the IR's (or back)."""
+    order = ORDER[mode]
+    if back:
+        order = list(np.argsort(order))
+    blocks = a.reshape(GATES[mode], hidden, *a.shape[1:])
+    return np.concatenate([blocks[i] for i in order])
+
+
+@op("RNN", produces=("LSTM", "GRU", "RNN", "Transpose", "Reshape", "Concat"))
+def rnn(imp, node):
+    a, b = imp.attrs, imp.b
+    mode = a.choice("mode", "lstm", tuple(GATES))
+    hidden, layers = a.int("state_size"), a.int("num_layers", 1)
+    directions = 2 if a.bool("bidirectional") else 1
+    a.float("p")  # dropout between layers: training only
+    for key in ("projection_size", "lstm_state_clip_min", "lstm_state_clip_max"):
+        if a.text(key) is not None:
+            raise ModelError(f"{key} is not read")
+    a.bool("lstm_state_clip_nan")
+    if a.bool("use_sequence_length"):
+        raise ModelError("use_sequence_length (sequences of several lengths) is not read")
+    outputs_states = a.bool("state_outputs")
+    steps, batch, width = known_shape(imp.x, "RNN")
+    if any(not imp.is_zero(v) for v in imp.inputs[2:]):
+        raise ModelError("initial states other than zeros are not read")
+    packed = unpack(np.asarray(imp.evaluate(imp.inputs[1])).reshape(-1), mode, layers, directions, width, hidden)
+    attrs = {"hidden_size": hidden, "direction": "bidirectional" if directions == 2 else "forward"}
+    if mode == "gru":
+        attrs["linear_before_reset"] = 1
+    if mode.startswith("rnn_"):
+        attrs["activations"] = ["Relu" if mode == "rnn_relu" else "Tanh"] * directions
+    y, last_h, last_c = imp.x, [], []
+    for layer in range(layers):
+        parts = packed[layer * directions:(layer + 1) * directions]
+        w, r, bias = (np.stack([f(p) for p in parts]).astype(np.float32) for f in (
+            lambda p: reorder(p[0], mode, hidden), lambda p: reorder(p[1], mode, hidden),
+            lambda p: np.concatenate([reorder(p[2], mode, hidden), reorder(p[3], mode, hidden)])))
+        count = 3 if mode == "lstm" else 2
+        outs = b.emit(IR_OP[mode], [y, imp.weight(f"l{layer}_W", w), imp.weight(f"l{layer}_R", r),
+                                    imp.weight(f"l{layer}_B", bias)], attrs, outputs=count, suffix=f"l{layer}")
+        sequence = b.op("Transpose", outs[0], perm=[0, 2, 1, 3], suffix=f"l{layer}_steps")
+        y = b.op("Reshape", sequence, b.const(np.array([steps, batch, directions * hidden], np.int64)),
+                 suffix=f"l{layer}_out" if layer < layers - 1 else "")
+        last_h.append(outs[1])
+        last_c.append(outs[2] if mode == "lstm" else None)
+    if not outputs_states:
+        return y
+    states = [last_h] + ([last_c] if mode == "lstm" else [])
+    return [y] + [s[0] if layers == 1 else b.op("Concat", *s, axis=0, suffix=f"state{i}")
+                  for i, s in enumerate(states)]
+
+
+DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}
+
+
+def rnn_mode(node) -> str | None:
+    """MXNet's mode for an IR recurrent op it computes as its fused RNN op (None: it cannot)."""
+    x, consts = node.input(0), [node.input(i) for i in (1, 2, 3)]
+    a = node.attrs
+    if x.shape is None or len(x.shape) != 3 or not all(isinstance(d, int) for d in x.shape):
+        return None
+    if any(v is None or v.const is None for v in consts[:2]) or (consts[2] is not None and consts[2].const is None):
+        return None
+    extra = [node.input(i) for i in range(4, len(node.inputs))]
+    if any(v is not None and (v.const is None or np.any(v.const) or i == 0) for i, v in enumerate(extra)):
+        return None  # sequence lengths, non-zero initial states, peepholes
+    if a.get("clip") is not None or a.get("layout", 0) or a.get("input_forget", 0) or \
+            a.get("direction", "forward") not in ("forward", "bidirectional"):
+        return None
+    directions = 2 if a.get("direction") == "bidirectional" else 1
+    activations = a.get("activations")
+    if node.op == "RNN":
+        kinds = activations or ["Tanh"] * directions
+        return {"Tanh": "rnn_tanh", "Relu": "rnn_relu"}.get(kinds[0]) if len(set(kinds)) == 1 else None
+    if activations and list(activations) != DEFAULT_ACTIVATIONS[node.op] * directions:
+        return None
+    if node.op == "GRU" and not a.get("linear_before_reset", 0):
+        return None  # MXNet's GRU resets after the hidden product
+    return node.op.lower()
+
+
+@R.exports("LSTM", "GRU", "RNN", check=lambda n: None if rnn_mode(n) else
+           "MXNet's RNN takes constant weights, zero initial states, whole sequences (time-major), default "
+           "activations and, for a GRU, the reset applied after the hidden product")
+def write_rnn(w, node):
+    """One fused RNN op; its output (T, N, directions x H) split back into the IR's (T, directions, N, H)."""
+    mode = rnn_mode(node)
+    steps, batch, _ = node.input(0).shape
+    hidden = node.attrs["hidden_size"]
+    weights, recurrent = np.asarray(node.input(1).const), np.asarray(node.input(2).const)
+    directions, rows = weights.shape[0], weights.shape[1]
+    bias = np.zeros((directions, 2 * rows), np.float32) if node.input(3) is None else np.asarray(node.input(3).const)
+    packed = [reorder(m[d], mode, hidden, back=True).reshape(-1) for d in range(directions)
+              for m in (weights, recurrent)]
+    packed += [reorder(bias[d][half], mode, hidden, back=True) for d in range(directions)
+               for half in (slice(0, rows), slice(rows, None))]
+    zeros = np.zeros((directions, batch, hidden), np.float32)
+    states = [w.param(node, "h0", zeros)] + ([w.param(node, "c0", zeros)] if mode == "lstm" else [])
+    index, _ = w.op("RNN", node, [node.input(0), w.param(node, "parameters", np.concatenate(packed).astype(np.float32)),
+                                  *states],
+                    {"mode": mode, "state_size": hidden, "num_layers": 1, "bidirectional": directions == 2,
+                     "state_outputs": True, "p": 0.0}, outputs=[])
+    for k, value in enumerate(node.outputs[1:], start=1):
+        if value is not None:
+            w.bind(value, (index, k))
+    if node.outputs[0] is not None:
+        split = w.op("Reshape", node, [(index, 0)], {"shape": (steps, batch, directions, hidden)}, outputs=[],
+                     name=f"{node.name}.directions")
+        w.op("transpose", node, [split], {"axes": (0, 2, 1, 3)}, outputs=[node.outputs[0]], name=f"{node.name}.steps")
