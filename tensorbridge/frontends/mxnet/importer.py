@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import BlockerReport, InputShapesNeeded, ModelError, TensorbridgeError
-from tensorbridge.formats.mxnet import Node, Symbol, paths, read_params, read_symbol
+from tensorbridge.formats.mxnet import DTYPES, Node, Symbol, paths, read_params, read_symbol
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.reference.interpreter import run_node
 from tensorbridge.rules.mxnet import REGISTRY
-from tensorbridge.rules.mxnet.base import VARIABLE, Attrs, dtype_of
+from tensorbridge.rules.mxnet.base import VARIABLE, Attrs
 
 #: ops with several outputs (named NAME_output0, NAME_output1, ...)
 MULTI_OUTPUT = frozenset({"SliceChannel", "split"})
@@ -236,9 +236,11 @@ def _declared_shape(node: Node) -> list[int] | None:
     return shape if shape and all(isinstance(d, int) and d > 0 for d in shape) else None
 
 
-_FLAGS = {"0": "float32", "1": "float64", "2": "float16", "3": "uint8", "4": "int32", "5": "int8", "6": "int64"}
-
-
 def _declared_dtype(node: Node) -> str:
+    """The dtype a variable declares (`__dtype__`, MXNet's type flag), float32 when it declares none."""
     raw = node.attrs.get("__dtype__")
-    return dtype_of(_FLAGS.get(raw, "float32")) if raw is not None else "float32"
+    if raw is None:
+        return "float32"
+    if not raw.isdigit() or int(raw) not in DTYPES:
+        raise ModelError(f"input {node.name!r} declares dtype flag {raw!r}, which tensorbridge does not read")
+    return np.dtype(DTYPES[int(raw)]).name
