@@ -390,6 +390,50 @@ def pad(data, pads, constant_value=None, axes=None, *, mode):
     return np.pad(data, width, mode={"reflect": "reflect", "edge": "edge", "wrap": "wrap"}[mode])
 
 
+def _decompose_edge_or_wrap_pad(graph, node) -> bool:
+    """An edge or wrap Pad as slices joined along each padded axis: the first and last entry repeated (edge), or
+    the other end's entries (wrap, pads no wider than the axis)."""
+    x, mode = node.inputs[0], node.attrs.get("mode", "constant")
+    pads = const_ints(node.input(1))
+    if mode not in ("edge", "wrap") or pads is None or (len(node.inputs) > 3 and node.input(3) is not None) \
+            or x.shape is None or not shapes.is_static(x.shape) or min(pads, default=0) < 0:
+        return False
+    rank = len(x.shape)
+    if mode == "wrap" and any(p > x.shape[i % rank] for i, p in enumerate(pads)):
+        return False
+    b = Builder.replacing(node)
+
+    def part(value, start, end, axis, tag):
+        ends = [b.const(np.array([v], np.int64), b.name(f"{tag}_{k}")) for k, v in
+                (("start", start), ("end", end), ("axis", axis))]
+        return b.op("Slice", value, *ends, suffix=tag)
+
+    y = x
+    for axis in range(rank):
+        before, after = pads[axis], pads[axis + rank]
+        if not before and not after:
+            continue
+        size = x.shape[axis]
+        pieces = []
+        for count, at_start, tag in ((before, True, f"before{axis}"), (after, False, f"after{axis}")):
+            if not count:
+                pieces.append(None)
+                continue
+            if mode == "wrap":
+                pieces.append(part(y, size - count, size, axis, tag) if at_start else part(y, 0, count, axis, tag))
+                continue
+            edge = part(y, 0, 1, axis, tag) if at_start else part(y, size - 1, size, axis, tag)
+            repeats = np.ones(rank, np.int64)
+            repeats[axis] = count
+            pieces.append(b.op("Tile", edge, b.const(repeats, b.name(f"{tag}_repeats")), suffix=f"{tag}_repeated"))
+        y = b.op("Concat", *[p for p in (pieces[0], y, pieces[1]) if p is not None], axis=axis, suffix=f"axis{axis}")
+    graph.replace_node(node, [y])
+    return True
+
+
+set_decomposition("Pad", _decompose_edge_or_wrap_pad)
+
+
 @op("Tile", inputs="input repeats", outputs="output", family=F, layout=attribute("repeats", rule=L.tile),
     infer=lambda i, a: [(i[0].dtype, None if const_ints(i[1]) is None or not shapes.is_static(i[0].shape)
                          else tuple(d * r for d, r in zip(i[0].shape, const_ints(i[1]))))],

@@ -332,7 +332,8 @@ def read_op_pad(imp, op, args, kwargs, node):
     return imp.emit("Pad", operands, {"mode": mode})
 
 
-@R.exports("Pad")
+@R.exports("Pad", check=lambda n: None if n.attrs.get("mode", "constant") in ("constant", "reflect") else
+           "Keras's TensorFlow backend pads only with a constant or a reflection")
 def write_pad(em, node):
     x, pads = node.inputs[0], node.inputs[1]
     if node.input(3) is not None:
