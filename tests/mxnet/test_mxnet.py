@@ -78,7 +78,7 @@ def test_every_op_output_reads_as_mxnet_computed_it(name):
                 assert spread > 1e-3, f"{mx_name} does not vary: the comparison would prove nothing"
             close(mx_name, theirs[mx_name], ours[value].reshape(theirs[mx_name].shape))
             compared += 1
-    assert compared > {"layers": 100, "encoder": 50, "tagger": 30}[name]
+    assert compared > {"layers": 100, "encoder": 50, "tagger": 10}[name]
     if name == "layers":
         kinds = {n.meta.get("source_op") for n in graph.nodes}
         assert kinds >= {"Convolution", "Deconvolution", "Pooling", "FullyConnected", "BatchNorm", "InstanceNorm",

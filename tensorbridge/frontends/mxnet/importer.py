@@ -17,6 +17,7 @@ from tensorbridge.errors import BlockerReport, InputShapesNeeded, ModelError, Te
 from tensorbridge.formats.mxnet import DTYPES, Node, Symbol, paths, read_params, read_symbol
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
+from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.reference.interpreter import run_node
 from tensorbridge.rules.mxnet import REGISTRY
@@ -143,6 +144,7 @@ class Importer:
         self.graph.outputs.extend(self.values[edge] for edge in self.symbol.heads)
         self._name_outputs()
         recover_patterns(self.graph)  # the layers written as plain ops (PReLU by a writer without prelu)
+        eliminate_dead_code(self.graph)  # the parameters read through a transformed copy
         return self.graph
 
     def _convert(self, node: Node):

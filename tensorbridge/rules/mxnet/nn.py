@@ -152,13 +152,14 @@ def batch_norm(imp, node):
         raise ModelError("output_mean_var: the batch statistics are outputs only in training")
     gamma, beta, mean, var = (_const(imp, i, what) for i, what in
                               ((1, "gamma"), (2, "beta"), (3, "moving mean"), (4, "moving variance")))
-    if a.bool("fix_gamma", True):
+    fixed = a.bool("fix_gamma", True)
+    if fixed:
         gamma = np.ones_like(gamma)
     rank = len(x.shape or ())
     axis = axis % rank if rank else axis
     if axis == 1:
-        weights = [imp.weight(n, v) for n, v in (("gamma", gamma), ("beta", beta), ("mean", mean), ("var", var))]
-        return b.op("BatchNormalization", x, *weights, epsilon=eps)
+        scale = imp.weight("gamma", gamma) if fixed else imp.inputs[1]
+        return b.op("BatchNormalization", x, scale, *imp.inputs[2:5], epsilon=eps)
     factor = (gamma / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
     shift = (beta - mean * factor).astype(np.float32)
     shape = [-1 if i == axis else 1 for i in range(rank)]
