@@ -21,20 +21,15 @@ from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.reference.interpreter import run_node
 from tensorbridge.rules.mxnet import REGISTRY
-from tensorbridge.rules.mxnet.base import VARIABLE, Attrs
-
-#: ops with several outputs (named NAME_output0, NAME_output1, ...)
-MULTI_OUTPUT = frozenset({"SliceChannel", "split"})
-#: ops whose outputs have names of their own
-OUTPUT_NAMES = {"RNN": ("output", "state_output", "statecell_output")}
-#: ops whose inputs after the first are their parameters
-PARAMETERISED = frozenset({"Convolution", "Deconvolution", "FullyConnected", "BatchNorm", "LayerNorm", "InstanceNorm",
-                           "Embedding", "LeakyReLU"})
-#: ops that take LaterZeros as their initial state
-READS_LATER_ZEROS = frozenset({"RNN"})
-#: losses: at inference they pass their data through (SoftmaxOutput's rule says how); their labels are not inputs
-LABEL_READERS = {"SoftmaxOutput": 1, "LinearRegressionOutput": 1, "LogisticRegressionOutput": 1,
-                 "MAERegressionOutput": 1}
+from tensorbridge.rules.mxnet.base import (
+    LABEL_READERS,
+    MULTI_OUTPUT,
+    OUTPUT_NAMES,
+    PARAMETERISED,
+    READS_LATER_ZEROS,
+    VARIABLE,
+    Attrs,
+)
 
 
 def load(source, weights=None, input_shapes: dict | None = None, input_dtypes: dict | None = None) -> Graph:

@@ -23,6 +23,18 @@ TUNING = frozenset({"workspace", "cudnn_tune", "cudnn_off", "num_args", "momentu
                     "min_calib_range", "max_calib_range", "lr_mult", "wd_mult", "ctx_group"})
 #: the op of a variable (a weight or an input)
 VARIABLE = "null"
+#: ops with several outputs (named NAME_output0, NAME_output1, ...)
+MULTI_OUTPUT = frozenset({"SliceChannel", "split"})
+#: ops whose outputs have names of their own
+OUTPUT_NAMES = {"RNN": ("output", "state_output", "statecell_output")}
+#: ops whose inputs after the first are their parameters
+PARAMETERISED = frozenset({"Convolution", "Deconvolution", "FullyConnected", "BatchNorm", "LayerNorm", "InstanceNorm",
+                           "Embedding", "LeakyReLU"})
+#: ops that take zeros of a shape MXNet infers (the importer's LaterZeros) as their initial state
+READS_LATER_ZEROS = frozenset({"RNN"})
+#: losses: at inference they pass their data through (SoftmaxOutput's rule says how); their labels are not inputs
+LABEL_READERS = {"SoftmaxOutput": 1, "LinearRegressionOutput": 1, "LogisticRegressionOutput": 1,
+                 "MAERegressionOutput": 1}
 #: MXNet dtype names -> NumPy's
 DTYPE_NAMES = {"float32": "float32", "float64": "float64", "float16": "float16", "uint8": "uint8", "int8": "int8",
                "int32": "int32", "int64": "int64", "bool": "bool"}
