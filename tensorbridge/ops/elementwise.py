@@ -331,7 +331,7 @@ for _name, _fn, _mean, _eq in (("Max", np.maximum, False, "torch.maximum, keras 
           infer=broadcast_rule(), doc=f"Elementwise {_name} over any number of inputs. Equivalents: {_eq}.")
 
 
-@op("Where", inputs="condition X Y", outputs="output", family=F, infer=broadcast_rule(first=1),
+@op("Where", inputs="condition X Y", outputs="output", family=F, infer=broadcast_rule(dtype_of=1),
     doc="Select X where condition else Y. Equivalents: torch.where, tf.where, SELECT_V2.")
 def where(condition, X, Y):
     return np.where(condition, X, Y).astype(X.dtype)

@@ -30,11 +30,11 @@ def same_as(i: int = 0):
     return rule
 
 
-def broadcast_rule(out_dtype=None, first: int = 0):
-    """Output shape broadcasts all inputs; dtype is the first input's unless fixed."""
+def broadcast_rule(out_dtype=None, dtype_of: int = 0):
+    """Output shape broadcasts all inputs; dtype is input `dtype_of`'s unless fixed."""
     def rule(inputs, attrs):
-        present = [v for v in inputs[first:] if v is not None]
-        dt = dtypes.dtype(out_dtype) if out_dtype else present[0].dtype
+        present = [v for v in inputs if v is not None]
+        dt = dtypes.dtype(out_dtype) if out_dtype else inputs[dtype_of].dtype
         return [(dt, shapes.broadcast(*[v.shape for v in present]))]
     return rule
 

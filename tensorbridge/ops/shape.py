@@ -308,8 +308,17 @@ def gather_elements(data, indices, axis):
     return np.take_along_axis(data, idx.astype(np.int64), axis=axis)
 
 
+def _gather_nd_infer(inputs, attrs):
+    """indices' leading dims, then the data dims after the batch axes and the indexed ones."""
+    data, indices = inputs[0].shape, inputs[1].shape
+    if data is None or indices is None or not indices or not isinstance(indices[-1], int):
+        return [(inputs[0].dtype, None)]
+    b = attrs.get("batch_dims", 0) or 0
+    return [(inputs[0].dtype, tuple(indices[:-1]) + tuple(data[b + indices[-1]:]))]
+
+
 @op("GatherND", inputs="data indices", outputs="output", attrs={"batch_dims": Attr("int", 0)},
-    family=F, layout=TERMINATE, doc="Gather slices by index tuples. Equivalents: tf.gather_nd, GATHER_ND.")
+    family=F, layout=TERMINATE, infer=_gather_nd_infer, doc="Gather slices by index tuples. Equivalents: tf.gather_nd, GATHER_ND.")
 def gather_nd(data, indices, batch_dims):
     b = batch_dims
     batch_shape = data.shape[:b]

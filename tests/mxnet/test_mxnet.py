@@ -165,11 +165,12 @@ def _nhwc_if(target, x):
 
 
 def test_pytorch_models_written_as_mxnet(tmp_path):
-    """A torch ResNet, MobileNetV2 and LSTM tagger written as MXNet read back (and, with MXNet present, run there) as in
+    """A torch ResNet, MobileNetV2, LSTM tagger and transformer encoder written as MXNet read back (and, with MXNet present, run there) as in
     PyTorch."""
     from tests.models.torch_zoo import imported
 
-    for name, kwargs in (("resnet18", {"size": 32}), ("mobilenet_v2", {"size": 32}), ("lstm_tagger", {})):
+    for name, kwargs in (("resnet18", {"size": 32}), ("mobilenet_v2", {"size": 32}), ("lstm_tagger", {}),
+                         ("transformer_encoder", {})):
         module, args, graph = imported(name, batch=1, **kwargs)
         tb.save(graph, tmp_path / f"{name}-symbol.json")
         back = tb.load(tmp_path / f"{name}-symbol.json")
@@ -179,6 +180,25 @@ def test_pytorch_models_written_as_mxnet(tmp_path):
         if runtime.missing() is None:
             mx = runtime.MXNetRunner(tmp_path / f"{name}-symbol.json")
             close(f"MXNet {name}", expected, mx.run(feeds)[mx.outputs[0]])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["bert", "gpt2"])
+def test_transformers_written_as_mxnet(tmp_path, name):
+    """BERT and GPT-2 (transformers, from configs): their attention masks (logical ops, gather_nd, where of scalars)
+    and products of 4-D batches written as MXNet read back, and with MXNet present run there, as in PyTorch."""
+    from tests.models.torch_zoo import imported
+
+    module, args, graph = imported(name, batch=1)
+    tb.save(graph, tmp_path / "m-symbol.json")
+    expected = module(*args)
+    expected = (expected[0] if isinstance(expected, tuple | list) else expected).detach().numpy()
+    back = tb.load(tmp_path / "m-symbol.json")
+    feeds = {v.name: a.numpy() for v, a in zip(back.inputs, args)}
+    close(name, expected, run(back, feeds)[back.outputs[0].name])
+    if runtime.missing() is None:
+        mx = runtime.MXNetRunner(tmp_path / "m-symbol.json")
+        close(f"MXNet {name}", expected, mx.run(feeds)[mx.outputs[0]])
 
 
 def test_what_mxnet_cannot_express_is_listed_at_once(tmp_path):

@@ -85,14 +85,14 @@ class Writer:
     def param(self, node, suffix: str, array: np.ndarray):
         """A new parameter of `node` (a transformed weight): the edge of its variable."""
         name = self._unique(f"{node.name}_{suffix}")
-        self.params[f"arg:{name}"] = np.ascontiguousarray(array)
+        self.params[f"arg:{name}"] = _stored(array)
         return self._add(Node("null", name)), 0
 
     def aux(self, value):
         """The edge of a constant stored as an auxiliary state (BatchNorm's running statistics)."""
         if id(value) not in self.edge:
             name = self._unique(value.name)
-            self.params[f"aux:{name}"] = np.asarray(value.const)
+            self.params[f"aux:{name}"] = _stored(value.const)
             self.edge[id(value)] = (self._add(Node("null", name)), 0)
         return self.edge[id(value)]
 
@@ -104,7 +104,7 @@ class Writer:
             if value.const is None:
                 raise RuntimeError(f"{value.name} is read before it is computed")
             name = self._unique(value.name)
-            self.params[f"arg:{name}"] = np.asarray(value.const)
+            self.params[f"arg:{name}"] = _stored(value.const)
             self.edge[id(value)] = (self._add(Node("null", name)), 0)
         return self.edge[id(value)]
 
@@ -128,6 +128,13 @@ class Writer:
             if self.nodes[edge[0]].op == "null":
                 edge = (self._add(Node("_copy", self._unique(f"{v.name}_output"), {}, [edge])), 0)
             self.heads.append(edge)
+
+
+def _stored(array) -> np.ndarray:
+    """A parameter as MXNet 1.x stores it: it has no 0-d arrays (a rank-0 entry is an empty one), so a scalar is
+    stored with shape (1,), which broadcasts the same."""
+    array = np.ascontiguousarray(array)
+    return array.reshape(1) if array.ndim == 0 else array
 
 
 def _text(value) -> str:

@@ -23,7 +23,7 @@ SCALAR = {"Add": ("_plus_scalar", "_plus_scalar"), "Sub": ("_minus_scalar", "_rm
           "Max": ("_maximum_scalar", "_maximum_scalar"), "Min": ("_minimum_scalar", "_minimum_scalar"),
           "Pow": ("_power_scalar", "_rpower_scalar")}
 REDUCE = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceMin": "min", "ReduceProd": "prod"}
-DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64")
+DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
 
 
 def _const(v) -> np.ndarray | None:
@@ -91,7 +91,7 @@ def _check_matmul(node):
     ra, rb = len(a.shape or ()), len(b.shape or ())
     if _const(b) is not None and rb == 2 and ra >= 2:
         return None
-    if ra == rb == 2 or (ra == rb == 3 and a.shape[0] == b.shape[0]):
+    if ra == rb == 2 or (ra == rb >= 3 and a.shape[:-2] == b.shape[:-2]):
         return None
     return "MXNet multiplies matrices, batches of matrices of one batch size, or a tensor by a constant matrix"
 
@@ -475,11 +475,62 @@ def _same_shapes(node):
     return None if all(s is not None and s == shapes[-1] for s in shapes) else "operands of different shapes"
 
 
-@R.exports("Where", check=_same_shapes)
+@R.exports("Where", check=_static_output)
 def write_where(w, node):
+    """MXNet's where takes operands of one shape and a condition of the values' dtype: broadcast and cast first."""
     cond, x, y = node.inputs
+    shape = tuple(node.outputs[0].shape)
     step = w.op("Cast", node, [cond], {"dtype": str(np.dtype(x.dtype))}, outputs=[], name=f"{node.name}.condition")
-    w.op("where", node, [step, x, y], {})
+    operands = []
+    for value, tag in ((step, "condition"), (x, "x"), (y, "y")):
+        given = tuple((cond if tag == "condition" else value).shape)
+        if given != shape:
+            if len(given) < len(shape):  # MXNet broadcasts between tensors of one rank
+                lifted = (1,) * (len(shape) - len(given)) + given
+                value = w.op("Reshape", node, [value], {"shape": lifted}, outputs=[], name=f"{node.name}.{tag}_rank")
+            value = w.op("broadcast_to", node, [value], {"shape": shape}, outputs=[], name=f"{node.name}.{tag}_full")
+        operands.append(value)
+    w.op("where", node, operands, {})
+
+
+def _gemm(node):
+    """(weights (outputs, inputs), bias or None) of a Gemm that is a product with a constant matrix."""
+    a = node.attrs
+    matrix = _const(node.input(1))
+    c = node.input(2) if len(node.inputs) > 2 else None
+    if matrix is None or matrix.ndim != 2 or a.get("transA", 0) or a.get("alpha", 1.0) != 1.0 or \
+            (c is not None and (_const(c) is None or a.get("beta", 1.0) != 1.0 or _const(c).ndim > 1)):
+        return None
+    weights = matrix if a.get("transB", 0) else matrix.T
+    bias = None if c is None else np.broadcast_to(_const(c), (weights.shape[0],)).astype(matrix.dtype)
+    return weights, bias
+
+
+@R.exports("Gemm", check=lambda n: None if _gemm(n) else "MXNet's FullyConnected multiplies by a constant matrix")
+def write_gemm(w, node):
+    weights, bias = _gemm(node)
+    w.op("FullyConnected", node, [node.input(0), w.param(node, "weight", np.ascontiguousarray(weights))]
+         + ([w.param(node, "bias", bias)] if bias is not None else []),
+         {"num_hidden": weights.shape[0], "no_bias": bias is None, "flatten": False})
+
+
+LOGICAL = {"And": "broadcast_logical_and", "Or": "broadcast_logical_or", "Xor": "broadcast_logical_xor"}
+
+
+@R.exports(*LOGICAL)
+def write_logical(w, node):
+    """On float 0/1 (MXNet's logical ops give the operands' dtype), cast back to bool."""
+    operands = [w.op("Cast", node, [v], {"dtype": "float32"}, outputs=[], name=f"{node.name}.operand{i}")
+                for i, v in enumerate(node.inputs)]
+    step = w.op(LOGICAL[node.op], node, operands, {}, outputs=[], name=f"{node.name}.logical")
+    w.op("Cast", node, [step], {"dtype": "bool"})
+
+
+@R.exports("Not")
+def write_not(w, node):
+    operand = w.op("Cast", node, [node.input(0)], {"dtype": "float32"}, outputs=[], name=f"{node.name}.operand")
+    step = w.op("logical_not", node, [operand], {}, outputs=[], name=f"{node.name}.logical")
+    w.op("Cast", node, [step], {"dtype": "bool"})
 
 
 @R.exports("Tile", check=lambda n: None if _const(n.input(1)) is not None else "repeats computed at run time")
@@ -490,3 +541,17 @@ def write_tile(w, node):
 @R.exports("Expand", check=_static_output)
 def write_expand(w, node):
     w.op("broadcast_to", node, [node.input(0)], {"shape": tuple(node.outputs[0].shape)})
+
+
+def _gather_nd_indices(node) -> np.ndarray | None:
+    """ONNX's indices (..., M) as MXNet's gather_nd takes them (M, ...): constant, non-negative, no batch axes."""
+    indices = _const(node.input(1))
+    if indices is None or node.attrs.get("batch_dims", 0) or indices.ndim < 1 or np.any(indices < 0):
+        return None
+    return np.ascontiguousarray(np.moveaxis(indices, -1, 0))
+
+
+@R.exports("GatherND", check=lambda n: None if _gather_nd_indices(n) is not None else
+           "MXNet's gather_nd is written for constant, non-negative indices without batch axes")
+def write_gather_nd(w, node):
+    w.op("gather_nd", node, [node.input(0), w.param(node, "indices", _gather_nd_indices(node))], {})

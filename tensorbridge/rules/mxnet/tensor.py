@@ -431,3 +431,27 @@ def known_dims(shape, what: str) -> list[int]:
     if not all(isinstance(d, int) and d > 0 for d in shape):
         raise ModelError(f"{what} of shape {shape}, which MXNet infers at run time")
     return shape
+
+
+LOGICAL = {"broadcast_logical_and": "And", "broadcast_logical_or": "Or", "broadcast_logical_xor": "Xor"}
+
+
+@op(*LOGICAL, "logical_not", produces=("Cast", "And", "Or", "Xor", "Not"))
+def logical(imp, node):
+    """0/1 in the operands' dtype, as MXNet gives them (any non-zero is true)."""
+    b = imp.b
+    truths = [b.op("Cast", v, to="bool", suffix=f"truth{i}") for i, v in enumerate(imp.inputs)]
+    result = b.op(LOGICAL.get(node.op, "Not"), *truths, suffix="logical")
+    return b.op("Cast", result, to=str(imp.x.dtype))
+
+
+@op("gather_nd", produces="GatherND")
+def gather_nd(imp, node):
+    """MXNet's indices (M, ...) index the first M axes: the IR's (..., M) form, moved. Negative indices are not
+    read (MXNet does not wrap them)."""
+    b = imp.b
+    data, indices = imp.inputs
+    if indices.const is None or np.any(np.asarray(indices.const) < 0):
+        raise ModelError("gather_nd with indices computed at run time or negative is not read")
+    moved = np.moveaxis(np.asarray(indices.const), 0, -1).astype(np.int64)
+    return b.op("GatherND", data, b.const(moved))
