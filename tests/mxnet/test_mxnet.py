@@ -165,8 +165,8 @@ def _nhwc_if(target, x):
 
 
 def test_pytorch_models_written_as_mxnet(tmp_path):
-    """A torch ResNet, MobileNetV2, LSTM tagger and transformer encoder written as MXNet read back (and, with MXNet present, run there) as in
-    PyTorch."""
+    """A torch ResNet, MobileNetV2, LSTM tagger and transformer encoder written as MXNet read back (and, with MXNet
+    present, run there) as in PyTorch."""
     from tests.models.torch_zoo import imported
 
     for name, kwargs in (("resnet18", {"size": 32}), ("mobilenet_v2", {"size": 32}), ("lstm_tagger", {}),
