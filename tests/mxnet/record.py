@@ -107,7 +107,10 @@ class Layers(gluon.HybridBlock):
         line = self.conv1d(F.reshape(F.slice(pooled, begin=(0, 0, 0, 0), end=(1, 4, 6, 6)), shape=(1, 4, 36)))
         line = F.Cast(F.Cast(line * 10, dtype="int32"), dtype="float32")
         tail = F.Flatten(F.Dropout(F.SoftmaxActivation(pooled, mode="channel"), p=0.3))
-        return logits, reduced, line, tail
+        resized = F.contrib.BilinearResize2D(pooled, height=9, width=11) + F.contrib.BilinearResize2D(
+            F.contrib.BilinearResize2D(pooled, height=4, width=5, align_corners=False), height=9, width=11,
+            align_corners=False)
+        return logits, reduced, line, tail, resized
 
 
 class Encoder(gluon.HybridBlock):

@@ -441,11 +441,18 @@ def write_mod(w, node):
     w.op("broadcast_mod", node, list(node.inputs), {})
 
 
-@R.exports("Resize", check=lambda n: None if repeat_factor(n) else
-           "MXNet's UpSampling repeats pixels by an integer factor")
+@R.exports("Resize", check=lambda n: None if repeat_factor(n) or _bilinear_size(n) else
+           "MXNet resizes by repeating pixels an integer number of times (UpSampling) or bilinearly to a size "
+           "(BilinearResize2D)")
 def write_resize(w, node):
-    w.op("UpSampling", node, [node.input(0)], {"scale": repeat_factor(node), "sample_type": "nearest",
-                                               "num_args": 1})
+    if repeat_factor(node):
+        w.op("UpSampling", node, [node.input(0)], {"scale": repeat_factor(node), "sample_type": "nearest",
+                                                   "num_args": 1})
+        return
+    height, width = _bilinear_size(node)
+    corners = node.attrs.get("coordinate_transformation_mode") == "align_corners"
+    w.op("_contrib_BilinearResize2D", node, [node.input(0)], {"height": height, "width": width,
+                                                              "align_corners": corners})
 
 
 # -- comparisons, selection, repetition ---------------------------------------------------------------------
@@ -555,3 +562,17 @@ def _gather_nd_indices(node) -> np.ndarray | None:
            "MXNet's gather_nd is written for constant, non-negative indices without batch axes")
 def write_gather_nd(w, node):
     w.op("gather_nd", node, [node.input(0), w.param(node, "indices", _gather_nd_indices(node))], {})
+
+
+def _bilinear_size(node) -> tuple[int, int] | None:
+    """(height, width) of a Resize that MXNet's BilinearResize2D computes: linear, 2-D, corners aligned or pixel
+    centres as PyTorch samples them (half_pixel is the same when no output side is 1), no antialiasing."""
+    a = node.attrs
+    x, y = node.input(0), node.outputs[0]
+    if a.get("mode") != "linear" or a.get("antialias", 0) or a.get("exclude_outside", 0) or not _known(x) or \
+            not _known(y) or len(x.shape) != 4 or x.shape[:2] != y.shape[:2] or a.get("layout", "NCHW") != "NCHW":
+        return None
+    how = a.get("coordinate_transformation_mode", "half_pixel")
+    if how == "align_corners" or how == "pytorch_half_pixel" or (how == "half_pixel" and min(y.shape[2:]) > 1):
+        return y.shape[2], y.shape[3]
+    return None

@@ -260,3 +260,19 @@ def upsampling(imp, node):
     scales = b.const(np.array([1, 1] + [scale] * (rank - 2), np.float32))
     return b.op("Resize", imp.x, None, scales, mode="nearest", coordinate_transformation_mode="asymmetric",
                 nearest_mode="floor")
+
+
+@op("_contrib_BilinearResize2D", produces="Resize")
+def bilinear_resize(imp, node):
+    """To `height` x `width` (mode "size"), sampling at the corners' alignment (the default) or at pixel centres
+    as PyTorch does without it."""
+    a, b = imp.attrs, imp.b
+    a.choice("mode", "size", ("size",))
+    shape = _image(imp, "BilinearResize2D")
+    if len(shape) != 4 or a.float("scale_height") is not None or a.float("scale_width") is not None:
+        raise ModelError("BilinearResize2D by scale factors is not read (give height and width)")
+    height, width = a.int("height", 1), a.int("width", 1)
+    corners = a.bool("align_corners", True)
+    sizes = b.const(np.array([shape[0], shape[1], height, width], np.int64))
+    return b.op("Resize", imp.x, None, None, sizes, mode="linear",
+                coordinate_transformation_mode="align_corners" if corners else "pytorch_half_pixel")
