@@ -52,7 +52,12 @@ class ModelError(TensorbridgeError):
 
 
 class InputShapesNeeded(ModelError):
-    """The model records no shape for some of its inputs: `input_shapes` (--input-shape) must give them."""
+    """The model records no shape for some of its inputs: `input_shapes` (--input-shape) must give them.
+    `inputs` names all the model's inputs, in order."""
+
+    def __init__(self, message: str, inputs=()):
+        super().__init__(message)
+        self.inputs = list(inputs)
 
 
 class InvariantError(TensorbridgeError):

@@ -10,6 +10,7 @@ arrays are read. What the ops mean lives in the MXNet registry (rules/mxnet).
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 import struct
@@ -256,17 +257,13 @@ def paths(source, weights=None) -> tuple[Path, Path]:
         weights = Path(weights)
     else:
         prefix = path.name[:-len("-symbol.json")] if path.name.endswith("-symbol.json") else path.stem
-        epochs = sorted(path.parent.glob(f"{glob_escape(prefix)}-[0-9][0-9][0-9][0-9].params"))
+        epochs = sorted(path.parent.glob(f"{glob.escape(prefix)}-[0-9][0-9][0-9][0-9].params"))
         if not epochs:
             raise ModelError(f"{path} needs its weights: no {prefix}-NNNN.params beside it (pass weights=PATH)")
         weights = epochs[-1]
     if not weights.is_file():
         raise ModelError(f"no such file: {weights}")
     return path, weights
-
-
-def glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 def prefix_of(dest: str | Path) -> Path:

@@ -16,6 +16,7 @@ import numpy as np
 import tensorbridge as tb
 from tensorbridge.errors import UnsupportedError
 from tensorbridge.reference.interpreter import run
+from tensorbridge.verification.align import reorder
 from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners.mxnet import MXNetRunner
 from tests.mxnet.test_mxnet import DATA, SMALL, ZOO, recorded, zoo_model
@@ -54,10 +55,7 @@ def measure(name: str, folder: Path) -> list[str]:
             continue
         target = runner_for(str(dest))
         given = [feeds[v.name] for v in graph.inputs]
-        inputs = {}
-        for (n, _, shape), x in zip(target.inputs, given):
-            inputs[n] = x if tuple(shape) == x.shape else x.transpose(0, 2, 3, 1)
-        out = target.run(inputs)
+        out = target.run({n: reorder(x, shape) for (n, _, shape), x in zip(target.inputs, given)})
         row.append(f"{max(rel(e, out[t]) for e, t in zip(expected, target.outputs)):.1e}")
     tb.save(graph, folder / "again-symbol.json")
     mx = MXNetRunner(folder / "again-symbol.json")

@@ -26,7 +26,7 @@ from tensorbridge.formats.mxnet import V1, parse_params, read_params, write_para
 from tensorbridge.reference.interpreter import run
 from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners import mxnet as runtime
-from tests.models.faithful import close
+from tests.models.faithful import close, image_feeds
 from tests.mxnet.weights import image, parameter
 
 DATA = Path(__file__).with_name("data")
@@ -132,13 +132,16 @@ def test_round_trip_keeps_the_computation(tmp_path, name):
             close(f"MXNet {a.name}", ours[a.name], out[there])
 
 
+def _zoo(name: str, folder: Path):
+    """(recorded outputs, the architecture read with its weights, its input image)."""
+    size = ZOO[name]
+    graph = tb.load(zoo_model(name, folder), input_shapes={"data": [1, 3, size, size]})
+    return recorded(name), graph, image((1, 3, size, size))
+
+
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n != "resnet50_v1" else n for n in ZOO])
 def test_model_zoo_reads_as_mxnet_computed_it(tmp_path, name):
-    theirs = recorded(name)
-    symbol = zoo_model(name, tmp_path)
-    size = ZOO[name]
-    graph = tb.load(symbol, input_shapes={"data": [1, 3, size, size]})
-    x = image((1, 3, size, size))
+    theirs, graph, x = _zoo(name, tmp_path)
     assert np.std(theirs["output"]) > 1e-2, "the recorded logits do not vary: the comparison would prove nothing"
     close(name, theirs["output"], run(graph, {"data": x})[graph.outputs[0].name])
 
@@ -146,22 +149,13 @@ def test_model_zoo_reads_as_mxnet_computed_it(tmp_path, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ZOO)
 def test_model_zoo_converts_to_every_target(tmp_path, name):
-    theirs = recorded(name)
-    symbol = zoo_model(name, tmp_path)
-    size = ZOO[name]
-    graph = tb.load(symbol, input_shapes={"data": [1, 3, size, size]})
-    x = image((1, 3, size, size))
+    theirs, graph, x = _zoo(name, tmp_path)
     for to in ("onnx", "torch", "keras", "tflite"):
         dest = tmp_path / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
         tb.save(graph, dest, to=to)
         target = runner_for(str(dest))
-        out = target.run({target.inputs[0][0]: x if to != "keras" and to != "tflite" else _nhwc_if(target, x)})
+        out = target.run(image_feeds(target, x))
         close(f"{name} -> {to}", theirs["output"], out[target.outputs[0]])
-
-
-def _nhwc_if(target, x):
-    shape = target.inputs[0][2]
-    return x if tuple(shape) == x.shape else x.transpose(0, 2, 3, 1)
 
 
 def test_pytorch_models_written_as_mxnet(tmp_path):

@@ -43,25 +43,19 @@ def load(source, weights=None, input_shapes: dict | None = None, input_dtypes: d
     return graph
 
 
-def input_names(symbol_path, params_path) -> list[str]:
-    """The model's inputs: the variables without a value in the params (labels that only losses read left out)."""
-    importer = Importer(read_symbol(symbol_path), read_params(params_path), {}, {})
-    needed = importer.needed()
-    return [n.name for i, n in enumerate(importer.symbol.nodes) if i in needed and n.op == VARIABLE
-            and n.name not in importer.params]
-
-
 def head_names(symbol_path) -> list[str]:
     """MXNet's names of the model's outputs (`list_outputs()`)."""
     symbol = read_symbol(symbol_path)
-    return [output_name(symbol.nodes[i], k, 2 if symbol.nodes[i].op in MULTI_OUTPUT else 1) for i, k in symbol.heads]
+    return [output_name(symbol.nodes[i], k) for i, k in symbol.heads]
 
 
-def output_name(node: Node, index: int, count: int) -> str:
-    """MXNet's name for a node's output (what `get_internals()` lists)."""
+def output_name(node: Node, index: int) -> str:
+    """MXNet's name for a node's output (what `get_internals()` lists): numbered when the op has several."""
     if node.op in OUTPUT_NAMES:
         return f"{node.name}_{OUTPUT_NAMES[node.op][index]}"
-    return f"{node.name}_output" if count == 1 else f"{node.name}_output{index}"
+    parts = node.attrs.get("num_outputs", "1")
+    several = node.op in MULTI_OUTPUT and (not parts.isdigit() or int(parts) > 1)
+    return f"{node.name}_output{index}" if several else f"{node.name}_output"
 
 
 class Importer:
@@ -106,7 +100,7 @@ class Importer:
 
     # -- reading -------------------------------------------------------------------------------------------
     def run(self) -> Graph:
-        needed = self.needed()
+        needed = self._needed()
         self._check(needed)
         self._variables(needed)
         report = BlockerReport("reading the MXNet model", "mxnet")
@@ -148,7 +142,7 @@ class Importer:
             return rule.convert(self, node)
         return self.b.op(rule.ir_op, *self.inputs, **rule.attrs)
 
-    def needed(self) -> set[int]:
+    def _needed(self) -> set[int]:
         """The nodes the heads depend on (labels that only losses read are left out)."""
         needed, stack = set(), [i for i, _ in self.symbol.heads]
         while stack:
@@ -200,20 +194,18 @@ class Importer:
             example = ", ".join(f"{name!r}: [...]" for name in missing)
             flags = " ".join(f"--input-shape {name}=N,C,H,W" for name in missing)
             raise InputShapesNeeded(f"the symbol does not record the shape of input(s) {', '.join(missing)} (Gluon's "
-                             f"export does not); pass input_shapes={{{example}}} (command line: {flags})")
+                             f"export does not); pass input_shapes={{{example}}} (command line: {flags})",
+                             inputs=[node.name for _, node in declared])
         if not declared:
             raise ModelError("the model has no input: every variable has a value in the params file")
 
     def _name_outputs(self) -> None:
-        counts: dict[int, int] = {}
-        for (i, k) in self.values:
-            counts[i] = max(counts.get(i, 0), k + 1)
         names = {}
         for (i, k), value in self.values.items():
             if isinstance(value, LaterZeros):
                 continue
             node = self.symbol.nodes[i]
-            names[node.name if node.op == VARIABLE else output_name(node, k, counts[i])] = value.name
+            names[node.name if node.op == VARIABLE else output_name(node, k)] = value.name
         self.graph.metadata["mxnet"] = {"outputs": names}
 
 

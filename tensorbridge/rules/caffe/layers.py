@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.caffe.base import axis_of, image, layer, window
+from tensorbridge.rules.probes import window_pool
 
 MAX, AVE, STOCHASTIC = 0, 1, 2
 
@@ -63,17 +64,7 @@ def pooled_size(size, k, s, p) -> list[int]:
 
 def pool_reference(x: np.ndarray, method: int, k, s, p) -> np.ndarray:
     """Caffe's pooling of an NCHW float array (max or average), as its CPU code computes it."""
-    n, c, h, w = x.shape
-    oh, ow = pooled_size((h, w), k, s, p)
-    y = np.empty((n, c, oh, ow), np.float64)
-    for i in range(oh):
-        for j in range(ow):
-            h0, w0 = i * s[0] - p[0], j * s[1] - p[1]
-            h1, w1 = min(h0 + k[0], h + p[0]), min(w0 + k[1], w + p[1])
-            area = (h1 - h0) * (w1 - w0)
-            window_ = x[:, :, max(h0, 0):min(h1, h), max(w0, 0):min(w1, w)]
-            y[:, :, i, j] = window_.max(axis=(2, 3)) if method == MAX else window_.sum(axis=(2, 3)) / area
-    return y
+    return window_pool(x, "max" if method == MAX else "avg", k, s, p, pooled_size(x.shape[2:], k, s, p))
 
 
 @layer("Pooling", produces=("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "Pad", "Slice"))

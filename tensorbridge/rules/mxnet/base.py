@@ -23,7 +23,7 @@ TUNING = frozenset({"workspace", "cudnn_tune", "cudnn_off", "num_args", "momentu
                     "min_calib_range", "max_calib_range", "lr_mult", "wd_mult", "ctx_group"})
 #: the op of a variable (a weight or an input)
 VARIABLE = "null"
-#: ops with several outputs (named NAME_output0, NAME_output1, ...)
+#: ops with `num_outputs` outputs (named NAME_output0, NAME_output1, ... when there are several)
 MULTI_OUTPUT = frozenset({"SliceChannel", "split"})
 #: ops whose outputs have names of their own
 OUTPUT_NAMES = {"RNN": ("output", "state_output", "statecell_output")}

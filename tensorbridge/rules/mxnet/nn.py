@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.mxnet.base import known_shape, op, spatial
+from tensorbridge.rules.probes import window_pool
 
 CHANNELS_FIRST = {1: "NCW", 2: "NCHW", 3: "NCDHW"}
 
@@ -85,23 +86,7 @@ def pooled_size(size, k, s, p, full: bool) -> list[int]:
 
 def pool_reference(x: np.ndarray, kind: str, k, s, p, full: bool, count_include_pad: bool) -> np.ndarray:
     """MXNet's pooling of an (N, C, H, W) array as its CPU code computes it (max, avg or sum)."""
-    n, c, h, w = x.shape
-    oh, ow = pooled_size((h, w), k, s, p, full)
-    y = np.empty((n, c, oh, ow), np.float64)
-    for i in range(oh):
-        for j in range(ow):
-            h0, w0 = i * s[0] - p[0], j * s[1] - p[1]
-            h1, w1 = min(h0 + k[0], h + p[0]), min(w0 + k[1], w + p[1])
-            area = (h1 - h0) * (w1 - w0)
-            a0, b0, a1, b1 = max(h0, 0), max(w0, 0), min(h1, h), min(w1, w)
-            window = x[:, :, a0:a1, b0:b1]
-            if kind == "max":
-                y[:, :, i, j] = window.max(axis=(2, 3))
-            elif kind == "sum":
-                y[:, :, i, j] = window.sum(axis=(2, 3))
-            else:
-                y[:, :, i, j] = window.sum(axis=(2, 3)) / (area if count_include_pad else (a1 - a0) * (b1 - b0))
-    return y
+    return window_pool(x, kind, k, s, p, pooled_size(x.shape[2:], k, s, p, full), count_include_pad)
 
 
 @op("Pooling", produces=("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "ReduceSum", "Pad", "Mul"))

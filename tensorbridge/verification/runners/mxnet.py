@@ -67,8 +67,8 @@ class MXNetRunner:
         self.name_of: dict[str, str] = {}  # IR value -> an MXNet output holding it
         try:
             self._read(input_shapes)
-        except InputShapesNeeded:
-            self._unshaped()
+        except InputShapesNeeded as e:
+            self._unshaped(e.inputs)
 
     def _read(self, input_shapes) -> None:
         """Inputs, outputs and names from the model as the MXNet frontend reads it."""
@@ -81,13 +81,12 @@ class MXNetRunner:
             self.name_of.setdefault(value, mx_name)
         self.heads = dict(zip(self.outputs, self.outputs))
 
-    def _unshaped(self) -> None:
+    def _unshaped(self, inputs: list[str]) -> None:
         """A Gluon export records no input shapes: they come with the first inputs run (verify takes the
         converted model's), and the outputs are named by MXNet until then."""
-        from tensorbridge.frontends.mxnet.importer import head_names, input_names
+        from tensorbridge.frontends.mxnet.importer import head_names
 
-        self.inputs = [(name, self.input_dtypes.get(name, "float32"), None) for name in input_names(self.symbol,
-                                                                                                    self.params)]
+        self.inputs = [(name, self.input_dtypes.get(name, "float32"), None) for name in inputs]
         self.outputs = head_names(self.symbol)
         self.heads = {}
 
