@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install -q --upgrade pip
 	# torch first, pinned: the local CPU wheel; everything after is held to it by constraints.txt
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,tf,jax,ray,dev]"
+	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,tf,jax,ray,coreml,dev]"
 	# timm (the conversion matrix's PyTorch architectures) without torchvision, which has no CPU wheel here
 	$(PIP) install -q -c constraints.txt --no-deps timm==1.0.31
 	touch $(STAMP)

@@ -1,0 +1,175 @@
+"""Core ML backend: IR `Graph` -> `.mlpackage` (ML Program, float32 compute) or `.mlmodel` (neural network).
+
+The graph is written op by op with coremltools' MIL builder (the iOS 15 opset, which both kinds take) through
+the export rules (rules/coreml/export*.py); coremltools then turns the program into the file's spec, with
+`compute_precision=FLOAT32` so no float16 casts are inserted. What Core ML cannot express (64-bit floats,
+integers beyond int32, ops without a rule) is reported, every node at once, before anything is written.
+Core ML runs only on Apple platforms: `verify` reads the written file back and runs it in the reference
+interpreter (verification/runners/coreml.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.formats.coreml import coremltools
+from tensorbridge.ir.graph import Graph, clone
+from tensorbridge.passes.dce import eliminate_dead_code
+from tensorbridge.passes.decompose import legalize
+from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.rules.coreml import REGISTRY
+from tensorbridge.rules.coreml.base import DTYPES, int32
+
+LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
+#: the MIL opset written for each kind: iOS 15, the first that ML Programs take; neural networks end at iOS 14
+#: (both hold the same ops: the iOS 15 opset is the first of the MIL opsets)
+OPSETS = {"mlprogram": "iOS15", "neuralnetwork": "iOS14"}
+
+
+def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
+    p = Pipeline("Core ML").then("dead code", eliminate_dead_code)
+    p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
+    p.then("fold constants", fold_constants)
+    p.then("legalize", lambda g: legalize(g, REGISTRY.blocker, "Core ML"))
+    return p.then("dead code", eliminate_dead_code)
+
+
+def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
+    """Write `dest`: an ML Program package unless its name ends in `.mlmodel` (a neural network)."""
+    dest = Path(dest)
+    model = convert(graph, "neuralnetwork" if dest.suffix.lower() == ".mlmodel" else "mlprogram", layout)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".coreml-") as tmp:
+        staged = Path(tmp) / dest.name
+        model.save(str(staged))
+        if dest.is_dir():
+            shutil.rmtree(dest)
+        elif dest.exists():
+            dest.unlink()
+        staged.rename(dest)
+
+
+def convert(graph: Graph, kind: str = "mlprogram", layout: LayoutOptions | None = None):
+    """The graph as a coremltools `MLModel` (not loaded for prediction: Core ML runs only on Apple platforms)."""
+    ct = coremltools()
+
+    program = build(graph, layout, OPSETS[kind])
+    options = {"compute_precision": ct.precision.FLOAT32} if kind == "mlprogram" else {}
+    with contextlib.redirect_stderr(io.StringIO()):  # coremltools' progress bars
+        try:
+            return ct.convert(program, convert_to=kind, minimum_deployment_target=getattr(ct.target, OPSETS[kind]),
+                              skip_model_load=True, **options)
+        except (ValueError, TypeError, NotImplementedError, RuntimeError) as e:
+            raise ModelError(f"coremltools refused the program: {str(e).splitlines()[0][:300]}") from None
+
+
+def build(graph: Graph, layout: LayoutOptions | None = None, opset: str = "iOS15"):
+    """The graph as a MIL `Program` with one function, `main`."""
+    ct = coremltools()
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import Function, Program
+
+    g = pipeline(layout).run(clone(graph))
+    _check_types(g)
+    writer = Writer(g, mb)
+    specs = {writer.names[id(x)]: mb.placeholder(shape=list(x.shape), dtype=_mil_dtype(x.dtype)) for x in g.inputs}
+    report = BlockerReport("export to Core ML", "coreml")
+    with Function(specs, opset_version=getattr(ct.target, opset)) as function:
+        for x in g.inputs:
+            writer.vars[id(x)] = function.inputs[writer.names[id(x)]]
+        for node in g.nodes:
+            if any(v is not None and v.const is None and id(v) not in writer.vars for v in node.inputs):
+                continue  # it reads a node the builder refused (reported)
+            try:
+                REGISTRY.export_rule(node.op).write(writer, node)
+            except (ValueError, TypeError) as e:  # the builder's own type and shape checks
+                report.add(node.op, node.name, f"coremltools' builder refused it: {str(e).splitlines()[0][:200]}")
+        report.raise_if_any()
+        function.set_outputs(writer.outputs())
+    program = Program()
+    program.add_function("main", function)
+    return program
+
+
+def _check_types(g: Graph) -> None:
+    report = BlockerReport("export to Core ML", "coreml")
+    for x in g.inputs:
+        if x.shape is None or not all(isinstance(d, int) for d in x.shape):
+            report.add("inputs", x.name, f"Core ML inputs are written with a known shape, not {x.shape}")
+    for node in g.nodes:
+        for v in [*node.inputs, *node.outputs]:
+            if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
+                report.add(node.op, node.name, f"Core ML has no {np.dtype(v.dtype).name} tensors ({v.name})")
+                break
+    report.raise_if_any()
+
+
+def _mil_dtype(dtype):
+    from coremltools.converters.mil.mil import types
+
+    return {np.float32: types.fp32, np.float16: types.fp16, np.int32: types.int32,
+            np.bool_: types.bool}[DTYPES[np.dtype(dtype)]]
+
+
+class Writer:
+    def __init__(self, graph: Graph, mb):
+        self.graph, self.mb = graph, mb
+        self.vars: dict[int, object] = {}
+        self.used: set[str] = set()
+        self.names = {id(x): self._unique(x.name) for x in graph.inputs}
+
+    def x(self, value):
+        """An IR value as the builder takes it: its MIL variable, or a constant as NumPy (Core ML's dtype)."""
+        if value is None:
+            return None
+        if id(value) in self.vars:
+            return self.vars[id(value)]
+        if value.const is None:
+            raise RuntimeError(f"{value.name} is read before it is computed")
+        array = np.asarray(value.const)
+        if array.dtype == np.int64:
+            return int32(array, value.name)
+        return array.astype(DTYPES[np.dtype(array.dtype)])
+
+    def name(self, node, suffix: str = "") -> str:
+        """The name of the MIL op computing `node` (a step towards it with `suffix`): its output's name, so the
+        values read back carry the IR's names."""
+        base = node.outputs[0].name if node.outputs and node.outputs[0] is not None else node.name
+        return self._unique(f"{base}_{suffix}" if suffix else base)
+
+    def set(self, value, var) -> None:
+        self.vars[id(value)] = var
+
+    def outputs(self) -> list:
+        """The graph's outputs as variables; an input or a constant passes through an identity (Core ML's
+        outputs are ops' outputs), and each is named after the IR output."""
+        result = []
+        for v in self.graph.outputs:
+            var = self.vars.get(id(v))
+            if var is None or var.op is None or var.name != self._clean(v.name):
+                var = self.mb.identity(x=self.x(v), name=self._unique(v.name))
+            result.append(var)
+        return result
+
+    def _unique(self, name: str) -> str:
+        base = self._clean(name)
+        name, i = base, 1
+        while name in self.used:
+            name, i = f"{base}_{i}", i + 1
+        self.used.add(name)
+        return name
+
+    @staticmethod
+    def _clean(name: str) -> str:
+        """A MIL name: letters, digits and underscores, not starting with a digit."""
+        name = re.sub(r"\W", "_", name or "value")
+        return name if not name[0].isdigit() else f"v_{name}"
