@@ -50,7 +50,11 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) ->
     model = convert(graph, "neuralnetwork" if dest.suffix.lower() == ".mlmodel" else "mlprogram", layout)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".coreml-") as tmp:
         staged = Path(tmp) / dest.name
-        model.save(str(staged))
+        try:
+            model.save(str(staged))
+        finally:
+            if getattr(model, "is_temp_package", False):  # coremltools' own copy, otherwise removed only at exit
+                shutil.rmtree(model.package_path, ignore_errors=True)
         if dest.is_dir():
             shutil.rmtree(dest)
         elif dest.exists():
@@ -78,6 +82,7 @@ def build(graph: Graph, layout: LayoutOptions | None = None, opset: str = "iOS15
     from coremltools.converters.mil import Builder as mb
     from coremltools.converters.mil.mil import Function, Program
 
+    _check_inputs(graph)
     g = pipeline(layout).run(clone(graph))
     _check_types(g)
     writer = Writer(g, mb)
@@ -100,11 +105,24 @@ def build(graph: Graph, layout: LayoutOptions | None = None, opset: str = "iOS15
     return program
 
 
+def _check_inputs(g: Graph) -> None:
+    """Core ML models are written for inputs of known shape: open dims are fixed by the user, not guessed."""
+    open_inputs = [x for x in g.inputs if x.shape is None or not all(isinstance(d, int) for d in x.shape)]
+    if open_inputs:
+        shown = ", ".join(f"{x.name} {_dims(x.shape)}" for x in open_inputs)
+        flags = " ".join(f"--input-shape {x.name}=" + ",".join("1" if not isinstance(d, int) else str(d)
+                                                                  for d in x.shape or ()) for x in open_inputs)
+        raise ModelError(f"Core ML models are written for inputs of known shape, and {shown} has open dims; fix "
+                         f"them when loading (input_shapes={{...}}; command line: {flags})")
+
+
+def _dims(shape) -> str:
+    return "(unknown rank)" if shape is None else "(" + ", ".join(str(d) if isinstance(d, int) else "?"
+                                                                 for d in shape) + ")"
+
+
 def _check_types(g: Graph) -> None:
     report = BlockerReport("export to Core ML", "coreml")
-    for x in g.inputs:
-        if x.shape is None or not all(isinstance(d, int) for d in x.shape):
-            report.add("inputs", x.name, f"Core ML inputs are written with a known shape, not {x.shape}")
     for node in g.nodes:
         for v in [*node.inputs, *node.outputs]:
             if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
