@@ -21,6 +21,11 @@ def only_use(v: Value | None, ops: tuple[str, ...], graph) -> object:
     return p if p is not None and len(v.uses()) == 1 and v not in graph.outputs else None
 
 
+def constant(v: Value | None) -> np.ndarray | None:
+    """The array a constant holds, else None (also for an absent optional input)."""
+    return None if v is None or v.const is None else np.asarray(v.const)
+
+
 def scalar(v: Value | None) -> float | None:
     """The number a constant of one element holds, else None."""
     if v is None or v.const is None or np.asarray(v.const).size != 1:

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from tensorbridge.errors import InvariantError
 from tensorbridge.ir import checker
 from tensorbridge.ir.graph import Graph
+from tensorbridge.passes.dce import eliminate_dead_code
+from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 
 log = logging.getLogger(__name__)
 CHECK_ENV = "TENSORBRIDGE_CHECK_PASSES"
@@ -47,3 +50,14 @@ class Pipeline:
                 except InvariantError as e:
                     raise RuntimeError(f"{self.name}: pass {name!r} left a malformed graph (a bug): {e}") from None
         return graph
+
+
+def writer_pipeline(name: str, target: LayoutTarget, legalize: Callable[[Graph], Graph | None],
+                    layout: LayoutOptions | None = None) -> Pipeline:
+    """The pipeline of a backend that writes each node as framework ops: dead code out, the layout planned for
+    `target`, constants folded, what the writer cannot take decomposed or reported (`legalize`), dead code out."""
+    p = Pipeline(name).then("dead code", eliminate_dead_code)
+    p.then("layout", lambda g: plan_layout(g, target, layout))
+    p.then("fold constants", fold_constants)
+    p.then("legalize", legalize)
+    return p.then("dead code", eliminate_dead_code)

@@ -17,11 +17,9 @@ from google.protobuf import json_format
 from tensorbridge.errors import BlockerReport
 from tensorbridge.formats.caffe import format_prototxt, messages, write_caffemodel
 from tensorbridge.ir.graph import Graph, clone
-from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
-from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget
+from tensorbridge.passes.pipeline import Pipeline, writer_pipeline
 from tensorbridge.rules.caffe import REGISTRY
 from tensorbridge.rules.caffe.base import COPY
 from tensorbridge.rules.caffe.export import inner_nodes
@@ -30,11 +28,7 @@ LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 
 
 def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
-    p = Pipeline("Caffe").then("dead code", eliminate_dead_code)
-    p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
-    p.then("fold constants", fold_constants)
-    p.then("legalize", _legalize)
-    return p.then("dead code", eliminate_dead_code)
+    return writer_pipeline("Caffe", LAYOUT, _legalize, layout)
 
 
 def _legalize(g: Graph) -> Graph:

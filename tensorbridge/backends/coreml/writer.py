@@ -22,11 +22,9 @@ import numpy as np
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.coreml import coremltools
 from tensorbridge.ir.graph import Graph, clone
-from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
-from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget
+from tensorbridge.passes.pipeline import Pipeline, writer_pipeline
 from tensorbridge.rules.coreml import REGISTRY
 from tensorbridge.rules.coreml.base import DTYPES, int32
 
@@ -37,11 +35,7 @@ OPSETS = {"mlprogram": "iOS15", "neuralnetwork": "iOS14"}
 
 
 def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
-    p = Pipeline("Core ML").then("dead code", eliminate_dead_code)
-    p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
-    p.then("fold constants", fold_constants)
-    p.then("legalize", lambda g: legalize(g, REGISTRY.blocker, "Core ML"))
-    return p.then("dead code", eliminate_dead_code)
+    return writer_pipeline("Core ML", LAYOUT, lambda g: legalize(g, REGISTRY.blocker, "Core ML"), layout)
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:

@@ -19,11 +19,9 @@ import numpy as np
 from tensorbridge.errors import BlockerReport
 from tensorbridge.formats.darknet import Header, Section, format_cfg, write_weights
 from tensorbridge.ir.graph import Graph, clone
-from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
-from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget
+from tensorbridge.passes.pipeline import Pipeline, writer_pipeline
 from tensorbridge.rules.darknet import REGISTRY
 from tensorbridge.rules.darknet.base import WEIGHT_ORDER
 from tensorbridge.rules.darknet.layers import inner_nodes
@@ -35,11 +33,7 @@ ACTIVATED = ("convolutional", "connected", "shortcut")
 
 
 def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
-    p = Pipeline("Darknet").then("dead code", eliminate_dead_code)
-    p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
-    p.then("fold constants", fold_constants)
-    p.then("legalize", _legalize)
-    return p.then("dead code", eliminate_dead_code)
+    return writer_pipeline("Darknet", LAYOUT, _legalize, layout)
 
 
 def _legalize(g: Graph) -> Graph:

@@ -14,22 +14,16 @@ import numpy as np
 from tensorbridge.errors import BlockerReport
 from tensorbridge.formats.mxnet import FLAGS, Node, Symbol, prefix_of, write_params, write_symbol
 from tensorbridge.ir.graph import Graph, clone
-from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.fold_constants import fold_constants
-from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
-from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.passes.layout import LayoutOptions, LayoutTarget
+from tensorbridge.passes.pipeline import Pipeline, writer_pipeline
 from tensorbridge.rules.mxnet import REGISTRY
 
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 
 
 def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
-    p = Pipeline("MXNet").then("dead code", eliminate_dead_code)
-    p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
-    p.then("fold constants", fold_constants)
-    p.then("legalize", lambda g: legalize(g, REGISTRY.blocker, "MXNet"))
-    return p.then("dead code", eliminate_dead_code)
+    return writer_pipeline("MXNet", LAYOUT, lambda g: legalize(g, REGISTRY.blocker, "MXNet"), layout)
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:

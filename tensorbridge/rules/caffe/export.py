@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.ops.patterns import constant as _const
 from tensorbridge.rules.caffe.base import R
 from tensorbridge.rules.caffe.layers import AVE, MAX, pool_reference, pooled_size
 from tensorbridge.rules.probes import repeat_factor
-
-
-def _const(v) -> np.ndarray | None:
-    return None if v is None or v.const is None else np.asarray(v.const)
 
 
 def _image(v) -> bool:

@@ -15,6 +15,8 @@ import functools
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ir.shapes import is_static
+from tensorbridge.ops.patterns import constant as const
 from tensorbridge.rules.core import Registry
 
 R = Registry("coreml")
@@ -27,11 +29,7 @@ DTYPES = {np.dtype("float32"): np.float32, np.dtype("float16"): np.float16, np.d
 
 
 def known(value) -> bool:
-    return value is not None and value.shape is not None and all(isinstance(d, int) for d in value.shape)
-
-
-def const(value) -> np.ndarray | None:
-    return None if value is None or value.const is None else np.asarray(value.const)
+    return value is not None and is_static(value.shape)
 
 
 def int32(array, what: str) -> np.ndarray:

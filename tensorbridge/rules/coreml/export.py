@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.reference.kernels.conv import resolve_pads
 from tensorbridge.rules.coreml.base import R, axes_of, check_const_inputs, const, known, positive
 
 #: IR op -> MIL op of one input `x`
@@ -163,21 +164,10 @@ def write_cast(w, node):
 def _pads(node, rank: int) -> list[int]:
     """The node's padding (explicit, or auto_pad's worked out on the known input) as Core ML's (begin, end)
     per axis."""
-    auto = node.attrs.get("auto_pad", "NOTSET")
-    pads = node.attrs.get("pads") or [0] * 2 * rank
-    if auto == "VALID":
-        pads = [0] * 2 * rank
-    elif auto in ("SAME_UPPER", "SAME_LOWER"):
-        kernel = node.attrs.get("kernel_shape") or list(np.shape(const(node.input(1)))[2:])
-        strides = node.attrs.get("strides") or [1] * rank
-        dilations = node.attrs.get("dilations") or [1] * rank
-        begins, ends = [], []
-        for d, k, s, dil in zip(node.input(0).shape[2:], kernel, strides, dilations):
-            total = max((-(-d // s) - 1) * s + (k - 1) * dil + 1 - d, 0)
-            small, large = total // 2, total - total // 2
-            begins.append(large if auto == "SAME_LOWER" else small)
-            ends.append(small if auto == "SAME_LOWER" else large)
-        pads = begins + ends
+    kernel = node.attrs.get("kernel_shape") or list(np.shape(const(node.input(1)))[2:])
+    pads = resolve_pads(node.input(0).shape[2:], kernel, node.attrs.get("strides") or [1] * rank,
+                        node.attrs.get("dilations") or [1] * rank, node.attrs.get("pads"),
+                        node.attrs.get("auto_pad", "NOTSET"))
     return [p for i in range(rank) for p in (pads[i], pads[i + rank])]
 
 

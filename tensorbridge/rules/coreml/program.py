@@ -9,11 +9,10 @@ definition leaves a case open (a rounding, a border) are read only in the case i
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.reference.kernels.conv import resolve_pads
 from tensorbridge.rules.coreml.base import R, mil
 from tensorbridge.rules.coreml.export import ALPHA, BINARY, GELU, REDUCE, UNARY
 
@@ -143,13 +142,7 @@ def _pads(imp, kernel, strides, dilations, transpose: bool = False) -> list[int]
         return [0] * 2 * rank
     if kind not in ("same", "same_lower") or transpose:
         raise ModelError(f"pad_type {kind!r}")
-    begins, ends = [], []
-    for d, k, s, dil in zip(shape[2:], kernel, strides, dilations):
-        total = max((math.ceil(d / s) - 1) * s + (k - 1) * dil + 1 - d, 0)
-        small, large = total // 2, total - total // 2
-        begins.append(large if kind == "same_lower" else small)
-        ends.append(small if kind == "same_lower" else large)
-    return begins + ends
+    return resolve_pads(shape[2:], kernel, strides, dilations, None, "SAME_UPPER" if kind == "same" else "SAME_LOWER")
 
 
 @mil("conv", "conv_transpose", produces=("Conv", "ConvTranspose"))

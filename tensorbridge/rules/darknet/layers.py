@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ops.patterns import constant as _const
 from tensorbridge.rules.darknet.activations import composite_activation
 from tensorbridge.rules.darknet.base import BN_EPSILON, R, section
 from tensorbridge.rules.probes import repeat_factor
@@ -305,10 +306,6 @@ def head_output(kind: str, options: dict, x: np.ndarray) -> np.ndarray:
 
 
 # -- writing ------------------------------------------------------------------------------------------------
-def _const(v) -> np.ndarray | None:
-    return None if v is None or v.const is None else np.asarray(v.const)
-
-
 def _square(values, what: str) -> str | None:
     return None if values is None or len(set(values)) <= 1 else f"Darknet takes one {what} for both axes, not {values}"
 

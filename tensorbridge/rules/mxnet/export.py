@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.ir.shapes import is_static
+from tensorbridge.ops.patterns import constant as _const
 from tensorbridge.rules.mxnet.base import R
 from tensorbridge.rules.mxnet.nn import pool_reference, pooled_size
 from tensorbridge.rules.probes import repeat_factor
@@ -26,12 +28,8 @@ REDUCE = {"ReduceSum": "sum", "ReduceMean": "mean", "ReduceMax": "max", "ReduceM
 DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
 
 
-def _const(v) -> np.ndarray | None:
-    return None if v is None or v.const is None else np.asarray(v.const)
-
-
 def _known(v) -> bool:
-    return v is not None and v.shape is not None and all(isinstance(d, int) for d in v.shape)
+    return v is not None and is_static(v.shape)
 
 
 def _floats(node) -> bool:
