@@ -25,7 +25,7 @@ from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners import caffe as runtime
 from tests.caffe.models import Net, build, write
 from tests.caffe.record import image
-from tests.models.faithful import close, float64_truth, image_feeds, no_farther_from_truth
+from tests.models.faithful import close, float64_truth, image_feeds, no_farther_from_truth, read_back
 
 DATA = Path(__file__).with_name("data")
 LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no Caffe: {runtime.missing()}")
@@ -136,13 +136,12 @@ def test_pytorch_model_written_as_caffe(tmp_path):
     for name in ("resnet18", "mobilenet_v2"):
         module, args, graph = imported(name, batch=1, size=32)
         tb.save(graph, tmp_path / f"{name}.prototxt")
-        back = tb.load(tmp_path / f"{name}.prototxt")
-        feeds = {back.inputs[0].name: args[0].numpy()}
+        feeds, got = read_back(tmp_path / f"{name}.prototxt", args)
         expected = module(*args).detach().numpy()
-        close(name, expected, run(back, feeds)[back.outputs[0].name])
+        close(name, expected, got)
         if runtime.missing() is None:
-            out = runtime.CaffeRunner(tmp_path / f"{name}.prototxt").run(feeds)
-            close(name, expected, out[back.outputs[0].name])
+            caffe = runtime.CaffeRunner(tmp_path / f"{name}.prototxt")
+            close(name, expected, caffe.run(feeds)[caffe.outputs[0]])
 
 
 def test_what_caffe_cannot_express_is_listed_at_once(tmp_path):

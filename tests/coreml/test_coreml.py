@@ -21,8 +21,7 @@ import pytest
 import tensorbridge as tb
 from tensorbridge.errors import ModelError, UnsupportedError
 from tensorbridge.formats.coreml import coremltools, protos, read
-from tensorbridge.reference.interpreter import run
-from tests.models.faithful import close
+from tests.models.faithful import close, read_back
 
 pytest.importorskip("coremltools")
 ZOO = ("resnet18", "mobilenet_v2", "transformer_encoder", "bert", "gpt2")
@@ -41,9 +40,7 @@ def _torch_outputs(module, args) -> np.ndarray:
 
 
 def _read_back(path, args) -> np.ndarray:
-    graph = tb.load(path)
-    feeds = {x.name: a.numpy().astype(x.dtype) for x, a in zip(graph.inputs, args)}
-    return run(graph, feeds)[graph.outputs[0].name]
+    return read_back(path, args)[1]
 
 
 @pytest.mark.parametrize("suffix", [".mlpackage", ".mlmodel"])

@@ -73,3 +73,11 @@ def image_feeds(target, x: np.ndarray) -> dict:
     written with `--io-layout target` take NHWC)."""
     shape = tuple(target.inputs[0][2])
     return {target.inputs[0][0]: x if shape == x.shape else x.transpose(0, 2, 3, 1)}
+
+
+def read_back(path, args) -> tuple[dict, np.ndarray]:
+    """A written model file read back and run by the reference interpreter on `args` (torch tensors, cast to
+    the dtypes the file's inputs take): (the feeds, its first output)."""
+    graph = tb.load(path)
+    feeds = {x.name: a.numpy().astype(x.dtype) for x, a in zip(graph.inputs, args)}
+    return feeds, tb.run(graph, feeds)[graph.outputs[0].name]

@@ -26,7 +26,7 @@ from tensorbridge.formats.mxnet import V1, parse_params, read_params, write_para
 from tensorbridge.reference.interpreter import run
 from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners import mxnet as runtime
-from tests.models.faithful import close, image_feeds
+from tests.models.faithful import close, image_feeds, read_back
 from tests.mxnet.weights import image, parameter
 
 DATA = Path(__file__).with_name("data")
@@ -167,10 +167,9 @@ def test_pytorch_models_written_as_mxnet(tmp_path):
                          ("transformer_encoder", {})):
         module, args, graph = imported(name, batch=1, **kwargs)
         tb.save(graph, tmp_path / f"{name}-symbol.json")
-        back = tb.load(tmp_path / f"{name}-symbol.json")
-        feeds = {back.inputs[0].name: args[0].numpy()}
+        feeds, got = read_back(tmp_path / f"{name}-symbol.json", args)
         expected = module(*args).detach().numpy()
-        close(name, expected, run(back, feeds)[back.outputs[0].name])
+        close(name, expected, got)
         if runtime.missing() is None:
             mx = runtime.MXNetRunner(tmp_path / f"{name}-symbol.json")
             close(f"MXNet {name}", expected, mx.run(feeds)[mx.outputs[0]])
@@ -187,9 +186,8 @@ def test_transformers_written_as_mxnet(tmp_path, name):
     tb.save(graph, tmp_path / "m-symbol.json")
     expected = module(*args)
     expected = (expected[0] if isinstance(expected, tuple | list) else expected).detach().numpy()
-    back = tb.load(tmp_path / "m-symbol.json")
-    feeds = {v.name: a.numpy() for v, a in zip(back.inputs, args)}
-    close(name, expected, run(back, feeds)[back.outputs[0].name])
+    feeds, got = read_back(tmp_path / "m-symbol.json", args)
+    close(name, expected, got)
     if runtime.missing() is None:
         mx = runtime.MXNetRunner(tmp_path / "m-symbol.json")
         close(f"MXNet {name}", expected, mx.run(feeds)[mx.outputs[0]])
