@@ -1,6 +1,7 @@
 """The source models of the conversion matrix: real architectures with seeded random weights, as users have them.
 
-- every keras.applications architecture (Keras 3), BatchNorm statistics calibrated on data, logits out;
+- every keras.applications architecture (Keras 3), BatchNorm statistics calibrated on images like its feeds,
+  logits out;
 - the PyTorch test zoo (tests/models/torch_zoo.py);
 - transformers models built from small configs: BERT, GPT-2, T5, ViT, Whisper, a LLaMA-style decoder;
 - a wide sample of timm's families (tests/models/timm_zoo.py).
@@ -45,13 +46,17 @@ def keras_application(name: str) -> Source:
         shape = (size, size, 3)
         kwargs = {"classifier_activation": None, "input_shape": shape, "weights": None}
         model = getattr(keras.applications, name)(**kwargs)
-        calibrate_batch_norms(model, shape)
+        calibrate_batch_norms(model, shape, data=_images(4, shape, seed=1))
         path = workdir / f"{name}.keras"
         model.save(path)
-        x = np.random.default_rng(2).uniform(0, 255, (1, *shape)).astype(np.float32)  # as images are fed
-        return path, [x]
+        return path, [_images(1, shape, seed=2)]
 
     return Source(name, "keras", build)
+
+
+def _images(n: int, shape, seed: int) -> np.ndarray:
+    """Pixels in [0, 255], as images are fed (the applications' own preprocessing layers rescale them)."""
+    return np.random.default_rng(seed).uniform(0, 255, (n, *shape)).astype(np.float32)
 
 
 def keras_sources() -> list[Source]:

@@ -22,9 +22,10 @@ def application(name: str):
     return model, shape
 
 
-def calibrate_batch_norms(model, shape, batch: int = 4) -> None:
-    """Every BatchNormalization's moving statistics set to its input's statistics on seeded data: one
-    training-mode pass with momentum 0 (each layer then sees inputs normalized as inference will)."""
+def calibrate_batch_norms(model, shape, batch: int = 4, data=None) -> None:
+    """Every BatchNormalization's moving statistics set to its input's statistics on seeded data (`data`, else
+    standard normal): one training-mode pass with momentum 0, so each layer sees inputs normalized as inference
+    will. Calibrate on data drawn like the inputs the model will be fed, or the statistics do not fit them."""
     import keras
     import numpy as np
 
@@ -32,7 +33,7 @@ def calibrate_batch_norms(model, shape, batch: int = 4) -> None:
     saved = [layer.momentum for layer in layers]
     for layer in layers:
         layer.momentum = 0.0
-    x = np.random.default_rng(1).standard_normal((batch, *shape)).astype(np.float32)
+    x = np.random.default_rng(1).standard_normal((batch, *shape)).astype(np.float32) if data is None else data
     model(x, training=True)
     for layer, momentum in zip(layers, saved):
         layer.momentum = momentum
