@@ -16,8 +16,8 @@ MXNET_PARAMS = struct.pack("<Q", 0x112)
 
 
 def sniff(path: str | Path) -> str | None:
-    """The format name ("tflite", "keras", "torchscript", "pt2", "torch", "tbir") the bytes say, or None
-    when they do not tell."""
+    """The format name ("tflite", "keras", "torchscript", "pt2", "torch", "tbir", "mxnet", "paddle") the bytes say,
+    or None when they do not tell."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -34,6 +34,8 @@ def sniff(path: str | Path) -> str | None:
         return "tbir"
     if head[:8] == MXNET_PARAMS or (head.lstrip()[:1] == b"{" and _is_mxnet_symbol(path)):
         return "mxnet"
+    if head.lstrip()[:1] == b"{" and _is_paddle_program(path):
+        return "paddle"
     return None
 
 
@@ -94,11 +96,22 @@ def _is_tbir(path: Path, head: bytes) -> bool:
 
 
 
-def _is_mxnet_symbol(path: Path) -> bool:
-    """JSON whose first keys are an MXNet symbol's (`nodes`, then `arg_nodes`), read from its first 4 KB."""
+def _start(path: Path) -> str:
     try:
         with open(path, "rb") as f:
-            start = f.read(4096).decode("utf-8", "replace")
+            return f.read(4096).decode("utf-8", "replace")
     except OSError:
-        return False
+        return ""
+
+
+def _is_paddle_program(path: Path) -> bool:
+    """JSON that starts as a Paddle PIR program (`base_code` with the magic "pir")."""
+    from tensorbridge.formats.paddle import is_pir
+
+    return is_pir(_start(path))
+
+
+def _is_mxnet_symbol(path: Path) -> bool:
+    """JSON whose first keys are an MXNet symbol's (`nodes`, then `arg_nodes`), read from its first 4 KB."""
+    start = _start(path)
     return '"nodes"' in start and ('"arg_nodes"' in start or '"heads"' in start or '"op"' in start)

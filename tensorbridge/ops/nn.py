@@ -645,11 +645,17 @@ def _resize_infer(inputs, attrs):
     x = inputs[0]
     sizes = const_ints(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else None
     scales = inputs[2].const if len(inputs) > 2 and inputs[2] is not None else None
-    if x.shape is None or not shapes.is_static(x.shape) or (sizes is None and scales is None):
+    if x.shape is None or (sizes is None and scales is None):
         return [(x.dtype, None if x.shape is None else (None,) * len(x.shape))]
-    dummy = np.empty(x.shape, dtype=np.uint8)
+    rank = len(x.shape)
+    axes = [a % rank for a in attrs["axes"]] if attrs["axes"] else list(range(rank))
+    factors = dict(zip(axes, np.asarray(scales).reshape(-1))) if scales is not None and np.size(scales) else {}
+    kept = {i for i, d in enumerate(x.shape) if not isinstance(d, int) and (i not in axes or factors.get(i) == 1)}
+    if not shapes.is_static(x.shape) and len(kept) != sum(not isinstance(d, int) for d in x.shape):
+        return [(x.dtype, (None,) * rank)]
+    dummy = np.empty(tuple(1 if i in kept else d for i, d in enumerate(x.shape)), dtype=np.uint8)
     out, _, _ = _resize_sizes(dummy, None, scales, sizes or None, attrs["axes"], attrs["keep_aspect_ratio_policy"])
-    return [(x.dtype, tuple(out))]
+    return [(x.dtype, tuple(x.shape[i] if i in kept else d for i, d in enumerate(out)))]
 
 
 @op("Resize", inputs="X roi? scales? sizes?", layout=implicit(L.per_axis_operands(1, 2, 3)), family=F, infer=_resize_infer,

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.formats.protodesc import message_classes
 from tensorbridge.formats.protowire import fields, len_field, varint
 from tensorbridge.formats.streaming import write_array
 
@@ -35,15 +36,8 @@ _LEGACY_DIMS, _DATA, _DOUBLE_DATA, _SHAPE, _DIM = (1, 2, 3, 4), 5, 8, 7, 1
 @functools.cache
 def messages() -> SimpleNamespace:
     """Caffe's message classes (NetParameter, LayerParameter, ...), built from the shipped descriptor."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    files = descriptor_pb2.FileDescriptorSet.FromString(DESCRIPTOR.read_bytes())
-    pool = descriptor_pool.DescriptorPool()
-    for f in files.file:
-        pool.Add(f)
-    names = ("NetParameter", "LayerParameter", "V1LayerParameter", "BlobProto", "BlobShape")
-    return SimpleNamespace(**{n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"caffe.{n}"))
-                              for n in names})
+    return message_classes(DESCRIPTOR, "caffe",
+                           ("NetParameter", "LayerParameter", "V1LayerParameter", "BlobProto", "BlobShape"))
 
 
 def read_prototxt(path: str | Path):

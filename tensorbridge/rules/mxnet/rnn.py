@@ -3,10 +3,8 @@ ops, one per layer.
 
 The op takes every layer's weights packed into one vector (Gluon concatenates them with `_rnn_param_concat`):
 first, for each layer and direction, the input and the hidden weights (gates × hidden rows each), then, in the same
-order, their biases. The gates are in cuDNN's order (LSTM: input, forget, cell, output; GRU: reset, update, new),
-which the IR (ONNX's order: LSTM input, output, forget, cell; GRU update, reset, new) reorders; MXNet's GRU applies
-the reset gate after the hidden product (`linear_before_reset`). Initial states must be zeros, as Gluon writes them
-when none are given.
+order, their biases, with the gates in cuDNN's order (rules/recurrent.py). Initial states must be zeros, as Gluon
+writes them when none are given.
 """
 
 from __future__ import annotations
@@ -15,11 +13,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.mxnet.base import R, known_shape, op
-
-GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
-#: MXNet's gate blocks, in the IR's order
-ORDER = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn_tanh": [0], "rnn_relu": [0]}
-IR_OP = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN", "rnn_relu": "RNN"}
+from tensorbridge.rules.recurrent import GATES, reorder, stacked
 
 
 def unpack(flat: np.ndarray, mode: str, layers: int, directions: int, inputs: int, hidden: int) -> list:
@@ -41,15 +35,6 @@ def unpack(flat: np.ndarray, mode: str, layers: int, directions: int, inputs: in
     return [(weights[2 * i], weights[2 * i + 1], biases[2 * i], biases[2 * i + 1]) for i in range(layers * directions)]
 
 
-def reorder(a: np.ndarray, mode: str, hidden: int, back: bool = False) -> np.ndarray:
-    """Gate blocks from MXNet's order to the IR's (or back)."""
-    order = ORDER[mode]
-    if back:
-        order = list(np.argsort(order))
-    blocks = a.reshape(GATES[mode], hidden, *a.shape[1:])
-    return np.concatenate([blocks[i] for i in order])
-
-
 @op("RNN", produces=("LSTM", "GRU", "RNN", "Transpose", "Reshape", "Concat"))
 def rnn(imp, node):
     a, b = imp.attrs, imp.b
@@ -68,25 +53,7 @@ def rnn(imp, node):
     if any(not imp.is_zero(v) for v in imp.inputs[2:]):
         raise ModelError("initial states other than zeros are not read")
     packed = unpack(np.asarray(imp.evaluate(imp.inputs[1])).reshape(-1), mode, layers, directions, width, hidden)
-    attrs = {"hidden_size": hidden, "direction": "bidirectional" if directions == 2 else "forward"}
-    if mode == "gru":
-        attrs["linear_before_reset"] = 1
-    if mode.startswith("rnn_"):
-        attrs["activations"] = ["Relu" if mode == "rnn_relu" else "Tanh"] * directions
-    y, last_h, last_c = imp.x, [], []
-    for layer in range(layers):
-        parts = packed[layer * directions:(layer + 1) * directions]
-        w, r, bias = (np.stack([f(p) for p in parts]).astype(np.float32) for f in (
-            lambda p: reorder(p[0], mode, hidden), lambda p: reorder(p[1], mode, hidden),
-            lambda p: np.concatenate([reorder(p[2], mode, hidden), reorder(p[3], mode, hidden)])))
-        count = 3 if mode == "lstm" else 2
-        outs = b.emit(IR_OP[mode], [y, imp.weight(f"l{layer}_W", w), imp.weight(f"l{layer}_R", r),
-                                    imp.weight(f"l{layer}_B", bias)], attrs, outputs=count, suffix=f"l{layer}")
-        sequence = b.op("Transpose", outs[0], perm=[0, 2, 1, 3], suffix=f"l{layer}_steps")
-        y = b.op("Reshape", sequence, b.const(np.array([steps, batch, directions * hidden], np.int64)),
-                 suffix=f"l{layer}_out" if layer < layers - 1 else "")
-        last_h.append(outs[1])
-        last_c.append(outs[2] if mode == "lstm" else None)
+    y, last_h, last_c = stacked(imp, imp.x, mode, packed, hidden, directions)
     if not outputs_states:
         return y
     states = [last_h] + ([last_c] if mode == "lstm" else [])

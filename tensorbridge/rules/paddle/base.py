@@ -1,0 +1,118 @@
+"""The Paddle registry object and what its op rules share.
+
+An op is read by a converter `fn(imp, op) -> Value | list[Value]` (kind "op", keyed by Paddle's PIR op name:
+"conv2d", "add", "batch_norm_" ...). `imp.inputs` are its inputs by position (a list of values for an input that
+takes several, None for an absent optional one), `imp.attrs` its attributes; constants made by `full` and
+`full_int_array` arrive as constant values. An attribute no rule reads is a blocker, unless it only tunes how
+Paddle runs the op (TUNING).
+
+The legacy ProgramDesc names ops and slots differently ("elementwise_add" with slots X and Y, "pool2d" with its
+kernel as the attribute `ksize` where PIR takes an input). `LEGACY` says, for each legacy op read, which PIR op it
+is and where each PIR input comes from: a slot, or an attribute turned into a constant ("@ksize").
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.rules.core import Registry
+
+R = Registry("paddle")
+op = functools.partial(R.imports, kind="op")
+
+#: attributes that tune how Paddle runs an op, or record where it came from, not what it computes
+TUNING = frozenset({"struct_name", "op_callstack", "op_namescope", "op_role", "op_role_var", "op_device",
+                    "with_quant_attr", "use_mkldnn", "use_cudnn", "use_quantizer", "mkldnn_data_type", "is_test",
+                    "name", "place", "stop_gradient", "persistable", "trainable", "exhaustive_search",
+                    "workspace_size_MB", "fuse_relu_before_depthwise_conv", "use_addto", "fix_seed", "seed",
+                    "momentum", "trainable_statistics", "sparse", "__onednn__"})
+
+
+class Attrs:
+    """An op's attributes; `unread()` lists those no rule asked for."""
+
+    def __init__(self, raw: dict):
+        self.raw = raw
+        self.read: set[str] = set()
+
+    def get(self, key: str, default=None):
+        self.read.add(key)
+        return self.raw.get(key, default)
+
+    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
+        value = self.get(key, default)
+        if value not in allowed:
+            raise ModelError(f"{key}={value!r} (read: {', '.join(allowed)})")
+        return value
+
+    def unread(self) -> list[str]:
+        return [f"{k}={v}" for k, v in self.raw.items() if k not in self.read and k not in TUNING
+                and not k.startswith("__")]
+
+
+@dataclass(frozen=True)
+class Legacy:
+    """A legacy op as the PIR op `pir`: each PIR input from the first of its sources present (a slot name, or
+    "@attr" for an attribute given as a constant); `renames` maps legacy attribute names to PIR's."""
+
+    pir: str
+    inputs: tuple[tuple[str, ...], ...]
+    outputs: tuple[str, ...] = ("Out",)
+    renames: dict = field(default_factory=dict)
+
+
+def _legacy(names, pir: str, inputs, outputs=("Out",), **renames) -> None:
+    for name in (names,) if isinstance(names, str) else names:
+        LEGACY[name] = Legacy(pir or name, tuple(tuple(s.split("|")) for s in inputs), tuple(outputs), renames)
+
+
+LEGACY: dict[str, Legacy] = {}
+_legacy("conv2d", "", ["Input", "Filter"], ["Output"])
+_legacy("depthwise_conv2d", "", ["Input", "Filter"], ["Output"])
+_legacy("batch_norm", "batch_norm_", ["X", "Mean", "Variance", "Scale", "Bias"], ["Y"], data_layout="data_format")
+_legacy("pool2d", "", ["X", "@ksize"])
+_legacy("matmul_v2", "matmul", ["X", "Y"], trans_x="transpose_x", trans_y="transpose_y")
+_legacy("flatten_contiguous_range", "flatten", ["X"])
+_legacy("reshape2", "reshape", ["X", "ShapeTensor|Shape|@shape"])
+_legacy("hard_swish", "hardswish", ["X"])
+_legacy("hard_sigmoid", "hardsigmoid", ["X"])
+_legacy("dropout", "", ["X"], dropout_prob="p", dropout_implementation="mode")
+_legacy("relu", "", ["X"])
+for _name, _pir in (("elementwise_add", "add"), ("elementwise_mul", "multiply"), ("elementwise_sub", "subtract"),
+                    ("elementwise_div", "divide")):
+    _legacy(_name, _pir, ["X", "Y"])
+
+
+def const(imp, index: int, what: str) -> np.ndarray:
+    """Input `index` as the constant it must be."""
+    v = imp.inputs[index] if index < len(imp.inputs) else None
+    if v is None or isinstance(v, list) or v.const is None:
+        raise ModelError(f"its {what} is computed at run time; tensorbridge reads only a constant {what}")
+    return np.asarray(v.const)
+
+
+def ints(imp, index: int, what: str) -> list[int]:
+    return [int(v) for v in const(imp, index, what).reshape(-1)]
+
+
+def known_shape(x, what: str, start: int = 1) -> tuple:
+    """The input's shape, every size known from axis `start` on (the first is often the symbolic batch)."""
+    if x.shape is None or not all(isinstance(d, int) for d in x.shape[start:]):
+        raise ModelError(f"{what} needs an input of known shape, not {x.shape}")
+    return tuple(x.shape)
+
+
+def rank_of(x, what: str) -> int:
+    if x.shape is None:
+        raise ModelError(f"{what} needs an input of known rank")
+    return len(x.shape)
+
+
+def channels_first(imp, what: str, key: str = "data_format") -> None:
+    layout = imp.attrs.get(key, "NCHW")
+    if layout not in ("NCHW", "NCDHW", "NCL", "AnyLayout"):
+        raise ModelError(f"{key}={layout}: only channels-first {what} is read")

@@ -1,0 +1,56 @@
+"""The fused recurrent ops of cuDNN-style frameworks (MXNet's RNN, Paddle's rnn) read as the IR's recurrent ops,
+one per layer.
+
+Such an op holds, per layer and direction, input weights, hidden weights and two biases, with the gates in cuDNN's
+order (LSTM: input, forget, cell, output; GRU: reset, update, new); the IR keeps ONNX's (LSTM: input, output,
+forget, cell; GRU: update, reset, new). Their GRU applies the reset gate after the hidden product
+(`linear_before_reset`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+#: cuDNN's gate blocks, in the IR's order
+ORDER = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn_tanh": [0], "rnn_relu": [0]}
+IR_OP = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN", "rnn_relu": "RNN"}
+
+
+def reorder(a: np.ndarray, mode: str, hidden: int, back: bool = False) -> np.ndarray:
+    """Gate blocks from cuDNN's order to the IR's (or back)."""
+    order = ORDER[mode]
+    if back:
+        order = list(np.argsort(order))
+    blocks = a.reshape(GATES[mode], hidden, *a.shape[1:])
+    return np.concatenate([blocks[i] for i in order])
+
+
+def stacked(imp, x, mode: str, parts: list, hidden: int, directions: int) -> tuple:
+    """The layers as IR ops on a time-major `x`: `parts` holds (input weights, hidden weights, input bias,
+    hidden bias) per layer and direction in cuDNN's order. Returns (output sequence (T, N, directions x H), last
+    hidden states, last cell states) with one state per layer."""
+    b = imp.b
+    attrs = {"hidden_size": hidden, "direction": "bidirectional" if directions == 2 else "forward"}
+    if mode == "gru":
+        attrs["linear_before_reset"] = 1
+    if mode.startswith("rnn_"):
+        attrs["activations"] = ["Relu" if mode == "rnn_relu" else "Tanh"] * directions
+    layers = len(parts) // directions
+    steps = x.shape[0] if x.shape is not None and isinstance(x.shape[0], int) else 0  # 0: the input's own
+    y, last_h, last_c = x, [], []
+    for layer in range(layers):
+        group = parts[layer * directions:(layer + 1) * directions]
+        w, r, bias = (np.stack([f(p) for p in group]).astype(np.float32) for f in (
+            lambda p: reorder(np.asarray(p[0]), mode, hidden), lambda p: reorder(np.asarray(p[1]), mode, hidden),
+            lambda p: np.concatenate([reorder(np.asarray(p[2]), mode, hidden),
+                                      reorder(np.asarray(p[3]), mode, hidden)])))
+        count = 3 if mode == "lstm" else 2
+        outs = b.emit(IR_OP[mode], [y, imp.weight(f"l{layer}_W", w), imp.weight(f"l{layer}_R", r),
+                                    imp.weight(f"l{layer}_B", bias)], attrs, outputs=count, suffix=f"l{layer}")
+        sequence = b.op("Transpose", outs[0], perm=[0, 2, 1, 3], suffix=f"l{layer}_steps")
+        y = b.op("Reshape", sequence, b.const(np.array([steps, -1, directions * hidden], np.int64)),
+                 suffix=f"l{layer}_out" if layer < layers - 1 else "")
+        last_h.append(outs[1])
+        last_c.append(outs[2] if mode == "lstm" else None)
+    return y, last_h, last_c
