@@ -31,7 +31,7 @@ def _pads(imp, shape, kernel, strides, dilations) -> list[int]:
     raise ModelError(f"paddings {p} do not fit {rank} spatial axes")
 
 
-@op("conv2d", "depthwise_conv2d", "conv3d", produces="Conv")
+@op("conv2d", "depthwise_conv2d", produces="Conv")
 def conv(imp, node):
     a = imp.attrs
     channels_first(imp, node.type)
@@ -49,7 +49,7 @@ def conv(imp, node):
                     group=groups, pads=_pads(imp, shape, kernel, strides, dilations))
 
 
-@op("conv2d_transpose", "depthwise_conv2d_transpose", produces="ConvTranspose")
+@op("conv2d_transpose", produces="ConvTranspose")
 def conv_transpose(imp, node):
     a = imp.attrs
     channels_first(imp, node.type)
@@ -68,7 +68,7 @@ def conv_transpose(imp, node):
                     dilations=dilations, group=a.get("groups", 1), pads=pads, output_padding=output_padding)
 
 
-@op("batch_norm_", "batch_norm", produces="BatchNormalization")
+@op("batch_norm_", produces="BatchNormalization")
 def batch_norm(imp, node):
     """Inference with the running statistics (inputs: x, mean, variance, scale, bias)."""
     a = imp.attrs
