@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.verification.runners.venv import runtime_path
 
-ROOT = Path(os.environ.get("TB_CAFFE_ROOT", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                           / "tensorbridge" / "runtimes" / "caffe" / "root"))
+ROOT = runtime_path("TB_CAFFE_ROOT", "caffe", "root")
 SETUP = "run `make runtimes`, which builds a Debian 11 chroot with Caffe 1.0"
 #: layer types that BVLC Caffe 1.0 does not have (they come from forks)
 NOT_IN_CAFFE = frozenset({"Permute", "PriorBox", "DetectionOutput", "Normalize", "Interp", "Upsample"})

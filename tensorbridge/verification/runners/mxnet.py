@@ -8,18 +8,16 @@ binds the outputs asked for (`get_internals()` for the intermediates) and writes
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from tensorbridge.errors import InputShapesNeeded, ModelError
+from tensorbridge.verification.runners.venv import Venv, runtime_path
 
-VENV = Path(os.environ.get("TB_MXNET_VENV", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                           / "tensorbridge" / "runtimes" / "mxnet" / "venv"))
-SETUP = "run `make runtimes`, which makes a venv with MXNet 1.9.1"
+VENV = Venv(runtime_path("TB_MXNET_VENV", "mxnet", "venv"), "mxnet", "MXNet",
+            "run `make runtimes`, which makes a venv with MXNet 1.9.1")
 SECONDS = 1200
 
 _CHILD = """
@@ -42,15 +40,9 @@ np.savez(out_file, **{"o%d" % i: r.asnumpy() for i, r in enumerate(results)})
 """
 
 
-def python() -> Path:
-    return VENV / "bin" / "python"
-
-
 def missing() -> str | None:
     """Why MXNet cannot run here (None: it can)."""
-    if not python().is_file() or not list((VENV / "lib").glob("python3*/site-packages/mxnet/__init__.py")):
-        return f"the MXNet venv is not set up; {SETUP}"
-    return None
+    return VENV.missing()
 
 
 class MXNetRunner:
@@ -105,16 +97,7 @@ class MXNetRunner:
             np.savez(folder / "in.npz", **{name: np.asarray(feeds[name], dtype) for name, dtype, _ in self.inputs})
             args = [str(self.symbol), str(self.params), str(folder / "in.npz"), str(folder / "out.npz"),
                     *(mx_name for _, mx_name in wanted)]
-            env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
-            try:
-                done = subprocess.run([str(python()), "-c", _CHILD, *args], capture_output=True, text=True,
-                                      errors="replace", timeout=SECONDS, env=env)
-            except subprocess.TimeoutExpired:
-                raise ModelError(f"MXNet did not finish running {self.symbol.name} in {SECONDS} s") from None
-            if done.returncode:
-                lines = [line for line in done.stderr.splitlines() if line.strip()]
-                error = next((line for line in reversed(lines) if "Error" in line), lines[-1] if lines else "")
-                raise ModelError(f"MXNet could not run {self.symbol.name}: {error[:400]}")
+            VENV.run(["-c", _CHILD, *args], self.symbol.name, SECONDS)
             with np.load(folder / "out.npz") as got:
                 return {name: got[f"o{i}"] for i, (name, _) in enumerate(wanted)}
 

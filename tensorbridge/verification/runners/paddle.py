@@ -8,31 +8,23 @@ predictor exposes no intermediate values, so `--per-layer` is not offered.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from tensorbridge.errors import InputShapesNeeded, ModelError
+from tensorbridge.verification.runners.venv import Venv, runtime_path
 
-VENV = Path(os.environ.get("TB_PADDLE_VENV", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                           / "tensorbridge" / "runtimes" / "paddle" / "venv"))
-SETUP = "run `make runtimes`, which makes a venv with PaddlePaddle 3.3.1"
+VENV = Venv(runtime_path("TB_PADDLE_VENV", "paddle", "venv"), "paddle", "Paddle",
+            "run `make runtimes`, which makes a venv with PaddlePaddle 3.3.1")
 CHILD = Path(__file__).with_name("paddle_child.py")
 SECONDS = 1200
 
 
-def python() -> Path:
-    return VENV / "bin" / "python"
-
-
 def missing() -> str | None:
     """Why Paddle cannot run here (None: it can)."""
-    if not python().is_file() or not list((VENV / "lib").glob("python3*/site-packages/paddle/__init__.py")):
-        return f"the Paddle venv is not set up; {SETUP}"
-    return None
+    return VENV.missing()
 
 
 class PaddleRunner:
@@ -59,16 +51,7 @@ class PaddleRunner:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             np.savez(folder / "in.npz", **{name: np.asarray(feeds[name], dtype) for name, dtype, _ in self.inputs})
-            env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"), "GLOG_minloglevel": "2"}
-            args = [str(python()), "-P", str(CHILD), str(self.model), str(self.params), str(folder / "in.npz"),
-                    str(folder / "out.npz")]
-            try:
-                done = subprocess.run(args, capture_output=True, text=True, errors="replace", timeout=SECONDS, env=env)
-            except subprocess.TimeoutExpired:
-                raise ModelError(f"Paddle did not finish running {self.model.name} in {SECONDS} s") from None
-            if done.returncode:
-                lines = [line for line in done.stderr.splitlines() if line.strip()]
-                error = next((line for line in reversed(lines) if "Error" in line), lines[-1] if lines else "")
-                raise ModelError(f"Paddle could not run {self.model.name}: {error[:400]}")
+            VENV.run(["-P", str(CHILD), str(self.model), str(self.params), str(folder / "in.npz"),
+                      str(folder / "out.npz")], self.model.name, SECONDS, {"GLOG_minloglevel": "2"})
             with np.load(folder / "out.npz") as got:
                 return {name: got[f"o{i}"] for i, name in enumerate(self.outputs)}
