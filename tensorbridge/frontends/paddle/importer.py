@@ -74,11 +74,10 @@ class Importer:
 
     # -- reading -------------------------------------------------------------------------------------------
     def run(self) -> Graph:
-        self._check()
+        forms = self._check()
         self._declare()
         report = BlockerReport("reading the Paddle program", "paddle")
-        for index, op in enumerate(self.program.ops):
-            kind, inputs, outputs, attrs = pir_form(self.program, op)
+        for index, (op, (kind, inputs, outputs, attrs)) in enumerate(zip(self.program.ops, forms)):
             if any(not self._known(name) for name in inputs):
                 continue  # it reads an op that could not be read (reported)
             if kind == COMBINE:
@@ -134,8 +133,10 @@ class Importer:
             return None
         return self.values[name]
 
-    def _check(self) -> None:
+    def _check(self) -> list[tuple]:
+        """Every op in its PIR form, once each has a rule (else every op without one is reported)."""
         report = BlockerReport("reading the Paddle program", "paddle")
+        forms = []
         for op in self.program.ops:
             if op.attrs.get("__regions__"):
                 report.add(op.type, "", "control flow (ops with sub-blocks) is not read")
@@ -143,10 +144,11 @@ class Importer:
             if self.program.form == "legacy" and op.type not in LEGACY:
                 report.add(op.type, "", "legacy Paddle op without a rule")
                 continue
-            kind = pir_form(self.program, op)[0]
-            if kind not in (COMBINE, SPLIT) and REGISTRY.import_rule(kind) is None:
+            forms.append(pir_form(self.program, op))
+            if forms[-1][0] not in (COMBINE, SPLIT) and REGISTRY.import_rule(forms[-1][0]) is None:
                 report.add(op.type, "", "Paddle op without a rule")
         report.raise_if_any()
+        return forms
 
     def _declare(self) -> None:
         unknown = sorted(set(self.input_shapes) - {v.name for v in self.program.inputs})

@@ -31,14 +31,21 @@ def _pads(imp, shape, kernel, strides, dilations) -> list[int]:
     raise ModelError(f"paddings {p} do not fit {rank} spatial axes")
 
 
+def _filter_window(imp, what: str) -> tuple:
+    """(input shape, filter, kernel, strides, dilations) of a convolution over a channels-first image."""
+    a = imp.attrs
+    channels_first(imp, what)
+    shape = known_shape(imp.x, what)
+    weight = const(imp, 1, "filter")
+    kernel = list(weight.shape[2:])
+    strides, dilations = (list(a.get(key, [1] * len(kernel))) for key in ("strides", "dilations"))
+    return shape, weight, kernel, strides, dilations
+
+
 @op("conv2d", "depthwise_conv2d", produces="Conv")
 def conv(imp, node):
     a = imp.attrs
-    channels_first(imp, node.type)
-    shape = known_shape(imp.x, node.type)
-    weight = const(imp, 1, "filter")
-    kernel = list(weight.shape[2:])
-    strides, dilations = list(a.get("strides", [1] * len(kernel))), list(a.get("dilations", [1] * len(kernel)))
+    shape, weight, kernel, strides, dilations = _filter_window(imp, node.type)
     groups = a.get("groups", 1)
     if a.raw.get("padding_algorithm") == "SAME":
         dilations = [1] * len(kernel)  # Paddle's SAME padding drops the dilation (phi's UpdatePaddingAndDilation)
@@ -52,11 +59,7 @@ def conv(imp, node):
 @op("conv2d_transpose", produces="ConvTranspose")
 def conv_transpose(imp, node):
     a = imp.attrs
-    channels_first(imp, node.type)
-    shape = known_shape(imp.x, node.type)
-    weight = const(imp, 1, "filter")
-    kernel = list(weight.shape[2:])
-    strides, dilations = list(a.get("strides", [1] * len(kernel))), list(a.get("dilations", [1] * len(kernel)))
+    shape, _, kernel, strides, dilations = _filter_window(imp, node.type)
     if a.choice("padding_algorithm", "EXPLICIT", ("EXPLICIT", "VALID")) == "VALID":
         pads = [0] * 2 * len(kernel)
     else:
