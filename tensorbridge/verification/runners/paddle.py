@@ -36,16 +36,17 @@ class PaddleRunner:
         why = missing()
         if why:
             raise ModelError(f"cannot run {source} in Paddle: {why}")
-        self.model, self.params = paths(source)
-        program = read_program(self.model)
-        try:
-            from tensorbridge.frontends.paddle.importer import load
+        from tensorbridge.frontends.paddle.importer import load
 
+        self.model, self.params = paths(source)
+        try:
             graph = load(self.model, self.params, input_shapes=input_shapes)
             self.inputs = [(v.name, str(v.dtype), tuple(v.shape)) for v in graph.inputs]
-        except InputShapesNeeded:
-            self.inputs = [(v.name, v.dtype, None) for v in program.inputs]
-        self.outputs = [f"output{i}" for i in range(len(program.outputs))]
+            count = len(graph.outputs)
+        except InputShapesNeeded:  # the sizes come with the inputs run
+            program = read_program(self.model)
+            self.inputs, count = [(v.name, v.dtype, None) for v in program.inputs], len(program.outputs)
+        self.outputs = [f"output{i}" for i in range(count)]
 
     def run(self, feeds):
         with tempfile.TemporaryDirectory() as tmp:
