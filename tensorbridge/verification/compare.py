@@ -205,6 +205,9 @@ class Report:
                          f"max|d|/max|y| = {d['robust_rel']:.3g}) source: {d.get('source', '')}")
         elif d:
             lines.append(f"  per-layer: all {d['values_compared']} intermediate values compared are within tolerance")
+            if not all(o.ok for o in self.outputs):
+                lines.append("  (a runtime that returns every intermediate value cannot fuse ops across them: a "
+                             "difference only in the outputs points at a fused kernel)")
         for o in self.outputs:
             if o.runtime_differs:
                 lines.append(f"  INCONCLUSIVE {o.name}: {o.runtime_differs}")

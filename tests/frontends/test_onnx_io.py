@@ -164,3 +164,22 @@ def test_where_on_bool_values_runs_in_onnxruntime(tmp_path):
     rng = np.random.default_rng(0)
     report = tb.verify(g, path, inputs={n: rng.integers(0, 2, (2, 3)).astype(bool) for n in "cab"})
     assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()
+
+
+def test_zero_pad_before_max_pool_runs_in_onnxruntime(tmp_path):
+    """onnxruntime folds a zero Pad into the MaxPool after it as -inf padding (Keras ZeroPadding2D +
+    MaxPooling2D, as in ResNet50V2): on negative inputs the 0 of the padding must still win."""
+    import onnxruntime as ort
+
+    g = Graph()
+    x = g.add_input("x", np.float32, (1, 2, 5, 5))
+    padded = g.op("Pad", x, g.add_constant("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)))
+    g.outputs = [g.op("MaxPool", padded, kernel_shape=[3, 3], strides=[2, 2])]
+    infer_shapes(g)
+    path = tmp_path / "pad_pool.onnx"
+    export(g, path)
+    feed = -np.random.default_rng(0).uniform(1, 2, (1, 2, 5, 5)).astype(np.float32)
+    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": feed})[0]
+    expected = np.zeros((1, 2, 3, 3), np.float32)
+    expected[:, :, 1, 1] = feed[:, :, 1:4, 1:4].max(axis=(2, 3))
+    np.testing.assert_array_equal(got, expected)

@@ -33,7 +33,7 @@ from tensorbridge.passes.qdq_units import unshare_dequantize
 from tensorbridge.rules.onnx import REGISTRY
 from tensorbridge.rules.onnx import base as rules
 from tensorbridge.rules.onnx.contrib import DOMAIN, lower_channels_last
-from tensorbridge.rules.onnx.kernels import where_on_bytes
+from tensorbridge.rules.onnx.kernels import pad_before_max_pool, where_on_bytes
 
 log = logging.getLogger(__name__)
 LAYOUTS_KEY = "tensorbridge.layouts"
@@ -127,7 +127,7 @@ def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
     if channels_last:
         p.then("dead code", eliminate_dead_code).then("channels-last ops", lower_channels_last)
     p.then("one dequantize per reader", unshare_dequantize).then("dead code", eliminate_dead_code)
-    p.then("Where on bool", where_on_bytes)
+    p.then("Where on bool", where_on_bytes).then("Pad before MaxPool", pad_before_max_pool)
     return p.then("legalize", lambda g: legalize(g, lambda n: None if supports(n.op) else "ONNX has no equivalent",
                                                  "ONNX"))
 
