@@ -41,14 +41,16 @@ CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_cal
          "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
 
-def load(source, example_inputs=None, params=None, **_options) -> Graph:
+def load(source, example_inputs=None, params=None, input_shapes=None, **_options) -> Graph:
     """Trace `source` (an nnx.Module, a function, or a generated Flax folder) on `example_inputs` (arrays, or
-    ShapeDtypeStructs) into an IR graph. A function is called as fn(params, *inputs) when `params` is given."""
+    ShapeDtypeStructs) into an IR graph. A function is called as fn(params, *inputs) when `params` is given. A
+    folder is traced on its recorded input signature, open dims fixed by `input_shapes` ({name: dims})."""
     import jax
     from flax import nnx
 
     if isinstance(source, (str, os.PathLike)):
-        source, example_inputs = _folder(Path(source))
+        source, specs = _folder(Path(source), input_shapes or {})
+        example_inputs = specs if example_inputs is None else example_inputs
     if example_inputs is None:
         raise ModelError("a JAX source needs example_inputs (arrays or jax.ShapeDtypeStruct) to trace it on")
     inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
@@ -77,18 +79,22 @@ def load(source, example_inputs=None, params=None, **_options) -> Graph:
     return JaxprImporter(name, marks).run(closed, weights, names, hidden)
 
 
-def _folder(path: Path):
-    """A generated Flax folder's module (its code runs: trusted folders only) and zero inputs of its signature."""
+def _folder(path: Path, input_shapes: dict):
+    """A generated Flax folder's module (its code runs: trusted folders only) and the input signature it records,
+    with `input_shapes` for the dims it leaves open."""
     import jax
 
     from tensorbridge.codegen.folder import load_model, read_signature
 
-    signature = read_signature(path)
-    if any(not isinstance(d, int) for spec in signature["inputs"] for d in spec["shape"]):
-        raise ModelError(f"{path}: its inputs have dynamic dimensions; trace the module with example_inputs")
-    specs = tuple(jax.ShapeDtypeStruct(tuple(s["shape"]), np.dtype(dtypes.dtype(s["dtype"])))
-                  for s in signature["inputs"])
-    return load_model(path), specs
+    specs = []
+    for spec in read_signature(path)["inputs"]:
+        shape = tuple(input_shapes.get(spec["name"], spec["shape"]))
+        if not all(isinstance(d, int) for d in shape):
+            dims = ",".join(str(d) if isinstance(d, int) else f"<{d}>" for d in shape)
+            raise ModelError(f"{path}: input {spec['name']!r} has open dims ({dims}); fix them with "
+                             f"--input-shape {spec['name']}=... (input_shapes)")
+        specs.append(jax.ShapeDtypeStruct(shape, np.dtype(dtypes.dtype(spec["dtype"]))))
+    return load_model(path), tuple(specs)
 
 
 def _argument_names(fn) -> list[str]:
