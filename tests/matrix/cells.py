@@ -5,8 +5,9 @@ A cell is one of:
 - pass: every output within RTOL of the source runtime's (max|d|/max|y|), or within NOISE of it and either no
   farther from the float64 truth (the IR run in float64 by the reference interpreter) than the source runtime
   is, x2, or the written model, read back and run in float64, within EXACT of that truth or no farther from it
-  than the source runtime (deep networks amplify float32 rounding differently in each runtime); and the source's outputs vary with the input (a second input
-  gives different outputs), so the comparison means something;
+  than the source runtime (deep networks amplify float32 rounding differently in each runtime); and the
+  source's outputs vary with the input (a second input gives different outputs), so the comparison means
+  something;
 - inconclusive: the source's outputs do not vary, or the source runtime is itself farther than NOISE from the
   float64 truth (random weights that make activations explode: every float32 run is rounding noise);
 - refused: tensorbridge listed blockers and wrote nothing (the reasons are recorded);
