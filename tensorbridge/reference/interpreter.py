@@ -49,6 +49,21 @@ def coerce_feed(name: str, array, value) -> np.ndarray:
     return arr
 
 
+def run_in_float64(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The model's float64 result: `graph` run with every float32 constant and input widened to float64 (the
+    function the weights define, free of float32 rounding)."""
+    from tensorbridge.ir.graph import clone
+
+    g = clone(graph)
+    for v in [*g.constants.values(), *g.inputs]:
+        if v.dtype == np.float32:
+            if v.const is not None:
+                v.const = v.const.astype(np.float64)
+            v.dtype = np.dtype(np.float64)
+    widened = {k: np.asarray(a, np.float64) if np.asarray(a).dtype == np.float32 else a for k, a in inputs.items()}
+    return run(g, widened)
+
+
 def run(graph: Graph, inputs: dict[str, np.ndarray], intermediates: bool = False,
         on_node: Callable[[Node, list[np.ndarray]], None] | None = None) -> dict[str, np.ndarray]:
     """Run `graph` on named inputs; return outputs (or every value) by name."""

@@ -5,7 +5,8 @@ Outputs are matched by name, and by position when the names differ. The source a
 second, different input: an output that is the same for both, or has no spread at all, makes
 agreement on it worthless, and the report says INCONCLUSIVE (with what to do) instead of PASS. Where the
 two runtimes disagree, the reference interpreter arbitrates: when it sides with one runtime, the other's
-arithmetic is the difference, not the conversion, and the report says INCONCLUSIVE, naming it.
+arithmetic is the difference, not the conversion, and the report says INCONCLUSIVE, naming it; so it does
+when the source runtime is itself beyond the tolerance from the model's float64 result (rounding amplified).
 A runtime that fails on the inputs is a clear error naming the inputs' shapes, never a traceback.
 """
 
@@ -134,11 +135,12 @@ def _arbitrate(source_graph, dst, runners, feeds: tuple[dict, dict], pairs, outp
     ref, got = outputs
     oracles = ((a, lambda: ReferenceRunner(source_graph()).run(feeds[0]), lambda an, bn: (an, got[bn]), "source"),
                (b, lambda: ReferenceRunner(dst).run(feeds[1]), lambda an, bn: (bn, ref[an]), "written"))
+    runs = {}
     for odd, run_oracle, against, model in oracles:
         if isinstance(odd, ReferenceRunner) or all(r.ok or r.runtime_differs for r in reports):
             continue
         try:
-            oracle = run_oracle()
+            oracle = runs[model] = run_oracle()
         except Exception as e:  # noqa: BLE001 - no oracle for this model: the failure stands as measured
             log.debug("no reference run of the %s model: %s", model, reason(e))
             continue
@@ -151,6 +153,40 @@ def _arbitrate(source_graph, dst, runners, feeds: tuple[dict, dict], pairs, outp
                 r.runtime_differs = (f"{odd.name} is the odd one out: the reference interpreter runs the {model} "
                                      f"model to the other runtime's output (max|d|/max|y| = {check.robust_rel:.3g}); "
                                      f"the conversion is right, {odd.name}'s own arithmetic differs")
+    if "source" in runs:
+        _flag_rounding_amplified(source_graph, a, feeds[0], pairs, (ref, runs["source"]), reports, rtol, atol,
+                                 steps)
+
+
+def _flag_rounding_amplified(source_graph, a, feeds: dict, pairs, float32_runs: tuple[dict, dict], reports: list,
+                             rtol, atol, steps: dict) -> None:
+    """Where both the source runtime and the reference interpreter's float32 run of the source are farther than
+    the tolerance from the model's float64 result, the model amplifies float32 rounding on these inputs and no
+    two float32 runtimes can be compared at the tolerance: the output's report says so (INCONCLUSIVE), and what
+    to do, instead of blaming the conversion. (A source runtime alone far from it means the model was misread:
+    the failure stands.)"""
+    from tensorbridge.reference.interpreter import run_in_float64
+
+    if all(r.ok or r.runtime_differs for r in reports):
+        return
+    try:
+        exact = run_in_float64(source_graph(), feeds)
+    except Exception as e:  # noqa: BLE001 - no float64 run of this model: the failure stands as measured
+        log.debug("no float64 run of the source model: %s", reason(e))
+        return
+    ref, ref32 = float32_runs
+    for (an, _), r in zip(pairs, reports):
+        if r.ok or r.runtime_differs or an not in exact or an not in ref32:
+            continue
+        held = exact[an].astype(np.asarray(ref[an]).dtype)  # at the output's own tolerance, not float64's
+        drift, own = (compare(an, an, held, reorder(run[an], held.shape), rtol, atol, steps.get(an))
+                      for run in (ref, ref32))
+        if not drift.ok and not own.ok:
+            r.runtime_differs = (f"this model amplifies float32 rounding on these inputs: {a.name}'s own result is "
+                                 f"{drift.robust_rel:.3g} (max|d|/max|y|) from the model's float64 result, the "
+                                 f"reference interpreter's float32 run {own.robust_rel:.3g}: beyond the tolerance, "
+                                 "so no float32 runtime can be held to it; verify on inputs like the model's real "
+                                 "data (--inputs)")
 
 
 #: the largest tensor verification lets a model compute (a value of static shape, at the model's own sizes)

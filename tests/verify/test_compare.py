@@ -90,3 +90,49 @@ def test_the_reference_interpreter_names_the_runtime_whose_arithmetic_differs(tm
     assert "target rt is the odd one out" in report.runtime_differs and whole.status == "INCONCLUSIVE"
     report, whole = verdict(off, off * 1.5)  # neither agrees with the reference: the failure stands
     assert not report.runtime_differs and whole.status == "FAIL"
+
+
+def test_a_model_that_amplifies_rounding_is_inconclusive_not_failed(tmp_path):
+    """y = (x*1e8 + 1) - x*1e8 is 1 in float64 and rounding noise in float32: two float32 runtimes that disagree
+    on it say nothing about the conversion, and the report says why; where only the source runtime is far from
+    the float64 result (the model misread), the failure stands."""
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    from tensorbridge.api import load
+    from tensorbridge.reference.interpreter import run
+    from tensorbridge.verification.compare import Report
+    from tensorbridge.verification.harness import _arbitrate
+
+    big = numpy_helper.from_array(np.array(1e8, np.float32), "big")
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    nodes = [h.make_node("Mul", ["x", "big"], ["s"]), h.make_node("Add", ["s", "one"], ["t"]),
+             h.make_node("Sub", ["t", "s"], ["y"])]
+    graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [64])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [64])], [big, one])
+    path = tmp_path / "cancel.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), path)
+    x = np.random.default_rng(0).standard_normal(64).astype(np.float32)
+    float32 = run(load(path), {"x": x})["y"]
+    assert np.abs(float32 - 1).max() >= 1  # the float32 result is noise
+
+    class Runtime:
+        name = "source rt"
+
+    def verdict(source_says):
+        report = compare("y", "y", source_says, source_says + 3)
+        _arbitrate(lambda: load(path), tmp_path / "unreadable.onnx", (Runtime(), Runtime()), ({"x": x}, {"x": x}),
+                   [("y", "y")], ({"y": source_says}, {"y": source_says + 3}), [report], None, None, {})
+        return report, Report("s", "t", [report], {})
+
+    report, whole = verdict(float32)
+    assert "amplifies float32 rounding" in report.runtime_differs and whole.status == "INCONCLUSIVE"
+    assert "--inputs" in report.runtime_differs
+
+    nodes[1] = h.make_node("Add", ["x", "one"], ["t"])  # a well-conditioned model: y = x + 1 - 1e8 x
+    onnx.save(h.make_model(h.make_graph(nodes, "g", graph.input, graph.output, [big, one]),
+                           opset_imports=[h.make_opsetid("", 17)], ir_version=8), path)
+    report, whole = verdict(np.full(64, 5.0, np.float32))
+    assert not report.runtime_differs and whole.status == "FAIL"
