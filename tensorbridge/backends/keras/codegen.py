@@ -26,7 +26,7 @@ from tensorbridge import trust
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.emitter import CodeEmitter
 from tensorbridge.codegen.folder import read_signature, write_signature
-from tensorbridge.errors import ModelError
+from tensorbridge.errors import BlockerReport, ModelError, UnsupportedError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.namer import Namer
@@ -96,11 +96,21 @@ def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTar
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
-         blocker=REGISTRY.blocker, name: str = "Keras code", **_options) -> None:
+         blocker=REGISTRY.blocker, name: str = "Keras code", scalar_inputs: bool = False, **_options) -> None:
     """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights).
 
-    The TFLite backend passes its own layout `target` and `blocker` (what its converter cannot lower)."""
-    em = KerasEmitter(prepare(graph, layout, target, blocker, name))
+    The TFLite backend passes its own layout `target` and `blocker` (what its converter cannot lower), and
+    `scalar_inputs` (its converter takes rank-0 inputs, which a Keras model, batched, cannot be called with)."""
+    report = BlockerReport(f"export to {name}", name)
+    for v in graph.inputs if not scalar_inputs else ():
+        if v.shape is not None and len(v.shape) == 0:
+            report.add("input", v.name, "a rank-0 input: a Keras model's inputs have a batch axis")
+    try:
+        prepared = prepare(graph, layout, target, blocker, name)
+    except UnsupportedError as e:  # listed with the inputs' blockers, all at once
+        report.blockers += e.blockers
+    report.raise_if_any()
+    em = KerasEmitter(prepared)
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)

@@ -199,7 +199,7 @@ _REDUCTIONS = {"ReduceSum": "jnp.sum", "ReduceMean": "jnp.mean", "ReduceMax": "j
 @R.exports(*_REDUCTIONS)
 def write_reduce(em, node):
     x = node.inputs[0]
-    axes = axes_of(node, 1, input_rank(node))
+    axes = axes_of(node, 1, input_rank(node)) or None  # no axes, or an empty list: every axis
     if axes is None and node.attrs.get("noop_with_empty_axes"):
         return em.alias(node, em.tensor(x))
     em.out(node, P.call(_REDUCTIONS[node.op], em.tensor(x), axis=tuple(axes) if axes is not None else None,

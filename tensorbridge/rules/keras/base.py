@@ -43,7 +43,19 @@ def activation(names: str, ir_op: str | None, layer_name: str | None = None, **a
     R.add_import(ImportRule("activation", tuple(names.split()), (ir_op,) if ir_op else (),
                             convert=convert if ir_op else None, ir_op=ir_op, attrs=attrs))
     if layer_name:
-        R.add_export((ir_op,), _write_activation_layer(layer_name))
+        R.add_export((ir_op,), _write_activation_layer(layer_name), check=_fixed_attributes(ir_op, attrs))
+
+
+def _fixed_attributes(ir_op: str, attrs: dict):
+    """A check that `ir_op`'s attributes are the ones a Keras activation fixes (the op's defaults, or `attrs`):
+    a SELU with other constants is not `selu`."""
+    def check(node) -> str | None:
+        from tensorbridge.ops import schema
+
+        fixed = {k: a.default for k, a in schema.get(ir_op).attrs.items() if not a.required} | attrs
+        other = sorted(k for k, v in node.attrs.items() if k in fixed and not np.allclose(v, fixed[k], rtol=1e-6))
+        return f"{ir_op} with {', '.join(other)} other than Keras's" if other else None
+    return check
 
 
 def op_row(names: str | None, ir_op: str, call: str | None = None) -> None:

@@ -221,7 +221,8 @@ def read_batch_norm(imp, layer, inputs, node):
                     {"epsilon": float(layer.epsilon), "momentum": float(layer.momentum), "layout": NHWC})
 
 
-@R.exports("BatchNormalization")
+@R.exports("BatchNormalization",
+           check=lambda node: "training-mode BatchNormalization" if node.attrs.get("training_mode") else None)
 def write_batch_norm(em, node):
     require_nhwc(node)
     x, scale, bias, mean, var = node.inputs

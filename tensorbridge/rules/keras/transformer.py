@@ -105,12 +105,27 @@ def write_attention(em, node):
 
     kw = {"is_causal": bool(a.get("is_causal"))}
     mask = node.input(3)
+    masked_rows = mask is not None and _may_mask_whole_rows(mask)
+    if masked_rows and kw["is_causal"]:
+        raise Unsupported("Attention with is_causal and a mask that may hide every key of a query")
     if mask is not None:  # [B, H, Tq, Tk] broadcasting, the same in both conventions
         kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
     if a.get("scale") is not None:
         kw["scale"] = a["scale"]
-    y = P.call("ops.dot_product_attention", bthd(q), bthd(k), bthd(v), **kw)
-    em.out(node, P.call("ops.transpose", y, (0, 2, 1, 3)))
+    y = P.call("ops.transpose", P.call("ops.dot_product_attention", bthd(q), bthd(k), bthd(v), **kw), (0, 2, 1, 3))
+    if masked_rows:  # a query that sees no key attends to nothing (0), where Keras would average every value
+        seen = em.tensor(mask) if mask.dtype == np.bool_ else P.call("ops.isfinite", em.tensor(mask))
+        y = P.binop(y, "*", P.call("ops.cast", P.call("ops.any", seen, axis=-1, keepdims=True), str(q.dtype)))
+    em.out(node, y)
+
+
+def _may_mask_whole_rows(mask) -> bool:
+    """Whether the mask (bool: keep; float: added, -inf hides) may hide every key of some query: unknown unless
+    it is a constant."""
+    if mask.const is None:
+        return True
+    keep = mask.const if mask.dtype == np.bool_ else np.isfinite(mask.const)
+    return not np.all(np.any(keep, axis=-1))
 
 
 def _cell_weights(cell, kind):

@@ -19,7 +19,7 @@ class KerasRunner:
     def __init__(self, source, **_options):
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-        self.layer_values, self._layouts = {}, {}
+        self.layer_values, self._layouts, signature = {}, {}, {}
         if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():  # generated folder: its name map
             from tensorbridge.codegen.folder import load_folder, read_signature
 
@@ -38,7 +38,7 @@ class KerasRunner:
             layer = t._keras_history[0]
             shape = tuple(d if d is not None else ("batch" if i == 0 else None) for i, d in enumerate(t.shape))
             self.inputs.append((layer.name, dtypes.name(np.dtype(t.dtype)), shape))
-        self.outputs = [t._keras_history[0].name for t in self.model.outputs]
+        self.outputs = _output_names(self.model.outputs, signature.get("outputs"))
 
     def run(self, feeds):
         args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]
@@ -58,6 +58,15 @@ class KerasRunner:
         args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]
         values = probe(args if len(args) > 1 else args[0], training=False)
         return {self.layer_values.get(layer.name, layer.name): np.asarray(v) for layer, v in zip(layers, values)}
+
+
+def _output_names(outputs, recorded: list | None) -> list[str]:
+    """The names a generated folder records for its outputs, else the layers producing them, with the output's
+    index where a layer (a split) produces several."""
+    if recorded and len(recorded) == len(outputs):
+        return list(recorded)
+    names = [t._keras_history[0].name for t in outputs]
+    return [f"{n}:{t._keras_history[2]}" if names.count(n) > 1 else n for n, t in zip(names, outputs)]
 
 
 class TFLiteRunner:
