@@ -331,6 +331,24 @@ for _name, _fn, _mean, _eq in (("Max", np.maximum, False, "torch.maximum, keras 
           infer=broadcast_rule(), doc=f"Elementwise {_name} over any number of inputs. Equivalents: {_eq}.")
 
 
+def _decompose_variadic(graph, node):
+    """Max/Min/Sum/Mean of any number of inputs as a chain of two-input Max/Min/Add (Mean then divides)."""
+    if node.op in ("Max", "Min") and len(node.inputs) == 2:
+        return False
+    b = Builder.replacing(node)
+    out = node.inputs[0] if len(node.inputs) > 1 else b.op("Identity", node.inputs[0])
+    for i, x in enumerate(node.inputs[1:], 1):
+        out = b.op("Add" if node.op in ("Sum", "Mean") else node.op, out, x, suffix=f"{i}")
+    if node.op == "Mean":
+        out = b.op("Div", out, b.const(np.array(len(node.inputs), dtype=out.dtype), b.name("count")))
+    graph.replace_node(node, [out])
+    return True
+
+
+for _name in ("Max", "Min", "Sum", "Mean"):
+    set_decomposition(_name, _decompose_variadic)
+
+
 @op("Where", inputs="condition X Y", outputs="output", family=F, infer=broadcast_rule(dtype_of=1),
     doc="Select X where condition else Y. Equivalents: torch.where, tf.where, SELECT_V2.")
 def where(condition, X, Y):

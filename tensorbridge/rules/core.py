@@ -139,3 +139,9 @@ class Registry:
     def shape_ops(self) -> set[str]:
         """IR ops whose export rule can compute integer shape vectors as plain values."""
         return {op for op, rule in self._exports.items() if rule.shape_write is not None}
+
+
+def two_inputs(node) -> str | None:
+    """The check of a writer for two operands, of an op the IR lets take more (Max, Min: their decomposition
+    chains them)."""
+    return None if len(node.inputs) == 2 else f"{node.op} of {len(node.inputs)} inputs"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.reference.kernels.conv import resolve_pads
+from tensorbridge.rules.core import two_inputs
 from tensorbridge.rules.coreml.base import R, axes_of, check_const_inputs, const, known, positive
 
 #: IR op -> MIL op of one input `x`
@@ -65,7 +66,7 @@ for _ir, _mil in UNARY.items():
         x=w.x(node.input(0)), name=w.name(node))))
 
 for _ir, _mil in BINARY.items():
-    R.exports(_ir)(lambda w, node, _mil=_mil: w.set(node.outputs[0], getattr(w.mb, _mil)(
+    R.exports(_ir, check=two_inputs)(lambda w, node, _mil=_mil: w.set(node.outputs[0], getattr(w.mb, _mil)(
         x=w.x(node.input(0)), y=w.x(node.input(1)), name=w.name(node))))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from tensorbridge.ir.shapes import is_static
 from tensorbridge.ops.patterns import constant as _const
+from tensorbridge.rules.core import two_inputs
 from tensorbridge.rules.mxnet.base import R
 from tensorbridge.rules.mxnet.nn import pool_reference, pooled_size
 from tensorbridge.rules.probes import repeat_factor
@@ -274,7 +275,7 @@ def _scalar(v) -> float | None:
     return float(c.reshape(-1)[0]) if c is not None and c.size == 1 and c.dtype.kind == "f" else None
 
 
-@R.exports(*BROADCAST)
+@R.exports(*BROADCAST, check=two_inputs)
 def write_binary(w, node):
     a, b = node.input(0), node.input(1)
     for side, (value, other) in enumerate(((b, a), (a, b))):

@@ -136,8 +136,44 @@ def write_einsum(em, node):
     em.out(node, P.call("torch.einsum", node.attrs["equation"], *[em.tensor(v) for v in node.inputs]))
 
 
+@aten("topk", produces="TopK")
+def read_top_k(imp, node, x, k, dim=-1, largest=True, sorted=True):
+    """torch.topk as TopK, sorted: the order an unsorted topk gives is unspecified, so a sorted one is one."""
+    xv = imp.value(x)
+    kv = imp.value(k) if hasattr(k, "name") else imp.const([int(k)], dtype=np.int64)
+    return tuple(imp.emit("TopK", [xv, kv], {"axis": int(dim), "largest": int(bool(largest)), "sorted": 1},
+                          outputs=2))
+
+
+@aten("sort", produces="TopK")
+def read_sort(imp, node, x, *args, **kwargs):
+    """torch.sort(x, dim, descending[, stable]) as TopK of every element; equal values keep their order (a stable
+    sort, as TopK breaks ties by index; an unstable sort leaves that order unspecified)."""
+    if node.target.__name__.startswith("sort.stable"):
+        dim, descending = kwargs.get("dim", -1), kwargs.get("descending", False)
+    else:
+        dim, descending = (list(args) + [-1, False][len(args):])[:2]
+    xv, dim = imp.value(x), int(dim)
+    if xv.shape is not None and isinstance(xv.shape[dim], int):
+        k = imp.const([xv.shape[dim]], dtype=np.int64)
+    else:  # the size along dim, computed
+        k = imp.emit("Shape", [xv], {"start": dim, **({"end": dim + 1} if dim != -1 else {})}, suffix="size")
+    return tuple(imp.emit("TopK", [xv, k], {"axis": int(dim), "largest": int(bool(descending)), "sorted": 1},
+                          outputs=2))
+
+
 @R.exports("TopK")
 def write_top_k(em, node):
+    """torch.topk; where the indices are read, a stable sort cut to k: ONNX puts the lower index first among equal
+    values, which torch.topk does not promise."""
     k = em.scalar(node.inputs[1])
-    em.outs(node, P.call("torch.topk", em.tensor(node.inputs[0]), k, dim=node.attrs.get("axis", -1),
-                         largest=bool(node.attrs.get("largest", 1)), sorted=bool(node.attrs.get("sorted", 1))), 2)
+    k = k if k is not None else em.tensor(node.inputs[1])
+    x, dim, largest = em.tensor(node.inputs[0]), node.attrs.get("axis", -1), bool(node.attrs.get("largest", 1))
+    indices = node.outputs[1]
+    if not indices.uses() and indices not in em.g.outputs:
+        em.outs(node, P.call("torch.topk", x, k, dim=dim, largest=largest, sorted=bool(node.attrs.get("sorted", 1))),
+                2)
+        return
+    em.outs(node, P.call("torch.sort", x, dim=dim, descending=largest, stable=True), 2)
+    for v in node.outputs[:2]:
+        em.body.append(P.assign([em.var[id(v)].id], P.method(em.var[id(v)], "narrow", dim, 0, k)))
