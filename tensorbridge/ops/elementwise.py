@@ -16,7 +16,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
 from tensorbridge.ops.patterns import producer
-from tensorbridge.ops.schema import Attr, alias, op, set_decomposition, set_recovery
+from tensorbridge.ops.schema import Attr, alias, attrs_of, op, set_decomposition, set_recovery
 
 F = "elementwise"
 
@@ -456,7 +456,7 @@ def _decompose_selu(graph, node):
     """gamma * Elu(x, alpha): SELU with its own constants (Darknet rounds them) where a target's SELU is fixed."""
     b = Builder.replacing(node)
     x = node.inputs[0]
-    schema_attrs = {"alpha": 1.6732631921768188, "gamma": 1.0507010221481323, **node.attrs}
+    schema_attrs = attrs_of(node)
     elu = b.op("Elu", x, suffix="elu", alpha=float(schema_attrs["alpha"]))
     gamma = b.const(np.array(schema_attrs["gamma"], dtype=x.dtype or np.float32), b.name("gamma"))
     graph.replace_node(node, [b.op("Mul", elu, gamma, suffix="scale")])
@@ -467,17 +467,18 @@ set_decomposition("Selu", _decompose_selu)
 
 
 def _decompose_formula(formula):
-    """A decomposition computing `formula(b, x, const)` from ops every target has."""
+    """A decomposition computing `formula(b, x, const, attrs)` from ops every target has (`attrs`: the node's,
+    defaults included)."""
     def decompose(graph, node):
         x = node.inputs[0]
-        if x.dtype is None or x.dtype.kind != "f":
+        if x.dtype is None or not dtypes.is_float(x.dtype):
             return False
         b = Builder.replacing(node)
 
         def const(name, v):
             return b.const(np.array(v, dtype=x.dtype), b.name(name))
 
-        graph.replace_node(node, [formula(b, x, const)])
+        graph.replace_node(node, [formula(b, x, const, attrs_of(node))])
         return True
     return decompose
 
@@ -494,14 +495,58 @@ def _asinh(b, x, const):
     return b.op("Mul", b.op("Sign", x), b.op("Log", b.op("Add", ax, root)))
 
 
-set_decomposition("Cosh", _decompose_formula(lambda b, x, c: _exp_pair(b, x, c, "Add")))
-set_decomposition("Sinh", _decompose_formula(lambda b, x, c: _exp_pair(b, x, c, "Sub")))
-set_decomposition("Tan", _decompose_formula(lambda b, x, c: b.op("Div", b.op("Sin", x), b.op("Cos", x))))
-set_decomposition("Asinh", _decompose_formula(_asinh))
-set_decomposition("Acosh", _decompose_formula(lambda b, x, c: b.op("Log", b.op(
+def _celu(b, x, const, a):
+    """relu(x) + min(0, alpha * elu(x / alpha)): the reference's form, exact for positive x whatever alpha."""
+    alpha = a["alpha"]
+    if alpha == 1.0:
+        return b.op("Elu", x)
+    scaled = b.op("Mul", b.op("Elu", b.op("Div", x, const("alpha", alpha))), const("alpha_", alpha))
+    return b.op("Add", b.op("Relu", x), b.op("Min", scaled, const("zero", 0.0)))
+
+
+def _shrink(b, x, const, a):
+    """x + bias below -lambd, x - bias above lambd, 0 between."""
+    zero = const("zero", 0.0)
+    above = b.op("Where", b.op("Greater", x, const("lambd", a["lambd"])), b.op("Sub", x, const("bias", a["bias"])),
+                 zero)
+    return b.op("Where", b.op("Less", x, const("neg_lambd", -a["lambd"])), b.op("Add", x, const("bias_", a["bias"])),
+                above)
+
+
+def _swish(b, x, const, a):
+    if a["alpha"] == 1.0:
+        return b.op("SiLU", x)
+    return b.op("Mul", x, b.op("Sigmoid", b.op("Mul", x, const("alpha", a["alpha"]))))
+
+
+set_decomposition("Cosh", _decompose_formula(lambda b, x, c, _: _exp_pair(b, x, c, "Add")))
+set_decomposition("Sinh", _decompose_formula(lambda b, x, c, _: _exp_pair(b, x, c, "Sub")))
+set_decomposition("Tan", _decompose_formula(lambda b, x, c, _: b.op("Div", b.op("Sin", x), b.op("Cos", x))))
+set_decomposition("Asinh", _decompose_formula(lambda b, x, c, _: _asinh(b, x, c)))
+set_decomposition("Acosh", _decompose_formula(lambda b, x, c, _: b.op("Log", b.op(
     "Add", x, b.op("Sqrt", b.op("Sub", b.op("Mul", x, x), c("one", 1.0)))))))
-set_decomposition("Atanh", _decompose_formula(lambda b, x, c: b.op("Mul", c("half", 0.5), b.op(
+set_decomposition("Atanh", _decompose_formula(lambda b, x, c, _: b.op("Mul", c("half", 0.5), b.op(
     "Log", b.op("Div", b.op("Add", c("one", 1.0), x), b.op("Sub", c("one_", 1.0), x))))))
+set_decomposition("Celu", _decompose_formula(_celu))
+set_decomposition("Shrink", _decompose_formula(_shrink))
+set_decomposition("Swish", _decompose_formula(_swish))
+set_decomposition("ThresholdedRelu", _decompose_formula(lambda b, x, c, a: b.op(
+    "Where", b.op("Greater", x, c("alpha", a["alpha"])), x, c("zero", 0.0))))
+
+
+def _decompose_cast_like(graph, node):
+    """A Cast to the second input's dtype."""
+    x, target = node.inputs
+    if target.dtype is None:
+        return False
+    a = attrs_of(node)
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("Cast", x, to=dtypes.name(target.dtype), saturate=a["saturate"],
+                                   round_mode=a["round_mode"])])
+    return True
+
+
+set_decomposition("CastLike", _decompose_cast_like)
 
 
 def _decompose_is_inf(graph, node):

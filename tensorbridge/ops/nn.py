@@ -18,7 +18,7 @@ from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import IMPLICIT, attribute, implicit, terminate
 from tensorbridge.ops.patterns import only_use, other, producer, scalar, strip_cast
-from tensorbridge.ops.schema import Attr, op, set_decomposition, set_lowering, set_recovery
+from tensorbridge.ops.schema import Attr, attrs_of, op, set_decomposition, set_lowering, set_recovery
 from tensorbridge.reference.kernels import conv as K
 from tensorbridge.reference.kernels.resize import resize as resize_kernel
 
@@ -241,6 +241,31 @@ def global_lp_pool(X, *, p):
 
 
 # -- normalisation -----------------------------------------------------------------------------
+def _lp_norm(b, x, axes: list[int], p: int):
+    """The Lp norm of x over `axes`, kept as size-1 dims: ReduceL1/ReduceL2, else (sum |x|^p)^(1/p)."""
+    ax = b.const(np.array(axes, np.int64), b.name("axes"))
+    if p in (1, 2):
+        return b.op(f"ReduceL{p}", x, ax, keepdims=1)
+    def power(name, v):
+        return b.const(np.array(v, x.dtype), b.name(name))
+    total = b.op("ReduceSum", b.op("Pow", b.op("Abs", x), power("p", p)), ax, keepdims=1)
+    return b.op("Pow", total, power("inverse_p", 1.0 / p))
+
+
+def _decompose_global_lp_pool(graph, node):
+    x = node.inputs[0]
+    if x.shape is None or x.dtype is None:
+        return False
+    rank = len(x.shape)
+    axes = list(range(2, rank)) if node.attrs.get("layout", "NCHW") == "NCHW" else list(range(1, rank - 1))
+    b = Builder.replacing(node)
+    graph.replace_node(node, [_lp_norm(b, x, axes, attrs_of(node)["p"])])
+    return True
+
+
+set_decomposition("GlobalLpPool", _decompose_global_lp_pool)
+
+
 @op("BatchNormalization", inputs="X scale B input_mean input_var",
     outputs="Y running_mean? running_var?", layout=IMPLICIT, family=F, infer=same_as(0),
     attrs={"epsilon": Attr("float", 1e-5), "momentum": Attr("float", 0.9),
@@ -497,6 +522,38 @@ def mean_variance_normalization(X, axes):
     m = X.mean(axis=ax, keepdims=True)
     s = np.sqrt((X ** 2).mean(axis=ax, keepdims=True) - m ** 2)
     return ((X - m) / (s + 1e-9)).astype(X.dtype)
+
+
+def _decompose_lp_normalization(graph, node):
+    """x / ||x||_p along the axis, 0 where the norm is 0."""
+    x = node.inputs[0]
+    if x.shape is None or x.dtype is None:
+        return False
+    a = attrs_of(node)
+    b = Builder.replacing(node)
+    norm = _lp_norm(b, x, [norm_axis(a["axis"], len(x.shape))], a["p"])
+    zero = b.const(np.array(0, x.dtype), b.name("zero"))
+    graph.replace_node(node, [b.op("Where", b.op("Equal", norm, zero), zero, b.op("Div", x, norm))])
+    return True
+
+
+def _decompose_mean_variance_normalization(graph, node):
+    """(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over the axes, as the reference computes it."""
+    x = node.inputs[0]
+    if x.dtype is None:
+        return False
+    b = Builder.replacing(node)
+    axes = b.const(np.array(attrs_of(node)["axes"], np.int64), b.name("axes"))
+    mean = b.op("ReduceMean", x, axes, keepdims=1, suffix="mean")
+    mean_sq = b.op("ReduceMean", b.op("Mul", x, x), axes, keepdims=1, suffix="mean_square")
+    std = b.op("Sqrt", b.op("Sub", mean_sq, b.op("Mul", mean, mean)), suffix="std")
+    eps = b.const(np.array(1e-9, x.dtype), b.name("epsilon"))
+    graph.replace_node(node, [b.op("Div", b.op("Sub", x, mean), b.op("Add", std, eps))])
+    return True
+
+
+set_decomposition("LpNormalization", _decompose_lp_normalization)
+set_decomposition("MeanVarianceNormalization", _decompose_mean_variance_normalization)
 
 
 @op("Dropout", inputs="data ratio? training_mode?", outputs="output mask?", family=F, foldable=False,

@@ -162,6 +162,11 @@ def get(name: str) -> OpSchema | None:
     return _REGISTRY.get(name) if isinstance(name, str) else None
 
 
+def attrs_of(node) -> dict[str, Any]:
+    """The node's attributes, with its op's defaults for those it leaves out."""
+    return get(node.op).attr_values(node.attrs, node.name)
+
+
 def all_schemas() -> list[OpSchema]:
     _load_families()
     return sorted(_REGISTRY.values(), key=lambda s: (s.family, s.name))

@@ -533,6 +533,39 @@ def eye_like(input, dtype, k):
     return np.eye(*input.shape, k=k, dtype=dtypes.dtype(dtype) if dtype else input.dtype)
 
 
+def _decompose_one_hot(graph, node):
+    """Where(index == arange(depth), on, off), the arange placed at the new axis; negative indices count back."""
+    indices, depth, values = node.inputs
+    if depth.const is None or indices.shape is None:
+        return False
+    d, rank = int(np.asarray(depth.const).ravel()[0]), len(indices.shape)
+    axis = norm_axis(node.attrs.get("axis", -1), rank + 1)
+    b = Builder.replacing(node)
+    size = b.const(np.array(d, indices.dtype), b.name("depth"))
+    zero = b.const(np.array(0, indices.dtype), b.name("zero"))
+    wrapped = b.op("Where", b.op("Less", indices, zero), b.op("Add", indices, size), indices)
+    index = b.op("Unsqueeze", b.op("Cast", wrapped, to="int64"), b.const(np.array([axis], np.int64), b.name("axis")))
+    positions = b.const(np.arange(d, dtype=np.int64).reshape([d] + [1] * (rank - axis)), b.name("positions"))
+    off, on = (b.op("Gather", values, b.const(np.array(i, np.int64), b.name(f"which{i}")), axis=0) for i in (0, 1))
+    graph.replace_node(node, [b.op("Where", b.op("Equal", index, positions), on, off)])
+    return True
+
+
+def _decompose_eye_like(graph, node):
+    """The matrix itself, for an input of static shape."""
+    x = node.inputs[0]
+    if x.shape is None or not shapes.is_static(x.shape):
+        return False
+    a = node.attrs
+    eye = np.eye(*x.shape, k=a.get("k", 0), dtype=dtypes.dtype(a["dtype"]) if a.get("dtype") else x.dtype)
+    graph.replace_node(node, [Builder.replacing(node).const(eye)])
+    return True
+
+
+set_decomposition("OneHot", _decompose_one_hot)
+set_decomposition("EyeLike", _decompose_eye_like)
+
+
 @op("Trilu", inputs="input k?", outputs="output", attrs={"upper": Attr("int", 1)}, family=F,
     layout=TERMINATE, infer=same_as(0), doc="Upper/lower triangle. Equivalents: torch.triu/tril.")
 def trilu(input, k=None, *, upper):

@@ -187,6 +187,9 @@ class KerasEmitter(CodeEmitter):
             self.inputs.append(ident)
 
     def finish(self) -> None:
+        for v in self.g.outputs:  # a Keras model's outputs are layer outputs: a constant one is held by a layer
+            if v.const is not None and id(v) not in self.var:
+                self.learned(v, np.asarray(v.const))
         outs = self.outputs()
         inputs = [P.name(n) for n in self.inputs]  # one input bare, so calling it with a tensor is silent
         self.body.append(P.ret(P.call("keras.Model", inputs=inputs[0] if len(inputs) == 1 else P.lit(inputs),
