@@ -83,10 +83,6 @@ def test_saved_models_read_as_paddle_computed_them(tmp_path, name, form):
     assert not np.allclose(tb.run(graph, other)[graph.outputs[0].name], out[graph.outputs[0].name])
 
 
-#: what a target cannot take yet, by (model, target): the refusal must name the op
-REFUSED = {("ocr_det", "flax"): "ConvTranspose", ("layers", "flax"): "GroupNormalization"}
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_saved_models_convert_to_every_target(tmp_path, name):
     """Each target from the program read with its inputs' recorded shapes (code targets size their layers)."""
@@ -97,10 +93,6 @@ def test_saved_models_convert_to_every_target(tmp_path, name):
     targets = ("onnx", "torch", "keras", "tflite", "flax") if name in SMALL else ("onnx", "torch")
     for to in targets:
         dest = tmp_path / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
-        if (name, to) in REFUSED:
-            with pytest.raises(UnsupportedError, match=REFUSED[name, to]):
-                tb.save(graph, dest, to=to)
-            continue
         tb.save(graph, dest, to=to)
         target = runner_for(str(dest))
         out = target.run({n: feeds[v.name] for (n, _, _), v in zip(target.inputs, graph.inputs)})

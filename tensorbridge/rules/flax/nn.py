@@ -36,6 +36,43 @@ def write_conv(em, node):
     em.out(node, P.call(layer, em.tensor(x)))
 
 
+def _conv_transpose_blocker(node) -> str | None:
+    if node.attrs.get("group", 1) != 1:
+        return "grouped ConvTranspose"  # decomposed into one per group
+    if node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or node.attrs.get("output_shape"):
+        return "ConvTranspose with auto_pad SAME or an output_shape"
+    if node.inputs[1].const is None or (node.input(2) is not None and node.input(2).const is None):
+        return "ConvTranspose with computed weights"
+    return None
+
+
+@R.exports("ConvTranspose", check=_conv_transpose_blocker)
+def write_conv_transpose(em, node):
+    """nnx.ConvTranspose with transpose_kernel (the gradient of a convolution, as the IR's): its padding is what
+    is added around the dilated input, dilation * (kernel - 1) - pad on each side (plus output_padding at the
+    end)."""
+    require_nhwc(node)
+    x, w, b = node.inputs[0], node.inputs[1], node.input(2)
+    wa = const_operand(w)  # [in, out, *k]
+    nsp = wa.ndim - 2
+    kernel = tuple(int(k) for k in wa.shape[2:])
+    strides = tuple(node.attrs.get("strides") or [1] * nsp)
+    dilations = tuple(node.attrs.get("dilations") or [1] * nsp)
+    pads = node.attrs.get("pads") or [0] * (2 * nsp)
+    extra = node.attrs.get("output_padding") or [0] * nsp
+    padding = [(d * (k - 1) - pads[i], d * (k - 1) - pads[i + nsp] + extra[i])
+               for i, (k, d) in enumerate(zip(kernel, dilations))]
+    kwargs = {"strides": strides, "padding": padding, "kernel_dilation": dilations, "transpose_kernel": True,
+              "use_bias": b is not None}
+    defaults = {"kernel_dilation": (1,) * nsp, "use_bias": True}
+    weights = {"kernel": wa.transpose(*range(2, 2 + nsp), 1, 0)}  # (*k, out, in), as transpose_kernel reads it
+    if b is not None:
+        weights["bias"] = const_operand(b)
+    layer = em.layer(node, "nnx.ConvTranspose", [wa.shape[0], wa.shape[1], kernel],
+                     {k: v for k, v in kwargs.items() if defaults.get(k, object()) != v}, weights)
+    em.out(node, P.call(layer, em.tensor(x)))
+
+
 @R.exports("BatchNormalization", check=lambda node: "training mode" if node.attrs.get("training_mode") else None)
 def write_batch_norm(em, node):
     require_nhwc(node)
@@ -45,6 +82,19 @@ def write_batch_norm(em, node):
     weights = {"scale": const_operand(scale), "bias": const_operand(bias), "mean": const_operand(mean),
                "var": const_operand(var)}
     em.out(node, P.call(em.layer(node, "nnx.BatchNorm", [channels], kwargs, weights), em.tensor(x)))
+
+
+@R.exports("GroupNormalization", check=lambda node: None if all(v.const is not None for v in node.inputs[1:])
+           else "a computed scale or bias")
+def write_group_norm(em, node):
+    """nnx.GroupNorm over channels-last input: groups of consecutive channels, as the IR's."""
+    require_nhwc(node)
+    x, scale, bias = node.inputs
+    channels = const_operand(scale).shape[0]
+    kwargs = {"num_groups": int(node.attrs["num_groups"]), "epsilon": float(node.attrs.get("epsilon", 1e-5)),
+              "use_fast_variance": False}
+    weights = {"scale": const_operand(scale), "bias": const_operand(bias)}
+    em.out(node, P.call(em.layer(node, "nnx.GroupNorm", [channels], kwargs, weights), em.tensor(x)))
 
 
 def _norm_blocker(node) -> str | None:
