@@ -13,7 +13,7 @@ import tensorbridge as tb
 from tensorbridge.formats.paddle import read_program
 from tensorbridge.verification.harness import runner_for
 from tests.models.faithful import distance, float64_truth
-from tests.paddle.test_paddle import REFUSED, SAVED, SMALL, feeds_of, recorded, saved_model
+from tests.paddle.test_paddle import SAVED, SMALL, feeds_of, recorded, saved_model
 
 
 def main() -> None:
@@ -33,9 +33,6 @@ def main() -> None:
             for to in ("onnx", "torch", "keras", "tflite", "flax"):
                 if form == "legacy" or (name not in SMALL and to not in ("onnx", "torch")):
                     cells.append("")
-                    continue
-                if (name, to) in REFUSED:
-                    cells.append(f"refused ({REFUSED[name, to]})")
                     continue
                 dest = Path(tmp) / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
                 tb.save(graph, dest, to=to)
