@@ -105,6 +105,27 @@ def conv(X, W, B=None, *, strides, pads, dilations, group, auto_pad, kernel_shap
     return K.conv(X, W, B, strides=strides, pads=pads, dilations=dilations, group=group, auto_pad=auto_pad)
 
 
+def _decompose_conv_auto_pad(graph, node):
+    """A SAME-padded convolution as one with the explicit pads SAME means (where the spatial sizes are known)."""
+    x, w = node.inputs[0], node.inputs[1]
+    auto_pad = node.attrs.get("auto_pad", "NOTSET")
+    if auto_pad not in ("SAME_UPPER", "SAME_LOWER") or x.shape is None or w.shape is None:
+        return False
+    sp, _ = _spatial(x.shape, node.attrs.get("layout", "NCHW"))
+    if not all(isinstance(d, int) for d in sp):
+        return False
+    nsp = len(sp)
+    pads = K.resolve_pads(sp, w.shape[2:], node.attrs.get("strides") or [1] * nsp,
+                          node.attrs.get("dilations") or [1] * nsp, None, auto_pad)
+    b = Builder.replacing(node)
+    attrs = {**node.attrs, "auto_pad": "NOTSET", "pads": [int(p) for p in pads]}
+    graph.replace_node(node, [b.op("Conv", *node.inputs, **attrs)])
+    return True
+
+
+set_decomposition("Conv", _decompose_conv_auto_pad)
+
+
 def _conv_t_infer(inputs, attrs):
     x, w = inputs[0], inputs[1]
     if x.shape is None or w.shape is None:
@@ -614,6 +635,32 @@ def gemm(A, B, C=None, *, alpha, beta, transA, transB):
     return y.astype(A.dtype)
 
 
+def _decompose_gemm(graph, node):
+    """alpha * A' @ B' + beta * C as Transpose, MatMul, Mul and Add."""
+    a = attrs_of(node)
+    x, w = node.inputs[0], node.inputs[1]
+    c = node.input(2)
+    b = Builder.replacing(node)
+
+    def scalar(name, v):
+        return b.const(np.array(v, x.dtype), b.name(name))
+
+    if a["transA"]:
+        x = b.op("Transpose", x, perm=[1, 0], suffix="a_t")
+    if a["transB"]:
+        w = b.op("Transpose", w, perm=[1, 0], suffix="b_t")
+    y = b.op("MatMul", x, w, suffix="matmul")
+    if a["alpha"] != 1.0:
+        y = b.op("Mul", y, scalar("alpha", a["alpha"]), suffix="alpha")
+    if c is not None:
+        y = b.op("Add", y, c if a["beta"] == 1.0 else b.op("Mul", c, scalar("beta", a["beta"]), suffix="beta"))
+    graph.replace_node(node, [y])
+    return True
+
+
+set_decomposition("Gemm", _decompose_gemm)
+
+
 def _dense_infer(inputs, attrs):
     x, w = inputs[0].shape, inputs[1].shape
     if x is None or w is None:
@@ -810,6 +857,38 @@ def space_to_depth(input, *, blocksize):
     b = blocksize
     t = input.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
     return t.reshape(n, c * b * b, h // b, w // b)
+
+
+def _decompose_depth_space(graph, node):
+    """DepthToSpace/SpaceToDepth as Reshape, Transpose, Reshape in the node's layout (a static image size; the
+    batch may be open). Channel c of a DCR block (i, j) is (i*b + j)*C' + c', of a CRD one c'*b*b + i*b + j."""
+    x, out = node.inputs[0], node.outputs[0]
+    if x.shape is None or out.shape is None or len(x.shape) != 4 or not shapes.is_static(x.shape[1:]):
+        return False
+    bs, nhwc = node.attrs["blocksize"], node.attrs.get("layout", "NCHW") == "NHWC"
+    to_space, crd = node.op == "DepthToSpace", node.attrs.get("mode", "DCR") == "CRD"
+    if nhwc:
+        h, w, c = x.shape[1:]
+        if to_space:
+            split, perm = ((h, w, c // bs ** 2, bs, bs), (0, 1, 4, 2, 5, 3)) if crd else                 ((h, w, bs, bs, c // bs ** 2), (0, 1, 3, 2, 4, 5))
+        else:
+            split, perm = (h // bs, bs, w // bs, bs, c), (0, 1, 3, 2, 4, 5)
+    else:
+        c, h, w = x.shape[1:]
+        if to_space:
+            split, perm = ((c // bs ** 2, bs, bs, h, w), (0, 1, 4, 2, 5, 3)) if crd else                 ((bs, bs, c // bs ** 2, h, w), (0, 3, 4, 1, 5, 2))
+        else:
+            split, perm = (c, h // bs, bs, w // bs, bs), (0, 3, 5, 1, 2, 4)
+    b = Builder.replacing(node)
+    blocks = b.op("Reshape", x, b.const(np.array([-1, *split], np.int64), b.name("blocks")), suffix="blocks")
+    moved = b.op("Transpose", blocks, perm=list(perm), suffix="moved")
+    shape = b.const(np.array([-1, *out.shape[1:]], np.int64), b.name("shape"))
+    graph.replace_node(node, [b.op("Reshape", moved, shape)])
+    return True
+
+
+set_decomposition("DepthToSpace", _decompose_depth_space)
+set_decomposition("SpaceToDepth", _decompose_depth_space)
 
 
 def _floor_window_pads(node) -> tuple[list[int], list[int]] | None:

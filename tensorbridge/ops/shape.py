@@ -127,6 +127,27 @@ def flatten(input, axis):
     return input.reshape(lead, -1) if input.size else input.reshape(lead, int(np.prod(input.shape[ax:])))
 
 
+def _decompose_flatten(graph, node):
+    """Flatten as a Reshape to [the dims before axis, -1] (the dims before it static, or only the batch open)."""
+    x = node.inputs[0]
+    if x.shape is None:
+        return False
+    axis = norm_axis(node.attrs.get("axis", 1), len(x.shape))
+    lead, rest = x.shape[:axis], x.shape[axis:]
+    if shapes.is_static(lead):
+        target = [int(np.prod(lead)), -1]
+    elif shapes.is_static(rest):
+        target = [-1, int(np.prod(rest))]
+    else:
+        return False
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("Reshape", x, b.const(np.array(target, np.int64), b.name("shape")))])
+    return True
+
+
+set_decomposition("Flatten", _decompose_flatten)
+
+
 def _transpose_infer(inputs, attrs):
     s = inputs[0].shape
     if s is None:
@@ -440,7 +461,23 @@ def _decompose_edge_or_wrap_pad(graph, node) -> bool:
     return True
 
 
-set_decomposition("Pad", _decompose_edge_or_wrap_pad)
+def _pads_over_every_axis(graph, node) -> bool:
+    """A Pad that names its axes as one padding every axis (0 on the others)."""
+    x, axes, pads = node.inputs[0], const_ints(node.input(3)), const_ints(node.input(1))
+    if axes is None or pads is None or x.shape is None:
+        return False
+    rank, n = len(x.shape), len(axes)
+    full = [0] * (2 * rank)
+    for j, axis in enumerate(axes):
+        full[norm_axis(axis, rank)], full[norm_axis(axis, rank) + rank] = pads[j], pads[j + n]
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("Pad", x, b.const(np.array(full, np.int64), b.name("pads")), node.input(2),
+                                   **node.attrs)])
+    return True
+
+
+set_decomposition("Pad", lambda graph, node: _pads_over_every_axis(graph, node) if node.input(3) is not None
+                  else _decompose_edge_or_wrap_pad(graph, node))
 
 
 @op("Tile", inputs="input repeats", outputs="output", family=F, layout=attribute("repeats", rule=L.tile),

@@ -81,7 +81,7 @@ def read_separable_conv(imp, layer, inputs, node):
     return activate(imp, layer, y)
 
 
-@R.exports("Conv")
+@R.exports("Conv", check=lambda node: "SAME_LOWER padding" if node.attrs.get("auto_pad") == "SAME_LOWER" else None)
 def write_conv(em, node):
     require_nhwc(node)
     x, w = node.inputs[0], node.inputs[1]
@@ -191,13 +191,18 @@ def write_matmul(em, node):
     em.out(node, P.call("ops.matmul", em.tensor(a), em.tensor(b)))
 
 
-@R.exports("Gemm")
+def _dense_like(node) -> str | None:
+    at = node.attrs
+    if at.get("transA") or at.get("alpha", 1.0) != 1.0 or at.get("beta", 1.0) != 1.0 or node.inputs[1].const is None:
+        return "general Gemm (only Dense-like Gemm)"  # decomposed
+    return None
+
+
+@R.exports("Gemm", check=_dense_like)
 def write_gemm(em, node):
     a, b = node.inputs[0], node.inputs[1]
     c = node.input(2)
     at = node.attrs
-    if at.get("transA") or at.get("alpha", 1.0) != 1.0 or at.get("beta", 1.0) != 1.0 or b.const is None:
-        raise Unsupported("general Gemm (only Dense-like Gemm)")
     wa = np.asarray(b.const)
     w = wa.T if at.get("transB") else wa
     bias = [np.broadcast_to(const_operand(c), (w.shape[1],)).copy()] if c is not None else []

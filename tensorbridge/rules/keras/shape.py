@@ -61,12 +61,9 @@ def read_flatten(imp, layer, inputs, node):
     return imp.emit("Flatten", [inputs[0]], {"axis": 1})
 
 
-@R.exports("Flatten")
+@R.exports("Flatten", check=lambda node: None if node.attrs.get("axis", 1) == 1 else "Flatten at an axis other than 1")
 def write_flatten(em, node):
     x = node.inputs[0]
-    axis = node.attrs.get("axis", 1)
-    if axis != 1:
-        raise Unsupported("Flatten at an axis other than 1")
     em.out(node, em.layer(node, "layers.Flatten", [], {}, [], em.tensor(x)))
 
 
@@ -332,12 +329,11 @@ def read_op_pad(imp, op, args, kwargs, node):
     return imp.emit("Pad", operands, {"mode": mode})
 
 
-@R.exports("Pad", check=lambda n: None if n.attrs.get("mode", "constant") in ("constant", "reflect") else
+@R.exports("Pad", check=lambda n: "Pad with axes" if n.input(3) is not None else None if n.attrs.get(
+           "mode", "constant") in ("constant", "reflect") else
            "Keras's TensorFlow backend pads only with a constant or a reflection")
 def write_pad(em, node):
     x, pads = node.inputs[0], node.inputs[1]
-    if node.input(3) is not None:
-        raise Unsupported("Pad with axes")
     p = int_operand(pads)
     n = len(p) // 2
     mode = {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}[

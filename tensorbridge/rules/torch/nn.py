@@ -536,13 +536,11 @@ def read_pixel_shuffle(imp, node, x, upscale_factor):
     return imp.emit("DepthToSpace", [imp.value(x)], {"blocksize": int(upscale_factor), "mode": "CRD"})
 
 
-@R.exports("DepthToSpace")
+@R.exports("DepthToSpace", check=lambda node: None if node.attrs.get("mode", "DCR") == "CRD" else
+           "DepthToSpace DCR mode")
 def write_depth_to_space(em, node):
     require_nchw(node)
-    b = node.attrs["blocksize"]
-    if node.attrs.get("mode", "DCR") == "CRD":
-        return em.out(node, P.call("F.pixel_shuffle", em.tensor(node.inputs[0]), b))
-    raise Unsupported("DepthToSpace DCR mode")
+    em.out(node, P.call("F.pixel_shuffle", em.tensor(node.inputs[0]), node.attrs["blocksize"]))
 
 
 @R.exports("Dropout")

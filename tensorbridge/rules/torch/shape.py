@@ -369,11 +369,9 @@ def read_pad(imp, node, x, pad, value=0.0, *rest):
     return imp.emit("Pad", [xv, imp.const(pads, dtype=np.int64), imp.const(value or 0, like=xv)], {"mode": mode})
 
 
-@R.exports("Pad")
+@R.exports("Pad", check=lambda node: "Pad with axes" if node.input(3) is not None else None)
 def write_pad(em, node):
     x, pads = node.inputs[0], node.inputs[1]
-    if node.input(3) is not None:
-        raise Unsupported("Pad with axes")
     p = [int(v) for v in const_operand(pads).ravel()]
     n = len(p) // 2
     flat = []
