@@ -674,45 +674,75 @@ for _name, _fn, _eq in (("CumSum", np.cumsum, "torch.cumsum, tf.cumsum, CUMSUM")
        doc=f"Cumulative {_name[3:].lower()} along an axis. Equivalents: {_eq}.")(_cum(_fn))
 
 
+def _scan_axis(node):
+    """(x, axis, axis length) of a cumulative op whose axis and length are known, else None."""
+    x, axis_v = node.inputs
+    if x.shape is None or axis_v.const is None:
+        return None
+    axis = norm_axis(int(np.asarray(axis_v.const).ravel()[0]), len(x.shape))
+    return (x, axis, x.shape[axis]) if isinstance(x.shape[axis], int) else None
+
+
+class _AlongAxis:
+    """Flips and shifts along one axis of known length, built with `b`."""
+
+    def __init__(self, b, axis: int, n: int, rank: int):
+        self.b, self.axis, self.n, self.rank = b, axis, n, rank
+
+    def _ints(self, v):
+        return self.b.const(np.array([v], np.int64))
+
+    def flip(self, v):
+        return self.b.op("Slice", v, self._ints(-1), self._ints(np.iinfo(np.int64).min), self._ints(self.axis),
+                         self._ints(-1))
+
+    def shifted(self, v, by: int, fill):
+        """v moved `by` along the axis, `fill` shifted in."""
+        pads = [0] * (2 * self.rank)
+        pads[self.axis] = by
+        head = self.b.op("Slice", v, self._ints(0), self._ints(self.n - by), self._ints(self.axis))
+        return self.b.op("Pad", head, self.b.const(np.array(pads, np.int64)), self.b.const(np.array(fill, v.dtype)),
+                         mode="constant")
+
+
 def _decompose_cumprod(graph, node):
     """Prefix products by doubling: y *= y shifted by 1, 2, 4 ... along the axis (ones shifted in); exclusive
     shifts once more, reverse works on the flipped axis. Needs the axis length."""
-    x, axis_v = node.inputs
-    if x.shape is None or axis_v.const is None:
+    known = _scan_axis(node)
+    if known is None:
         return False
-    axis = norm_axis(int(np.asarray(axis_v.const).ravel()[0]), len(x.shape))
-    n = x.shape[axis]
-    if not isinstance(n, int):
-        return False
-    b = Builder.replacing(node)
-    rank = len(x.shape)
-
-    def axis_const(v):
-        return b.const(np.array([v], np.int64))
-
-    def flip(v):
-        return b.op("Slice", v, axis_const(-1), axis_const(np.iinfo(np.int64).min), axis_const(axis), axis_const(-1))
-
-    def shifted(v, by):
-        pads = [0] * (2 * rank)
-        pads[axis] = by
-        head = b.op("Slice", v, axis_const(0), axis_const(n - by), axis_const(axis))
-        return b.op("Pad", head, b.const(np.array(pads, np.int64)), b.const(np.array(1, x.dtype)), mode="constant")
-
-    y = flip(x) if node.attrs.get("reverse", 0) else x
+    x, axis, n = known
+    along = _AlongAxis(Builder.replacing(node), axis, n, len(x.shape))
+    reverse = node.attrs.get("reverse", 0)
+    y = along.flip(x) if reverse else x
     if node.attrs.get("exclusive", 0):
-        y = shifted(y, 1)
+        y = along.shifted(y, 1, 1)
     step = 1
     while step < n:
-        y = b.op("Mul", y, shifted(y, step))
+        y = along.b.op("Mul", y, along.shifted(y, step, 1))
         step *= 2
-    if node.attrs.get("reverse", 0):
-        y = flip(y)
-    graph.replace_node(node, [y])
+    graph.replace_node(node, [along.flip(y) if reverse else y])
+    return True
+
+
+def _decompose_cumsum(graph, node):
+    """An exclusive or reverse CumSum as a plain one: on the flipped axis (reverse), shifted by one with a zero
+    in front (exclusive)."""
+    known = _scan_axis(node)
+    reverse, exclusive = node.attrs.get("reverse", 0), node.attrs.get("exclusive", 0)
+    if known is None or not (reverse or exclusive):
+        return False
+    x, axis, n = known
+    along = _AlongAxis(Builder.replacing(node), axis, n, len(x.shape))
+    y = along.b.op("CumSum", along.flip(x) if reverse else x, node.inputs[1])
+    if exclusive:
+        y = along.shifted(y, 1, 0)
+    graph.replace_node(node, [along.flip(y) if reverse else y])
     return True
 
 
 set_decomposition("CumProd", _decompose_cumprod)
+set_decomposition("CumSum", _decompose_cumsum)
 
 
 @op("BitCast", inputs="input", outputs="output", attrs={"to": Attr("dtype")}, family=F, layout=TERMINATE,

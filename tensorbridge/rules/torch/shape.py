@@ -475,10 +475,9 @@ def read_cumsum(imp, node, x, dim, dtype=None):
     return imp.emit("CumSum", [x, imp.const(dim, dtype=np.int64)])
 
 
-@R.exports("CumSum")
+@R.exports("CumSum", check=lambda node: "exclusive/reverse CumSum" if node.attrs.get("exclusive") or
+           node.attrs.get("reverse") else None)
 def write_cumsum(em, node):
-    if node.attrs.get("exclusive") or node.attrs.get("reverse"):
-        raise Unsupported("exclusive/reverse CumSum")
     em.out(node, P.call("torch.cumsum", em.tensor(node.inputs[0]), em.scalar(node.inputs[1])))
 
 
