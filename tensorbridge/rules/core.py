@@ -23,6 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
+#: the IR ops on string tensors
+STRING_OPS = ("RegexFullMatch", "StringConcat", "StringNormalizer", "StringSplit")
+
+
 @dataclass(frozen=True)
 class ImportRule:
     """How a framework op becomes IR: a row (`ir_op` + `attrs`) or a converter function."""
@@ -102,6 +106,11 @@ class Registry:
     def refuses(self, op: str, reason: str) -> None:
         """The framework cannot express `op` at all (the support matrix shows `reason`)."""
         self.refused[op] = reason
+
+    def refuses_strings(self, reason: str) -> None:
+        """The framework has no string tensors: none of the IR's string ops."""
+        for op in STRING_OPS:
+            self.refuses(op, reason)
 
     # -- reading -----------------------------------------------------------------------------------
     def import_rule(self, name: str, kind: str = "op") -> ImportRule | None:

@@ -14,6 +14,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, int_operand
 from tensorbridge.rules.core import Registry
 
 R = Registry("flax")
+R.refuses_strings("JAX has no string arrays")
 
 #: IR dtype name -> the jax.numpy dtype the generated code names: JAX computes in 32 bits unless
 #: `jax_enable_x64` is set, so 64-bit types are written as their 32-bit counterparts

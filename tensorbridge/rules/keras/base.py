@@ -25,6 +25,7 @@ from tensorbridge.ir.value import Value
 from tensorbridge.rules.core import ImportRule, Registry
 
 R = Registry("keras")
+R.refuses_strings("keras.ops has no string operations")
 layer = functools.partial(R.imports, kind="layer")
 keras_op = functools.partial(R.imports, kind="op")
 

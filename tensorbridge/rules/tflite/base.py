@@ -18,6 +18,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.rules.core import ImportRule, Registry
 
 R = Registry("tflite")
+R.refuses_strings("LiteRT's built-in operators have no string operations")
 builtin = functools.partial(R.imports, kind="builtin")
 
 #: TensorType enum value -> IR dtype name

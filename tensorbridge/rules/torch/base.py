@@ -23,6 +23,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import ImportRule, Registry
 
 R = Registry("torch")
+R.refuses_strings("PyTorch has no string tensors")
 aten = functools.partial(R.imports, kind="aten")
 pt2e = functools.partial(R.imports, kind="pt2e")
 python_op = functools.partial(R.imports, kind="python")
