@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-
 #: the IR ops on string tensors
 STRING_OPS = ("RegexFullMatch", "StringConcat", "StringNormalizer", "StringSplit")
 

@@ -305,8 +305,15 @@ def read_gather(imp, node, x, dim, index, sparse_grad=False):
 
 @R.exports("GatherElements")
 def write_gather_elements(em, node):
-    em.out(node, P.call("torch.gather", em.tensor(node.inputs[0]), node.attrs.get("axis", 0),
-                        em.tensor(node.inputs[1])))
+    """torch.gather; indices that may be negative (ONNX counts them from the end) taken modulo the axis size."""
+    data, idx = node.inputs
+    axis = node.attrs.get("axis", 0)
+    index = em.tensor(idx)
+    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
+        size = data.shape[axis] if data.shape is not None and isinstance(data.shape[axis], int) else \
+            P.subscript(ast.Attribute(em.tensor(data), "shape", ast.Load()), P.lit(axis))
+        index = P.binop(index, "%", size)
+    em.out(node, P.call("torch.gather", em.tensor(data), axis, index))
 
 
 @aten("index", produces=("Gather", "GatherND"))
@@ -435,8 +442,17 @@ def write_constant_of_shape(em, node):
     value = node.attrs.get("value")
     arr = np.zeros(1, np.float32) if value is None else np.asarray(value)
     dt = dtypes.name(arr.dtype)
-    em.out(node, P.call("torch.full", em.pylist(node.inputs[0]), arr.ravel()[0].item(),
+    em.out(node, P.call("torch.full", _python_value(em, node.inputs[0], "tolist"), arr.ravel()[0].item(),
                         dtype=P.name(TORCH_DTYPES[dt])))
+
+
+def _python_value(em, v, method: str):
+    """A shape-like operand as Python numbers: a literal, the shape expression it was computed from, or, for one
+    computed from data, the tensor's `.tolist()` / `.item()` (eager code; torch.export needs the value bounded)."""
+    try:
+        return em.pylist(v)
+    except Unsupported:
+        return P.method(em.tensor(v), method)
 
 
 @aten("arange", produces="Range")
@@ -460,7 +476,7 @@ def read_arange(imp, node, *args, **kw):
 @R.exports("Range")
 def write_range(em, node):
     start, limit, delta = node.inputs
-    vals = [em.scalar(v) if v.const is not None else em.pylist(v) for v in (start, limit, delta)]
+    vals = [em.scalar(v) if v.const is not None else _python_value(em, v, "item") for v in (start, limit, delta)]
     dt = dtypes.name(start.dtype) if start.dtype is not None else "int64"
     em.out(node, P.call("torch.arange", *vals, dtype=P.name(TORCH_DTYPES[dt])))
 
