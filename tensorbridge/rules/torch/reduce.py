@@ -131,6 +131,11 @@ def read_einsum(imp, node, equation, tensors, path=None):
     return imp.emit("Einsum", [imp.value(t) for t in tensors], {"equation": equation})
 
 
+@R.exports("Det")
+def write_det(em, node):
+    em.out(node, P.call("torch.linalg.det", em.tensor(node.inputs[0])))
+
+
 @R.exports("Einsum")
 def write_einsum(em, node):
     em.out(node, P.call("torch.einsum", node.attrs["equation"], *[em.tensor(v) for v in node.inputs]))

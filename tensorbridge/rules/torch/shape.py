@@ -316,6 +316,36 @@ def write_gather_elements(em, node):
     em.out(node, P.call("torch.gather", em.tensor(data), axis, index))
 
 
+#: ScatterElements' reductions -> torch.scatter_reduce's
+_SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+
+@R.exports("ScatterElements")
+def write_scatter_elements(em, node):
+    """data.scatter (or .scatter_reduce, the data's own values included), indices modulo the axis size."""
+    data, idx, updates = node.inputs
+    axis, reduction = node.attrs.get("axis", 0), node.attrs.get("reduction", "none")
+    index = em.tensor(idx)
+    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
+        size = data.shape[axis] if data.shape is not None and isinstance(data.shape[axis], int) else \
+            P.subscript(ast.Attribute(em.tensor(data), "shape", ast.Load()), P.lit(axis))
+        index = P.binop(index, "%", size)
+    if reduction == "none":
+        return em.out(node, P.method(em.tensor(data), "scatter", axis, index, em.tensor(updates)))
+    em.out(node, P.method(em.tensor(data), "scatter_reduce", axis, index, em.tensor(updates),
+                          _SCATTER_REDUCE[reduction], include_self=True))
+
+
+@R.exports("ScatterND", check=lambda node: None if node.attrs.get("reduction", "none") in ("none", "add") else
+           f"ScatterND with reduction {node.attrs.get('reduction')!r}")
+def write_scatter_nd(em, node):
+    """data.index_put at the index tuples (the indices' last axis), accumulating for reduction="add"."""
+    data, idx, updates = node.inputs
+    where = P.call("tuple", P.method(em.tensor(idx), "unbind", -1))
+    accumulate = {"accumulate": True} if node.attrs.get("reduction", "none") == "add" else {}
+    em.out(node, P.method(em.tensor(data), "index_put", where, em.tensor(updates), **accumulate))
+
+
 @aten("index", produces=("Gather", "GatherND"))
 def read_index(imp, node, x, indices):
     """x[i0, i1, ...] advanced indexing: one tensor index -> Gather; leading adjacent ones -> GatherND."""
@@ -479,6 +509,27 @@ def write_range(em, node):
     vals = [em.scalar(v) if v.const is not None else _python_value(em, v, "item") for v in (start, limit, delta)]
     dt = dtypes.name(start.dtype) if start.dtype is not None else "int64"
     em.out(node, P.call("torch.arange", *vals, dtype=P.name(TORCH_DTYPES[dt])))
+
+
+#: ONNX windows -> torch's, with the coefficients that make them the same (ONNX's Hamming is 25/46, 21/46)
+_WINDOWS = {"HannWindow": ("torch.hann_window", {}), "BlackmanWindow": ("torch.blackman_window", {}),
+            "HammingWindow": ("torch.hamming_window", {"alpha": 25 / 46, "beta": 21 / 46})}
+
+
+@R.exports(*_WINDOWS)
+def write_window(em, node):
+    fn, coefficients = _WINDOWS[node.op]
+    size = node.inputs[0]
+    n = em.scalar(size) if size.const is not None else _python_value(em, size, "item")
+    dt = dtypes.name(dtypes.dtype(node.attrs.get("output_datatype", "float32")))
+    em.out(node, P.call(fn, n, periodic=bool(node.attrs.get("periodic", 1)), **coefficients,
+                        dtype=P.name(TORCH_DTYPES[dt])))
+
+
+@R.exports("NonZero")
+def write_non_zero(em, node):
+    """The indices as rows, one per axis (torch.nonzero gives them as columns)."""
+    em.out(node, ast.Attribute(P.call("torch.nonzero", em.tensor(node.inputs[0])), "T", ast.Load()))
 
 
 @aten("cumsum", produces="CumSum")
