@@ -654,6 +654,32 @@ def reverse_sequence(input, sequence_lens, batch_axis, time_axis):
     return out
 
 
+def _decompose_reverse_sequence(graph, node):
+    """GatherElements along the time axis at index len - 1 - t for t < len (the batch entry's length), else t."""
+    x, lens = node.inputs
+    if x.shape is None or not isinstance(x.shape[node.attrs.get("time_axis", 0)], int):
+        return False
+    rank = len(x.shape)
+    time_axis, batch_axis = node.attrs.get("time_axis", 0), node.attrs.get("batch_axis", 1)
+    b = Builder.replacing(node)
+
+    def along(axis, size):
+        return [size if i == axis else 1 for i in range(rank)]
+
+    steps = b.const(np.arange(x.shape[time_axis], dtype=np.int64).reshape(along(time_axis, -1)), b.name("steps"))
+    length = b.op("Reshape", b.op("Cast", lens, to="int64"), b.const(np.array(along(batch_axis, -1), np.int64),
+                                                                        b.name("length_shape")), suffix="length")
+    last = b.op("Sub", length, b.const(np.array(1, np.int64), b.name("one")))
+    index = b.op("Where", b.op("Less", steps, length), b.op("Sub", last, steps), steps, suffix="index")
+    full = b.const(np.array(x.shape, np.int64), b.name("full")) if shapes.is_static(x.shape) else b.op("Shape", x)
+    index = b.op("Expand", index, full, suffix="index_full")
+    graph.replace_node(node, [b.op("GatherElements", x, index, axis=time_axis)])
+    return True
+
+
+set_decomposition("ReverseSequence", _decompose_reverse_sequence)
+
+
 def _cum(fn):
     def ref(x, axis, exclusive, reverse):
         ax = int(np.asarray(axis).ravel()[0])
