@@ -548,3 +548,57 @@ def write_dropout(em, node):
     write_identity(em, node)
     if len(node.outputs) > 1 and (node.outputs[1].uses() or node.outputs[1] in node.graph.outputs):
         em.out(node, P.call("torch.ones_like", em.tensor(node.inputs[0]), dtype=P.name("torch.bool")), 1)
+
+
+# -- sampling ------------------------------------------------------------------------------------------
+#: GridSample's modes (ONNX 20 names, and the older ones) -> F.grid_sample's
+_GRID_MODES = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest", "cubic": "bicubic",
+               "bicubic": "bicubic"}
+
+
+def _grid_sample_check(node) -> str | None:
+    x = node.inputs[0]
+    mode = node.attrs.get("mode", "linear")
+    if x.shape is None or len(x.shape) not in (4, 5):
+        return "GridSample other than 2-D or 3-D"
+    if len(x.shape) == 5 and _GRID_MODES.get(mode) == "bicubic":
+        return "cubic GridSample in 3-D (F.grid_sample has no bicubic volumes)"
+    return None if mode in _GRID_MODES else f"GridSample mode {mode!r}"
+
+
+@R.exports("GridSample", check=_grid_sample_check)
+def write_grid_sample(em, node):
+    x, grid = node.inputs
+    mode = _GRID_MODES[node.attrs.get("mode", "linear")]
+    em.out(node, P.call("F.grid_sample", em.tensor(x), em.tensor(grid), mode=mode,
+                        padding_mode=node.attrs.get("padding_mode", "zeros"),
+                        align_corners=bool(node.attrs.get("align_corners", 0))))
+
+
+@R.exports("AffineGrid")
+def write_affine_grid(em, node):
+    theta, size = node.inputs
+    em.out(node, P.call("F.affine_grid", em.tensor(theta), em.pylist(size),
+                        align_corners=bool(node.attrs.get("align_corners", 0))))
+
+
+def _col2im_check(node) -> str | None:
+    pads = node.attrs.get("pads")
+    if pads and pads[:len(pads) // 2] != pads[len(pads) // 2:]:
+        return "Col2Im with uneven pads (F.fold pads both sides alike)"
+    if node.inputs[1].const is None or node.inputs[2].const is None:
+        return "Col2Im with a computed image or block shape"
+    if np.asarray(node.inputs[2].const).size != 2:
+        return "Col2Im of other than 2-D images (F.fold folds only those)"
+    return None
+
+
+@R.exports("Col2Im", check=_col2im_check)
+def write_col2im(em, node):
+    """F.fold: the columns of each block summed back into the image."""
+    x, image, block = node.inputs
+    nsp = len(np.asarray(block.const).ravel())
+    pads = node.attrs.get("pads") or [0] * (2 * nsp)
+    em.out(node, P.call("F.fold", em.tensor(x), output_size=em.pylist(image), kernel_size=em.pylist(block),
+                        dilation=list(node.attrs.get("dilations") or [1] * nsp), padding=list(pads[:nsp]),
+                        stride=list(node.attrs.get("strides") or [1] * nsp)))
