@@ -48,6 +48,8 @@ def float_blocker(node) -> str | None:
         return LACKS[node.op]
     if node.op == "BitShift" and node.attrs.get("direction") == "LEFT":
         return "LiteRT has no left-shift kernel"
+    if any(v is not None and v.shape is not None and len(v.shape) > 6 for v in [*node.inputs, *node.outputs]):
+        return "a tensor of more than 6 dims (LiteRT's kernels, its TRANSPOSE among them, take at most 6)"
     for v in [*node.inputs, *node.outputs]:
         if v is not None and v.dtype is not None and dtypes.name(v.dtype) in NO_KERNELS_FOR:
             return NO_KERNELS_FOR[dtypes.name(v.dtype)]
