@@ -372,6 +372,40 @@ def scatter_elements(data, indices, updates, axis, reduction):
     return out
 
 
+def _decompose_scatter_elements(graph, node):
+    """ScatterND at full index tuples: the indices' own position on every axis but `axis`, where the index is
+    (negative ones counted from the end). Needs the indices' shape and the data's size along the axis."""
+    data, idx, updates = node.inputs
+    if data.shape is None or idx.shape is None or not shapes.is_static(idx.shape):
+        return False
+    rank = len(data.shape)
+    axis = norm_axis(node.attrs.get("axis", 0), rank)
+    b = Builder.replacing(node)
+    index = b.op("Cast", idx, to="int64", suffix="index")
+    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
+        if not isinstance(data.shape[axis], int):
+            return False
+        size = b.const(np.array(data.shape[axis], np.int64), b.name("size"))
+        zero = b.const(np.array(0, np.int64), b.name("zero"))
+        index = b.op("Where", b.op("Less", index, zero), b.op("Add", index, size), index, suffix="wrapped")
+    last = b.const(np.array([rank], np.int64), b.name("last"))
+    coords = []
+    for d in range(rank):
+        if d == axis:
+            coords.append(b.op("Unsqueeze", index, last, suffix=f"coord{d}"))
+            continue
+        grid = np.broadcast_to(np.arange(idx.shape[d], dtype=np.int64).reshape(
+            [-1 if i == d else 1 for i in range(rank)]), idx.shape)[..., None]
+        coords.append(b.const(np.ascontiguousarray(grid), b.name(f"coord{d}")))
+    tuples = b.op("Concat", *coords, axis=rank, suffix="tuples")
+    graph.replace_node(node, [b.op("ScatterND", data, tuples, updates,
+                                   reduction=node.attrs.get("reduction", "none"))])
+    return True
+
+
+set_decomposition("ScatterElements", _decompose_scatter_elements)
+
+
 @op("ScatterND", inputs="data indices updates", outputs="output", family=F,
     attrs={"reduction": Attr("str", "none")}, layout=TERMINATE, infer=same_as(0),
     doc="Scatter slices by index tuples. Equivalents: tf.tensor_scatter_nd_update, SCATTER_ND.")

@@ -268,19 +268,46 @@ def write_gather(em, node):
     em.out(node, P.call("ops.take", em.tensor(data), index, axis=axis))
 
 
-@R.exports("GatherND")
-def write_gather_nd(em, node):
-    data, idx = node.inputs
-    if node.attrs.get("batch_dims") or data.shape is None or idx.shape is None:
-        raise Unsupported("GatherND with batch_dims or unknown shapes")
+def _flat_positions(em, data, idx):
+    """(data with its first k dims flattened, the index tuples' positions in it, the remaining dims) for an
+    ND gather or scatter whose index tuples have k entries; negative entries count from the end."""
+    if data.shape is None or idx.shape is None:
+        raise Unsupported("an ND index into unknown shapes")
     k = idx.shape[-1]
-    if not isinstance(k, int) or not all(isinstance(d, int) for d in data.shape[:k]):
-        raise Unsupported("GatherND over dynamic dims")
+    if not isinstance(k, int) or not all(isinstance(d, int) for d in data.shape):
+        raise Unsupported("an ND index over dynamic dims")
+    lead = P.call("np.array", list(data.shape[:k]), dtype="int64")
+    index = em.tensor(idx)
+    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
+        index = P.call("ops.where", P.call("ops.less", index, 0), P.call("ops.add", index, lead), index)
     strides = [int(np.prod(data.shape[j + 1:k])) for j in range(k)]
     rest = tuple(data.shape[k:])
     flat = P.call("ops.reshape", em.tensor(data), (-1, *rest))
-    position = P.call("ops.sum", P.binop(em.tensor(idx), "*", P.call("np.array", strides, dtype="int64")), axis=-1)
+    position = P.call("ops.sum", P.binop(index, "*", P.call("np.array", strides, dtype="int64")), axis=-1)
+    return flat, position, rest
+
+
+@R.exports("GatherND", check=lambda node: "GatherND with batch_dims" if node.attrs.get("batch_dims") else None)
+def write_gather_nd(em, node):
+    flat, position, _ = _flat_positions(em, *node.inputs)
     em.out(node, P.call("ops.take", flat, position, axis=0))
+
+
+@R.exports("ScatterND", check=lambda node: None if node.attrs.get("reduction", "none") in ("none", "add") else
+           f"ScatterND with reduction {node.attrs.get('reduction')!r}")
+def write_scatter_nd(em, node):
+    """ops.scatter_update of the flattened leading dims at the index tuples' positions (reduction="add": the data
+    plus ops.scatter's sums of the updates)."""
+    data, idx, updates = node.inputs
+    flat, position, rest = _flat_positions(em, data, idx)
+    at = P.call("ops.reshape", position, (-1, 1))
+    values = P.call("ops.reshape", em.tensor(updates), (-1, *rest))
+    if node.attrs.get("reduction", "none") == "add":
+        rows = int(np.prod(data.shape)) // max(int(np.prod(rest)), 1)
+        scattered = P.call("ops.add", flat, P.call("ops.scatter", at, values, (rows, *rest)))
+    else:
+        scattered = P.call("ops.scatter_update", flat, at, values)
+    em.out(node, P.call("ops.reshape", scattered, tuple(data.shape)))
 
 
 @keras_op("BroadcastTo", produces="Expand")
