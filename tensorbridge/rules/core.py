@@ -153,3 +153,14 @@ def two_inputs(node) -> str | None:
     """The check of a writer for two operands, of an op the IR lets take more (Max, Min: their decomposition
     chains them)."""
     return None if len(node.inputs) == 2 else f"{node.op} of {len(node.inputs)} inputs"
+
+
+def shift_in_range(node) -> str | None:
+    """The check of a BitShift writer whose framework shifts by amounts in [0, bits) only (ONNX gives 0
+    outside): a constant amount in range."""
+    import numpy as np
+
+    amount, bits = node.inputs[1].const, 8 * node.inputs[0].dtype.itemsize
+    if amount is None or not np.all((amount >= 0) & (amount < bits)):
+        return f"BitShift by an amount that is not a constant in [0, {bits})"
+    return None

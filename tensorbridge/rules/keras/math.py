@@ -12,6 +12,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.rules.core import shift_in_range
 from tensorbridge.rules.keras.base import R, int_operand, keras_op, op_row
 
 op_row("Arccos", "Acos", "ops.arccos")
@@ -67,15 +68,7 @@ def write_mod(em, node):
     em.out(node, P.call("ops.subtract", a, P.call("ops.multiply", quotient, b)))
 
 
-def _shift_in_range(node) -> str | None:
-    """Keras shifts are defined for amounts in [0, bits) only (ONNX gives 0 outside): a constant amount in range."""
-    amount, bits = node.inputs[1].const, 8 * node.inputs[0].dtype.itemsize
-    if amount is None or not np.all((amount >= 0) & (amount < bits)):
-        return f"BitShift by an amount that is not a constant in [0, {bits})"
-    return None
-
-
-@R.exports("BitShift", check=_shift_in_range)
+@R.exports("BitShift", check=shift_in_range)
 def write_bit_shift(em, node):
     fn = "ops.left_shift" if node.attrs["direction"] == "LEFT" else "ops.right_shift"
     em.out(node, P.call(fn, *(em.tensor(v) for v in node.inputs)))

@@ -10,6 +10,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.rules.core import shift_in_range
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -372,3 +373,9 @@ def read_size_arithmetic(imp, node, a, b):
         v = imp.sym_or_value(x)
         return v[1] if isinstance(v, tuple) else imp.const([v], dtype=np.int64)
     return ("sym", imp.emit(_SIZE_ARITHMETIC[node.target.__name__], [operand(a), operand(b)], suffix="dim"))
+
+
+@R.exports("BitShift", check=shift_in_range)
+def write_bit_shift(em, node):
+    fn = "torch.bitwise_left_shift" if node.attrs["direction"] == "LEFT" else "torch.bitwise_right_shift"
+    em.out(node, P.call(fn, *(em.tensor(v) for v in node.inputs)))
