@@ -234,6 +234,34 @@ def lp_pool(X, *, kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, p
     return K.lp_pool(X, kernel_shape, s, pd, d, ceil_mode, p)
 
 
+def _decompose_lp_pool(graph, node):
+    """(sum over the window of |x|^p)^(1/p): an average pool of |x|^p counting the padding, times the window's
+    size (zero padding adds nothing to the sum)."""
+    x = node.inputs[0]
+    if x.dtype is None:
+        return False
+    a = attrs_of(node)
+    b = Builder.replacing(node)
+
+    def scalar(name, v):
+        return b.const(np.array(v, x.dtype), b.name(name))
+
+    p = a["p"]
+    magnitude = b.op("Abs", x, suffix="abs")
+    powered = b.op("Mul", magnitude, magnitude) if p == 2 else magnitude if p == 1 else \
+        b.op("Pow", magnitude, scalar("p", p))
+    pool_attrs = {k: a[k] for k in ("kernel_shape", "strides", "pads", "dilations", "auto_pad", "ceil_mode", "layout")
+                  if a.get(k) is not None}
+    mean = b.op("AveragePool", powered, count_include_pad=1, suffix="mean", **pool_attrs)
+    total = b.op("Mul", mean, scalar("window", float(np.prod(a["kernel_shape"]))), suffix="sum")
+    root = total if p == 1 else b.op("Sqrt", total) if p == 2 else b.op("Pow", total, scalar("inverse_p", 1.0 / p))
+    graph.replace_node(node, [root])
+    return True
+
+
+set_decomposition("LpPool", _decompose_lp_pool)
+
+
 def _global_infer(inputs, attrs):
     x = inputs[0]
     if x.shape is None:

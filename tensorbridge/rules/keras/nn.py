@@ -350,6 +350,9 @@ def pool_blocker(node) -> str | None:
         return "MaxPool indices"
     if node.attrs.get("auto_pad", "NOTSET") == "SAME_LOWER":
         return "SAME_LOWER padding"
+    if node.op == "AveragePool" and node.attrs.get("auto_pad", "NOTSET") == "SAME_UPPER" and \
+            node.attrs.get("count_include_pad", 0):
+        return "AveragePool that counts its SAME padding (Keras's 'same' leaves it out)"
     if node.attrs.get("ceil_mode") and not _ceil_is_floor(node, nsp):
         return "ceil_mode that adds a window"
     padded = node.attrs.get("auto_pad", "NOTSET") == "NOTSET" and any(node.attrs.get("pads") or [])
