@@ -191,7 +191,69 @@ def _decompose_grouped_conv_transpose(graph, node):
     return True
 
 
-set_decomposition("ConvTranspose", _decompose_grouped_conv_transpose)
+def _decompose_conv_transpose_padding(graph, node):
+    """A transposed convolution whose pads are uneven or implied (auto_pad SAME, output_shape) as one without
+    pads, cropped (positive pads) or zero-extended (negative ones) to its size. Needs static spatial sizes."""
+    x, w = node.inputs[0], node.inputs[1]
+    a = node.attrs
+    pads = list(a.get("pads") or [])
+    plain = a.get("auto_pad", "NOTSET") in ("NOTSET", "VALID") and not a.get("output_shape")
+    if (plain and pads[:len(pads) // 2] == pads[len(pads) // 2:]) or x.shape is None or w.shape is None:
+        return False
+    layout = a.get("layout", "NCHW")
+    sp, _ = _spatial(x.shape, layout)
+    if not all(isinstance(d, int) for d in sp):
+        return False
+    nsp = len(sp)
+    strides, dil = a.get("strides") or [1] * nsp, a.get("dilations") or [1] * nsp
+    extra = a.get("output_padding") or [0] * nsp
+    full = [(sp[i] - 1) * strides[i] + (w.shape[2 + i] - 1) * dil[i] + 1 + extra[i] for i in range(nsp)]
+    if a.get("output_shape") or a.get("auto_pad") in ("SAME_UPPER", "SAME_LOWER"):
+        target = list(a["output_shape"])[-nsp:] if a.get("output_shape") else [d * s for d, s in zip(sp, strides)]
+        total = [f - t for f, t in zip(full, target)]
+        small = [t // 2 for t in total]
+        pads = small + [t - h for t, h in zip(total, small)] if a.get("auto_pad") == "SAME_UPPER" else \
+            [t - h for t, h in zip(total, small)] + small
+    first = 2 if layout == "NCHW" else 1
+    b = Builder.replacing(node)
+    bare = {k: v for k, v in a.items() if k not in ("pads", "auto_pad", "output_shape")}
+    y = b.op("ConvTranspose", *node.inputs, suffix="full", **bare)
+    rank = nsp + 2
+    crop = [(first + i, max(pads[i], 0), full[i] - max(pads[i + nsp], 0)) for i in range(nsp)
+            if pads[i] > 0 or pads[i + nsp] > 0]
+    if crop:
+        def ints(name, v):
+            return b.const(np.array(v, np.int64), b.name(name))
+        y = b.op("Slice", y, ints("starts", [c[1] for c in crop]), ints("ends", [c[2] for c in crop]),
+                 ints("axes", [c[0] for c in crop]), suffix="cropped")
+    if any(p < 0 for p in pads):
+        grow = [0] * (2 * rank)
+        for i in range(nsp):
+            grow[first + i], grow[first + i + rank] = max(-pads[i], 0), max(-pads[i + nsp], 0)
+        y = b.op("Pad", y, b.const(np.array(grow, np.int64), b.name("grow")), suffix="extended")
+    graph.replace_node(node, [y])
+    return True
+
+
+def _decompose_dilated_conv_transpose(graph, node):
+    """A dilated transposed convolution as an undilated one whose constant kernel has the dilation's zeros
+    between its taps (the same sums)."""
+    w = node.inputs[1]
+    dil = node.attrs.get("dilations") or []
+    if w.const is None or all(d == 1 for d in dil):
+        return False
+    kernel = np.asarray(w.const)
+    spread = np.zeros(kernel.shape[:2] + tuple((k - 1) * d + 1 for k, d in zip(kernel.shape[2:], dil)), kernel.dtype)
+    spread[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in dil)] = kernel
+    b = Builder.replacing(node)
+    attrs = {k: v for k, v in node.attrs.items() if k not in ("dilations", "kernel_shape")}
+    graph.replace_node(node, [b.op("ConvTranspose", node.inputs[0], b.weight(b.name("dilated_weight"), spread),
+                                   *node.inputs[2:], **attrs)])
+    return True
+
+
+set_decomposition("ConvTranspose", lambda graph, node: _decompose_grouped_conv_transpose(graph, node) or
+                  _decompose_conv_transpose_padding(graph, node) or _decompose_dilated_conv_transpose(graph, node))
 
 
 _POOL_ATTRS = {"kernel_shape": Attr("ints"), "strides": Attr("ints", None), "pads": Attr("ints", None),

@@ -134,8 +134,15 @@ def read_conv_transpose(imp, layer, inputs, node):
     return activate(imp, layer, y)
 
 
-@R.exports("ConvTranspose", check=lambda n: "grouped ConvTranspose (Conv2DTranspose has no groups)"
-           if n.attrs.get("group", 1) != 1 else None)
+def _conv_transpose_check(node) -> str | None:
+    if node.attrs.get("group", 1) != 1:
+        return "grouped ConvTranspose (Conv2DTranspose has no groups)"
+    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        return "ConvTranspose with output_shape/auto_pad"
+    return None
+
+
+@R.exports("ConvTranspose", check=_conv_transpose_check)
 def write_conv_transpose(em, node):
     require_nhwc(node)
     x, w = node.inputs[0], node.inputs[1]
@@ -145,8 +152,6 @@ def write_conv_transpose(em, node):
     if node.attrs.get("group", 1) != 1 or nsp not in (1, 2, 3):
         raise Unsupported("grouped or >3-D ConvTranspose")
     pads = node.attrs.get("pads") or [0] * (2 * nsp)
-    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
-        raise Unsupported("ConvTranspose with output_shape/auto_pad")
     bias = [const_operand(b)] if b is not None else []
     out_pad = node.attrs.get("output_padding")
     kwargs = {"strides": same(node.attrs.get("strides") or [1] * nsp), "padding": "valid",

@@ -48,6 +48,8 @@ def float_blocker(node) -> str | None:
         return LACKS[node.op]
     if node.op == "BitShift" and node.attrs.get("direction") == "LEFT":
         return "LiteRT has no left-shift kernel"
+    if node.op == "ConvTranspose" and any(d != 1 for d in node.attrs.get("dilations") or []):
+        return "LiteRT's TRANSPOSE_CONV has no dilation"
     if node.op in ("MaxPool", "AveragePool", "LpPool") and len(node.attrs.get("kernel_shape") or ()) == 3:
         return "LiteRT has no 3-D pooling kernels"
     if any(v is not None and v.shape is not None and len(v.shape) > 6 for v in [*node.inputs, *node.outputs]):

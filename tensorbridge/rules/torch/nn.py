@@ -84,18 +84,21 @@ def read_conv_transpose(imp, node, input, weight, bias=None, stride=1, padding=0
     return imp.emit("ConvTranspose", inputs, attrs)
 
 
-@R.exports("ConvTranspose")
+def _conv_transpose_check(node) -> str | None:
+    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        return "output_shape/auto_pad on ConvTranspose"
+    pads = node.attrs.get("pads") or []
+    return "asymmetric ConvTranspose pads" if pads[:len(pads) // 2] != pads[len(pads) // 2:] else None
+
+
+@R.exports("ConvTranspose", check=_conv_transpose_check)
 def write_conv_transpose(em, node):
     require_nchw(node)
     x, w = node.inputs[0], node.inputs[1]
     b = node.input(2)
     wa = const_operand(w)
     nsp = wa.ndim - 2
-    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
-        raise Unsupported("output_shape/auto_pad on ConvTranspose")
     pads = node.attrs.get("pads") or [0] * (2 * nsp)
-    if pads[:nsp] != pads[nsp:]:
-        raise Unsupported("asymmetric ConvTranspose pads")
     group = node.attrs.get("group", 1)
     weights = {"weight": wa}
     if b is not None:

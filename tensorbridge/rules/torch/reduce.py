@@ -108,11 +108,9 @@ def read_arg(imp, node, x, dim=None, keepdim=False):
     return imp.emit(op, [xv], {"axis": int(dim), "keepdims": int(keepdim)})
 
 
-@R.exports("ArgMax", "ArgMin")
+@R.exports("ArgMax", "ArgMin", check=lambda node: "select_last_index" if node.attrs.get("select_last_index") else None)
 def write_arg_reduce(em, node):
     fn = "torch.argmax" if node.op == "ArgMax" else "torch.argmin"
-    if node.attrs.get("select_last_index"):
-        raise Unsupported("select_last_index")
     em.out(node, P.call(fn, em.tensor(node.inputs[0]), dim=node.attrs.get("axis", 0),
                         keepdim=bool(node.attrs.get("keepdims", 1))))
 
