@@ -127,6 +127,19 @@ def flatten(input, axis):
     return input.reshape(lead, -1) if input.size else input.reshape(lead, int(np.prod(input.shape[ax:])))
 
 
+def _decompose_reshape_allowzero(graph, node):
+    """allowzero=1 means nothing when the shape holds no 0: the same Reshape without it."""
+    target = const_ints(node.inputs[1])
+    if not node.attrs.get("allowzero") or target is None or 0 in target:
+        return False
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("Reshape", *node.inputs)])
+    return True
+
+
+set_decomposition("Reshape", _decompose_reshape_allowzero)
+
+
 def _decompose_flatten(graph, node):
     """Flatten as a Reshape to [the dims before axis, -1] (the dims before it static, or only the batch open)."""
     x = node.inputs[0]

@@ -40,7 +40,7 @@ def read_op_reshape(imp, op, args, kwargs, node):
 
 
 
-@R.exports("Reshape")
+@R.exports("Reshape", check=lambda node: "Reshape allowzero=1" if node.attrs.get("allowzero") else None)
 def write_reshape(em, node):
     x, shape = node.inputs
     target = int_operand(shape)

@@ -38,11 +38,10 @@ def _shape_arg(em, v, x):
     return em.pylist(v)
 
 
-@R.exports("Reshape", shape_write=lambda em, node: _shape_reshape(em, node))
+@R.exports("Reshape", shape_write=lambda em, node: _shape_reshape(em, node),
+           check=lambda node: "Reshape allowzero=1" if node.attrs.get("allowzero") else None)
 def write_reshape(em, node):
     x, shape = node.inputs
-    if node.attrs.get("allowzero"):
-        raise Unsupported("Reshape allowzero=1")
     em.out(node, P.method(em.tensor(x), "reshape", _shape_arg(em, shape, x)))
 
 
