@@ -22,16 +22,22 @@ from tensorbridge.rules.torch.base import (
 
 @aten("scaled_dot_product_attention", produces="Attention")
 def read_attention(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """Attention over [..., heads, time, depth]: leading dims past the batch are folded into it and restored."""
     rank = imp.rank(q)
-    vals = [imp.value(q), imp.value(k), imp.value(v)]
-    if rank != 4:
-        raise ModelError(f"{node.name}: scaled_dot_product_attention on rank-{rank} tensors is not supported")
+    if rank < 4 or (rank > 4 and attn_mask is not None and imp.rank(attn_mask) > 2):
+        raise ModelError(f"{node.name}: scaled_dot_product_attention on rank-{rank} tensors"
+                         f"{' with a mask of more than 2 dims' if rank > 4 else ''} is not supported")
+    vals = [imp.value(t) for t in (q, k, v)]
+    if rank > 4:
+        vals = [imp.emit("Reshape", [val, imp.shape_tensor([-1, *t.meta["val"].shape[-3:]])], suffix=f"fold{i}")
+                for i, (t, val) in enumerate(zip((q, k, v), vals))]
     attrs = {"is_causal": int(bool(is_causal))}
     if scale is not None:
         attrs["scale"] = float(scale)
     if attn_mask is not None:
         vals.append(imp.value(attn_mask))
-    return imp.emit("Attention", vals, attrs)
+    y = imp.emit("Attention", vals, attrs, suffix="" if rank == 4 else "folded")
+    return y if rank == 4 else imp.emit("Reshape", [y, imp.out_shape()])
 
 
 @R.exports("Attention")
