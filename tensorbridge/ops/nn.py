@@ -475,6 +475,31 @@ def layer_normalization(X, Scale, B=None, *, axis, epsilon, stash_type):
     return y.astype(X.dtype), mean.astype(np.float32), inv.astype(np.float32)
 
 
+def _decompose_layer_norm(graph, node):
+    """(x - mean) / sqrt(var + epsilon) * scale (+ bias) over the trailing axes from `axis`, with the mean and
+    the inverse deviation as the optional outputs. Float32 inputs only (the reference stashes in float32)."""
+    x = node.inputs[0]
+    if x.shape is None or x.dtype != np.float32:
+        return False
+    a = attrs_of(node)
+    rank = len(x.shape)
+    b = Builder.replacing(node)
+    axes = b.const(np.arange(norm_axis(a["axis"], rank), rank, dtype=np.int64), b.name("axes"))
+    mean = b.op("ReduceMean", x, axes, keepdims=1, suffix="mean")
+    centred = b.op("Sub", x, mean, suffix="centred")
+    var = b.op("ReduceMean", b.op("Mul", centred, centred), axes, keepdims=1, suffix="var")
+    inv = b.op("Reciprocal", b.op("Sqrt", b.op("Add", var, b.const(np.array(a["epsilon"], np.float32),
+                                                                  b.name("epsilon")))), suffix="inv_std")
+    y = b.op("Mul", b.op("Mul", centred, inv), node.inputs[1], suffix="scaled")
+    if node.input(2) is not None:
+        y = b.op("Add", y, node.inputs[2])
+    graph.replace_node(node, [y, mean, inv][:len(node.outputs)])
+    return True
+
+
+set_decomposition("LayerNormalization", _decompose_layer_norm)
+
+
 @op("RMSNormalization", inputs="X scale", outputs="Y", layout=attribute("axis", rule=L.suffix_norm), family=F,
     attrs={"axis": Attr("int", -1), "epsilon": Attr("float", 1e-5), "stash_type": Attr("int", 1)},
     infer=same_as(0), doc="Root-mean-square normalisation. Equivalents: nn.RMSNorm, keras RMSNormalization.")
