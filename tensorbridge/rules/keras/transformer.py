@@ -114,8 +114,12 @@ def write_attention(em, node):
         kw["scale"] = a["scale"]
     y = P.call("ops.transpose", P.call("ops.dot_product_attention", bthd(q), bthd(k), bthd(v), **kw), (0, 2, 1, 3))
     if masked_rows:  # a query that sees no key attends to nothing (0), where Keras would average every value
-        seen = em.tensor(mask) if mask.dtype == np.bool_ else P.call("ops.isfinite", em.tensor(mask))
-        y = P.binop(y, "*", P.call("ops.cast", P.call("ops.any", seen, axis=-1, keepdims=True), str(q.dtype)))
+        attended = em.namer.name(f"{node.outputs[0].name}_attended", "t")
+        em.body.append(P.assign([attended], y))
+        seen = em.tensor(mask) if mask.dtype == np.bool_ else \
+            P.call("ops.greater", em.tensor(mask), P.neg(P.name("np.inf")))
+        y = P.binop(P.name(attended), "*",
+                    P.call("ops.max", P.call("ops.cast", seen, str(q.dtype)), axis=-1, keepdims=True))
     em.out(node, y)
 
 
