@@ -474,17 +474,37 @@ def write_global_pool(em, node):
 @aten("upsample_nearest2d", "upsample_bilinear2d", "upsample_bicubic2d", "_upsample_bilinear2d_aa",
       "_upsample_bicubic2d_aa", produces="Resize")
 def read_upsample(imp, node, x, output_size=None, *rest):
+    """F.interpolate as Resize. Given scale factors, torch's linear and cubic modes map coordinates with them
+    (not with the sizes' ratio): the Resize then takes them as its scales, as ONNX maps coordinates with them.
+    (Nearest keeps the sizes: there, torch's rounding of 1/scale and ONNX's of x/scale differ at exact
+    boundaries whichever is given.)"""
     kind = node.target.__name__
     out = [int(d) for d in imp.meta().shape]
+    factors = []
     if "nearest" in kind:
         attrs = {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
     else:
         align = rest[0] if rest else False
-        attrs = {"mode": "cubic" if "bicubic" in kind else "linear",
-                 "coordinate_transformation_mode": "align_corners" if align else "pytorch_half_pixel"}
+        # torch's (x + 0.5) / scale - 0.5 is ONNX's half_pixel; pytorch_half_pixel differs where a size is 1
+        ctm = "align_corners" if align else "pytorch_half_pixel" if min(out[2:]) > 1 else "half_pixel"
+        attrs = {"mode": "cubic" if "bicubic" in kind else "linear", "coordinate_transformation_mode": ctm}
         if kind.endswith("_aa"):
             attrs["antialias"] = 1
+        factors = list(rest[1:])
+    if factors and isinstance(factors[0], (list, tuple)):  # the .vec overloads: one list
+        factors = factors[0]
+    factors = [f for f in factors if f is not None]
+    given = len(factors) == len(out) - 2 and attrs["coordinate_transformation_mode"] != "align_corners"
+    if given and [int(d * f) for d, f in zip(imp.meta(x).shape[2:], factors)] == out[2:]:
+        scales = imp.const([1.0, 1.0, *[float(f) for f in factors]], dtype=np.float32)
+        return imp.emit("Resize", [imp.value(x), None, scales], attrs)
     return imp.emit("Resize", [imp.value(x), None, None, imp.const(out, dtype=np.int64)], attrs)
+
+
+def _no_size_one(node) -> bool:
+    """No resized spatial size is 1 (where ONNX's pytorch_half_pixel samples 0 and torch the middle)."""
+    out = node.outputs[0].shape
+    return out is not None and all(isinstance(d, int) and d > 1 for d in out[2:])
 
 
 def _interpolate_mode(node) -> tuple[str | None, str]:
@@ -495,7 +515,7 @@ def _interpolate_mode(node) -> tuple[str | None, str]:
         return None, "Resize with antialias or exclude_outside"
     if mode == "nearest" and ctm == "asymmetric" and a.get("nearest_mode") == "floor":
         return "nearest", ""
-    corners = ctm in ("pytorch_half_pixel", "half_pixel", "align_corners")
+    corners = ctm in ("half_pixel", "align_corners") or (ctm == "pytorch_half_pixel" and _no_size_one(node))
     if mode == "linear" and corners:
         return "bilinear", ""
     if mode == "cubic" and corners and a.get("cubic_coeff_a", -0.75) == -0.75:
