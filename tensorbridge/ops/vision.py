@@ -8,9 +8,10 @@ import itertools
 
 import numpy as np
 
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 from tensorbridge.reference.kernels.resize import _cubic
 
 F = "vision"
@@ -164,6 +165,38 @@ def center_crop_pad(input_data, shape, axes):
             width[ax] = (before, target - cur - before)
             out = np.pad(out, width)
     return out
+
+
+def _decompose_center_crop_pad(graph, node):
+    """A Slice of the centre of each axis larger than its target, then a zero Pad around each smaller one
+    (the extra element of an odd difference at the end, as the reference). Needs the sizes."""
+    x, shape = node.inputs
+    if x.shape is None or shape.const is None or not all(isinstance(d, int) for d in x.shape):
+        return False
+    rank = len(x.shape)
+    axes = [norm_axis(a, rank) for a in node.attrs.get("axes") or range(rank)]
+    b = Builder.replacing(node)
+    crops, pads = [], [0] * (2 * rank)
+    for axis, target in zip(axes, (int(t) for t in np.asarray(shape.const).ravel())):
+        size = x.shape[axis]
+        if size > target:
+            start = (size - target) // 2
+            crops.append((axis, start, start + target))
+        elif size < target:
+            pads[axis], pads[axis + rank] = (target - size) // 2, target - size - (target - size) // 2
+    y = x
+    if crops:
+        def ints(name, v):
+            return b.const(np.array(v, np.int64), b.name(name))
+        y = b.op("Slice", y, ints("starts", [c[1] for c in crops]), ints("ends", [c[2] for c in crops]),
+                 ints("axes", [c[0] for c in crops]), suffix="crop")
+    if any(pads):
+        y = b.op("Pad", y, b.const(np.array(pads, np.int64), b.name("pads")), suffix="pad")
+    graph.replace_node(node, [y if y is not x else b.op("Identity", x)])
+    return True
+
+
+set_decomposition("CenterCropPad", _decompose_center_crop_pad)
 
 
 @op("Col2Im", inputs="input image_shape block_shape", family=F, layout=IMPLICIT,

@@ -15,6 +15,8 @@ from tensorbridge.rules.core import Registry
 
 R = Registry("flax")
 R.refuses_strings("JAX has no string arrays")
+for _op in ("NonZero", "Unique", "Compress"):  # their output's size is the data's to say
+    R.refuses(_op, "under jax.jit an array's shape is fixed before the data is seen")
 
 #: IR dtype name -> the jax.numpy dtype the generated code names: JAX computes in 32 bits unless
 #: `jax_enable_x64` is set, so 64-bit types are written as their 32-bit counterparts

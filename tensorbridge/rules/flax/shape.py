@@ -182,6 +182,11 @@ def write_einsum(em, node):
     em.out(node, P.call("jnp.einsum", node.attrs["equation"].replace(" ", ""), *[em.tensor(v) for v in node.inputs]))
 
 
+@R.exports("Det")
+def write_det(em, node):
+    em.out(node, P.call("jnp.linalg.det", em.tensor(node.inputs[0])))
+
+
 @R.exports("TopK")
 def write_topk(em, node):
     x = node.inputs[0]

@@ -214,6 +214,11 @@ def read_op_einsum(imp, op, args, kwargs, node):
     return imp.emit("Einsum", list(args), {"equation": op.subscripts})
 
 
+@R.exports("Det")
+def write_det(em, node):
+    em.out(node, P.call("ops.det", em.tensor(node.inputs[0])))
+
+
 @R.exports("Einsum")
 def write_einsum(em, node):
     equation = node.attrs["equation"].replace(" ", "")

@@ -8,6 +8,7 @@ something else), so the float path asks `float_blocker(node)` first: LiteRT's re
 from __future__ import annotations
 
 from tensorbridge.rules.keras import REGISTRY as KERAS
+from tensorbridge.rules.tflite.base import R as TFLITE
 
 #: IR ops whose Keras call the converter lowers to no builtin (or to a wrong one), with the reason
 LACKS = {
@@ -32,6 +33,10 @@ LACKS = {
     "Det": "LiteRT has no determinant kernel",
     "Erf": "LiteRT has no ERF kernel (only GELU, which uses erf inside)",
 }
+
+#: of those, what no arrangement of LiteRT's builtins computes exactly: the registry says it cannot express them
+for _op in ("BitwiseAnd", "BitwiseOr", "BitwiseNot", "Det", "Erf"):
+    TFLITE.refuses(_op, LACKS[_op])
 
 #: dtypes LiteRT's float builtins do not take
 NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteRT has no bfloat16 kernels",
