@@ -178,3 +178,31 @@ def test_a_learned_tensor_is_a_trainable_weight_of_the_generated_keras_model(tmp
     assert "pos" in weights and tuple(weights["pos"].shape) == (1, 5, 8)  # trained with the model, not a constant
     np.testing.assert_allclose(np.asarray(model(x.numpy())), module(x).detach().numpy(), atol=1e-5)
     assert [n.op for n in tb.load(str(folder)).nodes] == ["Add", "Dense"]  # and read back as a weight
+
+
+@pytest.mark.parametrize("to", ["keras", "tflite"])
+def test_a_reshape_computed_from_the_batch_size_keeps_the_batch_open(tmp_path, to):
+    """Shape -> Gather -> Concat -> Reshape, as exporters write a flatten that keeps the batch dynamic: the target
+    is what shape inference knows ([N, 12]), written with -1; the model runs at any batch size."""
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from tensorbridge import trust
+    from tensorbridge.verification.harness import runner_for
+
+    nodes = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+             h.make_node("Unsqueeze", ["n", "axis"], ["n1"]), h.make_node("Concat", ["n1", "rest"], ["shape"], axis=0),
+             h.make_node("Reshape", ["x", "shape"], ["flat"]), h.make_node("Relu", ["flat"], ["y"])]
+    graph = h.make_graph(nodes, "flatten", [h.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 12])],
+                         [nh.from_array(np.array(0, np.int64), "zero"), nh.from_array(np.array([0], np.int64), "axis"),
+                          nh.from_array(np.array([12], np.int64), "rest")])
+    src = tmp_path / "flatten.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    dest = tb.save(tb.load(src), tmp_path / ("flat.tflite" if to == "tflite" else "flat_keras"), to=to)
+    x = np.random.default_rng(0).standard_normal((3, 3, 4)).astype(np.float32)
+    with trust.trusting(True):  # the folder this test wrote
+        runner = runner_for(str(dest))
+    out = runner.run({runner.inputs[0][0]: x})
+    np.testing.assert_allclose(out[runner.outputs[0]], np.maximum(x.reshape(3, 12), 0), rtol=1e-6)

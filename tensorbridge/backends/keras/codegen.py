@@ -36,6 +36,7 @@ from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.passes.static_shapes import reshape_to_inferred
 from tensorbridge.rules.keras import REGISTRY
 
 INLINE_LIMIT = 16
@@ -82,10 +83,12 @@ def weight_layer_class() -> ast.ClassDef:
 
 def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT, blocker=REGISTRY.blocker,
              name: str = "Keras code") -> Pipeline:
-    """Dead code out, layouts planned channels-last, constants folded, nodes `blocker` rejects decomposed."""
+    """Dead code out, layouts planned channels-last, constants folded, computed reshape targets that shape
+    inference knows made constants, nodes `blocker` rejects decomposed."""
     return Pipeline(name).then("dead code", eliminate_dead_code) \
         .then("layout", lambda g: plan_layout(g, target, layout)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
+        .then("computed reshapes", reshape_to_inferred).then("dead code", eliminate_dead_code) \
         .then("legalize", lambda g: legalize(g, blocker, name)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
