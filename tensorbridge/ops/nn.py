@@ -222,10 +222,7 @@ def _decompose_conv_transpose_padding(graph, node):
     crop = [(first + i, max(pads[i], 0), full[i] - max(pads[i + nsp], 0)) for i in range(nsp)
             if pads[i] > 0 or pads[i + nsp] > 0]
     if crop:
-        def ints(name, v):
-            return b.const(np.array(v, np.int64), b.name(name))
-        y = b.op("Slice", y, ints("starts", [c[1] for c in crop]), ints("ends", [c[2] for c in crop]),
-                 ints("axes", [c[0] for c in crop]), suffix="cropped")
+        y = b.slice(y, crop, suffix="cropped")
     if any(p < 0 for p in pads):
         grow = [0] * (2 * rank)
         for i in range(nsp):

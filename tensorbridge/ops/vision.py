@@ -186,10 +186,7 @@ def _decompose_center_crop_pad(graph, node):
             pads[axis], pads[axis + rank] = (target - size) // 2, target - size - (target - size) // 2
     y = x
     if crops:
-        def ints(name, v):
-            return b.const(np.array(v, np.int64), b.name(name))
-        y = b.op("Slice", y, ints("starts", [c[1] for c in crops]), ints("ends", [c[2] for c in crops]),
-                 ints("axes", [c[0] for c in crops]), suffix="crop")
+        y = b.slice(y, crops, suffix="crop")
     if any(pads):
         y = b.op("Pad", y, b.const(np.array(pads, np.int64), b.name("pads")), suffix="pad")
     graph.replace_node(node, [y if y is not x else b.op("Identity", x)])

@@ -304,15 +304,19 @@ def read_gather(imp, node, x, dim, index, sparse_grad=False):
 
 @R.exports("GatherElements")
 def write_gather_elements(em, node):
-    """torch.gather; indices that may be negative (ONNX counts them from the end) taken modulo the axis size."""
     data, idx = node.inputs
     axis = node.attrs.get("axis", 0)
-    index = em.tensor(idx)
-    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
-        size = data.shape[axis] if data.shape is not None and isinstance(data.shape[axis], int) else \
-            P.subscript(ast.Attribute(em.tensor(data), "shape", ast.Load()), P.lit(axis))
-        index = P.binop(index, "%", size)
-    em.out(node, P.call("torch.gather", em.tensor(data), axis, index))
+    em.out(node, P.call("torch.gather", em.tensor(data), axis, _index_from_start(em, data, idx, axis)))
+
+
+def _index_from_start(em, data, idx, axis: int):
+    """The indices, those that may be negative (counted from the end, as ONNX allows) taken modulo the axis size:
+    torch.gather and .scatter take none."""
+    if idx.const is not None and np.asarray(idx.const).min(initial=0) >= 0:
+        return em.tensor(idx)
+    size = data.shape[axis] if data.shape is not None and isinstance(data.shape[axis], int) else \
+        P.subscript(ast.Attribute(em.tensor(data), "shape", ast.Load()), P.lit(axis))
+    return P.binop(em.tensor(idx), "%", size)
 
 
 #: ScatterElements' reductions -> torch.scatter_reduce's
@@ -321,14 +325,10 @@ _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 
 @R.exports("ScatterElements")
 def write_scatter_elements(em, node):
-    """data.scatter (or .scatter_reduce, the data's own values included), indices modulo the axis size."""
+    """data.scatter (or .scatter_reduce, the data's own values included)."""
     data, idx, updates = node.inputs
     axis, reduction = node.attrs.get("axis", 0), node.attrs.get("reduction", "none")
-    index = em.tensor(idx)
-    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
-        size = data.shape[axis] if data.shape is not None and isinstance(data.shape[axis], int) else \
-            P.subscript(ast.Attribute(em.tensor(data), "shape", ast.Load()), P.lit(axis))
-        index = P.binop(index, "%", size)
+    index = _index_from_start(em, data, idx, axis)
     if reduction == "none":
         return em.out(node, P.method(em.tensor(data), "scatter", axis, index, em.tensor(updates)))
     em.out(node, P.method(em.tensor(data), "scatter_reduce", axis, index, em.tensor(updates),
