@@ -44,6 +44,15 @@ def _attention_infer(inputs, attrs):
     return [(q.dtype, (q.shape[0], q.shape[1], heads * dv if heads and dv else None))]
 
 
+def may_hide_whole_rows(mask) -> bool:
+    """Whether an Attention mask value (bool: keep; float: added, -inf hides) may hide every key of some query,
+    whose output is then 0 (frameworks' attention averages every value there): unknown unless it is a constant."""
+    if mask.const is None:
+        return True
+    keep = mask.const if mask.dtype == np.bool_ else np.isfinite(mask.const)
+    return not np.all(np.any(keep, axis=-1))
+
+
 @op("Attention", inputs="Q K V attn_mask? past_key? past_value? nonpad_kv_seqlen?", infer=_attention_infer,
     outputs="Y present_key? present_value? qk_matmul_output?", family=F, layout=TERMINATE,
     attrs={"is_causal": Attr("int", 0), "kv_num_heads": Attr("int", None), "q_num_heads": Attr("int", None),

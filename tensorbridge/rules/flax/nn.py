@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.ops.transformer import may_hide_whole_rows
 from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
 
 
@@ -142,8 +143,7 @@ def _attention_blocker(node) -> str | None:
         return "Attention with a KV cache input, softcap or extra outputs"
     if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
         return "Attention on 3-D inputs"
-    if mask is not None and (mask.const is None or not np.all(np.any(
-            mask.const if mask.dtype == np.bool_ else np.isfinite(mask.const), axis=-1))):
+    if mask is not None and may_hide_whole_rows(mask):
         return "a mask that may close a whole row (jax.nn.dot_product_attention averages such a row; the op gives 0)"
     return None
 

@@ -13,7 +13,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
-from tensorbridge.ops.transformer import plain_rnn_blocker
+from tensorbridge.ops.transformer import may_hide_whole_rows, plain_rnn_blocker
 from tensorbridge.rules.keras.base import (
     R,
     keras_op,
@@ -105,7 +105,7 @@ def write_attention(em, node):
 
     kw = {"is_causal": bool(a.get("is_causal"))}
     mask = node.input(3)
-    masked_rows = mask is not None and _may_mask_whole_rows(mask)
+    masked_rows = mask is not None and may_hide_whole_rows(mask)
     if masked_rows and kw["is_causal"]:
         raise Unsupported("Attention with is_causal and a mask that may hide every key of a query")
     if mask is not None:  # [B, H, Tq, Tk] broadcasting, the same in both conventions
@@ -122,14 +122,6 @@ def write_attention(em, node):
                     P.call("ops.max", P.call("ops.cast", seen, str(q.dtype)), axis=-1, keepdims=True))
     em.out(node, y)
 
-
-def _may_mask_whole_rows(mask) -> bool:
-    """Whether the mask (bool: keep; float: added, -inf hides) may hide every key of some query: unknown unless
-    it is a constant."""
-    if mask.const is None:
-        return True
-    keep = mask.const if mask.dtype == np.bool_ else np.isfinite(mask.const)
-    return not np.all(np.any(keep, axis=-1))
 
 
 def _cell_weights(cell, kind):
