@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import numpy as np
 import pytest
 
@@ -54,3 +56,42 @@ def test_sort_and_topk_break_ties_by_index(tmp_path, descending):
         np.testing.assert_array_equal(got[1], expected[1])  # a stable sort: ties in index order
         np.testing.assert_array_equal(got[2], expected[2])
         np.testing.assert_array_equal(got[3], [[1, 2], [0, 1]])  # ONNX's TopK: the lower index among equals
+
+
+def test_a_layer_named_after_a_module_that_holds_layers(tmp_path):
+    """BEiT's attention module runs a Linear of its own (F.linear with its qkv weight and a bias it assembles)
+    besides its `proj` child: the code generator once looked forever for a free name under the module's path."""
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(8, 8, bias=False)
+            self.q_bias = torch.nn.Parameter(torch.randn(8))
+            self.proj = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.proj(torch.nn.functional.linear(x, self.qkv.weight, self.q_bias))
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Attention()
+
+        def forward(self, x):
+            return self.attn(x)
+
+    torch.manual_seed(0)
+    model = Block().eval()
+    x = np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32)
+    graph = tb.load(model, example_inputs=(torch.from_numpy(x),))
+
+    def hung(*_):
+        raise TimeoutError("the code generator did not finish")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        (got,) = _run_written(graph, tmp_path / "block_torch", [x], "torch")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    np.testing.assert_allclose(got, model(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -44,12 +44,14 @@ class ModuleTree:
 
     def claim(self, path: tuple[str, ...]) -> tuple[str, ...]:
         """A free path for a new leaf: `path` with its parts made identifiers (a numbered part stays a number
-        inside a list), and its last part suffixed when a leaf or container already holds it."""
+        inside a list), and its last part suffixed when a leaf or container already holds it; a top-level name
+        when a layer already holds one of its parents' paths."""
         clean = tuple(p if (path[:i] in self.lists and p.isdigit()) else _identifier(p) for i, p in enumerate(path))
-        if len(clean) == 1 and clean[0] not in self.tops or clean[0] not in self.tops:
+        under_a_leaf = any(clean[:i] in self.taken for i in range(1, len(clean)))
+        if clean[0] not in self.tops or under_a_leaf:  # no tree here, or a layer already holds a parent's name
             return (self.top.name("_".join(clean), "layer"),)
         leaf, n = clean, 1
-        while leaf in self.taken or (leaf in self.created and leaf not in self.placeholders) or leaf[:-1] in self.taken:
+        while leaf in self.taken or (leaf in self.created and leaf not in self.placeholders):
             leaf = (*clean[:-1], f"{clean[-1]}_{n}")
             n += 1
         self.taken.add(leaf)
