@@ -61,12 +61,6 @@ class Builder:
             v.meta["role"] = "literal"
         return v
 
-    def slice(self, x: Value, spans, suffix: str = "") -> Value:
-        """x[start:end] along each (axis, start, end) of `spans`, as one Slice."""
-        starts, ends, axes = ([int(span[i]) for span in spans] for i in (1, 2, 0))
-        return self.op("Slice", x, *(self.const(v, self.name(k), np.int64) for k, v in
-                                     (("starts", starts), ("ends", ends), ("axes", axes))), suffix=suffix)
-
     def weight(self, name: str, array) -> Value:
         """A learned tensor (a layer's parameter), kept as a weight by code generators."""
         return self.const(array, name, literal=False)

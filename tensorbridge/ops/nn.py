@@ -19,6 +19,7 @@ from tensorbridge.ops.infer import const_ints, norm_axis, same_as
 from tensorbridge.ops.layout_classes import IMPLICIT, attribute, implicit, terminate
 from tensorbridge.ops.patterns import only_use, other, producer, scalar, strip_cast
 from tensorbridge.ops.schema import Attr, attrs_of, op, set_decomposition, set_lowering, set_recovery
+from tensorbridge.ops.shape import slice_spans
 from tensorbridge.reference.kernels import conv as K
 from tensorbridge.reference.kernels.resize import resize as resize_kernel
 
@@ -222,7 +223,7 @@ def _decompose_conv_transpose_padding(graph, node):
     crop = [(first + i, max(pads[i], 0), full[i] - max(pads[i + nsp], 0)) for i in range(nsp)
             if pads[i] > 0 or pads[i + nsp] > 0]
     if crop:
-        y = b.slice(y, crop, suffix="cropped")
+        y = slice_spans(b, y, crop, suffix="cropped")
     if any(p < 0 for p in pads):
         grow = [0] * (2 * rank)
         for i in range(nsp):

@@ -140,6 +140,13 @@ def _decompose_reshape_allowzero(graph, node):
 set_decomposition("Reshape", _decompose_reshape_allowzero)
 
 
+def slice_spans(b: Builder, x, spans, suffix: str = ""):
+    """x[start:end] along each (axis, start, end) of `spans`, as one Slice (for decompositions)."""
+    starts, ends, axes = ([int(span[i]) for span in spans] for i in (1, 2, 0))
+    return b.op("Slice", x, *(b.const(v, b.name(k), np.int64) for k, v in
+                              (("starts", starts), ("ends", ends), ("axes", axes))), suffix=suffix)
+
+
 def _decompose_flatten(graph, node):
     """Flatten as a Reshape to [the dims before axis, -1] (the dims before it static, or only the batch open)."""
     x = node.inputs[0]

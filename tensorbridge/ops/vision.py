@@ -12,6 +12,7 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE
 from tensorbridge.ops.schema import Attr, op, set_decomposition
+from tensorbridge.ops.shape import slice_spans
 from tensorbridge.reference.kernels.resize import _cubic
 
 F = "vision"
@@ -186,7 +187,7 @@ def _decompose_center_crop_pad(graph, node):
             pads[axis], pads[axis + rank] = (target - size) // 2, target - size - (target - size) // 2
     y = x
     if crops:
-        y = b.slice(y, crops, suffix="crop")
+        y = slice_spans(b, y, crops, suffix="crop")
     if any(pads):
         y = b.op("Pad", y, b.const(np.array(pads, np.int64), b.name("pads")), suffix="pad")
     graph.replace_node(node, [y if y is not x else b.op("Identity", x)])
