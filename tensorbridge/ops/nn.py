@@ -192,14 +192,19 @@ def _decompose_grouped_conv_transpose(graph, node):
     return True
 
 
+def pads_implied(node) -> bool:
+    """A ConvTranspose whose pads its auto_pad (SAME) or output_shape imply, rather than state."""
+    return node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or bool(node.attrs.get("output_shape"))
+
+
 def _decompose_conv_transpose_padding(graph, node):
     """A transposed convolution whose pads are uneven or implied (auto_pad SAME, output_shape) as one without
     pads, cropped (positive pads) or zero-extended (negative ones) to its size. Needs static spatial sizes."""
     x, w = node.inputs[0], node.inputs[1]
     a = node.attrs
     pads = list(a.get("pads") or [])
-    plain = a.get("auto_pad", "NOTSET") in ("NOTSET", "VALID") and not a.get("output_shape")
-    if (plain and pads[:len(pads) // 2] == pads[len(pads) // 2:]) or x.shape is None or w.shape is None:
+    implied = pads_implied(node)
+    if (not implied and pads[:len(pads) // 2] == pads[len(pads) // 2:]) or x.shape is None or w.shape is None:
         return False
     layout = a.get("layout", "NCHW")
     sp, _ = _spatial(x.shape, layout)
@@ -209,7 +214,7 @@ def _decompose_conv_transpose_padding(graph, node):
     strides, dil = a.get("strides") or [1] * nsp, a.get("dilations") or [1] * nsp
     extra = a.get("output_padding") or [0] * nsp
     full = [(sp[i] - 1) * strides[i] + (w.shape[2 + i] - 1) * dil[i] + 1 + extra[i] for i in range(nsp)]
-    if a.get("output_shape") or a.get("auto_pad") in ("SAME_UPPER", "SAME_LOWER"):
+    if implied:
         target = list(a["output_shape"])[-nsp:] if a.get("output_shape") else [d * s for d, s in zip(sp, strides)]
         total = [f - t for f, t in zip(full, target)]
         small = [t // 2 for t in total]

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.ops.nn import pads_implied
 from tensorbridge.ops.transformer import may_hide_whole_rows
 from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
 
@@ -40,7 +41,7 @@ def write_conv(em, node):
 def _conv_transpose_blocker(node) -> str | None:
     if node.attrs.get("group", 1) != 1:
         return "grouped ConvTranspose"  # decomposed into one per group
-    if node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID") or node.attrs.get("output_shape"):
+    if pads_implied(node):
         return "ConvTranspose with auto_pad SAME or an output_shape"
     if node.inputs[1].const is None or (node.input(2) is not None and node.input(2).const is None):
         return "ConvTranspose with computed weights"

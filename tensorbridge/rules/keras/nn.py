@@ -15,6 +15,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.nn import pads_implied
 from tensorbridge.rules.keras.base import (
     NHWC,
     R,
@@ -137,7 +138,7 @@ def read_conv_transpose(imp, layer, inputs, node):
 def _conv_transpose_check(node) -> str | None:
     if node.attrs.get("group", 1) != 1:
         return "grouped ConvTranspose (Conv2DTranspose has no groups)"
-    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+    if pads_implied(node):
         return "ConvTranspose with output_shape/auto_pad"
     return None
 

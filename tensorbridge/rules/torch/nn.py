@@ -11,6 +11,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.nn import pads_implied
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -85,7 +86,7 @@ def read_conv_transpose(imp, node, input, weight, bias=None, stride=1, padding=0
 
 
 def _conv_transpose_check(node) -> str | None:
-    if node.attrs.get("output_shape") or node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+    if pads_implied(node):
         return "output_shape/auto_pad on ConvTranspose"
     pads = node.attrs.get("pads") or []
     return "asymmetric ConvTranspose pads" if pads[:len(pads) // 2] != pads[len(pads) // 2:] else None
