@@ -88,28 +88,19 @@ def _nll_graph(b, log_prob, target, weight, reduction: str, ignore_index):
     return b.op("Where", empty, zero, b.op("Div", total, b.op("Where", empty, const("one", 1.0), count)))
 
 
-def _decompose_nll(graph, node):
-    log_prob, target = node.inputs[:2]
-    if log_prob.dtype is None:
+def _decompose_loss(graph, node):
+    """NLL of the log-probabilities: the input itself, or (SoftmaxCrossEntropyLoss) LogSoftmax of the scores over
+    the classes (axis 1), which is then its second output."""
+    x, target = node.inputs[:2]
+    if x.dtype is None:
         return False
     a = attrs_of(node)
     b = Builder.replacing(node)
-    graph.replace_node(node, [_nll_graph(b, log_prob, target, node.input(2), a["reduction"], a["ignore_index"])])
-    return True
-
-
-def _decompose_softmax_cross_entropy(graph, node):
-    """NLL of LogSoftmax over the classes (axis 1); the log-probabilities are the second output."""
-    scores, labels = node.inputs[:2]
-    if scores.dtype is None:
-        return False
-    a = attrs_of(node)
-    b = Builder.replacing(node)
-    log_prob = b.op("LogSoftmax", scores, axis=1, suffix="log_prob")
-    loss = _nll_graph(b, log_prob, labels, node.input(2), a["reduction"], a["ignore_index"])
+    log_prob = b.op("LogSoftmax", x, axis=1, suffix="log_prob") if node.op == "SoftmaxCrossEntropyLoss" else x
+    loss = _nll_graph(b, log_prob, target, node.input(2), a["reduction"], a["ignore_index"])
     graph.replace_node(node, [loss, log_prob][:len(node.outputs)])
     return True
 
 
-set_decomposition("NegativeLogLikelihoodLoss", _decompose_nll)
-set_decomposition("SoftmaxCrossEntropyLoss", _decompose_softmax_cross_entropy)
+set_decomposition("NegativeLogLikelihoodLoss", _decompose_loss)
+set_decomposition("SoftmaxCrossEntropyLoss", _decompose_loss)

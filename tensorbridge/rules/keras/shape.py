@@ -276,9 +276,9 @@ def _flat_positions(em, data, idx):
     k = idx.shape[-1]
     if not isinstance(k, int) or not all(isinstance(d, int) for d in data.shape):
         raise Unsupported("an ND index over dynamic dims")
-    lead = P.call("np.array", list(data.shape[:k]), dtype="int64")
     index = em.tensor(idx)
     if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
+        lead = P.call("np.array", list(data.shape[:k]), dtype="int64")
         index = P.call("ops.where", P.call("ops.less", index, 0), P.call("ops.add", index, lead), index)
     strides = [int(np.prod(data.shape[j + 1:k])) for j in range(k)]
     rest = tuple(data.shape[k:])
