@@ -12,7 +12,6 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
-from tensorbridge.ops.nn import pads_implied
 from tensorbridge.ops.transformer import may_hide_whole_rows
 from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
 
@@ -39,6 +38,8 @@ def write_conv(em, node):
 
 
 def _conv_transpose_blocker(node) -> str | None:
+    from tensorbridge.ops.nn import pads_implied  # imported here: the catalogue's families load first
+
     if node.attrs.get("group", 1) != 1:
         return "grouped ConvTranspose"  # decomposed into one per group
     if pads_implied(node):

@@ -15,7 +15,6 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
-from tensorbridge.ops.nn import pads_implied
 from tensorbridge.rules.keras.base import (
     NHWC,
     R,
@@ -136,6 +135,8 @@ def read_conv_transpose(imp, layer, inputs, node):
 
 
 def _conv_transpose_check(node) -> str | None:
+    from tensorbridge.ops.nn import pads_implied  # imported here: the catalogue's families load first
+
     if node.attrs.get("group", 1) != 1:
         return "grouped ConvTranspose (Conv2DTranspose has no groups)"
     if pads_implied(node):

@@ -11,7 +11,6 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
-from tensorbridge.ops.nn import pads_implied
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -86,6 +85,8 @@ def read_conv_transpose(imp, node, input, weight, bias=None, stride=1, padding=0
 
 
 def _conv_transpose_check(node) -> str | None:
+    from tensorbridge.ops.nn import pads_implied  # imported here: the catalogue's families load first
+
     if pads_implied(node):
         return "output_shape/auto_pad on ConvTranspose"
     pads = node.attrs.get("pads") or []
