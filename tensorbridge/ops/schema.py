@@ -77,6 +77,9 @@ class OpSchema:
     #: pattern recoveries: (root op, fn(graph, root_node) -> bool) rebuilding this op from the plain ops a
     #: framework lowers it into (passes/recover.py)
     recoveries: list = field(default_factory=list)
+    #: fusions: (root op, fn(graph, root_node) -> Node | None) rebuilding this op, for a writer that has one
+    #: layer for it, from the plain ops it decomposes into (passes/recover.py `fuse_layers`)
+    fusions: list = field(default_factory=list)
     #: cases for the per-op corpus where ONNX's node tests have none: {"inputs": [shape, ...],
     #: "const": [indices of inputs that are weights], "attrs": {...}}
     examples: tuple = ()
@@ -157,6 +160,13 @@ def set_recovery(name: str, root: str, fn: Callable) -> None:
     _REGISTRY[name].recoveries.append((root, fn))
 
 
+def set_fusion(name: str, root: str, fn: Callable) -> None:
+    """`fn(graph, node)` matches the plain ops op `name` decomposes into, ending at a node of op `root`: it returns
+    the node of op `name` computing the same, inserted but read by nothing yet (or None). Writers that write op
+    `name` as one layer run it (`passes.recover.fuse_layers`); the graph is left as it is for the others."""
+    _REGISTRY[name].fusions.append((root, fn))
+
+
 def get(name: str) -> OpSchema | None:
     _load_families()
     return _REGISTRY.get(name) if isinstance(name, str) else None
@@ -184,6 +194,7 @@ def _load_families() -> None:
     if not _loaded:
         _loaded = True
         from tensorbridge.ops import (  # noqa: F401  (import registers the ops)
+            attention_layer,
             control,
             elementwise,
             loss,

@@ -171,3 +171,50 @@ def test_a_gru_becomes_nnx_gru_cells_or_is_refused_with_the_reason(candidate_bia
     assert "nnx.GRUCell(" in (folder / "model.py").read_text()
     report = tb.verify(graph, folder, trust_code=True)
     assert report.status == "PASS" and max(o.robust_rel for o in report.outputs) <= 1e-5, report.summary()
+
+
+def _attention_module(causal: bool, masked: bool):
+    """Self-attention as transformers write it: query/key/value/output Linears around scaled_dot_product_attention."""
+    import torch
+    from torch import nn
+
+    class SelfAttention(nn.Module):
+        def __init__(self, width=32, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.query, self.key, self.value = (nn.Linear(width, width) for _ in range(3))
+            self.out = nn.Linear(width, 24)
+
+        def forward(self, x, mask=None):
+            b, s, e = x.shape
+
+            def split(t):
+                return t.view(b, s, self.heads, e // self.heads).transpose(1, 2)
+
+            y = nn.functional.scaled_dot_product_attention(split(self.query(x)), split(self.key(x)),
+                                                           split(self.value(x)), attn_mask=mask, is_causal=causal)
+            return self.out(y.transpose(1, 2).reshape(b, s, e))
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 32)
+    mask = torch.rand(2, 1, 7, 7) > 0.3
+    return SelfAttention().eval(), (x, mask) if masked else (x,)
+
+
+@pytest.mark.parametrize("causal,masked", [(False, False), (True, False), (False, True)])
+def test_attention_layers_become_nnx_multi_head_attention(causal, masked, tmp_path):
+    """The projections and attention become one nnx.MultiHeadAttention where it computes the same; a mask that
+    may hide every key of a query (nnx averages such a row, the source gives zeros) keeps the plain ops."""
+    module, args = _attention_module(causal, masked)
+    graph = tb.load(module, example_inputs=args)
+    folder = tb.save(graph, tmp_path / "attention", to="flax")
+    code = (folder / "model.py").read_text()
+    assert ("nnx.MultiHeadAttention(" in code) is not masked, code
+    assert ("is_causal=True" in code) is causal, code
+    inputs = {"x": args[0].numpy()}
+    if masked:
+        mask = args[1].numpy().copy()
+        mask[0, 0, 3] = False  # query 3 of the first sample sees no key
+        inputs["mask"] = mask
+    report = tb.verify(graph, folder, inputs=inputs, trust_code=True)
+    assert report.status == "PASS" and max(o.robust_rel for o in report.outputs) <= 1e-5, report.summary()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tensorbridge as tb
+from tensorbridge import trust
 from tensorbridge.errors import UnsupportedError
 from tensorbridge.verification.harness import runner_for
 
@@ -58,6 +59,20 @@ class Tagger(nnx.Module):
         return self.out(self.rnn(self.embed(tokens)))
 
 
+class Attending(nnx.Module):
+    """nnx.MultiHeadAttention layers: self-attention, and causal cross-attention of other widths without biases."""
+
+    def __init__(self, *, rngs):
+        self.norm = nnx.LayerNorm(16, rngs=rngs)
+        self.attend = nnx.MultiHeadAttention(4, 16, qkv_features=32, decode=False, rngs=rngs)
+        self.cross = nnx.MultiHeadAttention(2, 16, in_kv_features=16, out_features=8, use_bias=False, decode=False,
+                                            rngs=rngs)
+
+    def __call__(self, x, mask=None):
+        h = self.norm(x + self.attend(x, mask=mask))
+        return self.cross(h, x, is_causal=True)
+
+
 def _calibrated(model, x):
     """BatchNorm statistics from data (random statistics would make every comparison meaningless)."""
     model.train()
@@ -72,6 +87,7 @@ MODELS = {
     "cnn": (lambda: CNN(rngs=nnx.Rngs(0)), lambda rng: rng.standard_normal((2, 16, 16, 3)).astype(np.float32)),
     "block": (lambda: Block(rngs=nnx.Rngs(1)), lambda rng: rng.standard_normal((2, 8, 32)).astype(np.float32)),
     "tagger": (lambda: Tagger(rngs=nnx.Rngs(2)), lambda rng: rng.integers(0, 50, (2, 7)).astype(np.int32)),
+    "attending": (lambda: Attending(rngs=nnx.Rngs(3)), lambda rng: rng.standard_normal((2, 6, 16)).astype(np.float32)),
 }
 
 
@@ -108,6 +124,33 @@ def test_nnx_layers_read_as_one_op_each():
     graph = tb.load(model, example_inputs=(x,))
     weights = {v.name for v in graph.constants.values() if v.meta.get("role") != "literal"}
     assert {"conv.kernel", "bn.mean", "head.kernel"} <= weights
+
+
+def test_nnx_multi_head_attention_reads_as_one_op_and_round_trips(tmp_path):
+    model, x = _model("attending")
+    graph = tb.load(model, example_inputs=(x,))
+    assert graph.op_histogram() == {"LayerNormalization": 1, "Add": 1, "MultiHeadAttention": 2}
+    assert {"attend.query.kernel", "cross.out.kernel"} <= set(graph.constants)
+    folder = tb.save(graph, tmp_path / "attending", to="flax")
+    assert (folder / "model.py").read_text().count("nnx.MultiHeadAttention(") == 2
+    assert tb.load(folder, trust_code=True).op_histogram() == graph.op_histogram()
+
+
+def test_a_masked_nnx_attention_reads_as_the_arithmetic_jax_runs(tmp_path):
+    """JAX averages the values for a query whose mask hides every key (the IR op gives zeros): with a mask the
+    layer is read as what it computes, so such a row converts as the source computes it."""
+    model, x = _model("attending")
+    mask = np.ones((2, 1, 6, 6), bool)
+    mask[0, :, 2] = False
+    graph = tb.load(model, example_inputs=(x, mask))
+    assert graph.op_histogram()["MultiHeadAttention"] == 1  # the causal one, which has no mask
+    expected = np.asarray(model(jnp.asarray(x), jnp.asarray(mask)))
+    for target in ("onnx", "flax"):
+        dest = tb.save(graph, tmp_path / ("m.onnx" if target == "onnx" else "m_flax"), to=target)
+        with trust.trusting():
+            runner = runner_for(str(dest))
+            got = runner.run({"x": x, "mask": mask})[runner.outputs[0]]
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 def test_a_function_with_params_keeps_them_as_weights():

@@ -41,6 +41,11 @@ CASES = [
     # the mask closes the first query row entirely: the op's zero weights, not Softmax's NaN
     ("Attention", [(1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4)], {},
      (np.array([[False, False, False], [True, False, True], [True, True, True]]),)),
+    # projections of other widths (value heads of 3), biases, and a mask that closes the first query row
+    ("MultiHeadAttention", [(2, 5, 8), (2, 6, 4), (2, 6, 4)], {"num_heads": 2},
+     tuple(np.random.default_rng(3).standard_normal(s).astype(np.float32)
+           for s in ((8, 8), (4, 8), (4, 6), (6, 7), (8,), (8,), (6,), (7,)))
+     + ((np.arange(30).reshape(5, 6) > 5) & (np.arange(30).reshape(5, 6) % 4 > 0),)),
     ("MaxPool", [(1, 2, 9, 8)], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}, ()),
     ("AveragePool", [(1, 2, 9, 8)], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1],
                                       "ceil_mode": 1}, ()),

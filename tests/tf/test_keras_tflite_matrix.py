@@ -96,11 +96,16 @@ def test_keras_multi_head_attention_model(causal, tmp_path):
     src = tmp_path / "attention.keras"
     model.save(src)
     graph = tb.load(src)
-    assert "Attention" in graph.op_histogram()
+    assert graph.op_histogram()["MultiHeadAttention"] == 1
     assert any(n.attrs.get("is_causal") for n in graph.nodes) == causal
     x = np.random.default_rng(2).standard_normal((2, *shape)).astype(np.float32)
     for dst in _targets(graph, tmp_path, "attention"):
         _check(tb.verify(src, dst, inputs={"sequence": x}, rtol=1e-5, atol=0))
+    # the layer stays one layer where the target has it
+    for to, layer in (("keras", "layers.MultiHeadAttention("), ("flax", "nnx.MultiHeadAttention(")):
+        dst = tb.save(graph, tmp_path / f"attention_{to}", to=to)
+        assert (dst / "model.py").read_text().count(layer) == 1
+        _check(tb.verify(src, dst, inputs={"sequence": x}, rtol=1e-5, atol=0, trust_code=True))
 
 
 def test_in_memory_keras_model_and_ir_reference():

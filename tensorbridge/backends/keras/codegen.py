@@ -36,6 +36,7 @@ from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.pipeline import Pipeline
+from tensorbridge.passes.recover import fuse_layers
 from tensorbridge.passes.static_shapes import reshape_to_inferred
 from tensorbridge.rules.keras import REGISTRY
 
@@ -84,11 +85,13 @@ def weight_layer_class() -> ast.ClassDef:
 def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT, blocker=REGISTRY.blocker,
              name: str = "Keras code") -> Pipeline:
     """Dead code out, layouts planned channels-last, constants folded, computed reshape targets that shape
-    inference knows made constants, nodes `blocker` rejects decomposed."""
+    inference knows made constants, the layers the writer has spelled in plain ops fused back, nodes `blocker`
+    rejects decomposed."""
     return Pipeline(name).then("dead code", eliminate_dead_code) \
         .then("layout", lambda g: plan_layout(g, target, layout)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
         .then("computed reshapes", reshape_to_inferred).then("dead code", eliminate_dead_code) \
+        .then("fuse layers", lambda g: fuse_layers(g, blocker)) \
         .then("legalize", lambda g: legalize(g, blocker, name)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
@@ -229,9 +232,10 @@ class KerasEmitter(CodeEmitter):
         self.var[id(v)] = P.name(ident)
         return self.var[id(v)]
 
-    def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], inputs) -> str:
+    def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], *inputs, **call_kwargs):
+        """`ctor(*args, **kwargs)` named after `node`, called on `inputs`; its `weights` set once it is built."""
         name = self.layer_names.name(node.name, "layer")
-        call = P.call(P.call(ctor, *args, **non_default(ctor, kwargs), name=name), inputs)
+        call = P.call(P.call(ctor, *args, **non_default(ctor, kwargs), name=name), *inputs, **call_kwargs)
         if name != node.outputs[0].name:
             self.layer_values[name] = node.outputs[0].name
         if weights:

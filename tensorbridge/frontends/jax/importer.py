@@ -196,7 +196,12 @@ class JaxprImporter:
         another is copied, and a computed value gets a Transpose."""
         if v.const is None:
             return self.emit("Transpose", [v], {"perm": perm}, suffix=tag)
-        data = np.ascontiguousarray(np.transpose(v.const, perm))
+        return self.rearranged(v, lambda a: np.transpose(a, perm), tag)
+
+    def rearranged(self, v: Value, fn, tag: str) -> Value:
+        """Constant `v` with `fn` applied to its array: a weight nothing reads yet in place (it keeps its name),
+        another copied."""
+        data = np.ascontiguousarray(fn(v.const))
         if not v.uses() and v not in self.graph.outputs and v.meta.get("role") != "literal":
             v.const, v.shape = data, tuple(data.shape)
             return v
@@ -277,7 +282,7 @@ class JaxprImporter:
                 operands = operands[len(operands) - len(tensors):]
                 weights = [v for v in operands[1:] if v.const is not None and v.meta.get("role") != "literal"]
                 if layer is not None and weights:  # named after the layer's path, as its weights are
-                    path = weights[0].name.rsplit(".", 1)[0]
+                    path = ".".join(os.path.commonprefix([w.name.split(".")[:-1] for w in weights]))
                     self.build.at(path, {"module": path})
                 else:
                     self.build.at(f"{kind}_{len(self.graph.nodes)}")

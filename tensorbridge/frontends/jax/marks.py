@@ -68,6 +68,8 @@ class Marks:
                 cls.__call__ = self._layer(kind, tensors, cls.__call__)
             saved.append((nnx.RNN, "__call__", nnx.RNN.__call__))
             nnx.RNN.__call__ = self._rnn(nnx.RNN.__call__)
+            saved.append((nnx.MultiHeadAttention, "__call__", nnx.MultiHeadAttention.__call__))
+            nnx.MultiHeadAttention.__call__ = self._attention(nnx.MultiHeadAttention.__call__)
             yield self
         finally:
             for owner, attr, original in reversed(saved):
@@ -119,6 +121,32 @@ class Marks:
                 return _lstm(v, ts, initial_carry is not None, cell.hidden_features, settings)
 
             return self._named(type(rnn).__name__, settings, names, rnn, body)(*tensors)
+        return call
+
+    def _attention(self, original):
+        """nnx.MultiHeadAttention on query (, key (, value)) without a mask (JAX averages the values for a query
+        it hides every key from; the IR op gives zeros), not decoding, without dropout, query/key normalisation,
+        grouped key/value heads or another attention function."""
+        from flax.nnx.nn.attention import dot_product_attention
+
+        @functools.wraps(original)
+        def call(layer, inputs_q, inputs_k=None, inputs_v=None, *, mask=None, is_causal=False, **kwargs):
+            plain = mask is None and not layer.decode and not kwargs.get("decode") and not kwargs.get("sow_weights") \
+                and layer.dropout_rate == 0 and not layer.normalize_qk and layer.attention_fn is dot_product_attention \
+                and layer.num_kv_heads in (None, layer.num_heads) and inputs_q.ndim == 3
+            if not plain:
+                return original(layer, inputs_q, inputs_k, inputs_v, mask=mask, is_causal=is_causal, **kwargs)
+            key = inputs_q if inputs_k is None else inputs_k
+            params = [(f"{p}.{w}", getattr(getattr(layer, p), w)) for p in ("query", "key", "value", "out")
+                      for w in ("kernel", "bias") if getattr(getattr(layer, p), w, None) is not None]
+            names = ("query", "key", "value", *(n for n, _ in params))
+            settings = {"num_heads": layer.num_heads, "is_causal": bool(is_causal)}
+
+            def body(q, k, v, *_):
+                return original(layer, q, k, v, is_causal=is_causal)
+
+            operands = (inputs_q, key, key if inputs_v is None else inputs_v, *(p[...] for _, p in params))
+            return self._named("MultiHeadAttention", settings, names, layer, body)(*operands)
         return call
 
 

@@ -12,7 +12,6 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
-from tensorbridge.ops.transformer import may_hide_whole_rows
 from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
 
 
@@ -136,37 +135,6 @@ def write_rms_norm(em, node):
     weights = {"scale": np.broadcast_to(const_operand(scale), (size,)).copy()}
     kwargs = {"epsilon": float(node.attrs.get("epsilon", 1e-5)), "use_fast_variance": False}
     em.out(node, P.call(em.layer(node, "nnx.RMSNorm", [size], kwargs, weights), em.tensor(x)))
-
-
-def _attention_blocker(node) -> str | None:
-    q, k, v = node.inputs[:3]
-    mask = node.input(3)
-    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or node.attrs.get("softcap"):
-        return "Attention with a KV cache input, softcap or extra outputs"
-    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
-        return "Attention on 3-D inputs"
-    if mask is not None and may_hide_whole_rows(mask):
-        return "a mask that may close a whole row (jax.nn.dot_product_attention averages such a row; the op gives 0)"
-    return None
-
-
-@R.exports("Attention", check=_attention_blocker)
-def write_attention(em, node):
-    q, k, v = node.inputs[:3]
-    mask = node.input(3)
-
-    def bthd(t):  # IR [B, H, T, D] <-> jax [B, T, H, D]
-        return P.call("jnp.transpose", t, (0, 2, 1, 3))
-
-    kw = {}
-    if mask is not None:
-        kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
-    if node.attrs.get("scale") is not None:
-        kw["scale"] = node.attrs["scale"]
-    if node.attrs.get("is_causal"):
-        kw["is_causal"] = True
-    y = P.call("jax.nn.dot_product_attention", *(bthd(em.tensor(t)) for t in (q, k, v)), **kw)
-    em.out(node, bthd(y))
 
 
 def _linear(em, node, x, w: np.ndarray, b: np.ndarray | None):

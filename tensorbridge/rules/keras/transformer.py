@@ -23,9 +23,9 @@ from tensorbridge.rules.keras.base import (
 )
 
 
-@layer("MultiHeadAttention", produces="Attention")
+@layer("MultiHeadAttention", produces="MultiHeadAttention")
 def read_multi_head_attention(imp, layer, inputs, node):
-    """query/key/value projections -> IR Attention (4-D) -> output projection."""
+    """keras.layers.MultiHeadAttention(query, value, key, attention_mask) -> one MultiHeadAttention."""
     kwargs = node.arguments.kwargs
     args = list(node.arguments.args)
     given = {"query": args[0] if args else kwargs.get("query"),
@@ -33,42 +33,84 @@ def read_multi_head_attention(imp, layer, inputs, node):
              "key": args[2] if len(args) > 2 else kwargs.get("key"),
              "attention_mask": kwargs.get("attention_mask")}
     tensors = dict(zip([k for k, t in given.items() if t is not None], inputs))
-    q_in = tensors["query"]
-    v_in = tensors.get("value", q_in)
-    k_in = tensors.get("key", v_in)
+    query = tensors["query"]
+    value = tensors.get("value", query)
+    key = tensors.get("key", value)
     mask = tensors.get("attention_mask")
-    heads, key_dim = int(layer.num_heads), int(layer.key_dim)
-    value_dim = int(layer.value_dim or key_dim)
-
-    def project(x, dense_layer, dim, tag):
-        kernel = to_numpy(dense_layer.kernel)  # [d_model, heads, dim]
-        w = imp.weight(f"{tag}.kernel", kernel.reshape(kernel.shape[0], -1))
-        ins = [x, w]
-        if dense_layer.bias is not None:
-            ins.append(imp.weight(f"{tag}.bias", to_numpy(dense_layer.bias).reshape(-1)))
-        y = imp.emit("Dense", ins, suffix=f"{tag}")
-        y = imp.emit("Reshape", [y, imp.const([0, 0, heads, dim], np.int64)], suffix=f"{tag}.heads")
-        return imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]}, suffix=f"{tag}.bhsd")
-
-    q = project(q_in, layer._query_dense, key_dim, "query")
-    k = project(k_in, layer._key_dense, key_dim, "key")
-    v = project(v_in, layer._value_dense, value_dim, "value")
-    attn_inputs = [q, k, v]
-    if mask is not None:  # [B, T, S] (True = attend) -> broadcast over heads
+    dense = {"query": layer._query_dense, "key": layer._key_dense, "value": layer._value_dense,
+             "output": layer._output_dense}
+    weights, biases = [], []
+    for tag, d in dense.items():  # [in, heads, depth] (output: [heads, depth, out]) -> [in, out]
+        kernel = to_numpy(d.kernel)
+        kernel = kernel.reshape(-1, kernel.shape[-1]) if tag == "output" else kernel.reshape(kernel.shape[0], -1)
+        weights.append(imp.weight(f"{tag}.kernel", kernel))
+        biases.append(imp.weight(f"{tag}.bias", to_numpy(d.bias).reshape(-1)) if d.bias is not None else None)
+    if mask is not None:  # [B, T, S] (True: attend), the same for every head
         if mask.dtype != np.bool_:
             mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask_bool")
-        attn_inputs.append(imp.emit("Unsqueeze", [mask, imp.const([1], np.int64)], suffix="mask"))
-    attrs = {"scale": 1.0 / float(np.sqrt(key_dim))}
+        mask = imp.emit("Unsqueeze", [mask, imp.const([1], np.int64)], suffix="mask")
+    ins = [query, key, value, *weights, *biases, mask]
+    while ins[-1] is None:
+        ins.pop()
+    attrs = {"num_heads": int(layer.num_heads), "scale": 1.0 / float(np.sqrt(int(layer.key_dim)))}
     if kwargs.get("use_causal_mask"):
         attrs["is_causal"] = 1
-    att = imp.emit("Attention", attn_inputs, attrs, suffix="attention")
-    att = imp.emit("Transpose", [att], {"perm": [0, 2, 1, 3]}, suffix="merge")
-    att = imp.emit("Reshape", [att, imp.const([0, 0, heads * value_dim], np.int64)], suffix="merge_heads")
-    out_kernel = to_numpy(layer._output_dense.kernel)  # [heads, value_dim, d_model]
-    ins = [att, imp.weight("output.kernel", out_kernel.reshape(heads * value_dim, -1))]
-    if layer._output_dense.bias is not None:
-        ins.append(imp.weight("output.bias", to_numpy(layer._output_dense.bias)))
-    return imp.emit("Dense", ins)
+    return imp.emit("MultiHeadAttention", ins, attrs)
+
+
+def _layer_mask(mask) -> str | None:
+    """Why an IR mask ([B, H, T, S] broadcasting) is not keras MultiHeadAttention's (one for every head)."""
+    if mask is None:
+        return None
+    if mask.dtype != np.bool_:
+        return "an additive mask (keras MultiHeadAttention takes a boolean one)"
+    if mask.shape is None or (len(mask.shape) >= 3 and mask.shape[-3] != 1):
+        return "a mask that differs per head"
+    if may_hide_whole_rows(mask):
+        return "a mask that may hide every key of a query (Keras averages such a row; the op gives 0)"
+    return None
+
+
+def _layer_blocker(node) -> str | None:
+    """What keras MultiHeadAttention cannot hold: it scales by 1/sqrt(key_dim), projects query and key to one
+    width, and biases all four projections or none."""
+    query, key, value = node.inputs[:3]
+    weights = node.inputs[3:7]
+    heads, scale = node.attrs["num_heads"], node.attrs.get("scale")
+    if any(w.shape is None for w in weights) or any(t.shape is None or len(t.shape) != 3 for t in (query, key, value)):
+        return "operands that are not [batch, sequence, features]"
+    if weights[0].shape[1] != weights[1].shape[1]:
+        return "query and key projections of different widths"
+    if scale is not None and not np.isclose(scale, 1 / np.sqrt(weights[0].shape[1] // heads), rtol=1e-6, atol=0):
+        return "a scale other than 1/sqrt(key_dim)"
+    return _layer_mask(node.input(11))
+
+
+@R.exports("MultiHeadAttention", check=_layer_blocker)
+def write_multi_head_attention(em, node):
+    query, key, value = node.inputs[:3]
+    heads = node.attrs["num_heads"]
+    weights = [const_operand(w) for w in node.inputs[3:7]]
+    biases = [node.input(i) for i in range(7, 11)]
+    use_bias = any(b is not None for b in biases)  # a missing bias is a zero one
+    arrays = []
+    for k, (w, b) in enumerate(zip(weights, biases)):
+        kernel = w.reshape(heads, -1, w.shape[1]) if k == 3 else w.reshape(w.shape[0], heads, -1)
+        bias = const_operand(b) if b is not None else np.zeros(w.shape[1], w.dtype)
+        arrays += [kernel] + ([bias if k == 3 else bias.reshape(heads, -1)] if use_bias else [])
+    key_dim, value_dim = weights[0].shape[1] // heads, weights[2].shape[1] // heads
+    options = {"value_dim": value_dim if value_dim != key_dim else None, "use_bias": use_bias,
+               "output_shape": weights[3].shape[1] if weights[3].shape[1] != query.shape[-1] else None}
+    call = {"key": em.tensor(key)} if key is not value else {}
+    mask = node.input(11)
+    if mask is not None:  # [.., 1, T, S] -> [.., T, S]: Keras adds the heads axis itself
+        call["attention_mask"] = P.call("ops.squeeze", em.tensor(mask), 1) if len(mask.shape) == 4 else \
+            em.tensor(mask)
+    if node.attrs.get("is_causal"):
+        call["use_causal_mask"] = True
+    em.out(node, em.layer(node, "layers.MultiHeadAttention", [heads, key_dim],
+                          {k: v for k, v in options.items() if v is not None}, arrays, em.tensor(query),
+                          em.tensor(value), **call))
 
 
 @keras_op("DotProductAttention", produces="Attention")

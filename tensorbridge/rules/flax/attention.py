@@ -1,0 +1,113 @@
+"""Flax code for attention: `jax.nn.dot_product_attention`, and `nnx.MultiHeadAttention` for the whole layer,
+which the JAX frontend also reads back as one MultiHeadAttention.
+
+Both compute softmax attention as the IR does except where a mask hides every key of a query (JAX averages
+such a row, the IR gives zeros): such masks are refused here, and the op decomposed into matrix products.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.rule_helpers import const_operand
+from tensorbridge.ops.transformer import may_hide_whole_rows
+from tensorbridge.rules.flax.base import R
+from tensorbridge.rules.flax.jaxpr import mark
+
+
+def _mask_blocker(mask) -> str | None:
+    if mask is not None and may_hide_whole_rows(mask):
+        return "a mask that may close a whole row (jax.nn.dot_product_attention averages such a row; the op gives 0)"
+    return None
+
+
+def _attention_blocker(node) -> str | None:
+    q, k, v = node.inputs[:3]
+    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or node.attrs.get("softcap"):
+        return "Attention with a KV cache input, softcap or extra outputs"
+    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
+        return "Attention on 3-D inputs"
+    if v.shape[3] != q.shape[3]:
+        return "values of another head size than queries and keys (jax.nn.dot_product_attention takes one)"
+    return _mask_blocker(node.input(3))
+
+
+@R.exports("Attention", check=_attention_blocker)
+def write_attention(em, node):
+    q, k, v = node.inputs[:3]
+    mask = node.input(3)
+
+    def bthd(t):  # IR [B, H, T, D] <-> jax [B, T, H, D]
+        return P.call("jnp.transpose", t, (0, 2, 1, 3))
+
+    kw = {}
+    if mask is not None:
+        kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
+    if node.attrs.get("scale") is not None:
+        kw["scale"] = node.attrs["scale"]
+    if node.attrs.get("is_causal"):
+        kw["is_causal"] = True
+    y = P.call("jax.nn.dot_product_attention", *(bthd(em.tensor(t)) for t in (q, k, v)), **kw)
+    em.out(node, bthd(y))
+
+
+def _layer_blocker(node) -> str | None:
+    """What nnx.MultiHeadAttention cannot hold: it projects query, key and value to one width (`qkv_features`),
+    keys and values from inputs of one width, scales by 1/sqrt(head size) and takes boolean masks only."""
+    query, key, value = node.inputs[:3]
+    weights = node.inputs[3:7]
+    heads, scale, mask = node.attrs["num_heads"], node.attrs.get("scale"), node.input(11)
+    if any(w.shape is None for w in weights) or any(t.shape is None or len(t.shape) != 3 for t in (query, key, value)):
+        return "operands that are not [batch, sequence, features]"
+    if len({w.shape[1] for w in weights[:3]}) != 1 or key.shape[-1] != value.shape[-1]:
+        return "query, key and value projections of different widths (nnx.MultiHeadAttention has one qkv_features)"
+    if scale is not None and not np.isclose(scale, 1 / np.sqrt(weights[0].shape[1] // heads), rtol=1e-6, atol=0):
+        return "a scale other than 1/sqrt(head size)"
+    if mask is not None and mask.dtype != np.bool_:
+        return "an additive mask (nnx.MultiHeadAttention takes a boolean one)"
+    return _mask_blocker(mask)
+
+
+@R.exports("MultiHeadAttention", check=_layer_blocker)
+def write_multi_head_attention(em, node):
+    query, key, value = node.inputs[:3]
+    heads = node.attrs["num_heads"]
+    weights = [const_operand(w) for w in node.inputs[3:7]]
+    biases = [node.input(i) for i in range(7, 11)]
+    features = weights[0].shape[1]
+    use_bias = any(b is not None for b in biases)  # a missing bias is a zero one
+    bias = [const_operand(b) if b is not None else np.zeros(w.shape[1], w.dtype) for w, b in zip(weights, biases)]
+    state = {}
+    for tag, w, b in zip(("query", "key", "value"), weights, bias):
+        state[f"{tag}.kernel"] = w.reshape(w.shape[0], heads, -1)
+        state |= {f"{tag}.bias": b.reshape(heads, -1)} if use_bias else {}
+    state["out.kernel"] = weights[3].reshape(heads, -1, weights[3].shape[1])
+    state |= {"out.bias": bias[3]} if use_bias else {}
+    in_features = weights[0].shape[0]
+    options = {"qkv_features": features, "out_features": weights[3].shape[1], "in_kv_features": weights[1].shape[0]}
+    options = {k: v for k, v in options.items() if v != in_features}
+    options |= {"use_bias": False} if not use_bias else {}
+    layer = em.layer(node, "nnx.MultiHeadAttention", [heads, in_features],
+                     options | {"decode": False, "keep_rngs": False}, state)
+    # nnx.MultiHeadAttention's key defaults to the query, its value to the key
+    operands = [query, key, value] if value is not key else [query, key] if key is not query else [query]
+    call = {"mask": em.tensor(node.input(11))} if node.input(11) is not None else {}
+    call |= {"is_causal": True} if node.attrs.get("is_causal") else {}
+    em.out(node, P.call(layer, *(em.tensor(t) for t in operands), **call))
+
+
+@mark("MultiHeadAttention", produces="MultiHeadAttention")
+def read_multi_head_attention(imp, eqn, settings, layer, query, key, value, *params):
+    """The layer's kernels ([in, heads, depth]; output [heads, depth, out]) as the op's [in, out] weights."""
+    if any(p.const is None for p in params):
+        return None
+    kernels, biases = (params[0::2], params[1::2]) if len(params) == 8 else (params, [None] * 4)
+    weights = [imp.rearranged(k, lambda a: a.reshape(a.shape[0], -1), "in_out") for k in kernels[:3]]
+    weights.append(imp.rearranged(kernels[3], lambda a: a.reshape(-1, a.shape[-1]), "in_out"))
+    biases = [b if b is None else imp.rearranged(b, lambda a: a.reshape(-1), "flat") for b in biases]
+    inputs = [query, key, value, *weights, *biases]
+    while inputs[-1] is None:
+        inputs.pop()
+    return imp.emit("MultiHeadAttention", inputs, {"num_heads": settings["num_heads"],
+                                                   "is_causal": int(settings["is_causal"])})
