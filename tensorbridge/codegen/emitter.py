@@ -48,9 +48,16 @@ class CodeEmitter:
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> None:
         self.begin()
-        last_reader = self._last_readers() if self.release else {}
+        self._write_nodes(self.g, self._last_readers() if self.release else {})
+        self.report.raise_if_any("Nothing was written.")
+        self.finish()
+        self.report.raise_if_any("Nothing was written.")
+
+    def _write_nodes(self, graph: Graph, last_reader: dict[int, int]) -> set[int]:
+        """Write `graph`'s nodes in order; every node a rule refuses is reported. The ids of the values that could
+        not be written (refused, or computed from refused ones) are returned."""
         failed: set[int] = set()
-        for index, node in enumerate(self.g.nodes):
+        for index, node in enumerate(graph.nodes):
             self._index = index
             if id(node) in self.skip:
                 continue
@@ -67,9 +74,27 @@ class CodeEmitter:
                 failed |= {id(v) for v in node.outputs}
             if self.release:
                 self._release(index, last_reader)
-        self.report.raise_if_any("Nothing was written.")
-        self.finish()
-        self.report.raise_if_any("Nothing was written.")
+        return failed
+
+    def function(self, graph: Graph, hint: str) -> str:
+        """Write subgraph `graph` (a control-flow body) as a nested function of the code being written: its
+        inputs are its parameters, its outputs returned as a tuple, the enclosing values read through their
+        locals (a closure). Returns the function's name; a node the body cannot take is reported."""
+        outer, index, self.body = self.body, self._index, []
+        try:
+            params = []
+            for v in graph.inputs:
+                params.append(self.local(v, "arg"))
+                self.var[id(v)] = P.name(params[-1])
+            failed = self._write_nodes(graph, {})
+            if any(id(v) in failed for v in graph.outputs):
+                raise Unsupported("its body has ops the target cannot take (listed)")
+            self.body.append(P.ret(ast.Tuple([self.tensor(v) for v in graph.outputs], ast.Load())))
+            fname = self.namer.name(hint, "body")
+            outer.append(P.function(fname, params, self.body))
+            return fname
+        finally:
+            self.body, self._index = outer, index
 
     def begin(self) -> None:
         """Bind each graph input to a parameter of the generated function, named after it."""
@@ -114,12 +139,15 @@ class CodeEmitter:
         self.var[id(v)] = P.name(ident)
         return ident
 
-    def outs(self, node, value: ast.expr, count: int) -> None:
-        """Unpack `value` into locals for the node's first `count` outputs."""
-        idents = [self.local(v) for v in node.outputs[:count]]
-        self.body.append(P.assign(idents, value))
+    def outs(self, node, value: ast.expr, count: int, discarded: int = 0) -> None:
+        """Unpack `value` into locals for the node's first `count` outputs, after `discarded` items it holds
+        first; an output nothing reads is `_`."""
+        graph_outputs = {id(v) for v in node.graph.outputs} if node.graph is not None else set()
+        idents = [self.local(v) if v.uses() or id(v) in graph_outputs else "_" for v in node.outputs[:count]]
+        self.body.append(P.assign(["_"] * discarded + idents, value))
         for v, ident in zip(node.outputs, idents):
-            self.var[id(v)] = P.name(ident)
+            if ident != "_":
+                self.var[id(v)] = P.name(ident)
 
     def alias(self, node, expr: ast.expr, index: int = 0) -> None:
         """The node's output is `expr` itself (Identity, Dropout at inference): no statement."""

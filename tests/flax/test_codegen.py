@@ -218,3 +218,24 @@ def test_attention_layers_become_nnx_multi_head_attention(causal, masked, tmp_pa
         inputs["mask"] = mask
     report = tb.verify(graph, folder, inputs=inputs, trust_code=True)
     assert report.status == "PASS" and max(o.robust_rel for o in report.outputs) <= 1e-5, report.summary()
+
+
+def test_an_if_whose_branches_differ_in_shape_is_refused(tmp_path):
+    """jax.lax.cond traces both branches and needs their outputs alike; an ONNX If need not have them so."""
+    from tensorbridge.errors import UnsupportedError
+    from tensorbridge.ir.graph import Graph
+    from tensorbridge.passes.infer_shapes import infer_shapes
+
+    g = Graph("branches")
+    x = g.add_input("x", "float32", (2, 3))
+    branches = {}
+    for key, axes in (("then_branch", [0]), ("else_branch", [0, 1])):
+        body = Graph(key)
+        body.outputs.append(body.op("ReduceSum", x, body.add_constant(f"{key}_axes", np.array(axes)), keepdims=0))
+        branches[key] = body
+    flag = g.op("Greater", g.op("ReduceSum", x, keepdims=0), g.add_constant("zero", np.array(0, np.float32)))
+    g.outputs.append(g.op("If", flag, **branches))
+    infer_shapes(g)
+    with pytest.raises(UnsupportedError, match="branches whose outputs differ in shape"):
+        tb.save(g, tmp_path / "branches", to="flax")
+    assert not (tmp_path / "branches").exists()

@@ -216,7 +216,7 @@ def test_a_scan_reads_as_a_scan_and_unrolls_for_code_targets(tmp_path):
             np.testing.assert_allclose(out[name], w, rtol=1e-5, atol=1e-6, err_msg=target)
 
 
-def test_cond_and_while_loop_read_as_if_and_loop(tmp_path):
+def test_cond_and_while_loop_read_as_if_and_loop_and_write_back(tmp_path):
     def fn(x):
         y = jax.lax.cond(x.sum() > 0, lambda t: t * 2, lambda t: jnp.tanh(t) - 1, x)
         return jax.lax.while_loop(lambda s: s[0] < 4, lambda s: (s[0] + 1, s[1] * 0.5 + s[1].mean()), (0, y))[1]
@@ -226,6 +226,11 @@ def test_cond_and_while_loop_read_as_if_and_loop(tmp_path):
     assert {"If", "Loop"} <= set(graph.op_histogram())
     for sample in (x, -np.abs(x)):  # both branches
         np.testing.assert_allclose(tb.run(graph, {"x": sample})[graph.outputs[0].name], fn(sample), rtol=1e-5)
-    tb.save(graph, tmp_path / "flow.onnx")
-    runner = runner_for(str(tmp_path / "flow.onnx"))
-    np.testing.assert_allclose(runner.run({"x": -np.abs(x)})[runner.outputs[0]], fn(-np.abs(x)), rtol=1e-5)
+    for target, dest in (("onnx", "flow.onnx"), ("flax", "flow_flax")):  # Flax: jax.lax.cond and while_loop
+        path = tb.save(graph, tmp_path / dest, to=target)
+        with trust.trusting():
+            runner = runner_for(str(path))
+            for sample in (x, -np.abs(x)):
+                np.testing.assert_allclose(runner.run({"x": sample})[runner.outputs[0]], fn(sample), rtol=1e-5)
+    code = (tmp_path / "flow_flax" / "model.py").read_text()
+    assert "jax.lax.cond(" in code and "jax.lax.while_loop(" in code, code
