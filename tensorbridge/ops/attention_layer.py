@@ -91,6 +91,18 @@ def _decompose(graph, node) -> bool:
 set_decomposition("MultiHeadAttention", _decompose)
 
 
+def layer_blocker(node) -> str | None:
+    """What the frameworks' attention layers (nnx.MultiHeadAttention, keras MultiHeadAttention) cannot hold in
+    any configuration: operands other than [batch, sequence, features], a scale other than 1/sqrt(head size)."""
+    weights = node.inputs[3:7]
+    if any(w.shape is None for w in weights) or any(t.shape is None or len(t.shape) != 3 for t in node.inputs[:3]):
+        return "operands that are not [batch, sequence, features]"
+    scale, head = node.attrs.get("scale"), weights[0].shape[1] // node.attrs["num_heads"]
+    if scale is not None and not np.isclose(scale, 1 / np.sqrt(head), rtol=1e-6, atol=0):
+        return "a scale other than 1/sqrt(head size)"
+    return None
+
+
 def _same_shape_reshapes_skipped(v, graph):
     """`v`, or what a chain of Reshapes that keep its shape (each read only there) was made from."""
     while (r := only_use(v, ("Reshape",), graph)) is not None and r.inputs[0].shape == v.shape \

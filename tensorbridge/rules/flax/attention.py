@@ -11,6 +11,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import const_operand
+from tensorbridge.ops.attention_layer import layer_blocker
 from tensorbridge.ops.transformer import may_hide_whole_rows
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.jaxpr import mark
@@ -54,16 +55,14 @@ def write_attention(em, node):
 
 def _layer_blocker(node) -> str | None:
     """What nnx.MultiHeadAttention cannot hold: it projects query, key and value to one width (`qkv_features`),
-    keys and values from inputs of one width, scales by 1/sqrt(head size) and takes boolean masks only."""
+    keys and values from inputs of one width, and takes boolean masks only."""
     query, key, value = node.inputs[:3]
-    weights = node.inputs[3:7]
-    heads, scale, mask = node.attrs["num_heads"], node.attrs.get("scale"), node.input(11)
-    if any(w.shape is None for w in weights) or any(t.shape is None or len(t.shape) != 3 for t in (query, key, value)):
-        return "operands that are not [batch, sequence, features]"
+    weights, mask = node.inputs[3:7], node.input(11)
+    blocker = layer_blocker(node)
+    if blocker is not None:
+        return blocker
     if len({w.shape[1] for w in weights[:3]}) != 1 or key.shape[-1] != value.shape[-1]:
         return "query, key and value projections of different widths (nnx.MultiHeadAttention has one qkv_features)"
-    if scale is not None and not np.isclose(scale, 1 / np.sqrt(weights[0].shape[1] // heads), rtol=1e-6, atol=0):
-        return "a scale other than 1/sqrt(head size)"
     if mask is not None and mask.dtype != np.bool_:
         return "an additive mask (nnx.MultiHeadAttention takes a boolean one)"
     return _mask_blocker(mask)

@@ -13,6 +13,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
+from tensorbridge.ops.attention_layer import layer_blocker
 from tensorbridge.ops.transformer import may_hide_whole_rows, plain_rnn_blocker
 from tensorbridge.rules.keras.base import (
     R,
@@ -72,17 +73,13 @@ def _layer_mask(mask) -> str | None:
 
 
 def _layer_blocker(node) -> str | None:
-    """What keras MultiHeadAttention cannot hold: it scales by 1/sqrt(key_dim), projects query and key to one
-    width, and biases all four projections or none."""
-    query, key, value = node.inputs[:3]
+    """What keras MultiHeadAttention cannot hold: it projects query and key to one width."""
     weights = node.inputs[3:7]
-    heads, scale = node.attrs["num_heads"], node.attrs.get("scale")
-    if any(w.shape is None for w in weights) or any(t.shape is None or len(t.shape) != 3 for t in (query, key, value)):
-        return "operands that are not [batch, sequence, features]"
+    blocker = layer_blocker(node)
+    if blocker is not None:
+        return blocker
     if weights[0].shape[1] != weights[1].shape[1]:
         return "query and key projections of different widths"
-    if scale is not None and not np.isclose(scale, 1 / np.sqrt(weights[0].shape[1] // heads), rtol=1e-6, atol=0):
-        return "a scale other than 1/sqrt(key_dim)"
     return _layer_mask(node.input(11))
 
 
