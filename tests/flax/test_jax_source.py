@@ -193,7 +193,7 @@ def test_an_lstm_rnn_reads_as_one_lstm_op():
                                rtol=1e-5, atol=1e-6)
 
 
-def test_a_scan_reads_as_a_scan_and_unrolls_for_code_targets(tmp_path):
+def test_a_scan_reads_as_a_scan_and_unrolls_for_code_targets_without_one(tmp_path):
     def smooth(xs, c0):
         def step(c, v):
             c = 0.5 * c + v
@@ -214,6 +214,8 @@ def test_a_scan_reads_as_a_scan_and_unrolls_for_code_targets(tmp_path):
         out = runner.run({"xs": xs, "c0": c0})
         for name, w in zip(runner.outputs, want):
             np.testing.assert_allclose(out[name], w, rtol=1e-5, atol=1e-6, err_msg=target)
+    code = (tmp_path / "scan_flax" / "model.py").read_text()
+    assert "jax.lax.scan(" in code and "reverse=True" in code, code  # Flax keeps the loop
 
 
 def test_cond_and_while_loop_read_as_if_and_loop_and_write_back(tmp_path):

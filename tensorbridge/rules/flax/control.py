@@ -1,8 +1,9 @@
-"""Flax code for control flow: If as `jax.lax.cond`, Loop as `jax.lax.while_loop`.
+"""Flax code for control flow: If as `jax.lax.cond`, Loop as `jax.lax.while_loop`, Scan as `jax.lax.scan`.
 
 Each body becomes a nested function of `__call__` (`CodeEmitter.function`) reading the enclosing values as
 a closure. JAX traces both branches and the loop body once, so their values must keep one shape and type;
-what differs is refused with the reason (a Loop with a constant trip count and scan outputs is unrolled).
+what differs is refused with the reason (a Loop with a constant trip count and scan outputs, or a Scan of
+a static length, is then unrolled).
 """
 
 from __future__ import annotations
@@ -63,3 +64,39 @@ def write_loop(em, node):
              *(em.tensor(v) for v in node.inputs[2:])]
     final = P.call("jax.lax.while_loop", P.name(test), P.name(step), ast.Tuple(start, ast.Load()))
     em.outs(node, final, len(node.outputs), discarded=2)
+
+
+def _scan_blocker(node) -> str | None:
+    a = node.attrs
+    n_scan = a["num_scan_inputs"]
+    n_state = len(node.inputs) - n_scan
+    n_out = len(a["body"].outputs) - n_state
+    axes = (a.get("scan_input_axes") or [0] * n_scan) + (a.get("scan_output_axes") or [0] * n_out)
+    directions = set((a.get("scan_input_directions") or [0] * n_scan) + (a.get("scan_output_directions") or
+                                                                         [0] * n_out))
+    if any(axis != 0 for axis in axes) or len(directions) > 1 or not n_scan:
+        return "a Scan over other axes than the first, or with mixed directions (jax.lax.scan takes one)"
+    if not _same_types(a["body"].inputs[:n_state], a["body"].outputs[:n_state]):
+        return "state whose shape or type changes from step to step (jax.lax.scan keeps it)"
+    return None
+
+
+@R.exports("Scan", check=_scan_blocker)
+def write_scan(em, node):
+    """jax.lax.scan over the scan inputs' first axis: the step takes (state, slices) and returns (state, outputs)."""
+    a = node.attrs
+    n_state = len(node.inputs) - a["num_scan_inputs"]
+    body = em.function(a["body"], f"{node.name}_body")
+    step = em.namer.name(f"{node.name}_step", "step")
+    out = P.name("out")
+    em.body.append(P.function(step, ["state", "slices"], [
+        P.assign(["out"], P.call(body, ast.Starred(P.name("state"), ast.Load()),
+                                 ast.Starred(P.name("slices"), ast.Load()))),
+        P.ret(ast.Tuple([P.subscript(out, P.slice_(None, n_state)), P.subscript(out, P.slice_(n_state))],
+                        ast.Load()))]))
+    reverse = {"reverse": True} if any(a.get("scan_input_directions") or ()) else {}
+    state, slices = (ast.Tuple([em.tensor(v) for v in vs], ast.Load())
+                     for vs in (node.inputs[:n_state], node.inputs[n_state:]))
+    final, stacked = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("final", "stacked"))
+    em.body.append(P.assign([final, stacked], P.call("jax.lax.scan", P.name(step), state, slices, **reverse)))
+    em.outs(node, P.binop(P.name(final), "+", P.name(stacked)), len(node.outputs))
