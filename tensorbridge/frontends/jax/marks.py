@@ -146,7 +146,7 @@ class Marks:
                 return original(layer, q, k, v, is_causal=is_causal)
 
             operands = (inputs_q, key, key if inputs_v is None else inputs_v, *(p[...] for _, p in params))
-            return self._named("MultiHeadAttention", settings, names, layer, body)(*operands)
+            return self._named(type(layer).__name__, settings, names, layer, body)(*operands)
         return call
 
 
