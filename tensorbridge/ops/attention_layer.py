@@ -14,7 +14,7 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.layout_classes import TERMINATE
 from tensorbridge.ops.patterns import constant, only_use
 from tensorbridge.ops.schema import Attr, attrs_of, op, set_decomposition, set_fusion
-from tensorbridge.ops.transformer import attention
+from tensorbridge.ops.transformer import attention, hidden_score, may_hide_whole_rows
 
 F = "transformer"
 #: the inputs after the operands: the four projections' weights ([in, out]), then their optional biases
@@ -30,16 +30,19 @@ def _infer(inputs, attrs):
 
 @op("MultiHeadAttention", inputs="query key value query_weight key_weight value_weight output_weight query_bias? "
     "key_bias? value_bias? output_bias? mask?", family=F, layout=TERMINATE, infer=_infer,
-    attrs={"num_heads": Attr("int"), "scale": Attr("float", None), "is_causal": Attr("int", 0)},
+    attrs={"num_heads": Attr("int"), "scale": Attr("float", None), "is_causal": Attr("int", 0),
+           "empty_rows": Attr("str", "zero")},
     examples=({"inputs": [(2, 5, 8), (2, 6, 8), (2, 6, 8), (8, 8), (8, 8), (8, 8), (8, 8), (8,), (8,), (8,), (8,)],
                "const": list(range(3, 11)), "attrs": {"num_heads": 2}},
               {"inputs": [(1, 4, 6), (1, 4, 6), (1, 4, 6), (6, 8), (6, 8), (6, 4), (4, 5)],
                "const": [3, 4, 5, 6], "attrs": {"num_heads": 2, "is_causal": 1}}),
     doc="Attention between projected [batch, seq, features] operands, its heads merged and projected (weights "
-        "[in, out]; the mask and scale as Attention's). Equivalents: nnx.MultiHeadAttention, keras "
-        "MultiHeadAttention, nn.MultiheadAttention.")
+        "[in, out]; the mask and scale as Attention's; a query a boolean mask hides every key from gets zeros, "
+        "or with empty_rows='average' the average of the values, as Keras and JAX compute). Equivalents: "
+        "nnx.MultiHeadAttention, keras MultiHeadAttention, nn.MultiheadAttention.")
 def multi_head_attention(query, key, value, query_weight, key_weight, value_weight, output_weight, query_bias=None,
-                         key_bias=None, value_bias=None, output_bias=None, mask=None, *, num_heads, scale, is_causal):
+                         key_bias=None, value_bias=None, output_bias=None, mask=None, *, num_heads, scale, is_causal,
+                         empty_rows):
     def project(x, w, b):
         y = x.astype(np.float64) @ w.astype(np.float64)
         return y if b is None else y + b.astype(np.float64)
@@ -48,6 +51,8 @@ def multi_head_attention(query, key, value, query_weight, key_weight, value_weig
         y = project(x, w, b)
         return y.reshape(*y.shape[:-1], num_heads, -1).swapaxes(-3, -2)
 
+    if mask is not None and mask.dtype == np.bool_ and empty_rows == "average":
+        mask = np.where(mask, 0.0, hidden_score(query.dtype))
     y = attention(heads(query, query_weight, query_bias), heads(key, key_weight, key_bias),
                   heads(value, value_weight, value_bias), mask, is_causal=is_causal, kv_num_heads=None,
                   q_num_heads=None, qk_matmul_output_mode=0, scale=scale, softcap=0.0, softmax_precision=None)[0]
@@ -56,8 +61,9 @@ def multi_head_attention(query, key, value, query_weight, key_weight, value_weig
 
 
 def _decompose(graph, node) -> bool:
-    """Each operand's Dense split into heads, Attention, the heads merged, the output Dense. The Dense nodes are
-    named after the projection they compute (`<module>.query` ...)."""
+    """Each operand's Dense split into heads, Attention, the heads merged, the output Dense (a boolean mask of
+    empty_rows='average' made the additive one that averages). The Dense nodes are named after the projection
+    they compute (`<module>.query` ...)."""
     a = attrs_of(node)
     heads = a["num_heads"]
     weights = node.inputs[3:7]
@@ -80,8 +86,13 @@ def _decompose(graph, node) -> bool:
         return b.op("Transpose", y, perm=[0, 2, 1, 3])
 
     operands = [split(x, k) for k, x in enumerate(node.inputs[:3])]
+    mask = node.input(11)
+    if mask is not None and mask.dtype == np.bool_ and a["empty_rows"] == "average":
+        dt = node.inputs[0].dtype
+        mask = b.op("Where", mask, b.const(np.array(0, dt), b.name("seen")),
+                    b.const(np.array(hidden_score(dt), dt), b.name("hidden")))
     attrs = {"is_causal": a["is_causal"]} | ({"scale": a["scale"]} if a["scale"] is not None else {})
-    y = b.op("Attention", *operands, *([node.input(11)] if node.input(11) is not None else []), **attrs)
+    y = b.op("Attention", *operands, *([mask] if mask is not None else []), **attrs)
     y = b.op("Transpose", y, perm=[0, 2, 1, 3])
     y = b.op("Reshape", y, b.const(np.array([0, 0, weights[3].shape[0]], np.int64), b.name("merged")))
     graph.replace_node(node, [dense(y, 3)])
@@ -93,13 +104,18 @@ set_decomposition("MultiHeadAttention", _decompose)
 
 def layer_blocker(node) -> str | None:
     """What the frameworks' attention layers (nnx.MultiHeadAttention, keras MultiHeadAttention) cannot hold in
-    any configuration: operands other than [batch, sequence, features], a scale other than 1/sqrt(head size)."""
-    weights = node.inputs[3:7]
+    any configuration: operands other than [batch, sequence, features], a scale other than 1/sqrt(head size),
+    additive masks, and zeros for a query whose mask may hide every key (the layers average the values)."""
+    weights, mask = node.inputs[3:7], node.input(11)
     if any(w.shape is None for w in weights) or any(t.shape is None or len(t.shape) != 3 for t in node.inputs[:3]):
         return "operands that are not [batch, sequence, features]"
     scale, head = node.attrs.get("scale"), weights[0].shape[1] // node.attrs["num_heads"]
     if scale is not None and not np.isclose(scale, 1 / np.sqrt(head), rtol=1e-6, atol=0):
         return "a scale other than 1/sqrt(head size)"
+    if mask is not None and mask.dtype != np.bool_:
+        return "an additive mask (the layer takes a boolean one)"
+    if mask is not None and node.attrs.get("empty_rows", "zero") == "zero" and may_hide_whole_rows(mask):
+        return "a mask that may hide every key of a query, which gets zeros here (the layer averages the values)"
     return None
 
 

@@ -44,6 +44,13 @@ def _attention_infer(inputs, attrs):
     return [(q.dtype, (q.shape[0], q.shape[1], heads * dv if heads and dv else None))]
 
 
+def hidden_score(dtype) -> float:
+    """The finite score Keras's and JAX's attention give a key a boolean mask hides: added to any score it rounds
+    to itself, so hidden keys get no weight, and a query that sees no key averages every value (where the op's
+    -inf gives zeros)."""
+    return -0.7 * float(np.finfo(dtype).max)
+
+
 def may_hide_whole_rows(mask) -> bool:
     """Whether an Attention mask value (bool: keep; float: added, -inf hides) may hide every key of some query,
     whose output is then 0 (frameworks' attention averages every value there): unknown unless it is a constant."""

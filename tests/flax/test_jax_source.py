@@ -136,21 +136,23 @@ def test_nnx_multi_head_attention_reads_as_one_op_and_round_trips(tmp_path):
     assert tb.load(folder, trust_code=True).op_histogram() == graph.op_histogram()
 
 
-def test_a_masked_nnx_attention_reads_as_the_arithmetic_jax_runs(tmp_path):
-    """JAX averages the values for a query whose mask hides every key (the IR op gives zeros): with a mask the
-    layer is read as what it computes, so such a row converts as the source computes it."""
+def test_a_masked_nnx_attention_keeps_what_jax_computes_for_a_query_that_sees_no_key(tmp_path):
+    """JAX averages the values for a query whose mask hides every key (the plain IR Attention gives zeros): the
+    layer reads as a MultiHeadAttention that averages there, and every target computes what the module does."""
     model, x = _model("attending")
     mask = np.ones((2, 1, 6, 6), bool)
     mask[0, :, 2] = False
     graph = tb.load(model, example_inputs=(x, mask))
-    assert graph.op_histogram()["MultiHeadAttention"] == 1  # the causal one, which has no mask
+    layers = [n for n in graph.nodes if n.op == "MultiHeadAttention"]
+    assert len(layers) == 2 and layers[0].attrs.get("empty_rows") == "average"
     expected = np.asarray(model(jnp.asarray(x), jnp.asarray(mask)))
-    for target in ("onnx", "flax"):
-        dest = tb.save(graph, tmp_path / ("m.onnx" if target == "onnx" else "m_flax"), to=target)
+    for target in ("onnx", "torch", "flax"):
+        dest = tb.save(graph, tmp_path / ("m.onnx" if target == "onnx" else f"m_{target}"), to=target)
         with trust.trusting():
             runner = runner_for(str(dest))
             got = runner.run({"x": x, "mask": mask})[runner.outputs[0]]
-        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=target)
+    assert (tmp_path / "m_flax" / "model.py").read_text().count("nnx.MultiHeadAttention(") == 2
 
 
 def test_a_function_with_params_keeps_them_as_weights():

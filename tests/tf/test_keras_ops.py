@@ -43,7 +43,18 @@ def _recurrent_model():
         {"seq": np.random.default_rng(2).standard_normal((2, 7, 5), np.float32)}
 
 
-@pytest.mark.parametrize("build", [_ops_model, _indexing_model, _recurrent_model])
+def _masked_attention_model():
+    """ops.dot_product_attention with a mask that hides every key from one query: Keras averages the values."""
+    keras.utils.set_random_seed(0)
+    x = keras.Input((5, 2, 4), name="x")
+    mask = np.ones((1, 2, 5, 5), bool)
+    mask[:, :, 1] = False
+    y = ops.dot_product_attention(x, layers.Dense(4)(x), layers.Dense(4)(x), mask=mask)
+    return keras.Model(x, y, name="masked_attention"), \
+        {"x": np.random.default_rng(3).standard_normal((2, 5, 2, 4), np.float32)}
+
+
+@pytest.mark.parametrize("build", [_ops_model, _indexing_model, _recurrent_model, _masked_attention_model])
 def test_functional_models_with_ops_convert(build, tmp_path):
     model, feeds = build()
     src = tmp_path / f"{model.name}.keras"

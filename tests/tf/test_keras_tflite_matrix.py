@@ -160,7 +160,12 @@ def test_keras_attention_with_a_padding_mask(tmp_path):
     model.save(src)
     graph = tb.load(src)
     rng = np.random.default_rng(4)
-    feeds = {"sequence": rng.standard_normal((2, 6, 16)).astype(np.float32),
-             "mask": np.tril(np.ones((6, 6), bool))[None].repeat(2, 0)}
-    for dst in _targets(graph, tmp_path, "masked"):
-        _check(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0), classifier=False)
+    mask = np.tril(np.ones((6, 6), bool))[None].repeat(2, 0)
+    mask[1, 3] = False  # a query that sees no key: Keras averages every value there
+    feeds = {"sequence": rng.standard_normal((2, 6, 16)).astype(np.float32), "mask": mask}
+    assert graph.op_histogram()["MultiHeadAttention"] == 1
+    extra = [tb.save(graph, tmp_path / f"masked_{to}", to=to) for to in ("keras", "flax")]
+    for dst in _targets(graph, tmp_path, "masked") + extra + [tb.save(graph, tmp_path / "masked.tflite")]:
+        _check(tb.verify(src, dst, inputs=feeds, rtol=1e-5, atol=0, trust_code=True), classifier=False)
+    for folder, layer in zip(extra, ("layers.MultiHeadAttention(", "nnx.MultiHeadAttention(")):
+        assert layer in (folder / "model.py").read_text()

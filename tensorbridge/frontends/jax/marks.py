@@ -124,14 +124,13 @@ class Marks:
         return call
 
     def _attention(self, original):
-        """nnx.MultiHeadAttention on query (, key (, value)) without a mask (JAX averages the values for a query
-        it hides every key from; the IR op gives zeros), not decoding, without dropout, query/key normalisation,
-        grouped key/value heads or another attention function."""
+        """nnx.MultiHeadAttention on query (, key (, value)), with a mask and `is_causal` at most: not decoding,
+        without dropout, query/key normalisation, grouped key/value heads or another attention function."""
         from flax.nnx.nn.attention import dot_product_attention
 
         @functools.wraps(original)
         def call(layer, inputs_q, inputs_k=None, inputs_v=None, *, mask=None, is_causal=False, **kwargs):
-            plain = mask is None and not layer.decode and not kwargs.get("decode") and not kwargs.get("sow_weights") \
+            plain = not layer.decode and not kwargs.get("decode") and not kwargs.get("sow_weights") \
                 and layer.dropout_rate == 0 and not layer.normalize_qk and layer.attention_fn is dot_product_attention \
                 and layer.num_kv_heads in (None, layer.num_heads) and inputs_q.ndim == 3
             if not plain:
@@ -139,13 +138,14 @@ class Marks:
             key = inputs_q if inputs_k is None else inputs_k
             params = [(f"{p}.{w}", getattr(getattr(layer, p), w)) for p in ("query", "key", "value", "out")
                       for w in ("kernel", "bias") if getattr(getattr(layer, p), w, None) is not None]
-            names = ("query", "key", "value", *(n for n, _ in params))
+            masks = [mask] if mask is not None else []
+            names = ("query", "key", "value", *(n for n, _ in params), *(("mask",) if masks else ()))
             settings = {"num_heads": layer.num_heads, "is_causal": bool(is_causal)}
 
-            def body(q, k, v, *_):
-                return original(layer, q, k, v, is_causal=is_causal)
+            def body(q, k, v, *rest):
+                return original(layer, q, k, v, mask=rest[-1] if masks else None, is_causal=is_causal)
 
-            operands = (inputs_q, key, key if inputs_v is None else inputs_v, *(p[...] for _, p in params))
+            operands = (inputs_q, key, key if inputs_v is None else inputs_v, *(p[...] for _, p in params), *masks)
             return self._named(type(layer).__name__, settings, names, layer, body)(*operands)
         return call
 

@@ -54,18 +54,14 @@ def write_attention(em, node):
 
 
 def _layer_blocker(node) -> str | None:
-    """What nnx.MultiHeadAttention cannot hold: it projects query, key and value to one width (`qkv_features`),
-    keys and values from inputs of one width, and takes boolean masks only."""
+    """What nnx.MultiHeadAttention cannot hold: it projects query, key and value to one width (`qkv_features`)
+    and keys and values from inputs of one width."""
     query, key, value = node.inputs[:3]
-    weights, mask = node.inputs[3:7], node.input(11)
+    weights = node.inputs[3:7]
     blocker = layer_blocker(node)
-    if blocker is not None:
-        return blocker
-    if len({w.shape[1] for w in weights[:3]}) != 1 or key.shape[-1] != value.shape[-1]:
+    if blocker is None and (len({w.shape[1] for w in weights[:3]}) != 1 or key.shape[-1] != value.shape[-1]):
         return "query, key and value projections of different widths (nnx.MultiHeadAttention has one qkv_features)"
-    if mask is not None and mask.dtype != np.bool_:
-        return "an additive mask (nnx.MultiHeadAttention takes a boolean one)"
-    return _mask_blocker(mask)
+    return blocker
 
 
 @R.exports("MultiHeadAttention", check=_layer_blocker)
@@ -96,17 +92,21 @@ def write_multi_head_attention(em, node):
     em.out(node, P.call(layer, *(em.tensor(t) for t in operands), **call))
 
 
-@mark("MultiHeadAttention", produces="MultiHeadAttention")
-def read_multi_head_attention(imp, eqn, settings, layer, query, key, value, *params):
-    """The layer's kernels ([in, heads, depth]; output [heads, depth, out]) as the op's [in, out] weights."""
+@mark("MultiHeadAttention", produces=("MultiHeadAttention", "Cast"))
+def read_multi_head_attention(imp, eqn, settings, layer, query, key, value, *tensors):
+    """The layer's kernels ([in, heads, depth]; output [heads, depth, out]) as the op's [in, out] weights; JAX
+    averages the values for a query its mask hides every key from."""
+    params, mask = (tensors[:-1], tensors[-1]) if len(tensors) in (5, 9) else (tensors, None)
     if any(p.const is None for p in params):
         return None
     kernels, biases = (params[0::2], params[1::2]) if len(params) == 8 else (params, [None] * 4)
     weights = [imp.rearranged(k, lambda a: a.reshape(a.shape[0], -1), "in_out") for k in kernels[:3]]
     weights.append(imp.rearranged(kernels[3], lambda a: a.reshape(-1, a.shape[-1]), "in_out"))
     biases = [b if b is None else imp.rearranged(b, lambda a: a.reshape(-1), "flat") for b in biases]
-    inputs = [query, key, value, *weights, *biases]
+    if mask is not None and mask.dtype != np.bool_:
+        mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask")
+    inputs = [query, key, value, *weights, *biases, mask]
     while inputs[-1] is None:
         inputs.pop()
-    return imp.emit("MultiHeadAttention", inputs, {"num_heads": settings["num_heads"],
-                                                   "is_causal": int(settings["is_causal"])})
+    attrs = {"num_heads": settings["num_heads"], "is_causal": int(settings["is_causal"])}
+    return imp.emit("MultiHeadAttention", inputs, attrs | ({"empty_rows": "average"} if mask is not None else {}))

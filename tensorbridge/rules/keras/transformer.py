@@ -14,7 +14,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.attention_layer import layer_blocker
-from tensorbridge.ops.transformer import may_hide_whole_rows, plain_rnn_blocker
+from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows, plain_rnn_blocker
 from tensorbridge.rules.keras.base import (
     R,
     keras_op,
@@ -54,33 +54,23 @@ def read_multi_head_attention(imp, layer, inputs, node):
     while ins[-1] is None:
         ins.pop()
     attrs = {"num_heads": int(layer.num_heads), "scale": 1.0 / float(np.sqrt(int(layer.key_dim)))}
+    if mask is not None:  # Keras averages the values for a query its mask hides every key from
+        attrs["empty_rows"] = "average"
     if kwargs.get("use_causal_mask"):
         attrs["is_causal"] = 1
     return imp.emit("MultiHeadAttention", ins, attrs)
 
 
-def _layer_mask(mask) -> str | None:
-    """Why an IR mask ([B, H, T, S] broadcasting) is not keras MultiHeadAttention's (one for every head)."""
-    if mask is None:
-        return None
-    if mask.dtype != np.bool_:
-        return "an additive mask (keras MultiHeadAttention takes a boolean one)"
-    if mask.shape is None or (len(mask.shape) >= 3 and mask.shape[-3] != 1):
-        return "a mask that differs per head"
-    if may_hide_whole_rows(mask):
-        return "a mask that may hide every key of a query (Keras averages such a row; the op gives 0)"
-    return None
-
-
 def _layer_blocker(node) -> str | None:
-    """What keras MultiHeadAttention cannot hold: it projects query and key to one width."""
-    weights = node.inputs[3:7]
+    """What keras MultiHeadAttention cannot hold: it projects query and key to one width and takes one mask
+    for every head."""
+    weights, mask = node.inputs[3:7], node.input(11)
     blocker = layer_blocker(node)
-    if blocker is not None:
-        return blocker
-    if weights[0].shape[1] != weights[1].shape[1]:
+    if blocker is None and weights[0].shape[1] != weights[1].shape[1]:
         return "query and key projections of different widths"
-    return _layer_mask(node.input(11))
+    if blocker is None and mask is not None and (mask.shape is None or (len(mask.shape) >= 3 and mask.shape[-3] != 1)):
+        return "a mask that differs per head"
+    return blocker
 
 
 @R.exports("MultiHeadAttention", check=_layer_blocker)
@@ -124,9 +114,13 @@ def read_op_dot_product_attention(imp, op, args, kwargs, node):
         attrs["scale"] = float(scale)
     if op.attn_logits_soft_cap is not None:
         attrs["softcap"] = float(op.attn_logits_soft_cap)
-    extra = bias if bias is not None else mask
-    y = imp.emit("Attention", [q, k, v] + ([operand_value(imp, extra, None)] if extra is not None else []), attrs,
-                 suffix="bhtd")
+    given_extra = bias if bias is not None else mask
+    extra = operand_value(imp, given_extra, None) if given_extra is not None else None
+    if mask is not None and extra.dtype == np.bool_:  # Keras averages the values for a query that sees no key
+        dt = q.dtype
+        extra = imp.emit("Where", [extra, imp.const(np.array(0, dt)), imp.const(np.array(hidden_score(dt), dt))],
+                         suffix="hidden")
+    y = imp.emit("Attention", [q, k, v] + ([extra] if extra is not None else []), attrs, suffix="bhtd")
     return imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]})
 
 
