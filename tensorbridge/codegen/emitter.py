@@ -15,6 +15,7 @@ torch.fx's code generator does, so eager frameworks free intermediates as hand-w
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported
@@ -80,21 +81,23 @@ class CodeEmitter:
         """Write subgraph `graph` (a control-flow body) as a nested function of the code being written: its
         inputs are its parameters, its outputs returned as a tuple, the enclosing values read through their
         locals (a closure). Returns the function's name; a node the body cannot take is reported."""
-        outer, index, self.body = self.body, self._index, []
+        outer, index, release = self.body, self._index, self.release
+        self.body, self.release = [], False  # the enclosing locals it reads live until its node is written
         try:
-            params = []
-            for v in graph.inputs:
-                params.append(self.local(v, "arg"))
-                self.var[id(v)] = P.name(params[-1])
-            failed = self._write_nodes(graph, {})
-            if any(id(v) in failed for v in graph.outputs):
-                raise Unsupported("its body has ops the target cannot take (listed)")
-            self.body.append(P.ret(ast.Tuple([self.tensor(v) for v in graph.outputs], ast.Load())))
+            with self.var.apart():
+                params = []
+                for v in graph.inputs:
+                    params.append(self.local(v, "arg"))
+                    self.var[id(v)] = P.name(params[-1])
+                failed = self._write_nodes(graph, {})
+                if any(id(v) in failed for v in graph.outputs):
+                    raise Unsupported("its body has ops the target cannot take (listed)")
+                self.body.append(P.ret(ast.Tuple([self.tensor(v) for v in graph.outputs], ast.Load())))
             fname = self.namer.name(hint, "body")
             outer.append(P.function(fname, params, self.body))
             return fname
         finally:
-            self.body, self._index = outer, index
+            self.body, self._index, self.release = outer, index, release
 
     def begin(self) -> None:
         """Bind each graph input to a parameter of the generated function, named after it."""
@@ -232,3 +235,13 @@ class _Locals(dict):
     def changed(self) -> list[int]:
         out, self._changed = self._changed, []
         return out
+
+    @contextlib.contextmanager
+    def apart(self):
+        """Entries set inside are not reported by `changed()` (a nested function's locals, which are never
+        released from the enclosing scope)."""
+        pending, self._changed = self._changed, []
+        try:
+            yield
+        finally:
+            self._changed = pending

@@ -168,6 +168,20 @@ def _decompose_loop(graph, node) -> bool:
 set_decomposition("Loop", _decompose_loop)
 
 
+def values_alike(a: list, b: list) -> bool:
+    """Whether two lists of values have the same static shapes and types, pairwise (what traced control flow,
+    jax.lax.cond or torch.cond, needs of two branches' outputs or of a loop's carried values)."""
+    return all(x.shape is not None and y.shape is not None and tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype
+               for x, y in zip(a, b))
+
+
+def branches_blocker(node) -> str | None:
+    """Why an If's branches cannot be traced as one computation: outputs that differ in shape or type."""
+    if not values_alike(node.attrs["then_branch"].outputs, node.attrs["else_branch"].outputs):
+        return "branches whose outputs differ in shape or type (a traced cond needs them alike)"
+    return None
+
+
 def fixed_trip_count(node) -> int | None:
     """The iterations of a Loop whose condition never changes (constant-true, or passed through the body
     unchanged) and whose trip count is a constant, else None: such a loop runs exactly that many times."""

@@ -220,6 +220,21 @@ def test_a_scan_reads_as_a_scan_and_unrolls_for_code_targets_without_one(tmp_pat
     assert "jax.lax.scan(" in code and "reverse=True" in code, code  # Flax keeps the loop
 
 
+def test_a_cond_becomes_torch_cond_in_pytorch_code_and_pt2(tmp_path):
+    def fn(x):
+        return jax.lax.cond(x.sum() > 0, lambda t: t * 2, lambda t: jnp.tanh(t) - 1, x)
+
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    graph = tb.load(fn, format="flax", example_inputs=(x,))
+    for target, dest in (("torch", "cond_torch"), ("pt2", "cond.pt2")):
+        path = tb.save(graph, tmp_path / dest, to=target)
+        with trust.trusting():
+            runner = runner_for(str(path))
+            for sample in (x, -np.abs(x)):  # both branches
+                np.testing.assert_allclose(runner.run({"x": sample})[runner.outputs[0]], fn(sample), rtol=1e-5)
+    assert "torch.cond(" in (tmp_path / "cond_torch" / "model.py").read_text()
+
+
 def test_cond_and_while_loop_read_as_if_and_loop_and_write_back(tmp_path):
     def fn(x):
         y = jax.lax.cond(x.sum() > 0, lambda t: t * 2, lambda t: jnp.tanh(t) - 1, x)

@@ -11,21 +11,11 @@ from __future__ import annotations
 import ast
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.ops.control import branches_blocker, values_alike
 from tensorbridge.rules.flax.base import R
 
 
-def _same_types(a: list, b: list) -> bool:
-    return all(x.shape is not None and y.shape is not None and tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype
-               for x, y in zip(a, b))
-
-
-def _if_blocker(node) -> str | None:
-    if not _same_types(node.attrs["then_branch"].outputs, node.attrs["else_branch"].outputs):
-        return "branches whose outputs differ in shape or type (jax.lax.cond needs them alike)"
-    return None
-
-
-@R.exports("If", check=_if_blocker)
+@R.exports("If", check=branches_blocker)
 def write_if(em, node):
     branches = [P.name(em.function(node.attrs[key], f"{node.name}_{key}")) for key in ("then_branch", "else_branch")]
     chosen = P.call("jax.lax.cond", P.call("jnp.reshape", em.tensor(node.inputs[0]), ()), *branches)
@@ -40,7 +30,7 @@ def _loop_blocker(node) -> str | None:
     carried = len(node.inputs) - 2
     if len(body.outputs) != 1 + carried:
         return "a Loop with scan outputs and no constant trip count (jax.lax.while_loop only carries values)"
-    if not _same_types(body.inputs[2:], body.outputs[1:]):
+    if not values_alike(body.inputs[2:], body.outputs[1:]):
         return "values the loop carries with a changing shape or type (jax.lax.while_loop keeps them)"
     return None
 
@@ -76,7 +66,7 @@ def _scan_blocker(node) -> str | None:
                                                                          [0] * n_out))
     if any(axis != 0 for axis in axes) or len(directions) > 1 or not n_scan:
         return "a Scan over other axes than the first, or with mixed directions (jax.lax.scan takes one)"
-    if not _same_types(a["body"].inputs[:n_state], a["body"].outputs[:n_state]):
+    if not values_alike(a["body"].inputs[:n_state], a["body"].outputs[:n_state]):
         return "state whose shape or type changes from step to step (jax.lax.scan keeps it)"
     return None
 
