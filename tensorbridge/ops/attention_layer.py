@@ -119,6 +119,32 @@ def layer_blocker(node) -> str | None:
     return None
 
 
+def layer_weights(node) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    """The four projections' (kernel, bias) as the frameworks' attention layers hold them: kernels [in, heads,
+    depth] (the output's [heads, depth, out]), biases [heads, depth] (the output's [out]); every bias None where
+    the op has none, zeros for one it lacks."""
+    heads = node.attrs["num_heads"]
+    weights = [np.asarray(w.const) for w in node.inputs[3:7]]
+    biases = [node.input(i) for i in range(7, 11)]
+    biased = any(b is not None for b in biases)
+    out = []
+    for k, (w, b) in enumerate(zip(weights, biases)):
+        bias = np.asarray(b.const) if b is not None else np.zeros(w.shape[1], w.dtype)
+        if k == 3:
+            out.append((w.reshape(heads, -1, w.shape[1]), bias if biased else None))
+        else:
+            out.append((w.reshape(w.shape[0], heads, -1), bias.reshape(heads, -1) if biased else None))
+    return out
+
+
+def in_out(array: np.ndarray, projection: str) -> np.ndarray:
+    """A layer's kernel or bias (as `layer_weights` gives them) as the op's input: kernels [in, out], biases
+    [out]."""
+    if array.ndim == 3:
+        return array.reshape(-1, array.shape[-1]) if projection == "output" else array.reshape(array.shape[0], -1)
+    return array.reshape(-1)
+
+
 def _same_shape_reshapes_skipped(v, graph):
     """`v`, or what a chain of Reshapes that keep its shape (each read only there) was made from."""
     while (r := only_use(v, ("Reshape",), graph)) is not None and r.inputs[0].shape == v.shape \

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import const_operand
-from tensorbridge.ops.attention_layer import layer_blocker
+from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker, layer_weights
 from tensorbridge.ops.transformer import may_hide_whole_rows
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.jaxpr import mark
@@ -68,21 +67,14 @@ def _layer_blocker(node) -> str | None:
 def write_multi_head_attention(em, node):
     query, key, value = node.inputs[:3]
     heads = node.attrs["num_heads"]
-    weights = [const_operand(w) for w in node.inputs[3:7]]
-    biases = [node.input(i) for i in range(7, 11)]
-    features = weights[0].shape[1]
-    use_bias = any(b is not None for b in biases)  # a missing bias is a zero one
-    bias = [const_operand(b) if b is not None else np.zeros(w.shape[1], w.dtype) for w, b in zip(weights, biases)]
+    weights = [w.shape for w in node.inputs[3:7]]
     state = {}
-    for tag, w, b in zip(("query", "key", "value"), weights, bias):
-        state[f"{tag}.kernel"] = w.reshape(w.shape[0], heads, -1)
-        state |= {f"{tag}.bias": b.reshape(heads, -1)} if use_bias else {}
-    state["out.kernel"] = weights[3].reshape(heads, -1, weights[3].shape[1])
-    state |= {"out.bias": bias[3]} if use_bias else {}
-    in_features = weights[0].shape[0]
-    options = {"qkv_features": features, "out_features": weights[3].shape[1], "in_kv_features": weights[1].shape[0]}
+    for tag, (kernel, bias) in zip(("query", "key", "value", "out"), layer_weights(node)):
+        state |= {f"{tag}.kernel": kernel} | ({f"{tag}.bias": bias} if bias is not None else {})
+    in_features = weights[0][0]
+    options = {"qkv_features": weights[0][1], "out_features": weights[3][1], "in_kv_features": weights[1][0]}
     options = {k: v for k, v in options.items() if v != in_features}
-    options |= {"use_bias": False} if not use_bias else {}
+    options |= {"use_bias": False} if "out.bias" not in state else {}
     layer = em.layer(node, "nnx.MultiHeadAttention", [heads, in_features],
                      options | {"decode": False, "keep_rngs": False}, state)
     # nnx.MultiHeadAttention's key defaults to the query, its value to the key
@@ -100,9 +92,9 @@ def read_multi_head_attention(imp, eqn, settings, layer, query, key, value, *ten
     if any(p.const is None for p in params):
         return None
     kernels, biases = (params[0::2], params[1::2]) if len(params) == 8 else (params, [None] * 4)
-    weights = [imp.rearranged(k, lambda a: a.reshape(a.shape[0], -1), "in_out") for k in kernels[:3]]
-    weights.append(imp.rearranged(kernels[3], lambda a: a.reshape(-1, a.shape[-1]), "in_out"))
-    biases = [b if b is None else imp.rearranged(b, lambda a: a.reshape(-1), "flat") for b in biases]
+    weights = [imp.rearranged(k, lambda a, p=p: in_out(a, p), "in_out") for k, p in zip(kernels, PROJECTIONS)]
+    biases = [b if b is None else imp.rearranged(b, lambda a, p=p: in_out(a, p), "flat")
+              for b, p in zip(biases, PROJECTIONS)]
     if mask is not None and mask.dtype != np.bool_:
         mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask")
     inputs = [query, key, value, *weights, *biases, mask]

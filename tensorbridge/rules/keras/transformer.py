@@ -13,7 +13,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
-from tensorbridge.ops.attention_layer import layer_blocker
+from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker, layer_weights
 from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows, plain_rnn_blocker
 from tensorbridge.rules.keras.base import (
     R,
@@ -38,14 +38,11 @@ def read_multi_head_attention(imp, layer, inputs, node):
     value = tensors.get("value", query)
     key = tensors.get("key", value)
     mask = tensors.get("attention_mask")
-    dense = {"query": layer._query_dense, "key": layer._key_dense, "value": layer._value_dense,
-             "output": layer._output_dense}
+    dense = (layer._query_dense, layer._key_dense, layer._value_dense, layer._output_dense)
     weights, biases = [], []
-    for tag, d in dense.items():  # [in, heads, depth] (output: [heads, depth, out]) -> [in, out]
-        kernel = to_numpy(d.kernel)
-        kernel = kernel.reshape(-1, kernel.shape[-1]) if tag == "output" else kernel.reshape(kernel.shape[0], -1)
-        weights.append(imp.weight(f"{tag}.kernel", kernel))
-        biases.append(imp.weight(f"{tag}.bias", to_numpy(d.bias).reshape(-1)) if d.bias is not None else None)
+    for tag, d in zip(PROJECTIONS, dense):
+        weights.append(imp.weight(f"{tag}.kernel", in_out(to_numpy(d.kernel), tag)))
+        biases.append(imp.weight(f"{tag}.bias", in_out(to_numpy(d.bias), tag)) if d.bias is not None else None)
     if mask is not None:  # [B, T, S] (True: attend), the same for every head
         if mask.dtype != np.bool_:
             mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask_bool")
@@ -77,17 +74,12 @@ def _layer_blocker(node) -> str | None:
 def write_multi_head_attention(em, node):
     query, key, value = node.inputs[:3]
     heads = node.attrs["num_heads"]
-    weights = [const_operand(w) for w in node.inputs[3:7]]
-    biases = [node.input(i) for i in range(7, 11)]
-    use_bias = any(b is not None for b in biases)  # a missing bias is a zero one
-    arrays = []
-    for k, (w, b) in enumerate(zip(weights, biases)):
-        kernel = w.reshape(heads, -1, w.shape[1]) if k == 3 else w.reshape(w.shape[0], heads, -1)
-        bias = const_operand(b) if b is not None else np.zeros(w.shape[1], w.dtype)
-        arrays += [kernel] + ([bias if k == 3 else bias.reshape(heads, -1)] if use_bias else [])
-    key_dim, value_dim = weights[0].shape[1] // heads, weights[2].shape[1] // heads
+    weights = [w.shape for w in node.inputs[3:7]]
+    arrays = [a for pair in layer_weights(node) for a in pair if a is not None]
+    use_bias = len(arrays) == 8
+    key_dim, value_dim = weights[0][1] // heads, weights[2][1] // heads
     options = {"value_dim": value_dim if value_dim != key_dim else None, "use_bias": use_bias,
-               "output_shape": weights[3].shape[1] if weights[3].shape[1] != query.shape[-1] else None}
+               "output_shape": weights[3][1] if weights[3][1] != query.shape[-1] else None}
     call = {"key": em.tensor(key)} if key is not value else {}
     mask = node.input(11)
     if mask is not None:  # [.., 1, T, S] -> [.., T, S]: Keras adds the heads axis itself
