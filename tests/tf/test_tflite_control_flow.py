@@ -39,7 +39,7 @@ def test_if_and_while_to_onnx_match_litert(source, tmp_path):
 
 
 def test_targets_without_control_flow_list_both_ops(source, tmp_path, capsys):
-    assert main(["-q", "convert", str(source), "-o", str(tmp_path / "stepper_torch"), "--to", "torch"]) == 2
+    assert main(["-q", "convert", str(source), "-o", str(tmp_path / "stepper_keras"), "--to", "keras"]) == 2
     err = capsys.readouterr().err
     assert "If: 2 node(s): 'cond', 'while/cond'" in err and "Loop: 1 node(s): 'while'" in err
-    assert not (tmp_path / "stepper_torch").exists()
+    assert not (tmp_path / "stepper_keras").exists()
