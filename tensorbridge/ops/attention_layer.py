@@ -17,8 +17,6 @@ from tensorbridge.ops.schema import Attr, attrs_of, op, set_decomposition, set_f
 from tensorbridge.ops.transformer import attention, hidden_score, may_hide_whole_rows
 
 F = "transformer"
-#: the inputs after the operands: the four projections' weights ([in, out]), then their optional biases
-WEIGHTS = ("query_weight", "key_weight", "value_weight", "output_weight")
 PROJECTIONS = ("query", "key", "value", "output")
 
 

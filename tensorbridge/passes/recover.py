@@ -16,11 +16,17 @@ from tensorbridge.ops import schema as op_schema
 from tensorbridge.passes.dce import eliminate_dead_code
 
 
-def recover_patterns(graph: Graph) -> Graph:
+def _by_root(kind: str) -> dict[str, list]:
+    """The catalogue's recoveries or fusions (`kind`), by the op their pattern ends in."""
     by_root: dict[str, list] = {}
     for s in op_schema.all_schemas():
-        for root, fn in s.recoveries:
+        for root, fn in getattr(s, kind):
             by_root.setdefault(root, []).append(fn)
+    return by_root
+
+
+def recover_patterns(graph: Graph) -> Graph:
+    by_root = _by_root("recoveries")
     changed = False
     for node in list(graph.nodes):
         if node.graph is None:
@@ -35,10 +41,7 @@ def recover_patterns(graph: Graph) -> Graph:
 def fuse_layers(graph: Graph, blocker: Callable) -> Graph:
     """Rebuild every fused op the writer takes as it is (`blocker(node)` is None) where the graph spells it in
     plain ops; a fused node the writer would refuse is dropped again, and the plain ops stay."""
-    by_root: dict[str, list] = {}
-    for s in op_schema.all_schemas():
-        for root, fn in s.fusions:
-            by_root.setdefault(root, []).append(fn)
+    by_root = _by_root("fusions")
     changed = False
     for node in list(graph.nodes):
         for fn in by_root.get(node.op, ()):

@@ -16,12 +16,6 @@ from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.jaxpr import mark
 
 
-def _mask_blocker(mask) -> str | None:
-    if mask is not None and may_hide_whole_rows(mask):
-        return "a mask that may close a whole row (jax.nn.dot_product_attention averages such a row; the op gives 0)"
-    return None
-
-
 def _attention_blocker(node) -> str | None:
     q, k, v = node.inputs[:3]
     if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or node.attrs.get("softcap"):
@@ -30,7 +24,9 @@ def _attention_blocker(node) -> str | None:
         return "Attention on 3-D inputs"
     if v.shape[3] != q.shape[3]:
         return "values of another head size than queries and keys (jax.nn.dot_product_attention takes one)"
-    return _mask_blocker(node.input(3))
+    if node.input(3) is not None and may_hide_whole_rows(node.input(3)):
+        return "a mask that may close a whole row (jax.nn.dot_product_attention averages such a row; the op gives 0)"
+    return None
 
 
 @R.exports("Attention", check=_attention_blocker)
