@@ -139,6 +139,11 @@ def cmd_convert(args, progress: _Progress) -> int:
             raise
     print(f"converted {args.src} -> {args.output} ({len(graph.nodes)} nodes, "
           f"{graph.weight_bytes() / 1e6:.1f} MB of weights)")
+    state = graph.metadata.get("state")
+    if state:
+        print(f"state kept between calls is carried explicitly: {', '.join(s['input'] for s in state)} in, "
+              f"{', '.join(s['output'] for s in state)} out; feed each call's outputs back as the next call's "
+              "state, starting from the initial values (`tensorbridge inspect` shows them; docs/tflite.md)")
     if args.no_verify:
         return 0
     formats = (frameworks.detect(args.src, args.from_format), frameworks.detect(args.output, args.to, source=False))

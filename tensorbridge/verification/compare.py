@@ -188,7 +188,8 @@ class Report:
     def summary(self) -> str:
         lines = [f"verify {self.source} -> {self.target}: {self.status}"]
         lines += [f"  note: {n}" for n in self.notes]
-        lines.append(f"  {'output':<24} {'max|d|':>10} {'mean rel':>10} {'max|d|/max|y|':>14} "
+        width = max([24, *(len(o.name) for o in self.outputs)])
+        lines.append(f"  {'output':<{width}} {'max|d|':>10} {'mean rel':>10} {'max|d|/max|y|':>14} "
                      f"{'cosine':>10} {'top-5':>6} {'top-10':>6}  result")
         for o in self.outputs:
             t5 = f"{o.topk['top5']:.0%}" if "top5" in o.topk else "-"
@@ -197,7 +198,7 @@ class Report:
                 f"FAIL (tolerance rtol={o.rtol:g} atol={o.atol:g}) {o.problem}".rstrip()
             of = f" of {o.step:.3g}" if o.step else ""
             lsb = f" ({o.max_abs:.0f} LSB{of}, {o.exact:.2%} exact)" if o.exact is not None else ""
-            lines.append(f"  {o.name:<24} {o.max_abs:>10.3g} {o.mean_rel:>10.3g} {o.robust_rel:>14.3g} "
+            lines.append(f"  {o.name:<{width}} {o.max_abs:>10.3g} {o.mean_rel:>10.3g} {o.robust_rel:>14.3g} "
                          f"{o.cosine:>10.6f} {t5:>6} {t10:>6}  {verdict}{lsb}")
         d = self.first_divergence
         if d and d["op"]:

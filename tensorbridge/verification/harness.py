@@ -25,6 +25,7 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
 from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes
+from tensorbridge.verification.state import carried_state
 
 log = logging.getLogger(__name__)
 
@@ -83,26 +84,31 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     missing = [n for n, _, _ in a.inputs if n not in feeds]
     if missing:
         raise ModelError(f"inputs are missing {missing}; the model takes {[n for n, _, _ in a.inputs]}")
-    b_names = [n for n, _, _ in b.inputs]
-    if set(b_names) != {n for n, _, _ in a.inputs}:
-        if len(b_names) != len(a.inputs):
-            raise ModelError(f"source takes inputs {[n for n, _, _ in a.inputs]} but target takes {b_names}")
-        b_feeds = {bn: feeds[an] for bn, (an, _, _) in zip(b_names, a.inputs)}
-    else:
-        b_feeds = dict(feeds)
-    # a target converted with --io-layout target takes its images in the other channel order
-    b_feeds = {n: reorder(b_feeds[n], shape) for n, _, shape in b.inputs if n in b_feeds}
+    state = carried_state(a, b, source_graph)
+    b_inputs, b_outputs = (b.inputs, b.outputs) if state is None else \
+        (b.inputs[:len(a.inputs)], b.outputs[:len(a.outputs)])
+    b_names = [n for n, _, _ in b_inputs]
+    if set(b_names) != {n for n, _, _ in a.inputs} and len(b_names) != len(a.inputs):
+        raise ModelError(f"source takes inputs {[n for n, _, _ in a.inputs]} but target takes {b_names}")
+    renamed = dict(zip((n for n, _, _ in a.inputs), b_names)) if set(b_names) != {n for n, _, _ in a.inputs} \
+        else {n: n for n in b_names}
+
+    def target_feeds(source_feeds: dict) -> dict:
+        # a target converted with --io-layout target takes its images in the other channel order
+        named = {renamed[n]: v for n, v in source_feeds.items() if n in renamed}
+        return {n: reorder(named[n], shape) for n, _, shape in b_inputs if n in named}
+
+    b_feeds = target_feeds(feeds) | (state.first() if state else {})
     ref = _run(a, feeds, "source", open_inputs)
     got = _run(b, b_feeds, "target", open_inputs)
     other = make_inputs([(n, np.asarray(v).dtype, np.shape(v)) for n, v in feeds.items()], seed + 1)
     ref_other = _run(a, other, "source", open_inputs)
-    pairs = []
-    if set(a.outputs) == set(b.outputs):
+    if set(a.outputs) == set(b_outputs):
         pairs = [(n, n) for n in a.outputs]
-    elif len(a.outputs) == len(b.outputs):
-        pairs = list(zip(a.outputs, b.outputs))
+    elif len(a.outputs) == len(b_outputs):
+        pairs = list(zip(a.outputs, b_outputs))
     else:
-        raise ModelError(f"source has outputs {a.outputs}, target has {b.outputs}")
+        raise ModelError(f"source has outputs {a.outputs}, target has {b_outputs}")
     with reading(f"the source model ({a.name}) describes its outputs unreadably"):
         steps = a.output_steps() if hasattr(a, "output_steps") else {}
     reports = []
@@ -111,11 +117,21 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         r.inconclusive = conclusiveness(ref[an], ref_other[an])
         reports.append(r)
     if any(not r.ok for r in reports):
-        _arbitrate(source_graph, dst, (a, b), (feeds, b_feeds), pairs, (ref, got), reports, rtol, atol, steps)
+        a_feeds = feeds | (state.initial if state else {})
+        _arbitrate(source_graph, dst, (a, b), (a_feeds, b_feeds), pairs, (ref, got), reports, rtol, atol, steps)
+    arrays = {an: (ref[an], reorder(got[bn], np.shape(ref[an]))) for an, bn in pairs}
+    if state:  # the second call starts from the state the first left
+        got_next = _run(b, target_feeds(other) | state.after(got), "target", open_inputs)
+        for an, bn in pairs:
+            name = f"{an} (call 2)"
+            reports.append(compare(name, bn, ref_other[an], reorder(got_next[bn], np.shape(ref_other[an])), rtol,
+                                   atol, steps.get(an)))
+            reports[-1].inconclusive = conclusiveness(ref_other[an], ref[an])
+            arrays[name] = (ref_other[an], reorder(got_next[bn], np.shape(ref_other[an])))
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
     notes = [f"{side}: {r.note}" for side, r in (("source", a), ("target", b)) if getattr(r, "note", "")]
-    report = Report(_label(src), _label(dst), reports, shown, notes=notes,
-                    arrays={an: (ref[an], reorder(got[bn], np.shape(ref[an]))) for an, bn in pairs})
+    notes += [state.note] if state else []
+    report = Report(_label(src), _label(dst), reports, shown, notes=notes, arrays=arrays)
     if per_layer:
         from tensorbridge.verification.bisect import first_divergence
 

@@ -105,3 +105,50 @@ def control_flow_tflite(path) -> None:
     converter = tf.lite.TFLiteConverter.from_concrete_functions([module.run.get_concrete_function()], module)
     with open(path, "wb") as f:
         f.write(converter.convert())
+
+
+def streaming_tflite(path, in_loop: bool = False) -> None:
+    """A streaming .tflite with resource variables (TF's converter, `experimental_enable_resource_variables`):
+    input x [1, 1, 4]; a window buffer [1, 3, 4] (initially zeros) shifted by each frame, and a call counter
+    [1, 1] (initially 2) that the output reads after incrementing it. `in_loop`: the counter is incremented
+    inside a tf.while_loop instead."""
+    import numpy as np
+    import tensorflow as tf
+
+    class Stream(tf.Module):
+        def __init__(self):
+            self.buffer = tf.Variable(tf.zeros([1, 3, 4]), trainable=False, name="buffer")
+            self.count = tf.Variable(tf.fill([1, 1], 2.0), trainable=False, name="count")
+            self.w = tf.constant(np.linspace(-1, 1, 16).reshape(4, 4).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([1, 1, 4], tf.float32)])
+        def step(self, x):
+            window = tf.concat([self.buffer, x], axis=1)
+            self.buffer.assign(window[:, 1:, :])
+            if in_loop:
+                tf.while_loop(lambda i: i < 2, self.bump, [tf.constant(0)])
+            else:
+                self.bump(0)
+            return {"y": tf.reduce_sum(tf.matmul(window, self.w), axis=1) * self.count}
+
+        def bump(self, i):
+            self.count.assign_add(tf.ones([1, 1]))
+            return (i + 1,)
+
+    module = Stream()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.step.get_concrete_function()], module)
+    converter.experimental_enable_resource_variables = True
+    with open(path, "wb") as f:
+        f.write(converter.convert())
+
+
+def recurrent_tflite(path) -> None:
+    """Keras 3 LSTM + GRU written by TF's converter: WHILE loops whose bodies SLICE at the loop index."""
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((7, 5), batch_size=1), keras.layers.LSTM(6, return_sequences=True),
+                              keras.layers.GRU(4)])
+    with open(path, "wb") as f:
+        f.write(tf.lite.TFLiteConverter.from_keras_model(model).convert())

@@ -43,3 +43,13 @@ def test_targets_without_control_flow_list_both_ops(source, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "If: 2 node(s): 'cond', 'while/cond'" in err and "Loop: 1 node(s): 'while'" in err
     assert not (tmp_path / "stepper_keras").exists()
+
+
+def test_keras_recurrent_loops_slice_at_the_loop_index(tmp_path):
+    from tests.models.keras_zoo import recurrent_tflite
+
+    source = tmp_path / "recurrent.tflite"
+    recurrent_tflite(source)
+    dst = tb.save(tb.load(source), tmp_path / "recurrent.onnx")
+    report = tb.verify(source, dst, rtol=1e-5)
+    assert report.ok and report.proven, report.summary()

@@ -6,7 +6,8 @@ import, int8/uint8 quantization parameters (per tensor or per channel) are carri
 values untouched, fused activations become their own IR ops, and the shape-computing chains
 the converter emits (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE, as for Keras 3 Flatten) fold
 to constants when shapes are static. Sparse constants (pruned weights, read through DENSIFY)
-are made dense at import. The CUSTOM ops of published models that the registry reads
+are made dense at import. Resource variables (a streaming model's state) become explicit state inputs and
+outputs (frontends/tflite/state.py). The CUSTOM ops of published models that the registry reads
 (rules/tflite/custom.py) are imported; other CUSTOM and Flex ops are listed, with every other
 unsupported operator, in one error. Integer (quantized) kernels are imported in the IR's
 canonical form: DequantizeLinear on their quantized inputs, the float op, QuantizeLinear on
@@ -23,6 +24,7 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError
 from tensorbridge.frontends.tflite.sparse import read_sparse
+from tensorbridge.frontends.tflite.state import ResourceVariables
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -87,6 +89,7 @@ class Importer:
         self.op_name = ""
         self.integer_kernel = False  # the operator being read has quantized operands
         self.build = Builder(self.graph)
+        self.state = ResourceVariables(self)
 
     def opcode(self, op) -> str:
         code = self.model.OperatorCodes(op.OpcodeIndex())
@@ -106,6 +109,7 @@ class Importer:
         self.report.raise_if_any("Nothing was written.")
         outputs = self.import_subgraph(0, self.graph, None)
         self.graph.outputs.extend(outputs)
+        self.state.finish()
         self.graph.metadata["source_framework"] = "tflite"
         # shape chains the converter emits; quantized weights stay in QDQ form with their parameters
         fold_constants(self.graph, max_bytes=1 << 20, keep=frozenset({"DequantizeLinear"}))
@@ -116,9 +120,9 @@ class Importer:
     def _preflight(self) -> set[int]:
         """List every unsupported operator of the main subgraph and of the subgraphs its control flow
         calls (with the tensor each writes); return the indices of the subgraphs reached."""
-        reached, todo = set(), [0]
+        reached, todo = set(), [(0, False)]
         while todo:
-            index = todo.pop()
+            index, in_body = todo.pop()  # in_body: run by IF/WHILE (not the main call or CALL_ONCE's)
             if index in reached:
                 continue
             reached.add(index)
@@ -126,15 +130,18 @@ class Importer:
             for i in range(sg.OperatorsLength()):
                 op = sg.Operators(i)
                 name = self.opcode(op)
-                label = sg.Tensors(int(op.OutputsAsNumpy()[0])).Name().decode("utf-8", "replace") \
-                    if op.OutputsLength() else f"op{i}"
+                named = op.OutputsAsNumpy() if op.OutputsLength() else op.InputsAsNumpy() if op.InputsLength() else []
+                label = sg.Tensors(int(named[0])).Name().decode("utf-8", "replace") if len(named) else f"op{i}"
                 if name.startswith("FLEX:"):
                     self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
                 elif _rule(name) is None:
                     custom = name.startswith("CUSTOM:")
                     self.report.add(name.removeprefix("CUSTOM:"), label,
                                     "CUSTOM op without a reading" if custom else "no IR mapping yet")
-                todo.extend(self._called(op, name))
+                elif in_body and name in rules.RESOURCE_OPS:
+                    self.report.add(name, label, "a resource variable inside IF/WHILE: state is carried only "
+                                                 "through the main subgraph")
+                todo.extend((i, in_body or name != "CALL_ONCE") for i in self._called(op, name))
         return reached
 
     def _called(self, op, name: str) -> list[int]:
@@ -184,6 +191,9 @@ class Importer:
 
     def _import_op(self, op) -> None:
         self.op, self.op_name = op, self.opcode(op)
+        if self.op_name in rules.RESOURCE_OPS:  # their operands are variable handles, not tensors
+            _rule(self.op_name).convert(self, [int(t) for t in op.InputsAsNumpy()], self.options())
+            return
         ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
         outs_idx = [int(t) for t in op.OutputsAsNumpy()]
         # integer kernels: dequantize -> float op -> requantize (the IR's QDQ form)
@@ -200,7 +210,7 @@ class Importer:
         for t, v in zip(outs_idx, outs):
             if quantized and v is not None:
                 v = requantized(self, t, v)
-            self._adopt(t, v)
+            self.adopt(t, v)
 
     # -- tensors --------------------------------------------------------------------------
     def tensor_name(self, index: int) -> str:
@@ -273,7 +283,7 @@ class Importer:
         order = [sig.Outputs(i).TensorIndex() for i in range(sig.OutputsLength())]
         return order if sorted(order) == sorted(flat) else flat
 
-    def _adopt(self, index: int, v: Value) -> None:
+    def adopt(self, index: int, v: Value) -> None:
         """The IR value for TFLite tensor `index`: keep its name and quantization."""
         t = self.subgraph.Tensors(index)
         if v.producer is not None and not v.name.startswith(self.tensor_name(index)):

@@ -6,7 +6,7 @@ op family; `base.py` holds the registry object and its tables, `kernel.py` what 
 kernels share.
 """
 
-from tensorbridge.rules.tflite import control, converter, custom, elementwise, nn, quant, reduce, shape  # noqa: F401 (registers)
+from tensorbridge.rules.tflite import control, converter, custom, elementwise, nn, quant, reduce, shape, state  # noqa: F401 (registers)
 from tensorbridge.rules.tflite.base import R as REGISTRY
 from tensorbridge.rules.tflite.base import signature_name
 

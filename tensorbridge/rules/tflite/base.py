@@ -30,7 +30,11 @@ FUSED = {0: None, 1: ("Relu", {}), 2: ("Clip", {"min": -1.0, "max": 1.0}), 3: ("
          4: ("Tanh", {})}
 
 #: control-flow operators -> the option fields naming the subgraphs they run
-CONTROL_FLOW = {"IF": ("ThenSubgraphIndex", "ElseSubgraphIndex"), "WHILE": ("CondSubgraphIndex", "BodySubgraphIndex")}
+CONTROL_FLOW = {"IF": ("ThenSubgraphIndex", "ElseSubgraphIndex"), "WHILE": ("CondSubgraphIndex", "BodySubgraphIndex"),
+                "CALL_ONCE": ("InitSubgraphIndex",)}
+
+#: operators over resource variables (rules/tflite/state.py): their converters take tensor indices
+RESOURCE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE"})
 
 
 def signature_name(name: str) -> str:

@@ -1,0 +1,103 @@
+"""TFLite resource variables read as explicit state.
+
+A streaming model keeps state between calls in resource variables: VAR_HANDLE names one, READ_VARIABLE and
+ASSIGN_VARIABLE read and write it, and CALL_ONCE runs, on the first call, the subgraph that assigns the
+initial values. The IR has no hidden state, so a variable the model reads before it assigns it becomes a graph
+input named after the variable, and the value it holds at the end of the call a graph output `<name>_next`;
+the caller feeds each call's `_next` outputs back as the next call's state, starting from the initial values
+that `graph.metadata["state"]` records (tensorbridge/ir/state.py). A variable whose value no call reads
+before assigning it carries nothing between calls and is not state. (TensorFlow's converter freezes the
+variables a model only reads into constants.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.state import state_entry
+from tensorbridge.ir.value import Value
+
+
+@dataclass
+class _Variable:
+    initial: np.ndarray | None = None
+    input: Value | None = None  # the state a call starts from (made when the model reads it before assigning it)
+    current: Value | None = None  # the value the call assigned last
+
+
+class ResourceVariables:
+    """The resource variables of one model, as the importer reads its main subgraph."""
+
+    def __init__(self, importer):
+        self.imp = importer
+        self.main = importer.graph
+        self.variables: dict[str, _Variable] = {}
+        self.initializing: dict[str, Value] | None = None  # while CALL_ONCE's subgraph runs: what it assigns
+
+    def handle(self, tensor: int, name: str) -> None:
+        """VAR_HANDLE: tensor `tensor` names variable `name` (a handle, not a value of the graph)."""
+        handle = Value(name)
+        handle.meta["variable"] = name
+        self.imp.values[tensor] = handle
+        self.variables.setdefault(name, _Variable())
+
+    def _variable(self, tensor: int) -> tuple[str, _Variable]:
+        handle = self.imp.values.get(tensor)
+        if handle is None or "variable" not in handle.meta:
+            raise ModelError(f"tensor {self.imp.tensor_name(tensor)!r} is used as a resource variable but no "
+                             "VAR_HANDLE names it")
+        if self.imp.graph is not self.main and self.initializing is None:
+            raise ModelError(f"resource variable {handle.meta['variable']!r} is used inside control flow")
+        return handle.meta["variable"], self.variables[handle.meta["variable"]]
+
+    def read(self, tensor: int) -> Value:
+        """READ_VARIABLE: the value assigned last in this call, else the state the call starts from."""
+        name, var = self._variable(tensor)
+        if var.current is not None:
+            return var.current
+        if var.initial is None:
+            raise ModelError(f"resource variable {name!r} is read before any value is assigned to it")
+        if var.input is None:
+            var.input = self.main.add_input(name, var.initial.dtype, var.initial.shape)
+        return var.input
+
+    def assign(self, tensor: int, value: Value) -> None:
+        """ASSIGN_VARIABLE (in CALL_ONCE's subgraph: the initial value)."""
+        name, var = self._variable(tensor)
+        if self.initializing is not None:
+            self.initializing[name] = value
+        else:
+            var.current = value
+
+    def initialize(self, index: int) -> None:
+        """CALL_ONCE: run subgraph `index` (it takes no inputs) to the initial value of each variable it assigns."""
+        from tensorbridge.reference.interpreter import run
+
+        scratch = Graph(f"init{index}")
+        self.initializing = assigned = {}
+        try:
+            self.imp.import_subgraph(index, scratch, [])
+        finally:
+            self.initializing = None
+        scratch.outputs = list(assigned.values())
+        values = run(scratch, {})
+        for name, out in assigned.items():
+            self.variables[name].initial = np.asarray(values[out.name])
+
+    def finish(self) -> None:
+        """After the main subgraph: the state outputs after the model's own, in the order of the state inputs,
+        and their initial values in the metadata."""
+        read = sorted((var for var in self.variables.values() if var.input is not None),
+                      key=lambda var: self.main.inputs.index(var.input))
+        state = []
+        for var in read:
+            name, last = var.input.name, var.input if var.current is None else var.current
+            out = self.main.add_node("Identity", [last], name=f"{name}_next", outputs=[f"{name}_next"])
+            self.main.outputs.append(out.outputs[0])
+            state.append(state_entry(name, out.outputs[0].name, var.initial))
+        if state:
+            self.main.metadata["state"] = state
