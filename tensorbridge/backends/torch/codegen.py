@@ -40,15 +40,16 @@ from tensorbridge.passes.lower import int_arithmetic_pass
 from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.rules.torch import REGISTRY
 from tensorbridge.rules.torch.base import OVERWRITABLE_RESULTS, TORCH_DTYPES
+from tensorbridge.rules.torch.control import exported_blocker
 
 log = logging.getLogger(__name__)
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 
 
-def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source") -> Pipeline:
+def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source", exported: bool = False) -> Pipeline:
     """Dead code out, layouts planned NCHW, LiteRT integer arithmetic kept exact (torch has no int8
     convolution to call), constants folded, ops without a rule decomposed, and folded again (weights a
-    decomposition dequantizes, such as QLinearConv's)."""
+    decomposition dequantizes, such as QLinearConv's). `exported`: the code is for torch.export (.pt2)."""
     p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code)
     p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
     lower = int_arithmetic_pass(int_arithmetic)
@@ -56,14 +57,15 @@ def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source"
         p.then("exact quantized convolutions", exact_quantized_convs)
     p.then("attribute variants", lower)
     p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
-    p.then("legalize", lambda g: legalize(g, REGISTRY.blocker, "PyTorch code"))
+    p.then("legalize", lambda g: legalize(g, exported_blocker, ".pt2") if exported else
+           legalize(g, REGISTRY.blocker, "PyTorch code"))
     return p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, int_arithmetic: str = "source",
-         **_options) -> None:
-    """Write the code folder for `graph` at `dest`."""
-    write_code_folder(dest, emit(graph, layout, int_arithmetic), INIT_CODE, "torch", "pt")
+         exported: bool = False, **_options) -> None:
+    """Write the code folder for `graph` at `dest` (`exported`: as `pipeline`)."""
+    write_code_folder(dest, emit(graph, layout, int_arithmetic, exported), INIT_CODE, "torch", "pt")
 
 
 def generate(graph: Graph, layout: LayoutOptions | None = None,
@@ -73,8 +75,9 @@ def generate(graph: Graph, layout: LayoutOptions | None = None,
     return em.module_source(), em.state
 
 
-def emit(graph: Graph, layout: LayoutOptions | None = None, int_arithmetic: str = "source") -> TorchEmitter:
-    em = TorchEmitter(pipeline(layout, int_arithmetic).run(clone(graph)))
+def emit(graph: Graph, layout: LayoutOptions | None = None, int_arithmetic: str = "source",
+         exported: bool = False) -> TorchEmitter:
+    em = TorchEmitter(pipeline(layout, int_arithmetic, exported).run(clone(graph)))
     em.run()
     return em
 

@@ -25,7 +25,7 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
-        codegen.save(graph, folder, layout)
+        codegen.save(graph, folder, layout, exported=True)
         module = load_folder(folder).load_model()
         examples, dims = [], {}
         named = {}

@@ -1,14 +1,18 @@
-"""PyTorch code for control flow: If as `torch.cond`, which runs eagerly and exports (`.pt2`) alike.
+"""PyTorch code for control flow: If as `torch.cond`, which runs eagerly and exports (`.pt2`) alike; Loop as a
+Python `while` loop (PyTorch code only: `torch.export` has no public loop, so `.pt2` refuses it).
 
-Each branch becomes a nested function of `forward` (`CodeEmitter.function`) reading the enclosing values as
-a closure; torch.cond traces both, so their outputs must keep one shape and type (refused otherwise).
+Each body becomes a nested function of `forward` (`CodeEmitter.function`) reading the enclosing values as
+a closure; torch.cond traces both branches, so their outputs must keep one shape and type (refused otherwise).
 """
 
 from __future__ import annotations
 
+import ast
+
 from tensorbridge.codegen import pyast as P
+from tensorbridge.ir import dtypes
 from tensorbridge.ops.control import branches_blocker
-from tensorbridge.rules.torch.base import R
+from tensorbridge.rules.torch.base import TORCH_DTYPES, R
 
 
 @R.exports("If", check=branches_blocker)
@@ -19,3 +23,48 @@ def write_if(em, node):
         em.out(node, P.subscript(chosen, 0))
     else:
         em.outs(node, chosen, len(node.outputs))
+
+
+def exported_blocker(node) -> str | None:
+    """What `.pt2` cannot hold of what PyTorch code writes: a Loop (torch.export traces a Python loop instead of
+    keeping it, and torch's while_loop is private API; a Loop of constant trip count is unrolled instead)."""
+    if node.op == "Loop":
+        return "torch.export keeps no loop (PyTorch code, --to torch, writes it as a Python while loop)"
+    return R.blocker(node)
+
+
+@R.exports("Loop")
+def write_loop(em, node):
+    """A Python `while` loop, as a person writes one in `forward`: eager PyTorch runs any trip count, and the
+    carried values may change shape from one iteration to the next. Scan outputs are stacked after it."""
+    trips, flag = node.input(0), node.input(1)
+    n_carried = len(node.inputs) - 2
+    body_graph = node.attrs["body"]
+    body = em.function(body_graph, f"{node.name}_body")
+    carried = [em.local(v) for v in node.outputs[:n_carried]]
+    scanned = node.outputs[n_carried:]
+    steps = [em.namer.name(f"{v.name}_steps", "steps") for v in scanned]
+    items = [em.namer.name(f"{v.name}_step", "step") for v in scanned]
+    counted = trips is not None or body_graph.inputs[0].uses()  # else the iteration number is not read
+    index, going = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("index", "going"))
+    for name, v in zip(carried, node.inputs[2:]):
+        em.body.append(P.assign([name], em.tensor(v)))
+    em.body.append(P.assign([going], em.tensor(flag) if flag is not None else P.lit(True)))
+    em.body += [P.assign([index], P.lit(0))] if counted else []
+    em.body += [P.assign([s], ast.List([], ast.Load())) for s in steps]
+    test = P.name(going) if trips is None else \
+        ast.BoolOp(ast.And(), [P.name(going), ast.Compare(P.name(index), [ast.Lt()], [em.arg(trips)])])
+    iteration = P.call("torch.tensor", P.name(index)) if counted else P.lit(None)
+    once = [P.assign([going, *carried, *items], P.call(body, iteration, P.name(going), *map(P.name, carried)))]
+    once += [P.expr_stmt(P.method(P.name(s), "append", P.name(item))) for s, item in zip(steps, items)]
+    once += [ast.AugAssign(ast.Name(index, ast.Store()), ast.Add(), P.lit(1))] if counted else []
+    em.body.append(ast.While(test, once, []))
+    for v, name in zip(node.outputs, carried):
+        em.var[id(v)] = P.name(name)
+    for v, s, out in zip(scanned, steps, body_graph.outputs[1 + n_carried:]):
+        stacked = P.call("torch.stack", P.name(s))
+        if out.shape is not None and all(isinstance(d, int) for d in out.shape):  # zero trips: an empty stack
+            empty = P.call("torch.empty", ast.Tuple([P.lit(0), *map(P.lit, out.shape)], ast.Load()),
+                           dtype=P.name(TORCH_DTYPES[dtypes.name(out.dtype)]))
+            stacked = ast.IfExp(P.name(s), stacked, empty)
+        em.out(node, stacked, node.outputs.index(v))

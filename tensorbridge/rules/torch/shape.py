@@ -228,8 +228,9 @@ def write_slice(em, node):
         raise Unsupported("Slice needs the input rank")
     rank = len(x.shape)
     n = len(x.shape)
-    sv = em.pylist(starts)
-    ev = em.pylist(ends)
+    # bounds computed from data (a loop's index) stay tensors: eager PyTorch slices with 0-d tensors
+    sv, ev = (em.pylist(v) if v.const is not None or id(v) in em.shape_values else em.tensor(v)
+              for v in (starts, ends))
     ax = [int(a) for a in const_operand(axes).ravel()] if axes is not None else list(range(n))
     st = [int(s) for s in const_operand(steps).ravel()] if steps is not None else [1] * len(ax)
     items = [P.slice_()] * rank
