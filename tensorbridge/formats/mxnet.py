@@ -229,7 +229,7 @@ def write_params(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
     """An NDArray list in the V2 form that MXNet 1.x writes (dense, saved from the CPU)."""
     chunks = [struct.pack("<QQQ", LIST_MAGIC, 0, len(arrays))]
     for name, array in arrays.items():
-        a = np.ascontiguousarray(array)
+        a = np.asarray(array, order="C")
         if a.dtype not in FLAGS:
             raise ModelError(f"MXNet has no {a.dtype} arrays (parameter {name})")
         chunks.append(struct.pack("<Iii", V2, 0, a.ndim) + struct.pack(f"<{a.ndim}q", *a.shape))

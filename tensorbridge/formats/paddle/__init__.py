@@ -303,7 +303,7 @@ def write_params(path: Path, arrays: dict[str, np.ndarray]) -> None:
     codes = {np.dtype(v): k for k, v in DTYPES.items()}
     with open(path, "wb") as f:
         for name in sorted(arrays):
-            a = np.ascontiguousarray(arrays[name])
+            a = np.asarray(arrays[name], order="C")
             if a.dtype not in codes:
                 raise ModelError(f"{name}: Paddle stores no {a.dtype} tensors")
             desc = messages().VarType.TensorDesc(data_type=codes[a.dtype], dims=list(a.shape)).SerializeToString()

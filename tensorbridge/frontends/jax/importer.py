@@ -201,7 +201,7 @@ class JaxprImporter:
     def rearranged(self, v: Value, fn, tag: str) -> Value:
         """Constant `v` with `fn` applied to its array: a weight nothing reads yet in place (it keeps its name),
         another copied."""
-        data = np.ascontiguousarray(fn(v.const))
+        data = np.asarray(fn(v.const), order="C")
         if not v.uses() and v not in self.graph.outputs and v.meta.get("role") != "literal":
             v.const, v.shape = data, tuple(data.shape)
             return v

@@ -243,7 +243,7 @@ class Importer:
         return self.build.emit(op, inputs, attrs, outputs, suffix)
 
     def weight(self, name: str, array) -> Value:
-        return self.build.weight(f"{self.layer.name}.{name}", np.ascontiguousarray(array))
+        return self.build.weight(f"{self.layer.name}.{name}", np.asarray(array, order="C"))
 
     def const(self, value, dtype=np.float32) -> Value:
         return self.build.const(value, dtype=dtype)

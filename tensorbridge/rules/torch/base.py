@@ -46,9 +46,10 @@ def to_torch(arr):
     import torch
 
     arr = np.asarray(arr)
+    dense = np.asarray(arr, order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     if str(arr.dtype) == "bfloat16":
-        return torch.from_numpy(np.ascontiguousarray(arr).view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(arr))
+        return torch.from_numpy(dense.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(dense)
 
 
 def to_numpy(t) -> np.ndarray:

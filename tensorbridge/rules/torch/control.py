@@ -17,12 +17,24 @@ from tensorbridge.rules.torch.base import TORCH_DTYPES, R
 
 @R.exports("If", check=branches_blocker)
 def write_if(em, node):
-    branches = [P.name(em.function(node.attrs[key], f"{node.name}_{key}")) for key in ("then_branch", "else_branch")]
+    branches = []
+    for key in ("then_branch", "else_branch"):
+        branches.append(P.name(em.function(node.attrs[key], f"{node.name}_{key}")))
+        _fresh_results(em.body[-1])
     chosen = P.call("torch.cond", P.method(em.tensor(node.inputs[0]), "reshape", ()), *branches)
     if len(node.outputs) == 1:
         em.out(node, P.subscript(chosen, 0))
     else:
         em.outs(node, chosen, len(node.outputs))
+
+
+def _fresh_results(branch: ast.FunctionDef) -> None:
+    """torch.cond's branches may not return a tensor they did not compute (an enclosing value, a parameter of
+    the branch, a module buffer): those are returned as copies."""
+    computed = {n.id for n in ast.walk(branch) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    returned = branch.body[-1].value
+    returned.elts = [e if not isinstance(e, (ast.Name, ast.Attribute)) or isinstance(e, ast.Name) and e.id in computed
+                     else P.method(e, "clone") for e in returned.elts]
 
 
 def exported_blocker(node) -> str | None:

@@ -21,7 +21,7 @@ def predict(model: str, params: str, feeds: dict, onednn: bool) -> list:
         config.disable_mkldnn()
     predictor = inference.create_predictor(config)
     for name in predictor.get_input_names():
-        predictor.get_input_handle(name).copy_from_cpu(np.ascontiguousarray(feeds[name]))
+        predictor.get_input_handle(name).copy_from_cpu(np.asarray(feeds[name], order="C"))
     predictor.run()
     return [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()]
 
