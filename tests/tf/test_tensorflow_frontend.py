@@ -69,3 +69,20 @@ def test_per_layer_against_a_saved_model_target(tmp_path):
     model.export(str(tmp_path / "faulty"), verbose=False)
     report = tb.verify(src, tmp_path / "faulty", inputs=feeds, per_layer=True)
     assert report.first_divergence["node"] == "block_3_project", report.first_divergence
+
+
+def test_keras2_saved_model_with_legacy_optimizer_slots(tmp_path):
+    """Recorded by tests/tf/data/make_keras2_savedmodel.py (tf.keras 2, legacy Adam after training): TensorFlow's
+    loader alone fails on its slots ('_UserObject' object has no attribute 'add_slot')."""
+    from pathlib import Path
+
+    from tensorbridge.reference.interpreter import run
+
+    saved = Path(__file__).parent / "data" / "keras2_legacy_adam"
+    recorded = np.load(saved.with_suffix(".npz"))
+    with pytest.raises(Exception, match="add_slot"):
+        tf.saved_model.load(str(saved))
+    graph = tb.load(saved)
+    got = run(graph, {graph.inputs[0].name: recorded["x"]})
+    np.testing.assert_allclose(next(iter(got.values())), recorded["y"], rtol=1e-5, atol=1e-6)  # trained weights
+    assert tb.convert(saved, tmp_path / "keras2.onnx", verify=True).status == "PASS"

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
+from tensorbridge.formats.savedmodel import load_saved_model
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -33,10 +34,7 @@ def load(source) -> Graph:
 
     path = Path(source)
     if path.is_dir():
-        try:
-            saved = tf.saved_model.load(str(path))
-        except Exception as e:  # noqa: BLE001 - TF raises many types for a bad SavedModel
-            raise ModelError(f"cannot load {path} as a SavedModel: {str(e).splitlines()[0][:300]}") from None
+        saved = load_saved_model(path)
         sigs = saved.signatures
         if not sigs:
             raise ModelError(f"{path} has no serving signature to convert")

@@ -195,13 +195,9 @@ class SavedModelRunner:
     name = "TensorFlow (SavedModel)"
 
     def __init__(self, source, **_options):
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        import tensorflow as tf
+        from tensorbridge.formats.savedmodel import load_saved_model
 
-        try:
-            saved = tf.saved_model.load(str(source))
-        except Exception as e:  # noqa: BLE001
-            raise ModelError(f"cannot load {source} as a SavedModel: {str(e).splitlines()[0][:300]}") from None
+        saved = load_saved_model(source)
         sigs = saved.signatures
         if not sigs:
             raise ModelError(f"{source} has no serving signature")
