@@ -18,8 +18,14 @@ ITERATION_LIMIT = 10_000_000
 UNROLL_LIMIT = 4096
 
 
+def _branch_types(inputs, attrs):
+    """Each output has its branches' dtype, and their shape where they agree."""
+    return [(a.dtype, a.shape if a.shape == b.shape else None)
+            for a, b in zip(attrs["then_branch"].outputs, attrs["else_branch"].outputs)]
+
+
 @op("If", inputs="cond", outputs="outputs*", family=F, foldable=False, layout=TERMINATE,
-    attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")},
+    attrs={"then_branch": Attr("graph"), "else_branch": Attr("graph")}, infer=_branch_types,
     doc="Run one of two subgraphs. Equivalents: torch.cond, tf.cond, IF.")
 def if_(cond, *, then_branch, else_branch, _run_graph):
     return tuple(_run_graph(then_branch if bool(np.asarray(cond).ravel()[0]) else else_branch, []))
@@ -198,3 +204,11 @@ def fixed_trip_count(node) -> int | None:
     if not (constant_true or (len(body.inputs) > 1 and out is body.inputs[1])):
         return None
     return int(np.asarray(node.inputs[0].const).ravel()[0])
+
+
+def computed_in(graph, v, name: str):
+    """`v` as a value `graph` computes itself, for its outputs: `v`, or `passed_on` as `name` where it reads `v`
+    from elsewhere (an input, a constant, an enclosing graph's value)."""
+    from tensorbridge.ops.elementwise import passed_on
+
+    return v if v.producer is not None and v.producer.graph is graph else passed_on(graph, v, name)

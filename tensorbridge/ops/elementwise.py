@@ -82,6 +82,12 @@ def identity(X):
     return X
 
 
+def passed_on(graph, v, name: str):
+    """A new value of `graph`, named `name`, that is `v`: an output of its own where the graph hands on a value
+    it does not compute (an input, a constant, an enclosing graph's value) or one that is already an output."""
+    return graph.add_node("Identity", [v], name=name, outputs=[name]).outputs[0]
+
+
 @op("Not", family=F, infer=same_as(0), doc="Logical not. Equivalents: torch.logical_not, LOGICAL_NOT.")
 def not_(X):
     return np.logical_not(X)

@@ -233,6 +233,11 @@ def test_a_cond_becomes_torch_cond_in_pytorch_code_and_pt2(tmp_path):
             for sample in (x, -np.abs(x)):  # both branches
                 np.testing.assert_allclose(runner.run({"x": sample})[runner.outputs[0]], fn(sample), rtol=1e-5)
     assert "torch.cond(" in (tmp_path / "cond_torch" / "model.py").read_text()
+    back = tb.load(tmp_path / "cond.pt2")  # torch.cond read back as one If
+    assert back.op_histogram().get("If") == 1
+    for sample in (x, -np.abs(x)):
+        np.testing.assert_allclose(tb.run(back, {back.inputs[0].name: sample})[back.outputs[0].name], fn(sample),
+                                   rtol=1e-5)
 
 
 def test_cond_and_while_loop_read_as_if_and_loop_and_write_back(tmp_path):

@@ -20,6 +20,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.state import state_entry
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.elementwise import passed_on
 
 
 @dataclass
@@ -96,8 +97,8 @@ class ResourceVariables:
         state = []
         for var in read:
             name, last = var.input.name, var.input if var.current is None else var.current
-            out = self.main.add_node("Identity", [last], name=f"{name}_next", outputs=[f"{name}_next"])
-            self.main.outputs.append(out.outputs[0])
-            state.append(state_entry(name, out.outputs[0].name, var.initial))
+            out = passed_on(self.main, last, f"{name}_next")
+            self.main.outputs.append(out)
+            state.append(state_entry(name, out.name, var.initial))
         if state:
             self.main.metadata["state"] = state

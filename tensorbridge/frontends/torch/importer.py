@@ -22,6 +22,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.control import computed_in
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
@@ -139,6 +140,7 @@ class Importer:
         self.report = BlockerReport("PyTorch import", "torch")
         self.build = Builder(self.graph)
         self.node = None  # fx node being converted
+        self.prefix = ""  # inside a control-flow branch: its graph's name, which names its nodes
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> Graph:
@@ -170,13 +172,17 @@ class Importer:
         return self.graph
 
     def _preflight(self) -> None:
-        for node in self.ep.graph.nodes:
+        """List every op without a rule, in the program and in its control flow's branches."""
+        import torch
+
+        graphs = [m.graph for m in self.ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
+        for node in (node for graph in graphs for node in graph.nodes):
             if node.op != "call_function" or node.target is operator.getitem:
                 continue
             key = source_op(node.target)
-            if key is None and getattr(node.target, "namespace", None) == "higher_order":
-                self.report.add(f"torch.{node.target.__name__}", node.name,
-                                "data-dependent control flow (scripted if/while) is not converted yet")
+            if key is not None and key[0] == "higher_order" and REGISTRY.import_rule(key[1], key[0]) is None:
+                self.report.add(f"torch.{key[1]}", node.name, "this control flow (a scripted while loop, say) is "
+                                                              "not converted yet")
             elif key is None:
                 self.report.add(str(node.target), node.name, "not an ATen op")
             elif REGISTRY.import_rule(key[1], key[0]) is None:
@@ -184,6 +190,27 @@ class Importer:
                          "is supported" if key[0] == "pt2e" else "no IR mapping yet"
                 self.report.add(f"{key[0]}.{key[1]}", node.name, detail)
         self.report.raise_if_any("Nothing was written. Each op needs an import rule in tensorbridge/rules/torch/.")
+
+    def branch(self, fn, key: str, bound: list[Value]) -> Graph:
+        """The graph of control-flow branch `fn` (a get_attr node) as an IR subgraph reading `bound` for its
+        parameters from the enclosing graph (a closure)."""
+        module = getattr(self.ep.graph_module, fn.target)
+        graph = self.graph.subgraph(f"{self.name()}.{key.split('_')[0]}")
+        saved = self.graph, self.env, self.build, self.node, self.prefix
+        self.graph, self.env, self.build, self.prefix = graph, {}, Builder(graph), graph.name
+        try:
+            params = iter(bound)
+            for node in module.graph.nodes:
+                self.node = node
+                if node.op == "placeholder":
+                    self.env[node.name] = next(params)
+                elif node.op == "call_function":
+                    self.env[node.name] = self._call(node)
+                elif node.op == "output":
+                    graph.outputs = [computed_in(graph, self.value(arg), f"{graph.name}.out") for arg in node.args[0]]
+        finally:
+            self.graph, self.env, self.build, self.node, self.prefix = saved
+        return graph
 
     def _input(self, node) -> Value:
         val = node.meta["val"]
@@ -230,7 +257,7 @@ class Importer:
         node = self.node
         stack = node.meta.get("nn_module_stack") or {}
         path = list(stack.values())[-1][0] if stack else ""
-        base = path or node.name
+        base = f"{self.prefix}.{node.name}" if self.prefix else path or node.name
         return f"{base}.{suffix}" if suffix else base
 
     def provenance(self) -> dict:
@@ -244,14 +271,18 @@ class Importer:
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
         """Add an IR node for the current fx node; returns its output (or outputs if > 1)."""
         node = self.build.node(op, inputs, attrs, outputs, suffix)
-        val = self.meta()
-        out = node.outputs[0]
-        if not suffix and outputs == 1 and hasattr(val, "dtype") and hasattr(val, "shape"):
-            if out.dtype is None:  # torch knows the type when no IR rule could infer it
+        if not suffix and outputs == 1:
+            self.typed(node.outputs[0], self.meta())
+        return node.outputs[0] if outputs == 1 else node.outputs
+
+    def typed(self, out: Value, val) -> Value:
+        """`out` with the dtype and shape torch recorded (`val`, a fake tensor) where no IR rule inferred them."""
+        if hasattr(val, "dtype") and hasattr(val, "shape"):
+            if out.dtype is None:
                 out.dtype = np.dtype(dtypes.dtype(dtype_name(val.dtype)))
             if out.shape is None:
                 out.shape = tuple(self.dim(d) for d in val.shape)
-        return node.outputs[0] if outputs == 1 else node.outputs
+        return out
 
     def const(self, value, like=None, dtype=None) -> Value:
         if dtype is None:
@@ -325,6 +356,8 @@ def source_op(target) -> tuple[str, str] | None:
         return "aten", target.__name__.split(".")[0]
     if namespace == "quantized_decomposed":
         return "pt2e", target.__name__.split(".")[0]
+    if namespace == "higher_order":
+        return "higher_order", target.__name__
     if getattr(target, "__module__", None) in ("_operator", "operator"):
         return "python", target.__name__
     return None

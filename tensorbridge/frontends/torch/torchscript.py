@@ -3,9 +3,10 @@
 The archive is read with `torch.jit.load` (TorchScript's own loader: its code is TorchScript, compiled,
 never Python, and its data is read by its restricted unpickler, which builds tensors and TorchScript
 types only) and turned into a `torch.export` program by PyTorch's TorchScript converter, which the
-ATen import rules then read: control flow in scripted code becomes `torch.cond`, which is listed as a
-blocker. An archive records no input shapes, so the inputs come from `input_shapes` (the CLI's
---input-shape NAME=d0,d1,...[:dtype]; float32 unless a dtype follows the dims).
+ATen import rules then read: a scripted `if` on tensor values becomes `torch.cond`, read as an If (a
+data-dependent scripted loop is beyond that converter, and its error is reported). An archive records no
+input shapes, so the inputs come from `input_shapes` (the CLI's --input-shape NAME=d0,d1,...[:dtype];
+float32 unless a dtype follows the dims).
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ops.control import computed_in
 from tensorbridge.rules.tflite.base import builtin
 
 
 def _body(imp, graph, index, bound) -> list:
     """Subgraph `index` imported into `graph` with its inputs bound; every output produced inside it."""
     outs = imp.import_subgraph(index, graph, bound)
-    return [v if v.producer is not None and v.producer.graph is graph else
-            graph.add_node("Identity", [v], name=f"{graph.name}.out{i}").outputs[0] for i, v in enumerate(outs)]
+    return [computed_in(graph, v, f"{graph.name}.out{i}") for i, v in enumerate(outs)]
 
 
 @builtin("IF", produces="If")

@@ -27,6 +27,7 @@ R.refuses_strings("PyTorch has no string tensors")
 aten = functools.partial(R.imports, kind="aten")
 pt2e = functools.partial(R.imports, kind="pt2e")
 python_op = functools.partial(R.imports, kind="python")
+higher_order = functools.partial(R.imports, kind="higher_order")  # torch.ops.higher_order: control flow
 
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
                 "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",

@@ -1,5 +1,6 @@
-"""PyTorch code for control flow: If as `torch.cond`, which runs eagerly and exports (`.pt2`) alike; Loop as a
-Python `while` loop (PyTorch code only: `torch.export` has no public loop, so `.pt2` refuses it).
+"""PyTorch control flow: `torch.cond` (in exported programs, and what TorchScript's converter makes of a scripted
+`if`) reads as If. PyTorch code writes If as `torch.cond`, which runs eagerly and exports (`.pt2`) alike, and a
+Loop as a Python `while` loop (PyTorch code only: `torch.export` has no public loop, so `.pt2` refuses it).
 
 Each body becomes a nested function of `forward` (`CodeEmitter.function`) reading the enclosing values as
 a closure; torch.cond traces both branches, so their outputs must keep one shape and type (refused otherwise).
@@ -12,7 +13,16 @@ import ast
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.control import branches_blocker
-from tensorbridge.rules.torch.base import TORCH_DTYPES, R
+from tensorbridge.rules.torch.base import TORCH_DTYPES, R, higher_order
+
+
+@higher_order("cond", produces="If")
+def read_cond(imp, node, pred, true_fn, false_fn, operands, *_):
+    """The branches' graphs become If branches reading the operands from the enclosing graph."""
+    args = [imp.value(v) for v in operands]
+    branches = {key: imp.branch(fn, key, args) for key, fn in (("then_branch", true_fn), ("else_branch", false_fn))}
+    outputs = imp.build.node("If", [imp.value(pred)], branches, len(branches["then_branch"].outputs)).outputs
+    return [imp.typed(out, val) for out, val in zip(outputs, imp.meta())]
 
 
 @R.exports("If", check=branches_blocker)
