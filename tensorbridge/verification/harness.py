@@ -111,23 +111,14 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         raise ModelError(f"source has outputs {a.outputs}, target has {b_outputs}")
     with reading(f"the source model ({a.name}) describes its outputs unreadably"):
         steps = a.output_steps() if hasattr(a, "output_steps") else {}
-    reports = []
-    for an, bn in pairs:
-        r = compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), rtol, atol, steps.get(an))
-        r.inconclusive = conclusiveness(ref[an], ref_other[an])
-        reports.append(r)
+    reports, arrays = _compared(pairs, ref, got, ref_other, (rtol, atol), steps)
     if any(not r.ok for r in reports):
         a_feeds = feeds | (state.initial if state else {})
         _arbitrate(source_graph, dst, (a, b), (a_feeds, b_feeds), pairs, (ref, got), reports, rtol, atol, steps)
-    arrays = {an: (ref[an], reorder(got[bn], np.shape(ref[an]))) for an, bn in pairs}
     if state:  # the second call starts from the state the first left
         got_next = _run(b, target_feeds(other) | state.after(got), "target", open_inputs)
-        for an, bn in pairs:
-            name = f"{an} (call 2)"
-            reports.append(compare(name, bn, ref_other[an], reorder(got_next[bn], np.shape(ref_other[an])), rtol,
-                                   atol, steps.get(an)))
-            reports[-1].inconclusive = conclusiveness(ref_other[an], ref[an])
-            arrays[name] = (ref_other[an], reorder(got_next[bn], np.shape(ref_other[an])))
+        more, more_arrays = _compared(pairs, ref_other, got_next, ref, (rtol, atol), steps, " (call 2)")
+        reports, arrays = reports + more, arrays | more_arrays
     shown = {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)} for k, v in feeds.items()}
     notes = [f"{side}: {r.note}" for side, r in (("source", a), ("target", b)) if getattr(r, "note", "")]
     notes += [state.note] if state else []
@@ -137,6 +128,19 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
 
         report.first_divergence = first_divergence(src, b, feeds, b_feeds, rtol, atol, source_runner=a)
     return report
+
+
+def _compared(pairs, ref: dict, got: dict, spread: dict, tolerance: tuple, steps: dict, label: str = ""):
+    """A report per output pair (`label` after the name), its spread judged against the source's run on other
+    inputs (`spread`); and the arrays compared, by report name."""
+    reports, arrays = [], {}
+    for an, bn in pairs:
+        name, held = f"{an}{label}", reorder(got[bn], np.shape(ref[an]))
+        report = compare(name, bn, ref[an], held, *tolerance, steps.get(an))
+        report.inconclusive = conclusiveness(ref[an], spread[an])
+        reports.append(report)
+        arrays[name] = (ref[an], held)
+    return reports, arrays
 
 
 #: the farthest (max|d|/max|y|) one runtime may be from the other and from the reference interpreter for its own

@@ -42,9 +42,12 @@ def _fresh_results(branch: ast.FunctionDef) -> None:
     """torch.cond's branches may not return a tensor they did not compute (an enclosing value, a parameter of
     the branch, a module buffer): those are returned as copies."""
     computed = {n.id for n in ast.walk(branch) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def handed_on(e: ast.expr) -> bool:
+        return isinstance(e, ast.Attribute) or isinstance(e, ast.Name) and e.id not in computed
+
     returned = branch.body[-1].value
-    returned.elts = [e if not isinstance(e, (ast.Name, ast.Attribute)) or isinstance(e, ast.Name) and e.id in computed
-                     else P.method(e, "clone") for e in returned.elts]
+    returned.elts = [P.method(e, "clone") if handed_on(e) else e for e in returned.elts]
 
 
 def exported_blocker(node) -> str | None:
@@ -83,10 +86,16 @@ def write_loop(em, node):
     em.body.append(ast.While(test, once, []))
     for v, name in zip(node.outputs, carried):
         em.var[id(v)] = P.name(name)
-    for v, s, out in zip(scanned, steps, body_graph.outputs[1 + n_carried:]):
-        stacked = P.call("torch.stack", P.name(s))
-        if out.shape is not None and all(isinstance(d, int) for d in out.shape):  # zero trips: an empty stack
-            empty = P.call("torch.empty", ast.Tuple([P.lit(0), *map(P.lit, out.shape)], ast.Load()),
-                           dtype=P.name(TORCH_DTYPES[dtypes.name(out.dtype)]))
-            stacked = ast.IfExp(P.name(s), stacked, empty)
-        em.out(node, stacked, node.outputs.index(v))
+    for i, (s, step) in enumerate(zip(steps, body_graph.outputs[1 + n_carried:])):
+        em.out(node, _stacked(s, step), n_carried + i)
+
+
+def _stacked(steps: str, step) -> ast.expr:
+    """The scan output collected in list `steps`, one `step` value per iteration; where the step's shape is static,
+    an empty tensor of that shape when no iteration ran."""
+    stacked = P.call("torch.stack", P.name(steps))
+    if step.shape is None or not all(isinstance(d, int) for d in step.shape):
+        return stacked
+    empty = P.call("torch.empty", ast.Tuple([P.lit(0), *map(P.lit, step.shape)], ast.Load()),
+                   dtype=P.name(TORCH_DTYPES[dtypes.name(step.dtype)]))
+    return ast.IfExp(P.name(steps), stacked, empty)
