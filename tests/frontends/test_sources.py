@@ -122,3 +122,22 @@ def test_a_file_nothing_tells_names_the_option(tmp_path):
     path.write_bytes(b"\xffnot a model")
     with pytest.raises(ModelError, match="--from"):
         tb.load(path)
+
+
+def test_a_program_writing_its_buffers_is_refused_not_converted_for_one_call(tmp_path, capsys):
+    import torch
+
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.ones(1))
+
+        def forward(self, x):
+            self.count.add_(1)  # the second call computes x * 3: a stateless conversion would keep x * 2
+            return x * self.count
+
+    path = tmp_path / "counter.pt2"
+    torch.export.save(torch.export.export(Counter(), (torch.randn(2, 3),)), str(path))
+    assert main(["-q", "convert", str(path), "-o", str(tmp_path / "counter.onnx")]) == 2
+    assert "writes buffer 'count'" in capsys.readouterr().err
+    assert not (tmp_path / "counter.onnx").exists()

@@ -189,7 +189,27 @@ class Importer:
                 detail = "dynamic quantization (parameters computed at run time); only static PT2E quantization " \
                          "is supported" if key[0] == "pt2e" else "no IR mapping yet"
                 self.report.add(f"{key[0]}.{key[1]}", node.name, detail)
+        self._refuse_state()
         self.report.raise_if_any("Nothing was written. Each op needs an import rule in tensorbridge/rules/torch/.")
+
+    def _refuse_state(self) -> None:
+        """A program that writes one of its buffers (a counter, a streaming cache) keeps state between calls,
+        which the IR would carry only as explicit inputs and outputs (tensorbridge/ir/state.py): not read yet, so
+        each such write is a blocker rather than a model that computes only the first call right."""
+        sig = self.ep.graph_signature
+        for output, fqn in getattr(sig, "buffers_to_mutate", {}).items():
+            self.report.add("buffer mutation", output, f"writes buffer {fqn!r}: state kept between calls is not "
+                                                       "read from PyTorch programs yet")
+        buffers = getattr(sig, "inputs_to_buffers", {})
+        for node in self.ep.graph.nodes:
+            schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+            if schema is None or not schema.is_mutable:
+                continue
+            for arg, param in zip(node.args, schema.arguments):
+                written = param.alias_info is not None and param.alias_info.is_write
+                if written and getattr(arg, "name", None) in buffers:
+                    self.report.add(str(node.target), node.name, f"writes buffer {buffers[arg.name]!r} in place: "
+                                    "state kept between calls is not read from PyTorch programs yet")
 
     def branch(self, fn, key: str, bound: list[Value]) -> Graph:
         """The graph of control-flow branch `fn` (a get_attr node) as an IR subgraph reading `bound` for its
