@@ -81,17 +81,18 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         feeds = dict(inputs)
     else:
         feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, source_graph))
-    missing = [n for n, _, _ in a.inputs if n not in feeds]
+    a_names = [n for n, _, _ in a.inputs]
+    missing = [n for n in a_names if n not in feeds]
     if missing:
-        raise ModelError(f"inputs are missing {missing}; the model takes {[n for n, _, _ in a.inputs]}")
+        raise ModelError(f"inputs are missing {missing}; the model takes {a_names}")
     state = carried_state(a, b, source_graph)
     b_inputs, b_outputs = (b.inputs, b.outputs) if state is None else \
         (b.inputs[:len(a.inputs)], b.outputs[:len(a.outputs)])
     b_names = [n for n, _, _ in b_inputs]
-    if set(b_names) != {n for n, _, _ in a.inputs} and len(b_names) != len(a.inputs):
-        raise ModelError(f"source takes inputs {[n for n, _, _ in a.inputs]} but target takes {b_names}")
-    renamed = dict(zip((n for n, _, _ in a.inputs), b_names)) if set(b_names) != {n for n, _, _ in a.inputs} \
-        else {n: n for n in b_names}
+    same = set(a_names) == set(b_names)
+    if not same and len(b_names) != len(a_names):
+        raise ModelError(f"source takes inputs {a_names} but target takes {b_names}")
+    renamed = {n: n for n in b_names} if same else dict(zip(a_names, b_names))
 
     def target_feeds(source_feeds: dict) -> dict:
         # a target converted with --io-layout target takes its images in the other channel order

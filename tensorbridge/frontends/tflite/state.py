@@ -31,7 +31,8 @@ class _Variable:
 
 
 class ResourceVariables:
-    """The resource variables of one model, as the importer reads its main subgraph."""
+    """The resource variables of one model, as the importer reads its main subgraph (their ops inside IF/WHILE
+    bodies are blockers of the importer's preflight, so none is read there)."""
 
     def __init__(self, importer):
         self.imp = importer
@@ -51,8 +52,6 @@ class ResourceVariables:
         if handle is None or "variable" not in handle.meta:
             raise ModelError(f"tensor {self.imp.tensor_name(tensor)!r} is used as a resource variable but no "
                              "VAR_HANDLE names it")
-        if self.imp.graph is not self.main and self.initializing is None:
-            raise ModelError(f"resource variable {handle.meta['variable']!r} is used inside control flow")
         return handle.meta["variable"], self.variables[handle.meta["variable"]]
 
     def read(self, tensor: int) -> Value:

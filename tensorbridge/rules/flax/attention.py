@@ -51,7 +51,7 @@ def write_attention(em, node):
 def _layer_blocker(node) -> str | None:
     """What nnx.MultiHeadAttention cannot hold: it projects query, key and value to one width (`qkv_features`)
     and keys and values from inputs of one width."""
-    query, key, value = node.inputs[:3]
+    key, value = node.inputs[1:3]
     weights = node.inputs[3:7]
     blocker = layer_blocker(node)
     if blocker is None and (len({w.shape[1] for w in weights[:3]}) != 1 or key.shape[-1] != value.shape[-1]):
