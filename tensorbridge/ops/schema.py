@@ -200,6 +200,7 @@ def _load_families() -> None:
             loss,
             nn,
             quant,
+            recurrent,
             reduce,
             shape,
             signal,

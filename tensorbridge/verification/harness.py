@@ -24,7 +24,7 @@ from tensorbridge.errors import ModelError, TensorbridgeError, reading, reason
 from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
-from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes
+from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes, varied
 from tensorbridge.verification.state import carried_state
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     b_feeds = target_feeds(feeds) | (state.first() if state else {})
     ref = _run(a, feeds, "source", open_inputs)
     got = _run(b, b_feeds, "target", open_inputs)
-    other = make_inputs([(n, np.asarray(v).dtype, np.shape(v)) for n, v in feeds.items()], seed + 1)
+    other = varied(feeds, seed + 1)
     ref_other = _run(a, other, "source", open_inputs)
     if set(a.outputs) == set(b_outputs):
         pairs = [(n, n) for n in a.outputs]

@@ -41,6 +41,19 @@ def make_inputs(specs, seed: int = 0, shapes: dict | None = None) -> dict[str, n
     return out
 
 
+def varied(feeds: dict, seed: int) -> dict[str, np.ndarray]:
+    """Other inputs like `feeds`: floats, booleans and strings drawn afresh; integers the given values shuffled
+    (integer inputs are often lengths, indices or token ids, whose valid range only the given values respect)."""
+    rng = np.random.default_rng(seed)
+    fresh = make_inputs([(n, np.asarray(v).dtype, np.shape(v)) for n, v in feeds.items()], seed)
+    out = {}
+    for name, value in feeds.items():
+        value = np.asarray(value)
+        integer = value.dtype.kind in "iu"
+        out[name] = rng.permutation(value.ravel()).reshape(value.shape) if integer else fresh[name]
+    return out
+
+
 def open_dims(specs) -> list[tuple[str, int]]:
     return [(name, axis) for name, _, shape in specs for axis, d in enumerate(shape or ())
             if not isinstance(d, int) or d < 0]

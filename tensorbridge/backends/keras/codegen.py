@@ -176,6 +176,7 @@ class KerasEmitter(CodeEmitter):
         self.constants: dict[str, np.ndarray] = {}
         self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
         self.uses_weight_layer = False
+        self.shared: dict[int, ast.expr] = {}  # weight value id -> the local holding its layer
 
     def begin(self) -> None:
         for v in self.g.inputs:
@@ -241,6 +242,19 @@ class KerasEmitter(CodeEmitter):
         if weights:
             self.weights[name] = weights
         return call
+
+    def shared_layer(self, weight, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], *inputs):
+        """`ctor(...)` holding the constant `weight`, called on `inputs`; where several nodes read the weight, the
+        layer is built once into a local and called by each (one weight, as in the source)."""
+        if len(weight.uses()) == 1:
+            return self.layer(node, ctor, args, kwargs, weights, *inputs)
+        if id(weight) not in self.shared:
+            name = self.layer_names.name(node.name, "layer")
+            ident = self.namer.name(name, "layer")
+            self.body.append(P.assign([ident], P.call(ctor, *args, **non_default(ctor, kwargs), name=name)))
+            self.weights[name] = weights
+            self.shared[id(weight)] = P.name(ident)
+        return P.call(self.shared[id(weight)], *inputs)
 
     def module_source(self) -> str:
         uses_constants = bool(self.constants)

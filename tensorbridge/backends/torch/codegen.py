@@ -153,6 +153,7 @@ class TorchEmitter(CodeEmitter):
         self.state: dict[str, np.ndarray] = {}
         self.shape_values: set[int] = set()
         self.params: dict[int, ast.expr] = {}
+        self.shared: dict[int, ast.expr] = {}  # weight value id -> the layer holding it
 
     # -- the walk ----------------------------------------------------------------------------------
     def begin(self) -> None:
@@ -253,6 +254,14 @@ class TorchEmitter(CodeEmitter):
         for key, arr in weights.items():
             self.state[f"{'.'.join(path)}.{key}"] = arr  # a view (a transposed weight): written in slices
         return self._expr(path)
+
+    def shared_layer(self, weight, node, ctor: str, args: list, kwargs: dict,
+                     weights: dict[str, np.ndarray]) -> ast.expr:
+        """The layer holding the constant `weight`: made for the first node that reads it, called by every one
+        (a weight several steps or branches multiply by is one parameter, as in the source)."""
+        if id(weight) not in self.shared:
+            self.shared[id(weight)] = self.layer(node, ctor, args, kwargs, weights)
+        return self.shared[id(weight)]
 
     def _path(self, source_path: str, fallback: str, name: str) -> tuple[str, ...]:
         """Where a layer or parameter goes: its source module path when the source has a tree, else a flat

@@ -249,7 +249,7 @@ def write_global_pool(em, node):
 
 
 def _lstm_check(node) -> str | None:
-    from tensorbridge.ops.transformer import plain_rnn_blocker
+    from tensorbridge.ops.recurrent import plain_rnn_blocker
 
     return plain_rnn_blocker(node, "")
 
@@ -274,7 +274,7 @@ def write_lstm(em, node):
 
 
 def _gru_check(node) -> str | None:
-    from tensorbridge.ops.transformer import plain_rnn_blocker
+    from tensorbridge.ops.recurrent import plain_rnn_blocker
 
     reason = plain_rnn_blocker(node, "nnx.GRUCell applies the reset gate after the matmul")
     b = node.input(3)

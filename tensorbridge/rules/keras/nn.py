@@ -194,7 +194,8 @@ def write_matmul(em, node):
     a, b = node.inputs
     if b.const is not None and np.asarray(b.const).ndim == 2 and a.const is None and dtypes.is_float(b.const.dtype):
         wa = np.asarray(b.const)
-        return em.out(node, em.layer(node, "layers.Dense", [wa.shape[1]], {"use_bias": False}, [wa], em.tensor(a)))
+        return em.out(node, em.shared_layer(b, node, "layers.Dense", [wa.shape[1]], {"use_bias": False}, [wa],
+                                            em.tensor(a)))
     em.out(node, P.call("ops.matmul", em.tensor(a), em.tensor(b)))
 
 

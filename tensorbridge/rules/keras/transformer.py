@@ -14,7 +14,8 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker, layer_weights
-from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows, plain_rnn_blocker
+from tensorbridge.ops.recurrent import plain_rnn_blocker
+from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows
 from tensorbridge.rules.keras.base import (
     R,
     keras_op,
@@ -252,14 +253,15 @@ def read_bidirectional(imp, layer, inputs, node):
     return imp.emit("Reshape", [h, imp.const([0, -1], np.int64)])
 
 
-@R.exports("LSTM", "GRU", "RNN")
+def _recurrent_check(node) -> str | None:
+    return plain_rnn_blocker(node, "Keras's reset_after=True resets after the matmul")
+
+
+@R.exports("LSTM", "GRU", "RNN", check=_recurrent_check)
 def write_recurrent(em, node):
     """IR LSTM/GRU/RNN ([seq, batch, in] in, [seq, dirs, batch, hidden] out) as Keras layers per direction."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
-    blocker = plain_rnn_blocker(node, "Keras's reset_after=True resets after the matmul")
-    if blocker:
-        raise Unsupported(blocker)
     wa, ra = const_operand(w), const_operand(r)
     dirs, gh, _ = wa.shape
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[node.op]

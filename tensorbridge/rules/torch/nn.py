@@ -151,7 +151,7 @@ def write_matmul(em, node):
     if b.const is not None and np.asarray(b.const).ndim == 2 and dtypes.is_float(b.const.dtype) and a.const is None:
         wa = np.asarray(b.const)
         kwargs = {"bias": False, **({"dtype": P.name(TORCH_DTYPES["float64"])} if wa.dtype == np.float64 else {})}
-        layer = em.layer(node, "nn.Linear", [wa.shape[0], wa.shape[1]], kwargs, {"weight": wa.T})
+        layer = em.shared_layer(b, node, "nn.Linear", [wa.shape[0], wa.shape[1]], kwargs, {"weight": wa.T})
         return em.out(node, P.call(layer, em.tensor(a)))
     em.out(node, P.binop(em.tensor(a), "@", em.tensor(b)))
 

@@ -11,7 +11,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
-from tensorbridge.ops.transformer import plain_rnn_blocker
+from tensorbridge.ops.recurrent import plain_rnn_blocker
 from tensorbridge.rules.torch.base import (
     R,
     aten,
@@ -133,14 +133,15 @@ def read_rnn(imp, node, input, hx, params, *rest):
     return _recurrent(imp, node, "RNN", [0], input, hx, params, *rest, activation=activation)
 
 
-@R.exports("LSTM", "GRU", "RNN")
+def _recurrent_check(node) -> str | None:
+    return plain_rnn_blocker(node, "PyTorch applies the reset gate after the matmul")
+
+
+@R.exports("LSTM", "GRU", "RNN", check=_recurrent_check)
 def write_recurrent(em, node):
     """IR LSTM/GRU/RNN (ONNX gate order, [seq, dirs, batch, hidden] output) as nn.LSTM/nn.GRU/nn.RNN."""
     x, w, r = node.inputs[:3]
     b = node.input(3)
-    blocker = plain_rnn_blocker(node, "PyTorch applies the reset gate after the matmul")
-    if blocker:
-        raise Unsupported(blocker)
     wa, ra = const_operand(w), const_operand(r)
     dirs, gates_h, in_size = wa.shape
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[node.op]
