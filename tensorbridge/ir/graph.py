@@ -95,7 +95,8 @@ class Graph:
         self.outputs = [new if o is old else o for o in self.outputs]
 
     def replace_node(self, node: Node, new_outputs) -> None:
-        """Swap a node's outputs for replacements, drop the node; the replacements take over its output names."""
+        """Swap a node's outputs for replacements, drop the node; the replacements take over its output names
+        (a graph input keeps its own: it is the model's interface)."""
         pairs = list(zip(node.outputs, new_outputs))
         for old, new in pairs:
             new.shape = new.shape if new.shape is not None else old.shape
@@ -103,7 +104,8 @@ class Graph:
             self.replace_all_uses(old, new)
         self.remove_node(node)
         for old, new in pairs:
-            new.name, old.name = old.name, new.name
+            if not any(new is v for v in self.inputs):
+                new.name, old.name = old.name, new.name
 
     def only_reader(self, value: Value) -> Node | None:
         """The one node that reads `value`; None when several do, none does, or it is a graph output."""

@@ -307,7 +307,8 @@ def _decompose_einsum(graph, node):
         if not acc_labels:
             acc = reshape(acc, [])
     acc, acc_labels = sum_over(acc, acc_labels, set(out))
-    graph.replace_node(node, [arrange(acc, acc_labels, out)])
+    result = arrange(acc, acc_labels, out)
+    graph.replace_node(node, [b.op("Identity", result) if result is values[0] else result])  # '->' on one input
     return True
 
 

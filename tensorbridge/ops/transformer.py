@@ -83,14 +83,14 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
         k = np.repeat(k, hq // hk, axis=1)
         v = np.repeat(v, hq // hk, axis=1)
     sc = scale if scale is not None else 1.0 / np.sqrt(q.shape[-1])
-    qk = (q * np.sqrt(sc)) @ (np.swapaxes(k, -1, -2) * np.sqrt(sc))
-    raw = qk
-    s_q, s_kv = qk.shape[-2], qk.shape[-1]
-    bias = np.zeros(qk.shape[-2:], np.float64)
-    if is_causal:  # aligned so that query i sees the past plus keys up to its own position
-        past = past_key.shape[2] if past_key is not None else 0
-        allowed = np.arange(s_kv)[None, :] <= np.arange(s_q)[:, None] + past
-        bias = np.where(allowed, 0.0, -np.inf)
+    raw = (q * np.sqrt(sc)) @ (np.swapaxes(k, -1, -2) * np.sqrt(sc))
+    capped = softcap * np.tanh(raw / softcap) if softcap and softcap > 0 else raw  # before the masks: -inf stays
+    s_q, s_kv = raw.shape[-2], raw.shape[-1]
+    bias = np.zeros(raw.shape[-2:], np.float64)
+    if is_causal:  # bottom-right aligned: query i sees keys up to i + the cache's (or the keys' own) excess
+        offset = past_key.shape[2] if past_key is not None else \
+            (nonpad_kv_seqlen.reshape(-1, 1, 1, 1) - s_q if nonpad_kv_seqlen is not None else 0)
+        bias = np.where(np.arange(s_kv)[None, :] <= np.arange(s_q)[:, None] + offset, 0.0, -np.inf)
     if attn_mask is not None:
         m = attn_mask
         if m.shape[-1] < s_kv:
@@ -100,14 +100,11 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     if nonpad_kv_seqlen is not None:
         keep = np.arange(s_kv)[None, :] < nonpad_kv_seqlen.reshape(-1, 1)
         bias = bias + np.where(keep, 0.0, -np.inf)[:, None, None, :]
-    qk = qk + bias
-    masked = qk
-    if softcap and softcap > 0:
-        qk = softcap * np.tanh(qk / softcap)
-    capped = qk
-    probs = _softmax(qk)
+    biased = capped + bias
+    closed = np.isneginf(np.max(np.broadcast_to(bias, biased.shape), axis=-1, keepdims=True))
+    probs = np.where(closed, 0.0, _softmax(biased))  # a query the masks hide every key from attends to nothing
     y = probs @ v
-    mode_out = {0: raw, 1: masked, 2: capped, 3: probs}[qk_matmul_output_mode]
+    mode_out = {0: raw, 1: capped, 2: biased, 3: probs}[qk_matmul_output_mode]
     if Q.ndim == 3:
         b, h, s, d = y.shape
         y = y.transpose(0, 2, 1, 3).reshape(b, s, h * d)
@@ -149,25 +146,53 @@ def rotary_embedding(X, cos_cache, sin_cache, position_ids=None, *, interleaved,
 
 
 def _decompose_rotary(graph, node) -> bool:
-    """4-D, non-interleaved, without position ids: the two halves of the rotated part turn by the angle whose
-    cosine and sine the caches hold (x1·cos - x2·sin, x1·sin + x2·cos), the rest passes through."""
+    """The pairs of the rotated part turn by the angle whose cosine and sine the caches hold (x1·cos - x2·sin,
+    x1·sin + x2·cos; pairs are the two halves, or neighbours when interleaved), the rest passes through. The
+    caches are gathered at the position ids when given; 3-D input is split into its heads and merged back."""
     x, cos, sin = node.inputs[:3]
-    rd = node.attrs.get("rotary_embedding_dim") or (x.shape[-1] if x.shape else None)
-    if node.input(3) is not None or node.attrs.get("interleaved") or x.shape is None or len(x.shape) != 4 \
-            or not isinstance(x.shape[-1], int) or not isinstance(rd, int):
+    positions = node.input(3)
+    a = node.attrs
+    rank = len(x.shape) if x.shape is not None else 0
+    heads = a.get("num_heads")
+    if rank not in (3, 4) or not isinstance(x.shape[-1], int) or (rank == 3 and not heads) \
+            or cos.shape is None or not isinstance(cos.shape[-1], int):
         return False
+    head = x.shape[-1] if rank == 4 else x.shape[-1] // heads
+    rd = a.get("rotary_embedding_dim") or head
     b = Builder.replacing(node)
 
-    def part(lo, hi):
-        ints = [b.const(np.array([v], np.int64), b.name(n)) for v, n in ((lo, "start"), (hi, "end"), (3, "axis"))]
-        return b.op("Slice", x, *ints)
+    def ints(values, name):
+        return b.const(np.array(values, np.int64), b.name(name))
 
-    one = b.const(np.array([1], np.int64), b.name("heads_axis"))
-    c, s = b.op("Unsqueeze", cos, one), b.op("Unsqueeze", sin, one)  # [B, S, rd/2] -> [B, 1, S, rd/2]
-    x1, x2 = part(0, rd // 2), part(rd // 2, rd)
-    turned = [b.op("Sub", b.op("Mul", x1, c), b.op("Mul", x2, s)), b.op("Add", b.op("Mul", x1, s), b.op("Mul", x2, c))]
-    rest = [part(rd, x.shape[-1])] if rd < x.shape[-1] else []
-    graph.replace_node(node, [b.op("Concat", *turned, *rest, axis=-1)])
+    def part(v, lo, hi, step=1):
+        return b.op("Slice", v, ints([lo], "start"), ints([hi], "end"), ints([-1], "axis"), ints([step], "step"))
+
+    x4 = b.op("Reshape", x, ints([0, 0, heads, head], "heads")) if rank == 3 else x  # [B, S, H, D] / [B, H, S, D]
+    tables = []
+    for table in (cos, sin):
+        if positions is not None:  # [max_position, rd/2] at [B, S] positions
+            table = b.op("Gather", table, positions, axis=0)
+        if cos.shape[-1] > rd // 2:
+            table = part(table, 0, rd // 2)
+        tables.append(b.op("Unsqueeze", table, ints([2 if rank == 3 else 1], "heads_axis")))
+    c, s_ = tables
+    if a.get("interleaved"):
+        x1, x2 = part(x4, 0, rd, 2), part(x4, 1, rd, 2)
+    else:
+        x1, x2 = part(x4, 0, rd // 2), part(x4, rd // 2, rd)
+    real = b.op("Sub", b.op("Mul", x1, c), b.op("Mul", x2, s_))
+    imag = b.op("Add", b.op("Mul", x1, s_), b.op("Mul", x2, c))
+    if a.get("interleaved"):  # (real, imag) pairs back into neighbouring places
+        pair_axis = ints([-1], "pair_axis")
+        pairs = b.op("Concat", b.op("Unsqueeze", real, pair_axis), b.op("Unsqueeze", imag, pair_axis), axis=-1)
+        turned = [b.op("Reshape", pairs, ints([0, 0, 0, rd], "pairs"))]
+    else:
+        turned = [real, imag]
+    rest = [part(x4, rd, head)] if rd < head else []
+    y = b.op("Concat", *turned, *rest, axis=-1)
+    if rank == 3:
+        y = b.op("Reshape", y, ints([0, 0, heads * head], "merged"))
+    graph.replace_node(node, [y])
     return True
 
 
@@ -236,45 +261,128 @@ set_decomposition("RotaryEmbedding", _decompose_rotary)
 set_recovery("RotaryEmbedding", "Add", _recover_rotary)
 
 
-def _decompose_attention(graph, node):
-    """4-D attention without cache, softcap or extra outputs: softmax(Q K^T * scale + mask) V, where a row the
-    mask closes entirely gets zero weights (as the op, and PyTorch's SDPA, define it)."""
+def sdpa_blocker(node) -> str | None:
+    """Why an Attention node is not the plain form the frameworks' attention functions take (4-D operands, no KV
+    cache, key lengths or softcap, one output, a mask as long as the keys), or None; the rest is decomposed."""
     q, k, v = node.inputs[:3]
     mask = node.input(3)
-    a = node.attrs
-    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap") or \
-            any(x.shape is None or len(x.shape) != 4 for x in (q, k, v)) or k.shape[1] != v.shape[1] or \
-            not all(isinstance(d, int) for d in (q.shape[1], k.shape[1], k.shape[3], v.shape[3])) or \
-            q.shape[1] % k.shape[1]:
-        return False
-    head = q.shape[-1]
-    if a.get("is_causal") and not all(isinstance(d, int) for d in (q.shape[2], k.shape[2])):
-        return False
-    dt = q.dtype or np.dtype(np.float32)
-    scale = a.get("scale") or 1.0 / np.sqrt(head)
+    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or node.attrs.get("softcap"):
+        return "Attention with a KV cache, key lengths, softcap or extra outputs"
+    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
+        return "Attention on 3-D inputs"
+    if mask is not None and (mask.shape is None or mask.shape[-1] != k.shape[2]):
+        return "an attention mask shorter than the keys"
+    return None
 
+
+def _static(*dims) -> bool:
+    return all(isinstance(d, int) for d in dims)
+
+
+def _attention_shapes_known(node) -> bool:
+    """What the decomposition needs fixed: ranks, head counts and sizes, and the sequence lengths a causal or
+    padded mask is built for."""
+    q, k, v = node.inputs[:3]
+    a = node.attrs
+    if any(x.shape is None or len(x.shape) != len(q.shape) or len(x.shape) not in (3, 4) for x in (q, k, v)):
+        return False
+    if len(q.shape) == 3:
+        heads = (a.get("q_num_heads"), a.get("kv_num_heads"))
+        if not _static(*heads, q.shape[2], k.shape[2], v.shape[2]) or any(h <= 0 for h in heads):
+            return False
+        q_heads, kv_heads = heads
+    else:
+        q_heads, kv_heads = q.shape[1], k.shape[1]
+        if not _static(q_heads, kv_heads, k.shape[3], v.shape[3]) or kv_heads != v.shape[1]:
+            return False
+    past = node.input(4)
+    needs_lengths = a.get("is_causal") or node.input(3) is not None
+    lengths = (q.shape[-2], k.shape[-2], past.shape[2] if past is not None and past.shape else 0) \
+        if len(q.shape) == 4 else (q.shape[1], k.shape[1], past.shape[2] if past is not None and past.shape else 0)
+    return q_heads % kv_heads == 0 and (not needs_lengths or _static(*lengths))
+
+
+def _split_heads(b, x, heads: int):
+    """[B, S, heads*D] -> [B, heads, S, D]."""
+    split = b.op("Reshape", x, b.const(np.array([0, 0, heads, -1], np.int64), b.name("heads")))
+    return b.op("Transpose", split, perm=[0, 2, 1, 3])
+
+
+def _decompose_attention(graph, node):
+    """softmax(Q K^T * scale + masks) V in plain ops, for every configuration of the op whose shapes are known:
+    3-D operands split into heads and merged back, a KV cache concatenated in front of the new keys and values
+    (the present outputs), grouped-query heads repeated, softcap, causal, boolean or additive masks (a shorter
+    mask padded as hiding the rest), per-batch key lengths, and the raw, capped, masked or softmax scores as the
+    fourth output. A row the masks close entirely gets zero weights (as the op, and PyTorch's SDPA, define it)."""
+    if not _attention_shapes_known(node):
+        return False
+    q, k, v = node.inputs[:3]
+    mask, past_k, past_v, kv_lens = (node.input(i) for i in (3, 4, 5, 6))
+    a = node.attrs
+    three_d = len(q.shape) == 3
+    dt = q.dtype or np.dtype(np.float32)
     b = Builder.replacing(node)
     emit = b.op
+
+    def const(value, name, dtype=dt):
+        return b.const(np.asarray(value, dtype), b.name(name))
+
+    if three_d:
+        q = _split_heads(b, q, a["q_num_heads"])
+        k, v = (_split_heads(b, t, a["kv_num_heads"]) for t in (k, v))
+    if past_k is not None:
+        k = emit("Concat", past_k, k, axis=2)
+    if past_v is not None:
+        v = emit("Concat", past_v, v, axis=2)
+    present = [k, v]
     if q.shape[1] != k.shape[1]:  # grouped-query heads: each key/value head serves q_heads / kv_heads queries
         k, v = (_repeat_heads(b, t, q.shape[1] // k.shape[1]) for t in (k, v))
-    kt = emit("Transpose", k, perm=[0, 1, 3, 2])
-    scores = emit("Mul", emit("MatMul", q, kt), b.const(np.array(scale, dt), b.name("scale")))
-    if a.get("is_causal"):
-        s_q, s_k = q.shape[2], k.shape[2]
-        causal = np.where(np.arange(s_k)[None, :] <= np.arange(s_q)[:, None], 0.0, -np.inf).astype(dt)
-        scores = emit("Add", scores, b.const(causal, b.name("causal")))
+    head = q.shape[-1]
+    scale = a.get("scale") or 1.0 / np.sqrt(head)
+    raw = emit("Mul", emit("MatMul", q, emit("Transpose", k, perm=[0, 1, 3, 2])), const(scale, "scale"))
+    scores = raw
+    if a.get("softcap"):  # before the masks, which so stay -inf
+        cap = const(a["softcap"], "softcap")
+        scores = emit("Mul", emit("Tanh", emit("Div", scores, cap)), cap)
+    capped = scores
+    s_q, s_kv = q.shape[2], k.shape[2]
+    closable = mask is not None or kv_lens is not None  # masks that may hide a query's every key
+    if a.get("is_causal"):  # bottom-right aligned: query i sees keys up to i + the cache's (or the keys') excess
+        if past_k is None and kv_lens is not None:
+            excess = emit("Sub", emit("Unsqueeze", kv_lens, const([1, 2, 3], "batch_axes", np.int64)),
+                          const(s_q, "queries", kv_lens.dtype))
+            reach = emit("Add", const(np.arange(s_q)[:, None], "query_index", kv_lens.dtype), excess)
+            seen = emit("LessOrEqual", const(np.arange(s_kv)[None, :], "key_index", kv_lens.dtype), reach)
+            scores = emit("Add", scores, emit("Where", seen, const(0.0, "zero"), const(-np.inf, "neginf")))
+        else:
+            past = past_k.shape[2] if past_k is not None else 0
+            open_ = np.arange(s_kv)[None, :] <= np.arange(s_q)[:, None] + past
+            scores = emit("Add", scores, const(np.where(open_, 0.0, -np.inf), "causal"))
     if mask is not None:
         if mask.dtype == np.bool_:
-            mask = emit("Where", mask, b.const(np.array(0.0, dt), b.name("zero")),
-                        b.const(np.array(-np.inf, dt), b.name("neginf")))
+            mask = emit("Where", mask, const(0.0, "zero"), const(-np.inf, "neginf"))
+        if mask.shape is not None and _static(mask.shape[-1]) and mask.shape[-1] < s_kv:  # keys past it are hidden
+            pads = [0] * (2 * len(mask.shape))
+            pads[2 * len(mask.shape) - 1] = s_kv - mask.shape[-1]
+            mask = emit("Pad", mask, const(pads, "mask_pads", np.int64), const(-np.inf, "hidden"))
         scores = emit("Add", scores, mask)
+    if kv_lens is not None:  # [B] key lengths: keys at or past a batch's length are hidden
+        lens = emit("Unsqueeze", kv_lens, const([1], "lens_axis", np.int64))
+        keep = emit("Less", const(np.arange(s_kv)[None, :], "key_index", kv_lens.dtype), lens)
+        hidden = emit("Where", keep, const(0.0, "zero"), const(-np.inf, "neginf"))
+        scores = emit("Add", scores, emit("Unsqueeze", hidden, const([1, 2], "batch_axes", np.int64)))
+    biased = scores
     probs = emit("Softmax", scores, axis=-1)
-    if mask is not None:  # a row the mask closes entirely attends to nothing (the op's zeros, not Softmax's NaN)
-        top = emit("ReduceMax", scores, b.const(np.array([-1], np.int64), b.name("last")), keepdims=1)
-        closed = emit("Equal", top, b.const(np.array(-np.inf, dt), b.name("closed")))
-        probs = emit("Where", closed, b.const(np.array(0.0, dt), b.name("nothing")), probs)
+    if closable:  # a closed row attends to nothing (the op's zeros, not Softmax's NaN)
+        top = emit("ReduceMax", scores, const([-1], "last", np.int64), keepdims=1)
+        closed = emit("Equal", top, const(-np.inf, "closed"))
+        probs = emit("Where", closed, const(0.0, "nothing"), probs)
     y = emit("MatMul", probs, v)
-    graph.replace_node(node, [y])
+    if three_d:
+        merged = emit("Transpose", y, perm=[0, 2, 1, 3])
+        y = emit("Reshape", merged, const([0, 0, -1], "merged", np.int64))
+    scores_out = {0: raw, 1: capped, 2: biased, 3: probs}[a.get("qk_matmul_output_mode") or 0]
+    graph.replace_node(node, [y, *present, scores_out][:len(node.outputs)])
     return True
 
 

@@ -11,17 +11,16 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker, layer_weights
-from tensorbridge.ops.transformer import may_hide_whole_rows
+from tensorbridge.ops.transformer import may_hide_whole_rows, sdpa_blocker
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.jaxpr import mark
 
 
 def _attention_blocker(node) -> str | None:
-    q, k, v = node.inputs[:3]
-    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or node.attrs.get("softcap"):
-        return "Attention with a KV cache input, softcap or extra outputs"
-    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
-        return "Attention on 3-D inputs"
+    q, v = node.inputs[0], node.inputs[2]
+    blocker = sdpa_blocker(node)
+    if blocker:
+        return blocker
     if v.shape[3] != q.shape[3]:
         return "values of another head size than queries and keys (jax.nn.dot_product_attention takes one)"
     if node.input(3) is not None and may_hide_whole_rows(node.input(3)):

@@ -15,7 +15,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker, layer_weights
 from tensorbridge.ops.recurrent import plain_rnn_blocker
-from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows
+from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows, sdpa_blocker
 from tensorbridge.rules.keras.base import (
     R,
     keras_op,
@@ -117,14 +117,17 @@ def read_op_dot_product_attention(imp, op, args, kwargs, node):
     return imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]})
 
 
-@R.exports("Attention")
+def _attention_check(node) -> str | None:
+    mask = node.input(3)
+    if node.attrs.get("is_causal") and mask is not None and may_hide_whole_rows(mask):
+        return "Attention with is_causal and a mask that may hide every key of a query"
+    return sdpa_blocker(node)
+
+
+@R.exports("Attention", check=_attention_check)
 def write_attention(em, node):
     q, k, v = node.inputs[:3]
     a = node.attrs
-    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap"):
-        raise Unsupported("Attention with a KV cache, softcap or extra outputs")
-    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
-        raise Unsupported("Attention on 3-D inputs")
 
     def bthd(t):  # IR [B, H, T, D] -> keras [B, T, H, D]
         return P.call("ops.transpose", em.tensor(t), (0, 2, 1, 3))
@@ -132,8 +135,6 @@ def write_attention(em, node):
     kw = {"is_causal": bool(a.get("is_causal"))}
     mask = node.input(3)
     masked_rows = mask is not None and may_hide_whole_rows(mask)
-    if masked_rows and kw["is_causal"]:
-        raise Unsupported("Attention with is_causal and a mask that may hide every key of a query")
     if mask is not None:  # [B, H, Tq, Tk] broadcasting, the same in both conventions
         kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
     if a.get("scale") is not None:

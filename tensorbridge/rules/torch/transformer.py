@@ -12,6 +12,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.recurrent import plain_rnn_blocker
+from tensorbridge.ops.transformer import sdpa_blocker
 from tensorbridge.rules.torch.base import (
     R,
     aten,
@@ -40,15 +41,17 @@ def read_attention(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=
     return y if rank == 4 else imp.emit("Reshape", [y, imp.out_shape()])
 
 
-@R.exports("Attention")
+def _attention_check(node) -> str | None:
+    if node.attrs.get("is_causal") and node.input(3) is not None:
+        return "Attention with is_causal and a mask (F.scaled_dot_product_attention takes one of them)"
+    return sdpa_blocker(node)
+
+
+@R.exports("Attention", check=_attention_check)
 def write_attention(em, node):
     q, k, v = node.inputs[:3]
     mask = node.input(3)
     a = node.attrs
-    if any(node.input(i) is not None for i in (4, 5, 6)) or len(node.outputs) > 1 or a.get("softcap"):
-        raise Unsupported("Attention with KV cache, softcap or extra outputs")
-    if any(t.shape is None or len(t.shape) != 4 for t in (q, k, v)):
-        raise Unsupported("Attention on 3-D inputs")
     kw = {}
     if mask is not None:
         kw["attn_mask"] = em.tensor(mask)
