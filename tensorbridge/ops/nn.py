@@ -9,6 +9,7 @@ other weight layouts permute the constant once at import.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 
@@ -1028,8 +1029,9 @@ def _floor_window_pads(node) -> tuple[list[int], list[int]] | None:
 
 
 def _decompose_pool(graph, node):
-    """MaxPool/AveragePool with ceil_mode, auto_pad or padding as Pad + a pool without either; an average
-    pool's divisor (padding not counted, windows past the end) restored by a constant factor."""
+    """MaxPool/AveragePool with ceil_mode, auto_pad or padding as Pad + a pool without either, or, where there is
+    nothing to resolve or the pool is dilated, as Pad + its window's taps; an average pool's divisor (padding
+    not counted, windows past the end) restored by a constant factor."""
     windows = _floor_window_pads(node)
     if windows is None or (len(node.outputs) > 1 and node.outputs[1].uses()):
         return False
@@ -1052,7 +1054,11 @@ def _decompose_pool(graph, node):
     attrs = {k: v for k, v in node.attrs.items() if k not in ("pads", "auto_pad", "ceil_mode")}
     if not is_max:
         attrs["count_include_pad"] = 1
-    y = b.node(node.op, [padded], attrs, outputs=1, suffix="pool").outputs[0]
+    resolved = padded is x and not node.attrs.get("ceil_mode") and node.attrs.get("auto_pad", "NOTSET") == "NOTSET"
+    if resolved or any(d != 1 for d in node.attrs.get("dilations") or []):  # the pool itself is what is refused
+        y = _window_taps(b, padded, node, first)
+    else:
+        y = b.node(node.op, [padded], attrs, outputs=1, suffix="pool").outputs[0]
     if not is_max:
         sp = _spatial(x.shape, layout)[0]
         ones = np.ones((1, 1, *sp))
@@ -1068,6 +1074,32 @@ def _decompose_pool(graph, node):
             y = b.op("Mul", y, b.const(factor.astype(x.dtype), b.name("divisor")), suffix="divisor")
     graph.replace_node(node, [y])  # an Indices output is unread (checked above)
     return True
+
+
+def _window_taps(b, padded, node, first: int):
+    """A pool over an input already padded as its windows need, for a target that lacks this pool (dilated,
+    3-D): the window's taps are strided slices of the input, one per kernel position, combined by Max (or
+    averaged over the window, padding counted)."""
+    kernel = node.attrs["kernel_shape"]
+    nsp = len(kernel)
+    strides = node.attrs.get("strides") or [1] * nsp
+    dil = node.attrs.get("dilations") or [1] * nsp
+    sp = padded.shape[first:first + nsp]
+    out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(sp, kernel, dil, strides)]
+
+    def ints(values, name):
+        return b.const(np.array(values, np.int64), b.name(name))
+
+    axes, steps = ints(list(range(first, first + nsp)), "window_axes"), ints(strides, "window_strides")
+    taps = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        start = [o * d for o, d in zip(offset, dil)]
+        end = [a + (n - 1) * s + 1 for a, n, s in zip(start, out, strides)]
+        taps.append(b.op("Slice", padded, ints(start, "tap_start"), ints(end, "tap_end"), axes, steps, suffix="tap"))
+    if node.op == "MaxPool":
+        return b.op("Max", *taps, suffix="window_max")
+    total = b.op("Sum", *taps, suffix="window_sum")
+    return b.op("Mul", total, b.const(np.array(1.0 / np.prod(kernel), padded.dtype), b.name("window_mean")))
 
 
 set_decomposition("MaxPool", _decompose_pool)

@@ -422,10 +422,12 @@ def read_avg_pool(imp, node, x, kernel_size, stride=None, padding=0, ceil_mode=F
         "ceil_mode": int(ceil_mode), "count_include_pad": int(count_include_pad)})
 
 
-@R.exports("AveragePool")
+def _undilated(node) -> str | None:
+    return "dilated AveragePool" if any(d != 1 for d in node.attrs.get("dilations") or []) else None
+
+
+@R.exports("AveragePool", check=_undilated)
 def write_avg_pool(em, node):
-    if node.attrs.get("dilations") and any(d != 1 for d in node.attrs["dilations"]):
-        raise Unsupported("dilated AveragePool")
     cip = bool(node.attrs.get("count_include_pad", 0))
     xe, k, s, p, nsp = _pool_common(em, node, 0.0)
     ceil = bool(node.attrs.get("ceil_mode", 0))
