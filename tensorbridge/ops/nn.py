@@ -424,6 +424,38 @@ def _lower_epsilon_on_std(graph, node) -> bool:
 set_lowering("BatchNormalization", "epsilon_on", _lower_epsilon_on_std)
 
 
+def _decompose_batch_statistics(graph, node) -> bool:
+    """Training-mode BatchNormalization: the batch's own mean and (population) variance over every axis but the
+    channels normalise it, and the running statistics are the momentum blend of the given ones with them."""
+    x = node.inputs[0]
+    if not node.attrs.get("training_mode") or x.shape is None or x.dtype is None:
+        return False
+    scale, bias, running_mean, running_var = node.inputs[1:5]
+    rank, eps, momentum = len(x.shape), node.attrs.get("epsilon", 1e-5), node.attrs.get("momentum", 0.9)
+    channels = rank - 1 if node.attrs.get("layout") == "NHWC" else 1
+    b = Builder.replacing(node)
+
+    def const(value, name, dtype=x.dtype):
+        return b.const(np.asarray(value, dtype), b.name(name))
+
+    axes = const([a for a in range(rank) if a != channels], "batch_axes", np.int64)
+    per_channel = const([-1 if a == channels else 1 for a in range(rank)], "per_channel", np.int64)
+    mean = b.op("ReduceMean", x, axes, keepdims=1)
+    centered = b.op("Sub", x, mean)
+    var = b.op("ReduceMean", b.op("Mul", centered, centered), axes, keepdims=1)
+    normal = b.op("Div", centered, b.op("Sqrt", b.op("Add", var, const(eps, "epsilon"))))
+    y = b.op("Add", b.op("Mul", normal, b.op("Reshape", scale, per_channel)), b.op("Reshape", bias, per_channel))
+    flat = const([-1], "flat", np.int64)
+    blended = [b.op("Add", b.op("Mul", given, const(momentum, "momentum", given.dtype)),
+                    b.op("Mul", b.op("Reshape", batch, flat), const(1 - momentum, "update", given.dtype)))
+               for given, batch in ((running_mean, mean), (running_var, var))]
+    graph.replace_node(node, [y, *blended][:len(node.outputs)])
+    return True
+
+
+set_decomposition("BatchNormalization", _decompose_batch_statistics)
+
+
 @op("InstanceNormalization", inputs="input scale B", outputs="output", layout=IMPLICIT, family=F,
     attrs={"epsilon": Attr("float", 1e-5), "layout": LAYOUT}, infer=same_as(0),
     doc="Per-instance, per-channel normalisation. Equivalents: nn.InstanceNorm2d(affine=True).")

@@ -128,12 +128,15 @@ def flatten(input, axis):
 
 
 def _decompose_reshape_allowzero(graph, node):
-    """allowzero=1 means nothing when the shape holds no 0: the same Reshape without it."""
+    """allowzero=1 means nothing when the shape holds no 0: the same Reshape without it. A shape with one 0 (an
+    empty result) and no -1 is the same Reshape with -1 there: the one size that fits no elements is 0."""
     target = const_ints(node.inputs[1])
-    if not node.attrs.get("allowzero") or target is None or 0 in target:
+    if not node.attrs.get("allowzero") or target is None or (0 in target and (target.count(0) > 1 or -1 in target)):
         return False
     b = Builder.replacing(node)
-    graph.replace_node(node, [b.op("Reshape", *node.inputs)])
+    shape = node.inputs[1] if 0 not in target else \
+        b.const(np.array([-1 if d == 0 else d for d in target], np.int64), b.name("shape"))
+    graph.replace_node(node, [b.op("Reshape", node.inputs[0], shape)])
     return True
 
 
@@ -369,6 +372,32 @@ def gather_nd(data, indices, batch_dims):
     ind = indices.reshape((nb, -1, k))
     out = [d[j][tuple(ind[j].T)] for j in range(nb)]
     return np.stack(out).reshape(indices.shape[:-1] + data.shape[b + k:])
+
+
+def _decompose_batched_gather_nd(graph, node) -> bool:
+    """GatherND over batch dims: the batch axes flattened into one, whose index leads every index tuple, gathered
+    without batch dims, and the batch axes restored (static shapes)."""
+    data, indices = node.inputs
+    nb = node.attrs.get("batch_dims") or 0
+    if not nb or not shapes.is_static(data.shape) or not shapes.is_static(indices.shape):
+        return False
+    k = indices.shape[-1]
+    batches, tuples = int(np.prod(data.shape[:nb])), int(np.prod(indices.shape[nb:-1]))
+    b = Builder.replacing(node)
+
+    def shaped(v, dims, name):
+        return b.op("Reshape", v, b.const(np.array(dims, np.int64), b.name(name)))
+
+    flat = shaped(data, [batches, *data.shape[nb:]], "batches")
+    lead = np.broadcast_to(np.arange(batches)[:, None, None], (batches, tuples, 1)).astype(indices.dtype)
+    full = b.op("Concat", b.const(lead, b.name("batch_index")), shaped(indices, [batches, tuples, k], "tuples"),
+                axis=-1)
+    gathered = b.op("GatherND", flat, full)
+    graph.replace_node(node, [shaped(gathered, [*indices.shape[:-1], *data.shape[nb + k:]], "gathered")])
+    return True
+
+
+set_decomposition("GatherND", _decompose_batched_gather_nd)
 
 
 def _reduce_into(reduction: str):

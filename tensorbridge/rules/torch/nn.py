@@ -252,11 +252,10 @@ def read_batch_norm_batch_statistics(imp, node, input, weight, bias, *rest):
                                                                               suffix="save_rstd"))
 
 
-@R.exports("BatchNormalization")
+@R.exports("BatchNormalization", check=lambda node: "training-mode BatchNormalization" if
+           node.attrs.get("training_mode") else None)
 def write_batch_norm(em, node):
     require_nchw(node)
-    if node.attrs.get("training_mode"):
-        raise Unsupported("training-mode BatchNormalization")
     x, scale, bias, mean, var = node.inputs
     rank = len(x.shape) if x.shape is not None else 4
     kind = {2: 1, 3: 1, 4: 2, 5: 3}.get(rank)
