@@ -369,10 +369,8 @@ def read_index(imp, node, x, indices):
     return imp.emit("GatherND", [imp.value(x), stacked])
 
 
-@R.exports("GatherND")
+@R.exports("GatherND", check=lambda node: "GatherND with batch_dims" if node.attrs.get("batch_dims") else None)
 def write_gather_nd(em, node):
-    if node.attrs.get("batch_dims", 0):
-        raise Unsupported("GatherND with batch_dims")
     idx = P.call("tuple", P.method(em.tensor(node.inputs[1]), "unbind", -1))
     em.out(node, P.subscript(em.tensor(node.inputs[0]), idx))
 
