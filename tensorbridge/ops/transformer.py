@@ -297,8 +297,7 @@ def _attention_shapes_known(node) -> bool:
             return False
     past = node.input(4)
     needs_lengths = a.get("is_causal") or node.input(3) is not None
-    lengths = (q.shape[-2], k.shape[-2], past.shape[2] if past is not None and past.shape else 0) \
-        if len(q.shape) == 4 else (q.shape[1], k.shape[1], past.shape[2] if past is not None and past.shape else 0)
+    lengths = (q.shape[-2], k.shape[-2], past.shape[2] if past is not None and past.shape else 0)  # 3-D or 4-D
     return q_heads % kv_heads == 0 and (not needs_lengths or _static(*lengths))
 
 
