@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.ir import shapes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.layout_classes import TERMINATE
 from tensorbridge.ops.patterns import only_use, producer, scalar
@@ -275,10 +276,6 @@ def sdpa_blocker(node) -> str | None:
     return None
 
 
-def _static(*dims) -> bool:
-    return all(isinstance(d, int) for d in dims)
-
-
 def _attention_shapes_known(node) -> bool:
     """What the decomposition needs fixed: ranks, head counts and sizes, and the sequence lengths a causal or
     padded mask is built for."""
@@ -288,17 +285,17 @@ def _attention_shapes_known(node) -> bool:
         return False
     if len(q.shape) == 3:
         heads = (a.get("q_num_heads"), a.get("kv_num_heads"))
-        if not _static(*heads, q.shape[2], k.shape[2], v.shape[2]) or any(h <= 0 for h in heads):
+        if not shapes.is_static((*heads, q.shape[2], k.shape[2], v.shape[2])) or any(h <= 0 for h in heads):
             return False
         q_heads, kv_heads = heads
     else:
         q_heads, kv_heads = q.shape[1], k.shape[1]
-        if not _static(q_heads, kv_heads, k.shape[3], v.shape[3]) or kv_heads != v.shape[1]:
+        if not shapes.is_static((q_heads, kv_heads, k.shape[3], v.shape[3])) or kv_heads != v.shape[1]:
             return False
     past = node.input(4)
     needs_lengths = a.get("is_causal") or node.input(3) is not None
     lengths = (q.shape[-2], k.shape[-2], past.shape[2] if past is not None and past.shape else 0)  # 3-D or 4-D
-    return q_heads % kv_heads == 0 and (not needs_lengths or _static(*lengths))
+    return q_heads % kv_heads == 0 and (not needs_lengths or shapes.is_static(lengths))
 
 
 def _split_heads(b, x, heads: int):
@@ -360,7 +357,7 @@ def _decompose_attention(graph, node):
     if mask is not None:
         if mask.dtype == np.bool_:
             mask = emit("Where", mask, const(0.0, "zero"), const(-np.inf, "neginf"))
-        if mask.shape is not None and _static(mask.shape[-1]) and mask.shape[-1] < s_kv:  # keys past it are hidden
+        if mask.shape is not None and isinstance(mask.shape[-1], int) and mask.shape[-1] < s_kv:  # keys past it are hidden
             pads = [0] * (2 * len(mask.shape))
             pads[2 * len(mask.shape) - 1] = s_kv - mask.shape[-1]
             mask = emit("Pad", mask, const(pads, "mask_pads", np.int64), const(-np.inf, "hidden"))

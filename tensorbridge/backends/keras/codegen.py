@@ -235,13 +235,10 @@ class KerasEmitter(CodeEmitter):
 
     def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], *inputs, **call_kwargs):
         """`ctor(*args, **kwargs)` named after `node`, called on `inputs`; its `weights` set once it is built."""
-        name = self.layer_names.name(node.name, "layer")
-        call = P.call(P.call(ctor, *args, **non_default(ctor, kwargs), name=name), *inputs, **call_kwargs)
+        name, made = self._constructed(node, ctor, args, kwargs, weights)
         if name != node.outputs[0].name:
             self.layer_values[name] = node.outputs[0].name
-        if weights:
-            self.weights[name] = weights
-        return call
+        return P.call(made, *inputs, **call_kwargs)
 
     def shared_layer(self, weight, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], *inputs):
         """`ctor(...)` holding the constant `weight`, called on `inputs`; where several nodes read the weight, the
@@ -249,12 +246,18 @@ class KerasEmitter(CodeEmitter):
         if len(weight.uses()) == 1:
             return self.layer(node, ctor, args, kwargs, weights, *inputs)
         if id(weight) not in self.shared:
-            name = self.layer_names.name(node.name, "layer")
+            name, made = self._constructed(node, ctor, args, kwargs, weights)
             ident = self.namer.name(name, "layer")
-            self.body.append(P.assign([ident], P.call(ctor, *args, **non_default(ctor, kwargs), name=name)))
-            self.weights[name] = weights
+            self.body.append(P.assign([ident], made))
             self.shared[id(weight)] = P.name(ident)
         return P.call(self.shared[id(weight)], *inputs)
+
+    def _constructed(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray]):
+        """(the layer's name, `ctor(*args, **kwargs, name=...)`), its `weights` recorded under the name."""
+        name = self.layer_names.name(node.name, "layer")
+        if weights:
+            self.weights[name] = weights
+        return name, P.call(ctor, *args, **non_default(ctor, kwargs), name=name)
 
     def module_source(self) -> str:
         uses_constants = bool(self.constants)
