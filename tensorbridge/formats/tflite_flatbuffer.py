@@ -18,7 +18,7 @@ SAME, VALID = 0, 1
 #: the model metadata entry where tensorbridge records what verification needs (value layouts, ...)
 METADATA_KEY = "tensorbridge"
 ACTIVATIONS = {None: 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-_TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
+TENSOR_TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool": 6, "int16": 7, "int8": 9}
 
 
 @dataclass
@@ -68,7 +68,7 @@ class FlatbufferWriter:
 
     def tensor(self, name: str, shape, dtype: str, data: np.ndarray | None = None, quant: Quant | None = None) -> int:
         """Add a tensor (constant when `data` is given; a taken name gets a suffix); returns its index."""
-        if dtype not in _TYPES:
+        if dtype not in TENSOR_TYPES:
             raise ValueError(f"TFLite has no tensor type for {dtype}")
         base, n = name, 0
         while name in self._names:
@@ -169,7 +169,7 @@ class FlatbufferWriter:
         quant = self._quant(b, t.quant) if t.quant is not None else None
         tm.TensorStart(b)
         tm.TensorAddShape(b, shape)
-        tm.TensorAddType(b, _TYPES[t.dtype])
+        tm.TensorAddType(b, TENSOR_TYPES[t.dtype])
         tm.TensorAddBuffer(b, t.buffer)
         tm.TensorAddName(b, name)
         if quant is not None:

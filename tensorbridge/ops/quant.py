@@ -17,6 +17,7 @@ from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.elementwise import cast_array
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
+from tensorbridge.ops.nn import channels_first
 from tensorbridge.ops.schema import Attr, op, set_decomposition
 from tensorbridge.reference.kernels import conv as K
 
@@ -123,8 +124,10 @@ def matmul_integer(A, B, a_zero_point=None, b_zero_point=None):
 
 @op("ConvInteger", inputs="x w x_zero_point? w_zero_point?", family=F, layout=IMPLICIT,
     attrs={"strides": Attr("ints", None), "pads": Attr("ints", None), "dilations": Attr("ints", None),
-           "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None)},
+           "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None),
+           "layout": Attr("str", "NCHW")},
     doc="Integer convolution with int32 accumulation.")
+@channels_first
 def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, strides, pads, dilations, group, auto_pad,
                  kernel_shape):
     xc = _centered(x, x_zero_point)

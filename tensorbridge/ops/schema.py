@@ -200,6 +200,7 @@ def _load_families() -> None:
             loss,
             nn,
             quant,
+            quant_arith,
             recurrent,
             reduce,
             shape,

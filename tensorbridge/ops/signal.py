@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.layout_classes import TERMINATE
-from tensorbridge.ops.schema import Attr, op
+from tensorbridge.ops.schema import Attr, op, set_decomposition
 
 F = "signal"
 
@@ -80,20 +81,98 @@ def stft(signal, frame_step, window=None, frame_length=None, *, onesided):
     doc="Triangular mel filter bank matrix. Equivalents: tf.signal.linear_to_mel_weight_matrix.")
 def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *,
                       output_datatype):
+    """As ONNX defines it (and onnxruntime computes it): num_mel_bins + 2 edges a mel step of
+    (mel(high) - mel(low)) / (num_mel_bins + 2) apart, each at spectrogram bin floor((dft_length + 1) * hz /
+    sample_rate); triangles rise from the left edge to 1 at the centre (a zero-width rise: just the 1) and fall
+    to the right edge."""
     bins, n_fft, sr = int(num_mel_bins), int(dft_length), int(sample_rate)
-    lo, hi = float(lower_edge_hertz), float(upper_edge_hertz)
-    spec_bins = n_fft // 2 + 1
     mel = lambda f: 2595 * np.log10(1 + f / 700)  # noqa: E731
-    hz = lambda m: 700 * (10 ** (m / 2595) - 1)  # noqa: E731
-    pts = np.linspace(mel(lo), mel(hi), bins + 2)
-    idx = np.floor((n_fft + 1) * hz(pts) / sr).astype(np.int64)
-    out = np.zeros((spec_bins, bins))
-    for i in range(bins):
-        a, b, c = idx[i], idx[i + 1], idx[i + 2]
-        for j in range(a, b):
-            out[j, i] = (j - a) / (b - a) if b != a else 0
-        if b == c:
-            out[b, i] = 1
-        for j in range(b, c):
-            out[j, i] = (c - j) / (c - b)
+    low, high = mel(float(lower_edge_hertz)), mel(float(upper_edge_hertz))
+    edges_mel = low + np.arange(bins + 2) * (high - low) / (bins + 2)
+    edges = np.floor((n_fft + 1) * 700 * (10 ** (edges_mel / 2595) - 1) / sr).astype(np.int64)
+    out = np.zeros((n_fft // 2 + 1, bins))
+    for i, (left, centre, right) in enumerate(zip(edges, edges[1:], edges[2:])):
+        if centre == left:
+            out[centre, i] = 1
+        for j in range(left, centre + 1 if centre > left else left):
+            out[j, i] = (j - left) / (centre - left)
+        for j in range(centre, right):
+            out[j, i] = (right - j) / (right - centre)
     return out.astype(dtypes.dtype(output_datatype))
+
+
+def _constant_int(v) -> int | None:
+    return int(np.asarray(v.const).ravel()[0]) if v is not None and v.const is not None else None
+
+
+def _fourier_matrix(n_in: int, n: int, bins: int, parts: int, inverse: bool) -> np.ndarray:
+    """[n_in * parts, bins * 2]: (real, imaginary) samples along the rows, (real, imaginary) bins along the
+    columns. Samples past n are dropped (zero rows) and missing ones count as zeros, as a DFT of length n
+    truncates or pads; the inverse's 1/n is folded in."""
+    sign = -1.0 if inverse else 1.0
+    theta = 2 * np.pi * np.outer(np.arange(n_in), np.arange(bins)) / n
+    cos, sin = np.cos(theta), np.sin(theta)
+    cos[n:], sin[n:] = 0, 0
+    m = np.zeros((n_in, parts, bins, 2))
+    m[:, 0, :, 0], m[:, 0, :, 1] = cos, -sign * sin
+    if parts == 2:
+        m[:, 1, :, 0], m[:, 1, :, 1] = sign * sin, cos
+    return (m / n if inverse else m).reshape(n_in * parts, bins * 2)
+
+
+def _decompose_dft(graph, node) -> bool:
+    """One MatMul with the transform's matrix (constant length and axis, static sizes along the way): the
+    signal axis is moved next to the (real, imaginary) axis, both are flattened, and the product is reshaped
+    back into bins and parts."""
+    x = node.inputs[0]
+    rank = len(x.shape) if x.shape is not None else None
+    axis = _constant_int(node.input(2)) if node.input(2) is not None else -2
+    length = _constant_int(node.input(1)) if node.input(1) is not None else None
+    if rank is None or axis is None or (node.input(1) is not None and length is None):
+        return False
+    axis = axis + rank if axis < 0 else axis
+    lead = [d for i, d in enumerate(x.shape[:-1]) if i != axis]
+    n_in, parts = x.shape[axis], x.shape[-1]
+    if not isinstance(n_in, int) or parts not in (1, 2) or sum(not isinstance(d, int) for d in lead) > 1:
+        return False
+    n = length or n_in
+    bins = n // 2 + 1 if node.attrs.get("onesided") else n
+    b = Builder.replacing(node)
+    perm = [i for i in range(rank - 1) if i != axis] + [axis, rank - 1]
+    moved = x if perm == list(range(rank)) else b.op("Transpose", x, perm=perm, suffix="signal_last")
+    dims = [d if isinstance(d, int) else -1 for d in lead]
+    flat = b.op("Reshape", moved, b.const(np.array(dims + [n_in * parts], np.int64), b.name("flat_shape")),
+                suffix="flat")
+    matrix = _fourier_matrix(n_in, n, bins, parts, bool(node.attrs.get("inverse"))).astype(x.dtype)
+    y = b.op("MatMul", flat, b.const(matrix, b.name("fourier_matrix")), suffix="transform")
+    y = b.op("Reshape", y, b.const(np.array(dims + [bins, 2], np.int64), b.name("bins_shape")), suffix="bins")
+    back = [perm.index(i) for i in range(rank)]
+    if back != list(range(rank)):
+        y = b.op("Transpose", y, perm=back, suffix="signal_back")
+    graph.replace_node(node, [y])
+    return True
+
+
+def _decompose_stft(graph, node) -> bool:
+    """Frames gathered at constant offsets, times the window, then a DFT along the frame axis."""
+    x, window = node.inputs[0], node.input(2)
+    step, flen = _constant_int(node.inputs[1]), _constant_int(node.input(3))
+    flen = flen or (window.shape[0] if window is not None and window.shape is not None else None)
+    if x.shape is None or len(x.shape) != 3 or not isinstance(x.shape[1], int) or not step or not flen:
+        return False
+    count = (x.shape[1] - flen) // step + 1
+    b = Builder.replacing(node)
+    offsets = np.arange(count)[:, None] * step + np.arange(flen)[None, :]
+    frames = b.op("Gather", x, b.const(offsets.astype(np.int64), b.name("frame_offsets")), axis=1, suffix="frames")
+    if window is not None:
+        column = b.op("Unsqueeze", window, b.const(np.array([-1], np.int64), b.name("window_axes")),
+                      suffix="window_column")
+        frames = b.op("Mul", frames, column, suffix="windowed")
+    y = b.op("DFT", frames, None, b.const(np.array(2, np.int64), b.name("frame_axis")),
+             onesided=node.attrs.get("onesided", 1), suffix="dft")
+    graph.replace_node(node, [y])
+    return True
+
+
+set_decomposition("DFT", _decompose_dft)
+set_decomposition("STFT", _decompose_stft)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import BlockerReport
-from tensorbridge.formats.tflite_flatbuffer import ACTIVATIONS, FlatbufferWriter, Quant
+from tensorbridge.formats.tflite_flatbuffer import ACTIVATIONS, TENSOR_TYPES, FlatbufferWriter, Quant
 from tensorbridge.ir import dtypes, shapes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.node import Node
@@ -90,6 +90,12 @@ def _decompose_unwritten(g: Graph) -> None:
             schema.decompose(g, node)
 
 
+def _storable(dtype: str) -> str:
+    if dtype not in TENSOR_TYPES:
+        raise NotInteger(f"TFLite has no {dtype} tensors")
+    return dtype
+
+
 class Lowering:
     def __init__(self, graph: Graph):
         self.g = graph
@@ -134,6 +140,7 @@ class Lowering:
         return tuple(int(d) for d in v.shape)
 
     def _graph_input(self, v: Value) -> int:
+        _storable(dtypes.name(v.dtype))
         if v.dtype is not None and dtypes.name(v.dtype) in ("int8", "uint8", "int16"):
             dq = next((n for n, _ in v.uses() if n.op == "DequantizeLinear"), None)
             q = params(dq) if dq is not None else None
@@ -161,7 +168,7 @@ class Lowering:
     def int_tensor(self, v: Value, quant: Quant | None, name: str | None = None) -> int:
         """The tensor of an integer value (created with `quant` the first time)."""
         if v not in self.ints:
-            dtype = quant.dtype if quant is not None and quant.dtype else dtypes.name(v.dtype)
+            dtype = _storable(quant.dtype if quant is not None and quant.dtype else dtypes.name(v.dtype))
             held = dtype != dtypes.name(v.dtype)  # a uint8 value held as int8: not the source's numbers
             self.ints[v] = self.w.tensor(f"{name or v.name}.as_{dtype}" if held else name or v.name, self._shape(v),
                                          dtype, quant=quant)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
@@ -52,32 +51,38 @@ def read_quantize(imp, node, input, scale, zero_point, *rest, **kw):
                     suffix="range")
 
 
+def _single(v) -> bool:
+    return v is None or (v.const is not None and np.asarray(v.const).size == 1)
+
+
+def _quant_blocker(node) -> str | None:
+    """Why torch's per-tensor quantizer (or the PT2E formula) cannot write this Q/DQ: other forms decompose."""
+    if not (_single(node.input(1)) and _single(node.input(2))):
+        return "per-channel or computed quantization parameters on an activation"
+    if node.op == "DequantizeLinear":
+        x, y = node.inputs[0].dtype, node.outputs[0].dtype
+        return None if x.kind in "iu" and y == np.float32 else f"DequantizeLinear from {x} to {y}"
+    storage = dtypes.name(node.outputs[0].dtype)
+    return None if storage in TORCH_DTYPES and np.dtype(storage).kind in "iu" else f"QuantizeLinear to {storage}"
+
+
 def _per_tensor(em, node) -> tuple[float, int]:
-    scale, zp = em.scalar(node.input(1)), em.scalar(node.input(2)) if node.input(2) is not None else 0
-    if scale is None or zp is None:
-        raise Unsupported("per-channel or computed quantization parameters on an activation")
-    return float(scale), int(zp)
+    zp = em.scalar(node.input(2)) if node.input(2) is not None else 0
+    return float(em.scalar(node.input(1))), int(zp)
 
 
-TORCH_QDTYPES = {"int8": "torch.qint8", "uint8": "torch.quint8", "int32": "torch.qint32"}
-
-
-@R.exports("QuantizeLinear")
+@R.exports("QuantizeLinear", check=_quant_blocker)
 def write_quantize_linear(em, node):
-    """`rounding="reciprocal"` (PT2E's formula, round(x * (1 / scale)) + zero_point) in plain tensor ops; otherwise
-    torch's quantizer (it rounds x / scale + zero_point once, as LiteRT's kernels do), as the integer tensor."""
+    """round(x / scale) + zero_point, saturated (`rounding="reciprocal"`, PT2E's formula: x * (1 / scale)), in
+    plain tensor ops: torch's quantized tensors are deprecated and torch.export has no kernel reading them."""
     storage = dtypes.name(node.outputs[0].dtype)
     scale, zp = _per_tensor(em, node)
     x = em.tensor(node.inputs[0])
-    if node.attrs.get("rounding") == "reciprocal":
-        info = np.iinfo(storage)
-        q = _shifted(P.call("torch.round", P.binop(x, "*", P.lit(1.0 / scale))), zp)
-        return em.out(node, P.method(P.call("torch.clamp", q, int(info.min), int(info.max)), "to",
-                                     P.name(TORCH_DTYPES[storage])))
-    if storage not in TORCH_QDTYPES:
-        raise Unsupported(f"QuantizeLinear to {storage}")
-    q = P.call("torch.quantize_per_tensor", x, P.lit(scale), P.lit(zp), P.name(TORCH_QDTYPES[storage]))
-    em.out(node, P.method(q, "int_repr"))
+    scaled = P.binop(x, "*", P.lit(1.0 / scale)) if node.attrs.get("rounding") == "reciprocal" else \
+        P.binop(x, "/", P.lit(scale))
+    info = np.iinfo(storage)
+    q = _shifted(P.call("torch.round", scaled), zp)
+    em.out(node, P.method(P.call("torch.clamp", q, int(info.min), int(info.max)), "to", P.name(TORCH_DTYPES[storage])))
 
 
 def _shifted(expr, offset: int):
@@ -100,7 +105,7 @@ def read_dequantize(imp, node, input, scale, zero_point, *rest, out_dtype=None, 
     return read_to(imp, node, y)
 
 
-@R.exports("DequantizeLinear")
+@R.exports("DequantizeLinear", check=_quant_blocker)
 def write_dequantize_linear(em, node):
     scale, zp = _per_tensor(em, node)
     em.out(node, P.binop(_shifted(P.method(em.tensor(node.inputs[0]), "float"), -zp), "*", P.lit(scale)))
