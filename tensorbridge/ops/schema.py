@@ -208,6 +208,7 @@ def _load_families() -> None:
             text,
             transformer,
             vision,
+            vision_arith,
         )
         # lowerings of the ops' attribute variants: registered once the ops above exist
         importlib.import_module("tensorbridge.ops.litert")

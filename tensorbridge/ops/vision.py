@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 
 from tensorbridge.ir.builder import Builder
-from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.infer import const_ints, norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE
 from tensorbridge.ops.schema import Attr, op, set_decomposition
 from tensorbridge.ops.shape import slice_spans
@@ -61,7 +61,19 @@ def _taps(coord, size, mode, padding, align):
     return np.clip(idx, 0, size - 1).astype(np.int64), w, inside
 
 
-@op("GridSample", inputs="X grid", family=F, layout=IMPLICIT,
+def _grid_sample_infer(inputs, attrs):
+    x, grid = inputs
+    if x.shape is None or grid.shape is None:
+        return [(x.dtype, None)]
+    return [(x.dtype, tuple(x.shape[:2]) + tuple(grid.shape[1:-1]))]
+
+
+def _affine_grid_infer(inputs, attrs):
+    size = const_ints(inputs[1])
+    return [(inputs[0].dtype, None if size is None else (size[0], *size[2:], len(size) - 2))]
+
+
+@op("GridSample", inputs="X grid", family=F, layout=IMPLICIT, infer=_grid_sample_infer,
     attrs={"align_corners": Attr("int", 0), "mode": Attr("str", "linear"), "padding_mode": Attr("str", "zeros")},
     doc="Sample X at normalised grid coordinates. Equivalents: F.grid_sample, tfa resampler.")
 def grid_sample(X, grid, align_corners, mode, padding_mode):
@@ -91,7 +103,7 @@ def grid_sample(X, grid, align_corners, mode, padding_mode):
     return out.astype(X.dtype)
 
 
-@op("AffineGrid", inputs="theta size", outputs="grid", family=F, layout=TERMINATE,
+@op("AffineGrid", inputs="theta size", outputs="grid", family=F, layout=TERMINATE, infer=_affine_grid_infer,
     attrs={"align_corners": Attr("int", 0)},
     doc="Sampling grid from affine matrices. Equivalents: F.affine_grid.")
 def affine_grid(theta, size, align_corners):

@@ -12,8 +12,8 @@ from tests.cases.catalogue import cases
 
 DECOMPOSED = sorted(s.name for s in op_schema.all_schemas() if s.decompose is not None)
 #: ops whose decomposition takes every ONNX case of theirs that the corpus holds
-COMPLETE = {"Attention", "DFT", "DynamicQuantizeLinear", "GRU", "LSTM", "MatMulInteger", "QLinearMatMul", "RNN",
-            "RotaryEmbedding", "STFT"}
+COMPLETE = {"AffineGrid", "Attention", "Col2Im", "DFT", "DynamicQuantizeLinear", "GRU", "LSTM", "MatMulInteger",
+            "GridSample", "MaxUnpool", "QLinearMatMul", "RNN", "RotaryEmbedding", "STFT", "TensorScatter"}
 
 
 @pytest.mark.parametrize("op", DECOMPOSED)

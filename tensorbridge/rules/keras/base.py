@@ -184,7 +184,8 @@ def elementwise(imp, op, args, kwargs, node, ir_op: str):
 
 
 def require_nhwc(node):
-    if node.attrs.get("layout", "NHWC") != "NHWC":
+    """A node the layout planner left channels-first (an unset `layout` is the IR's NCHW) has no Keras form."""
+    if node.attrs.get("layout", "NCHW") != "NHWC":
         raise Unsupported("channels-first layout reached the Keras backend")
 
 

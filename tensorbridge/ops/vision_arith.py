@@ -1,0 +1,272 @@
+"""Vision and cache ops as gathers, scatters and matmuls, for targets without them (static sizes).
+
+MaxUnpool scatters into a flat zero tensor; Col2Im gathers, for every kernel position, the column
+value landing on each pixel and sums them; AffineGrid is one MatMul of the constant base grid with the
+transposed matrices; GridSample computes each axis's taps and weights from the grid with elementwise
+ops and gathers the input's flattened spatial axes; TensorScatter picks, per cache position, the
+update written there (or keeps the cache) with GatherElements and Where.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from tensorbridge.ir.builder import Builder
+from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.schema import set_decomposition
+from tensorbridge.ops.vision import affine_grid
+
+
+def _static(*values) -> bool:
+    return all(v.shape is not None and all(isinstance(d, int) for d in v.shape) for v in values)
+
+
+def _ints(b: Builder, values, tag: str):
+    return b.const(np.asarray(values, np.int64), b.name(tag))
+
+
+def _decompose_max_unpool(graph, node) -> bool:
+    x, indices, out_shape = node.inputs[0], node.inputs[1], node.input(2)
+    y = node.outputs[0]
+    if not _static(x, y) or (out_shape is not None and out_shape.const is None):
+        return False
+    b = Builder.replacing(node)
+    flat = b.op("ScatterElements", b.const(np.zeros(int(np.prod(y.shape)), x.dtype), b.name("zeros")),
+                b.op("Reshape", indices, _ints(b, [-1], "flat"), suffix="flat_indices"),
+                b.op("Reshape", x, _ints(b, [-1], "flat_values"), suffix="flat_values"), axis=0, suffix="scatter")
+    graph.replace_node(node, [b.op("Reshape", flat, _ints(b, y.shape, "shape"), suffix="unflat")])
+    return True
+
+
+def _col2im_sources(image, block, dilations, pads, strides):
+    """Per kernel position and output pixel: the flat column index (k * L + l) landing there, and whether any."""
+    rank = len(image)
+    padded = [image[i] + pads[i] + pads[i + rank] for i in range(rank)]
+    blocks = [(padded[i] - (block[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(rank)]
+    count = int(np.prod(blocks))
+    pixels = np.stack(np.meshgrid(*(np.arange(n) for n in image), indexing="ij"), -1).reshape(-1, rank)
+    index = np.zeros((int(np.prod(block)), len(pixels)), np.int64)
+    valid = np.zeros(index.shape, bool)
+    for k, offset in enumerate(itertools.product(*(range(n) for n in block))):
+        start = pixels + np.array(pads[:rank]) - np.array(offset) * np.array(dilations)
+        place, rest = np.divmod(start, strides)
+        ok = (rest == 0).all(1) & (place >= 0).all(1) & (place < np.array(blocks)).all(1)
+        flat = np.ravel_multi_index(tuple(np.clip(place, 0, np.array(blocks) - 1).T), blocks)
+        index[k], valid[k] = k * count + flat, ok
+    return index, valid
+
+
+def _decompose_col2im(graph, node) -> bool:
+    x, image, block = node.inputs
+    if not _static(x) or image.const is None or block.const is None:
+        return False
+    image, block = [int(d) for d in np.ravel(image.const)], [int(d) for d in np.ravel(block.const)]
+    rank = len(image)
+    index, valid = _col2im_sources(image, block, node.attrs.get("dilations") or [1] * rank,
+                                   node.attrs.get("pads") or [0] * (2 * rank), node.attrs.get("strides") or [1] * rank)
+    n, ck, blocks = x.shape
+    channels = ck // int(np.prod(block))
+    b = Builder.replacing(node)
+    cols = b.op("Reshape", x, _ints(b, [n, channels, -1], "columns_shape"), suffix="columns")
+    taps = b.op("Gather", cols, _ints(b, index, "sources"), axis=2, suffix="taps")
+    kept = b.op("Mul", taps, b.const(valid.astype(x.dtype), b.name("landing")), suffix="landing_taps")
+    total = b.op("ReduceSum", kept, _ints(b, [2], "kernel_axis"), keepdims=0, suffix="overlaps")
+    graph.replace_node(node, [b.op("Reshape", total, _ints(b, [n, channels] + image, "image_shape"), suffix="image")])
+    return True
+
+
+def _decompose_affine_grid(graph, node) -> bool:
+    theta, size = node.inputs
+    if size.const is None or theta.shape is None:
+        return False
+    dims = [int(d) for d in np.ravel(size.const)]
+    rank = len(dims) - 2
+    # the base grid: the op applied to the identity matrix gives each point's coordinates
+    eye = np.eye(rank, rank + 1)[None]
+    base = affine_grid(eye, [1, 1] + dims[2:], node.attrs.get("align_corners", 0)).reshape(-1, rank)
+    points = np.concatenate([base, np.ones((len(base), 1))], axis=1).astype(theta.dtype)
+    b = Builder.replacing(node)
+    rows = b.op("Transpose", theta, perm=[0, 2, 1], suffix="columns")
+    grid = b.op("MatMul", b.const(points, b.name("base_grid")), rows, suffix="grid")
+    graph.replace_node(node, [b.op("Reshape", grid, _ints(b, [-1] + dims[2:] + [rank], "grid_shape"),
+                                   suffix="grid_shaped")])
+    return True
+
+
+def _decompose_tensor_scatter(graph, node) -> bool:
+    """present[b, p] = update[b, rel] where rel = p - write_index[b] (mod the cache length when circular) lies in
+    [0, update length), else past[b, p]."""
+    past, update, where = node.inputs[0], node.inputs[1], node.input(2)
+    if not _static(past, update):
+        return False
+    rank = len(past.shape)
+    axis = norm_axis(node.attrs.get("axis", -2), rank)
+    length, written = past.shape[axis], update.shape[axis]
+    b = Builder.replacing(node)
+    positions = b.const(np.arange(length, dtype=np.int64)[None], b.name("positions"))
+    rel = positions if where is None else b.op("Sub", positions, b.op(
+        "Unsqueeze", b.op("Cast", where, to="int64", suffix="starts"), _ints(b, [1], "batch_column"),
+        suffix="start_column"), suffix="relative")
+    if node.attrs.get("mode") == "circular":
+        rel = b.op("Mod", rel, b.const(np.array(length, np.int64), b.name("cache_length")), suffix="wrapped")
+    along = [past.shape[0] if where is not None else 1] + [1] * (rank - 1)
+    along[axis] = length
+    rel = b.op("Reshape", rel, _ints(b, along, "relative_shape"), suffix="relative_along")
+    inside = b.op("And", b.op("GreaterOrEqual", rel, b.const(np.array(0, np.int64), b.name("zero")), suffix="after"),
+                  b.op("Less", rel, b.const(np.array(written, np.int64), b.name("written")), suffix="before"),
+                  suffix="inside")
+    source = b.op("Clip", rel, b.const(np.array(0, np.int64), b.name("first")),
+                  b.const(np.array(written - 1, np.int64), b.name("last")), suffix="source")
+    index_shape = list(update.shape)
+    index_shape[axis] = length
+    source = b.op("Expand", source, _ints(b, index_shape, "index_shape"), suffix="source_index")
+    picked = b.op("GatherElements", update, source, axis=axis, suffix="picked")
+    graph.replace_node(node, [b.op("Where", inside, picked, past, suffix="present")])
+    return True
+
+
+class _Sampler:
+    """The elementwise ops GridSample's reference computes per spatial axis, on [N, *out] coordinates."""
+
+    def __init__(self, b: Builder, dtype):
+        self.b, self.dtype = b, dtype
+
+    def num(self, value, tag: str):
+        return self.b.const(np.array(value, self.dtype), self.b.name(tag))
+
+    def op(self, name: str, *inputs, tag: str, **attrs):
+        return self.b.op(name, *inputs, suffix=tag, **attrs)
+
+    def coordinate(self, grid, axis: int, rank: int, size: int, align: bool):
+        """The grid's entry for `axis` (the last entry is the last spatial axis) in pixels."""
+        g = self.op("Gather", grid, _ints(self.b, rank - 1 - axis, f"entry{axis}"), axis=-1, tag=f"grid{axis}")
+        shifted = self.op("Add", g, self.num(1.0, "one"), tag=f"shifted{axis}")
+        if align:
+            return self.op("Mul", shifted, self.num((size - 1) / 2, f"half_span{axis}"), tag=f"pixel{axis}")
+        scaled = self.op("Mul", shifted, self.num(size / 2, f"half_size{axis}"), tag=f"scaled{axis}")
+        return self.op("Sub", scaled, self.num(0.5, "half"), tag=f"pixel{axis}")
+
+    def bounded(self, c, axis: int, size: int, padding: str, align: bool):
+        if padding == "zeros":
+            return c
+        if padding == "reflection":
+            c = self.reflected(c, axis, *((0.0, size - 1.0) if align else (-0.5, size - 0.5)))
+        return self.op("Clip", c, self.num(0.0, "low"), self.num(size - 1.0, f"high{axis}"), tag=f"bounded{axis}")
+
+    def reflected(self, c, axis: int, low: float, high: float):
+        """c folded into [low, high] by reflections off its ends."""
+        span = high - low
+        if span <= 0:
+            return self.op("Mul", c, self.num(0.0, "zero"), tag=f"reflected{axis}")
+        d = self.op("Abs", self.op("Sub", c, self.num(low, f"low{axis}"), tag=f"from_low{axis}"), tag=f"distance{axis}")
+        flips = self.op("Floor", self.op("Div", d, self.num(span, f"span{axis}"), tag=f"spans{axis}"),
+                        tag=f"flips{axis}")
+        extra = self.op("Sub", d, self.op("Mul", flips, self.num(span, f"span{axis}"), tag=f"folded{axis}"),
+                        tag=f"extra{axis}")
+        half = self.op("Floor", self.op("Mul", flips, self.num(0.5, "half"), tag=f"half_flips{axis}"),
+                       tag=f"pairs{axis}")
+        even = self.op("Equal", flips, self.op("Add", half, half, tag=f"even_flips{axis}"), tag=f"even{axis}")
+        return self.op("Where", even, self.op("Add", extra, self.num(low, f"low{axis}"), tag=f"forward{axis}"),
+                       self.op("Sub", self.num(high, f"high_edge{axis}"), extra, tag=f"backward{axis}"),
+                       tag=f"reflected{axis}")
+
+    def taps(self, c, axis: int, size: int, mode: str, padding: str, align: bool):
+        """[(index as int64, weight or None, inside)] for this axis (c: bounded, except for cubic, whose taps are
+        bounded one by one)."""
+        if mode == "nearest":
+            spots = [(self.op("Round", c, tag=f"nearest{axis}"), None)]
+        elif mode == "linear":
+            low = self.op("Floor", c, tag=f"floor{axis}")
+            frac = self.op("Sub", c, low, tag=f"frac{axis}")
+            spots = [(low, self.op("Sub", self.num(1.0, "one"), frac, tag=f"low_weight{axis}")),
+                     (self.op("Add", low, self.num(1.0, "one"), tag=f"ceil{axis}"), frac)]
+        else:
+            spots = self.cubic_taps(c, axis, size, padding, align)
+        out = []
+        for t, (at, weight) in enumerate(spots):
+            inside = self.op("And", self.op("GreaterOrEqual", at, self.num(0.0, "low"), tag=f"above{axis}_{t}"),
+                             self.op("LessOrEqual", at, self.num(size - 1.0, f"high{axis}"), tag=f"below{axis}_{t}"),
+                             tag=f"inside{axis}_{t}")
+            clipped = self.op("Clip", at, self.num(0.0, "low"), self.num(size - 1.0, f"high{axis}"),
+                              tag=f"clipped{axis}_{t}")
+            out.append((self.op("Cast", clipped, to="int64", tag=f"index{axis}_{t}"), weight, inside))
+        return out
+
+
+    def cubic_taps(self, c, axis: int, size: int, padding: str, align: bool):
+        """Four taps around floor(c), weighted by the cubic kernel (a = -0.75) at their distances 1 + f, f, 1 - f,
+        2 - f (f: c's fraction); each tap's index bounded by the padding mode, rounded."""
+        low = self.op("Floor", c, tag=f"floor{axis}")
+        frac = self.op("Sub", c, low, tag=f"frac{axis}")
+        a = -0.75
+        spots = []
+        for k, (offset, sign, outer) in enumerate(((1.0, 1.0, True), (0.0, 1.0, False), (1.0, -1.0, False),
+                                                   (2.0, -1.0, True))):
+            t = self.op("Add", self.num(offset, f"offset{k}"), self.op("Mul", frac, self.num(sign, f"sign{k}"),
+                                                                       tag=f"signed{axis}_{k}"), tag=f"t{axis}_{k}")
+            coefficients = (a, -5 * a, 8 * a, -4 * a) if outer else (a + 2, -(a + 3), 0.0, 1.0)
+            weight = self.num(coefficients[0], f"cubic{k}_0")
+            for i, coefficient in enumerate(coefficients[1:], start=1):  # Horner
+                weight = self.op("Add", self.op("Mul", weight, t, tag=f"horner{axis}_{k}_{i}"),
+                                 self.num(coefficient, f"cubic{k}_{i}"), tag=f"poly{axis}_{k}_{i}")
+            at = self.op("Add", low, self.num(float(k - 1), f"tap{k}"), tag=f"at{axis}_{k}")
+            if padding == "reflection":
+                at = self.op("Floor", self.op("Add", self.bounded(at, axis, size, padding, align),
+                                              self.num(0.5, "half"), tag=f"rounding{axis}_{k}"), tag=f"reflect{axis}_{k}")
+            elif padding == "border":
+                at = self.bounded(at, axis, size, padding, align)
+            spots.append((at, weight))
+        return spots
+
+
+def _decompose_grid_sample(graph, node) -> bool:
+    """Per axis, pixel coordinates bounded by the padding mode and their taps (clipped indices, weights, in-bounds
+    masks: one for nearest, two for linear, four for cubic); per combination of taps, GatherElements on the
+    input's flattened spatial axes, weighted, summed."""
+    x, grid = node.inputs
+    mode = node.attrs.get("mode", "linear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if not _static(x, grid) or node.attrs.get("layout", "NCHW") != "NCHW":
+        return False
+    n, c, *sizes = x.shape
+    out = list(grid.shape[1:-1])
+    rank, points = len(sizes), int(np.prod(grid.shape[1:-1]))
+    b = Builder.replacing(node)
+    s = _Sampler(b, grid.dtype)
+    align, padding = bool(node.attrs.get("align_corners", 0)), node.attrs.get("padding_mode", "zeros")
+    per_axis = []
+    for axis, size in enumerate(sizes):
+        pixel = s.coordinate(grid, axis, rank, size, align)
+        if mode != "cubic":
+            pixel = s.bounded(pixel, axis, size, padding, align)
+        per_axis.append(s.taps(pixel, axis, size, mode, padding, align))
+    flat_x = b.op("Reshape", x, _ints(b, [n, c, -1], "flat_shape"), suffix="flat")
+    terms = []
+    for t, combo in enumerate(itertools.product(*per_axis)):
+        index = combo[0][0]  # flattened row-major: index * size + the next axis's index
+        for axis, (at, _, _) in enumerate(combo[1:], start=1):
+            index = s.op("Add", s.op("Mul", index, _ints(b, sizes[axis], f"size{axis}"), tag=f"row{t}_{axis}"), at,
+                         tag=f"flat_index{t}_{axis}")
+        index = s.op("Expand", s.op("Reshape", index, _ints(b, [n, 1, points], "point_shape"), tag=f"points{t}"),
+                     _ints(b, [n, c, points], "gather_shape"), tag=f"gather_index{t}")
+        picked = s.op("GatherElements", flat_x, index, axis=2, tag=f"picked{t}")
+        weight, inside = None, None
+        for axis, (_, w, ok) in enumerate(combo):
+            weight = w if weight is None else (weight if w is None else s.op("Mul", weight, w, tag=f"weight{t}_{axis}"))
+            inside = ok if inside is None else s.op("And", inside, ok, tag=f"all_inside{t}_{axis}")
+        kept = s.op("Cast", inside, to=str(np.dtype(grid.dtype)), tag=f"kept{t}")
+        weight = kept if weight is None else s.op("Mul", weight, kept, tag=f"masked_weight{t}")
+        weight = s.op("Reshape", weight, _ints(b, [n, 1, points], "point_shape"), tag=f"point_weight{t}")
+        terms.append(s.op("Mul", picked, weight, tag=f"term{t}"))
+    total = terms[0] if len(terms) == 1 else b.op("Sum", *terms, suffix="sampled")
+    graph.replace_node(node, [b.op("Reshape", total, _ints(b, [n, c] + out, "output_shape"), suffix="output")])
+    return True
+
+
+set_decomposition("MaxUnpool", _decompose_max_unpool)
+set_decomposition("Col2Im", _decompose_col2im)
+set_decomposition("AffineGrid", _decompose_affine_grid)
+set_decomposition("TensorScatter", _decompose_tensor_scatter)
+set_decomposition("GridSample", _decompose_grid_sample)
