@@ -17,7 +17,6 @@ from tensorbridge.ops import layout_rules as L
 from tensorbridge.ops.elementwise import cast_array
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.layout_classes import IMPLICIT, TERMINATE, attribute
-from tensorbridge.ops.nn import channels_first
 from tensorbridge.ops.schema import Attr, op, set_decomposition
 from tensorbridge.reference.kernels import conv as K
 
@@ -127,9 +126,12 @@ def matmul_integer(A, B, a_zero_point=None, b_zero_point=None):
            "group": Attr("int", 1), "auto_pad": Attr("str", "NOTSET"), "kernel_shape": Attr("ints", None),
            "layout": Attr("str", "NCHW")},
     doc="Integer convolution with int32 accumulation.")
-@channels_first
 def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, strides, pads, dilations, group, auto_pad,
-                 kernel_shape):
+                 kernel_shape, layout="NCHW"):
+    if layout == "NHWC":  # the weights stay [out, in/groups, *kernel]
+        return np.moveaxis(conv_integer(np.moveaxis(x, -1, 1), w, x_zero_point, w_zero_point, strides=strides,
+                                        pads=pads, dilations=dilations, group=group, auto_pad=auto_pad,
+                                        kernel_shape=kernel_shape), 1, -1)
     xc = _centered(x, x_zero_point)
     wc = _centered(w, w_zero_point, axis=0 if w_zero_point is not None and np.asarray(w_zero_point).size > 1 else None)
     pads = K.resolve_pads(x.shape[2:], w.shape[2:], strides or [1] * (x.ndim - 2),

@@ -149,7 +149,8 @@ def set_decomposition(name: str, fn: Callable) -> None:
 def set_lowering(name: str, attr: str, fn: Callable) -> None:
     """Give op `name` a string attribute `attr` (default "": plain meaning) whose other values `fn(graph, node)`
     lowers into plain ops (False: the pattern is not one it covers, and the node keeps its plain meaning)."""
-    _load_families()  # a module of lowerings may be imported before the catalogue
+    if name not in _REGISTRY:
+        _load_families()  # a module of lowerings may be imported before the catalogue
     _REGISTRY[name].attrs[attr] = Attr("str", "")
     _REGISTRY[name].lowerings[attr] = fn
 

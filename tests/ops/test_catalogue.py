@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -89,3 +93,16 @@ def test_nhwc_layout_computes_the_same_as_nchw():
         outs[layout] = tb.run(g, {"x": feed})[g.outputs[0].name]
         assert tuple(g.outputs[0].shape) == outs[layout].shape
     np.testing.assert_allclose(outs["NHWC"].transpose(0, 3, 1, 2), outs["NCHW"], rtol=1e-6)
+
+
+OP_MODULES = sorted(p.stem for p in Path(op_schema.__file__).parent.glob("*.py") if p.stem != "__init__")
+
+
+@pytest.mark.parametrize("module", OP_MODULES)
+def test_any_catalogue_module_imported_first_loads_the_whole_catalogue(module):
+    """Families register lowerings and decompositions on each other's ops: importing any one of them first (a
+    user's `import tensorbridge.ops.quant`) must not meet a half-initialised module."""
+    code = (f"import tensorbridge.ops.{module}\nfrom tensorbridge.ops import schema\n"
+            "assert schema.get('Dense') is not None and schema.get('QuantizeLinear').decompose is not None")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
