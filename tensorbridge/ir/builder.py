@@ -61,6 +61,10 @@ class Builder:
             v.meta["role"] = "literal"
         return v
 
+    def named(self, array, suffix: str, dtype=None) -> Value:
+        """A literal constant named after the base and `suffix`: `b.named([0, 2], "axes", np.int64)`."""
+        return self.const(np.asarray(array, dtype), self.name(suffix))
+
     def weight(self, name: str, array) -> Value:
         """A learned tensor (a layer's parameter), kept as a weight by code generators."""
         return self.const(array, name, literal=False)

@@ -1119,15 +1119,12 @@ def _window_taps(b, padded, node, first: int):
     sp = padded.shape[first:first + nsp]
     out = [(n - (k - 1) * d - 1) // s + 1 for n, k, d, s in zip(sp, kernel, dil, strides)]
 
-    def ints(values, name):
-        return b.const(np.array(values, np.int64), b.name(name))
-
-    axes, steps = ints(list(range(first, first + nsp)), "window_axes"), ints(strides, "window_strides")
+    axes, steps = b.named(list(range(first, first + nsp)), "window_axes", np.int64), b.named(strides, "window_strides")
     taps = []
     for offset in itertools.product(*(range(k) for k in kernel)):
         start = [o * d for o, d in zip(offset, dil)]
         end = [a + (n - 1) * s + 1 for a, n, s in zip(start, out, strides)]
-        taps.append(b.op("Slice", padded, ints(start, "tap_start"), ints(end, "tap_end"), axes, steps, suffix="tap"))
+        taps.append(b.op("Slice", padded, b.named(start, "tap_start"), b.named(end, "tap_end"), axes, steps, suffix="tap"))
     if node.op == "MaxPool":
         return b.op("Max", *taps, suffix="window_max")
     total = b.op("Sum", *taps, suffix="window_sum")

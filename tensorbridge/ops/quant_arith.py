@@ -44,7 +44,7 @@ def _param(b: Builder, v, x, axis: int, block_size: int, tag: str):
     if single and len(v.shape) <= len(x.shape):
         return f  # broadcasts as it is
     shape = [] if single else [-1 if i == norm_axis(axis, len(x.shape)) else 1 for i in range(len(x.shape))]
-    return b.op("Reshape", f, b.const(np.array(shape, np.int64), b.name(f"{tag}_shape")), suffix=f"{tag}_shaped")
+    return b.op("Reshape", f, b.named(shape, f"{tag}_shape", np.int64), suffix=f"{tag}_shaped")
 
 
 def _decompose_dequantize(graph, node) -> bool:
@@ -78,8 +78,7 @@ def _to_storage(b: Builder, v, zp, storage):
     if zp is not None:
         v = b.op("Add", v, zp, suffix="shifted")
     info = np.iinfo(storage)
-    lo, hi = (b.const(np.array(bound, np.float32), b.name(tag)) for bound, tag in ((info.min, "qmin"),
-                                                                                  (info.max, "qmax")))
+    lo, hi = b.named(info.min, "qmin", np.float32), b.named(info.max, "qmax", np.float32)
     return b.op("Cast", b.op("Clip", v, lo, hi, suffix="saturated"), to=dtypes.name(storage), suffix="stored")
 
 
@@ -110,13 +109,13 @@ def _decompose_dynamic_quantize(graph, node) -> bool:
     if dtypes.name(x.dtype) != "float32":
         return False
     b = Builder.replacing(node)
-    zero = b.const(np.array(0.0, np.float32), b.name("zero"))
+    zero = b.named(0.0, "zero", np.float32)
     lo = b.op("Min", b.op("ReduceMin", x, keepdims=0, suffix="data_min"), zero, suffix="range_min")
     hi = b.op("Max", b.op("ReduceMax", x, keepdims=0, suffix="data_max"), zero, suffix="range_max")
-    scale = b.op("Div", b.op("Sub", hi, lo, suffix="range"), b.const(np.array(255.0, np.float32), b.name("levels")),
+    scale = b.op("Div", b.op("Sub", hi, lo, suffix="range"), b.named(255.0, "levels", np.float32),
                  suffix="scale")
     divisor = b.op("Where", b.op("Equal", scale, zero, suffix="all_zero"),
-                   b.const(np.array(1.0, np.float32), b.name("one")), scale, suffix="divisor")
+                   b.named(1.0, "one", np.float32), scale, suffix="divisor")
     storage = np.dtype(np.uint8)
     zp_stored = _to_storage(b, b.op("Neg", b.op("Div", lo, divisor, suffix="min_steps"), suffix="offset"), None,
                             storage)
@@ -183,7 +182,7 @@ def _centered(b: Builder, v, zp, tag: str, zp_shape=(-1,)):
     else:  # one element broadcasts against a matmul or conv operand (rank 2 or more) as it is
         z = b.op("Cast", zp, to="float32", suffix=f"{tag}_zero_point")
         if several:
-            z = b.op("Reshape", z, b.const(np.array(zp_shape, np.int64), b.name(f"{tag}_zero_point_shape")),
+            z = b.op("Reshape", z, b.named(zp_shape, f"{tag}_zero_point_shape", np.int64),
                      suffix=f"{tag}_zero_point_shaped")
     return b.op("Sub", out, z, suffix=f"{tag}_centered")
 
@@ -197,7 +196,7 @@ def _span_sum(b: Builder, spans, product):
 def _sliced(b: Builder, v, axis: int, start: int, end: int, whole: int, tag: str):
     if (start, end) == (0, whole):
         return v
-    ints = [b.const(np.array([n], np.int64), b.name(f"{tag}_{what}")) for n, what in
+    ints = [b.named([n], f"{tag}_{what}", np.int64) for n, what in
             ((start, "start"), (end, "end"), (axis, "axis"))]
     return b.op("Slice", v, *ints, suffix=tag)
 

@@ -141,11 +141,11 @@ def _decompose_dft(graph, node) -> bool:
     perm = [i for i in range(rank - 1) if i != axis] + [axis, rank - 1]
     moved = x if perm == list(range(rank)) else b.op("Transpose", x, perm=perm, suffix="signal_last")
     dims = [d if isinstance(d, int) else -1 for d in lead]
-    flat = b.op("Reshape", moved, b.const(np.array(dims + [n_in * parts], np.int64), b.name("flat_shape")),
+    flat = b.op("Reshape", moved, b.named(dims + [n_in * parts], "flat_shape", np.int64),
                 suffix="flat")
     matrix = _fourier_matrix(n_in, n, bins, parts, bool(node.attrs.get("inverse"))).astype(x.dtype)
-    y = b.op("MatMul", flat, b.const(matrix, b.name("fourier_matrix")), suffix="transform")
-    y = b.op("Reshape", y, b.const(np.array(dims + [bins, 2], np.int64), b.name("bins_shape")), suffix="bins")
+    y = b.op("MatMul", flat, b.named(matrix, "fourier_matrix"), suffix="transform")
+    y = b.op("Reshape", y, b.named(dims + [bins, 2], "bins_shape", np.int64), suffix="bins")
     back = [perm.index(i) for i in range(rank)]
     if back != list(range(rank)):
         y = b.op("Transpose", y, perm=back, suffix="signal_back")
@@ -163,12 +163,12 @@ def _decompose_stft(graph, node) -> bool:
     count = (x.shape[1] - flen) // step + 1
     b = Builder.replacing(node)
     offsets = np.arange(count)[:, None] * step + np.arange(flen)[None, :]
-    frames = b.op("Gather", x, b.const(offsets.astype(np.int64), b.name("frame_offsets")), axis=1, suffix="frames")
+    frames = b.op("Gather", x, b.named(offsets, "frame_offsets", np.int64), axis=1, suffix="frames")
     if window is not None:
-        column = b.op("Unsqueeze", window, b.const(np.array([-1], np.int64), b.name("window_axes")),
+        column = b.op("Unsqueeze", window, b.named([-1], "window_axes", np.int64),
                       suffix="window_column")
         frames = b.op("Mul", frames, column, suffix="windowed")
-    y = b.op("DFT", frames, None, b.const(np.array(2, np.int64), b.name("frame_axis")),
+    y = b.op("DFT", frames, None, b.named(2, "frame_axis", np.int64),
              onesided=node.attrs.get("onesided", 1), suffix="dft")
     graph.replace_node(node, [y])
     return True

@@ -162,20 +162,17 @@ def _decompose_rotary(graph, node) -> bool:
     rd = a.get("rotary_embedding_dim") or head
     b = Builder.replacing(node)
 
-    def ints(values, name):
-        return b.const(np.array(values, np.int64), b.name(name))
-
     def part(v, lo, hi, step=1):
-        return b.op("Slice", v, ints([lo], "start"), ints([hi], "end"), ints([-1], "axis"), ints([step], "step"))
+        return b.op("Slice", v, b.named([lo], "start"), b.named([hi], "end"), b.named([-1], "axis"), b.named([step], "step"))
 
-    x4 = b.op("Reshape", x, ints([0, 0, heads, head], "heads")) if rank == 3 else x  # [B, S, H, D] / [B, H, S, D]
+    x4 = b.op("Reshape", x, b.named([0, 0, heads, head], "heads")) if rank == 3 else x  # [B, S, H, D] / [B, H, S, D]
     tables = []
     for table in (cos, sin):
         if positions is not None:  # [max_position, rd/2] at [B, S] positions
             table = b.op("Gather", table, positions, axis=0)
         if cos.shape[-1] > rd // 2:
             table = part(table, 0, rd // 2)
-        tables.append(b.op("Unsqueeze", table, ints([2 if rank == 3 else 1], "heads_axis")))
+        tables.append(b.op("Unsqueeze", table, b.named([2 if rank == 3 else 1], "heads_axis")))
     c, s_ = tables
     if a.get("interleaved"):
         x1, x2 = part(x4, 0, rd, 2), part(x4, 1, rd, 2)
@@ -184,15 +181,15 @@ def _decompose_rotary(graph, node) -> bool:
     real = b.op("Sub", b.op("Mul", x1, c), b.op("Mul", x2, s_))
     imag = b.op("Add", b.op("Mul", x1, s_), b.op("Mul", x2, c))
     if a.get("interleaved"):  # (real, imag) pairs back into neighbouring places
-        pair_axis = ints([-1], "pair_axis")
+        pair_axis = b.named([-1], "pair_axis")
         pairs = b.op("Concat", b.op("Unsqueeze", real, pair_axis), b.op("Unsqueeze", imag, pair_axis), axis=-1)
-        turned = [b.op("Reshape", pairs, ints([0, 0, 0, rd], "pairs"))]
+        turned = [b.op("Reshape", pairs, b.named([0, 0, 0, rd], "pairs"))]
     else:
         turned = [real, imag]
     rest = [part(x4, rd, head)] if rd < head else []
     y = b.op("Concat", *turned, *rest, axis=-1)
     if rank == 3:
-        y = b.op("Reshape", y, ints([0, 0, heads * head], "merged"))
+        y = b.op("Reshape", y, b.named([0, 0, heads * head], "merged"))
     graph.replace_node(node, [y])
     return True
 

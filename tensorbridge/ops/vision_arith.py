@@ -23,20 +23,16 @@ def _static(*values) -> bool:
     return all(v.shape is not None and all(isinstance(d, int) for d in v.shape) for v in values)
 
 
-def _ints(b: Builder, values, tag: str):
-    return b.const(np.asarray(values, np.int64), b.name(tag))
-
-
 def _decompose_max_unpool(graph, node) -> bool:
     x, indices, out_shape = node.inputs[0], node.inputs[1], node.input(2)
     y = node.outputs[0]
     if not _static(x, y) or (out_shape is not None and out_shape.const is None):
         return False
     b = Builder.replacing(node)
-    flat = b.op("ScatterElements", b.const(np.zeros(int(np.prod(y.shape)), x.dtype), b.name("zeros")),
-                b.op("Reshape", indices, _ints(b, [-1], "flat"), suffix="flat_indices"),
-                b.op("Reshape", x, _ints(b, [-1], "flat_values"), suffix="flat_values"), axis=0, suffix="scatter")
-    graph.replace_node(node, [b.op("Reshape", flat, _ints(b, y.shape, "shape"), suffix="unflat")])
+    flat = b.op("ScatterElements", b.named(np.zeros(int(np.prod(y.shape)), x.dtype), "zeros"),
+                b.op("Reshape", indices, b.named([-1], "flat"), suffix="flat_indices"),
+                b.op("Reshape", x, b.named([-1], "flat_values"), suffix="flat_values"), axis=0, suffix="scatter")
+    graph.replace_node(node, [b.op("Reshape", flat, b.named(y.shape, "shape"), suffix="unflat")])
     return True
 
 
@@ -69,11 +65,11 @@ def _decompose_col2im(graph, node) -> bool:
     n, ck, blocks = x.shape
     channels = ck // int(np.prod(block))
     b = Builder.replacing(node)
-    cols = b.op("Reshape", x, _ints(b, [n, channels, -1], "columns_shape"), suffix="columns")
-    taps = b.op("Gather", cols, _ints(b, index, "sources"), axis=2, suffix="taps")
-    kept = b.op("Mul", taps, b.const(valid.astype(x.dtype), b.name("landing")), suffix="landing_taps")
-    total = b.op("ReduceSum", kept, _ints(b, [2], "kernel_axis"), keepdims=0, suffix="overlaps")
-    graph.replace_node(node, [b.op("Reshape", total, _ints(b, [n, channels] + image, "image_shape"), suffix="image")])
+    cols = b.op("Reshape", x, b.named([n, channels, -1], "columns_shape"), suffix="columns")
+    taps = b.op("Gather", cols, b.named(index, "sources"), axis=2, suffix="taps")
+    kept = b.op("Mul", taps, b.named(valid, "landing", x.dtype), suffix="landing_taps")
+    total = b.op("ReduceSum", kept, b.named([2], "kernel_axis"), keepdims=0, suffix="overlaps")
+    graph.replace_node(node, [b.op("Reshape", total, b.named([n, channels] + image, "image_shape"), suffix="image")])
     return True
 
 
@@ -89,8 +85,8 @@ def _decompose_affine_grid(graph, node) -> bool:
     points = np.concatenate([base, np.ones((len(base), 1))], axis=1).astype(theta.dtype)
     b = Builder.replacing(node)
     rows = b.op("Transpose", theta, perm=[0, 2, 1], suffix="columns")
-    grid = b.op("MatMul", b.const(points, b.name("base_grid")), rows, suffix="grid")
-    graph.replace_node(node, [b.op("Reshape", grid, _ints(b, [-1] + dims[2:] + [rank], "grid_shape"),
+    grid = b.op("MatMul", b.named(points, "base_grid"), rows, suffix="grid")
+    graph.replace_node(node, [b.op("Reshape", grid, b.named([-1] + dims[2:] + [rank], "grid_shape"),
                                    suffix="grid_shaped")])
     return True
 
@@ -105,23 +101,23 @@ def _decompose_tensor_scatter(graph, node) -> bool:
     axis = norm_axis(node.attrs.get("axis", -2), rank)
     length, written = past.shape[axis], update.shape[axis]
     b = Builder.replacing(node)
-    positions = b.const(np.arange(length, dtype=np.int64)[None], b.name("positions"))
+    positions = b.named(np.arange(length)[None], "positions", np.int64)
     rel = positions if where is None else b.op("Sub", positions, b.op(
-        "Unsqueeze", b.op("Cast", where, to="int64", suffix="starts"), _ints(b, [1], "batch_column"),
+        "Unsqueeze", b.op("Cast", where, to="int64", suffix="starts"), b.named([1], "batch_column"),
         suffix="start_column"), suffix="relative")
     if node.attrs.get("mode") == "circular":
-        rel = b.op("Mod", rel, b.const(np.array(length, np.int64), b.name("cache_length")), suffix="wrapped")
+        rel = b.op("Mod", rel, b.named(length, "cache_length", np.int64), suffix="wrapped")
     along = [past.shape[0] if where is not None else 1] + [1] * (rank - 1)
     along[axis] = length
-    rel = b.op("Reshape", rel, _ints(b, along, "relative_shape"), suffix="relative_along")
-    inside = b.op("And", b.op("GreaterOrEqual", rel, b.const(np.array(0, np.int64), b.name("zero")), suffix="after"),
-                  b.op("Less", rel, b.const(np.array(written, np.int64), b.name("written")), suffix="before"),
+    rel = b.op("Reshape", rel, b.named(along, "relative_shape"), suffix="relative_along")
+    inside = b.op("And", b.op("GreaterOrEqual", rel, b.named(0, "zero", np.int64), suffix="after"),
+                  b.op("Less", rel, b.named(written, "written", np.int64), suffix="before"),
                   suffix="inside")
-    source = b.op("Clip", rel, b.const(np.array(0, np.int64), b.name("first")),
-                  b.const(np.array(written - 1, np.int64), b.name("last")), suffix="source")
+    source = b.op("Clip", rel, b.named(0, "first", np.int64),
+                  b.named(written - 1, "last", np.int64), suffix="source")
     index_shape = list(update.shape)
     index_shape[axis] = length
-    source = b.op("Expand", source, _ints(b, index_shape, "index_shape"), suffix="source_index")
+    source = b.op("Expand", source, b.named(index_shape, "index_shape"), suffix="source_index")
     picked = b.op("GatherElements", update, source, axis=axis, suffix="picked")
     graph.replace_node(node, [b.op("Where", inside, picked, past, suffix="present")])
     return True
@@ -134,14 +130,14 @@ class _Sampler:
         self.b, self.dtype = b, dtype
 
     def num(self, value, tag: str):
-        return self.b.const(np.array(value, self.dtype), self.b.name(tag))
+        return self.b.named(value, tag, self.dtype)
 
     def op(self, name: str, *inputs, tag: str, **attrs):
         return self.b.op(name, *inputs, suffix=tag, **attrs)
 
     def coordinate(self, grid, axis: int, rank: int, size: int, align: bool):
         """The grid's entry for `axis` (the last entry is the last spatial axis) in pixels."""
-        g = self.op("Gather", grid, _ints(self.b, rank - 1 - axis, f"entry{axis}"), axis=-1, tag=f"grid{axis}")
+        g = self.op("Gather", grid, self.b.named(rank - 1 - axis, f"entry{axis}"), axis=-1, tag=f"grid{axis}")
         shifted = self.op("Add", g, self.num(1.0, "one"), tag=f"shifted{axis}")
         if align:
             return self.op("Mul", shifted, self.num((size - 1) / 2, f"half_span{axis}"), tag=f"pixel{axis}")
@@ -242,15 +238,15 @@ def _decompose_grid_sample(graph, node) -> bool:
         if mode != "cubic":
             pixel = s.bounded(pixel, axis, size, padding, align)
         per_axis.append(s.taps(pixel, axis, size, mode, padding, align))
-    flat_x = b.op("Reshape", x, _ints(b, [n, c, -1], "flat_shape"), suffix="flat")
+    flat_x = b.op("Reshape", x, b.named([n, c, -1], "flat_shape"), suffix="flat")
     terms = []
     for t, combo in enumerate(itertools.product(*per_axis)):
         index = combo[0][0]  # flattened row-major: index * size + the next axis's index
         for axis, (at, _, _) in enumerate(combo[1:], start=1):
-            index = s.op("Add", s.op("Mul", index, _ints(b, sizes[axis], f"size{axis}"), tag=f"row{t}_{axis}"), at,
+            index = s.op("Add", s.op("Mul", index, b.named(sizes[axis], f"size{axis}"), tag=f"row{t}_{axis}"), at,
                          tag=f"flat_index{t}_{axis}")
-        index = s.op("Expand", s.op("Reshape", index, _ints(b, [n, 1, points], "point_shape"), tag=f"points{t}"),
-                     _ints(b, [n, c, points], "gather_shape"), tag=f"gather_index{t}")
+        index = s.op("Expand", s.op("Reshape", index, b.named([n, 1, points], "point_shape"), tag=f"points{t}"),
+                     b.named([n, c, points], "gather_shape"), tag=f"gather_index{t}")
         picked = s.op("GatherElements", flat_x, index, axis=2, tag=f"picked{t}")
         weight, inside = None, None
         for axis, (_, w, ok) in enumerate(combo):
@@ -258,10 +254,10 @@ def _decompose_grid_sample(graph, node) -> bool:
             inside = ok if inside is None else s.op("And", inside, ok, tag=f"all_inside{t}_{axis}")
         kept = s.op("Cast", inside, to=str(np.dtype(grid.dtype)), tag=f"kept{t}")
         weight = kept if weight is None else s.op("Mul", weight, kept, tag=f"masked_weight{t}")
-        weight = s.op("Reshape", weight, _ints(b, [n, 1, points], "point_shape"), tag=f"point_weight{t}")
+        weight = s.op("Reshape", weight, b.named([n, 1, points], "point_shape"), tag=f"point_weight{t}")
         terms.append(s.op("Mul", picked, weight, tag=f"term{t}"))
     total = terms[0] if len(terms) == 1 else b.op("Sum", *terms, suffix="sampled")
-    graph.replace_node(node, [b.op("Reshape", total, _ints(b, [n, c] + out, "output_shape"), suffix="output")])
+    graph.replace_node(node, [b.op("Reshape", total, b.named([n, c] + out, "output_shape"), suffix="output")])
     return True
 
 
