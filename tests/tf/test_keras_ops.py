@@ -89,3 +89,14 @@ def test_unsupported_ops_are_all_listed(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "SearchSorted" in err and "Sort" in err and "keras.ops call" in err
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_layer_names_never_collide_with_the_names_keras_gives_op_calls():
+    """Keras names an ops.matmul call "matmul_<n>" from a process-wide counter: a source node so named (Paddle's
+    "matmul_33") gets another layer name; other names are kept."""
+    from tensorbridge.backends.keras.codegen import LayerNamer
+
+    namer = LayerNamer()
+    assert namer.name("matmul_33") == "matmul_33_layer"
+    assert namer.name("add") == "add_layer"
+    assert namer.name("dense_1") == "dense_1"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +165,22 @@ def init_code() -> str:
                     [[P.from_import("pathlib", ["Path"])], [P.from_import("model", ["build_model"], level=1)]], body)
 
 
+class LayerNamer(Namer):
+    """Layer names Keras's own naming of `keras.ops` calls never produces: Keras names each op call after its
+    function plus a process-wide counter ("matmul", "matmul_33"), so a source node named like that ("matmul_33"
+    from a Paddle program) would collide with an op call of the same model once the counter got there."""
+
+    def name(self, raw: str, fallback: str = "v") -> str:
+        import keras
+
+        candidate = super().name(raw, fallback)
+        base = re.sub(r"_\d+$", "", candidate)
+        if base in dir(keras.ops) or base in dir(keras.ops.nn) or base in dir(keras.ops.image):
+            self.taken.discard(candidate)
+            return super().name(f"{candidate}_layer", fallback)
+        return candidate
+
+
 class KerasEmitter(CodeEmitter):
     """Builds the body of build_model(): keras.Input, layers and keras.ops calls, keras.Model."""
 
@@ -171,7 +188,7 @@ class KerasEmitter(CodeEmitter):
 
     def __init__(self, graph: Graph):
         super().__init__(graph, REGISTRY)
-        self.layer_names = Namer()
+        self.layer_names = LayerNamer()
         self.weights: dict[str, list[np.ndarray]] = {}
         self.constants: dict[str, np.ndarray] = {}
         self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
