@@ -5,26 +5,14 @@ accumulation stays exact (float32 only where no partial sum can reach 2**24)."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import tensorbridge as tb
 from tensorbridge.errors import UnsupportedError
 from tensorbridge.ops import schema as op_schema
 from tensorbridge.reference.interpreter import run
-
-DEST = {"torch": "model_torch", "keras": "model_keras", "flax": "model_flax", "tflite": "model.tflite"}
-
-
-def _save(tmp_path, nodes, inputs, outputs, weights, name="quantized") -> str:
-    graph = helper.make_graph(nodes, name, inputs, outputs,
-                              [numpy_helper.from_array(np.asarray(a), n) for n, a in weights.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    path = tmp_path / f"{name}.onnx"
-    onnx.save(model, path)
-    return str(path)
+from tests.ops.onnx_models import convert_and_verify, save_model
 
 
 def _static_qdq_conv(tmp_path) -> str:
@@ -41,8 +29,9 @@ def _static_qdq_conv(tmp_path) -> str:
     weights = {"x_scale": np.float32(0.02), "x_zp": np.uint8(128), "w": w,
                "w_scale": rng.uniform(0.001, 0.004, 6).astype(np.float32), "w_zp": np.zeros(6, np.int8),
                "b": rng.standard_normal(6).astype(np.float32), "y_scale": np.float32(0.05), "y_zp": np.uint8(0)}
-    return _save(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])], weights, "static_qdq")
+    return save_model(tmp_path / "static_qdq.onnx", nodes,
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])], weights)
 
 
 def _dynamic_matmul(tmp_path) -> str:
@@ -55,29 +44,23 @@ def _dynamic_matmul(tmp_path) -> str:
              helper.make_node("Mul", ["acc_f", "scale"], ["y"])]
     weights = {"w": rng.integers(-127, 128, (16, 8)).astype(np.int8), "w_zp": np.int8(0),
                "w_scale": np.float32(0.01)}
-    return _save(tmp_path, nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
-                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], weights, "dynamic_matmul")
+    return save_model(tmp_path / "dynamic_matmul.onnx", nodes,
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])], weights)
 
 
 @pytest.mark.parametrize("target", ["torch", "keras", "flax", "tflite"])
 @pytest.mark.parametrize("model", [_static_qdq_conv, _dynamic_matmul], ids=["static_qdq", "dynamic"])
 def test_quantized_models_reach_targets_without_quantized_kernels(tmp_path, target, model):
-    pytest.importorskip({"torch": "torch", "flax": "flax"}.get(target, "keras"))
-    src = model(tmp_path)
-    dest = tmp_path / DEST[target]
-    tb.save(tb.load(src), dest, to=target)
-    report = tb.verify(src, dest)
+    report = convert_and_verify(model(tmp_path), tmp_path, target)
     assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()
 
 
-def _integer_matmul(k: int):
+def _integer_matmul(path, k: int) -> str:
     a = helper.make_tensor_value_info("a", TensorProto.UINT8, [2, k])
     b = helper.make_tensor_value_info("b", TensorProto.UINT8, [k, 3])
-    graph = helper.make_graph([helper.make_node("MatMulInteger", ["a", "b"], ["y"])], "mm", [a, b],
-                              [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    return model
+    return save_model(path, [helper.make_node("MatMulInteger", ["a", "b"], ["y"])], [a, b],
+                      [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])])
 
 
 def _decomposed(path):
@@ -92,28 +75,21 @@ def test_integer_accumulation_is_exact(tmp_path, k, spans):
     """255 * 255 * 4096 is past 2**24, where float32 rounds: the product is summed in int32 over spans of 258
     (258 * 255 * 255 < 2**24), each exact in float32, in the reference and in Keras (whose integer matmul
     computes in floating point)."""
-    path = tmp_path / "mm.onnx"
-    onnx.save(_integer_matmul(k), path)
-    graph, taken = _decomposed(str(path))
+    src = _integer_matmul(tmp_path / "mm.onnx", k)
+    graph, taken = _decomposed(src)
     assert taken and sum(n.op == "MatMul" for n in graph.nodes) == spans
     feeds = {"a": np.full((2, k), 255, np.uint8), "b": np.full((k, 3), 255, np.uint8)}
     feeds["a"][1, ::2] = 7  # rows that differ
     expected = feeds["a"].astype(np.int64) @ feeds["b"].astype(np.int64)
     np.testing.assert_array_equal(run(graph, feeds)["y"], expected)
-    tb.save(tb.load(str(path)), tmp_path / "mm_keras", to="keras")
-    assert tb.verify(str(path), tmp_path / "mm_keras", inputs=feeds).ok
+    assert convert_and_verify(src, tmp_path, "keras", inputs=feeds).ok
 
 
 def _conv_integer(path, channels: int, group: int) -> str:
     x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, channels, 5, 5])
     w = np.full((2, channels // group, 3, 3), 127, np.int8)  # 127 * 255 per tap
-    graph = helper.make_graph([helper.make_node("ConvInteger", ["x", "w"], ["y"], group=group)], "conv", [x],
-                              [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 2, 3, 3])],
-                              [numpy_helper.from_array(w, "w")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    onnx.save(model, path)
-    return str(path)
+    return save_model(path, [helper.make_node("ConvInteger", ["x", "w"], ["y"], group=group)], [x],
+                      [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 2, 3, 3])], {"w": w})
 
 
 def test_a_wide_convinteger_is_summed_over_channel_spans(tmp_path):
@@ -121,10 +97,9 @@ def test_a_wide_convinteger_is_summed_over_channel_spans(tmp_path):
     src = _conv_integer(tmp_path / "conv.onnx", 64, 1)
     graph, taken = _decomposed(src)
     assert taken and sum(n.op == "Conv" for n in graph.nodes) == 2
-    tb.save(tb.load(src), tmp_path / "conv_keras", to="keras")
     feeds = {"x": np.full((1, 64, 5, 5), 255, np.uint8)}
     feeds["x"][0, :, 2] = 3
-    assert tb.verify(src, tmp_path / "conv_keras", inputs=feeds).ok
+    assert convert_and_verify(src, tmp_path, "keras", inputs=feeds).ok
 
 
 def test_a_grouped_convinteger_float32_cannot_add_exactly_stays_refused(tmp_path):

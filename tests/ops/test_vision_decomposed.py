@@ -5,22 +5,10 @@ checked against onnxruntime."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-import tensorbridge as tb
-
-DEST = {"torch": "m_torch", "keras": "m_keras", "flax": "m_flax", "tflite": "m.tflite"}
-
-
-def _save(tmp_path, name, nodes, inputs, outputs, weights, opset) -> str:
-    graph = helper.make_graph(nodes, name, inputs, outputs, [numpy_helper.from_array(a, n) for n, a in weights.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    path = tmp_path / f"{name}.onnx"
-    onnx.save(model, path)
-    return str(path)
+from tests.ops.onnx_models import convert_and_verify, save_model
 
 
 def _spatial_transformer(tmp_path, mode: str, padding: str) -> str:
@@ -36,17 +24,15 @@ def _spatial_transformer(tmp_path, mode: str, padding: str) -> str:
                "loc_b": np.array([1.2, 0.1, 0.05, -0.1, 0.9, -0.05], np.float32),  # a turn, zoomed out
                "theta_shape": np.array([-1, 2, 3], np.int64), "size": np.array([2, 3, 7, 9], np.int64),
                "conv_w": rng.standard_normal((4, 3, 3, 3)).astype(np.float32)}
-    return _save(tmp_path, f"stn_{mode}_{padding}", nodes, [helper.make_tensor_value_info("x", f, [2, 3, 7, 9])],
-                 [helper.make_tensor_value_info("y", f, [2, 4, 7, 9])], weights, 20)
+    return save_model(tmp_path / f"stn_{mode}_{padding}.onnx", nodes,
+                      [helper.make_tensor_value_info("x", f, [2, 3, 7, 9])],
+                      [helper.make_tensor_value_info("y", f, [2, 4, 7, 9])], weights, 20)
 
 
 @pytest.mark.parametrize("target", ["torch", "keras", "flax", "tflite"])
 @pytest.mark.parametrize("mode, padding", [("linear", "zeros"), ("nearest", "border"), ("cubic", "reflection")])
 def test_a_spatial_transformer_runs_in_every_code_target(tmp_path, target, mode, padding):
-    pytest.importorskip({"torch": "torch", "flax": "flax"}.get(target, "keras"))
-    src = _spatial_transformer(tmp_path, mode, padding)
-    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
-    report = tb.verify(src, dest)
+    report = convert_and_verify(_spatial_transformer(tmp_path, mode, padding), tmp_path, target)
     assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()
 
 
@@ -58,18 +44,16 @@ def _cache_update(tmp_path, mode: str) -> str:
     info = helper.make_tensor_value_info
     inputs = [info("past", f, [2, 3, 8, 4]), info("new", f, [2, 3, 3, 4]), info("positions", TensorProto.INT64, [2])]
     outputs = [info("present", f, [2, 3, 8, 4]), info("y", f, [2, 3, 4])]
-    return _save(tmp_path, f"cache_{mode}", nodes, inputs, outputs, {"axes": np.array([2], np.int64)}, 24)
+    return save_model(tmp_path / f"cache_{mode}.onnx", nodes, inputs, outputs, {"axes": np.array([2], np.int64)}, 24)
 
 
 @pytest.mark.parametrize("target", ["torch", "keras", "tflite"])
 @pytest.mark.parametrize("mode", ["linear", "circular"])
 def test_a_cache_update_runs_in_every_code_target(tmp_path, target, mode):
-    pytest.importorskip("torch" if target == "torch" else "keras")
     src = _cache_update(tmp_path, mode)
-    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
     rng = np.random.default_rng(2)
     feeds = {"past": rng.standard_normal((2, 3, 8, 4)).astype(np.float32),
              "new": rng.standard_normal((2, 3, 3, 4)).astype(np.float32),
              "positions": np.array([1, 6 if mode == "circular" else 5], np.int64)}  # the circular one wraps
-    report = tb.verify(src, dest, inputs=feeds)
+    report = convert_and_verify(src, tmp_path, target, inputs=feeds)
     assert report.ok, report.summary()
