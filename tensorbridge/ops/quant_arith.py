@@ -20,6 +20,7 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.quant import dequantize_linear, expand_param
 from tensorbridge.ops.schema import attrs_of, set_decomposition
+from tensorbridge.ops.shape import slice_spans
 
 #: float32 holds every integer up to this exactly
 EXACT_FLOAT32 = 2 ** 24
@@ -47,9 +48,17 @@ def _param(b: Builder, v, x, axis: int, block_size: int, tag: str):
     return b.op("Reshape", f, b.named(shape, f"{tag}_shape", np.int64), suffix=f"{tag}_shaped")
 
 
-def _decompose_dequantize(graph, node) -> bool:
+def _scale_and_zero_point(b: Builder, node):
+    """A Q/DQ node's scale and zero point (None when absent) as `_param` shapes them, or None if either cannot be."""
     x, scale, zp = node.inputs[0], node.inputs[1], node.input(2)
     axis, block = node.attrs.get("axis", 1), node.attrs.get("block_size", 0)
+    s = _param(b, scale, x, axis, block, "scale")
+    z = _param(b, zp, x, axis, block, "zero_point") if zp is not None else None
+    return None if s is None or (zp is not None and z is None) else (s, z)
+
+
+def _decompose_dequantize(graph, node) -> bool:
+    x, scale, zp = node.inputs[0], node.inputs[1], node.input(2)
     out_dt = node.outputs[0].dtype
     if not _integer_storage(x.dtype) or not dtypes.is_float(out_dt):
         return False
@@ -58,10 +67,10 @@ def _decompose_dequantize(graph, node) -> bool:
         graph.replace_node(node, [b.weight(b.name("dequantized"), dequantize_linear(
             x.const, scale.const, None if zp is None else zp.const, **attrs_of(node)))])
         return True
-    s = _param(b, scale, x, axis, block, "scale")
-    z = _param(b, zp, x, axis, block, "zero_point") if zp is not None else None
-    if s is None or (zp is not None and z is None):
+    params = _scale_and_zero_point(b, node)
+    if params is None:
         return False
+    s, z = params
     v = b.op("Cast", x, to="float32", suffix="float")
     if z is not None and not (z.const is not None and not z.const.any()):
         v = b.op("Sub", v, z, suffix="centered")
@@ -83,16 +92,15 @@ def _to_storage(b: Builder, v, zp, storage):
 
 
 def _decompose_quantize(graph, node) -> bool:
-    x, scale, zp = node.inputs[0], node.inputs[1], node.input(2)
-    axis, block = node.attrs.get("axis", 1), node.attrs.get("block_size", 0)
+    x = node.inputs[0]
     storage = node.outputs[0].dtype
     if not _integer_storage(storage) or dtypes.name(storage) in ("int32", "uint32") or not dtypes.is_float(x.dtype):
         return False
     b = Builder.replacing(node)
-    s = _param(b, scale, x, axis, block, "scale")
-    z = _param(b, zp, x, axis, block, "zero_point") if zp is not None else None
-    if s is None or (zp is not None and z is None):
+    params = _scale_and_zero_point(b, node)
+    if params is None:
         return False
+    s, z = params
     xf = x if dtypes.name(x.dtype) == "float32" else b.op("Cast", x, to="float32", suffix="float")
     if node.attrs.get("rounding") == "reciprocal":
         v = b.op("Mul", xf, b.op("Reciprocal", s, suffix="reciprocal"), suffix="scaled")
@@ -194,11 +202,7 @@ def _span_sum(b: Builder, spans, product):
 
 
 def _sliced(b: Builder, v, axis: int, start: int, end: int, whole: int, tag: str):
-    if (start, end) == (0, whole):
-        return v
-    ints = [b.named([n], f"{tag}_{what}", np.int64) for n, what in
-            ((start, "start"), (end, "end"), (axis, "axis"))]
-    return b.op("Slice", v, *ints, suffix=tag)
+    return v if (start, end) == (0, whole) else slice_spans(b, v, [(axis, start, end)], suffix=tag)
 
 
 def _matmul_integer(b: Builder, a, w, azp, wzp):

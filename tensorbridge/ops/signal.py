@@ -9,6 +9,7 @@ import numpy as np
 
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
+from tensorbridge.ops.infer import const_ints, norm_axis
 from tensorbridge.ops.layout_classes import TERMINATE
 from tensorbridge.ops.schema import Attr, op, set_decomposition
 
@@ -102,7 +103,8 @@ def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, u
 
 
 def _constant_int(v) -> int | None:
-    return int(np.asarray(v.const).ravel()[0]) if v is not None and v.const is not None else None
+    values = const_ints(v)
+    return values[0] if values else None
 
 
 def _fourier_matrix(n_in: int, n: int, bins: int, parts: int, inverse: bool) -> np.ndarray:
@@ -130,7 +132,7 @@ def _decompose_dft(graph, node) -> bool:
     length = _constant_int(node.input(1)) if node.input(1) is not None else None
     if rank is None or axis is None or (node.input(1) is not None and length is None):
         return False
-    axis = axis + rank if axis < 0 else axis
+    axis = norm_axis(axis, rank)
     lead = [d for i, d in enumerate(x.shape[:-1]) if i != axis]
     n_in, parts = x.shape[axis], x.shape[-1]
     if not isinstance(n_in, int) or parts not in (1, 2) or sum(not isinstance(d, int) for d in lead) > 1:

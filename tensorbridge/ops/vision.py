@@ -61,6 +61,10 @@ def _taps(coord, size, mode, padding, align):
     return np.clip(idx, 0, size - 1).astype(np.int64), w, inside
 
 
+#: GridSample's opset-16 mode names, as opset 20 spells them
+MODE_ALIASES = {"bilinear": "linear", "bicubic": "cubic"}
+
+
 def _grid_sample_infer(inputs, attrs):
     x, grid = inputs
     if x.shape is None or grid.shape is None:
@@ -77,7 +81,7 @@ def _affine_grid_infer(inputs, attrs):
     attrs={"align_corners": Attr("int", 0), "mode": Attr("str", "linear"), "padding_mode": Attr("str", "zeros")},
     doc="Sample X at normalised grid coordinates. Equivalents: F.grid_sample, tfa resampler.")
 def grid_sample(X, grid, align_corners, mode, padding_mode):
-    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    mode = MODE_ALIASES.get(mode, mode)
     n, c = X.shape[:2]
     sizes = X.shape[2:]
     r = len(sizes)

@@ -13,14 +13,15 @@ import itertools
 
 import numpy as np
 
+from tensorbridge.ir import shapes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.schema import set_decomposition
-from tensorbridge.ops.vision import affine_grid
+from tensorbridge.ops.vision import MODE_ALIASES, affine_grid
 
 
 def _static(*values) -> bool:
-    return all(v.shape is not None and all(isinstance(d, int) for d in v.shape) for v in values)
+    return all(shapes.is_static(v.shape) for v in values)
 
 
 def _decompose_max_unpool(graph, node) -> bool:
@@ -128,9 +129,14 @@ class _Sampler:
 
     def __init__(self, b: Builder, dtype):
         self.b, self.dtype = b, dtype
+        self.numbers: dict[tuple[float, str], object] = {}
 
     def num(self, value, tag: str):
-        return self.b.named(value, tag, self.dtype)
+        """A scalar constant of the grid's type, made once per (value, tag) however many taps read it."""
+        key = (value, tag)
+        if key not in self.numbers:
+            self.numbers[key] = self.b.named(value, tag, self.dtype)
+        return self.numbers[key]
 
     def op(self, name: str, *inputs, tag: str, **attrs):
         return self.b.op(name, *inputs, suffix=tag, **attrs)
@@ -190,7 +196,6 @@ class _Sampler:
             out.append((self.op("Cast", clipped, to="int64", tag=f"index{axis}_{t}"), weight, inside))
         return out
 
-
     def cubic_taps(self, c, axis: int, size: int, padding: str, align: bool):
         """Four taps around floor(c), weighted by the cubic kernel (a = -0.75) at their distances 1 + f, f, 1 - f,
         2 - f (f: c's fraction); each tap's index bounded by the padding mode, rounded."""
@@ -223,7 +228,7 @@ def _decompose_grid_sample(graph, node) -> bool:
     input's flattened spatial axes, weighted, summed."""
     x, grid = node.inputs
     mode = node.attrs.get("mode", "linear")
-    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    mode = MODE_ALIASES.get(mode, mode)
     if not _static(x, grid) or node.attrs.get("layout", "NCHW") != "NCHW":
         return False
     n, c, *sizes = x.shape

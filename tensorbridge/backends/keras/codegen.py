@@ -16,6 +16,7 @@ layer norms, Embedding ...), the rest are `keras.ops` calls. Code is built as an
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -165,17 +166,21 @@ def init_code() -> str:
                     [[P.from_import("pathlib", ["Path"])], [P.from_import("model", ["build_model"], level=1)]], body)
 
 
+@functools.cache
+def _keras_op_names() -> frozenset[str]:
+    import keras
+
+    return frozenset(dir(keras.ops)) | frozenset(dir(keras.ops.nn)) | frozenset(dir(keras.ops.image))
+
+
 class LayerNamer(Namer):
     """Layer names Keras's own naming of `keras.ops` calls never produces: Keras names each op call after its
     function plus a process-wide counter ("matmul", "matmul_33"), so a source node named like that ("matmul_33"
     from a Paddle program) would collide with an op call of the same model once the counter got there."""
 
     def name(self, raw: str, fallback: str = "v") -> str:
-        import keras
-
         candidate = super().name(raw, fallback)
-        base = re.sub(r"_\d+$", "", candidate)
-        if base in dir(keras.ops) or base in dir(keras.ops.nn) or base in dir(keras.ops.image):
+        if re.sub(r"_\d+$", "", candidate) in _keras_op_names():
             self.taken.discard(candidate)
             return super().name(f"{candidate}_layer", fallback)
         return candidate

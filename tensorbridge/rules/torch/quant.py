@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.emitter import CodeEmitter
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
@@ -51,13 +52,9 @@ def read_quantize(imp, node, input, scale, zero_point, *rest, **kw):
                     suffix="range")
 
 
-def _single(v) -> bool:
-    return v is None or (v.const is not None and np.asarray(v.const).size == 1)
-
-
 def _quant_blocker(node) -> str | None:
     """Why torch's per-tensor quantizer (or the PT2E formula) cannot write this Q/DQ: other forms decompose."""
-    if not (_single(node.input(1)) and _single(node.input(2))):
+    if any(v is not None and CodeEmitter.scalar(v) is None for v in node.inputs[1:3]):
         return "per-channel or computed quantization parameters on an activation"
     if node.op == "DequantizeLinear":
         x, y = node.inputs[0].dtype, node.outputs[0].dtype
