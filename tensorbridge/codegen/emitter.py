@@ -237,6 +237,18 @@ class _Locals(dict):
         return out
 
     @contextlib.contextmanager
+    def scoped(self):
+        """`apart`, and every entry set or changed inside is undone on leaving (the values a generated method
+        binds to its own parameters)."""
+        saved = dict(self)
+        try:
+            with self.apart():
+                yield
+        finally:
+            dict.clear(self)
+            dict.update(self, saved)
+
+    @contextlib.contextmanager
     def apart(self):
         """Entries set inside are not reported by `changed()` (a nested function's locals, which are never
         released from the enclosing scope)."""

@@ -52,7 +52,13 @@ OPERATORS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "**": ast.
            "%": ast.Mod, "//": ast.FloorDiv}
 
 
+COMPARISONS = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
+
+
 def binop(a, op: str, b) -> ast.expr:
+    """`a op b` for an arithmetic or a comparison operator."""
+    if op in COMPARISONS:
+        return ast.Compare(lit(a), [COMPARISONS[op]()], [lit(b)])
     return ast.BinOp(lit(a), OPERATORS[op](), lit(b))
 
 

@@ -177,14 +177,42 @@ set_decomposition("Loop", _decompose_loop)
 def values_alike(a: list, b: list) -> bool:
     """Whether two lists of values have the same static shapes and types, pairwise (what traced control flow,
     jax.lax.cond or torch.cond, needs of two branches' outputs or of a loop's carried values)."""
-    return all(x.shape is not None and y.shape is not None and tuple(x.shape) == tuple(y.shape) and x.dtype == y.dtype
-               for x, y in zip(a, b))
+    return all(x.shape is not None and y.shape is not None and tuple(x.shape) == tuple(y.shape) and None not in x.shape
+               and x.dtype == y.dtype for x, y in zip(a, b))
 
 
 def branches_blocker(node) -> str | None:
     """Why an If's branches cannot be traced as one computation: outputs that differ in shape or type."""
     if not values_alike(node.attrs["then_branch"].outputs, node.attrs["else_branch"].outputs):
         return "branches whose outputs differ in shape or type (a traced cond needs them alike)"
+    return None
+
+
+def traced_loop_blocker(node) -> str | None:
+    """Why a Loop cannot be one traced while loop (jax.lax.while_loop, keras.ops.while_loop): scan outputs with
+    no constant trip count (such a loop only carries values), or carried values that change shape or type."""
+    body = node.attrs["body"]
+    if len(body.outputs) != 1 + len(node.inputs) - 2:
+        return "a Loop with scan outputs and no constant trip count (a traced while loop only carries values)"
+    if not values_alike(node.inputs[2:], body.outputs[1:]):
+        return "values the loop carries with a changing shape or type (a traced while loop keeps them)"
+    return None
+
+
+def traced_scan_blocker(node) -> str | None:
+    """Why a Scan cannot be one traced scan (jax.lax.scan, keras.ops.scan: over the first axis, one direction,
+    state of one shape and type)."""
+    a = node.attrs
+    n_scan = a["num_scan_inputs"]
+    n_state = len(node.inputs) - n_scan
+    n_out = len(a["body"].outputs) - n_state
+    axes = (a.get("scan_input_axes") or [0] * n_scan) + (a.get("scan_output_axes") or [0] * n_out)
+    directions = set((a.get("scan_input_directions") or [0] * n_scan) + (a.get("scan_output_directions") or
+                                                                         [0] * n_out))
+    if any(axis != 0 for axis in axes) or len(directions) > 1 or not n_scan:
+        return "a Scan over other axes than the first, or with mixed directions (a traced scan takes one)"
+    if not values_alike(node.inputs[:n_state], a["body"].outputs[:n_state]):
+        return "state whose shape or type changes from step to step (a traced scan keeps it)"
     return None
 
 

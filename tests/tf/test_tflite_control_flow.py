@@ -1,4 +1,4 @@
-"""TFLite IF and WHILE subgraphs import as If and Loop: the ONNX conversion takes both branches and
+"""TFLite IF and WHILE subgraphs import as If and Loop: the ONNX and TFLite conversions take both branches and
 every trip count as LiteRT does; targets without control flow list them as blockers."""
 
 from __future__ import annotations
@@ -38,11 +38,20 @@ def test_if_and_while_to_onnx_match_litert(source, tmp_path):
     assert main(["-q", "verify", str(source), str(dst), "--per-layer"]) == 0
 
 
+def test_tflite_writes_the_if_nested_in_the_while_back(source, tmp_path):
+    dst = tb.save(tb.load(source), tmp_path / "back.tflite")
+    x = np.array([[0.5, -1.0, 2.0, 0.1]], np.float32)
+    for sign in (1, -1):
+        for trips in (0, 4):
+            report = tb.verify(source, dst, inputs={"x": sign * x, "n": np.array(trips, np.int32)}, rtol=1e-5)
+            assert report.ok, report.summary()
+
+
 def test_targets_without_control_flow_list_both_ops(source, tmp_path, capsys):
-    assert main(["-q", "convert", str(source), "-o", str(tmp_path / "stepper_keras"), "--to", "keras"]) == 2
+    assert main(["-q", "convert", str(source), "-o", str(tmp_path / "stepper.mlpackage"), "--to", "coreml"]) == 2
     err = capsys.readouterr().err
     assert "If: 2 node(s): 'cond', 'while/cond'" in err and "Loop: 1 node(s): 'while'" in err
-    assert not (tmp_path / "stepper_keras").exists()
+    assert not (tmp_path / "stepper.mlpackage").exists()
 
 
 def test_keras_recurrent_loops_slice_at_the_loop_index(tmp_path):

@@ -25,12 +25,13 @@ from pathlib import Path
 import numpy as np
 
 from tensorbridge import trust
+from tensorbridge.backends.keras.own_layers import OwnLayer, class_def, class_name, nested
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.emitter import CodeEmitter
 from tensorbridge.codegen.folder import read_signature, write_signature
 from tensorbridge.errors import BlockerReport, ModelError, UnsupportedError
 from tensorbridge.ir import dtypes
-from tensorbridge.ir.graph import Graph, clone
+from tensorbridge.ir.graph import Graph, clone, values_read
 from tensorbridge.ir.namer import Namer
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
@@ -128,12 +129,16 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
     (dest / "__init__.py").write_text(init_code())
     trust.written_by_us(dest)
     model = build(dest)
-    for layer_name, arrays in em.weights.items():
-        layer = model.get_layer(layer_name)
+    for path, arrays in em.weights.items():
+        holder = nested(model, path)
+        arrays = [np.asarray(a, dtype=np.float32) if a.dtype == np.float64 else a for a in arrays]
         try:
-            layer.set_weights([np.asarray(a, dtype=np.float32) if a.dtype == np.float64 else a for a in arrays])
+            if hasattr(holder, "set_weights"):
+                holder.set_weights(arrays)
+            else:  # a variable of a generated layer class
+                holder.assign(arrays[0])
         except ValueError as e:
-            raise ModelError(f"generated layer {layer_name!r} rejected its weights: {e}") from None
+            raise ModelError(f"generated layer {path!r} rejected its weights: {e}") from None
     model.save_weights(str(dest / "model.weights.h5"))
     model.save(str(dest / "model.keras"))
     write_signature(dest, em.g, em.layer_values, "keras")
@@ -194,11 +199,14 @@ class KerasEmitter(CodeEmitter):
     def __init__(self, graph: Graph):
         super().__init__(graph, REGISTRY)
         self.layer_names = LayerNamer()
+        self.namer.taken |= {"training", "mask"}  # Keras gives a layer's call parameters of these names a meaning
         self.weights: dict[str, list[np.ndarray]] = {}
         self.constants: dict[str, np.ndarray] = {}
         self.layer_values: dict[str, str] = {}  # layer name -> IR value name, where they differ
         self.uses_weight_layer = False
         self.shared: dict[int, ast.expr] = {}  # weight value id -> the local holding its layer
+        self.classes: list[ast.ClassDef] = []  # the layer classes of nodes with bodies (own_layers.py)
+        self.owner: OwnLayer | None = None  # the one whose `call` is being written
 
     def begin(self) -> None:
         for v in self.g.inputs:
@@ -214,6 +222,38 @@ class KerasEmitter(CodeEmitter):
             self.body.append(P.assign([ident], P.call("keras.Input", **kwargs)))
             self.var[id(v)] = P.name(ident)
             self.inputs.append(ident)
+
+    def write(self, node, rule) -> None:
+        if self.owner is None and next(node.subgraphs(), None) is not None:
+            self._in_own_layer(node, rule)
+        else:
+            rule.write(self, node)
+
+    def _in_own_layer(self, node, rule) -> None:
+        """`node` written in the `call` of a layer class of its own (own_layers.py), called on the values it reads."""
+        operands = list({id(v): v for v in values_read(node) if id(v) in self.var}.values())
+        owner = OwnLayer(self.namer.name(class_name(node.name), "Block"), self.layer_names.name(node.name, "layer"))
+        outer, self.body, self.owner = self.body, [], owner
+        try:
+            with self.var.scoped():
+                params = []
+                for v in operands:
+                    expr = self.var[id(v)]
+                    params.append(expr.id if isinstance(expr, ast.Name) else self.namer.name(v.name, "arg"))
+                    self.var[id(v)] = P.name(params[-1])
+                rule.write(self, node)
+                graph_outputs = {id(v) for v in self.g.outputs}
+                read = [v for v in node.outputs if v.uses() or id(v) in graph_outputs]  # what the layer returns
+                results = [self.tensor(v) for v in read]
+            body = self.body + [P.ret(results[0] if len(results) == 1 else ast.Tuple(results, ast.Load()))]
+        finally:
+            self.body, self.owner = outer, None
+        self.classes.append(class_def(owner, node, operands, params, body))
+        made = P.call(P.call(owner.cls, name=owner.name), *(self.tensor(v) for v in operands))
+        idents = [self.local(v) for v in read]
+        self.body.append(P.assign(idents, made))
+        for v, ident in zip(read, idents):
+            self.var[id(v)] = P.name(ident)
 
     def finish(self) -> None:
         for v in self.g.outputs:  # a Keras model's outputs are layer outputs: a constant one is held by a layer
@@ -242,6 +282,12 @@ class KerasEmitter(CodeEmitter):
     def learned(self, v: Value, arr: np.ndarray) -> ast.expr:
         """A learned tensor no library layer holds (a positional embedding, a class token): a `Weight` layer of
         the generated file, so it is saved, loaded and trained with the model's other weights."""
+        if self.owner is not None:  # a variable of the layer class being written
+            made = self.owner.attribute(v.name, P.method(P.name("self"), "add_weight", shape=tuple(arr.shape),
+                                                         initializer="zeros", dtype=dtypes.name(arr.dtype)), "weight")
+            self.weights[self.owner.path(made)] = [arr]
+            self.var[id(v)] = made
+            return made
         name = self.layer_names.name(v.name, "weight")
         self.weights[name] = [arr.astype(np.float32) if arr.dtype == np.float64 else arr]
         if name != v.name:
@@ -256,7 +302,11 @@ class KerasEmitter(CodeEmitter):
         return self.var[id(v)]
 
     def layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], *inputs, **call_kwargs):
-        """`ctor(*args, **kwargs)` named after `node`, called on `inputs`; its `weights` set once it is built."""
+        """`ctor(*args, **kwargs)` named after `node`, called on `inputs`; its `weights` set once it is built. In
+        a layer class's `call`, the layer is an attribute of the class, built in `__init__` where its input's
+        shape is known."""
+        if self.owner is not None:
+            return P.call(self._attribute_layer(node, ctor, args, kwargs, weights), *inputs, **call_kwargs)
         name, made = self._constructed(node, ctor, args, kwargs, weights)
         if name != node.outputs[0].name:
             self.layer_values[name] = node.outputs[0].name
@@ -265,7 +315,7 @@ class KerasEmitter(CodeEmitter):
     def shared_layer(self, weight, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray], *inputs):
         """`ctor(...)` holding the constant `weight`, called on `inputs`; where several nodes read the weight, the
         layer is built once into a local and called by each (one weight, as in the source)."""
-        if len(weight.uses()) == 1:
+        if len(weight.uses()) == 1 or self.owner is not None:
             return self.layer(node, ctor, args, kwargs, weights, *inputs)
         if id(weight) not in self.shared:
             name, made = self._constructed(node, ctor, args, kwargs, weights)
@@ -273,6 +323,16 @@ class KerasEmitter(CodeEmitter):
             self.body.append(P.assign([ident], made))
             self.shared[id(weight)] = P.name(ident)
         return P.call(self.shared[id(weight)], *inputs)
+
+    def _attribute_layer(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray]) -> ast.expr:
+        made = self.owner.attribute(node.name, P.call(ctor, *args, **non_default(ctor, kwargs)), "layer")
+        shape = node.inputs[0].shape if node.inputs and node.inputs[0] is not None else None
+        if weights:
+            self.weights[self.owner.path(made)] = weights
+        if weights and shape is not None:  # built now: Keras warns of a layer whose weights only a call makes
+            self.owner.init.append(P.expr_stmt(P.method(made, "build", tuple(
+                d if isinstance(d, int) else None for d in shape))))
+        return made
 
     def _constructed(self, node, ctor: str, args: list, kwargs: dict, weights: list[np.ndarray]):
         """(the layer's name, `ctor(*args, **kwargs, name=...)`), its `weights` recorded under the name."""
@@ -289,7 +349,7 @@ class KerasEmitter(CodeEmitter):
                 "np.load", P.call("str", P.method(P.call("Path", P.name("__file__")), "with_name", "constants.npz")),
                 allow_pickle=False))))
         fn = P.function("build_model", [], self.body, doc=f"{self.g.name}: the Keras functional model.")
-        classes = [weight_layer_class()] if self.uses_weight_layer else []
+        classes = ([weight_layer_class()] if self.uses_weight_layer else []) + self.classes
         src = ast.unparse(ast.Module([*classes, fn], []))
         groups = [[P.from_import("pathlib", ["Path"])]] if uses_constants else []
         third = [P.import_("keras")]

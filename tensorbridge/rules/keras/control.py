@@ -1,0 +1,66 @@
+"""Keras code for control flow: If as `ops.cond`, Loop as `ops.while_loop`, Scan as `ops.scan`, each in a layer
+class of its own (backends/keras/own_layers.py: a functional graph holds no control flow). TensorFlow's TFLite
+converter turns them into LiteRT's IF and WHILE.
+
+Each body becomes a nested function of the class's `call` reading the enclosing values as a closure. Keras traces
+the branches and the loop body once, so their values must keep one shape and type; what differs is refused with
+the reason (a Loop with a constant trip count and scan outputs, or a Scan of a static length, is then unrolled).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.ir import dtypes
+from tensorbridge.ops.control import branches_blocker, traced_loop_blocker, traced_scan_blocker, values_alike
+from tensorbridge.rules import traced_control
+from tensorbridge.rules.keras.base import R
+
+
+@R.exports("If", check=branches_blocker)
+def write_if(em, node):
+    traced_control.write_cond(em, node, "ops.cond", "ops.reshape")
+
+
+@R.exports("Loop", check=traced_loop_blocker)
+def write_loop(em, node):
+    """`ops.while_loop` over (iteration, go on, *carried): the test reads the first two, a step runs the body once
+    (its condition made a scalar, as the loop keeps it)."""
+    trips, flag = node.input(0), node.input(1)
+    body_graph = node.attrs["body"]
+    body = em.function(body_graph, f"{node.name}_body")
+    carried = [em.namer.name(v.name, "carried") for v in body_graph.inputs[2:]]
+    index, going = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("index", "going"))
+    params = [index, going, *carried]
+    test_value = P.name(going)
+    if trips is not None:
+        test_value = P.call("ops.logical_and", test_value,
+                            P.binop(P.name(index), "<", P.call("ops.reshape", em.tensor(trips), ())))
+    test, step = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("test", "step"))
+    em.body.append(P.function(test, params, [P.ret(test_value)]))
+    stepped = [P.assign([going, *carried], P.call(body, *map(P.name, params))),
+               P.ret(ast.Tuple([P.binop(P.name(index), "+", 1), P.call("ops.reshape", P.name(going), ()),
+                                *map(P.name, carried)], ast.Load()))]
+    em.body.append(P.function(step, params, stepped))
+    iteration = dtypes.name(body_graph.inputs[0].dtype) if body_graph.inputs[0].dtype is not None else "int64"
+    start = [P.call("ops.convert_to_tensor", 0, dtype=iteration),
+             P.call("ops.reshape", em.tensor(flag), ()) if flag is not None else P.call("ops.convert_to_tensor", True),
+             *(em.tensor(v) for v in node.inputs[2:])]
+    final = P.call("ops.while_loop", P.name(test), P.name(step), ast.Tuple(start, ast.Load()))
+    em.outs(node, final, len(node.outputs), discarded=2)
+
+
+def _scan_blocker(node) -> str | None:
+    body = node.attrs["body"]
+    n_state = len(node.inputs) - node.attrs["num_scan_inputs"]
+    state, steps = body.outputs[:n_state], body.outputs[n_state:]
+    if len(state) != len(steps) or not values_alike(state, steps):
+        return "step outputs unlike the state (keras.ops.scan on TensorFlow stores them in arrays made for the state)"
+    return traced_scan_blocker(node)
+
+
+@R.exports("Scan", check=_scan_blocker)
+def write_scan(em, node):
+    """`ops.scan` over the scan inputs' first axis."""
+    traced_control.write_scan(em, node, "ops.scan")
