@@ -16,20 +16,39 @@ from tensorbridge.ops.schema import Attr, op, set_decomposition
 F = "signal"
 
 
+#: each window as cosine terms: w[k] = sum_j c[j] * cos(j * 2 pi k / d), d = n (periodic) or n - 1
+COSINES = {"Hann": (0.5, -0.5), "Hamming": (25 / 46, -(1 - 25 / 46)), "Blackman": (0.42, -0.5, 0.08)}
+
+
 def _window(kind):
     def ref(size, output_datatype, periodic):
         n = int(np.asarray(size).ravel()[0])
         denom = n if periodic else n - 1
-        k = np.arange(n, dtype=np.float64)
-        ang = 2 * np.pi * k / denom if denom else np.zeros(n)
-        if kind == "Hann":
-            w = 0.5 - 0.5 * np.cos(ang)
-        elif kind == "Hamming":
-            w = 25 / 46 - (1 - 25 / 46) * np.cos(ang)
-        else:
-            w = 0.42 - 0.5 * np.cos(ang) + 0.08 * np.cos(2 * ang)
+        ang = 2 * np.pi * np.arange(n, dtype=np.float64) / max(denom, 1)
+        w = sum(c * np.cos(j * ang) for j, c in enumerate(COSINES[kind]))
         return w.astype(dtypes.dtype(output_datatype))
     return ref
+
+
+def _decompose_window(graph, node) -> bool:
+    """The window of a size known only when the model runs: a float Range of the positions, its cosines summed
+    with the window's weights (in float32, then cast)."""
+    b = Builder.replacing(node)
+    count = b.op("Cast", node.inputs[0], to="float32", suffix="count")
+    positions = b.op("Range", b.named(0.0, "start", np.float32), count, b.named(1.0, "delta", np.float32),
+                     suffix="positions")
+    denom = count if node.attrs.get("periodic", 1) else b.op("Sub", count, b.named(1.0, "one", np.float32))
+    denom = b.op("Max", denom, b.named(1.0, "least", np.float32), suffix="denominator")  # one point: angle 0
+    angle = b.op("Mul", positions, b.op("Div", b.named(2 * np.pi, "turn", np.float32), denom), suffix="angle")
+    terms = COSINES[node.op.removesuffix("Window")]
+    w = b.op("Mul", b.op("Cos", angle), b.named(terms[1], "c1", np.float32))
+    if len(terms) > 2:
+        twice = b.op("Mul", angle, b.named(2.0, "two", np.float32))
+        w = b.op("Add", w, b.op("Mul", b.op("Cos", twice), b.named(terms[2], "c2", np.float32)))
+    w = b.op("Add", w, b.named(terms[0], "c0", np.float32), suffix="window")
+    dtype = dtypes.name(dtypes.dtype(node.attrs.get("output_datatype", "float32")))
+    graph.replace_node(node, [w if dtype == "float32" else b.op("Cast", w, to=dtype)])
+    return True
 
 
 for _kind, _eq in (("Hann", "torch.hann_window, tf.signal.hann_window"),
@@ -38,6 +57,7 @@ for _kind, _eq in (("Hann", "torch.hann_window, tf.signal.hann_window"),
     op(f"{_kind}Window", inputs="size", outputs="output", family=F, layout=TERMINATE,
        attrs={"output_datatype": Attr("dtype", "float32"), "periodic": Attr("int", 1)},
        doc=f"{_kind} window. Equivalents: {_eq}.")(_window(_kind))
+    set_decomposition(f"{_kind}Window", _decompose_window)
 
 
 def _complex(x):

@@ -109,17 +109,14 @@ def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: Layout
     """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights).
 
     The TFLite backend passes its own layout `target` and `blocker` (what its converter cannot lower), and
-    `scalar_inputs` (its converter takes rank-0 inputs, which a Keras model, batched, cannot be called with)."""
+    `scalar_inputs` (its converter takes rank-0 inputs as they are; Keras code gives each a batch axis of one)."""
     report = BlockerReport(f"export to {name}", name)
-    for v in graph.inputs if not scalar_inputs else ():
-        if v.shape is not None and len(v.shape) == 0:
-            report.add("input", v.name, "a rank-0 input: a Keras model's inputs have a batch axis")
     try:
         prepared = prepare(graph, layout, target, blocker, name)
-    except UnsupportedError as e:  # listed with the inputs' blockers, all at once
+    except UnsupportedError as e:  # listed all at once
         report.blockers += e.blockers
     report.raise_if_any()
-    em = KerasEmitter(prepared)
+    em = KerasEmitter(prepared, batched_scalars=not scalar_inputs)
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
@@ -196,8 +193,9 @@ class KerasEmitter(CodeEmitter):
 
     label = "Keras code"
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, batched_scalars: bool = True):
         super().__init__(graph, REGISTRY)
+        self.batched_scalars = batched_scalars  # a rank-0 input as a Keras input of shape (1,), reshaped
         self.layer_names = LayerNamer()
         self.namer.taken |= {"training", "mask"}  # Keras gives a layer's call parameters of these names a meaning
         self.weights: dict[str, list[np.ndarray]] = {}
@@ -219,18 +217,29 @@ class KerasEmitter(CodeEmitter):
                 kwargs["batch_size"] = batch
             if v.dtype is not None and dtypes.name(v.dtype) != "float32":
                 kwargs["dtype"] = dtypes.name(v.dtype)
-            self.body.append(P.assign([ident], P.call("keras.Input", **kwargs)))
+            if self.batched_scalars and v.shape is not None and len(v.shape) == 0:  # Keras inputs have a batch axis
+                held = self.namer.name(f"{ident}_batch", "input")
+                self.body.append(P.assign([held], P.call("keras.Input", **kwargs, batch_size=1)))
+                self.body.append(P.assign([ident], P.call("ops.reshape", P.name(held), ())))
+                self.inputs.append(held)
+            else:
+                self.body.append(P.assign([ident], P.call("keras.Input", **kwargs)))
+                self.inputs.append(ident)
             self.var[id(v)] = P.name(ident)
-            self.inputs.append(ident)
 
     def write(self, node, rule) -> None:
-        if self.owner is None and next(node.subgraphs(), None) is not None:
-            self._in_own_layer(node, rule)
+        if next(node.subgraphs(), None) is not None:
+            self.in_own_layer(node, rule.write)
         else:
             rule.write(self, node)
 
-    def _in_own_layer(self, node, rule) -> None:
-        """`node` written in the `call` of a layer class of its own (own_layers.py), called on the values it reads."""
+    def in_own_layer(self, node, write) -> None:
+        """`write(self, node)` in the `call` of a layer class of its own (own_layers.py), called on the values the
+        node reads: for control flow, and for calls that need the values of their operands, not symbolic tensors
+        (a shape computed when the model runs). Inside such a class, `write` is simply called."""
+        if self.owner is not None:
+            write(self, node)
+            return
         operands = list({id(v): v for v in values_read(node) if id(v) in self.var}.values())
         owner = OwnLayer(self.namer.name(class_name(node.name), "Block"), self.layer_names.name(node.name, "layer"))
         outer, self.body, self.owner = self.body, [], owner
@@ -241,7 +250,7 @@ class KerasEmitter(CodeEmitter):
                     expr = self.var[id(v)]
                     params.append(expr.id if isinstance(expr, ast.Name) else self.namer.name(v.name, "arg"))
                     self.var[id(v)] = P.name(params[-1])
-                rule.write(self, node)
+                write(self, node)
                 graph_outputs = {id(v) for v in self.g.outputs}
                 read = [v for v in node.outputs if v.uses() or id(v) in graph_outputs]  # what the layer returns
                 results = [self.tensor(v) for v in read]

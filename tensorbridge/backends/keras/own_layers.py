@@ -1,5 +1,6 @@
 """Layer classes the generated Keras file defines for nodes a functional graph cannot hold as `keras.ops` calls
-on symbolic tensors: control flow (If, Loop, Scan), whose bodies must run when the model is called.
+on symbolic tensors: control flow (If, Loop, Scan), whose bodies must run when the model is called, and calls
+that need their operands' values (a shape or a range computed when the model runs).
 
 Such a node becomes `class If3(layers.Layer)` whose `call` takes the values the node reads (its inputs and the
 enclosing values its bodies read) and writes the node with the ordinary Keras rules; the layers and learned
@@ -56,8 +57,10 @@ def class_def(owner: OwnLayer, node, operands: list, params: list[str], body: li
                               + [ast.keyword(None, P.name("kwargs"))])
         methods.append(P.function("__init__", ["self"], [P.expr_stmt(init_super), *owner.init], kwargs="kwargs"))
     methods.append(P.function("call", ["self", *params], body))
-    cls = P.class_def(owner.cls, ["layers.Layer"], methods,
-                      doc=f"The source's {node.op}: a functional graph holds no control flow, so it runs in a layer.")
+    doc = (f"The source's {node.op}: a functional graph holds no control flow, so it runs in a layer."
+           if next(node.subgraphs(), None) is not None else
+           f"The source's {node.op}, computed from its operands' values when the model runs.")
+    cls = P.class_def(owner.cls, ["layers.Layer"], methods, doc=doc)
     cls.decorator_list = [P.call("keras.saving.register_keras_serializable", package="tensorbridge")]
     return cls
 

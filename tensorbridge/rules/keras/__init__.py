@@ -6,7 +6,17 @@ live in one module per op family, beside each other per IR op; `base.py` holds t
 object and its row helpers.
 """
 
-from tensorbridge.rules.keras import code, control, elementwise, math, nn, reduce, shape, transformer  # noqa: F401
+from tensorbridge.rules.keras import (  # noqa: F401 (registers)
+    code,
+    control,
+    dynamic,
+    elementwise,
+    math,
+    nn,
+    reduce,
+    shape,
+    transformer,
+)
 from tensorbridge.rules.keras.base import R as REGISTRY
 from tensorbridge.rules.keras.base import tf_layer_scopes
 

@@ -43,6 +43,9 @@ def read_op_reshape(imp, op, args, kwargs, node):
 @R.exports("Reshape", check=lambda node: "Reshape allowzero=1" if node.attrs.get("allowzero") else None)
 def write_reshape(em, node):
     x, shape = node.inputs
+    if shape.const is None:
+        _write_computed_reshape(em, node)
+        return
     target = int_operand(shape)
     if 0 in target:
         target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
@@ -57,6 +60,18 @@ def write_reshape(em, node):
 
 
 @layer("Flatten", produces="Flatten")
+def _write_computed_reshape(em, node):
+    """A target computed when the model runs: where shape inference knows every output dim but one, that one is
+    -1 (the element count fixes it); else the target is read at run time, in a layer of its own."""
+    out = node.outputs[0].shape
+    unknown = [i for i, d in enumerate(out or ()) if not isinstance(d, int)]
+    if out is not None and len(unknown) <= 1:
+        em.out(node, P.call("ops.reshape", em.tensor(node.inputs[0]), tuple(-1 if i in unknown else d
+                                                                            for i, d in enumerate(out))))
+        return
+    em.in_own_layer(node, lambda em, node: em.out(node, P.call("ops.reshape", *map(em.tensor, node.inputs))))
+
+
 def read_flatten(imp, layer, inputs, node):
     return imp.emit("Flatten", [inputs[0]], {"axis": 1})
 

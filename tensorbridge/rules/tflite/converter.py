@@ -32,6 +32,7 @@ LACKS = {
     "Einsum": "LiteRT has no EINSUM kernel",
     "Det": "LiteRT has no determinant kernel",
     "Erf": "LiteRT has no ERF kernel (only GELU, which uses erf inside)",
+    "NonZero": "LiteRT has no UNPACK of a computed length (Keras's nonzero splits WHERE's indices that way)",
 }
 
 #: of those, what no arrangement of LiteRT's builtins computes exactly: the registry says it cannot express them

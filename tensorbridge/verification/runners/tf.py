@@ -40,8 +40,14 @@ class KerasRunner:
             self.inputs.append((layer.name, dtypes.name(np.dtype(t.dtype)), shape))
         self.outputs = _output_names(self.model.outputs, signature.get("outputs"))
 
-    def run(self, feeds):
+    def _args(self, feeds) -> list[np.ndarray]:
+        """The feeds in input order; a scalar fed to an input of shape (1,) (how Keras code takes a rank-0
+        input: Keras inputs have a batch axis) gets that axis."""
         args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]
+        return [a.reshape(1) if a.ndim == 0 and shape == (1,) else a for a, (_, _, shape) in zip(args, self.inputs)]
+
+    def run(self, feeds):
+        args = self._args(feeds)
         out = self.model(args if len(args) > 1 else args[0], training=False)
         out = out if isinstance(out, (list, tuple)) else [out]
         return {n: np.asarray(o) for n, o in zip(self.outputs, out)}
@@ -55,7 +61,7 @@ class KerasRunner:
 
         layers = [layer for layer in self.model.layers if type(layer).__name__ != "InputLayer"]
         probe = keras.Model(self.model.inputs, [layer.output for layer in layers])
-        args = [np.asarray(feeds[n]) for n, _, _ in self.inputs]
+        args = self._args(feeds)
         values = probe(args if len(args) > 1 else args[0], training=False)
         return {self.layer_values.get(layer.name, layer.name): np.asarray(v) for layer, v in zip(layers, values)}
 

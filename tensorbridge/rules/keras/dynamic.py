@@ -1,0 +1,67 @@
+"""Keras code for values computed when the model runs: a tensor's shape, ranges and filled tensors of a computed
+size, the indices of non-zero elements and what they select.
+
+A functional Keras graph is built on symbolic tensors whose unknown dims have no value, so `Shape`, `Range` and
+`ConstantOfShape` run in a layer class of their own (backends/keras/own_layers.py), where `call` sees the values;
+NonZero and Compress have a symbolic form (`ops.nonzero`) and need none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.ir import dtypes
+from tensorbridge.rules.keras.base import R
+
+
+def _scalar(em, v):
+    """A Python number for a constant `v`, else a rank-0 tensor of it (ONNX lets a scalar operand be a
+    one-element vector)."""
+    number = em.scalar(v)
+    return P.lit(number) if number is not None else P.call("ops.reshape", em.tensor(v), ())
+
+
+@R.exports("Shape")
+def write_shape(em, node):
+    em.in_own_layer(node, _write_shape)
+
+
+def _write_shape(em, node):
+    """`ops.shape` gives a static dim as an int and an unknown one as a scalar tensor: stacked, cast to int64."""
+    start, end = node.attrs.get("start", 0), node.attrs.get("end")
+    dims = P.call("ops.shape", em.tensor(node.inputs[0]))
+    if start or end is not None:
+        dims = P.subscript(dims, P.slice_(start or None, end))
+    em.out(node, P.call("ops.cast", P.call("ops.convert_to_tensor", dims, dtype="int32"), "int64"))
+
+
+@R.exports("Range")
+def write_range(em, node):
+    em.in_own_layer(node, lambda em, node: em.out(node, P.call(
+        "ops.arange", *(_scalar(em, v) for v in node.inputs), dtype=dtypes.name(node.outputs[0].dtype))))
+
+
+@R.exports("ConstantOfShape")
+def write_constant_of_shape(em, node):
+    value = np.zeros(1, np.float32) if node.attrs.get("value") is None else np.asarray(node.attrs["value"])
+    em.in_own_layer(node, lambda em, node: em.out(node, P.call(
+        "ops.full", em.tensor(node.inputs[0]), value.ravel()[0].item(), dtype=dtypes.name(value.dtype))))
+
+
+@R.exports("NonZero")
+def write_non_zero(em, node):
+    """[rank, count] int64 indices, as ONNX orders them (ops.nonzero gives one index vector per axis)."""
+    em.out(node, P.call("ops.cast", P.call("ops.stack", P.call("ops.nonzero", em.tensor(node.inputs[0]))), "int64"))
+
+
+@R.exports("Compress", check=lambda node: None if node.inputs[1].shape is None or len(node.inputs[1].shape) == 1
+           else "Compress with a condition that is not a vector")
+def write_compress(em, node):
+    """The slices along `axis` (of the flattened input without one) where the condition holds."""
+    x, axis = em.tensor(node.inputs[0]), node.attrs.get("axis")
+    chosen = P.subscript(P.call("ops.nonzero", em.tensor(node.inputs[1])), 0)
+    if axis is None:
+        em.out(node, P.call("ops.take", P.call("ops.reshape", x, (-1,)), chosen))
+    else:
+        em.out(node, P.call("ops.take", x, chosen, axis=axis))
