@@ -246,9 +246,10 @@ class KerasEmitter(CodeEmitter):
         try:
             with self.var.scoped():
                 params = []
-                for v in operands:
+                for v in operands:  # named as their locals, unless two values share one (an alias)
                     expr = self.var[id(v)]
-                    params.append(expr.id if isinstance(expr, ast.Name) else self.namer.name(v.name, "arg"))
+                    held = isinstance(expr, ast.Name) and expr.id not in params
+                    params.append(expr.id if held else self.namer.name(v.name, "arg"))
                     self.var[id(v)] = P.name(params[-1])
                 write(self, node)
                 graph_outputs = {id(v) for v in self.g.outputs}

@@ -60,7 +60,8 @@ def float_blocker(node) -> str | None:
         return "LiteRT has no 3-D pooling kernels"
     if node.op == "Scan" and any(v.shape is not None and len(v.shape) == 0 for v in node.attrs["body"].outputs):
         return "a Scan step of rank 0 (the converter's tensor lists need a shaped element)"
-    if any(v is not None and v.shape is not None and 0 in v.shape for v in [*node.inputs, *node.outputs]):
+    if any(v is not None and v.const is None and v.shape is not None and 0 in v.shape
+           for v in [*node.inputs, *node.outputs]):  # an empty constant (no axes) is a literal of the Keras code
         return "an empty tensor (a dim of size 0: LiteRT's interpreter allocates none)"
     if any(v is not None and v.shape is not None and len(v.shape) > 6 for v in [*node.inputs, *node.outputs]):
         return "a tensor of more than 6 dims (LiteRT's kernels, its TRANSPOSE among them, take at most 6)"
