@@ -1,9 +1,9 @@
 """Keras code for values computed when the model runs: a tensor's shape, ranges and filled tensors of a computed
-size, the indices of non-zero elements and what they select.
+size, the indices of non-zero elements and what they select, unique elements.
 
-A functional Keras graph is built on symbolic tensors whose unknown dims have no value, so `Shape`, `Range` and
-`ConstantOfShape` run in a layer class of their own (backends/keras/own_layers.py), where `call` sees the values;
-NonZero and Compress have a symbolic form (`ops.nonzero`) and need none.
+A functional Keras graph is built on symbolic tensors whose unknown dims have no value, so Shape, Range,
+ConstantOfShape and Unique run in a layer class of their own (backends/keras/own_layers.py), where `call` sees
+the values; NonZero and Compress have a symbolic form (`ops.nonzero`) and need none.
 """
 
 from __future__ import annotations
@@ -65,3 +65,21 @@ def write_compress(em, node):
         em.out(node, P.call("ops.take", P.call("ops.reshape", x, (-1,)), chosen))
     else:
         em.out(node, P.call("ops.take", x, chosen, axis=axis))
+
+
+@R.exports("Unique")
+def write_unique(em, node):
+    em.in_own_layer(node, _write_unique)
+
+
+def _write_unique(em, node):
+    """`ops.unique` with every output ONNX has (first-occurrence order where unsorted), the indices as int64."""
+    found = P.call("ops.unique", em.tensor(node.inputs[0]), sorted=bool(node.attrs.get("sorted", 1)),
+                   return_index=True, return_inverse=True, return_counts=True, axis=node.attrs.get("axis"))
+    parts = [em.namer.name(f"{node.name}_{tag}", tag) for tag in ("values", "first", "inverse", "counts")]
+    em.body.append(P.assign(parts, found))
+    em.alias(node, P.name(parts[0]))
+    for index, part in enumerate(parts[1:], start=1):
+        if index < len(node.outputs):
+            flat = P.call("ops.reshape", P.name(part), (-1,))
+            em.out(node, P.call("ops.cast", flat, "int64"), index)
