@@ -216,20 +216,25 @@ def traced_scan_blocker(node) -> str | None:
     return None
 
 
-def fixed_trip_count(node) -> int | None:
-    """The iterations of a Loop whose condition never changes (constant-true, or passed through the body
-    unchanged) and whose trip count is a constant, else None: such a loop runs exactly that many times."""
-    if node.op != "Loop" or not node.inputs or node.inputs[0] is None or node.inputs[0].const is None:
-        return None
+def counted(node) -> bool:
+    """Whether a Loop runs exactly its trip count (given; a constant or computed): its condition never changes
+    (constant-true, or passed through the body unchanged)."""
+    if node.op != "Loop" or not node.inputs or node.inputs[0] is None:
+        return False
     cond = node.inputs[1] if len(node.inputs) > 1 else None
     if cond is not None and (cond.const is None or not bool(np.asarray(cond.const).ravel()[0])):
-        return None
+        return False
     body = node.attrs["body"]
     out = body.outputs[0]
     while out.producer is not None and out.producer.op == "Identity":
         out = out.producer.inputs[0]
     constant_true = out.const is not None and bool(np.asarray(out.const).ravel()[0])
-    if not (constant_true or (len(body.inputs) > 1 and out is body.inputs[1])):
+    return constant_true or (len(body.inputs) > 1 and out is body.inputs[1])
+
+
+def fixed_trip_count(node) -> int | None:
+    """The iterations of a `counted` Loop whose trip count is a constant, else None."""
+    if not counted(node) or node.inputs[0].const is None:
         return None
     return int(np.asarray(node.inputs[0].const).ravel()[0])
 

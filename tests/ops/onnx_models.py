@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 import tensorbridge as tb
 
@@ -32,3 +32,35 @@ def convert_and_verify(src: str, tmp_path: Path, target: str, inputs=None):
     pytest.importorskip(LIBRARY[target])
     dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
     return tb.verify(src, dest, inputs=inputs)
+
+
+def counted_loop(trips: int | None) -> onnx.ModelProto:
+    """x carried through `trips` iterations of x * 0.5 + tanh(x) + i, each iteration's x also a scan output;
+    `trips` None: a graph input."""
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x_in", "half"], ["scaled"]),
+         helper.make_node("Tanh", ["x_in"], ["t"]),
+         helper.make_node("Add", ["scaled", "t"], ["s"]),
+         helper.make_node("Add", ["s", "i_f"], ["x_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["x_out"], ["y"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])])
+    counted = [helper.make_tensor_value_info("trips", TensorProto.INT64, [])] if trips is None else []
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "keep", "x"], ["x_final", "ys"], body=body)], "loop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), *counted],
+        [helper.make_tensor_value_info("x_final", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("ys", TensorProto.FLOAT, [trips or "trips", 2, 3])],
+        [helper.make_tensor("keep", TensorProto.BOOL, [], [True])] +
+        ([helper.make_tensor("trips", TensorProto.INT64, [], [trips])] if trips is not None else []))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model

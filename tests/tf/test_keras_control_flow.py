@@ -6,12 +6,13 @@ loops different numbers of times."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
 import tensorbridge as tb
 from tensorbridge.errors import UnsupportedError
-from tests.ops.onnx_models import DEST, convert_and_verify, save_model
+from tests.ops.onnx_models import DEST, convert_and_verify, counted_loop, save_model
 
 pytest.importorskip("keras")
 
@@ -100,6 +101,17 @@ def test_a_loop_ends_when_its_body_says(tmp_path, target):
                  "x": np.abs(rng.standard_normal((2, 4))).astype(np.float32) * seed + 0.05}  # 1 or more steps
         report = convert_and_verify(src, tmp_path / f"run{seed}", target, inputs=feeds)
         assert report.ok, report.summary()
+
+
+@pytest.mark.parametrize("target", ["keras", "tflite"])
+def test_a_loop_of_computed_length_stacks_its_steps(tmp_path, target):
+    src = tmp_path / "counted.onnx"
+    onnx.save(counted_loop(None), src)  # x carried through `trips` iterations (an input), each x also stacked
+    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    for trips in (0, 1, 5) if target == "keras" else (1, 5):  # LiteRT allocates no empty tensor (0 steps)
+        report = tb.verify(src, dest, inputs={"x": x, "trips": np.array(trips)})
+        assert report.ok and report.outputs[1].shape == [trips, 2, 3], report.summary()
 
 
 def _scan_model(tmp_path) -> str:

@@ -1,6 +1,7 @@
-"""Keras code for control flow: If as `ops.cond`, Loop as `ops.while_loop`, Scan as `ops.scan`, each in a layer
-class of its own (backends/keras/own_layers.py: a functional graph holds no control flow). TensorFlow's TFLite
-converter turns them into LiteRT's IF and WHILE.
+"""Keras code for control flow: If as `ops.cond`, Loop as `ops.while_loop` (or, counted with scan outputs, as
+`ops.scan` over its iteration numbers), Scan as `ops.scan`, each in a layer class of its own
+(backends/keras/own_layers.py: a functional graph holds no control flow). TensorFlow's TFLite converter turns
+them into LiteRT's IF and WHILE.
 
 Each body becomes a nested function of the class's `call` reading the enclosing values as a closure. Keras traces
 the branches and the loop body once, so their values must keep one shape and type; what differs is refused with
@@ -13,7 +14,14 @@ import ast
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ir import dtypes
-from tensorbridge.ops.control import branches_blocker, traced_loop_blocker, traced_scan_blocker, values_alike
+from tensorbridge.ir.shapes import is_static
+from tensorbridge.ops.control import (
+    branches_blocker,
+    counted,
+    traced_loop_blocker,
+    traced_scan_blocker,
+    values_alike,
+)
 from tensorbridge.rules import traced_control
 from tensorbridge.rules.keras.base import R
 
@@ -23,10 +31,23 @@ def write_if(em, node):
     traced_control.write_cond(em, node, "ops.cond", "ops.reshape")
 
 
-@R.exports("Loop", check=traced_loop_blocker)
+def _scanned(node) -> bool:
+    """Whether a Loop is written as a scan over its iteration numbers: it has scan outputs of static shapes and
+    runs exactly its trip count (a computed one too), its carried values keeping their shapes."""
+    body = node.attrs["body"]
+    carried = len(node.inputs) - 2
+    steps = body.outputs[1 + carried:]
+    return bool(steps) and counted(node) and values_alike(node.inputs[2:], body.outputs[1:1 + carried]) \
+        and all(v.shape is not None and is_static(v.shape) and v.dtype is not None for v in steps)
+
+
+@R.exports("Loop", check=lambda node: None if _scanned(node) else traced_loop_blocker(node))
 def write_loop(em, node):
     """`ops.while_loop` over (iteration, go on, *carried): the test reads the first two, a step runs the body once
-    (its condition made a scalar, as the loop keeps it)."""
+    (its condition made a scalar, as the loop keeps it). A counted Loop with scan outputs is `_write_scanned`."""
+    if _scanned(node):
+        _write_scanned(em, node)
+        return
     trips, flag = node.input(0), node.input(1)
     body_graph = node.attrs["body"]
     body = em.function(body_graph, f"{node.name}_body")
@@ -49,6 +70,32 @@ def write_loop(em, node):
              *(em.tensor(v) for v in node.inputs[2:])]
     final = P.call("ops.while_loop", P.name(test), P.name(step), ast.Tuple(start, ast.Load()))
     em.outs(node, final, len(node.outputs), discarded=2)
+
+
+def _write_scanned(em, node):
+    """`ops.scan` over range(trips). Keras's scan on TensorFlow stacks the step outputs in arrays made for its
+    state, so the state holds the step outputs too (zeros before the first step) and each step returns its new
+    state as its outputs: the final state gives the carried values, the stacked outputs the scan outputs."""
+    body_graph = node.attrs["body"]
+    carried = len(node.inputs) - 2
+    body = em.function(body_graph, f"{node.name}_body")
+    flag = em.tensor(node.input(1)) if node.input(1) is not None else P.call("ops.convert_to_tensor", True)
+    step = em.namer.name(f"{node.name}_step", "step")
+    out, state = P.name("out"), P.name("state")
+    em.body.append(P.function(step, ["state", "index"], [
+        P.assign(["out"], P.call(body, P.name("index"), flag,
+                                 ast.Starred(P.subscript(state, P.slice_(None, carried)), ast.Load()))),
+        P.ret(ast.Tuple([P.subscript(out, P.slice_(1)), P.subscript(out, P.slice_(1))], ast.Load()))]))
+    start = [em.tensor(v) for v in node.inputs[2:]]
+    start += [P.call("ops.zeros", tuple(v.shape), dtype=dtypes.name(v.dtype)) for v in body_graph.outputs[1 + carried:]]
+    index = body_graph.inputs[0].dtype
+    iterations = P.call("ops.arange", P.call("ops.reshape", em.tensor(node.inputs[0]), ()),
+                        dtype=dtypes.name(index) if index is not None else "int64")
+    final, stacked = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("final", "stacked"))
+    em.body.append(P.assign([final, stacked], P.call("ops.scan", P.name(step), ast.Tuple(start, ast.Load()),
+                                                     iterations)))
+    em.outs(node, P.binop(P.subscript(P.name(final), P.slice_(None, carried)), "+",
+                          P.subscript(P.name(stacked), P.slice_(carried))), len(node.outputs))
 
 
 def _scan_blocker(node) -> str | None:
