@@ -59,7 +59,6 @@ def write_reshape(em, node):
     em.out(node, P.call("ops.reshape", em.tensor(x), tuple(target)))
 
 
-@layer("Flatten", produces="Flatten")
 def _write_computed_reshape(em, node):
     """A target computed when the model runs: where shape inference knows every output dim but one, that one is
     -1 (the element count fixes it); else the target is read at run time, in a layer of its own."""
@@ -72,6 +71,7 @@ def _write_computed_reshape(em, node):
     em.in_own_layer(node, lambda em, node: em.out(node, P.call("ops.reshape", *map(em.tensor, node.inputs))))
 
 
+@layer("Flatten", produces="Flatten")
 def read_flatten(imp, layer, inputs, node):
     return imp.emit("Flatten", [inputs[0]], {"axis": 1})
 
