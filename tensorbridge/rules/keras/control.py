@@ -5,7 +5,7 @@ them into LiteRT's IF and WHILE.
 
 Each body becomes a nested function of the class's `call` reading the enclosing values as a closure. Keras traces
 the branches and the loop body once, so their values must keep one shape and type; what differs is refused with
-the reason (a Loop with a constant trip count and scan outputs, or a Scan of a static length, is then unrolled).
+the reason (a Scan of a static length is then unrolled).
 """
 
 from __future__ import annotations
@@ -41,13 +41,19 @@ def _scanned(node) -> bool:
         and all(v.shape is not None and is_static(v.shape) and v.dtype is not None for v in steps)
 
 
+def _iteration_type(body) -> str:
+    """The type of the iteration number a Loop body takes."""
+    return dtypes.name(body.inputs[0].dtype) if body.inputs[0].dtype is not None else "int64"
+
+
 @R.exports("Loop", check=lambda node: None if _scanned(node) else traced_loop_blocker(node))
 def write_loop(em, node):
+    (_write_scanned if _scanned(node) else _write_while)(em, node)
+
+
+def _write_while(em, node):
     """`ops.while_loop` over (iteration, go on, *carried): the test reads the first two, a step runs the body once
-    (its condition made a scalar, as the loop keeps it). A counted Loop with scan outputs is `_write_scanned`."""
-    if _scanned(node):
-        _write_scanned(em, node)
-        return
+    (its condition made a scalar, as the loop keeps it)."""
     trips, flag = node.input(0), node.input(1)
     body_graph = node.attrs["body"]
     body = em.function(body_graph, f"{node.name}_body")
@@ -64,8 +70,7 @@ def write_loop(em, node):
                P.ret(ast.Tuple([P.binop(P.name(index), "+", 1), P.call("ops.reshape", P.name(going), ()),
                                 *map(P.name, carried)], ast.Load()))]
     em.body.append(P.function(step, params, stepped))
-    iteration = dtypes.name(body_graph.inputs[0].dtype) if body_graph.inputs[0].dtype is not None else "int64"
-    start = [P.call("ops.convert_to_tensor", 0, dtype=iteration),
+    start = [P.call("ops.convert_to_tensor", 0, dtype=_iteration_type(body_graph)),
              P.call("ops.reshape", em.tensor(flag), ()) if flag is not None else P.call("ops.convert_to_tensor", True),
              *(em.tensor(v) for v in node.inputs[2:])]
     final = P.call("ops.while_loop", P.name(test), P.name(step), ast.Tuple(start, ast.Load()))
@@ -88,9 +93,8 @@ def _write_scanned(em, node):
         P.ret(ast.Tuple([P.subscript(out, P.slice_(1)), P.subscript(out, P.slice_(1))], ast.Load()))]))
     start = [em.tensor(v) for v in node.inputs[2:]]
     start += [P.call("ops.zeros", tuple(v.shape), dtype=dtypes.name(v.dtype)) for v in body_graph.outputs[1 + carried:]]
-    index = body_graph.inputs[0].dtype
     iterations = P.call("ops.arange", P.call("ops.reshape", em.tensor(node.inputs[0]), ()),
-                        dtype=dtypes.name(index) if index is not None else "int64")
+                        dtype=_iteration_type(body_graph))
     final, stacked = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("final", "stacked"))
     em.body.append(P.assign([final, stacked], P.call("ops.scan", P.name(step), ast.Tuple(start, ast.Load()),
                                                      iterations)))
