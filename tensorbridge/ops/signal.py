@@ -31,12 +31,13 @@ def _window(kind):
 
 
 def _decompose_window(graph, node) -> bool:
-    """The window of a size known only when the model runs: a float Range of the positions, its cosines summed
-    with the window's weights (in float32, then cast)."""
+    """The window of a size known only when the model runs: the positions (an integer Range, as every target
+    counts one), their cosines summed with the window's weights (in float32, then cast)."""
     b = Builder.replacing(node)
-    count = b.op("Cast", node.inputs[0], to="float32", suffix="count")
-    positions = b.op("Range", b.named(0.0, "start", np.float32), count, b.named(1.0, "delta", np.float32),
-                     suffix="positions")
+    size = b.op("Cast", node.inputs[0], to="int64", suffix="size")
+    count = b.op("Cast", size, to="float32", suffix="count")
+    positions = b.op("Range", b.named(0, "start", np.int64), size, b.named(1, "delta", np.int64), suffix="positions")
+    positions = b.op("Cast", positions, to="float32", suffix="float_positions")
     denom = count if node.attrs.get("periodic", 1) else b.op("Sub", count, b.named(1.0, "one", np.float32))
     denom = b.op("Max", denom, b.named(1.0, "least", np.float32), suffix="denominator")  # one point: angle 0
     angle = b.op("Mul", positions, b.op("Div", b.named(2 * np.pi, "turn", np.float32), denom), suffix="angle")
