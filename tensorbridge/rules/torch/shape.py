@@ -530,6 +530,42 @@ def write_non_zero(em, node):
     em.out(node, ast.Attribute(P.call("torch.nonzero", em.tensor(node.inputs[0])), "T", ast.Load()))
 
 
+@R.exports("Compress", check=lambda node: None if node.inputs[1].shape is None or len(node.inputs[1].shape) == 1
+           else "Compress with a condition that is not a vector")
+def write_compress(em, node):
+    """The slices along `axis` (of the flattened input without one) where the condition holds."""
+    x, axis = em.tensor(node.inputs[0]), node.attrs.get("axis")
+    chosen = P.method(P.call("torch.nonzero", em.tensor(node.inputs[1])), "flatten")
+    if axis is None:
+        em.out(node, P.subscript(P.method(x, "flatten"), chosen))
+    else:
+        em.out(node, P.call("torch.index_select", x, axis, chosen))
+
+
+@R.exports("Unique")
+def write_unique(em, node):
+    """torch.unique (sorted) with inverse and counts; each value's first occurrence is the least position mapped
+    to it (scatter_reduce "amin"). Unsorted, as ONNX orders them: by first occurrence, the inverse remapped."""
+    axis = node.attrs.get("axis")
+    values, inverse, counts, first, order = (em.namer.name(f"{node.name}_{tag}", tag)
+                                             for tag in ("values", "inverse", "counts", "first", "order"))
+    em.body.append(P.assign([values, inverse, counts], P.call(
+        "torch.unique", em.tensor(node.inputs[0]), sorted=True, return_inverse=True, return_counts=True, dim=axis)))
+    em.body.append(P.assign([inverse], P.method(P.name(inverse), "flatten")))
+    positions = P.call("torch.arange", P.method(P.name(inverse), "numel"))
+    em.body.append(P.assign([first], P.method(
+        P.call("torch.full_like", P.name(counts), P.method(P.name(inverse), "numel")), "scatter_reduce",
+        0, P.name(inverse), positions, "amin")))
+    if not node.attrs.get("sorted", 1):
+        em.body.append(P.assign([order], P.call("torch.argsort", P.name(first))))
+        picked = P.call("torch.index_select", P.name(values), 0 if axis is None else axis, P.name(order))
+        em.body.append(P.assign([values, counts, first, inverse], ast.Tuple([
+            picked, P.subscript(P.name(counts), P.name(order)), P.subscript(P.name(first), P.name(order)),
+            P.subscript(P.call("torch.argsort", P.name(order)), P.name(inverse))], ast.Load())))
+    for index, part in enumerate((values, first, inverse, counts)[:len(node.outputs)]):
+        em.alias(node, P.name(part), index)
+
+
 @aten("cumsum", produces="CumSum")
 def read_cumsum(imp, node, x, dim, dtype=None):
     """torch sums in the result's dtype: int64 for bool and integer inputs, `dtype` when given."""
