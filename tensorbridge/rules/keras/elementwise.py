@@ -230,6 +230,15 @@ def write_cast(em, node):
     em.out(node, P.call("ops.cast", em.tensor(node.inputs[0]), dtypes.name(dtypes.dtype(node.attrs["to"]))))
 
 
+@R.exports("BitCast", check=lambda node: "BitCast to bool (TensorFlow's bitcast takes no bool)"
+           if dtypes.name(dtypes.dtype(node.attrs["to"])) == "bool" else None)
+def write_bit_cast(em, node):
+    """ops.view: the same bits read as a type of the same width; a bool's byte (0 or 1) is its value, cast."""
+    x, to = node.inputs[0], dtypes.name(dtypes.dtype(node.attrs["to"]))
+    view = "ops.cast" if x.dtype is not None and x.dtype.kind == "b" else "ops.view"
+    em.out(node, P.call(view, em.tensor(x), to))
+
+
 @keras_op("Round", produces="Round")
 def read_op_round(imp, op, args, kwargs, node):
     if op.decimals:

@@ -59,6 +59,8 @@ def float_blocker(node) -> str | None:
         return "LiteRT's TRANSPOSE_CONV has no dilation"
     if node.op in ("MaxPool", "AveragePool", "LpPool") and len(node.attrs.get("kernel_shape") or ()) == 3:
         return "LiteRT has no 3-D pooling kernels"
+    if node.op == "BitCast" and node.inputs[0].shape is not None and len(node.inputs[0].shape) == 0:
+        return "a BitCast of a scalar (TensorFlow's converter fails on it)"
     if node.op == "Scan" and any(v.shape is not None and len(v.shape) == 0 for v in node.attrs["body"].outputs):
         return "a Scan step of rank 0 (the converter's tensor lists need a shaped element)"
     if any(v is not None and v.const is None and v.shape is not None and 0 in v.shape

@@ -242,6 +242,15 @@ def write_cast(em, node):
     em.out(node, P.method(em.tensor(node.inputs[0]), "to", P.name(TORCH_DTYPES[to])))
 
 
+@R.exports("BitCast")
+def write_bit_cast(em, node):
+    """Tensor.view(dtype): the same bits read as a type of the same width."""
+    to = dtypes.name(dtypes.dtype(node.attrs["to"]))
+    if to not in TORCH_DTYPES:
+        raise Unsupported(f"BitCast to {to}")
+    em.out(node, P.method(em.tensor(node.inputs[0]), "view", P.name(TORCH_DTYPES[to])))
+
+
 @R.exports("Identity", shape_write=lambda em, node: _shape_same(em, node))
 def write_identity(em, node):
     em.var[id(node.outputs[0])] = em.tensor(node.inputs[0])
