@@ -1128,7 +1128,7 @@ def _window_taps(b, padded, node, first: int):
     if node.op == "MaxPool":
         return b.op("Max", *taps, suffix="window_max")
     total = b.op("Sum", *taps, suffix="window_sum")
-    return b.op("Mul", total, b.const(np.array(1.0 / np.prod(kernel), padded.dtype), b.name("window_mean")))
+    return b.op("Mul", total, b.named(1.0 / np.prod(kernel), "window_mean", padded.dtype))
 
 
 set_decomposition("MaxPool", _decompose_pool)

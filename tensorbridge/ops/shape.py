@@ -135,7 +135,7 @@ def _decompose_reshape_allowzero(graph, node):
         return False
     b = Builder.replacing(node)
     shape = node.inputs[1] if 0 not in target else \
-        b.const(np.array([-1 if d == 0 else d for d in target], np.int64), b.name("shape"))
+        b.named([-1 if d == 0 else d for d in target], "shape", np.int64)
     graph.replace_node(node, [b.op("Reshape", node.inputs[0], shape)])
     return True
 
@@ -386,11 +386,11 @@ def _decompose_batched_gather_nd(graph, node) -> bool:
     b = Builder.replacing(node)
 
     def shaped(v, dims, name):
-        return b.op("Reshape", v, b.const(np.array(dims, np.int64), b.name(name)))
+        return b.op("Reshape", v, b.named(dims, name, np.int64))
 
     flat = shaped(data, [batches, *data.shape[nb:]], "batches")
     lead = np.broadcast_to(np.arange(batches)[:, None, None], (batches, tuples, 1)).astype(indices.dtype)
-    full = b.op("Concat", b.const(lead, b.name("batch_index")), shaped(indices, [batches, tuples, k], "tuples"),
+    full = b.op("Concat", b.named(lead, "batch_index"), shaped(indices, [batches, tuples, k], "tuples"),
                 axis=-1)
     gathered = b.op("GatherND", flat, full)
     graph.replace_node(node, [shaped(gathered, [*indices.shape[:-1], *data.shape[nb + k:]], "gathered")])
@@ -721,6 +721,13 @@ def unique(X, axis, sorted):
     family=F, layout=TERMINATE, doc="Select slices where condition is true. Equivalents: torch.masked_select, tf.boolean_mask.")
 def compress(input, condition, axis):
     return np.compress(condition.astype(bool), input, axis=axis)
+
+
+def vector_condition_blocker(node) -> str | None:
+    """Why a Compress cannot select with the indices of its condition's true entries: a condition that is not
+    a vector (what code targets write it with)."""
+    shape = node.inputs[1].shape
+    return None if shape is None or len(shape) == 1 else "Compress with a condition that is not a vector"
 
 
 @op("ReverseSequence", inputs="input sequence_lens", family=F, layout=TERMINATE,

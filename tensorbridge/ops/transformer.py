@@ -297,7 +297,7 @@ def _attention_shapes_known(node) -> bool:
 
 def _split_heads(b, x, heads: int):
     """[B, S, heads*D] -> [B, heads, S, D]."""
-    split = b.op("Reshape", x, b.const(np.array([0, 0, heads, -1], np.int64), b.name("heads")))
+    split = b.op("Reshape", x, b.named([0, 0, heads, -1], "heads", np.int64))
     return b.op("Transpose", split, perm=[0, 2, 1, 3])
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ir import dtypes
+from tensorbridge.ops.shape import vector_condition_blocker
 from tensorbridge.rules.keras.base import R
 
 
@@ -55,8 +56,7 @@ def write_non_zero(em, node):
     em.out(node, P.call("ops.cast", P.call("ops.stack", P.call("ops.nonzero", em.tensor(node.inputs[0]))), "int64"))
 
 
-@R.exports("Compress", check=lambda node: None if node.inputs[1].shape is None or len(node.inputs[1].shape) == 1
-           else "Compress with a condition that is not a vector")
+@R.exports("Compress", check=vector_condition_blocker)
 def write_compress(em, node):
     """The slices along `axis` (of the flattened input without one) where the condition holds."""
     x, axis = em.tensor(node.inputs[0]), node.attrs.get("axis")

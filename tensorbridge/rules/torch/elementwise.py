@@ -237,18 +237,21 @@ def read_type_as(imp, node, x, other):
 @R.exports("Cast", shape_write=lambda em, node: _shape_same(em, node))
 def write_cast(em, node):
     to = dtypes.name(dtypes.dtype(node.attrs["to"]))
-    if to not in TORCH_DTYPES:
+    if to not in TORCH_DTYPES:  # in the writer, not a check: a Cast of shape values is written as Python ints
         raise Unsupported(f"Cast to {to}")
     em.out(node, P.method(em.tensor(node.inputs[0]), "to", P.name(TORCH_DTYPES[to])))
 
 
-@R.exports("BitCast")
+def _torch_type_blocker(node) -> str | None:
+    to = dtypes.name(dtypes.dtype(node.attrs["to"]))
+    return None if to in TORCH_DTYPES else f"BitCast to {to}"
+
+
+@R.exports("BitCast", check=_torch_type_blocker)
 def write_bit_cast(em, node):
     """Tensor.view(dtype): the same bits read as a type of the same width."""
-    to = dtypes.name(dtypes.dtype(node.attrs["to"]))
-    if to not in TORCH_DTYPES:
-        raise Unsupported(f"BitCast to {to}")
-    em.out(node, P.method(em.tensor(node.inputs[0]), "view", P.name(TORCH_DTYPES[to])))
+    em.out(node, P.method(em.tensor(node.inputs[0]), "view",
+                          P.name(TORCH_DTYPES[dtypes.name(dtypes.dtype(node.attrs["to"]))])))
 
 
 @R.exports("Identity", shape_write=lambda em, node: _shape_same(em, node))

@@ -14,6 +14,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.shape import vector_condition_blocker
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -530,8 +531,7 @@ def write_non_zero(em, node):
     em.out(node, ast.Attribute(P.call("torch.nonzero", em.tensor(node.inputs[0])), "T", ast.Load()))
 
 
-@R.exports("Compress", check=lambda node: None if node.inputs[1].shape is None or len(node.inputs[1].shape) == 1
-           else "Compress with a condition that is not a vector")
+@R.exports("Compress", check=vector_condition_blocker)
 def write_compress(em, node):
     """The slices along `axis` (of the flattened input without one) where the condition holds."""
     x, axis = em.tensor(node.inputs[0]), node.attrs.get("axis")
