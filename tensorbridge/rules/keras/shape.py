@@ -308,20 +308,27 @@ def write_gather_nd(em, node):
     em.out(node, P.call("ops.take", flat, position, axis=0))
 
 
-@R.exports("ScatterND", check=lambda node: None if node.attrs.get("reduction", "none") in ("none", "add") else
-           f"ScatterND with reduction {node.attrs.get('reduction')!r}")
+#: ScatterND's reductions other than "none" -> (the keras.ops segment reduction of the updates, how it joins the data)
+_SCATTER_SEGMENTS = {"add": ("ops.segment_sum", "ops.add"), "mul": ("ops.segment_prod", "ops.multiply"),
+                     "max": ("ops.segment_max", "ops.maximum"), "min": ("ops.segment_min", "ops.minimum")}
+
+
+@R.exports("ScatterND")
 def write_scatter_nd(em, node):
-    """ops.scatter_update of the flattened leading dims at the index tuples' positions (reduction="add": the data
-    plus ops.scatter's sums of the updates)."""
+    """ops.scatter_update of the flattened leading dims at the index tuples' positions; with a reduction, the data
+    joined with the segment reduction of the updates by position (a position no update hits gets the reduction's
+    identity, which leaves the data as it is)."""
     data, idx, updates = node.inputs
     flat, position, rest = _flat_positions(em, data, idx)
-    at = P.call("ops.reshape", position, (-1, 1))
     values = P.call("ops.reshape", em.tensor(updates), (-1, *rest))
-    if node.attrs.get("reduction", "none") == "add":
-        rows = int(np.prod(data.shape)) // max(int(np.prod(rest)), 1)
-        scattered = P.call("ops.add", flat, P.call("ops.scatter", at, values, (rows, *rest)))
+    reduction = node.attrs.get("reduction", "none")
+    if reduction == "none":
+        scattered = P.call("ops.scatter_update", flat, P.call("ops.reshape", position, (-1, 1)), values)
     else:
-        scattered = P.call("ops.scatter_update", flat, at, values)
+        segment, join = _SCATTER_SEGMENTS[reduction]
+        rows = int(np.prod(data.shape)) // max(int(np.prod(rest)), 1)
+        scattered = P.call(join, flat, P.call(segment, values, P.call("ops.reshape", position, (-1,)),
+                                              num_segments=rows))
     em.out(node, P.call("ops.reshape", scattered, tuple(data.shape)))
 
 

@@ -337,14 +337,33 @@ def write_scatter_elements(em, node):
                           _SCATTER_REDUCE[reduction], include_self=True))
 
 
-@R.exports("ScatterND", check=lambda node: None if node.attrs.get("reduction", "none") in ("none", "add") else
-           f"ScatterND with reduction {node.attrs.get('reduction')!r}")
+#: ScatterND's reductions beyond "none" and "add" -> Tensor.index_reduce's
+_INDEX_REDUCE = {"mul": "prod", "max": "amax", "min": "amin"}
+
+
+@R.exports("ScatterND")
 def write_scatter_nd(em, node):
-    """data.index_put at the index tuples (the indices' last axis), accumulating for reduction="add"."""
+    """data.index_put at the index tuples (the indices' last axis), accumulating for reduction="add"; the other
+    reductions are index_reduce of the data with its leading index dims flattened, at the tuples' positions."""
     data, idx, updates = node.inputs
-    where = P.call("tuple", P.method(em.tensor(idx), "unbind", -1))
-    accumulate = {"accumulate": True} if node.attrs.get("reduction", "none") == "add" else {}
-    em.out(node, P.method(em.tensor(data), "index_put", where, em.tensor(updates), **accumulate))
+    reduction = node.attrs.get("reduction", "none")
+    if reduction in ("none", "add"):
+        where = P.call("tuple", P.method(em.tensor(idx), "unbind", -1))
+        accumulate = {"accumulate": True} if reduction == "add" else {}
+        return em.out(node, P.method(em.tensor(data), "index_put", where, em.tensor(updates), **accumulate))
+    k = idx.shape[-1] if idx.shape else None
+    if not isinstance(k, int) or k < 1 or data.shape is None or not all(isinstance(d, int) for d in data.shape[:k]):
+        raise Unsupported("ScatterND with a reduction over dynamic index dims")
+    lead = data.shape[:k]
+    strides = [int(np.prod(lead[j + 1:])) for j in range(k)]
+    index = P.binop(em.tensor(idx), "%", P.call("torch.tensor", list(lead)))
+    position = P.method(P.method(P.binop(index, "*", P.call("torch.tensor", strides)), "sum", -1), "flatten")
+    batch = len(idx.shape) - 1
+    values = (P.method(em.tensor(updates), "flatten", 0, batch - 1) if batch
+              else P.method(em.tensor(updates), "unsqueeze", 0))
+    flat = P.method(em.tensor(data), "flatten", 0, k - 1)
+    reduced = P.method(flat, "index_reduce", 0, position, values, _INDEX_REDUCE[reduction])
+    em.out(node, P.method(reduced, "reshape", ast.Attribute(em.tensor(data), "shape", ast.Load())))
 
 
 @aten("index", produces=("Gather", "GatherND"))
