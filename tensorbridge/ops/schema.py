@@ -142,7 +142,8 @@ def alias(name: str, fn: Callable, **kwargs) -> None:
 
 
 def set_decomposition(name: str, fn: Callable) -> None:
-    """`fn(graph, node) -> bool` rewrites `node` into other ops (False: configuration not covered)."""
+    """`fn(graph, node) -> bool | str` rewrites `node` into other ops (False, or a string saying why: configuration
+    not covered)."""
     _REGISTRY[name].decompose = fn
 
 

@@ -3,8 +3,9 @@
 MaxUnpool scatters into a flat zero tensor; Col2Im gathers, for every kernel position, the column
 value landing on each pixel and sums them; AffineGrid is one MatMul of the constant base grid with the
 transposed matrices; GridSample computes each axis's taps and weights from the grid with elementwise
-ops and gathers the input's flattened spatial axes; TensorScatter picks, per cache position, the
-update written there (or keeps the cache) with GatherElements and Where.
+ops and gathers the input's flattened spatial axes (RoiAlign likewise, its sample points computed per box from
+the box's corners); TensorScatter picks, per cache position, the update written there (or keeps the cache) with
+GatherElements and Where.
 """
 
 from __future__ import annotations
@@ -266,8 +267,112 @@ def _decompose_grid_sample(graph, node) -> bool:
     return True
 
 
+def _roi_grid(node, rois) -> tuple[int, int] | None:
+    """RoiAlign's samples per output cell along (y, x): the sampling ratio, or, when it is 0 (adaptive), the one
+    count every (constant) box gives; None when the count would depend on boxes known only at run time."""
+    ratio = node.attrs.get("sampling_ratio", 0)
+    if ratio > 0:
+        return ratio, ratio
+    if rois.const is None or rois.const.size == 0:
+        return None
+    half = node.attrs.get("coordinate_transformation_mode", "half_pixel") == "half_pixel"
+    box = np.asarray(rois.const, np.float64) * node.attrs.get("spatial_scale", 1.0)
+    counts = []
+    for extent, cells in ((box[:, 3] - box[:, 1], node.attrs.get("output_height", 1)),
+                          (box[:, 2] - box[:, 0], node.attrs.get("output_width", 1))):
+        each = np.ceil((extent if half else np.maximum(extent, 1.0)) / cells)
+        if len(set(each.tolist())) != 1:
+            return None
+        counts.append(int(each[0]))
+    return counts[0], counts[1]
+
+
+def _roi_axis(s: _Sampler, scaled, axis: str, column: int, cells: int, samples: int, size: int, half: bool):
+    """For one image axis, from the (R, 4) scaled boxes: the (R, cells * samples) sample coordinates' clipped low
+    and high pixel indices (int64), their weights, and whether each sample lies within [-1, size]."""
+    b = s.b
+    start = s.op("Gather", scaled, b.named(column, f"{axis}_start_column"), axis=1, tag=f"{axis}_start")
+    end = s.op("Gather", scaled, b.named(column + 2, f"{axis}_end_column"), axis=1, tag=f"{axis}_end")
+    extent = s.op("Sub", end, start, tag=f"{axis}_extent")
+    if not half:
+        extent = s.op("Max", extent, s.num(1.0, "one"), tag=f"{axis}_extent_at_least_one")
+    cell = s.op("Div", extent, s.num(float(cells), f"{axis}_cells"), tag=f"{axis}_cell")
+    offsets = np.array([c + (i + 0.5) / samples for c in range(cells) for i in range(samples)])
+    at = s.op("Add", s.op("Unsqueeze", start, b.named([1], "last_axis"), tag=f"{axis}_start_column_vector"),
+              s.op("Mul", s.op("Unsqueeze", cell, b.named([1], "last_axis"), tag=f"{axis}_cell_column_vector"),
+                   b.named(offsets, f"{axis}_offsets", s.dtype), tag=f"{axis}_offset"), tag=f"{axis}_samples")
+    inside = s.op("And", s.op("GreaterOrEqual", at, s.num(-1.0, "minus_one"), tag=f"{axis}_above"),
+                  s.op("LessOrEqual", at, s.num(float(size), f"{axis}_size"), tag=f"{axis}_below"),
+                  tag=f"{axis}_inside")
+    clipped = s.op("Clip", at, s.num(0.0, "zero"), s.num(size - 1.0, f"{axis}_last"), tag=f"{axis}_clipped")
+    low = s.op("Floor", clipped, tag=f"{axis}_low")
+    high = s.op("Min", s.op("Add", low, s.num(1.0, "one"), tag=f"{axis}_next"), s.num(size - 1.0, f"{axis}_last"),
+                tag=f"{axis}_high")
+    frac = s.op("Sub", clipped, low, tag=f"{axis}_frac")
+    weights = (s.op("Sub", s.num(1.0, "one"), frac, tag=f"{axis}_low_weight"), frac)
+    indices = tuple(s.op("Cast", v, to="int64", tag=f"{axis}_{name}_index") for v, name in ((low, "low"), (high, "high")))
+    return indices, weights, inside
+
+
+def _decompose_roi_align(graph, node) -> bool:
+    """Per box, the sample coordinates of every output cell along y and x (elementwise from the box), their
+    bilinear taps gathered from the input's (N * H * W, C) pixel rows, weighted, zeroed outside [-1, size], then
+    averaged (or, mode "max", maxed) over each cell's samples."""
+    x, rois, batch_indices = node.inputs
+    grid = _roi_grid(node, rois)
+    if grid is None:
+        return "an adaptive sampling_ratio (0) samples each box by its size, known only when the model runs"
+    if not _static(x) or len(x.shape) != 4:
+        return False
+    n, c, h, w = x.shape
+    a = node.attrs
+    cells = (a.get("output_height", 1), a.get("output_width", 1))
+    half = a.get("coordinate_transformation_mode", "half_pixel") == "half_pixel"
+    b = Builder.replacing(node)
+    s = _Sampler(b, x.dtype)
+    scaled = s.op("Mul", rois, s.num(float(a.get("spatial_scale", 1.0)), "spatial_scale"), tag="scaled_boxes")
+    if half:
+        scaled = s.op("Sub", scaled, s.num(0.5, "half"), tag="shifted_boxes")
+    (y_low, y_high), (y_low_w, y_high_w), y_inside = _roi_axis(s, scaled, "y", 1, cells[0], grid[0], h, half)
+    (x_low, x_high), (x_low_w, x_high_w), x_inside = _roi_axis(s, scaled, "x", 0, cells[1], grid[1], w, half)
+    pixels = s.op("Reshape", s.op("Transpose", x, perm=[0, 2, 3, 1], tag="channels_last"),
+                  b.named([n * h * w, c], "pixel_rows"), tag="pixels")
+    image = s.op("Mul", s.op("Cast", batch_indices, to="int64", tag="image_index"), b.named(h * w, "image_size"),
+                 tag="image_start")
+    image = s.op("Unsqueeze", image, b.named([1, 2], "sample_axes"), tag="image_start_per_sample")
+    terms = []
+    for yi, yw, yname in ((y_low, y_low_w, "low"), (y_high, y_high_w, "high")):
+        row = s.op("Unsqueeze", s.op("Mul", yi, b.named(w, "row_length"), tag=f"y_{yname}_row"), b.named([2], "x_axis"),
+                   tag=f"y_{yname}_rows")
+        for xi, xw, xname in ((x_low, x_low_w, "low"), (x_high, x_high_w, "high")):
+            tap = f"{yname}_{xname}"
+            at = s.op("Add", s.op("Add", image, row, tag=f"row_start_{tap}"),
+                      s.op("Unsqueeze", xi, b.named([1], "y_axis"), tag=f"x_{xname}_columns"), tag=f"pixel_{tap}")
+            picked = s.op("Gather", pixels, at, axis=0, tag=f"picked_{tap}")
+            weight = s.op("Mul", s.op("Unsqueeze", yw, b.named([2], "x_axis"), tag=f"y_{yname}_weights"),
+                          s.op("Unsqueeze", xw, b.named([1], "y_axis"), tag=f"x_{xname}_weights"), tag=f"weight_{tap}")
+            weight = s.op("Unsqueeze", weight, b.named([3], "channel_axis"), tag=f"weight_{tap}_per_channel")
+            terms.append(s.op("Mul", picked, weight, tag=f"term_{tap}"))
+    pooled_max = a.get("mode", "avg") == "max"
+    value = b.op("Max" if pooled_max else "Sum", *terms, suffix="bilinear")
+    inside = s.op("And", s.op("Unsqueeze", y_inside, b.named([2], "x_axis"), tag="y_inside_grid"),
+                  s.op("Unsqueeze", x_inside, b.named([1], "y_axis"), tag="x_inside_grid"), tag="inside")
+    kept = s.op("Unsqueeze", s.op("Cast", inside, to=str(np.dtype(x.dtype)), tag="kept"),
+                b.named([3], "channel_axis"), tag="kept_per_channel")
+    value = s.op("Mul", value, kept, tag="sampled")
+    # (boxes * cell rows, samples per row, cell columns, samples per column, C): rank 5, which Core ML still holds
+    cellwise = s.op("Reshape", value, b.named([-1, grid[0], cells[1], grid[1], c], "cell_samples"),
+                    tag="cell_samples")
+    pooled = s.op("ReduceMax" if pooled_max else "ReduceMean", cellwise, b.named([1, 3], "sample_axes_of_cells"),
+                  keepdims=0, tag="pooled")
+    pooled = s.op("Reshape", pooled, b.named([-1, cells[0], cells[1], c], "pooled_shape"), tag="pooled_boxes")
+    graph.replace_node(node, [s.op("Transpose", pooled, perm=[0, 3, 1, 2], tag="output")])
+    return True
+
+
 set_decomposition("MaxUnpool", _decompose_max_unpool)
 set_decomposition("Col2Im", _decompose_col2im)
 set_decomposition("AffineGrid", _decompose_affine_grid)
 set_decomposition("TensorScatter", _decompose_tensor_scatter)
 set_decomposition("GridSample", _decompose_grid_sample)
+set_decomposition("RoiAlign", _decompose_roi_align)

@@ -3,7 +3,8 @@
 `legalize(graph, blocker, target)` decomposes every node for which `blocker(node)` gives a reason
 (the target has no rule for the op, or its rule does not take this configuration: a registry's
 `blocker`), repeating until nothing changes, and raises one error listing every node left with its
-reason. A decomposition returns False when it does not cover a node's configuration.
+reason. A decomposition returns False (or a string saying why) when it does not cover a node's configuration;
+the why joins the node's reason.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def legalize(graph: Graph, blocker: Callable[[Node], str | None], target: str) -
 
 def _legalize(graph: Graph, blocker, target: str, report: BlockerReport) -> None:
     """Decompose what `blocker` rejects in `graph` and its subgraphs; add what stays to `report`."""
+    uncovered: dict[str, str] = {}  # node name -> why its decomposition does not cover it
     for _ in range(8):  # decompositions may produce ops that decompose further
         pending = [n for n in graph.nodes if blocker(n) is not None]
         if not pending:
@@ -32,13 +34,17 @@ def _legalize(graph: Graph, blocker, target: str, report: BlockerReport) -> None
         changed = False
         for node in pending:
             schema = op_schema.get(node.op)
-            if schema is not None and schema.decompose is not None and schema.decompose(graph, node):
+            done = schema.decompose(graph, node) if schema is not None and schema.decompose is not None else False
+            if isinstance(done, str):
+                uncovered[node.name] = done
+            elif done:
                 changed = True
         if not changed:
             break
     for node in graph.nodes:
         reason = blocker(node)
         if reason is not None:
-            report.add(node.op, node.name, reason)
+            why = uncovered.get(node.name)
+            report.add(node.op, node.name, f"{reason} ({why})" if why else reason)
         for g in node.subgraphs():
             _legalize(g, blocker, target, report)
