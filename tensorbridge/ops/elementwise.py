@@ -534,6 +534,8 @@ set_decomposition("Acosh", _decompose_formula(lambda b, x, c, _: b.op("Log", b.o
 set_decomposition("Atanh", _decompose_formula(lambda b, x, c, _: b.op("Mul", c("half", 0.5), b.op(
     "Log", b.op("Div", b.op("Add", c("one", 1.0), x), b.op("Sub", c("one_", 1.0), x))))))
 set_decomposition("Celu", _decompose_formula(_celu))
+set_decomposition("Mish", _decompose_formula(lambda b, x, c, _: b.op("Mul", x, b.op("Tanh", b.op("Softplus", x)))))
+set_decomposition("IsNaN", _decompose_formula(lambda b, x, c, _: b.op("Not", b.op("Equal", x, x))))
 set_decomposition("Shrink", _decompose_formula(_shrink))
 set_decomposition("Swish", _decompose_formula(_swish))
 set_decomposition("ThresholdedRelu", _decompose_formula(lambda b, x, c, a: b.op(

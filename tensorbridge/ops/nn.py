@@ -630,6 +630,40 @@ def group_normalization(X, scale, bias, *, epsilon, num_groups, stash_type):
     return (y * scale.reshape(bshape) + bias.reshape(bshape)).astype(X.dtype)
 
 
+def _decompose_group_norm(graph, node) -> bool:
+    """Channels-first x as (N, groups, rest): (x - mean) / sqrt(variance + epsilon) over the rest, reshaped back,
+    times the per-channel scale plus the bias; computed in float32 (stash_type 1) for narrower x."""
+    x, scale, bias = node.inputs
+    if node.attrs.get("layout", "NCHW") != "NCHW" or x.shape is None or len(x.shape) < 3 \
+            or not all(isinstance(d, int) for d in x.shape[1:]) or x.dtype is None:
+        return False
+    c, groups = x.shape[1], node.attrs["num_groups"]
+    b = Builder.replacing(node)
+    wide = x.dtype if x.dtype.itemsize >= 4 or node.attrs.get("stash_type", 1) != 1 else np.dtype(np.float32)
+    xf = b.op("Cast", x, to=str(wide), suffix="stashed") if wide != x.dtype else x
+    grouped = b.op("Reshape", xf, b.named([0, groups, -1], "group_shape"), suffix="grouped")
+    last = b.named([2], "group_axis")
+    centred = b.op("Sub", grouped, b.op("ReduceMean", grouped, last, keepdims=1, suffix="mean"), suffix="centred")
+    variance = b.op("ReduceMean", b.op("Mul", centred, centred, suffix="squares"), last, keepdims=1, suffix="variance")
+    deviation = b.op("Sqrt", b.op("Add", variance, b.named(node.attrs.get("epsilon", 1e-5), "epsilon", wide),
+                                  suffix="variance_epsilon"), suffix="deviation")
+    normal = b.op("Reshape", b.op("Div", centred, deviation, suffix="normal_groups"),
+                  b.named([0, *x.shape[1:]], "channel_shape"), suffix="normal")
+    per_channel = b.named([c] + [1] * (len(x.shape) - 2), "per_channel")
+    scaled = b.op("Mul", normal, b.op("Reshape", _as(b, scale, wide), per_channel, suffix="channel_scale"),
+                  suffix="scaled")
+    y = b.op("Add", scaled, b.op("Reshape", _as(b, bias, wide), per_channel, suffix="channel_bias"), suffix="shifted")
+    graph.replace_node(node, [b.op("Cast", y, to=str(x.dtype)) if wide != x.dtype else y])
+    return True
+
+
+def _as(b: Builder, value, dtype):
+    return value if value.dtype == dtype else b.op("Cast", value, to=str(dtype))
+
+
+set_decomposition("GroupNormalization", _decompose_group_norm)
+
+
 @op("LRN", layout=IMPLICIT, family=F, infer=same_as(0),
     attrs={"size": Attr("int"), "alpha": Attr("float", 1e-4), "beta": Attr("float", 0.75),
            "bias": Attr("float", 1.0), "layout": LAYOUT},
@@ -738,6 +772,28 @@ def dropout(data, ratio=None, training_mode=None, *, seed):
     rng = np.random.default_rng(seed)
     mask = rng.uniform(size=data.shape) >= r
     return (data * mask / (1 - r)).astype(data.dtype), mask
+
+
+def _decompose_inference_dropout(graph, node):
+    """At inference (or with a ratio of 0): the data, and (when read) a mask of all True."""
+    training = node.input(2) if len(node.inputs) > 2 else None
+    ratio = node.input(1) if len(node.inputs) > 1 else None
+    if training is not None and (training.const is None or bool(np.asarray(training.const))) and \
+            (ratio is None or ratio.const is None or float(np.asarray(ratio.const)) != 0):
+        return "dropout in training mode draws a random mask"
+    x = node.inputs[0]
+    masked = len(node.outputs) > 1 and node.outputs[1] is not None
+    if masked and (x.shape is None or not shapes.is_static(x.shape)):
+        return "the mask of a dropout of dynamic shape"
+    b = Builder.replacing(node)
+    outputs = [b.op("Identity", x)]
+    if masked:
+        outputs.append(b.op("Identity", b.named(np.ones(x.shape, bool), "kept"), suffix="mask"))
+    graph.replace_node(node, outputs)
+    return True
+
+
+set_decomposition("Dropout", _decompose_inference_dropout)
 
 
 # -- dense algebra ------------------------------------------------------------------------------

@@ -693,6 +693,24 @@ def trilu(input, k=None, *, upper):
     return np.triu(input, kk) if upper else np.tril(input, kk)
 
 
+def _decompose_trilu(graph, node):
+    """Where(the triangle's constant mask over the last two dims, x, 0)."""
+    x, k = node.input(0), node.input(1) if len(node.inputs) > 1 else None
+    if x.shape is None or len(x.shape) < 2 or not all(isinstance(d, int) for d in x.shape[-2:]):
+        return False
+    if k is not None and k.const is None:
+        return "a diagonal offset computed when the model runs"
+    offset = 0 if k is None else int(np.asarray(k.const).reshape(-1)[0])
+    ones = np.ones(x.shape[-2:], bool)
+    b = Builder.replacing(node)
+    mask = b.named(np.triu(ones, offset) if node.attrs.get("upper", 1) else np.tril(ones, offset), "triangle")
+    graph.replace_node(node, [b.op("Where", mask, x, b.named(np.zeros((), x.dtype), "zero"))])
+    return True
+
+
+set_decomposition("Trilu", _decompose_trilu)
+
+
 @op("NonZero", inputs="X", family=F, layout=TERMINATE,
     infer=lambda i, a: [(np.dtype(np.int64), (len(i[0].shape) if i[0].shape is not None else None, None))],
     doc="Indices of non-zero elements. Equivalents: torch.nonzero (transposed), tf.where(x).")

@@ -90,7 +90,7 @@ def build(graph: Graph, layout: LayoutOptions | None = None, opset: str = "iOS15
                 continue  # it reads a node the builder refused (reported)
             try:
                 REGISTRY.export_rule(node.op).write(writer, node)
-            except (ValueError, TypeError) as e:  # the builder's own type and shape checks
+            except (ValueError, TypeError, IndexError) as e:  # the builder's own type and shape checks
                 report.add(node.op, node.name, f"coremltools' builder refused it: {str(e).splitlines()[0][:200]}")
         report.raise_if_any()
         function.set_outputs(writer.outputs())
@@ -116,12 +116,19 @@ def _dims(shape) -> str:
 
 
 def _check_types(g: Graph) -> None:
+    """Every tensor's dtype, and the inputs' rank: Core ML's inputs have at least one dim."""
     report = BlockerReport("export to Core ML", "coreml")
     for node in g.nodes:
         for v in [*node.inputs, *node.outputs]:
             if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
                 report.add(node.op, node.name, f"Core ML has no {np.dtype(v.dtype).name} tensors ({v.name})")
                 break
+    for v in g.outputs:
+        if v.producer is None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
+            report.add("output", v.name, f"Core ML has no {np.dtype(v.dtype).name} tensors")
+    for x in g.inputs:
+        if x.shape is not None and len(x.shape) == 0:
+            report.add("input", x.name, "a rank-0 input: Core ML's inputs have at least one dim")
     report.raise_if_any()
 
 

@@ -16,7 +16,8 @@ from tensorbridge.rules.coreml.base import R, axes_of, check_const_inputs, const
 
 #: IR op -> MIL op of one input `x`
 UNARY = {"Abs": "abs", "Acos": "acos", "Asin": "asin", "Atan": "atan", "Atanh": "atanh", "Ceil": "ceil",
-         "Cos": "cos", "Cosh": "cosh", "Erf": "erf", "Exp": "exp", "Floor": "floor", "Sign": "sign", "Sin": "sin",
+         "Cos": "cos", "Cosh": "cosh", "Erf": "erf", "Exp": "exp", "Floor": "floor", "Round": "round", "Sign": "sign",
+         "Sin": "sin",
          "Sinh": "sinh", "Sqrt": "sqrt", "Tan": "tan", "Tanh": "tanh", "Relu": "relu", "Sigmoid": "sigmoid",
          "Softsign": "softsign", "Softplus": "softplus", "SiLU": "silu", "Not": "logical_not",
          "Identity": "identity"}
@@ -73,6 +74,12 @@ for _ir, _mil in BINARY.items():
 @R.exports("Neg", check=_float)
 def write_neg(w, node):
     w.set(node.outputs[0], w.mb.mul(x=w.x(node.input(0)), y=np.array(-1, node.input(0).dtype), name=w.name(node)))
+
+
+@R.exports("Mod", check=_all(two_inputs, lambda n: "C's fmod (Core ML's mod takes the divisor's sign)"
+                             if n.attrs.get("fmod", 0) else None))
+def write_mod(w, node):
+    w.set(node.outputs[0], w.mb.mod(x=w.x(node.input(0)), y=w.x(node.input(1)), name=w.name(node)))
 
 
 @R.exports("Reciprocal", "Log", check=_float)
@@ -308,7 +315,18 @@ def write_dense(w, node):
 @R.exports("MatMul", check=lambda n: None if all(known(v) and len(v.shape) >= 1 for v in n.inputs)
            else "Core ML multiplies matrices of known rank")
 def write_matmul(w, node):
-    w.set(node.outputs[0], w.mb.matmul(x=w.x(node.input(0)), y=w.x(node.input(1)), name=w.name(node)))
+    """A vector operand is made a matrix (a row on the left, a column on the right) and its axis squeezed from
+    the product, as NumPy's matmul does: coremltools' matmul takes matrices only."""
+    x, y = node.input(0), node.input(1)
+    vectors = [-2] if len(x.shape) == 1 else []
+    vectors += [-1] if len(y.shape) == 1 else []
+    if not vectors:
+        return w.set(node.outputs[0], w.mb.matmul(x=w.x(x), y=w.x(y), name=w.name(node)))
+    left = w.mb.expand_dims(x=w.x(x), axes=[0], name=w.name(node, "row")) if len(x.shape) == 1 else w.x(x)
+    right = w.mb.expand_dims(x=w.x(y), axes=[-1], name=w.name(node, "column")) if len(y.shape) == 1 else w.x(y)
+    product = w.mb.matmul(x=left, y=right, name=w.name(node, "product"))
+    w.set(node.outputs[0], w.mb.squeeze(x=product, axes=vectors if len(vectors) == 1 else [-2, -1],
+                                        name=w.name(node)))
 
 
 @R.exports("Gemm", check=_float)

@@ -101,6 +101,30 @@ def write_gather_nd(w, node):
     _moved_as_int(w, node, lambda x, name: w.mb.gather_nd(x=x, indices=w.x(node.input(1)), name=name))
 
 
+#: ScatterND's reductions -> scatter_nd's modes
+SCATTER_MODES = {"none": "update", "add": "add", "mul": "mul", "max": "max", "min": "min"}
+
+
+@R.exports("ScatterND", check=lambda n: None if known(n.input(0)) and known(n.input(1))
+           else "Core ML scatters into tensors of known shape")
+def write_scatter_nd(w, node):
+    """scatter_nd with the reduction's mode; negative indices counted from the end first (constant ones here,
+    others by a select)."""
+    data, idx, updates = node.inputs
+    lead = np.array(data.shape[:idx.shape[-1]], np.int32)
+    if idx.const is not None:
+        indices = w.x(idx)
+        indices = np.where(indices < 0, indices + lead, indices).astype(np.int32)
+    else:
+        at = w.x(idx)
+        indices = w.mb.select(cond=w.mb.less(x=at, y=np.int32(0), name=w.name(node, "negative")),
+                              a=w.mb.add(x=at, y=lead, name=w.name(node, "from_end")), b=at,
+                              name=w.name(node, "indices"))
+    w.set(node.outputs[0], w.mb.scatter_nd(data=w.x(data), indices=indices, updates=w.x(updates),
+                                           mode=SCATTER_MODES[node.attrs.get("reduction", "none")],
+                                           name=w.name(node)))
+
+
 def _check_pad(node):
     pads = const(node.input(1))
     if pads is None or (len(node.inputs) > 2 and node.input(2) is not None and node.input(2).const is None):

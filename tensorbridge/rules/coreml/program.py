@@ -55,6 +55,12 @@ def rsqrt(imp, op):
     return imp.b.op("Reciprocal", imp.b.op("Sqrt", _add_epsilon(imp, "epsilon", 1e-12), suffix="sqrt"))
 
 
+@mil("mod", produces="Mod")
+def mod(imp, op):
+    """x % y with the divisor's sign (Python's), ONNX's Mod with fmod 0."""
+    return imp.b.op("Mod", imp.x, imp.tensor("y"), fmod=0)
+
+
 @mil("square", produces="Mul")
 def square(imp, op):
     return imp.b.op("Mul", imp.x, imp.x)

@@ -6,6 +6,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.coreml.base import mil
+from tensorbridge.rules.coreml.export_shape import SCATTER_MODES
 from tensorbridge.rules.coreml.program import _ints, _scalar
 
 PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
@@ -132,6 +133,17 @@ def gather_nd(imp, op):
         raise ModelError("a gather_nd with batch_dims")
     imp.const("validate_indices", False)
     return imp.b.op("GatherND", imp.x, imp.tensor("indices"))
+
+
+@mil("scatter_nd", produces="ScatterND")
+def scatter_nd(imp, op):
+    modes = {mode: reduction for reduction, mode in SCATTER_MODES.items()}
+    mode = str(imp.const("mode", "add"))
+    if mode not in modes:
+        raise ModelError(f"a scatter_nd of mode {mode!r}")
+    imp.const("validate_indices", False)
+    return imp.b.op("ScatterND", imp.tensor("data"), imp.tensor("indices"), imp.tensor("updates"),
+                    reduction=modes[mode])
 
 
 @mil("pad", produces="Pad")

@@ -204,7 +204,12 @@ def read_op_tri(imp, op, args, kwargs, node):
 
 @R.exports("Trilu")
 def write_trilu(em, node):
+    """ops.triu / ops.tril; a diagonal offset beyond the matrix (TensorFlow's band part refuses it) is clamped to
+    its edge, where the triangle is already all or nothing."""
     k = int(const_operand(node.input(1)).ravel()[0]) if node.input(1) is not None else 0
+    rows, cols = (node.inputs[0].shape or (None, None))[-2:]
+    if isinstance(rows, int) and isinstance(cols, int):
+        k = max(-rows, min(k, cols))
     fn = "ops.triu" if node.attrs.get("upper", 1) else "ops.tril"
     em.out(node, P.call(fn, em.tensor(node.inputs[0]), k=k))
 
