@@ -122,3 +122,28 @@ def test_softcap_masks_and_scores_as_onnxruntime_computes_them(tmp_path, mode, m
             lowest = np.finfo(np.float32).min
             np.testing.assert_allclose(np.maximum(got[v.name], lowest), e, rtol=1e-5, atol=1e-5,
                                        err_msg=f"{v.name} {decomposed=}")
+
+
+def _multi_query(tmp_path) -> str:
+    """4-D causal attention of four query heads over one key/value head (Falcon's multi-query attention)."""
+    f = TensorProto.FLOAT
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=1)
+    graph = helper.make_graph(
+        [node], "multi_query",
+        [helper.make_tensor_value_info("q", f, [B, HEADS, S, D]),
+         helper.make_tensor_value_info("k", f, [B, 1, S, D]), helper.make_tensor_value_info("v", f, [B, 1, S, D])],
+        [helper.make_tensor_value_info("y", f, [B, HEADS, S, D])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    model.ir_version = 10
+    path = tmp_path / "multi_query.onnx"
+    onnx.save(model, path)
+    return str(path)
+
+
+@pytest.mark.parametrize("target, dest", [("keras", "k"), ("tflite", "m.tflite"), ("torch", "t")])
+def test_one_key_head_for_every_query_head(tmp_path, target, dest):
+    pytest.importorskip("tensorflow" if target != "torch" else "torch")
+    src = _multi_query(tmp_path)
+    written = tb.save(tb.load(src), tmp_path / dest, to=target)
+    report = tb.verify(src, written)
+    assert report.ok, report.summary()

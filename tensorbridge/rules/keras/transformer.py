@@ -139,7 +139,11 @@ def write_attention(em, node):
         kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
     if a.get("scale") is not None:
         kw["scale"] = a["scale"]
-    y = P.call("ops.transpose", P.call("ops.dot_product_attention", bthd(q), bthd(k), bthd(v), **kw), (0, 2, 1, 3))
+    key, value = bthd(k), bthd(v)
+    heads = q.shape[1]
+    if k.shape[1] == 1 and isinstance(heads, int) and heads > 1:  # one key head for all: Keras on TensorFlow
+        key, value = (P.call("ops.repeat", t, heads, axis=2) for t in (key, value))  # fails to broadcast it
+    y = P.call("ops.transpose", P.call("ops.dot_product_attention", bthd(q), key, value, **kw), (0, 2, 1, 3))
     if masked_rows:  # a query that sees no key attends to nothing (0), where Keras would average every value
         attended = em.namer.name(f"{node.outputs[0].name}_attended", "t")
         em.body.append(P.assign([attended], y))
