@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tensorbridge.ir import dtypes
+
 #: the IR ops on string tensors
 STRING_OPS = ("RegexFullMatch", "StringConcat", "StringNormalizer", "StringSplit")
 
@@ -62,6 +64,8 @@ class Registry:
         #: attribute variants (schema.set_lowering) the framework's writer carries out itself; `api.save` lowers
         #: the others before the writer sees the graph
         self.variants = frozenset(variants)
+        #: `fn(node, dtype name) -> reason or None`: a tensor type the framework's writer cannot hold (see `holds`)
+        self.dtype_reason: Callable | None = None
 
     # -- declaring ---------------------------------------------------------------------------------
     def add_import(self, rule: ImportRule) -> ImportRule:
@@ -106,6 +110,11 @@ class Registry:
         """The framework cannot express `op` at all (the support matrix shows `reason`)."""
         self.refused[op] = reason
 
+    def holds(self, reason: Callable) -> None:
+        """The writer takes no node reading or writing a tensor of a type for which `reason(node, dtype name)`
+        gives a reason (checked before the op's own rule)."""
+        self.dtype_reason = reason
+
     def refuses_strings(self, reason: str) -> None:
         """The framework has no string tensors: none of the IR's string ops."""
         for op in STRING_OPS:
@@ -123,6 +132,11 @@ class Registry:
         rule = self._exports.get(node.op)
         if rule is None:
             return self.refused.get(node.op, f"{self.framework} has no rule for {node.op}")
+        if self.dtype_reason is not None:
+            for v in (*node.inputs, *node.outputs):
+                why = self.dtype_reason(node, dtypes.name(v.dtype)) if v is not None and v.dtype is not None else None
+                if why:
+                    return why
         return rule.check(node) if rule.check is not None else None
 
     def import_rules(self, kind: str | None = None) -> list[ImportRule]:

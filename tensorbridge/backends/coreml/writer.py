@@ -21,6 +21,7 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.coreml import coremltools
+from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.passes.decompose import legalize
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget
@@ -116,16 +117,19 @@ def _dims(shape) -> str:
 
 
 def _check_types(g: Graph) -> None:
-    """Every tensor's dtype, and the inputs' rank: Core ML's inputs have at least one dim."""
+    """Every tensor's dtype and rank (at most 5), and the inputs' rank: Core ML's inputs have at least one dim."""
     report = BlockerReport("export to Core ML", "coreml")
     for node in g.nodes:
         for v in [*node.inputs, *node.outputs]:
             if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
-                report.add(node.op, node.name, f"Core ML has no {np.dtype(v.dtype).name} tensors ({v.name})")
+                report.add(node.op, node.name, f"Core ML has no {dtypes.name(v.dtype)} tensors ({v.name})")
                 break
+    for node in g.nodes:
+        if any(v is not None and v.shape is not None and len(v.shape) > 5 for v in [*node.inputs, *node.outputs]):
+            report.add(node.op, node.name, "a tensor of more than 5 dims (Core ML holds at most 5)")
     for v in g.outputs:
         if v.producer is None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
-            report.add("output", v.name, f"Core ML has no {np.dtype(v.dtype).name} tensors")
+            report.add("output", v.name, f"Core ML has no {dtypes.name(v.dtype)} tensors")
     for x in g.inputs:
         if x.shape is not None and len(x.shape) == 0:
             report.add("input", x.name, "a rank-0 input: Core ML's inputs have at least one dim")

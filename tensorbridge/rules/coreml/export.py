@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.ir import dtypes
 from tensorbridge.reference.kernels.conv import resolve_pads
 from tensorbridge.rules.core import two_inputs
 from tensorbridge.rules.coreml.base import R, axes_of, check_const_inputs, const, known, positive
@@ -161,10 +162,10 @@ def write_variadic_sum(w, node):
     w.set(node.outputs[0], total)
 
 
-@R.exports("Cast", check=lambda n: None if np.dtype(n.attrs["to"]) in DTYPE_NAMES
-           else f"Core ML has no {np.dtype(n.attrs['to']).name} tensors")
+@R.exports("Cast", check=lambda n: None if dtypes.dtype(n.attrs["to"]) in DTYPE_NAMES
+           else f"Core ML has no {dtypes.name(dtypes.dtype(n.attrs['to']))} tensors")
 def write_cast(w, node):
-    w.set(node.outputs[0], w.mb.cast(x=w.x(node.input(0)), dtype=DTYPE_NAMES[np.dtype(node.attrs["to"])],
+    w.set(node.outputs[0], w.mb.cast(x=w.x(node.input(0)), dtype=DTYPE_NAMES[dtypes.dtype(node.attrs["to"])],
                                      name=w.name(node)))
 
 

@@ -22,10 +22,17 @@ from tensorbridge.codegen.rule_helpers import Unsupported, int_operand  # noqa: 
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
+from tensorbridge.ops import schema as op_schema
 from tensorbridge.rules.core import ImportRule, Registry
 
 R = Registry("keras")
-R.refuses_strings("keras.ops has no string operations")
+STRINGS = "keras.ops has no string operations"
+R.refuses_strings(STRINGS)
+#: tensor types Keras code computes on
+KERAS_DTYPES = {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                "uint32", "uint64", "bool"}
+R.holds(lambda node, name: None if name in KERAS_DTYPES else STRINGS if name == "string"
+        else f"Keras code holds no {name} tensors")
 layer = functools.partial(R.imports, kind="layer")
 keras_op = functools.partial(R.imports, kind="op")
 
@@ -77,6 +84,8 @@ def _write_activation_layer(name: str):
 def _write_call(fn: str):
     def write(em, node):
         vals = [em.tensor(v) for v in node.inputs]
+        if len(vals) == 1 and op_schema.get(node.op).inputs[0].variadic:  # Max/Min of one operand: that operand
+            return em.alias(node, vals[0])
         expr = vals[0] if len(vals) > 1 else P.call(fn, vals[0])
         for v in vals[1:]:
             expr = P.call(fn, expr, v)

@@ -22,8 +22,9 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import ImportRule, Registry
 
+STRINGS = "PyTorch has no string tensors"
 R = Registry("torch")
-R.refuses_strings("PyTorch has no string tensors")
+R.refuses_strings(STRINGS)
 aten = functools.partial(R.imports, kind="aten")
 pt2e = functools.partial(R.imports, kind="pt2e")
 python_op = functools.partial(R.imports, kind="python")
@@ -32,6 +33,24 @@ higher_order = functools.partial(R.imports, kind="higher_order")  # torch.ops.hi
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
                 "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",
                 "int16": "torch.int16", "int8": "torch.int8", "uint8": "torch.uint8", "bool": "torch.bool"}
+
+
+#: ops that only move or reinterpret elements: all that torch's wide unsigned types have kernels for
+_MOVES = {"Cast", "CastLike", "BitCast", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"}
+
+
+def _held(node, name: str) -> str | None:
+    """Why PyTorch code cannot compute `node` on a tensor of type `name` (None: it can)."""
+    if name in TORCH_DTYPES:
+        return None
+    if name == "string":
+        return STRINGS
+    if name in ("uint16", "uint32", "uint64"):
+        return None if node.op in _MOVES else f"torch's {name} tensors have kernels only to cast and move them"
+    return f"PyTorch code holds no {name} tensors"
+
+
+R.holds(_held)
 
 
 def dtype_name(dt) -> str:
