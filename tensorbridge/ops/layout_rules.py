@@ -192,9 +192,12 @@ def top_k(p, node, perm, rank: int):
 
 def per_axis_operands(*indices: int):
     """An implicit op's constant operands with one entry per axis (or starts then ends, as Resize's roi)
-    follow the permutation its data input is held under."""
+    follow the permutation its data input is held under; when the node lists its `axes`, those follow it."""
     def permute(p, node, perm) -> None:
         rank = len(perm)
+        if node.attrs.get("axes"):  # the operands hold entries for the listed axes, which move instead
+            node.attrs["axes"] = [list(perm).index(a % rank) for a in node.attrs["axes"]]
+            return
         for index in indices:
             v = node.input(index)
             if v is None or v.const is None or v.const.size == 0:

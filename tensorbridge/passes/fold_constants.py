@@ -44,20 +44,30 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
             _replace(graph, node, [run_node(node, [np.empty(node.inputs[0].shape, np.uint8)])[0]])
             continue
         if schema is None or not schema.foldable or node.op in keep or not node.inputs or \
-                any(v is not None and v.const is None for v in node.inputs):
+                any(v is not None and _data(v) is None for v in node.inputs):
             continue
         if keep_learned and any(v is not None and v.learned for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
             continue
         size = sum(_bytes(v.shape, v.dtype) for v in node.outputs)
-        growth = size - 8 * sum(v.const.nbytes for v in node.inputs if v is not None)
+        growth = size - 8 * sum(_data(v).nbytes for v in node.inputs if v is not None)
         if size > max_bytes or growth > min(FREE_BYTES, budget):
             log.debug("not folding %s %r: its %d-byte result is beyond the folding budget", node.op, node.name, size)
             continue
         budget -= max(growth, 0)
-        _replace(graph, node, run_node(node, [None if v is None else v.const for v in node.inputs]))
+        _replace(graph, node, run_node(node, [None if v is None else _data(v) for v in node.inputs]))
     return graph
+
+
+def _data(v):
+    """A value's data when it is known before the model runs: its constant, or, for a value of static shape with
+    no elements (a reduction over an empty axis, say), that empty array: what reads it depends on its shape only."""
+    if v.const is not None:
+        return v.const
+    if v.shape is not None and shapes.is_static(v.shape) and 0 in v.shape and v.dtype is not None:
+        return np.zeros(v.shape, v.dtype)
+    return None
 
 
 def fold_value(v, max_bytes: int = 1 << 20, depth: int = 64):

@@ -103,7 +103,9 @@ class FlaxEmitter(CodeEmitter):
         arr = _in_32_bits(np.asarray(v.const), v.name)
         dtype = P.name(_jax_dtype(arr.dtype, v.name))
         learned = v.learned
-        if not learned and arr.size > 1 and (arr == arr.ravel()[0]).all():
+        if not learned and arr.size == 0:  # a nested list of no elements would lose the trailing dims
+            expr = P.call("jnp.zeros", tuple(arr.shape), dtype=dtype)
+        elif not learned and arr.size > 1 and (arr == arr.ravel()[0]).all():
             expr = P.call("jnp.full", tuple(arr.shape), arr.ravel()[0].item(), dtype=dtype)
         elif not learned and arr.size <= INLINE_LIMIT:
             expr = P.call("jnp.array", arr.tolist(), dtype=dtype)

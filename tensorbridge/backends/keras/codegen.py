@@ -278,6 +278,8 @@ class KerasEmitter(CodeEmitter):
     def constant(self, v: Value) -> ast.expr:
         arr = np.asarray(v.const)
         dt = dtypes.name(arr.dtype)
+        if arr.size == 0:  # a nested list of no elements would lose the trailing dims
+            return P.call("np.zeros", tuple(arr.shape), dtype=dt)
         if arr.size > 1 and (arr == arr.flat[0]).all():  # every element the same: not learned, and short
             return P.call("np.full", tuple(arr.shape), arr.flat[0].item(), dtype=dt)
         if v.learned and arr.size > INLINE_LIMIT:

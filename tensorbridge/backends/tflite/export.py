@@ -20,7 +20,7 @@ from tensorbridge.backends.keras import codegen as keras_codegen
 from tensorbridge.backends.tflite import integer
 from tensorbridge.backends.tflite.tensor_names import rename_layer_outputs
 from tensorbridge.codegen.folder import read_signature
-from tensorbridge.errors import ModelError
+from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.tflite_flatbuffer import with_metadata
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
@@ -47,6 +47,7 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
         import keras
 
         model = keras.models.load_model(str(folder / "model.keras"), compile=False)
+        _refuse_empty_outputs(model)
         converter = tf.lite.TFLiteConverter.from_keras_model(model)
         if fp16:
             converter.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -60,3 +61,12 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
         flatbuffer = with_metadata(flatbuffer, {"layouts": read_signature(folder).get("layouts", {})},
                                    inputs=[tensor.name for tensor in model.inputs])
     Path(dest).write_bytes(flatbuffer)
+
+
+def _refuse_empty_outputs(model) -> None:
+    """An output with a dim of size 0 (a result folded to an empty constant): LiteRT allocates no empty tensor."""
+    report = BlockerReport("export to TFLite", "TFLite")
+    for out in model.outputs:
+        if 0 in tuple(out.shape):
+            report.add("output", out.name, "an empty output (a dim of size 0: LiteRT's interpreter allocates none)")
+    report.raise_if_any()

@@ -74,7 +74,12 @@ def write_clip(em, node):
     def bound(v, s, default):
         return P.lit(s if not floating else float(s)) if s is not None else em.tensor(v) if v is not None else \
             P.lit(default)
-    em.out(node, P.call("ops.clip", em.tensor(x), bound(lo, lo_s, limits[0]), bound(hi, hi_s, limits[1])))
+    low, high = bound(lo, lo_s, limits[0]), bound(hi, hi_s, limits[1])
+    if (lo is None or lo_s is not None) and (hi is None or hi_s is not None) and \
+            (lo_s is None or hi_s is None or lo_s <= hi_s):
+        return em.out(node, P.call("ops.clip", em.tensor(x), low, high))
+    # a minimum above the maximum gives the maximum everywhere (TensorFlow's clip leaves that case undefined)
+    em.out(node, P.call("ops.minimum", P.call("ops.maximum", em.tensor(x), low), high))
 
 
 @keras_op("Gelu", produces="Gelu")
@@ -300,7 +305,21 @@ activation("leaky_relu", "LeakyRelu", alpha=0.2)
 op_row("Add", "Add")
 op_row("Subtract", "Sub", "ops.subtract")
 op_row("Multiply", "Mul", "ops.multiply")
-op_row("Divide TrueDivide", "Div", "ops.divide")
+op_row("Divide TrueDivide", "Div")
+
+
+@R.exports("Div")
+def write_div(em, node):
+    """ops.divide; integers divide rounding towards zero (ops.floor_divide of the magnitudes, signed)."""
+    a, b = (em.tensor(v) for v in node.inputs)
+    kind = node.inputs[0].dtype.kind if node.inputs[0].dtype is not None else "f"
+    if kind == "u":
+        return em.out(node, P.call("ops.floor_divide", a, b))
+    if kind != "i":
+        return em.out(node, P.call("ops.divide", a, b))
+    magnitude = P.call("ops.floor_divide", P.call("ops.abs", a), P.call("ops.abs", b))
+    opposite = P.call("ops.not_equal", P.call("ops.less", a, 0), P.call("ops.less", b, 0))
+    em.out(node, P.call("ops.where", opposite, P.call("ops.negative", magnitude), magnitude))
 op_row("Power", "Pow", "ops.power")
 op_row("Maximum", "Max", "ops.maximum")
 op_row("Minimum", "Min", "ops.minimum")

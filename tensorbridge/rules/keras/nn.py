@@ -203,6 +203,9 @@ def _dense_like(node) -> str | None:
     at = node.attrs
     if at.get("transA") or at.get("alpha", 1.0) != 1.0 or at.get("beta", 1.0) != 1.0 or node.inputs[1].const is None:
         return "general Gemm (only Dense-like Gemm)"  # decomposed
+    c = node.input(2)
+    if c is not None and (c.const is None or np.asarray(c.const).ndim > 1 and np.asarray(c.const).shape[0] != 1):
+        return "a Gemm adding a matrix (a Dense layer adds one bias vector)"  # decomposed
     return None
 
 
@@ -213,7 +216,7 @@ def write_gemm(em, node):
     at = node.attrs
     wa = np.asarray(b.const)
     w = wa.T if at.get("transB") else wa
-    bias = [np.broadcast_to(const_operand(c), (w.shape[1],)).copy()] if c is not None else []
+    bias = [np.broadcast_to(const_operand(c).reshape(-1), (w.shape[1],)).copy()] if c is not None else []
     em.out(node, em.layer(node, "layers.Dense", [w.shape[1]], {"use_bias": c is not None}, [w, *bias],
                           em.tensor(a)))
 

@@ -96,7 +96,10 @@ def read_op_transpose(imp, op, args, kwargs, node):
 
 @R.exports("Transpose")
 def write_transpose(em, node):
-    em.out(node, P.call("ops.transpose", em.tensor(node.inputs[0]), tuple(node.attrs["perm"])))
+    """ops.transpose; no perm reverses the axes, as ops.transpose does without its axes."""
+    perm = node.attrs.get("perm")
+    args = (tuple(perm),) if perm else ()
+    em.out(node, P.call("ops.transpose", em.tensor(node.inputs[0]), *args))
 
 
 @keras_op("Squeeze", produces="Squeeze")

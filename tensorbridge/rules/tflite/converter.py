@@ -47,6 +47,11 @@ NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteR
                   "uint32": "LiteRT has few uint32 kernels", "uint16": "LiteRT has no uint16 kernels"}
 
 
+#: IR ops whose LiteRT kernels take no 8- or 16-bit integers outside quantized models (the converter fails on them)
+NO_NARROW_INTEGER_KERNELS = {"Max", "Min", "Clip", "Div", "Abs", "Neg"}
+NARROW_INTEGERS = {"int8", "int16", "uint8"}
+
+
 def float_blocker(node) -> str | None:
     """Why the float TFLite path cannot write `node` as it is (None: it can)."""
     from tensorbridge.ir import dtypes
@@ -71,4 +76,8 @@ def float_blocker(node) -> str | None:
     for v in [*node.inputs, *node.outputs]:
         if v is not None and v.dtype is not None and dtypes.name(v.dtype) in NO_KERNELS_FOR:
             return NO_KERNELS_FOR[dtypes.name(v.dtype)]
+    narrow = node.op in NO_NARROW_INTEGER_KERNELS and node.inputs[0].dtype is not None and \
+        dtypes.name(node.inputs[0].dtype) in NARROW_INTEGERS
+    if narrow:
+        return f"LiteRT's {node.op} takes {dtypes.name(node.inputs[0].dtype)} only in quantized models"
     return KERAS.blocker(node)

@@ -31,13 +31,17 @@ def read_reduce(imp, node, x, dim=None, keepdim=False, *rest, **kw):
 
 
 def _axes(node):
+    """The reduced dims; None when the node passes its input through (no axes, noop_with_empty_axes)."""
     axes = node.input(1)
-    if axes is None:
-        x = node.inputs[0]
-        if x.shape is None:
-            raise Unsupported("reduction over all axes needs the input rank")
-        return tuple(range(len(x.shape))) if not node.attrs.get("noop_with_empty_axes") else None
-    return tuple(int(a) for a in const_operand(axes).ravel())
+    given = () if axes is None else tuple(int(a) for a in const_operand(axes).ravel())
+    if given:
+        return given
+    if node.attrs.get("noop_with_empty_axes"):
+        return None
+    x = node.inputs[0]
+    if x.shape is None:
+        raise Unsupported("reduction over all axes needs the input rank")
+    return tuple(range(len(x.shape)))
 
 
 _TORCH_REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "amax", "ReduceMin": "amin"}

@@ -51,13 +51,16 @@ def write_flatten(em, node):
     x = node.inputs[0]
     axis = node.attrs.get("axis", 1)
     xe = em.tensor(x)
+    if axis < 0:
+        if x.shape is None:
+            raise Unsupported("Flatten needs the input rank")
+        axis = norm_axis(axis, len(x.shape))
     if axis == 0:
         return em.out(node, P.method(xe, "reshape", 1, -1))
     if axis == 1:
         return em.out(node, P.method(xe, "flatten", 1))
     if x.shape is None:
         raise Unsupported("Flatten needs the input rank")
-    axis = norm_axis(axis, len(x.shape))
     if axis == len(x.shape):
         return em.out(node, P.method(xe, "reshape", -1, 1))
     em.out(node, P.method(P.method(xe, "flatten", 0, axis - 1), "flatten", 1))
