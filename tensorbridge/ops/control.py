@@ -189,11 +189,13 @@ def branches_blocker(node) -> str | None:
 
 
 def traced_loop_blocker(node) -> str | None:
-    """Why a Loop cannot be one traced while loop (jax.lax.while_loop, keras.ops.while_loop): scan outputs with
-    no constant trip count (such a loop only carries values), or carried values that change shape or type."""
+    """Why a Loop cannot be one traced while loop (jax.lax.while_loop, keras.ops.while_loop): scan outputs (such a
+    loop only carries values; a writer takes first the loops it can unroll or scan over a count fixed before they
+    start), or carried values that change shape or type."""
     body = node.attrs["body"]
     if len(body.outputs) != 1 + len(node.inputs) - 2:
-        return "a Loop with scan outputs and no constant trip count (a traced while loop only carries values)"
+        return "a Loop with scan outputs and no count of steps fixed before it starts (a traced while loop only " \
+            "carries values)"
     if not values_alike(node.inputs[2:], body.outputs[1:]):
         return "values the loop carries with a changing shape or type (a traced while loop keeps them)"
     return None

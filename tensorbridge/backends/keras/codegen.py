@@ -301,7 +301,7 @@ class KerasEmitter(CodeEmitter):
             self.var[id(v)] = made
             return made
         name = self.layer_names.name(v.name, "weight")
-        self.weights[name] = [arr.astype(np.float32) if arr.dtype == np.float64 else arr]
+        self.weights[name] = [arr]
         if name != v.name:
             self.layer_values[name] = v.name
         self.uses_weight_layer = True
