@@ -525,6 +525,30 @@ def _swish(b, x, const, a):
     return b.op("Mul", x, b.op("Sigmoid", b.op("Mul", x, const("alpha", a["alpha"]))))
 
 
+#: Cephes' arctangent on [0, tan(pi/8)]: x + x z (c0 + c1 z + c2 z^2 + c3 z^3), z = x^2 (float32 error ~2e-7)
+_ATAN_POLYNOMIAL = (-3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1, 8.05374449538e-2)
+
+
+def _atan(b, x, const):
+    """sign(x) (offset + atan(t)) for |x| reduced to t in [0, tan(pi/8)]: beyond tan(3pi/8), pi/2 + atan(-1/|x|);
+    beyond tan(pi/8), pi/4 + atan((|x| - 1) / (|x| + 1)); the arctangent of t a polynomial (for targets whose
+    runtime has no arctangent; the one such, LiteRT, has ATAN2 only)."""
+    a = b.op("Abs", x)
+    one = const("one", 1.0)
+    big, mid = b.op("Greater", a, const("tan_3pi_8", 2.414213562373095)), \
+        b.op("Greater", a, const("tan_pi_8", 0.4142135623730950))
+    t = b.op("Where", big, b.op("Neg", b.op("Reciprocal", a)),
+             b.op("Where", mid, b.op("Div", b.op("Sub", a, one), b.op("Add", a, one)), a))
+    offset = b.op("Where", big, const("half_pi", np.pi / 2), b.op("Where", mid, const("quarter_pi", np.pi / 4),
+                                                                   const("zero", 0.0)))
+    z = b.op("Mul", t, t)
+    poly = const("c3", _ATAN_POLYNOMIAL[3])
+    for k in (2, 1, 0):
+        poly = b.op("Add", b.op("Mul", poly, z), const(f"c{k}", _ATAN_POLYNOMIAL[k]))
+    angle = b.op("Add", offset, b.op("Add", t, b.op("Mul", b.op("Mul", t, z), poly)))
+    return b.op("Mul", b.op("Sign", x), angle)
+
+
 set_decomposition("Cosh", _decompose_formula(lambda b, x, c, _: _exp_pair(b, x, c, "Add")))
 set_decomposition("Sinh", _decompose_formula(lambda b, x, c, _: _exp_pair(b, x, c, "Sub")))
 set_decomposition("Tan", _decompose_formula(lambda b, x, c, _: b.op("Div", b.op("Sin", x), b.op("Cos", x))))
@@ -534,6 +558,11 @@ set_decomposition("Acosh", _decompose_formula(lambda b, x, c, _: b.op("Log", b.o
 set_decomposition("Atanh", _decompose_formula(lambda b, x, c, _: b.op("Mul", c("half", 0.5), b.op(
     "Log", b.op("Div", b.op("Add", c("one", 1.0), x), b.op("Sub", c("one_", 1.0), x))))))
 set_decomposition("Celu", _decompose_formula(_celu))
+set_decomposition("Atan", _decompose_formula(lambda b, x, c, _: _atan(b, x, c)))
+set_decomposition("Asin", _decompose_formula(lambda b, x, c, _: b.op("Atan", b.op("Div", x, b.op("Sqrt", b.op(
+    "Mul", b.op("Sub", c("one", 1.0), x), b.op("Add", c("one_", 1.0), x)))))))
+set_decomposition("Acos", _decompose_formula(lambda b, x, c, _: b.op("Mul", c("two", 2.0), b.op("Atan", b.op(
+    "Sqrt", b.op("Div", b.op("Sub", c("one", 1.0), x), b.op("Add", c("one_", 1.0), x)))))))
 set_decomposition("Mish", _decompose_formula(lambda b, x, c, _: b.op("Mul", x, b.op("Tanh", b.op("Softplus", x)))))
 set_decomposition("IsNaN", _decompose_formula(lambda b, x, c, _: b.op("Not", b.op("Equal", x, x))))
 set_decomposition("Shrink", _decompose_formula(_shrink))
