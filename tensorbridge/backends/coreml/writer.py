@@ -117,16 +117,13 @@ def _dims(shape) -> str:
 
 
 def _check_types(g: Graph) -> None:
-    """Every tensor's dtype and rank (at most 5), and the inputs' rank: Core ML's inputs have at least one dim."""
+    """Every tensor's dtype, and the inputs' rank: Core ML's inputs have at least one dim."""
     report = BlockerReport("export to Core ML", "coreml")
     for node in g.nodes:
         for v in [*node.inputs, *node.outputs]:
             if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
                 report.add(node.op, node.name, f"Core ML has no {dtypes.name(v.dtype)} tensors ({v.name})")
                 break
-    for node in g.nodes:
-        if any(v is not None and v.shape is not None and len(v.shape) > 5 for v in [*node.inputs, *node.outputs]):
-            report.add(node.op, node.name, "a tensor of more than 5 dims (Core ML holds at most 5)")
     for v in g.outputs:
         if v.producer is None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
             report.add("output", v.name, f"Core ML has no {dtypes.name(v.dtype)} tensors")

@@ -228,6 +228,10 @@ class TorchEmitter(CodeEmitter):
         name_dt = dtypes.name(arr.dtype)
         if name_dt not in TORCH_DTYPES:
             raise Unsupported(f"constant {v.name!r} of dtype {name_dt}")
+        if not v.learned and arr.size == 0:  # made inline: torch.export's packaging fails on an empty buffer
+            expr = P.call("torch.empty", list(arr.shape), dtype=P.name(TORCH_DTYPES[name_dt]))
+            self.params[id(v)] = expr
+            return expr
         if not v.learned and arr.size and (arr == arr.ravel()[0]).all():
             expr = P.call("torch.full", list(arr.shape), arr.ravel()[0].item(), dtype=P.name(TORCH_DTYPES[name_dt]))
             self.params[id(v)] = expr

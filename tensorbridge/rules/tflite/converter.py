@@ -77,7 +77,7 @@ def float_blocker(node) -> str | None:
         if v is not None and v.dtype is not None and dtypes.name(v.dtype) in NO_KERNELS_FOR:
             return NO_KERNELS_FOR[dtypes.name(v.dtype)]
     narrow = node.op in NO_NARROW_INTEGER_KERNELS and node.inputs[0].dtype is not None and \
-        dtypes.name(node.inputs[0].dtype) in NARROW_INTEGERS
+        dtypes.name(node.inputs[0].dtype) in NARROW_INTEGERS and (node.op != "Clip" or any(node.inputs[1:]))
     if narrow:
         return f"LiteRT's {node.op} takes {dtypes.name(node.inputs[0].dtype)} only in quantized models"
     return KERAS.blocker(node)
