@@ -594,6 +594,11 @@ def _recover_rms_norm(graph, node) -> bool:
     return False
 
 
+def _as(b: Builder, value, dtype):
+    """`value` in `dtype` (cast when it is another)."""
+    return value if value.dtype == dtype else b.op("Cast", value, to=str(dtype))
+
+
 def _decompose_rms_norm(graph, node) -> bool:
     """x / sqrt(mean(x², trailing axes) + epsilon) * scale, computed in float32 (as the op is) for narrower x."""
     x, scale = node.inputs
@@ -601,12 +606,11 @@ def _decompose_rms_norm(graph, node) -> bool:
         return False
     b = Builder.replacing(node)
     wide = x.dtype if x.dtype.itemsize >= 4 else np.dtype(np.float32)
-    xf = b.op("Cast", x, to=str(wide)) if wide != x.dtype else x
+    xf = _as(b, x, wide)
     axes = np.arange(norm_axis(node.attrs.get("axis", -1), len(x.shape)), len(x.shape), dtype=np.int64)
     mean = b.op("ReduceMean", b.op("Mul", xf, xf), b.const(axes, b.name("axes")), keepdims=1)
     eps = b.const(np.array(node.attrs.get("epsilon", 1e-5), wide), b.name("epsilon"))
-    y = b.op("Mul", b.op("Div", xf, b.op("Sqrt", b.op("Add", mean, eps))),
-             scale if scale.dtype == wide else b.op("Cast", scale, to=str(wide)))
+    y = b.op("Mul", b.op("Div", xf, b.op("Sqrt", b.op("Add", mean, eps))), _as(b, scale, wide))
     graph.replace_node(node, [b.op("Cast", y, to=str(x.dtype)) if wide != x.dtype else y])
     return True
 
@@ -640,7 +644,7 @@ def _decompose_group_norm(graph, node) -> bool:
     c, groups = x.shape[1], node.attrs["num_groups"]
     b = Builder.replacing(node)
     wide = x.dtype if x.dtype.itemsize >= 4 or node.attrs.get("stash_type", 1) != 1 else np.dtype(np.float32)
-    xf = b.op("Cast", x, to=str(wide), suffix="stashed") if wide != x.dtype else x
+    xf = _as(b, x, wide)
     grouped = b.op("Reshape", xf, b.named([0, groups, -1], "group_shape"), suffix="grouped")
     last = b.named([2], "group_axis")
     centred = b.op("Sub", grouped, b.op("ReduceMean", grouped, last, keepdims=1, suffix="mean"), suffix="centred")
@@ -655,10 +659,6 @@ def _decompose_group_norm(graph, node) -> bool:
     y = b.op("Add", scaled, b.op("Reshape", _as(b, bias, wide), per_channel, suffix="channel_bias"), suffix="shifted")
     graph.replace_node(node, [b.op("Cast", y, to=str(x.dtype)) if wide != x.dtype else y])
     return True
-
-
-def _as(b: Builder, value, dtype):
-    return value if value.dtype == dtype else b.op("Cast", value, to=str(dtype))
 
 
 set_decomposition("GroupNormalization", _decompose_group_norm)

@@ -130,13 +130,20 @@ class _Sampler:
 
     def __init__(self, b: Builder, dtype):
         self.b, self.dtype = b, dtype
-        self.numbers: dict[tuple[float, str], object] = {}
+        self.numbers: dict[tuple, object] = {}
 
     def num(self, value, tag: str):
         """A scalar constant of the grid's type, made once per (value, tag) however many taps read it."""
         key = (value, tag)
         if key not in self.numbers:
             self.numbers[key] = self.b.named(value, tag, self.dtype)
+        return self.numbers[key]
+
+    def ints(self, values: list[int], tag: str):
+        """An int64 list (axes, a shape), made once per (values, tag) however many ops read it."""
+        key = (tuple(values), tag)
+        if key not in self.numbers:
+            self.numbers[key] = self.b.named(values, tag, np.int64)
         return self.numbers[key]
 
     def op(self, name: str, *inputs, tag: str, **attrs):
@@ -251,8 +258,8 @@ def _decompose_grid_sample(graph, node) -> bool:
         for axis, (at, _, _) in enumerate(combo[1:], start=1):
             index = s.op("Add", s.op("Mul", index, b.named(sizes[axis], f"size{axis}"), tag=f"row{t}_{axis}"), at,
                          tag=f"flat_index{t}_{axis}")
-        index = s.op("Expand", s.op("Reshape", index, b.named([n, 1, points], "point_shape"), tag=f"points{t}"),
-                     b.named([n, c, points], "gather_shape"), tag=f"gather_index{t}")
+        index = s.op("Expand", s.op("Reshape", index, s.ints([n, 1, points], "point_shape"), tag=f"points{t}"),
+                     s.ints([n, c, points], "gather_shape"), tag=f"gather_index{t}")
         picked = s.op("GatherElements", flat_x, index, axis=2, tag=f"picked{t}")
         weight, inside = None, None
         for axis, (_, w, ok) in enumerate(combo):
@@ -260,7 +267,7 @@ def _decompose_grid_sample(graph, node) -> bool:
             inside = ok if inside is None else s.op("And", inside, ok, tag=f"all_inside{t}_{axis}")
         kept = s.op("Cast", inside, to=str(np.dtype(grid.dtype)), tag=f"kept{t}")
         weight = kept if weight is None else s.op("Mul", weight, kept, tag=f"masked_weight{t}")
-        weight = s.op("Reshape", weight, b.named([n, 1, points], "point_shape"), tag=f"point_weight{t}")
+        weight = s.op("Reshape", weight, s.ints([n, 1, points], "point_shape"), tag=f"point_weight{t}")
         terms.append(s.op("Mul", picked, weight, tag=f"term{t}"))
     total = terms[0] if len(terms) == 1 else b.op("Sum", *terms, suffix="sampled")
     graph.replace_node(node, [b.op("Reshape", total, b.named([n, c] + out, "output_shape"), suffix="output")])
@@ -298,8 +305,8 @@ def _roi_axis(s: _Sampler, scaled, axis: str, column: int, cells: int, samples: 
         extent = s.op("Max", extent, s.num(1.0, "one"), tag=f"{axis}_extent_at_least_one")
     cell = s.op("Div", extent, s.num(float(cells), f"{axis}_cells"), tag=f"{axis}_cell")
     offsets = np.array([c + (i + 0.5) / samples for c in range(cells) for i in range(samples)])
-    at = s.op("Add", s.op("Unsqueeze", start, b.named([1], "last_axis"), tag=f"{axis}_start_column_vector"),
-              s.op("Mul", s.op("Unsqueeze", cell, b.named([1], "last_axis"), tag=f"{axis}_cell_column_vector"),
+    at = s.op("Add", s.op("Unsqueeze", start, s.ints([1], "last_axis"), tag=f"{axis}_start_column_vector"),
+              s.op("Mul", s.op("Unsqueeze", cell, s.ints([1], "last_axis"), tag=f"{axis}_cell_column_vector"),
                    b.named(offsets, f"{axis}_offsets", s.dtype), tag=f"{axis}_offset"), tag=f"{axis}_samples")
     inside = s.op("And", s.op("GreaterOrEqual", at, s.num(-1.0, "minus_one"), tag=f"{axis}_above"),
                   s.op("LessOrEqual", at, s.num(float(size), f"{axis}_size"), tag=f"{axis}_below"),
@@ -339,26 +346,30 @@ def _decompose_roi_align(graph, node) -> bool:
                   b.named([n * h * w, c], "pixel_rows"), tag="pixels")
     image = s.op("Mul", s.op("Cast", batch_indices, to="int64", tag="image_index"), b.named(h * w, "image_size"),
                  tag="image_start")
-    image = s.op("Unsqueeze", image, b.named([1, 2], "sample_axes"), tag="image_start_per_sample")
+    image = s.op("Unsqueeze", image, s.ints([1, 2], "sample_axes"), tag="image_start_per_sample")
+    # per tap along x, its pixel columns and weights as (R, 1, samples along x), read by both taps along y
+    x_taps = [(s.op("Unsqueeze", xi, s.ints([1], "y_axis"), tag=f"x_{xname}_columns"),
+               s.op("Unsqueeze", xw, s.ints([1], "y_axis"), tag=f"x_{xname}_weights"), xname)
+              for xi, xw, xname in ((x_low, x_low_w, "low"), (x_high, x_high_w, "high"))]
     terms = []
     for yi, yw, yname in ((y_low, y_low_w, "low"), (y_high, y_high_w, "high")):
-        row = s.op("Unsqueeze", s.op("Mul", yi, b.named(w, "row_length"), tag=f"y_{yname}_row"), b.named([2], "x_axis"),
+        row = s.op("Unsqueeze", s.op("Mul", yi, b.named(w, "row_length"), tag=f"y_{yname}_row"), s.ints([2], "x_axis"),
                    tag=f"y_{yname}_rows")
-        for xi, xw, xname in ((x_low, x_low_w, "low"), (x_high, x_high_w, "high")):
+        row_start = s.op("Add", image, row, tag=f"row_start_{yname}")
+        y_weight = s.op("Unsqueeze", yw, s.ints([2], "x_axis"), tag=f"y_{yname}_weights")
+        for columns, x_weight, xname in x_taps:
             tap = f"{yname}_{xname}"
-            at = s.op("Add", s.op("Add", image, row, tag=f"row_start_{tap}"),
-                      s.op("Unsqueeze", xi, b.named([1], "y_axis"), tag=f"x_{xname}_columns"), tag=f"pixel_{tap}")
-            picked = s.op("Gather", pixels, at, axis=0, tag=f"picked_{tap}")
-            weight = s.op("Mul", s.op("Unsqueeze", yw, b.named([2], "x_axis"), tag=f"y_{yname}_weights"),
-                          s.op("Unsqueeze", xw, b.named([1], "y_axis"), tag=f"x_{xname}_weights"), tag=f"weight_{tap}")
-            weight = s.op("Unsqueeze", weight, b.named([3], "channel_axis"), tag=f"weight_{tap}_per_channel")
+            picked = s.op("Gather", pixels, s.op("Add", row_start, columns, tag=f"pixel_{tap}"), axis=0,
+                          tag=f"picked_{tap}")
+            weight = s.op("Unsqueeze", s.op("Mul", y_weight, x_weight, tag=f"weight_{tap}"),
+                          s.ints([3], "channel_axis"), tag=f"weight_{tap}_per_channel")
             terms.append(s.op("Mul", picked, weight, tag=f"term_{tap}"))
     pooled_max = a.get("mode", "avg") == "max"
     value = b.op("Max" if pooled_max else "Sum", *terms, suffix="bilinear")
-    inside = s.op("And", s.op("Unsqueeze", y_inside, b.named([2], "x_axis"), tag="y_inside_grid"),
-                  s.op("Unsqueeze", x_inside, b.named([1], "y_axis"), tag="x_inside_grid"), tag="inside")
+    inside = s.op("And", s.op("Unsqueeze", y_inside, s.ints([2], "x_axis"), tag="y_inside_grid"),
+                  s.op("Unsqueeze", x_inside, s.ints([1], "y_axis"), tag="x_inside_grid"), tag="inside")
     kept = s.op("Unsqueeze", s.op("Cast", inside, to=str(np.dtype(x.dtype)), tag="kept"),
-                b.named([3], "channel_axis"), tag="kept_per_channel")
+                s.ints([3], "channel_axis"), tag="kept_per_channel")
     value = s.op("Mul", value, kept, tag="sampled")
     # (boxes * cell rows, samples per row, cell columns, samples per column, C): rank 5, which Core ML still holds
     cellwise = s.op("Reshape", value, b.named([-1, grid[0], cells[1], grid[1], c], "cell_samples"),

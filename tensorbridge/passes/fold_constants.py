@@ -43,20 +43,22 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
                 and shapes.is_static(node.inputs[0].shape):
             _replace(graph, node, [run_node(node, [np.empty(node.inputs[0].shape, np.uint8)])[0]])
             continue
-        if schema is None or not schema.foldable or node.op in keep or not node.inputs or \
-                any(v is not None and _data(v) is None for v in node.inputs):
+        if schema is None or not schema.foldable or node.op in keep or not node.inputs:
+            continue
+        data = [None if v is None else _data(v) for v in node.inputs]
+        if any(v is not None and d is None for v, d in zip(node.inputs, data)):
             continue
         if keep_learned and any(v is not None and v.learned for v in node.inputs):
             continue
         if any(v.shape is None or not shapes.is_static(v.shape) for v in node.outputs):
             continue
         size = sum(_bytes(v.shape, v.dtype) for v in node.outputs)
-        growth = size - 8 * sum(_data(v).nbytes for v in node.inputs if v is not None)
+        growth = size - 8 * sum(d.nbytes for d in data if d is not None)
         if size > max_bytes or growth > min(FREE_BYTES, budget):
             log.debug("not folding %s %r: its %d-byte result is beyond the folding budget", node.op, node.name, size)
             continue
         budget -= max(growth, 0)
-        _replace(graph, node, run_node(node, [None if v is None else _data(v) for v in node.inputs]))
+        _replace(graph, node, run_node(node, data))
     return graph
 
 

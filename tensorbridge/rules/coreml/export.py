@@ -18,9 +18,8 @@ from tensorbridge.rules.coreml.base import R, axes_of, check_const_inputs, const
 #: IR op -> MIL op of one input `x`
 UNARY = {"Abs": "abs", "Acos": "acos", "Asin": "asin", "Atan": "atan", "Atanh": "atanh", "Ceil": "ceil",
          "Cos": "cos", "Cosh": "cosh", "Erf": "erf", "Exp": "exp", "Floor": "floor", "Round": "round", "Sign": "sign",
-         "Sin": "sin",
-         "Sinh": "sinh", "Sqrt": "sqrt", "Tan": "tan", "Tanh": "tanh", "Relu": "relu", "Sigmoid": "sigmoid",
-         "Softsign": "softsign", "Softplus": "softplus", "SiLU": "silu", "Not": "logical_not",
+         "Sin": "sin", "Sinh": "sinh", "Sqrt": "sqrt", "Tan": "tan", "Tanh": "tanh", "Relu": "relu",
+         "Sigmoid": "sigmoid", "Softsign": "softsign", "Softplus": "softplus", "SiLU": "silu", "Not": "logical_not",
          "Identity": "identity"}
 #: IR op -> MIL op of two broadcast inputs `x`, `y`
 BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "real_div", "Pow": "pow", "Max": "maximum",

@@ -344,7 +344,18 @@ def write_scatter_elements(em, node):
 _INDEX_REDUCE = {"mul": "prod", "max": "amax", "min": "amin"}
 
 
-@R.exports("ScatterND")
+def _check_scatter_nd(node) -> str | None:
+    """A reduction other than add flattens the data's index dims: their sizes must be known."""
+    if node.attrs.get("reduction", "none") in ("none", "add"):
+        return None
+    data, idx = node.inputs[:2]
+    k = idx.shape[-1] if idx.shape else None
+    if not isinstance(k, int) or k < 1 or data.shape is None or not all(isinstance(d, int) for d in data.shape[:k]):
+        return "ScatterND with a reduction over dynamic index dims"
+    return None
+
+
+@R.exports("ScatterND", check=_check_scatter_nd)
 def write_scatter_nd(em, node):
     """data.index_put at the index tuples (the indices' last axis), accumulating for reduction="add"; the other
     reductions are index_reduce of the data with its leading index dims flattened, at the tuples' positions."""
@@ -354,9 +365,7 @@ def write_scatter_nd(em, node):
         where = P.call("tuple", P.method(em.tensor(idx), "unbind", -1))
         accumulate = {"accumulate": True} if reduction == "add" else {}
         return em.out(node, P.method(em.tensor(data), "index_put", where, em.tensor(updates), **accumulate))
-    k = idx.shape[-1] if idx.shape else None
-    if not isinstance(k, int) or k < 1 or data.shape is None or not all(isinstance(d, int) for d in data.shape[:k]):
-        raise Unsupported("ScatterND with a reduction over dynamic index dims")
+    k = idx.shape[-1]
     lead = data.shape[:k]
     strides = [int(np.prod(lead[j + 1:])) for j in range(k)]
     index = P.binop(em.tensor(idx), "%", P.call("torch.tensor", list(lead)))
