@@ -1,4 +1,5 @@
-"""The transpiler's benchmark: every corpus class translated PyTorch -> Keras, weights ported, outputs compared.
+"""The transpiler's benchmark: every corpus class translated PyTorch -> Keras and PyTorch -> Flax NNX, weights
+ported, outputs compared.
 
     python -m benchmarks.transpile_bench          # prints the table docs/transpile.md shows
 
@@ -16,27 +17,31 @@ from collections import Counter
 from tests.transpile.check import CORPUS, check, load_module
 from tests.transpile.corpus_torch import CASES
 
+DIRECTIONS = {"keras": "PyTorch → Keras", "flax": "PyTorch → Flax NNX"}
+
 
 def main() -> None:
+    import flax
     import keras
     import torch
 
     source = load_module(CORPUS, "corpus_torch")
     work = tempfile.mkdtemp()
-    start = time.perf_counter()
-    outcomes = [check(c[0], c[1], c[2], c[3] if len(c) > 3 else "float32", source, work) for c in CASES]
-    seconds = time.perf_counter() - start
-    counts = Counter(o.status for o in outcomes)
-    n = len(outcomes)
     print(f"machine: {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}, "
-          f"torch {torch.__version__}, keras {keras.__version__}; {seconds:.0f} s")
-    print("| direction | classes | equal (≤1e-5) | refused | does not run / port | silently wrong |")
-    print("|---|---|---|---|---|---|")
-    print(f"| PyTorch → Keras | {n} | {counts['equal']} ({100 * counts['equal'] / n:.0f}%) | {counts['refused']} | "
-          f"{counts['error']} | {counts['wrong']} |")
-    for o in outcomes:
-        if o.status != "equal":
-            print(f"- {o.name}: {o.status}: {o.detail}")
+          f"torch {torch.__version__}, keras {keras.__version__}, flax {flax.__version__}")
+    print("| direction | classes | equal (≤1e-5) | refused | does not run / port | silently wrong | time |")
+    print("|---|---|---|---|---|---|---|")
+    notes = []
+    for to, direction in DIRECTIONS.items():
+        start = time.perf_counter()
+        outcomes = [check(c[0], c[1], c[2], c[3] if len(c) > 3 else "float32", source, work, to=to) for c in CASES]
+        seconds = time.perf_counter() - start
+        counts = Counter(o.status for o in outcomes)
+        n = len(outcomes)
+        print(f"| {direction} | {n} | {counts['equal']} ({100 * counts['equal'] / n:.0f}%) | {counts['refused']} | "
+              f"{counts['error']} | {counts['wrong']} | {seconds:.0f} s |")
+        notes += [f"- {direction}: {o.name}: {o.status}: {o.detail}" for o in outcomes if o.status != "equal"]
+    print("\n".join(notes))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from pathlib import Path
 from tensorbridge import frameworks
 from tensorbridge.errors import ModelError, TensorbridgeError, UnsupportedError
 from tensorbridge.passes.pipeline import CHECK_ENV
+from tensorbridge.transpile import TARGETS as TRANSPILE_TARGETS
 
 EXIT_INCONCLUSIVE = 4
 
@@ -374,10 +375,10 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--markdown", action="store_true")
     o.set_defaults(func=cmd_ops)
 
-    t = sub.add_parser("transpile", help="translate model code (PyTorch nn.Module classes) into Keras 3 code "
-                       "(docs/transpile.md)", parents=[common])
+    t = sub.add_parser("transpile", help="translate model code (PyTorch nn.Module classes) into Keras 3 or Flax NNX "
+                       "code (docs/transpile.md)", parents=[common])
     t.add_argument("src", help="a Python module with model classes")
-    t.add_argument("--to", required=True, choices=["keras"], help="the target framework")
+    t.add_argument("--to", required=True, choices=list(TRANSPILE_TARGETS), help="the target framework")
     t.add_argument("-o", "--output", required=True, help="the translated module (.py)")
     t.add_argument("--class", dest="cls", metavar="NAME", help="only this class and what it uses")
     t.set_defaults(func=cmd_transpile)

@@ -25,6 +25,8 @@ def _wrapped(line: str, width: int) -> str:
     """One long line broken at its brackets; unchanged unless it holds one simple statement."""
     text = line.lstrip()
     indent = len(line) - len(text)
+    if text.startswith(("def ", "async def ")) and text.endswith(":"):
+        return _def_head(text, indent, width) or line
     try:
         body = ast.parse(text).body
     except SyntaxError:  # the head of a compound statement
@@ -43,6 +45,38 @@ def _statement(node: ast.Assign | ast.Expr | ast.Return, indent: int, width: int
     prefix = {ast.Assign: lambda: " = ".join(ast.unparse(t) for t in node.targets) + " = ",
               ast.Return: lambda: "return ", ast.Expr: lambda: ""}[type(node)]()
     return prefix + _expr(node.value, indent, width, indent + len(prefix))
+
+
+def _def_head(text: str, indent: int, width: int) -> str | None:
+    """A long `def f(...):` line with its parameters on one indented line when they fit, else one per line."""
+    try:
+        fn = ast.parse(text + " pass").body[0]
+    except SyntaxError:
+        return None
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    params = [_param(p, d) for p, d in zip(positional, defaults)]
+    if a.posonlyargs:
+        params.insert(len(a.posonlyargs), "/")
+    if a.vararg is not None or a.kwonlyargs:
+        params.append("*" + (_param(a.vararg, None) if a.vararg is not None else ""))
+    params += [_param(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg is not None:
+        params.append("**" + _param(a.kwarg, None))
+    head = " " * indent + text[:text.index("(") + 1]
+    tail = " " * indent + ")" + (f" -> {ast.unparse(fn.returns)}" if fn.returns is not None else "") + ":"
+    inner = " " * (indent + INDENT)
+    if len(inner) + len(", ".join(params)) <= width:
+        return "\n".join([head, inner + ", ".join(params), tail])
+    return "\n".join([head, *(inner + p + "," for p in params), tail])
+
+
+def _param(arg: ast.arg, default) -> str:
+    text = arg.arg + (f": {ast.unparse(arg.annotation)}" if arg.annotation is not None else "")
+    if default is None:
+        return text
+    return text + (" = " if arg.annotation is not None else "=") + ast.unparse(default)
 
 
 def _delete(node: ast.Delete, indent: int, width: int) -> str:

@@ -16,6 +16,10 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+
 REQUIRED = object()
 NOT_LITERAL = object()
 
@@ -139,6 +143,39 @@ class SourceSkeleton:
     float_dtypes: frozenset = frozenset()
 
 
+class WeightPort:
+    """How `port_weights` (transpile/weights.py) reaches the weights of a target framework's model instances."""
+
+    def owns(self, obj) -> bool:
+        """Whether `obj` is a model instance of this framework."""
+        raise NotImplementedError
+
+    def variables(self, dst) -> dict[int, str]:
+        """id(variable) -> its path, for every weight `dst` holds."""
+        raise NotImplementedError
+
+    def members(self, dst) -> list | None:
+        """The layers of a container (the translation of a Sequential or ModuleList), else None."""
+        raise NotImplementedError
+
+    def holders(self, dst) -> list:
+        """The layers inside `dst` that hold weights (itself, or the one layer of a wrapper)."""
+        raise NotImplementedError
+
+    def unbuilt_hint(self, layer) -> str:
+        """Why `layer` may lack a weight it will have (said after the error), or ""."""
+        return ""
+
+    def is_weight(self, obj) -> bool:
+        raise NotImplementedError
+
+    def shape(self, variable) -> tuple:
+        raise NotImplementedError
+
+    def assign(self, variable, array: np.ndarray) -> None:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class TargetSkeleton:
     """How model code of a framework is written: the layer base class, the forward method's name, the
@@ -151,6 +188,19 @@ class TargetSkeleton:
     add_weight: Callable  # (shape expr, initializer kind, scale expr or None, trainable, name) -> ast.expr
     #: module-level definitions the written code may refer to by name: name -> () -> ast.stmt
     helpers: dict = field(default_factory=dict)
+    #: list / dict expression -> the target's container of layers (Keras tracks plain ones)
+    module_list: Callable = staticmethod(lambda items: items)
+    module_dict: Callable = staticmethod(lambda items: items)
+    #: `self.<layer> = None` written where the attribute may later hold a layer (NNX: `nnx.data(None)`)
+    empty_layer: Callable = staticmethod(lambda none: none)
+    #: (name, annotation) of a keyword-only argument every model class's `__init__` takes and passes on to each
+    #: layer it builds (NNX's `rngs`), or None
+    init_argument: tuple[str, str] | None = None
+    #: how the source's `self.training` is written: "argument" (a `training` argument of the forward method,
+    #: as Keras passes it), or None when the target has no such flag (refused)
+    training: str | None = "argument"
+    #: how `port_weights` reaches the weights of the written classes' instances
+    port: WeightPort | None = None
     #: names the written code's imports take; the source's own uses of them are renamed
     reserved_names: frozenset = frozenset()
     #: attributes the target's layer class owns (`weights`); a model's own attribute of that name is renamed
@@ -196,6 +246,20 @@ class CodeTable:
                 assert op not in self.function_writers, f"{self.framework}: two function writers for {op}"
                 self.function_writers[op] = row
 
+    def writes(self, op: str, fn: str):
+        """Decorator: the decorated `write(opcall) -> ast.expr` writes IR op `op` (as a call of `fn`)."""
+        def register(write):
+            self.function(fn, op, "", write=write)
+            return write
+        return register
+
+    def writes_call(self, op: str, fn: str, *attr_order: str, **keyword_attrs: str) -> None:
+        """IR op `op` written as `fn(*inputs, *attrs in attr_order, keyword=attr ...)`."""
+        def write(c):
+            args = list(c.inputs) + [c.attrs[a] for a in attr_order]
+            return P.call(fn, *args, **{k: c.attrs[a] for k, a in keyword_attrs.items()})
+        self.writes(op, fn)(write)
+
 
 # -- what converters share ---------------------------------------------------------------------------
 def known(value):
@@ -224,6 +288,30 @@ def is_default(value, default) -> bool:
     """Whether an argument is literally its default (an expression never is)."""
     v = known(value)
     return v is not NOT_LITERAL and type(v) is type(default) and v == default
+
+
+def shape_argument(items):
+    """A varargs shape (`view(b, -1)`, `view(shape)`, `view(*shape)`) as one expression."""
+    if not isinstance(items, list):
+        return items
+    if len(items) == 1:
+        only = items[0]
+        if isinstance(only, ast.Starred):
+            return only.value
+        return P.lit((known(only),)) if isinstance(known(only), int) else only
+    return ast.Tuple(list(items), ast.Load())
+
+
+def leading_zero_pads(x: ast.expr, trailing: list, ndim: str) -> ast.expr:
+    """`[[0, 0]] * (ndim(x) - k) + trailing`: pad widths for every dim of `x` from those of its last k dims."""
+    leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call(ndim, x), "-", len(trailing)))
+    return P.binop(leading, "+", ast.List(list(trailing), ast.Load()))
+
+
+def channels_last_kernel(kernel: np.ndarray) -> np.ndarray:
+    """An IR convolution kernel, OIHW (Conv) or (in, out/group, k...) (ConvTranspose), with its two leading
+    axes moved last and swapped: Keras' and Flax's (k..., in/group, out) / (k..., out, in)."""
+    return np.ascontiguousarray(np.moveaxis(kernel, (0, 1), (-1, -2)))
 
 
 def keywords(**given_and_defaults) -> dict:

@@ -1,7 +1,7 @@
-"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers, source to source, and carry the
-trained weights over (`port_weights`).
+"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers or Flax NNX modules, source to source,
+and carry the trained weights over (`port_weights`).
 
-    text = tensorbridge.transpile(open("model.py").read(), to="keras")
+    text = tensorbridge.transpile(open("model.py").read(), to="keras")   # or to="flax"
     tensorbridge.transpile.port_weights(torch_model, keras_model)   # keras_model built (called once)
 
 The translation goes through the code rows of each framework's registry (rules/code.py): a layer or call is
@@ -22,7 +22,7 @@ from tensorbridge.transpile.translate import Translator
 from tensorbridge.transpile.weights import port_weights
 
 SOURCES = ("torch",)
-TARGETS = ("keras",)
+TARGETS = ("keras", "flax")
 
 
 def _table(framework: str):
@@ -47,9 +47,29 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
             f"- {n}" for n in translator.notes) + "\n"
     kept = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
     rest = [s for s in body if s not in kept]
-    used = {n.id for s in rest for n in ast.walk(s) if isinstance(n, ast.Name)}
-    rest = [make() for name, make in target.skeleton.helpers.items() if name in used] + rest
-    return P.module(doc, [kept, list(target.skeleton.imports)], rest)
+    rest = [make() for name, make in target.skeleton.helpers.items() if name in _names(rest)] + rest
+    return P.module(doc, _import_groups(kept + list(target.skeleton.imports), _names(rest)), rest)
+
+
+def _names(stmts) -> set[str]:
+    return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
+
+
+def _import_groups(imports: list[ast.stmt], used: set[str]) -> list[list[ast.stmt]]:
+    """The imports the code uses, standard library first, each group sorted as isort does."""
+    def binds(stmt) -> bool:
+        return any((a.asname or a.name.split(".")[0]) in used for a in stmt.names)
+
+    def module(stmt) -> str:
+        return stmt.names[0].name if isinstance(stmt, ast.Import) else stmt.module or ""
+
+    def order(stmt):
+        return isinstance(stmt, ast.ImportFrom), module(stmt).lower()
+
+    future = [i for i in imports if module(i) == "__future__"]
+    kept = [i for i in imports if binds(i) and i not in future]
+    stdlib = [i for i in kept if module(i).split(".")[0] in sys.stdlib_module_names]
+    return [future, sorted(stdlib, key=order), sorted([i for i in kept if i not in stdlib], key=order)]
 
 
 class _CallableModule(types.ModuleType):

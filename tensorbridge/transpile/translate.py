@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from tensorbridge.errors import BlockerReport
 from tensorbridge.rules.code import OpCall, Refused, known
+from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
@@ -48,6 +49,7 @@ class ClassInfo:
     inplace: set = field(default_factory=set)  # self.<name> layers that overwrite their input
     training: bool = False  # forward reads self.training
     own_base: bool = False  # derives from another model class of the module (its __init__ takes arguments)
+    none_slots: dict = field(default_factory=dict)  # self.<name> -> `self.<name> = None` assignments in __init__
 
 
 @dataclass
@@ -104,6 +106,10 @@ class Translator:
             out = self._top_level(stmt)
             if out is not None:
                 body.append(out)
+        if self.dst.init_argument is not None:
+            for fn in init_argument.thread(body, *self.dst.init_argument, self.dst.forward):
+                self._block(fn, f"layer built in {fn.name}", f"{self.target.framework} layers are built in "
+                                                             f"__init__, which receives {self.dst.init_argument[0]}")
         return body, list(self.classes)
 
     def _is_model_class(self, cls: ast.ClassDef) -> bool:
@@ -175,6 +181,10 @@ class Translator:
             self._block(cls, f"class {cls.name}", "no forward method")
         if info.training:
             self._add_training_param(body)
+        for attr, assigns in info.none_slots.items():
+            if info.attrs.get(attr) in (MODULE, MODULES, OWN):  # a layer slot left empty, then maybe filled
+                for assign in assigns:
+                    assign.value = self.dst.empty_layer(assign.value)
         return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
 
     def _add_training_param(self, body):
@@ -337,13 +347,17 @@ class Translator:
                 self._block(stmt, "assignment into a tensor", "in-place writes into tensors are not translated")
             return [ast.Assign([target], value, lineno=stmt.lineno)]
         if _is_self_attr(target) and info is not None:
+            out = ast.Assign([target], value, lineno=stmt.lineno)
             if scope.mode == "init":
+                if known(value) is None:
+                    info.none_slots.setdefault(target.attr, []).append(out)
+                    kind = info.attrs.get(target.attr, kind)
                 info.attrs[target.attr] = kind
                 if self._last_inplace:
                     info.inplace.add(target.attr)
             elif info.attrs.get(target.attr) in (MODULE, MODULES, OWN):
                 self._block(stmt, f"assignment to self.{target.attr}", "replacing a layer in the forward pass")
-            return [ast.Assign([target], value, lineno=stmt.lineno)]
+            return [out]
         names = _names(target)
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
             scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
@@ -544,6 +558,10 @@ class Translator:
             return node, UNKNOWN
         if _is_self(node.value):
             if node.attr == "training" and info is not None and scope.mode == "forward":
+                if self.dst.training is None:
+                    self._block(node, "self.training", f"{self.target.framework} layers have no training flag to "
+                                                       "read (they switch modes with model.train() / model.eval())")
+                    return node, PYTHON
                 info.training = True
                 return ast.Name("training", ast.Load()), PYTHON
             if info is not None and node.attr in info.attrs:
@@ -715,8 +733,8 @@ class Translator:
                 self._block(node, "Sequential(OrderedDict(...))", "not translated yet: name the layers as attributes")
             return self.dst.sequential(ast.List(list(items), ast.Load())), MODULE
         if kind == "list":
-            return (args[0] if args else ast.List([], ast.Load())), MODULES
-        return (args[0] if args else ast.Dict([], [])), MODULES
+            return self.dst.module_list(args[0] if args else ast.List([], ast.Load())), MODULES
+        return self.dst.module_dict(args[0] if args else ast.Dict([], [])), MODULES
 
 
 def _reachable(tree: ast.Module, name: str) -> set[str]:

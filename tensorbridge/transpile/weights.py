@@ -19,18 +19,18 @@ class PortError(TensorbridgeError):
 
 
 def port_weights(src, dst) -> int:
-    """Copy `src`'s weights into `dst` (a built instance of the translated class); returns the number of
-    arrays copied."""
+    """Copy `src`'s weights into `dst` (an instance of the translated class; a Keras one built by calling it
+    once); returns the number of arrays copied."""
     import torch
 
     if not isinstance(src, torch.nn.Module):
         raise PortError(f"port_weights reads PyTorch modules (got {type(src).__name__})")
-    from tensorbridge.rules.keras import REGISTRY as KERAS
     from tensorbridge.rules.torch import REGISTRY as TORCH
     from tensorbridge.transpile.imports import Rows
 
-    porter = _Porter(Rows(TORCH.code.layers), KERAS.code)
-    dst_vars = _keras_variables(dst)
+    target = _target_table(dst)
+    porter = _Porter(Rows(TORCH.code.layers), target)
+    dst_vars = target.skeleton.port.variables(dst)
     if not dst_vars and any(True for _ in src.parameters()):
         raise PortError("the target has no weights yet: call it once on an input to build it")
     porter.walk(src, dst, type(src).__name__)
@@ -40,10 +40,22 @@ def port_weights(src, dst) -> int:
     return len(porter.assigned)
 
 
+def _target_table(dst):
+    """The code table of the framework `dst` is an instance of."""
+    from tensorbridge.transpile import TARGETS, _table
+
+    for framework in TARGETS:
+        table = _table(framework)
+        if table.skeleton.port.owns(dst):
+            return table
+    raise PortError(f"port_weights writes into {' or '.join(TARGETS)} model instances (got {type(dst).__name__})")
+
+
 class _Porter:
     def __init__(self, rows, target_table):
         self.rows = rows
         self.target = target_table
+        self.port = target_table.skeleton.port
         self.assigned: set[int] = set()
 
     def walk(self, src, dst, path: str) -> None:
@@ -54,7 +66,9 @@ class _Porter:
             return self.layer(src, dst, row, path)
         if isinstance(src, (torch.nn.Sequential, torch.nn.ModuleList)):
             children = list(src)
-            targets = _items(dst, len(children), path)
+            targets = self.port.members(dst) if children else []
+            if targets is None or len(targets) != len(children):
+                raise PortError(f"{path}: {len(children)} source layers, the target holds {type(dst).__name__}")
             for i, (s, d) in enumerate(zip(children, targets)):
                 self.walk(s, d, f"{path}[{i}]")
             return
@@ -88,51 +102,22 @@ class _Porter:
         if row.to_ir is None or writer is None or writer.from_ir is None:
             raise PortError(f"{path}: no weight mapping for {row.path} -> {row.op}")
         target_arrays = writer.from_ir(row.to_ir(weights, {}), {})
-        layer = _weighted_layer(dst, path)
+        holders = self.port.holders(dst)
+        if len(holders) != 1:
+            raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights")
+        layer = holders[0]
         for name, array in target_arrays.items():
             variable = getattr(layer, name, None)
             if variable is None:
-                unbuilt = "" if layer.built else " (it was never called, so Keras has not built it: call it once)"
-                raise PortError(f"{path}: the target layer {type(layer).__name__} has no weight {name!r}{unbuilt}")
-            self.assign(variable, array, f"{path} -> {layer.name}.{name}")
+                raise PortError(f"{path}: the target layer {type(layer).__name__} has no weight {name!r}"
+                                f"{self.port.unbuilt_hint(layer)}")
+            self.assign(variable, array, f"{path} -> {type(layer).__name__}.{name}")
 
     def assign(self, variable, array: np.ndarray, path: str) -> None:
-        if not hasattr(variable, "assign"):
+        if not self.port.is_weight(variable):
             raise PortError(f"{path}: the target attribute is a {type(variable).__name__}, not a weight")
-        if tuple(variable.shape) != tuple(array.shape):
-            raise PortError(f"{path}: source shape {tuple(array.shape)}, target shape {tuple(variable.shape)}")
-        variable.assign(array.astype(np.dtype(str(variable.dtype)), copy=False))
+        shape = self.port.shape(variable)
+        if shape != tuple(array.shape):
+            raise PortError(f"{path}: source shape {tuple(array.shape)}, target shape {shape}")
+        self.port.assign(variable, array)
         self.assigned.add(id(variable))
-
-
-def _items(dst, n: int, path: str) -> list:
-    """The target's members of a source container with `n` members."""
-    import keras
-
-    if n == 0:
-        return []
-    if isinstance(dst, keras.Sequential):
-        items = dst.layers
-    elif isinstance(dst, (list, tuple)):
-        items = list(dst)
-    else:
-        items = None
-    if items is None or len(items) != n:
-        raise PortError(f"{path}: {n} source layers, the target holds {type(dst).__name__}")
-    return items
-
-
-def _weighted_layer(dst, path: str):
-    """The layer inside `dst` (itself, or the one member of a wrapper Sequential) that holds weights."""
-    import keras
-
-    if not isinstance(dst, keras.Sequential):
-        return dst
-    holders = [layer for layer in dst.layers if layer.weights]
-    if len(holders) != 1:
-        raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights")
-    return holders[0]
-
-
-def _keras_variables(layer) -> dict[int, str]:
-    return {id(v): v.path for v in getattr(layer, "weights", [])}

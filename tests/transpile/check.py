@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -62,21 +63,32 @@ def _outputs(value):
     return [np.asarray(v) for v in value] if isinstance(value, (tuple, list)) else [np.asarray(value)]
 
 
-def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, workdir=None) -> Outcome:
+def build(module, name: str, args, to: str):
+    """An instance of the translated class `name` (a Flax one gets `rngs` when its `__init__` takes them)."""
+    cls = getattr(module, name)
+    if to == "flax" and "rngs" in inspect.signature(cls.__init__).parameters:
+        from flax import nnx
+
+        return cls(*args, rngs=nnx.Rngs(0))
+    return cls(*args)
+
+
+def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, workdir=None,
+          to: str = "keras") -> Outcome:
     import torch
 
     import tensorbridge as tb
 
     source_module = source_module or load_module(CORPUS, "corpus_torch")
     try:
-        text = tb.transpile(CORPUS.read_text(), to="keras", cls=name, filename=CORPUS.name)
+        text = tb.transpile(CORPUS.read_text(), to=to, cls=name, filename=CORPUS.name)
     except UnsupportedError as e:
         return Outcome(name, "refused", detail="; ".join(f"{b.op}: {b.detail}" for b in e.blockers))
     workdir = Path(workdir or tempfile.mkdtemp())
-    path = workdir / f"keras_{name}.py"
+    path = workdir / f"{to}_{name}.py"
     path.write_text(text)
     try:
-        translated = load_module(path, f"keras_{name}")
+        translated = load_module(path, f"{to}_{name}")
         torch.manual_seed(0)
         src = calibrated(getattr(source_module, name)(*args))
         xs = inputs(shapes, dtype)
@@ -85,8 +97,11 @@ def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, 
             other = _outputs(src(*[torch.from_numpy(x) for x in inputs(shapes, dtype, seed=1)]))
         if all(np.array_equal(a, b) for a, b in zip(ref, other)):
             return Outcome(name, "error", detail="degenerate: the source output does not depend on the input")
-        dst = getattr(translated, name)(*args)
-        dst(*xs)
+        dst = build(translated, name, args, to)
+        if to == "keras":
+            dst(*xs)  # Keras builds its weights on the first call
+        else:
+            dst.eval()
         tb.transpile.port_weights(src, dst)
         out = _outputs(dst(*xs))
     except Exception as e:  # a translation that does not run is reported, not raised: the benchmark counts it

@@ -1099,40 +1099,40 @@ CASES = [
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
-_HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 REFUSED = [
-    (_HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
      "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
-    (_HEADER + "class Dynamic(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class Dynamic(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x, name='fc'):\n"
      "        return getattr(self, name)(x)\n",
      "dynamic attribute access"),
-    (_HEADER + "class InPlace(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class InPlace(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        y.mul_(2)\n"
      "        return y\n", "in-place tensor method"),
-    (_HEADER + "class Aliased(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class Aliased(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        z = y\n"
      "        y += 1\n        return z\n", "refers to the same tensor"),
-    (_HEADER + "class Recurrent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class Recurrent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.lstm = nn.LSTM(4, 8, batch_first=True)\n\n    def forward(self, x):\n"
      "        out, _ = self.lstm(x)\n        return out\n", "torch.nn.LSTM"),
-    (_HEADER + "class Unknown(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+    (HEADER + "class Unknown(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        return torch.fft.rfft(x).abs()\n", "torch.fft.rfft"),
-    (_HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.conv = nn.Conv2d(3, 3, 3, padding=1, padding_mode='reflect')\n\n"
      "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
-    (_HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+    (HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),
-    (_HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        with torch.no_grad():\n"
      "            y = self.fc(x)\n        return y\n", "context managers"),
-    (_HEADER + "from .layers import Helper\n\n\nclass Imported(nn.Module):\n    def __init__(self):\n"
+    (HEADER + "from .layers import Helper\n\n\nclass Imported(nn.Module):\n    def __init__(self):\n"
      "        super().__init__()\n        self.h = make_helper()\n\n    def forward(self, x):\n"
      "        return self.h(x)\n", "not defined in this module"),
-    (_HEADER + "class ImplicitSoftmax(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class ImplicitSoftmax(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.sm = nn.Softmax()\n\n    def forward(self, x):\n        return self.sm(x)\n", "softmax without dim"),
-    (_HEADER + "class CeilPool(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    (HEADER + "class CeilPool(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)\n\n    def forward(self, x):\n"
      "        return self.pool(x)\n",
      "ceil_mode"),

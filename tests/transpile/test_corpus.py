@@ -1,20 +1,21 @@
-"""The transpiler on the corpus: every class translated to Keras either runs with the ported weights and
-matches PyTorch within 1e-5, or is refused; never a different output. Refusals name their reason."""
+"""The transpiler on the corpus: every class translated to Keras and to Flax NNX either runs with the ported
+weights and matches PyTorch within 1e-5, or is refused; never a different output. Refusals name their reason."""
 
 import pytest
 
 import tensorbridge as tb
 from tensorbridge.errors import UnsupportedError
 from tests.transpile.check import CORPUS, check, load_module
-from tests.transpile.corpus_torch import CASES, REFUSED
+from tests.transpile.corpus_torch import CASES, HEADER, REFUSED
 
 pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 
 #: classes the translation refuses today, with the reason (a refusal that goes away fails the test: update it)
-KNOWN_REFUSALS = {"InceptionA": "avg_pool2d: padding", "PositionalEmbeddingModel": "layer attribute .weight"}
-#: classes that translate but whose target cannot be fully ported, with the reason
-KNOWN_ERRORS = {"ModuleDictRouter": "never called"}
+KNOWN_REFUSALS = {"PositionalEmbeddingModel": "layer attribute .weight"}
+#: classes that translate but whose target cannot be fully ported, per target, with the reason
+KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"}, "flax": {}}
+TARGETS = ("keras", "flax")
 
 
 @pytest.fixture(scope="module")
@@ -22,23 +23,27 @@ def source_module():
     return load_module(CORPUS, "corpus_torch")
 
 
+@pytest.mark.parametrize("to", TARGETS)
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_translation_matches_source(case, source_module, tmp_path):
+def test_translation_matches_source(case, to, source_module, tmp_path):
+    if to == "flax":
+        pytest.importorskip("flax")
     name, args, shapes = case[:3]
-    outcome = check(name, args, shapes, case[3] if len(case) > 3 else "float32", source_module, tmp_path)
+    outcome = check(name, args, shapes, case[3] if len(case) > 3 else "float32", source_module, tmp_path, to=to)
     assert outcome.status != "wrong", f"{name}: silently wrong translation (max rel err {outcome.error})"
     if name in KNOWN_REFUSALS:
         assert outcome.status == "refused" and KNOWN_REFUSALS[name] in outcome.detail, outcome
-    elif name in KNOWN_ERRORS:
-        assert outcome.status == "error" and KNOWN_ERRORS[name] in outcome.detail, outcome
+    elif name in KNOWN_ERRORS[to]:
+        assert outcome.status == "error" and KNOWN_ERRORS[to][name] in outcome.detail, outcome
     else:
         assert outcome.status == "equal", outcome
 
 
+@pytest.mark.parametrize("to", TARGETS)
 @pytest.mark.parametrize("source,reason", REFUSED, ids=[s.split("class ")[1].split("(")[0] for s, _ in REFUSED])
-def test_refusal_names_file_line_and_reason(source, reason):
+def test_refusal_names_file_line_and_reason(source, reason, to):
     with pytest.raises(UnsupportedError) as e:
-        tb.transpile(source, to="keras", filename="model.py")
+        tb.transpile(source, to=to, filename="model.py")
     assert reason in str(e.value)
     assert "model.py:" in str(e.value)
 
@@ -118,3 +123,32 @@ def test_row_signatures_are_the_real_ones():
         assert real[:len(declared)] == declared, f"{path}: declared {declared}, real {real}"
         checked += 1
     assert checked > 30
+
+
+def test_flax_translation_is_lint_clean_and_threads_rngs(tmp_path):
+    from tests.generated_lint import ruff_check
+
+    text = tb.transpile(CORPUS.read_text(), to="flax", cls="TinyResNet")
+    assert "def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1, *, rngs: nnx.Rngs)" in text
+    assert "BasicBlock(width, width, rngs=rngs)" in text and "class ChannelsFirst(nnx.Module)" in text
+    (tmp_path / "resnet.py").write_text(text)
+    result = ruff_check(tmp_path)
+    assert result.returncode == 0, result.stdout
+
+
+def test_flax_refuses_what_nnx_cannot_hold():
+    source = HEADER + ("class Late(nn.Module):\n    def forward(self, x):\n        fc = nn.Linear(4, 4)\n"
+                        "        return fc(x) if self.training else x\n")
+    with pytest.raises(UnsupportedError) as e:
+        tb.transpile(source, to="flax", filename="late.py")
+    text = str(e.value)
+    assert "late.py:" in text and "layer built in __call__" in text and "no training flag" in text
+
+
+def test_flax_port_weights_names_the_mismatching_parameter(source_module, tmp_path):
+    from flax import nnx
+
+    (tmp_path / "f_mlp.py").write_text(tb.transpile(CORPUS.read_text(), to="flax", cls="Mlp"))
+    translated = load_module(tmp_path / "f_mlp.py", "f_mlp")
+    with pytest.raises(tb.transpile.weights.PortError, match=r"Mlp\.fc1"):
+        tb.transpile.port_weights(source_module.Mlp(16, 32), translated.Mlp(16, 24, rngs=nnx.Rngs(0)))

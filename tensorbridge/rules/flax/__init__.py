@@ -6,7 +6,16 @@ per-op corpus. Records live in one module per op family; `base.py` holds the reg
 row helpers.
 """
 
-from tensorbridge.rules.flax import attention, control, elementwise, jaxpr, nn, shape, stablehlo  # noqa: F401 (registers)
+from tensorbridge.rules.flax import (  # noqa: F401 (registers)
+    attention,
+    code,
+    control,
+    elementwise,
+    jaxpr,
+    nn,
+    shape,
+    stablehlo,
+)
 from tensorbridge.rules.flax.base import R as REGISTRY
 
 __all__ = ["REGISTRY"]

@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import ast
 
-import numpy as np
-
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, Refused, TargetSkeleton, keywords, known, pairs
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    CodeTable,
+    Refused,
+    TargetSkeleton,
+    WeightPort,
+    channels_last_kernel,
+    keywords,
+    known,
+    leading_zero_pads,
+    pairs,
+    shape_argument,
+)
 from tensorbridge.rules.keras.base import R
 
 C = R.code = CodeTable("keras")
@@ -110,9 +120,7 @@ HELPERS = {f"ChannelsFirstConv{n}D{t}": (lambda name: lambda: _channels_first_cl
 
 
 def _conv_from_ir(w, attrs):
-    # IR OIHW (Conv) or (in, out/group, k...) (ConvTranspose) -> Keras (k..., in/group, out) / (k..., out, in)
-    kernel = w["W"]
-    out = {"kernel": np.ascontiguousarray(np.moveaxis(kernel, (0, 1), (-1, -2)))}
+    out = {"kernel": channels_last_kernel(w["W"])}
     if "B" in w:
         out["bias"] = w["B"]
     return out
@@ -230,42 +238,43 @@ C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
 
 
 # -- functions ---------------------------------------------------------------------------------------
-def _write(op: str, fn: str):
-    """Register the decorated function as the writer of IR op `op` (written as a call of `fn`)."""
-    def register(write):
-        C.function(fn, op, "", write=write)
-        return write
-    return register
-
-
-def _fn(op: str, fn: str, *attr_order: str, **keyword_attrs):
-    """`fn(*inputs, *attrs in attr_order, keyword=attr ...)`."""
-    @_write(op, fn)
-    def write(c):
-        args = list(c.inputs) + [c.attrs[a] for a in attr_order]
-        return P.call(fn, *args, **{k: c.attrs[a] for k, a in keyword_attrs.items()})
-
-
 for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Exp", "exp"), ("Log", "log"),
                       ("Sqrt", "sqrt"), ("Rsqrt", "rsqrt"), ("Abs", "abs"), ("Neg", "negative"), ("Sin", "sin"),
                       ("Cos", "cos"), ("Erf", "erf"), ("Floor", "floor"), ("Ceil", "ceil"),
                       ("Reciprocal", "reciprocal"), ("Square", "square"), ("SiLU", "silu"), ("HardSwish", "hard_silu"),
                       ("HardSigmoid", "hard_sigmoid"), ("Relu6", "relu6"), ("Softplus", "softplus"),
                       ("MatMul", "matmul"), ("Where", "where"), ("Pow", "power")):
-    _fn(_op, f"ops.{_fn_name}")
-_fn("Mish", "keras.activations.mish")
-_fn("Elu", "ops.elu", alpha="alpha")
-_fn("LeakyRelu", "ops.leaky_relu", negative_slope="alpha")
-_fn("Concat", "ops.concatenate", axis="axis")
-_fn("MaxPool", "ops.max_pool", "kernel_shape", "strides", data_format="layout")
-_fn("AveragePool", "ops.average_pool", "kernel_shape", "strides", data_format="layout")
-_fn("Stack", "ops.stack", axis="axis")
-_fn("SwapAxes", "ops.swapaxes", "axis1", "axis2")
-_fn("Unsqueeze", "ops.expand_dims", "axis")
-_fn("Split", "ops.split", "sections", axis="axis")
+    C.writes_call(_op, f"ops.{_fn_name}")
+C.writes_call("Mish", "keras.activations.mish")
+C.writes_call("Elu", "ops.elu", alpha="alpha")
+C.writes_call("LeakyRelu", "ops.leaky_relu", negative_slope="alpha")
+C.writes_call("Concat", "ops.concatenate", axis="axis")
 
 
-@_write("Gelu", "ops.gelu")
+def _pool_fn(op: str, fn: str):
+    """`fn(x, ...)` on `x` padded first (with -inf for a max pool; with zeros, which count, for an average)."""
+    @C.writes(op, fn)
+    def write(c):
+        a, x = c.attrs, c.inputs[0]
+        pads = pairs(a["pads"], a["rank"])
+        if pads is NOT_LITERAL:
+            raise Refused("pool padding given by a variable")
+        if any(pads):
+            width = [[0, 0], [0, 0]] + [[p, p] for p in pads]
+            fill = {"constant_values": P.call("float", "-inf")} if op == "MaxPool" else {}
+            x = P.call("ops.pad", x, width, **fill)
+        return P.call(fn, x, a["kernel_shape"], a["strides"], data_format=a["layout"])
+
+
+_pool_fn("MaxPool", "ops.max_pool")
+_pool_fn("AveragePool", "ops.average_pool")
+C.writes_call("Stack", "ops.stack", axis="axis")
+C.writes_call("SwapAxes", "ops.swapaxes", "axis1", "axis2")
+C.writes_call("Unsqueeze", "ops.expand_dims", "axis")
+C.writes_call("Split", "ops.split", "sections", axis="axis")
+
+
+@C.writes("Gelu", "ops.gelu")
 def _gelu(c):
     approximate = known(c.attrs["approximate"])
     if approximate not in ("none", "tanh"):
@@ -273,18 +282,18 @@ def _gelu(c):
     return P.call("ops.gelu", c.inputs[0], **({"approximate": False} if approximate == "none" else {}))
 
 
-_write("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=_softmax_axis(c)))
-_write("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=_softmax_axis(c)))
-_write("Einsum", "ops.einsum")(lambda c: P.call("ops.einsum", c.attrs["equation"], *c.inputs[0]))
-_write("MaskedFill", "ops.where")(lambda c: P.call("ops.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
-_write("Identity", "(the input itself)")(lambda c: c.inputs[0])
-_write("Rank", "ops.ndim")(lambda c: P.call("ops.ndim", c.inputs[0]))
-_write("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
-_write("ExpandAs", "ops.broadcast_to")(
+C.writes("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=_softmax_axis(c)))
+C.writes("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=_softmax_axis(c)))
+C.writes("Einsum", "ops.einsum")(lambda c: P.call("ops.einsum", c.attrs["equation"], *c.inputs[0]))
+C.writes("MaskedFill", "ops.where")(lambda c: P.call("ops.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
+C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
+C.writes("Rank", "ops.ndim")(lambda c: P.call("ops.ndim", c.inputs[0]))
+C.writes("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
+C.writes("ExpandAs", "ops.broadcast_to")(
     lambda c: P.call("ops.broadcast_to", c.inputs[0], P.call("ops.shape", c.inputs[1])))
 
 
-@_write("Clip", "ops.clip")
+@C.writes("Clip", "ops.clip")
 def _clip(c):
     lo, hi = (known(c.attrs[k]) for k in ("min", "max"))
     if lo is None and hi is None:
@@ -296,31 +305,19 @@ def _clip(c):
     return P.call("ops.clip", c.inputs[0], c.attrs["min"], c.attrs["max"])
 
 
-def _shape_list(items):
-    """A varargs shape (`view(b, -1)`, `view(shape)`, `view(*shape)`) as one expression."""
-    if len(items) == 1:
-        only = items[0]
-        if isinstance(only, ast.Starred):
-            return only.value
-        return P.lit((known(only),)) if isinstance(known(only), int) else only
-    if any(isinstance(i, ast.Starred) for i in items):
-        return ast.Tuple(list(items), ast.Load())
-    return ast.Tuple(list(items), ast.Load())
-
-
-@_write("Reshape", "ops.reshape")
+@C.writes("Reshape", "ops.reshape")
 def _reshape(c):
     shape = c.attrs["shape"]
-    return P.call("ops.reshape", c.inputs[0], _shape_list(shape) if isinstance(shape, list) else shape)
+    return P.call("ops.reshape", c.inputs[0], shape_argument(shape))
 
 
-@_write("Transpose", "ops.transpose")
+@C.writes("Transpose", "ops.transpose")
 def _transpose(c):
     perm = c.attrs["perm"]
-    return P.call("ops.transpose", c.inputs[0], _shape_list(perm) if isinstance(perm, list) else perm)
+    return P.call("ops.transpose", c.inputs[0], shape_argument(perm))
 
 
-@_write("Flatten", "ops.reshape")
+@C.writes("Flatten", "ops.reshape")
 def _flatten(c):
     start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
     if end != -1 or not isinstance(start, int) or start < 0:
@@ -331,21 +328,21 @@ def _flatten(c):
     return P.call("ops.reshape", c.inputs[0], P.binop(P.call("tuple", leading), "+", (-1,)))
 
 
-@_write("Squeeze", "ops.squeeze")
+@C.writes("Squeeze", "ops.squeeze")
 def _squeeze(c):
     if known(c.attrs["axis"]) is None:
         return P.call("ops.squeeze", c.inputs[0])
     return P.call("ops.squeeze", c.inputs[0], c.attrs["axis"])
 
 
-@_write("Shape", "ops.shape")
+@C.writes("Shape", "ops.shape")
 def _shape(c):
     shape = P.call("ops.shape", c.inputs[0])
     return shape if known(c.attrs["index"]) is None else P.subscript(shape, c.attrs["index"])
 
 
 def _reduce(op, fn):
-    @_write(op, fn)
+    @C.writes(op, fn)
     def write(c):
         kwargs = {}
         if known(c.attrs["axis"]) is not None:
@@ -359,34 +356,25 @@ for _op, _name in (("ReduceMean", "mean"), ("ReduceSum", "sum"), ("ReduceMax", "
     _reduce(_op, f"ops.{_name}")
 
 
-@_write("LpNormalize", "ops.norm")
+@C.writes("LpNormalize", "ops.norm")
 def _normalize(c):
     x = c.inputs[0]
     norm = P.call("ops.norm", x, axis=c.attrs["axis"], keepdims=True)
     return P.binop(x, "/", P.call("ops.maximum", norm, c.attrs["epsilon"]))
 
 
-@_write("GlobalAveragePool", "ops.mean")
+@C.writes("GlobalAveragePool", "ops.mean")
 def _global_mean(c):
     return P.call("ops.mean", c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True)
 
 
-@_write("Pad", "ops.pad")
+@C.writes("Pad", "ops.pad")
 def _pad(c):
-    pads = c.attrs["pads"]
-    if not isinstance(pads, (ast.List, ast.Tuple)) and not isinstance(known(pads), (list, tuple)):
-        raise Refused("pad widths given by a variable")
-    items = list(pads.elts) if isinstance(pads, (ast.List, ast.Tuple)) else [P.lit(v) for v in known(pads)]
-    if len(items) % 2:
-        raise Refused("an odd number of pad widths")
-    # torch lists (begin, end) pairs from the last dim backwards; Keras wants every dim, first to last
-    trailing = [ast.List(items[i:i + 2], ast.Load()) for i in range(len(items) - 2, -1, -2)]
-    leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call("ops.ndim", c.inputs[0]), "-", len(trailing)))
-    width = P.binop(leading, "+", ast.List(trailing, ast.Load()))
-    return P.call("ops.pad", c.inputs[0], width, **keywords(constant_values=(c.attrs["value"], 0.0)))
+    return P.call("ops.pad", c.inputs[0], leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], "ops.ndim"),
+                  **keywords(constant_values=(c.attrs["value"], 0.0)))
 
 
-@_write("Resize", "ops.repeat")
+@C.writes("Resize", "ops.repeat")
 def _resize(c):
     a = c.attrs
     scale = known(a["scale"])
@@ -426,10 +414,44 @@ def _keras_weight(shape, kind, scale, trainable, name):
                   **({} if trainable else {"trainable": False}), name=name)
 
 
+class KerasWeights(WeightPort):
+    def owns(self, obj) -> bool:
+        import keras
+
+        return isinstance(obj, keras.layers.Layer)
+
+    def variables(self, dst) -> dict[int, str]:
+        return {id(v): v.path for v in getattr(dst, "weights", [])}
+
+    def members(self, dst) -> list | None:
+        import keras
+
+        if isinstance(dst, keras.Sequential):
+            return dst.layers
+        return list(dst) if isinstance(dst, (list, tuple)) else None
+
+    def holders(self, dst) -> list:
+        import keras
+
+        return [layer for layer in dst.layers if layer.weights] if isinstance(dst, keras.Sequential) else [dst]
+
+    def unbuilt_hint(self, layer) -> str:
+        return "" if layer.built else " (it was never called, so Keras has not built it: call it once)"
+
+    def is_weight(self, obj) -> bool:
+        return hasattr(obj, "assign") and hasattr(obj, "path")
+
+    def shape(self, variable) -> tuple:
+        return tuple(variable.shape)
+
+    def assign(self, variable, array) -> None:
+        variable.assign(array.astype(str(variable.dtype), copy=False))
+
+
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
     imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"])),
-    sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS,
+    sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS, port=KerasWeights(),
     reserved_names=frozenset({"keras", "layers", "ops", "training", *HELPERS}),
     reserved_attributes=frozenset({"weights", "dtype", "input", "output", "variables", "losses", "trainable", "path",
                                    "compute_dtype", "metrics", "name", "built", "non_trainable_weights",

@@ -95,14 +95,15 @@ def _layer_norm(a):
         # code); `port_weights` checks the weight shapes, so a variable that holds a longer shape is caught there
         axes = -1
     return OpCall("LayerNormalization", attrs={"axis": axes, "epsilon": a["eps"], "affine": a["elementwise_affine"],
-                                               "bias": a["bias"]})
+                                               "bias": a["bias"], "normalized_shape": a["normalized_shape"]})
 
 
 C.layer(f"{NN}LayerNorm", "LayerNormalization", "normalized_shape eps=1e-05 elementwise_affine=True bias=True",
         read=_layer_norm, to_ir=_norm_weights)
 C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-05 affine=True",
         read=lambda a: OpCall("GroupNormalization", attrs={"num_groups": a["num_groups"], "epsilon": a["eps"],
-                                                            "affine": a["affine"], "axis": 1}),
+                                                            "affine": a["affine"], "axis": 1,
+                                                            "num_channels": a["num_channels"]}),
         to_ir=_norm_weights)
 
 
@@ -291,10 +292,13 @@ for _n in (1, 2, 3):
 
 def _pool_fn(op, rank):
     def read(a):
-        _no(a, padding=0, ceil_mode=False, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
+        _no(a, ceil_mode=False, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
+        if op == "AveragePool" and known(a["padding"]) not in (0, (0,) * rank, [0] * rank) and \
+                known(a["count_include_pad"]) is not True:
+            raise Refused("count_include_pad=False with padding")
         stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
-        return OpCall(op, [a["input"]], {"kernel_shape": a["kernel_size"], "strides": stride,
-                                         "layout": "channels_first"})
+        return OpCall(op, [a["input"]], {"rank": rank, "kernel_shape": a["kernel_size"], "strides": stride,
+                                         "pads": a["padding"], "layout": "channels_first"})
     return read
 
 
@@ -307,9 +311,21 @@ for _n in (1, 2, 3):
 
 
 def _pad(a):
+    """`F.pad`'s (begin, end) pairs, listed from the last dim backwards, as `trailing_pads`: the pairs of the
+    last dims, first to last."""
     _no(a, mode="constant")
     value = a["value"] if known(a["value"]) is not None else 0.0
-    return OpCall("Pad", [a["input"]], {"pads": a["pad"], "value": value})
+    pads = a["pad"]
+    if isinstance(pads, (ast.List, ast.Tuple)):
+        items = list(pads.elts)
+    elif isinstance(known(pads), (list, tuple)):
+        items = [ast.Constant(v) for v in known(pads)]
+    else:
+        raise Refused("pad widths given by a variable")
+    if len(items) % 2:
+        raise Refused("an odd number of pad widths")
+    trailing = [ast.List(items[i:i + 2], ast.Load()) for i in range(len(items) - 2, -1, -2)]
+    return OpCall("Pad", [a["input"]], {"trailing_pads": trailing, "value": value})
 
 
 C.function(f"{F}pad", "Pad", "input pad mode='constant' value=None", read=_pad)

@@ -1,0 +1,431 @@
+"""IR ops -> Flax NNX model code, as the transpiler writes it (see rules/code.py): `nnx` layer constructors
+(taking the `rngs` their model's `__init__` receives) for layer ops, `jax.numpy` / `nnx` activation calls for
+the rest, and each layer's weights from the IR op's weight roles, in the same conventions as the Flax code
+generator (rules/flax/nn.py): a convolution kernel is [*kernel, in/groups, out], a dense kernel [in, out].
+
+Layout: the translation keeps the source's layout. Flax's convolutions, pools and GroupNorm are
+channels-last, so on channels-first data each is wrapped in the module's `ChannelsFirst` helper, which moves
+the channel axis last around the layer and back; BatchNorm takes `axis=1` directly. Every axis in the
+translated code means what it meant in the source.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    CodeTable,
+    Refused,
+    TargetSkeleton,
+    WeightPort,
+    channels_last_kernel,
+    keywords,
+    known,
+    leading_zero_pads,
+    pairs,
+    shape_argument,
+)
+from tensorbridge.rules.flax.base import R
+
+C = R.code = CodeTable("flax")
+RNGS = "rngs"
+
+
+def _rngs() -> dict:
+    return {RNGS: P.name(RNGS)}
+
+
+def _bool(v):
+    return known(v) if known(v) is not NOT_LITERAL else v
+
+
+def _size(value, rank: int):
+    """A torch int-or-tuple size as the tuple Flax needs (`ntuple(...)` when it is a variable)."""
+    literal = pairs(value, rank)
+    return literal if literal is not NOT_LITERAL else P.call("ntuple", value, rank)
+
+
+def _channels_first(layer: ast.expr, attrs) -> ast.expr:
+    return P.call("ChannelsFirst", layer) if attrs.get("layout") == "channels_first" else layer
+
+
+def _lambda(make, *captured) -> ast.expr:
+    """`lambda x: make(x)`, its parameter named so that it hides none of the `captured` expressions' names."""
+    used = {n.id for c in captured if isinstance(c, ast.AST) for n in ast.walk(c) if isinstance(n, ast.Name)}
+    param = next(p for p in ("x", "inputs", "x_", "inputs_") if p not in used)
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(param)], kwonlyargs=[], kw_defaults=[], defaults=[])
+    return ast.Lambda(args, make(P.name(param)))
+
+
+def _shape(x: ast.expr) -> ast.expr:
+    return ast.Attribute(x, "shape", ast.Load())
+
+
+def _partial(fn: str, **kwargs) -> ast.expr:
+    return P.call("partial", P.name(fn), **kwargs) if kwargs else P.name(fn)
+
+
+# -- layers ------------------------------------------------------------------------------------------
+def _write_conv(call):
+    a, rank = call.attrs, call.attrs["rank"]
+    kwargs = keywords(strides=(a["strides"], 1), kernel_dilation=(a["dilations"], 1),
+                      feature_group_count=(a["group"], 1), use_bias=(_bool(a["bias"]), True))
+    conv = P.call("nnx.Conv", a["in_channels"], a["filters"], _size(a["kernel_shape"], rank), **kwargs,
+                  padding=a["pads"], **_rngs())
+    return _channels_first(conv, a)
+
+
+def _write_conv_transpose(call):
+    """nnx.ConvTranspose with transpose_kernel (the gradient of a convolution, as torch's): its padding is what
+    is added around the dilated input, dilation * (kernel - 1) - pad on each side, plus output_padding at the
+    end, so it needs those sizes as literals."""
+    a, rank = call.attrs, call.attrs["rank"]
+    if known(a["group"]) != 1:
+        raise Refused("grouped transposed convolution (nnx.ConvTranspose has no groups)")
+    sizes = [pairs(a[k], rank) for k in ("kernel_shape", "pads", "dilations", "output_padding")]
+    if NOT_LITERAL in sizes:
+        raise Refused("transposed convolution whose kernel size, padding, dilation or output padding is a variable "
+                      "(Flax's padding is computed from them)")
+    kernel, pads, dilations, extra = sizes
+    padding = [(d * (k - 1) - p, d * (k - 1) - p + e) for k, p, d, e in zip(kernel, pads, dilations, extra)]
+    kwargs = keywords(kernel_dilation=(a["dilations"], 1), use_bias=(_bool(a["bias"]), True))
+    conv = P.call("nnx.ConvTranspose", a["in_channels"], a["filters"], kernel, strides=a["strides"],
+                  padding=padding, **kwargs, transpose_kernel=True, **_rngs())
+    return _channels_first(conv, a)
+
+
+def _conv_from_ir(w, attrs):
+    out = {"kernel": channels_last_kernel(w["W"])}
+    if "B" in w:
+        out["bias"] = w["B"]
+    return out
+
+
+C.layer("flax.nnx.Conv", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
+C.layer("flax.nnx.ConvTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
+C.layer("flax.nnx.Linear", "Dense", "",
+        write=lambda c: P.call("nnx.Linear", c.attrs["in_features"], c.attrs["units"],
+                               **keywords(use_bias=(_bool(c.attrs["bias"]), True)), **_rngs()),
+        from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
+
+
+def _affine(a) -> dict:
+    affine = _bool(a.get("affine", True))
+    bias = affine if known(a.get("bias", True)) is True else False
+    return keywords(use_scale=(affine, True), use_bias=(bias, True))
+
+
+def _norm_from_ir(w, attrs):
+    out = {"scale": w.get("scale"), "bias": w.get("B"), "mean": w.get("mean"), "var": w.get("var")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _write_batch_norm(c):
+    a = c.attrs
+    return P.call("nnx.BatchNorm", a["num_features"], axis=a["axis"],
+                  **keywords(momentum=(a["momentum"], 0.99), epsilon=(a["epsilon"], 1e-5)), **_affine(a), **_rngs())
+
+
+def _write_layer_norm(c):
+    a = c.attrs
+    if known(a["axis"]) != -1:
+        raise Refused("LayerNorm over several trailing dims (nnx.LayerNorm's scale covers the last axis)")
+    size = a["normalized_shape"]
+    if isinstance(known(size), (list, tuple)):
+        size = known(size)[0]
+    return P.call("nnx.LayerNorm", size, **keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a), **_rngs())
+
+
+def _write_group_norm(c):
+    a = c.attrs
+    norm = P.call("nnx.GroupNorm", a["num_channels"], num_groups=a["num_groups"],
+                  **keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a), **_rngs())
+    return P.call("ChannelsFirst", norm)
+
+
+C.layer("flax.nnx.BatchNorm", "BatchNormalization", "", write=_write_batch_norm, from_ir=_norm_from_ir)
+C.layer("flax.nnx.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=_norm_from_ir)
+C.layer("flax.nnx.GroupNorm", "GroupNormalization", "", write=_write_group_norm, from_ir=_norm_from_ir)
+C.layer("flax.nnx.Embed", "Embedding", "",
+        write=lambda c: P.call("nnx.Embed", c.attrs["num_embeddings"], c.attrs["embedding_dim"], **_rngs()),
+        from_ir=lambda w, attrs: {"embedding": w["W"]})
+C.layer("flax.nnx.Dropout", "Dropout", "", write=lambda c: P.call("nnx.Dropout", c.attrs["ratio"], **_rngs()))
+C.layer("(the input itself)", "Identity", "", write=lambda c: _lambda(lambda x: x))
+C.layer("(a reshape)", "Flatten", "",
+        write=lambda c: _lambda(lambda x: P.method(x, "reshape", P.subscript(_shape(x), 0), -1)))
+
+#: IR activation op -> the `nnx` (or `jax.nn`) function written for it, as a layer and as a call
+ACTIVATIONS = {"Relu": "nnx.relu", "Sigmoid": "nnx.sigmoid", "Tanh": "nnx.tanh", "SiLU": "nnx.silu",
+               "HardSwish": "nnx.hard_swish", "HardSigmoid": "nnx.hard_sigmoid", "Relu6": "nnx.relu6",
+               "Mish": "jax.nn.mish", "Softplus": "nnx.softplus"}
+
+
+def _activation_layer(op: str):
+    return lambda c: P.name(ACTIVATIONS[op])
+
+
+for _op in ACTIVATIONS:
+    C.layer(f"flax.{ACTIVATIONS[_op]}", _op, "", write=_activation_layer(_op))
+
+
+def _gelu_keywords(c) -> dict:
+    approximate = known(c.attrs["approximate"])
+    if approximate not in ("none", "tanh"):
+        raise Refused("GELU approximate given by a variable")
+    return {"approximate": False} if approximate == "none" else {}  # jax's gelu is the tanh form by default
+
+
+def _axis(c):
+    if known(c.attrs["axis"]) is None:
+        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
+    return c.attrs["axis"]
+
+
+C.layer("flax.nnx.gelu", "Gelu", "", write=lambda c: _partial("nnx.gelu", **_gelu_keywords(c)))
+C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
+        write=lambda c: _partial("nnx.leaky_relu", negative_slope=c.attrs["alpha"]))
+C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
+C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=_axis(c)))
+C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=_axis(c)))
+
+
+def _pool(op: str, a) -> ast.expr:
+    """`partial(nnx.max_pool | nnx.avg_pool, ...)` over the channels-last spatial dims."""
+    rank = a["rank"]
+    pads = pairs(a["pads"], rank) if "pads" in a else (0,) * rank
+    if pads is NOT_LITERAL:
+        raise Refused("pool padding given by a variable")
+    kwargs = {"window_shape": _size(a["kernel_shape"], rank), "strides": _size(a["strides"], rank)}
+    if any(pads):
+        kwargs["padding"] = [(p, p) for p in pads]  # max_pool pads with -inf; avg_pool counts the zeros, as torch
+    return _channels_first(_partial("nnx.max_pool" if op == "MaxPool" else "nnx.avg_pool", **kwargs), a)
+
+
+C.layer("flax.nnx.max_pool", "MaxPool", "", write=lambda c: _pool("MaxPool", c.attrs))
+C.layer("flax.nnx.avg_pool", "AveragePool", "", write=lambda c: _pool("AveragePool", c.attrs))
+
+
+def _spatial(attrs) -> tuple:
+    return tuple(range(2, 2 + attrs["rank"]))
+
+
+for _op, _fn_name in (("GlobalAveragePool", "jnp.mean"), ("GlobalMaxPool", "jnp.max")):
+    C.layer(f"jax.{_fn_name[4:]}", _op, "",
+            write=lambda c, f=_fn_name: _partial(f, axis=_spatial(c.attrs), keepdims=True))
+
+
+def _upsampled(x: ast.expr, a) -> ast.expr:
+    """`x` (N, C, H, W) upsampled by an integer factor: repeated rows and columns, or jax.image.resize's
+    bilinear (half-pixel centres, as torch's align_corners=False)."""
+    scale = known(a["scale"])
+    if scale is None:
+        raise Refused("upsampling without scale_factor")
+    if isinstance(scale, float) and scale.is_integer():
+        scale = int(scale)
+    elif scale is NOT_LITERAL:
+        scale = a["scale"]
+    elif not isinstance(scale, int):
+        raise Refused(f"scale_factor={scale!r} (the translation upsamples by integer factors)")
+    if known(a["mode"]) == "nearest":
+        return P.call("jnp.repeat", P.call("jnp.repeat", x, scale, axis=2), scale, axis=3)
+    shape = _shape(x)
+    size = ast.Tuple([ast.Starred(P.subscript(shape, P.slice_(None, 2)), ast.Load()),
+                      P.binop(P.subscript(shape, 2), "*", scale), P.binop(P.subscript(shape, 3), "*", scale)],
+                     ast.Load())
+    return P.call("jax.image.resize", x, size, "bilinear")
+
+
+C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsampled(x, c.attrs), c.attrs["scale"]))
+
+
+# -- functions ---------------------------------------------------------------------------------------
+for _op, _fn_name in (("Exp", "jnp.exp"), ("Log", "jnp.log"), ("Sqrt", "jnp.sqrt"), ("Rsqrt", "jax.lax.rsqrt"),
+                      ("Abs", "jnp.abs"), ("Neg", "jnp.negative"), ("Sin", "jnp.sin"), ("Cos", "jnp.cos"),
+                      ("Erf", "jax.scipy.special.erf"), ("Floor", "jnp.floor"), ("Ceil", "jnp.ceil"),
+                      ("Reciprocal", "jnp.reciprocal"), ("Square", "jnp.square"), ("MatMul", "jnp.matmul"),
+                      ("Where", "jnp.where"), ("Pow", "jnp.power"), *ACTIVATIONS.items()):
+    C.writes_call(_op, _fn_name)
+C.writes_call("Elu", "nnx.elu", alpha="alpha")
+C.writes_call("LeakyRelu", "nnx.leaky_relu", negative_slope="alpha")
+C.writes_call("Concat", "jnp.concatenate", axis="axis")
+C.writes_call("Stack", "jnp.stack", axis="axis")
+C.writes_call("SwapAxes", "jnp.swapaxes", "axis1", "axis2")
+C.writes_call("Unsqueeze", "jnp.expand_dims", "axis")
+C.writes_call("Split", "jnp.split", "sections", axis="axis")
+C.writes("Gelu", "nnx.gelu")(lambda c: P.call("nnx.gelu", c.inputs[0], **_gelu_keywords(c)))
+C.writes("Softmax", "nnx.softmax")(lambda c: P.call("nnx.softmax", c.inputs[0], axis=_axis(c)))
+C.writes("LogSoftmax", "nnx.log_softmax")(lambda c: P.call("nnx.log_softmax", c.inputs[0], axis=_axis(c)))
+C.writes("Einsum", "jnp.einsum")(lambda c: P.call("jnp.einsum", c.attrs["equation"], *c.inputs[0]))
+C.writes("MaskedFill", "jnp.where")(lambda c: P.call("jnp.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
+C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
+C.writes("Rank", "jnp.ndim")(lambda c: P.call("jnp.ndim", c.inputs[0]))
+C.writes("Tril", "jnp.tril")(lambda c: P.call("jnp.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
+C.writes("ExpandAs", "jnp.broadcast_to")(lambda c: P.call("jnp.broadcast_to", c.inputs[0], _shape(c.inputs[1])))
+C.writes("Shape", "(the shape)")(
+    lambda c: _shape(c.inputs[0]) if known(c.attrs["index"]) is None else P.subscript(_shape(c.inputs[0]),
+                                                                                      c.attrs["index"]))
+C.writes("Reshape", "jnp.reshape")(lambda c: P.call("jnp.reshape", c.inputs[0], shape_argument(c.attrs["shape"])))
+C.writes("Transpose", "jnp.transpose")(
+    lambda c: P.call("jnp.transpose", c.inputs[0], shape_argument(c.attrs["perm"])))
+
+
+@C.writes("Clip", "jnp.clip")
+def _clip(c):
+    lo, hi = (known(c.attrs[k]) for k in ("min", "max"))
+    if lo is None and hi is None:
+        raise Refused("clamp without bounds")
+    if hi is None:
+        return P.call("jnp.maximum", c.inputs[0], c.attrs["min"])
+    if lo is None:
+        return P.call("jnp.minimum", c.inputs[0], c.attrs["max"])
+    return P.call("jnp.clip", c.inputs[0], c.attrs["min"], c.attrs["max"])
+
+
+@C.writes("Flatten", "jnp.reshape")
+def _flatten(c):
+    start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
+    if end != -1 or not isinstance(start, int) or start < 0:
+        raise Refused("flatten other than from a non-negative start_dim to the last dim")
+    if start == 0:
+        return P.call("jnp.reshape", c.inputs[0], (-1,))
+    return P.call("jnp.reshape", c.inputs[0],
+                  P.binop(P.subscript(_shape(c.inputs[0]), P.slice_(None, start)), "+", (-1,)))
+
+
+@C.writes("Squeeze", "jnp.squeeze")
+def _squeeze(c):
+    if known(c.attrs["axis"]) is None:
+        return P.call("jnp.squeeze", c.inputs[0])
+    return P.call("jnp.squeeze", c.inputs[0], c.attrs["axis"])
+
+
+def _reduce(op, fn):
+    @C.writes(op, fn)
+    def write(c):
+        kwargs = {}
+        if known(c.attrs["axis"]) is not None:
+            kwargs["axis"] = c.attrs["axis"]
+        if known(c.attrs["keepdims"]) is not False:
+            kwargs["keepdims"] = c.attrs["keepdims"]
+        return P.call(fn, c.inputs[0], **kwargs)
+
+
+for _op, _fn_name in (("ReduceMean", "jnp.mean"), ("ReduceSum", "jnp.sum"), ("ReduceMax", "jnp.max"),
+                      ("ReduceMin", "jnp.min")):
+    _reduce(_op, _fn_name)
+
+
+@C.writes("LpNormalize", "jnp.linalg.norm")
+def _normalize(c):
+    x = c.inputs[0]
+    norm = P.call("jnp.linalg.norm", x, axis=c.attrs["axis"], keepdims=True)
+    return P.binop(x, "/", P.call("jnp.maximum", norm, c.attrs["epsilon"]))
+
+
+C.writes("GlobalAveragePool", "jnp.mean")(
+    lambda c: P.call("jnp.mean", c.inputs[0], axis=_spatial(c.attrs), keepdims=True))
+C.writes("MaxPool", "nnx.max_pool")(lambda c: P.call(_pool("MaxPool", c.attrs), c.inputs[0]))
+C.writes("AveragePool", "nnx.avg_pool")(lambda c: P.call(_pool("AveragePool", c.attrs), c.inputs[0]))
+
+
+@C.writes("Pad", "jnp.pad")
+def _pad(c):
+    return P.call("jnp.pad", c.inputs[0], leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], "jnp.ndim"),
+                  **keywords(constant_values=(c.attrs["value"], 0.0)))
+
+
+C.writes("Resize", "jax.image.resize")(lambda c: _upsampled(c.inputs[0], c.attrs))
+
+
+# -- how Flax NNX model code is written --------------------------------------------------------------
+def _nnx_sequential(items: ast.expr) -> ast.expr:
+    layers = items.elts if isinstance(items, ast.List) else [ast.Starred(items, ast.Load())]
+    return P.call("nnx.Sequential", *layers)
+
+
+def _nnx_weight(shape, kind, scale, trainable, name):
+    """`nnx.Param(jnp.zeros(shape))`-like: its initial value (scaled by a constant) in a Param, or a Variable for
+    a buffer; random values draw from the model's `rngs.params()`."""
+    if kind in ("zeros", "ones"):
+        value = P.call(f"jnp.{kind}", shape)
+    else:
+        value = P.call(f"jax.random.{kind}", P.call(P.name(f"{RNGS}.params")), shape)
+    if scale is not None and kind != "zeros":
+        value = P.binop(scale, "*", value)
+    return P.call("nnx.Param" if trainable else "nnx.Variable", value)
+
+
+def _helper(source: str):
+    return lambda: ast.parse(source).body[0]
+
+
+HELPERS = {
+    "ChannelsFirst": _helper(
+        "class ChannelsFirst(nnx.Module):\n"
+        "    \"\"\"A channels-last Flax layer applied to channels-first data (docs/transpile.md: layout).\"\"\"\n\n"
+        "    def __init__(self, layer):\n"
+        "        self.layer = layer\n\n"
+        "    def __call__(self, x):\n"
+        "        return jnp.moveaxis(self.layer(jnp.moveaxis(x, 1, -1)), -1, 1)\n"),
+    "ntuple": _helper(
+        "def ntuple(size, n):\n"
+        "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"
+        "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),
+}
+
+class NnxWeights(WeightPort):
+    def owns(self, obj) -> bool:
+        from flax import nnx
+
+        return isinstance(obj, nnx.Module)
+
+    def variables(self, dst) -> dict[int, str]:
+        from flax import nnx
+
+        return {id(v): ".".join(map(str, path)) for path, v in nnx.iter_graph(dst)
+                if isinstance(v, nnx.Variable) and not isinstance(v, nnx.RngState)}
+
+    def members(self, dst) -> list | None:
+        from flax import nnx
+
+        if isinstance(dst, nnx.Sequential):
+            return list(dst.layers)
+        return list(dst) if isinstance(dst, (nnx.List, list, tuple)) else None
+
+    def holders(self, dst) -> list:
+        from flax import nnx
+
+        if type(dst).__name__ == "ChannelsFirst":
+            return [dst.layer]
+        if isinstance(dst, nnx.Sequential):
+            return [layer for layer in dst.layers if isinstance(layer, nnx.Module) and self.variables(layer)]
+        return [dst]
+
+    def is_weight(self, obj) -> bool:
+        from flax import nnx
+
+        return isinstance(obj, nnx.Variable)
+
+    def shape(self, variable) -> tuple:
+        return tuple(variable.value.shape)
+
+    def assign(self, variable, array) -> None:
+        import jax.numpy as jnp
+
+        variable.value = jnp.asarray(array, dtype=variable.value.dtype)
+
+
+C.skeleton = TargetSkeleton(
+    layer_base="nnx.Module", forward="__call__",
+    imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]),
+             P.from_import("functools", ["partial"])),
+    sequential=_nnx_sequential, add_weight=_nnx_weight, helpers=HELPERS, port=NnxWeights(),
+    module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
+    empty_layer=lambda none: P.call("nnx.data", none),
+    init_argument=(RNGS, "nnx.Rngs"),
+    training=None,
+    reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),
+    reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",
+                                   "iter_modules"}))
