@@ -607,3 +607,25 @@ def _decompose_is_inf(graph, node):
 
 
 set_decomposition("IsInf", _decompose_is_inf)
+
+
+#: integer types some runtimes (LiteRT outside quantized models) have no comparison or Max/Min/Clip kernels for
+NARROW_INTEGERS = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
+COMPARISONS = ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
+
+
+def _decompose_widened(graph, node):
+    """The op on its 8/16-bit integer inputs widened to int32, the result cast back when it is a number: exact,
+    since comparisons do not depend on the width and Max/Min/Clip return one of their inputs' values."""
+    dtype = node.inputs[0].dtype
+    if dtype is None or np.dtype(dtype) not in NARROW_INTEGERS:
+        return False
+    b = Builder.replacing(node)
+    wide = [None if v is None else b.op("Cast", v, to="int32") for v in node.inputs]
+    out = b.op(node.op, *wide, **{k: v for k, v in node.attrs.items()})
+    graph.replace_node(node, [out if node.op in COMPARISONS else b.op("Cast", out, to=str(np.dtype(dtype)))])
+    return True
+
+
+for _op in (*COMPARISONS, "Max", "Min", "Clip"):
+    set_decomposition(_op, _decompose_widened)

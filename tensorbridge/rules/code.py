@@ -302,6 +302,14 @@ def shape_argument(items):
     return ast.Tuple(list(items), ast.Load())
 
 
+def expanded_shape(x: ast.expr, sizes: list, shape: str) -> ast.expr:
+    """The target shape of `x.expand(*sizes)`: each -1 replaced by x's size of that dim (`shape(x)[i]`, counted
+    from the end, as expand aligns trailing dims)."""
+    n = len(sizes)
+    return ast.Tuple([P.subscript(P.call(shape, x) if shape else ast.Attribute(x, "shape", ast.Load()), i - n)
+                      if known(s) == -1 else s for i, s in enumerate(sizes)], ast.Load())
+
+
 def leading_zero_pads(x: ast.expr, trailing: list, ndim: str) -> ast.expr:
     """`[[0, 0]] * (ndim(x) - k) + trailing`: pad widths for every dim of `x` from those of its last k dims."""
     leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call(ndim, x), "-", len(trailing)))

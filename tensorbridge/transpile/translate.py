@@ -709,7 +709,7 @@ class Translator:
         uses = [n.id for n in ast.walk(written) if isinstance(n, ast.Name)]
         out = []
         for i, value in enumerate(inputs):
-            if uses.count(f"__input{i}") > 1 and not isinstance(value, (ast.Name, ast.Constant)):
+            if uses.count(f"__input{i}") > 1 and not _is_plain(value):
                 name = self._temporary()
                 self.hoisted.append(ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
                 value = ast.Name(name, ast.Load())
@@ -730,11 +730,34 @@ class Translator:
                 return self.dst.sequential(items[0].value), MODULE
             if len(args) == 1 and isinstance(args[0], ast.Call) and \
                     self.imports.path(args[0].func) == "collections.OrderedDict":
-                self._block(node, "Sequential(OrderedDict(...))", "not translated yet: name the layers as attributes")
+                items = _named_layers(args[0])
+                if items is None:
+                    self._block(node, "Sequential(OrderedDict(...))", "only a literal list of (name, layer) pairs "
+                                                                      "is translated")
+                    return node, MODULE
+                self.notes.append(f"line {node.lineno}: the layer names of Sequential(OrderedDict(...)) are not "
+                                  "kept; its layers are in order")
             return self.dst.sequential(ast.List(list(items), ast.Load())), MODULE
         if kind == "list":
             return self.dst.module_list(args[0] if args else ast.List([], ast.Load())), MODULES
         return self.dst.module_dict(args[0] if args else ast.Dict([], [])), MODULES
+
+
+def _is_plain(value) -> bool:
+    """A name, a constant or an attribute chain on a name (`self.token`): reading it twice costs nothing."""
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, (ast.Name, ast.Constant))
+
+
+def _named_layers(call: ast.Call) -> list | None:
+    """The layers of `OrderedDict([("name", layer), ...])`, in order; None unless it is such a literal."""
+    if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return None
+    pairs = call.args[0].elts
+    if not all(isinstance(p, ast.Tuple) and len(p.elts) == 2 for p in pairs):
+        return None
+    return [p.elts[1] for p in pairs]
 
 
 def _reachable(tree: ast.Module, name: str) -> set[str]:

@@ -6,7 +6,7 @@ rates (docs/transpile.md). Classes the translation must refuse live in `REFUSED`
 """
 
 import math
-from collections import OrderedDict  # noqa: F401 (a refused case names it)
+from collections import OrderedDict
 
 import torch
 import torch.nn as nn
@@ -1096,7 +1096,57 @@ CASES = [
     ("SplitMerge", (), (3, 8)),
     ("WeightedSum", (), (3, 5)),
     ("UpBilinear", (8, 4), [(2, 4, 4, 4), (2, 4, 8, 8)]),
+    ("PReLUConvNet", (), (2, 3, 6, 6)),
+    ("ClassTokenEncoder", (), (2, 5, 8)),
+    ("NamedFeatures", (), (2, 3, 8, 8)),
 ]
+
+class PReLUConvNet(nn.Module):
+    """PReLU with one slope per channel after a convolution, and one shared slope after the head."""
+
+    def __init__(self, ch=4, classes=3):
+        super().__init__()
+        self.conv = nn.Conv2d(3, ch, 3, padding=1)
+        self.act = nn.PReLU(ch)
+        self.head = nn.Linear(ch, classes)
+        self.out_act = nn.PReLU(init=0.1)
+
+    def forward(self, x):
+        x = self.act(self.conv(x)).mean(dim=(2, 3))
+        return self.out_act(self.head(x))
+
+
+class ClassTokenEncoder(nn.Module):
+    """A ViT-style stem: a learned class token expanded over the batch and prepended to the patch tokens."""
+
+    def __init__(self, dim=8, heads=2):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.proj = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        cls = self.cls_token.expand(x.shape[0], -1, -1)
+        x = torch.cat([cls, self.proj(x)], dim=1)
+        return self.norm(x).mean(dim=1) + self.norm(x)[:, 0]
+
+
+class NamedFeatures(nn.Module):
+    """torchvision-style named stages: nn.Sequential over an OrderedDict."""
+
+    def __init__(self, ch=6):
+        super().__init__()
+        self.features = nn.Sequential(OrderedDict([
+            ("conv0", nn.Conv2d(3, ch, 3, padding=1, bias=False)),
+            ("norm0", nn.BatchNorm2d(ch)),
+            ("relu0", nn.ReLU(inplace=True)),
+            ("pool0", nn.MaxPool2d(2)),
+        ]))
+        self.classifier = nn.Linear(ch, 2)
+
+    def forward(self, x):
+        return self.classifier(torch.flatten(F.adaptive_avg_pool2d(self.features(x), 1), 1))
+
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"

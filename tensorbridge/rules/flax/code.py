@@ -21,6 +21,7 @@ from tensorbridge.rules.code import (
     TargetSkeleton,
     WeightPort,
     channels_last_kernel,
+    expanded_shape,
     keywords,
     known,
     leading_zero_pads,
@@ -187,6 +188,10 @@ C.layer("flax.nnx.gelu", "Gelu", "", write=lambda c: _partial("nnx.gelu", **_gel
 C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
         write=lambda c: _partial("nnx.leaky_relu", negative_slope=c.attrs["alpha"]))
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
+C.layer("(a PReLU helper)", "PRelu", "",
+        write=lambda c: P.call("ChannelPReLU", **keywords(num_parameters=(c.attrs["num_parameters"], 1),
+                                                          init=(c.attrs["init"], 0.25))),
+        from_ir=lambda w, attrs: {"slope": w["slope"]})
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=_axis(c)))
 
@@ -262,6 +267,8 @@ C.writes("MaskedFill", "jnp.where")(lambda c: P.call("jnp.where", c.inputs[1], c
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes("Rank", "jnp.ndim")(lambda c: P.call("jnp.ndim", c.inputs[0]))
 C.writes("Tril", "jnp.tril")(lambda c: P.call("jnp.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
+C.writes("Expand", "jnp.broadcast_to")(
+    lambda c: P.call("jnp.broadcast_to", c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], None)))
 C.writes("ExpandAs", "jnp.broadcast_to")(lambda c: P.call("jnp.broadcast_to", c.inputs[0], _shape(c.inputs[1])))
 C.writes("Shape", "(the shape)")(
     lambda c: _shape(c.inputs[0]) if known(c.attrs["index"]) is None else P.subscript(_shape(c.inputs[0]),
@@ -369,6 +376,14 @@ HELPERS = {
         "        self.layer = layer\n\n"
         "    def __call__(self, x):\n"
         "        return jnp.moveaxis(self.layer(jnp.moveaxis(x, 1, -1)), -1, 1)\n"),
+    "ChannelPReLU": _helper(
+        "class ChannelPReLU(nnx.Module):\n"
+        "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
+        "    def __init__(self, num_parameters=1, init=0.25):\n"
+        "        self.slope = nnx.Param(jnp.full((num_parameters,), init))\n\n"
+        "    def __call__(self, x):\n"
+        "        slope = self.slope[...] if x.ndim < 2 else jnp.reshape(self.slope[...], (-1,) + (1,) * (x.ndim - 2))\n"
+        "        return jnp.where(x >= 0, x, slope * x)\n"),
     "ntuple": _helper(
         "def ntuple(size, n):\n"
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"

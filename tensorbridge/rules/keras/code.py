@@ -18,6 +18,7 @@ from tensorbridge.rules.code import (
     TargetSkeleton,
     WeightPort,
     channels_last_kernel,
+    expanded_shape,
     keywords,
     known,
     leading_zero_pads,
@@ -117,6 +118,17 @@ def _channels_first_class(name: str) -> ast.stmt:
 
 HELPERS = {f"ChannelsFirstConv{n}D{t}": (lambda name: lambda: _channels_first_class(name))(f"ChannelsFirstConv{n}D{t}")
            for n in (1, 2, 3) for t in ("", "Transpose")}
+HELPERS["ChannelPReLU"] = lambda: ast.parse(
+    "class ChannelPReLU(layers.Layer):\n"
+    "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
+    "    def __init__(self, num_parameters=1, init=0.25, **kwargs):\n"
+    "        super().__init__(**kwargs)\n"
+    "        self.slope = self.add_weight(shape=(num_parameters,), initializer=keras.initializers.Constant(init),\n"
+    "                                     name='slope')\n\n"
+    "    def call(self, x):\n"
+    "        rank = len(x.shape)\n"
+    "        slope = self.slope if rank < 2 else ops.reshape(self.slope, (-1,) + (1,) * (rank - 2))\n"
+    "        return ops.where(x >= 0, x, slope * x)\n").body[0]
 
 
 def _conv_from_ir(w, attrs):
@@ -188,6 +200,10 @@ def _softmax_axis(c):
     return c.attrs["axis"]
 
 
+C.layer("(a PReLU helper)", "PRelu", "",
+        write=lambda c: P.call("ChannelPReLU", **keywords(num_parameters=(c.attrs["num_parameters"], 1),
+                                                          init=(c.attrs["init"], 0.25))),
+        from_ir=lambda w, attrs: {"slope": w["slope"]})
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=_softmax_axis(c)))
 
 
@@ -289,6 +305,8 @@ C.writes("MaskedFill", "ops.where")(lambda c: P.call("ops.where", c.inputs[1], c
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes("Rank", "ops.ndim")(lambda c: P.call("ops.ndim", c.inputs[0]))
 C.writes("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
+C.writes("Expand", "ops.broadcast_to")(
+    lambda c: P.call("ops.broadcast_to", c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], "ops.shape")))
 C.writes("ExpandAs", "ops.broadcast_to")(
     lambda c: P.call("ops.broadcast_to", c.inputs[0], P.call("ops.shape", c.inputs[1])))
 

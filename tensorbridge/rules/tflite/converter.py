@@ -47,8 +47,10 @@ NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteR
                   "uint32": "LiteRT has few uint32 kernels", "uint16": "LiteRT has no uint16 kernels"}
 
 
-#: IR ops whose LiteRT kernels take no 8- or 16-bit integers outside quantized models (the converter fails on them)
-NO_NARROW_INTEGER_KERNELS = {"Max", "Min", "Clip", "Div", "Abs", "Neg"}
+#: IR ops whose LiteRT kernels take no 8- or 16-bit integers outside quantized models (the converter fails on them,
+#: or, for a uint8 EQUAL, the interpreter aborts); comparisons, Max, Min and Clip decompose to int32 ones
+NO_NARROW_INTEGER_KERNELS = {"Max", "Min", "Clip", "Div", "Abs", "Neg", "Equal", "Less", "LessOrEqual", "Greater",
+                             "GreaterOrEqual"}
 NARROW_INTEGERS = {"int8", "int16", "uint8"}
 
 

@@ -136,6 +136,9 @@ C.layer(f"{NN}GELU", "Gelu", "approximate='none'", read=_activation("Gelu", appr
 C.layer(f"{NN}LeakyReLU", "LeakyRelu", "negative_slope=0.01 inplace=False",
         read=_activation("LeakyRelu", alpha="negative_slope"), inplace="inplace")
 C.layer(f"{NN}ELU", "Elu", "alpha=1.0 inplace=False", read=_activation("Elu", alpha="alpha"), inplace="inplace")
+C.layer(f"{NN}PReLU", "PRelu", "num_parameters=1 init=0.25",
+        read=_activation("PRelu", num_parameters="num_parameters", init="init"),
+        to_ir=lambda w, attrs: {"slope": w["weight"]})
 C.layer(f"{NN}Softmax", "Softmax", "dim=None", read=_activation("Softmax", axis="dim"))
 C.layer(f"{NN}LogSoftmax", "LogSoftmax", "dim=None", read=_activation("LogSoftmax", axis="dim"))
 
@@ -250,6 +253,21 @@ _fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm", "MatMul", "input other", 
 _fn("torch.pow Tensor.pow", "Pow", "input exponent", inputs="input exponent")
 _fn("torch.tril Tensor.tril", "Tril", "input diagonal=0", k="diagonal")
 _fn("Tensor.expand_as", "ExpandAs", "input other", inputs="input other")
+
+
+def _expand(a):
+    """`x.expand(*sizes)` as `sizes` (one expression per dim; -1 keeps that dim of x, counted from the end)."""
+    sizes = a["sizes"]
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = list(sizes[0].elts)
+    elif len(sizes) == 1 and isinstance(known(sizes[0]), (tuple, list)):
+        sizes = [ast.Constant(v) for v in known(sizes[0])]
+    if any(isinstance(s, ast.Starred) for s in sizes) or (len(sizes) == 1 and not isinstance(known(sizes[0]), int)):
+        raise Refused("expand sizes given by a variable (which of them are -1 cannot be seen)")
+    return OpCall("Expand", [a["input"]], {"sizes": sizes})
+
+
+C.function("Tensor.expand", "Expand", "input *sizes", read=_expand)
 _fn("torch.einsum", "Einsum", "equation *operands", inputs="operands", equation="equation")
 _fn("torch.where", "Where", "condition input other", inputs="condition input other")
 _fn("Tensor.masked_fill", "MaskedFill", "input mask value", inputs="input mask", value="value")
