@@ -616,10 +616,11 @@ COMPARISONS = ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
 
 def _decompose_widened(graph, node):
     """The op on its 8/16-bit integer inputs widened to int32, the result cast back when it is a number: exact,
-    since comparisons do not depend on the width and Max/Min/Clip return one of their inputs' values."""
+    since comparisons do not depend on the width and Max/Min/Clip return one of their inputs' values. Max and
+    Min of other types (or of more than two inputs) chain instead."""
     dtype = node.inputs[0].dtype
-    if dtype is None or np.dtype(dtype) not in NARROW_INTEGERS:
-        return False
+    if dtype is None or np.dtype(dtype) not in NARROW_INTEGERS or node.op in ("Max", "Min") and len(node.inputs) > 2:
+        return _decompose_variadic(graph, node) if node.op in ("Max", "Min") else False
     b = Builder.replacing(node)
     wide = [None if v is None else b.op("Cast", v, to="int32") for v in node.inputs]
     out = b.op(node.op, *wide, **{k: v for k, v in node.attrs.items()})

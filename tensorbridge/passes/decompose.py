@@ -12,14 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tensorbridge.errors import BlockerReport
+from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.node import Node
 from tensorbridge.ops import schema as op_schema
 
 
-def legalize(graph: Graph, blocker: Callable[[Node], str | None], target: str) -> Graph:
+def legalize(graph: Graph, blocker: Callable[[Node], str | None], target: str,
+             holds: Callable[[str], str | None] | None = None) -> Graph:
+    """`holds(dtype name)`: why the target cannot hold a tensor of that type at all, checked on the graph's
+    inputs and outputs that no node reads or writes (an input whose uses were folded away, a constant output);
+    the nodes' own tensors are their rules' to check."""
     report = BlockerReport(f"export to {target}", target)
     _legalize(graph, blocker, target, report)
+    for kind, values in (("input", [v for v in graph.inputs if not v.uses()]),
+                         ("output", [v for v in graph.outputs if v.producer is None])):
+        for v in values:
+            why = holds(dtypes.name(v.dtype)) if holds is not None and v.dtype is not None else None
+            if why:
+                report.add(f"graph {kind}", v.name, why)
     report.raise_if_any()
     return graph
 

@@ -64,7 +64,8 @@ class Registry:
         #: attribute variants (schema.set_lowering) the framework's writer carries out itself; `api.save` lowers
         #: the others before the writer sees the graph
         self.variants = frozenset(variants)
-        #: `fn(node, dtype name) -> reason or None`: a tensor type the framework's writer cannot hold (see `holds`)
+        #: `fn(node, dtype name) -> reason or None`: a tensor type the framework's writer cannot hold (see `holds`;
+        #: node None: a tensor no op touches)
         self.dtype_reason: Callable | None = None
 
     # -- declaring ---------------------------------------------------------------------------------
@@ -114,6 +115,10 @@ class Registry:
         """The writer takes no node reading or writing a tensor of a type for which `reason(node, dtype name)`
         gives a reason (checked before the op's own rule)."""
         self.dtype_reason = reason
+
+    def holds_type(self, name: str) -> str | None:
+        """Why the framework cannot hold a tensor of type `name` at all (None: it can, at least to move it)."""
+        return self.dtype_reason(None, name) if self.dtype_reason is not None else None
 
     def refuses_strings(self, reason: str) -> None:
         """The framework has no string tensors: none of the IR's string ops."""

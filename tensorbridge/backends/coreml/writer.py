@@ -124,9 +124,11 @@ def _check_types(g: Graph) -> None:
             if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
                 report.add(node.op, node.name, f"Core ML has no {dtypes.name(v.dtype)} tensors ({v.name})")
                 break
-    for v in g.outputs:
-        if v.producer is None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
-            report.add("output", v.name, f"Core ML has no {dtypes.name(v.dtype)} tensors")
+    for kind, values in (("input", [v for v in g.inputs if not v.uses()]),
+                         ("output", [v for v in g.outputs if v.producer is None])):
+        for v in values:
+            if v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
+                report.add(kind, v.name, f"Core ML has no {dtypes.name(v.dtype)} tensors")
     for x in g.inputs:
         if x.shape is not None and len(x.shape) == 0:
             report.add("input", x.name, "a rank-0 input: Core ML's inputs have at least one dim")

@@ -41,7 +41,7 @@ MODULE_ATTRIBUTES = {"eval", "train", "sow", "iter_modules", "iter_children", "s
 
 
 def emit(graph: Graph, layout: LayoutOptions | None = None) -> FlaxEmitter:
-    em = FlaxEmitter(pipeline(layout, LAYOUT, REGISTRY.blocker, "Flax code").run(clone(graph)))
+    em = FlaxEmitter(pipeline(layout, LAYOUT, REGISTRY.blocker, "Flax code", REGISTRY.holds_type).run(clone(graph)))
     em.run()
     return em
 

@@ -86,7 +86,7 @@ def weight_layer_class() -> ast.ClassDef:
 
 
 def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT, blocker=REGISTRY.blocker,
-             name: str = "Keras code") -> Pipeline:
+             name: str = "Keras code", holds=REGISTRY.holds_type) -> Pipeline:
     """Dead code out, layouts planned channels-last, constants folded, computed reshape targets that shape
     inference knows made constants, the layers the writer has spelled in plain ops fused back, nodes `blocker`
     rejects decomposed."""
@@ -95,7 +95,7 @@ def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
         .then("computed reshapes", reshape_to_inferred).then("dead code", eliminate_dead_code) \
         .then("fuse layers", lambda g: fuse_layers(g, blocker)) \
-        .then("legalize", lambda g: legalize(g, blocker, name)) \
+        .then("legalize", lambda g: legalize(g, blocker, name, holds)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
 

@@ -57,8 +57,8 @@ def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source"
         p.then("exact quantized convolutions", exact_quantized_convs)
     p.then("attribute variants", lower)
     p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
-    p.then("legalize", lambda g: legalize(g, exported_blocker, ".pt2") if exported else
-           legalize(g, REGISTRY.blocker, "PyTorch code"))
+    p.then("legalize", lambda g: legalize(g, exported_blocker, ".pt2", REGISTRY.holds_type) if exported else
+           legalize(g, REGISTRY.blocker, "PyTorch code", REGISTRY.holds_type))
     return p.then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
 
 

@@ -46,7 +46,8 @@ def _held(node, name: str) -> str | None:
     if name == "string":
         return STRINGS
     if name in ("uint16", "uint32", "uint64"):
-        return None if node.op in _MOVES else f"torch's {name} tensors have kernels only to cast and move them"
+        return None if node is None or node.op in _MOVES else \
+            f"torch's {name} tensors have kernels only to cast and move them"
     return f"PyTorch code holds no {name} tensors"
 
 
