@@ -50,7 +50,7 @@ NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteR
 #: IR ops whose LiteRT kernels take no 8- or 16-bit integers outside quantized models (the converter fails on them,
 #: or, for a uint8 EQUAL, the interpreter aborts); comparisons, Max, Min and Clip decompose to int32 ones
 NO_NARROW_INTEGER_KERNELS = {"Max", "Min", "Clip", "Div", "Abs", "Neg", "Equal", "Less", "LessOrEqual", "Greater",
-                             "GreaterOrEqual"}
+                             "GreaterOrEqual", "MaxPool", "Pad"}
 NARROW_INTEGERS = {"int8", "int16", "uint8"}
 
 
