@@ -272,6 +272,18 @@ def known(value):
         return NOT_LITERAL
 
 
+def value_of(v):
+    """A literal argument's Python value, else the expression itself (for writing it back)."""
+    return known(v) if known(v) is not NOT_LITERAL else v
+
+
+def softmax_axis(call: OpCall):
+    """The axis of a (log-)softmax call; Refused when the source leaves it to PyTorch's rank-based default."""
+    if known(call.attrs["axis"]) is None:
+        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
+    return call.attrs["axis"]
+
+
 def pairs(value, n: int):
     """An int-or-tuple argument as an n-tuple when it is a literal, else NOT_LITERAL."""
     v = known(value)
@@ -288,32 +300,6 @@ def is_default(value, default) -> bool:
     """Whether an argument is literally its default (an expression never is)."""
     v = known(value)
     return v is not NOT_LITERAL and type(v) is type(default) and v == default
-
-
-def shape_argument(items):
-    """A varargs shape (`view(b, -1)`, `view(shape)`, `view(*shape)`) as one expression."""
-    if not isinstance(items, list):
-        return items
-    if len(items) == 1:
-        only = items[0]
-        if isinstance(only, ast.Starred):
-            return only.value
-        return P.lit((known(only),)) if isinstance(known(only), int) else only
-    return ast.Tuple(list(items), ast.Load())
-
-
-def expanded_shape(x: ast.expr, sizes: list, shape: str) -> ast.expr:
-    """The target shape of `x.expand(*sizes)`: each -1 replaced by x's size of that dim (`shape(x)[i]`, counted
-    from the end, as expand aligns trailing dims)."""
-    n = len(sizes)
-    return ast.Tuple([P.subscript(P.call(shape, x) if shape else ast.Attribute(x, "shape", ast.Load()), i - n)
-                      if known(s) == -1 else s for i, s in enumerate(sizes)], ast.Load())
-
-
-def leading_zero_pads(x: ast.expr, trailing: list, ndim: str) -> ast.expr:
-    """`[[0, 0]] * (ndim(x) - k) + trailing`: pad widths for every dim of `x` from those of its last k dims."""
-    leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call(ndim, x), "-", len(trailing)))
-    return P.binop(leading, "+", ast.List(list(trailing), ast.Load()))
 
 
 def channels_last_kernel(kernel: np.ndarray) -> np.ndarray:

@@ -21,14 +21,14 @@ from tensorbridge.rules.code import (
     TargetSkeleton,
     WeightPort,
     channels_last_kernel,
-    expanded_shape,
     keywords,
     known,
-    leading_zero_pads,
     pairs,
-    shape_argument,
+    softmax_axis,
+    value_of,
 )
 from tensorbridge.rules.flax.base import R
+from tensorbridge.rules.numpy_code import numpy_writers
 
 C = R.code = CodeTable("flax")
 RNGS = "rngs"
@@ -36,10 +36,6 @@ RNGS = "rngs"
 
 def _rngs() -> dict:
     return {RNGS: P.name(RNGS)}
-
-
-def _bool(v):
-    return known(v) if known(v) is not NOT_LITERAL else v
 
 
 def _size(value, rank: int):
@@ -72,7 +68,7 @@ def _partial(fn: str, **kwargs) -> ast.expr:
 def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
     kwargs = keywords(strides=(a["strides"], 1), kernel_dilation=(a["dilations"], 1),
-                      feature_group_count=(a["group"], 1), use_bias=(_bool(a["bias"]), True))
+                      feature_group_count=(a["group"], 1), use_bias=(value_of(a["bias"]), True))
     conv = P.call("nnx.Conv", a["in_channels"], a["filters"], _size(a["kernel_shape"], rank), **kwargs,
                   padding=a["pads"], **_rngs())
     return _channels_first(conv, a)
@@ -91,7 +87,7 @@ def _write_conv_transpose(call):
                       "(Flax's padding is computed from them)")
     kernel, pads, dilations, extra = sizes
     padding = [(d * (k - 1) - p, d * (k - 1) - p + e) for k, p, d, e in zip(kernel, pads, dilations, extra)]
-    kwargs = keywords(kernel_dilation=(a["dilations"], 1), use_bias=(_bool(a["bias"]), True))
+    kwargs = keywords(kernel_dilation=(a["dilations"], 1), use_bias=(value_of(a["bias"]), True))
     conv = P.call("nnx.ConvTranspose", a["in_channels"], a["filters"], kernel, strides=a["strides"],
                   padding=padding, **kwargs, transpose_kernel=True, **_rngs())
     return _channels_first(conv, a)
@@ -108,12 +104,12 @@ C.layer("flax.nnx.Conv", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
 C.layer("flax.nnx.ConvTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
 C.layer("flax.nnx.Linear", "Dense", "",
         write=lambda c: P.call("nnx.Linear", c.attrs["in_features"], c.attrs["units"],
-                               **keywords(use_bias=(_bool(c.attrs["bias"]), True)), **_rngs()),
+                               **keywords(use_bias=(value_of(c.attrs["bias"]), True)), **_rngs()),
         from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
 
 
 def _affine(a) -> dict:
-    affine = _bool(a.get("affine", True))
+    affine = value_of(a.get("affine", True))
     bias = affine if known(a.get("bias", True)) is True else False
     return keywords(use_scale=(affine, True), use_bias=(bias, True))
 
@@ -178,12 +174,6 @@ def _gelu_keywords(c) -> dict:
     return {"approximate": False} if approximate == "none" else {}  # jax's gelu is the tanh form by default
 
 
-def _axis(c):
-    if known(c.attrs["axis"]) is None:
-        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
-    return c.attrs["axis"]
-
-
 C.layer("flax.nnx.gelu", "Gelu", "", write=lambda c: _partial("nnx.gelu", **_gelu_keywords(c)))
 C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
         write=lambda c: _partial("nnx.leaky_relu", negative_slope=c.attrs["alpha"]))
@@ -192,8 +182,8 @@ C.layer("(a PReLU helper)", "PRelu", "",
         write=lambda c: P.call("ChannelPReLU", **keywords(num_parameters=(c.attrs["num_parameters"], 1),
                                                           init=(c.attrs["init"], 0.25))),
         from_ir=lambda w, attrs: {"slope": w["slope"]})
-C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=_axis(c)))
-C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=_axis(c)))
+C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
+C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))
 
 
 def _pool(op: str, a) -> ast.expr:
@@ -246,103 +236,16 @@ C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsa
 
 
 # -- functions ---------------------------------------------------------------------------------------
-for _op, _fn_name in (("Exp", "jnp.exp"), ("Log", "jnp.log"), ("Sqrt", "jnp.sqrt"), ("Rsqrt", "jax.lax.rsqrt"),
-                      ("Abs", "jnp.abs"), ("Neg", "jnp.negative"), ("Sin", "jnp.sin"), ("Cos", "jnp.cos"),
-                      ("Erf", "jax.scipy.special.erf"), ("Floor", "jnp.floor"), ("Ceil", "jnp.ceil"),
-                      ("Reciprocal", "jnp.reciprocal"), ("Square", "jnp.square"), ("MatMul", "jnp.matmul"),
-                      ("Where", "jnp.where"), ("Pow", "jnp.power"), *ACTIVATIONS.items()):
+numpy_writers(C, "jnp", _shape, "jnp.linalg.norm")
+for _op, _fn_name in (("Rsqrt", "jax.lax.rsqrt"), ("Erf", "jax.scipy.special.erf"), *ACTIVATIONS.items()):
     C.writes_call(_op, _fn_name)
 C.writes_call("Elu", "nnx.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "nnx.leaky_relu", negative_slope="alpha")
-C.writes_call("Concat", "jnp.concatenate", axis="axis")
-C.writes_call("Stack", "jnp.stack", axis="axis")
-C.writes_call("SwapAxes", "jnp.swapaxes", "axis1", "axis2")
-C.writes_call("Unsqueeze", "jnp.expand_dims", "axis")
-C.writes_call("Split", "jnp.split", "sections", axis="axis")
 C.writes("Gelu", "nnx.gelu")(lambda c: P.call("nnx.gelu", c.inputs[0], **_gelu_keywords(c)))
-C.writes("Softmax", "nnx.softmax")(lambda c: P.call("nnx.softmax", c.inputs[0], axis=_axis(c)))
-C.writes("LogSoftmax", "nnx.log_softmax")(lambda c: P.call("nnx.log_softmax", c.inputs[0], axis=_axis(c)))
-C.writes("Einsum", "jnp.einsum")(lambda c: P.call("jnp.einsum", c.attrs["equation"], *c.inputs[0]))
-C.writes("MaskedFill", "jnp.where")(lambda c: P.call("jnp.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
-C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
-C.writes("Rank", "jnp.ndim")(lambda c: P.call("jnp.ndim", c.inputs[0]))
-C.writes("Tril", "jnp.tril")(lambda c: P.call("jnp.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
-C.writes("Expand", "jnp.broadcast_to")(
-    lambda c: P.call("jnp.broadcast_to", c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], None)))
-C.writes("ExpandAs", "jnp.broadcast_to")(lambda c: P.call("jnp.broadcast_to", c.inputs[0], _shape(c.inputs[1])))
-C.writes("Shape", "(the shape)")(
-    lambda c: _shape(c.inputs[0]) if known(c.attrs["index"]) is None else P.subscript(_shape(c.inputs[0]),
-                                                                                      c.attrs["index"]))
-C.writes("Reshape", "jnp.reshape")(lambda c: P.call("jnp.reshape", c.inputs[0], shape_argument(c.attrs["shape"])))
-C.writes("Transpose", "jnp.transpose")(
-    lambda c: P.call("jnp.transpose", c.inputs[0], shape_argument(c.attrs["perm"])))
-
-
-@C.writes("Clip", "jnp.clip")
-def _clip(c):
-    lo, hi = (known(c.attrs[k]) for k in ("min", "max"))
-    if lo is None and hi is None:
-        raise Refused("clamp without bounds")
-    if hi is None:
-        return P.call("jnp.maximum", c.inputs[0], c.attrs["min"])
-    if lo is None:
-        return P.call("jnp.minimum", c.inputs[0], c.attrs["max"])
-    return P.call("jnp.clip", c.inputs[0], c.attrs["min"], c.attrs["max"])
-
-
-@C.writes("Flatten", "jnp.reshape")
-def _flatten(c):
-    start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
-    if end != -1 or not isinstance(start, int) or start < 0:
-        raise Refused("flatten other than from a non-negative start_dim to the last dim")
-    if start == 0:
-        return P.call("jnp.reshape", c.inputs[0], (-1,))
-    return P.call("jnp.reshape", c.inputs[0],
-                  P.binop(P.subscript(_shape(c.inputs[0]), P.slice_(None, start)), "+", (-1,)))
-
-
-@C.writes("Squeeze", "jnp.squeeze")
-def _squeeze(c):
-    if known(c.attrs["axis"]) is None:
-        return P.call("jnp.squeeze", c.inputs[0])
-    return P.call("jnp.squeeze", c.inputs[0], c.attrs["axis"])
-
-
-def _reduce(op, fn):
-    @C.writes(op, fn)
-    def write(c):
-        kwargs = {}
-        if known(c.attrs["axis"]) is not None:
-            kwargs["axis"] = c.attrs["axis"]
-        if known(c.attrs["keepdims"]) is not False:
-            kwargs["keepdims"] = c.attrs["keepdims"]
-        return P.call(fn, c.inputs[0], **kwargs)
-
-
-for _op, _fn_name in (("ReduceMean", "jnp.mean"), ("ReduceSum", "jnp.sum"), ("ReduceMax", "jnp.max"),
-                      ("ReduceMin", "jnp.min")):
-    _reduce(_op, _fn_name)
-
-
-@C.writes("LpNormalize", "jnp.linalg.norm")
-def _normalize(c):
-    x = c.inputs[0]
-    norm = P.call("jnp.linalg.norm", x, axis=c.attrs["axis"], keepdims=True)
-    return P.binop(x, "/", P.call("jnp.maximum", norm, c.attrs["epsilon"]))
-
-
-C.writes("GlobalAveragePool", "jnp.mean")(
-    lambda c: P.call("jnp.mean", c.inputs[0], axis=_spatial(c.attrs), keepdims=True))
+C.writes("Softmax", "nnx.softmax")(lambda c: P.call("nnx.softmax", c.inputs[0], axis=softmax_axis(c)))
+C.writes("LogSoftmax", "nnx.log_softmax")(lambda c: P.call("nnx.log_softmax", c.inputs[0], axis=softmax_axis(c)))
 C.writes("MaxPool", "nnx.max_pool")(lambda c: P.call(_pool("MaxPool", c.attrs), c.inputs[0]))
 C.writes("AveragePool", "nnx.avg_pool")(lambda c: P.call(_pool("AveragePool", c.attrs), c.inputs[0]))
-
-
-@C.writes("Pad", "jnp.pad")
-def _pad(c):
-    return P.call("jnp.pad", c.inputs[0], leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], "jnp.ndim"),
-                  **keywords(constant_values=(c.attrs["value"], 0.0)))
-
-
 C.writes("Resize", "jax.image.resize")(lambda c: _upsampled(c.inputs[0], c.attrs))
 
 

@@ -18,14 +18,14 @@ from tensorbridge.rules.code import (
     TargetSkeleton,
     WeightPort,
     channels_last_kernel,
-    expanded_shape,
     keywords,
     known,
-    leading_zero_pads,
     pairs,
-    shape_argument,
+    softmax_axis,
+    value_of,
 )
 from tensorbridge.rules.keras.base import R
+from tensorbridge.rules.numpy_code import numpy_writers
 
 C = R.code = CodeTable("keras")
 
@@ -36,10 +36,6 @@ def _channels(attrs) -> dict:
 
 def _sequential(*layers_) -> ast.expr:
     return P.call("keras.Sequential", list(layers_)) if len(layers_) > 1 else layers_[0]
-
-
-def _bool(v):
-    return known(v) if known(v) is not NOT_LITERAL else v
 
 
 def _same_padding(attrs, rank):
@@ -63,7 +59,7 @@ def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
     padding = _same_padding(a, rank)
     kwargs = keywords(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), groups=(a["group"], 1),
-                 use_bias=(_bool(a["bias"]), True))
+                 use_bias=(value_of(a["bias"]), True))
     conv = P.call(_conv_class(f"Conv{rank}D", a, kwargs), a["filters"], a["kernel_shape"], **kwargs,
                   **({"padding": padding} if padding and padding != "valid" else {}), **_channels(a))
     if padding is not None:
@@ -78,7 +74,8 @@ def _write_conv_transpose(call):
     if known(a["pads"]) is NOT_LITERAL or isinstance(known(a["pads"]), str):
         raise Refused("transposed convolution padding given by a variable")
     out_pad = known(a["output_padding"])
-    kwargs = keywords(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1), use_bias=(_bool(a["bias"]), True))
+    kwargs = keywords(strides=(a["strides"], 1), dilation_rate=(a["dilations"], 1),
+                      use_bias=(value_of(a["bias"]), True))
     if out_pad not in (0, (0,) * rank, [0] * rank):
         kwargs["output_padding"] = a["output_padding"]
     conv = P.call(_conv_class(f"Conv{rank}DTranspose", a, kwargs), a["filters"], a["kernel_shape"], **kwargs,
@@ -141,12 +138,13 @@ def _conv_from_ir(w, attrs):
 C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
 C.layer("keras.layers.Conv2DTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
 C.layer("keras.layers.Dense", "Dense", "",
-        write=lambda c: P.call("layers.Dense", c.attrs["units"], **keywords(use_bias=(_bool(c.attrs["bias"]), True))),
+        write=lambda c: P.call("layers.Dense", c.attrs["units"],
+                               **keywords(use_bias=(value_of(c.attrs["bias"]), True))),
         from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
 
 
 def _norm_kwargs(a, eps_default):
-    affine = _bool(a.get("affine", True))
+    affine = value_of(a.get("affine", True))
     center = affine if known(a.get("bias", True)) is True else False
     return keywords(epsilon=(a["epsilon"], eps_default), center=(center, True), scale=(affine, True))
 
@@ -194,17 +192,11 @@ C.layer("keras.layers.LeakyReLU", "LeakyRelu", "",
 C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 
 
-def _softmax_axis(c):
-    if known(c.attrs["axis"]) is None:
-        raise Refused("softmax without dim (PyTorch picks the axis from the rank at run time)")
-    return c.attrs["axis"]
-
-
 C.layer("(a PReLU helper)", "PRelu", "",
         write=lambda c: P.call("ChannelPReLU", **keywords(num_parameters=(c.attrs["num_parameters"], 1),
                                                           init=(c.attrs["init"], 0.25))),
         from_ir=lambda w, attrs: {"slope": w["slope"]})
-C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=_softmax_axis(c)))
+C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 
 
 def _write_pool(call):
@@ -254,17 +246,14 @@ C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
 
 
 # -- functions ---------------------------------------------------------------------------------------
-for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Exp", "exp"), ("Log", "log"),
-                      ("Sqrt", "sqrt"), ("Rsqrt", "rsqrt"), ("Abs", "abs"), ("Neg", "negative"), ("Sin", "sin"),
-                      ("Cos", "cos"), ("Erf", "erf"), ("Floor", "floor"), ("Ceil", "ceil"),
-                      ("Reciprocal", "reciprocal"), ("Square", "square"), ("SiLU", "silu"), ("HardSwish", "hard_silu"),
-                      ("HardSigmoid", "hard_sigmoid"), ("Relu6", "relu6"), ("Softplus", "softplus"),
-                      ("MatMul", "matmul"), ("Where", "where"), ("Pow", "power")):
+numpy_writers(C, "ops", lambda x: P.call("ops.shape", x), "ops.norm")
+for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Rsqrt", "rsqrt"), ("Erf", "erf"),
+                      ("SiLU", "silu"), ("HardSwish", "hard_silu"), ("HardSigmoid", "hard_sigmoid"), ("Relu6", "relu6"),
+                      ("Softplus", "softplus")):
     C.writes_call(_op, f"ops.{_fn_name}")
 C.writes_call("Mish", "keras.activations.mish")
 C.writes_call("Elu", "ops.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "ops.leaky_relu", negative_slope="alpha")
-C.writes_call("Concat", "ops.concatenate", axis="axis")
 
 
 def _pool_fn(op: str, fn: str):
@@ -284,10 +273,6 @@ def _pool_fn(op: str, fn: str):
 
 _pool_fn("MaxPool", "ops.max_pool")
 _pool_fn("AveragePool", "ops.average_pool")
-C.writes_call("Stack", "ops.stack", axis="axis")
-C.writes_call("SwapAxes", "ops.swapaxes", "axis1", "axis2")
-C.writes_call("Unsqueeze", "ops.expand_dims", "axis")
-C.writes_call("Split", "ops.split", "sections", axis="axis")
 
 
 @C.writes("Gelu", "ops.gelu")
@@ -298,100 +283,8 @@ def _gelu(c):
     return P.call("ops.gelu", c.inputs[0], **({"approximate": False} if approximate == "none" else {}))
 
 
-C.writes("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=_softmax_axis(c)))
-C.writes("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=_softmax_axis(c)))
-C.writes("Einsum", "ops.einsum")(lambda c: P.call("ops.einsum", c.attrs["equation"], *c.inputs[0]))
-C.writes("MaskedFill", "ops.where")(lambda c: P.call("ops.where", c.inputs[1], c.attrs["value"], c.inputs[0]))
-C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
-C.writes("Rank", "ops.ndim")(lambda c: P.call("ops.ndim", c.inputs[0]))
-C.writes("Tril", "ops.tril")(lambda c: P.call("ops.tril", c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
-C.writes("Expand", "ops.broadcast_to")(
-    lambda c: P.call("ops.broadcast_to", c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], "ops.shape")))
-C.writes("ExpandAs", "ops.broadcast_to")(
-    lambda c: P.call("ops.broadcast_to", c.inputs[0], P.call("ops.shape", c.inputs[1])))
-
-
-@C.writes("Clip", "ops.clip")
-def _clip(c):
-    lo, hi = (known(c.attrs[k]) for k in ("min", "max"))
-    if lo is None and hi is None:
-        raise Refused("clamp without bounds")
-    if hi is None:
-        return P.call("ops.maximum", c.inputs[0], c.attrs["min"])
-    if lo is None:
-        return P.call("ops.minimum", c.inputs[0], c.attrs["max"])
-    return P.call("ops.clip", c.inputs[0], c.attrs["min"], c.attrs["max"])
-
-
-@C.writes("Reshape", "ops.reshape")
-def _reshape(c):
-    shape = c.attrs["shape"]
-    return P.call("ops.reshape", c.inputs[0], shape_argument(shape))
-
-
-@C.writes("Transpose", "ops.transpose")
-def _transpose(c):
-    perm = c.attrs["perm"]
-    return P.call("ops.transpose", c.inputs[0], shape_argument(perm))
-
-
-@C.writes("Flatten", "ops.reshape")
-def _flatten(c):
-    start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
-    if end != -1 or not isinstance(start, int) or start < 0:
-        raise Refused("flatten other than from a non-negative start_dim to the last dim")
-    if start == 0:
-        return P.call("ops.reshape", c.inputs[0], (-1,))
-    leading = P.subscript(P.call("ops.shape", c.inputs[0]), P.slice_(None, start))
-    return P.call("ops.reshape", c.inputs[0], P.binop(P.call("tuple", leading), "+", (-1,)))
-
-
-@C.writes("Squeeze", "ops.squeeze")
-def _squeeze(c):
-    if known(c.attrs["axis"]) is None:
-        return P.call("ops.squeeze", c.inputs[0])
-    return P.call("ops.squeeze", c.inputs[0], c.attrs["axis"])
-
-
-@C.writes("Shape", "ops.shape")
-def _shape(c):
-    shape = P.call("ops.shape", c.inputs[0])
-    return shape if known(c.attrs["index"]) is None else P.subscript(shape, c.attrs["index"])
-
-
-def _reduce(op, fn):
-    @C.writes(op, fn)
-    def write(c):
-        kwargs = {}
-        if known(c.attrs["axis"]) is not None:
-            kwargs["axis"] = c.attrs["axis"]
-        if known(c.attrs["keepdims"]) is not False:
-            kwargs["keepdims"] = c.attrs["keepdims"]
-        return P.call(fn, c.inputs[0], **kwargs)
-
-
-for _op, _name in (("ReduceMean", "mean"), ("ReduceSum", "sum"), ("ReduceMax", "max"), ("ReduceMin", "min")):
-    _reduce(_op, f"ops.{_name}")
-
-
-@C.writes("LpNormalize", "ops.norm")
-def _normalize(c):
-    x = c.inputs[0]
-    norm = P.call("ops.norm", x, axis=c.attrs["axis"], keepdims=True)
-    return P.binop(x, "/", P.call("ops.maximum", norm, c.attrs["epsilon"]))
-
-
-@C.writes("GlobalAveragePool", "ops.mean")
-def _global_mean(c):
-    return P.call("ops.mean", c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True)
-
-
-@C.writes("Pad", "ops.pad")
-def _pad(c):
-    return P.call("ops.pad", c.inputs[0], leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], "ops.ndim"),
-                  **keywords(constant_values=(c.attrs["value"], 0.0)))
-
-
+C.writes("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=softmax_axis(c)))
+C.writes("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=softmax_axis(c)))
 @C.writes("Resize", "ops.repeat")
 def _resize(c):
     a = c.attrs

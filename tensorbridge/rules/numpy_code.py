@@ -1,0 +1,123 @@
+"""Code rows shared by the targets whose tensor functions follow NumPy's API (`keras.ops`, `jax.numpy`): the
+IR op written as `<namespace>.<numpy name>(...)`, the same way for each (see rules/code.py)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import CodeTable, Refused, keywords, known
+
+#: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
+SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
+             "Floor": "floor", "Ceil": "ceil", "Reciprocal": "reciprocal", "Square": "square", "MatMul": "matmul",
+             "Where": "where", "Pow": "power"}
+REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min"}
+
+
+def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str) -> None:
+    """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp"); `shape(x)` is the
+    expression of x's shape, `norm` the vector norm's path."""
+    def fn(name: str) -> str:
+        return f"{ns}.{name}"
+
+    for op, name in SAME_NAME.items():
+        table.writes_call(op, fn(name))
+    table.writes_call("Concat", fn("concatenate"), axis="axis")
+    table.writes_call("Stack", fn("stack"), axis="axis")
+    table.writes_call("SwapAxes", fn("swapaxes"), "axis1", "axis2")
+    table.writes_call("Unsqueeze", fn("expand_dims"), "axis")
+    table.writes_call("Split", fn("split"), "sections", axis="axis")
+    table.writes("Einsum", fn("einsum"))(lambda c: P.call(fn("einsum"), c.attrs["equation"], *c.inputs[0]))
+    table.writes("MaskedFill", fn("where"))(lambda c: P.call(fn("where"), c.inputs[1], c.attrs["value"], c.inputs[0]))
+    table.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
+    table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
+    table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
+    table.writes("Expand", fn("broadcast_to"))(
+        lambda c: P.call(fn("broadcast_to"), c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], shape)))
+    table.writes("ExpandAs", fn("broadcast_to"))(lambda c: P.call(fn("broadcast_to"), c.inputs[0], shape(c.inputs[1])))
+    table.writes("Reshape", fn("reshape"))(
+        lambda c: P.call(fn("reshape"), c.inputs[0], shape_argument(c.attrs["shape"])))
+    table.writes("Transpose", fn("transpose"))(
+        lambda c: P.call(fn("transpose"), c.inputs[0], shape_argument(c.attrs["perm"])))
+    table.writes("Shape", "(the shape)")(
+        lambda c: shape(c.inputs[0]) if known(c.attrs["index"]) is None else P.subscript(shape(c.inputs[0]),
+                                                                                         c.attrs["index"]))
+
+    @table.writes("Clip", fn("clip"))
+    def _clip(c):
+        lo, hi = (known(c.attrs[k]) for k in ("min", "max"))
+        if lo is None and hi is None:
+            raise Refused("clamp without bounds")
+        if hi is None:
+            return P.call(fn("maximum"), c.inputs[0], c.attrs["min"])
+        if lo is None:
+            return P.call(fn("minimum"), c.inputs[0], c.attrs["max"])
+        return P.call(fn("clip"), c.inputs[0], c.attrs["min"], c.attrs["max"])
+
+    @table.writes("Flatten", fn("reshape"))
+    def _flatten(c):
+        start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
+        if end != -1 or not isinstance(start, int) or start < 0:
+            raise Refused("flatten other than from a non-negative start_dim to the last dim")
+        if start == 0:
+            return P.call(fn("reshape"), c.inputs[0], (-1,))
+        leading = P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(None, start)))
+        return P.call(fn("reshape"), c.inputs[0], P.binop(leading, "+", (-1,)))
+
+    @table.writes("Squeeze", fn("squeeze"))
+    def _squeeze(c):
+        if known(c.attrs["axis"]) is None:
+            return P.call(fn("squeeze"), c.inputs[0])
+        return P.call(fn("squeeze"), c.inputs[0], c.attrs["axis"])
+
+    def reduction(op, name):
+        @table.writes(op, fn(name))
+        def write(c):
+            kwargs = {}
+            if known(c.attrs["axis"]) is not None:
+                kwargs["axis"] = c.attrs["axis"]
+            if known(c.attrs["keepdims"]) is not False:
+                kwargs["keepdims"] = c.attrs["keepdims"]
+            return P.call(fn(name), c.inputs[0], **kwargs)
+
+    for op, name in REDUCTIONS.items():
+        reduction(op, name)
+
+    @table.writes("LpNormalize", norm)
+    def _normalize(c):
+        x = c.inputs[0]
+        return P.binop(x, "/", P.call(fn("maximum"), P.call(norm, x, axis=c.attrs["axis"], keepdims=True),
+                                      c.attrs["epsilon"]))
+
+    table.writes("GlobalAveragePool", fn("mean"))(
+        lambda c: P.call(fn("mean"), c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True))
+    table.writes("Pad", fn("pad"))(lambda c: P.call(
+        fn("pad"), c.inputs[0], leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], fn("ndim")),
+        **keywords(constant_values=(c.attrs["value"], 0.0))))
+
+
+def shape_argument(items):
+    """A varargs shape (`view(b, -1)`, `view(shape)`, `view(*shape)`) as one expression."""
+    if not isinstance(items, list):
+        return items
+    if len(items) == 1:
+        only = items[0]
+        if isinstance(only, ast.Starred):
+            return only.value
+        return P.lit((known(only),)) if isinstance(known(only), int) else only
+    return ast.Tuple(list(items), ast.Load())
+
+
+def expanded_shape(x: ast.expr, sizes: list, shape: Callable) -> ast.expr:
+    """The target shape of `x.expand(*sizes)`: each -1 replaced by x's size of that dim (`shape(x)[i]`, counted
+    from the end, as expand aligns trailing dims)."""
+    n = len(sizes)
+    return ast.Tuple([P.subscript(shape(x), i - n) if known(s) == -1 else s for i, s in enumerate(sizes)], ast.Load())
+
+
+def leading_zero_pads(x: ast.expr, trailing: list, ndim: str) -> ast.expr:
+    """`[[0, 0]] * (ndim(x) - k) + trailing`: pad widths for every dim of `x` from those of its last k dims."""
+    leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call(ndim, x), "-", len(trailing)))
+    return P.binop(leading, "+", ast.List(list(trailing), ast.Load()))
