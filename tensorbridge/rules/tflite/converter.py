@@ -47,11 +47,15 @@ NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteR
                   "uint32": "LiteRT has few uint32 kernels", "uint16": "LiteRT has no uint16 kernels"}
 
 
-#: IR ops whose LiteRT kernels take no 8- or 16-bit integers outside quantized models (the converter fails on them,
-#: or, for a uint8 EQUAL, the interpreter aborts); comparisons, Max, Min and Clip decompose to int32 ones
-NO_NARROW_INTEGER_KERNELS = {"Max", "Min", "Clip", "Div", "Abs", "Neg", "Equal", "Less", "LessOrEqual", "Greater",
-                             "GreaterOrEqual", "MaxPool", "Pad"}
-NARROW_INTEGERS = {"int8", "int16", "uint8"}
+#: IR op -> the 8/16-bit integer types its LiteRT kernel takes only in quantized models, as measured (the
+#: converter fails on them, or, for a uint8 EQUAL, the interpreter aborts); comparisons, Max, Min and Clip
+#: decompose to int32 ones before this refuses them
+_NARROW = frozenset({"int8", "int16", "uint8"})
+_BYTES = frozenset({"int8", "uint8"})
+NO_NARROW_INTEGER_KERNELS = {
+    **dict.fromkeys(("Max", "Min", "Clip", "Div", "Abs", "Neg", "Pad", "Equal", "Less", "LessOrEqual", "Greater",
+                     "GreaterOrEqual"), _NARROW),
+    "Add": _BYTES, "Mul": _BYTES, "Mod": frozenset({"uint8"}), "MaxPool": frozenset({"uint8"})}
 
 
 def float_blocker(node) -> str | None:
@@ -60,6 +64,8 @@ def float_blocker(node) -> str | None:
 
     if node.op in LACKS:
         return LACKS[node.op]
+    if node.op == "Pow" and all(v.dtype is not None and dtypes.name(v.dtype) == "int64" for v in node.inputs):
+        return "LiteRT's POW takes no int64 exponent"
     if node.op == "BitShift" and node.attrs.get("direction") == "LEFT":
         return "LiteRT has no left-shift kernel"
     if node.op == "ConvTranspose" and any(d != 1 for d in node.attrs.get("dilations") or []):
@@ -79,7 +85,8 @@ def float_blocker(node) -> str | None:
         if v is not None and v.dtype is not None and dtypes.name(v.dtype) in NO_KERNELS_FOR:
             return NO_KERNELS_FOR[dtypes.name(v.dtype)]
     narrow = node.op in NO_NARROW_INTEGER_KERNELS and node.inputs[0].dtype is not None and \
-        dtypes.name(node.inputs[0].dtype) in NARROW_INTEGERS and (node.op != "Clip" or any(node.inputs[1:]))
+        dtypes.name(node.inputs[0].dtype) in NO_NARROW_INTEGER_KERNELS[node.op] and \
+        (node.op != "Clip" or any(node.inputs[1:]))
     if narrow:
         return f"LiteRT's {node.op} takes {dtypes.name(node.inputs[0].dtype)} only in quantized models"
     return KERAS.blocker(node)
