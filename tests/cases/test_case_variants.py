@@ -26,7 +26,14 @@ VARIANTS = {
     ("Transpose", "test_transpose_default", "keras"): "pass",
     ("Flatten", "test_flatten_negative_axis4", "torch"): "pass",
     ("Max", "test_max_uint32", "torch"): "refused: torch's uint32 tensors have kernels only to cast and move",
-    ("Max", "test_max_int8", "tflite"): "refused: LiteRT's Max takes int8 only in quantized models",
+    ("Max", "test_max_int8", "tflite"): "pass",  # computed in int32: LiteRT has no int8 MAXIMUM outside quantization
+    ("Equal", "test_equal_uint8", "tflite"): "pass",  # LiteRT's interpreter once aborted on a uint8 EQUAL
+    ("Greater", "test_greater_int16", "tflite"): "pass",
+    ("Add", "test_add_int8", "tflite"): "refused: LiteRT's Add takes int8 only in quantized models",
+    ("Pow", "test_pow_types_int64_int64", "tflite"): "refused: LiteRT's POW takes no int64",
+    # an empty string input whose uses fold away once crashed the writers
+    ("RegexFullMatch", "test_regex_full_match_empty", "torch"): "refused: PyTorch has no string tensors",
+    ("RegexFullMatch", "test_regex_full_match_empty", "flax"): "refused: JAX has no string arrays",
     ("Equal", "test_equal_string", "keras"): "refused: keras.ops has no string operations",
     ("Cast", "test_cast_FLOAT_to_FLOAT8E4M3FN", "torch"): "refused: PyTorch code holds no float8e4m3fn tensors",
     ("Cast", "test_cast_FLOAT_to_FLOAT8E4M3FN", "coreml"): "refused: Core ML has no float8e4m3fn tensors",
