@@ -55,7 +55,7 @@ _BYTES = frozenset({"int8", "uint8"})
 NO_NARROW_INTEGER_KERNELS = {
     **dict.fromkeys(("Max", "Min", "Clip", "Div", "Abs", "Neg", "Pad", "Equal", "Less", "LessOrEqual", "Greater",
                      "GreaterOrEqual"), _NARROW),
-    "Add": _BYTES, "Mul": _BYTES, "Mod": frozenset({"uint8"}), "MaxPool": frozenset({"uint8"})}
+    "Sub": _NARROW, "Add": _BYTES, "Mul": _BYTES, "Mod": frozenset({"uint8"}), "MaxPool": frozenset({"uint8"})}
 
 
 def float_blocker(node) -> str | None:
