@@ -196,9 +196,9 @@ class TargetSkeleton:
     #: (name, annotation) of a keyword-only argument every model class's `__init__` takes and passes on to each
     #: layer it builds (NNX's `rngs`), or None
     init_argument: tuple[str, str] | None = None
-    #: how the source's `self.training` is written: "argument" (a `training` argument of the forward method,
-    #: as Keras passes it), or None when the target has no such flag (refused)
-    training: str | None = "argument"
+    #: whether the source's `self.training` can be read: as a `training` argument of the forward method, which
+    #: Keras passes; NNX has no such flag (refused)
+    training_argument: bool = True
     #: how `port_weights` reaches the weights of the written classes' instances
     port: WeightPort | None = None
     #: names the written code's imports take; the source's own uses of them are renamed

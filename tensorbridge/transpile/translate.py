@@ -558,7 +558,7 @@ class Translator:
             return node, UNKNOWN
         if _is_self(node.value):
             if node.attr == "training" and info is not None and scope.mode == "forward":
-                if self.dst.training is None:
+                if not self.dst.training_argument:
                     self._block(node, "self.training", f"{self.target.framework} layers have no training flag to "
                                                        "read (they switch modes with model.train() / model.eval())")
                     return node, PYTHON
