@@ -13,6 +13,7 @@ a literal. A layer row also says how its weights map to the IR op's weights (`to
 from __future__ import annotations
 
 import ast
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -143,37 +144,40 @@ class SourceSkeleton:
     float_dtypes: frozenset = frozenset()
 
 
-class WeightPort:
+class WeightPort(ABC):
     """How `port_weights` (transpile/weights.py) reaches the weights of a target framework's model instances."""
 
+    @abstractmethod
     def owns(self, obj) -> bool:
         """Whether `obj` is a model instance of this framework."""
-        raise NotImplementedError
 
+    @abstractmethod
     def variables(self, dst) -> dict[int, str]:
         """id(variable) -> its path, for every weight `dst` holds."""
-        raise NotImplementedError
 
+    @abstractmethod
     def members(self, dst) -> list | None:
         """The layers of a container (the translation of a Sequential or ModuleList), else None."""
-        raise NotImplementedError
 
+    @abstractmethod
     def holders(self, dst) -> list:
         """The layers inside `dst` that hold weights (itself, or the one layer of a wrapper)."""
-        raise NotImplementedError
 
     def unbuilt_hint(self, layer) -> str:
         """Why `layer` may lack a weight it will have (said after the error), or ""."""
         return ""
 
+    @abstractmethod
     def is_weight(self, obj) -> bool:
-        raise NotImplementedError
+        """Whether `obj` is one of the framework's weight variables."""
 
+    @abstractmethod
     def shape(self, variable) -> tuple:
-        raise NotImplementedError
+        """The shape of a weight variable."""
 
+    @abstractmethod
     def assign(self, variable, array: np.ndarray) -> None:
-        raise NotImplementedError
+        """Set a weight variable to `array` (cast to the variable's dtype)."""
 
 
 @dataclass(frozen=True)
@@ -300,12 +304,6 @@ def is_default(value, default) -> bool:
     """Whether an argument is literally its default (an expression never is)."""
     v = known(value)
     return v is not NOT_LITERAL and type(v) is type(default) and v == default
-
-
-def channels_last_kernel(kernel: np.ndarray) -> np.ndarray:
-    """An IR convolution kernel, OIHW (Conv) or (in, out/group, k...) (ConvTranspose), with its two leading
-    axes moved last and swapped: Keras' and Flax's (k..., in/group, out) / (k..., out, in)."""
-    return np.ascontiguousarray(np.moveaxis(kernel, (0, 1), (-1, -2)))
 
 
 def keywords(**given_and_defaults) -> dict:

@@ -1,13 +1,17 @@
 """Code rows shared by the targets whose tensor functions follow NumPy's API (`keras.ops`, `jax.numpy`): the
-IR op written as `<namespace>.<numpy name>(...)`, the same way for each (see rules/code.py)."""
+IR op written as `<namespace>.<numpy name>(...)`, the same way for each (see rules/code.py); and what their
+layers share: channels-last convolution kernels, dense kernels [in, out], the ChannelPReLU helper's call, and
+upsampling by integer factors."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
 
+import numpy as np
+
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import CodeTable, Refused, keywords, known
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, keywords, known
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
@@ -121,3 +125,42 @@ def leading_zero_pads(x: ast.expr, trailing: list, ndim: str) -> ast.expr:
     """`[[0, 0]] * (ndim(x) - k) + trailing`: pad widths for every dim of `x` from those of its last k dims."""
     leading = P.binop(P.lit([[0, 0]]), "*", P.binop(P.call(ndim, x), "-", len(trailing)))
     return P.binop(leading, "+", ast.List(list(trailing), ast.Load()))
+
+
+# -- what the two targets' layers share ----------------------------------------------------------------
+def conv_weights(w, attrs) -> dict:
+    """An IR convolution's weights as Keras' and Flax's: the kernel, OIHW (Conv) or (in, out/group, k...)
+    (ConvTranspose), with its two leading axes moved last and swapped ((k..., in/group, out) / (k..., out, in))."""
+    out = {"kernel": np.ascontiguousarray(np.moveaxis(w["W"], (0, 1), (-1, -2)))}
+    if "B" in w:
+        out["bias"] = w["B"]
+    return out
+
+
+def dense_weights(w, attrs) -> dict:
+    """An IR Dense's weights as Keras' and Flax's: the kernel [in, out] as it is."""
+    return {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})}
+
+
+def write_channel_prelu(call: OpCall) -> ast.expr:
+    """`ChannelPReLU(...)`: the helper class each target writes with the translation, holding its `slope`."""
+    return P.call("ChannelPReLU", **keywords(num_parameters=(call.attrs["num_parameters"], 1),
+                                             init=(call.attrs["init"], 0.25)))
+
+
+def prelu_weights(w, attrs) -> dict:
+    return {"slope": w["slope"]}
+
+
+def integer_scale(attrs, who: str):
+    """An upsampling's scale_factor as an int, or the variable holding it; Refused unless it is one."""
+    scale = known(attrs["scale"])
+    if scale is None:
+        raise Refused("upsampling without scale_factor")
+    if isinstance(scale, float) and scale.is_integer():
+        return int(scale)
+    if scale is NOT_LITERAL:
+        return attrs["scale"]
+    if not isinstance(scale, int):
+        raise Refused(f"scale_factor={scale!r} ({who} upsamples by integer factors)")
+    return scale

@@ -30,13 +30,20 @@ from tensorbridge.rules.coreml import REGISTRY
 from tensorbridge.rules.coreml.base import DTYPES, int32
 
 LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
+_HELD = frozenset(dtypes.name(d) for d in DTYPES)
 #: the MIL opset written for each kind: iOS 15, the first that ML Programs take; neural networks end at iOS 14
 #: (both hold the same ops: the iOS 15 opset is the first of the MIL opsets)
 OPSETS = {"mlprogram": "iOS15", "neuralnetwork": "iOS14"}
 
 
 def pipeline(layout: LayoutOptions | None = None) -> Pipeline:
-    return writer_pipeline("Core ML", LAYOUT, lambda g: legalize(g, REGISTRY.blocker, "Core ML"), layout)
+    return writer_pipeline("Core ML", LAYOUT, lambda g: legalize(g, REGISTRY.blocker, "Core ML", _holds), layout)
+
+
+def _holds(name: str) -> str | None:
+    """Why Core ML cannot hold a tensor of type `name` (the graph's untouched inputs and outputs; the nodes'
+    tensors are checked with their names by _check_types)."""
+    return None if name in _HELD else f"Core ML has no {name} tensors"
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, **_options) -> None:
@@ -124,11 +131,6 @@ def _check_types(g: Graph) -> None:
             if v is not None and v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
                 report.add(node.op, node.name, f"Core ML has no {dtypes.name(v.dtype)} tensors ({v.name})")
                 break
-    for kind, values in (("input", [v for v in g.inputs if not v.uses()]),
-                         ("output", [v for v in g.outputs if v.producer is None])):
-        for v in values:
-            if v.dtype is not None and np.dtype(v.dtype) not in DTYPES:
-                report.add(kind, v.name, f"Core ML has no {dtypes.name(v.dtype)} tensors")
     for x in g.inputs:
         if x.shape is not None and len(x.shape) == 0:
             report.add("input", x.name, "a rank-0 input: Core ML's inputs have at least one dim")

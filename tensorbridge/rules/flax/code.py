@@ -20,7 +20,6 @@ from tensorbridge.rules.code import (
     Refused,
     TargetSkeleton,
     WeightPort,
-    channels_last_kernel,
     keywords,
     known,
     pairs,
@@ -28,7 +27,14 @@ from tensorbridge.rules.code import (
     value_of,
 )
 from tensorbridge.rules.flax.base import R
-from tensorbridge.rules.numpy_code import numpy_writers
+from tensorbridge.rules.numpy_code import (
+    conv_weights,
+    dense_weights,
+    integer_scale,
+    numpy_writers,
+    prelu_weights,
+    write_channel_prelu,
+)
 
 C = R.code = CodeTable("flax")
 RNGS = "rngs"
@@ -93,19 +99,12 @@ def _write_conv_transpose(call):
     return _channels_first(conv, a)
 
 
-def _conv_from_ir(w, attrs):
-    out = {"kernel": channels_last_kernel(w["W"])}
-    if "B" in w:
-        out["bias"] = w["B"]
-    return out
-
-
-C.layer("flax.nnx.Conv", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
-C.layer("flax.nnx.ConvTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
+C.layer("flax.nnx.Conv", "Conv", "", write=_write_conv, from_ir=conv_weights)
+C.layer("flax.nnx.ConvTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=conv_weights)
 C.layer("flax.nnx.Linear", "Dense", "",
         write=lambda c: P.call("nnx.Linear", c.attrs["in_features"], c.attrs["units"],
                                **keywords(use_bias=(value_of(c.attrs["bias"]), True)), **_rngs()),
-        from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
+        from_ir=dense_weights)
 
 
 def _affine(a) -> dict:
@@ -178,10 +177,7 @@ C.layer("flax.nnx.gelu", "Gelu", "", write=lambda c: _partial("nnx.gelu", **_gel
 C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
         write=lambda c: _partial("nnx.leaky_relu", negative_slope=c.attrs["alpha"]))
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
-C.layer("(a PReLU helper)", "PRelu", "",
-        write=lambda c: P.call("ChannelPReLU", **keywords(num_parameters=(c.attrs["num_parameters"], 1),
-                                                          init=(c.attrs["init"], 0.25))),
-        from_ir=lambda w, attrs: {"slope": w["slope"]})
+C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))
 
@@ -189,7 +185,7 @@ C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.
 def _pool(op: str, a) -> ast.expr:
     """`partial(nnx.max_pool | nnx.avg_pool, ...)` over the channels-last spatial dims."""
     rank = a["rank"]
-    pads = pairs(a["pads"], rank) if "pads" in a else (0,) * rank
+    pads = pairs(a["pads"], rank)
     if pads is NOT_LITERAL:
         raise Refused("pool padding given by a variable")
     kwargs = {"window_shape": _size(a["kernel_shape"], rank), "strides": _size(a["strides"], rank)}
@@ -214,15 +210,7 @@ for _op, _fn_name in (("GlobalAveragePool", "jnp.mean"), ("GlobalMaxPool", "jnp.
 def _upsampled(x: ast.expr, a) -> ast.expr:
     """`x` (N, C, H, W) upsampled by an integer factor: repeated rows and columns, or jax.image.resize's
     bilinear (half-pixel centres, as torch's align_corners=False)."""
-    scale = known(a["scale"])
-    if scale is None:
-        raise Refused("upsampling without scale_factor")
-    if isinstance(scale, float) and scale.is_integer():
-        scale = int(scale)
-    elif scale is NOT_LITERAL:
-        scale = a["scale"]
-    elif not isinstance(scale, int):
-        raise Refused(f"scale_factor={scale!r} (the translation upsamples by integer factors)")
+    scale = integer_scale(a, "the translation")
     if known(a["mode"]) == "nearest":
         return P.call("jnp.repeat", P.call("jnp.repeat", x, scale, axis=2), scale, axis=3)
     shape = _shape(x)

@@ -17,7 +17,6 @@ from tensorbridge.rules.code import (
     Refused,
     TargetSkeleton,
     WeightPort,
-    channels_last_kernel,
     keywords,
     known,
     pairs,
@@ -25,7 +24,14 @@ from tensorbridge.rules.code import (
     value_of,
 )
 from tensorbridge.rules.keras.base import R
-from tensorbridge.rules.numpy_code import numpy_writers
+from tensorbridge.rules.numpy_code import (
+    conv_weights,
+    dense_weights,
+    integer_scale,
+    numpy_writers,
+    prelu_weights,
+    write_channel_prelu,
+)
 
 C = R.code = CodeTable("keras")
 
@@ -128,19 +134,12 @@ HELPERS["ChannelPReLU"] = lambda: ast.parse(
     "        return ops.where(x >= 0, x, slope * x)\n").body[0]
 
 
-def _conv_from_ir(w, attrs):
-    out = {"kernel": channels_last_kernel(w["W"])}
-    if "B" in w:
-        out["bias"] = w["B"]
-    return out
-
-
-C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
-C.layer("keras.layers.Conv2DTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
+C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=conv_weights)
+C.layer("keras.layers.Conv2DTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=conv_weights)
 C.layer("keras.layers.Dense", "Dense", "",
         write=lambda c: P.call("layers.Dense", c.attrs["units"],
                                **keywords(use_bias=(value_of(c.attrs["bias"]), True))),
-        from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
+        from_ir=dense_weights)
 
 
 def _norm_kwargs(a, eps_default):
@@ -192,10 +191,7 @@ C.layer("keras.layers.LeakyReLU", "LeakyRelu", "",
 C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 
 
-C.layer("(a PReLU helper)", "PRelu", "",
-        write=lambda c: P.call("ChannelPReLU", **keywords(num_parameters=(c.attrs["num_parameters"], 1),
-                                                          init=(c.attrs["init"], 0.25))),
-        from_ir=lambda w, attrs: {"slope": w["slope"]})
+C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 
 
@@ -230,16 +226,8 @@ for _op, _kind in (("GlobalAveragePool", "Average"), ("GlobalMaxPool", "Max")):
 
 def _write_upsample(call):
     a = call.attrs
-    scale = known(a["scale"])
-    if scale is None:
-        raise Refused("upsampling without scale_factor")
-    if isinstance(scale, float) and scale.is_integer():
-        scale = int(scale)
-    elif scale is NOT_LITERAL:
-        scale = a["scale"]
-    elif not isinstance(scale, int):
-        raise Refused(f"scale_factor={scale!r} (Keras upsamples by integer factors)")
-    return P.call("layers.UpSampling2D", scale, **_channels(a), **keywords(interpolation=(a["mode"], "nearest")))
+    return P.call("layers.UpSampling2D", integer_scale(a, "Keras"), **_channels(a),
+                  **keywords(interpolation=(a["mode"], "nearest")))
 
 
 C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
