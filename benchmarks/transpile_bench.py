@@ -1,10 +1,10 @@
-"""The transpiler's benchmark: every corpus class translated PyTorch -> Keras and PyTorch -> Flax NNX, weights
-ported, outputs compared.
+"""The transpiler's benchmark: every corpus class translated PyTorch -> Keras, PyTorch -> Flax NNX and
+Keras -> PyTorch, weights ported, outputs compared.
 
     python -m benchmarks.transpile_bench          # prints the table docs/transpile.md shows
 
 Reports, per direction: classes equal within 1e-5 relative, refused, failing to run or port, and silently wrong
-(must be 0). The corpus is tests/transpile/corpus_torch.py (classes written for this project).
+(must be 0). The corpora are tests/transpile/corpus_torch.py and corpus_keras.py (classes written for this project).
 """
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ import tempfile
 import time
 from collections import Counter
 
-from tests.transpile.check import CORPUS, check, load_module
-from tests.transpile.corpus_torch import CASES
+from tests.transpile import corpus_keras, corpus_torch
+from tests.transpile.check import CORPORA, check, load_module
 
-DIRECTIONS = {"keras": "PyTorch → Keras", "flax": "PyTorch → Flax NNX"}
+#: (source, target) -> (label, the source corpus' cases)
+DIRECTIONS = {("torch", "keras"): ("PyTorch → Keras", corpus_torch.CASES),
+              ("torch", "flax"): ("PyTorch → Flax NNX", corpus_torch.CASES),
+              ("keras", "torch"): ("Keras → PyTorch", corpus_keras.CASES)}
 
 
 def main() -> None:
@@ -25,16 +28,17 @@ def main() -> None:
     import keras
     import torch
 
-    source = load_module(CORPUS, "corpus_torch")
+    modules = {source: load_module(path, f"corpus_{source}") for source, path in CORPORA.items()}
     work = tempfile.mkdtemp()
     print(f"machine: {platform.machine()} {platform.processor() or ''}, Python {platform.python_version()}, "
           f"torch {torch.__version__}, keras {keras.__version__}, flax {flax.__version__}")
     print("| direction | classes | equal (≤1e-5) | refused | does not run / port | silently wrong | time |")
     print("|---|---|---|---|---|---|---|")
     notes = []
-    for to, direction in DIRECTIONS.items():
+    for (source, to), (direction, cases) in DIRECTIONS.items():
         start = time.perf_counter()
-        outcomes = [check(c[0], c[1], c[2], c[3] if len(c) > 3 else "float32", source, work, to=to) for c in CASES]
+        outcomes = [check(c[0], c[1], c[2], c[3] if len(c) > 3 else "float32", modules[source], work, to=to,
+                          source=source) for c in cases]
         seconds = time.perf_counter() - start
         counts = Counter(o.status for o in outcomes)
         n = len(outcomes)

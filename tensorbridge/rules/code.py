@@ -127,6 +127,34 @@ class FunctionRow:
     inplace: str | None = None
 
 
+class WeightSource(ABC):
+    """How `port_weights` (transpile/weights.py) reads the weights of a source framework's model instances."""
+
+    @abstractmethod
+    def owns(self, obj) -> bool:
+        """Whether `obj` is a model instance of this framework."""
+
+    @abstractmethod
+    def layer_weights(self, layer) -> dict[str, np.ndarray]:
+        """The weights of a layer that has a code row, by the names its row's `to_ir` reads."""
+
+    @abstractmethod
+    def members(self, obj) -> list | None:
+        """The layers of a sequence container (Sequential, ModuleList, a list of layers), else None."""
+
+    @abstractmethod
+    def mapping(self, obj) -> dict | None:
+        """The layers of a dict container by key, else None."""
+
+    @abstractmethod
+    def own_weights(self, obj) -> dict[str, np.ndarray]:
+        """The weights a model class holds itself (not through a sublayer), by attribute name."""
+
+    @abstractmethod
+    def children(self, obj) -> dict:
+        """The sublayers and containers a model class holds, by attribute name."""
+
+
 @dataclass(frozen=True)
 class SourceSkeleton:
     """How model code of a framework is recognised when it is read: the class model classes derive from, the
@@ -142,6 +170,21 @@ class SourceSkeleton:
     tensor_methods: frozenset = frozenset()
     #: paths naming the float32 dtype (the only dtype weights created in `__init__` are translated with)
     float_dtypes: frozenset = frozenset()
+    #: the name of the method that computes the layer's output
+    forward: str = "forward"
+    #: the forward method's parameter that says whether it trains (Keras' `training`), None when the layer has a
+    #: `self.training` attribute instead
+    training_parameter: str | None = None
+    #: whether plain lists and dicts of layers assigned to attributes are tracked as sublayers (Keras)
+    plain_containers: bool = False
+    #: the `self.<method>(...)` call that creates a weight in `__init__` (Keras' add_weight), if any
+    weight_method: str | None = None
+    #: the method that creates weights from the input shape on the first call (Keras' build), if any
+    build_method: str | None = None
+    #: methods that serialise or describe the layer, not what it computes: left out of the translation
+    config_methods: frozenset = frozenset({"extra_repr", "__repr__"})
+    #: how `port_weights` reads the weights of the source's instances
+    weights: WeightSource | None = None
 
 
 class WeightPort(ABC):
@@ -200,9 +243,9 @@ class TargetSkeleton:
     #: (name, annotation) of a keyword-only argument every model class's `__init__` takes and passes on to each
     #: layer it builds (NNX's `rngs`), or None
     init_argument: tuple[str, str] | None = None
-    #: whether the source's `self.training` can be read: as a `training` argument of the forward method, which
-    #: Keras passes; NNX has no such flag (refused)
-    training_argument: bool = True
+    #: how the forward method reads whether it trains: "argument" (Keras passes `training`), "attribute"
+    #: (`self.training`, PyTorch), None (NNX has no such flag: refused)
+    training: str | None = "argument"
     #: how `port_weights` reaches the weights of the written classes' instances
     port: WeightPort | None = None
     #: names the written code's imports take; the source's own uses of them are renamed

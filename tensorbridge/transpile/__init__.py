@@ -1,7 +1,7 @@
-"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers or Flax NNX modules, source to source,
-and carry the trained weights over (`port_weights`).
+"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers or Flax NNX modules, and Keras layers
+-> PyTorch modules, source to source, and carry the trained weights over (`port_weights`).
 
-    text = tensorbridge.transpile(open("model.py").read(), to="keras")   # or to="flax"
+    text = tensorbridge.transpile(open("model.py").read(), to="keras")   # or to="flax"; the source is read
     tensorbridge.transpile.port_weights(torch_model, keras_model)   # keras_model built (called once)
 
 The translation goes through the code rows of each framework's registry (rules/code.py): a layer or call is
@@ -21,8 +21,10 @@ from tensorbridge.errors import ModelError
 from tensorbridge.transpile.translate import Translator
 from tensorbridge.transpile.weights import port_weights
 
-SOURCES = ("torch",)
-TARGETS = ("keras", "flax")
+#: source framework -> the frameworks its code is translated into
+DIRECTIONS = {"torch": ("keras", "flax"), "keras": ("torch",)}
+SOURCES = tuple(DIRECTIONS)
+TARGETS = tuple(dict.fromkeys(t for targets in DIRECTIONS.values() for t in targets))
 
 
 def _table(framework: str):
@@ -30,13 +32,16 @@ def _table(framework: str):
 
 
 def transpile(source_text: str, to: str, cls: str | None = None, filename: str = "<source>",
-              source: str = "torch") -> str:
-    """The module `source_text` with its model classes written for framework `to`. `cls` keeps only that
-    class (and what it uses); raises UnsupportedError listing every construct that cannot be translated."""
+              source: str | None = None) -> str:
+    """The module `source_text` with its model classes written for framework `to`. `source` is the framework the
+    classes are written in (by default, the one their base classes come from). `cls` keeps only that class (and
+    what it uses); raises UnsupportedError listing every construct that cannot be translated."""
+    source = source or _source_framework(source_text, filename)
     if source not in SOURCES:
         raise ModelError(f"transpiling from {source!r} is not supported yet (sources: {', '.join(SOURCES)})")
-    if to not in TARGETS:
-        raise ModelError(f"transpiling to {to!r} is not supported yet (targets: {', '.join(TARGETS)})")
+    if to not in DIRECTIONS[source]:
+        raise ModelError(f"transpiling {source} code to {to!r} is not supported yet ({source} code is translated to "
+                         f"{', '.join(DIRECTIONS[source])})")
     target = _table(to)
     translator = Translator(source_text, filename, _table(source), target)
     body, classes = translator.module(only=cls)
@@ -49,6 +54,18 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
     rest = [s for s in body if s not in kept]
     rest = [make() for name, make in target.skeleton.helpers.items() if name in _names(rest)] + rest
     return P.module(doc, _import_groups(kept + list(target.skeleton.imports), _names(rest)), rest)
+
+
+def _source_framework(text: str, filename: str) -> str:
+    """The framework whose layer classes the module's classes derive from (PyTorch when none does)."""
+    from tensorbridge.transpile.imports import Imports
+    from tensorbridge.transpile.translate import _parse
+
+    tree = _parse(text, filename)
+    imports = Imports(tree)
+    bases = {imports.path(b) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.bases}
+    found = [f for f in SOURCES if bases & _table(f).source.module_classes]
+    return found[0] if found else "torch"
 
 
 def _names(stmts) -> set[str]:
@@ -81,4 +98,4 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
-__all__ = ["transpile", "port_weights", "SOURCES", "TARGETS"]
+__all__ = ["transpile", "port_weights", "DIRECTIONS", "SOURCES", "TARGETS"]

@@ -24,7 +24,7 @@ import copy
 from dataclasses import dataclass, field
 
 from tensorbridge.errors import BlockerReport
-from tensorbridge.rules.code import OpCall, Refused, known
+from tensorbridge.rules.code import OpCall, Refused, Signature, known
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
@@ -38,6 +38,9 @@ BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max
 PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
                             "index", "count", "update", "copy"})
 #: weight-initialisation helpers: what they set is replaced by the trained weights `port_weights` copies
+#: Keras' `Layer.add_weight`, as a weight created in `__init__` is read (keyword arguments)
+ADD_WEIGHT = Signature.parse("shape=None initializer=None dtype=None trainable=True autocast=True regularizer=None "
+                             "constraint=None aggregation='none' overwrite_with_gradient=False name=None")
 INIT_METHODS = frozenset({"_init_weights", "init_weights", "reset_parameters", "_reset_parameters",
                           "initialize_weights", "_initialize_weights", "weights_init"})
 
@@ -50,6 +53,9 @@ class ClassInfo:
     training: bool = False  # forward reads self.training
     own_base: bool = False  # derives from another model class of the module (its __init__ takes arguments)
     none_slots: dict = field(default_factory=dict)  # self.<name> -> `self.<name> = None` assignments in __init__
+    #: self.<name> -> its `self.<name> = []` / `{}` assignment in __init__, for sources whose plain containers hold
+    #: layers (Keras): it becomes the target's layer container once a layer is put in it
+    empty_containers: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -59,6 +65,7 @@ class Scope:
     groups: dict = field(default_factory=dict)  # name -> alias group id
     rest: list = field(default_factory=list)  # statements still to come, for "is it read later"
     returns: list = field(default_factory=list)  # kinds of the values returned
+    reads_training: bool = False  # the source's training flag is this function's parameter (Keras' `training`)
 
 
 class Translator:
@@ -166,10 +173,16 @@ class Translator:
                 if stmt.name in INIT_METHODS:
                     self._skip_initialisation(stmt, f"{cls.name}.{stmt.name}")
                     continue
-                if stmt.name in ("extra_repr", "__repr__"):
+                if stmt.name in self.src.config_methods:
+                    self.notes.append(f"line {stmt.lineno}: {cls.name}.{stmt.name} (configuration, not computation) "
+                                      "is not translated")
+                    continue
+                if stmt.name == self.src.build_method:
+                    self._block(stmt, f"{cls.name}.{stmt.name}", "weights created from the input shape on the first "
+                                                                 "call are not translated yet: create them in __init__")
                     continue
                 mode = "init" if stmt.name == "__init__" else "forward"
-                name = self.dst.forward if stmt.name == "forward" else stmt.name
+                name = self.dst.forward if stmt.name == self.src.forward else stmt.name
                 body.append(self._function(stmt, Scope(mode), info, name))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 body.append(stmt)  # docstring
@@ -177,8 +190,8 @@ class Translator:
                 out = self._plain(stmt)
                 if out is not None:
                     body.append(out)
-        if "forward" not in methods and not info.own_base:
-            self._block(cls, f"class {cls.name}", "no forward method")
+        if self.src.forward not in methods and not info.own_base:
+            self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
         for attr, assigns in info.none_slots.items():
@@ -218,11 +231,21 @@ class Translator:
             if a is not None:
                 a.annotation = None
                 scope.kinds[a.arg] = UNKNOWN
+        if scope.mode == "forward" and self._drops_training_argument() and self.src.training_parameter in scope.kinds:
+            _remove_parameter(args, self.src.training_parameter)
+            scope.reads_training = True
         returns = None if fn.returns is None or self._uses_framework(fn.returns) else fn.returns
         body = self._statements(fn.body, scope, info)
+        if scope.mode == "init" and args.kwarg is not None and _only_passed_to_super(fn, args.kwarg.arg) and \
+                args.kwarg.arg not in {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}:
+            args.kwarg = None  # the base layer's options (Keras' name, dtype), which the target's base does not take
         decorators = [d for d in fn.decorator_list if not self._framework_path(
             d if not isinstance(d, ast.Call) else d.func)]
         return ast.FunctionDef(name, args, body or [ast.Pass()], decorators, returns, lineno=fn.lineno)
+
+    def _drops_training_argument(self) -> bool:
+        """Whether the source passes its training flag as an argument the target's layers do not take."""
+        return self.src.training_parameter is not None and self.dst.training != "argument"
 
     def _uses_framework(self, node) -> bool:
         return any(self._framework_path(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
@@ -345,9 +368,18 @@ class Translator:
             _, target_kind = self.expr(target.value, scope, info)
             if target_kind == TENSOR:
                 self._block(stmt, "assignment into a tensor", "in-place writes into tensors are not translated")
+            if kind in (MODULE, OWN, MODULES):
+                self._fill_container(target.value, info)
             return [ast.Assign([target], value, lineno=stmt.lineno)]
         if _is_self_attr(target) and info is not None:
             out = ast.Assign([target], value, lineno=stmt.lineno)
+            if scope.mode == "init" and self.src.plain_containers:
+                if kind == MODULES and isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
+                    out.value = self.dst.module_list(value)
+                elif kind == MODULES and isinstance(value, (ast.Dict, ast.DictComp)):
+                    out.value = self.dst.module_dict(value)
+                elif _is_empty_container(value):
+                    info.empty_containers[target.attr] = out
             if scope.mode == "init":
                 if known(value) is None:
                     info.none_slots.setdefault(target.attr, []).append(out)
@@ -406,9 +438,16 @@ class Translator:
 
     # -- parameters and buffers ------------------------------------------------------------------
     def _is_parameter(self, value) -> bool:
-        return isinstance(value, ast.Call) and self.imports.path(value.func) in self.src.parameter_classes
+        if not isinstance(value, ast.Call):
+            return False
+        if self.src.weight_method is not None and _is_self_attr(value.func) and \
+                value.func.attr == self.src.weight_method:
+            return True
+        return self.imports.path(value.func) in self.src.parameter_classes
 
     def _parameter(self, target, call: ast.Call, scope, info, trainable=True) -> list[ast.stmt]:
+        if _method_name(call) == self.src.weight_method and _is_self_attr(call.func):
+            return self._added_weight(target, call, scope, info)
         data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "data"), None)
         for k in call.keywords:
             if k.arg == "requires_grad":
@@ -421,6 +460,35 @@ class Translator:
         shape, init = made
         info.attrs[target.attr] = TENSOR
         weight = self.dst.add_weight(shape, *init, trainable, target.attr)
+        return [ast.Assign([target], weight, lineno=call.lineno)]
+
+    def _added_weight(self, target, call: ast.Call, scope, info) -> list[ast.stmt]:
+        """`self.w = self.add_weight(shape=..., initializer=..., trainable=...)` (Keras) as the target's weight."""
+        try:
+            a = ADD_WEIGHT.bind(call)
+            for name in ("regularizer", "constraint"):
+                if known(a[name]) is not None:
+                    raise Refused(f"{name}= (a training-time term) is not translated")
+            if known(a["dtype"]) not in (None, "float32"):
+                raise Refused("a weight dtype other than float32")
+            trainable = known(a["trainable"])
+            if trainable not in (True, False):
+                raise Refused("trainable given by a variable")
+            if known(a["shape"]) is None:
+                raise Refused("a weight without a shape")
+        except Refused as e:
+            self._block(call, f"weight self.{target.attr}", str(e))
+            return []
+        initializer = known(a["initializer"])
+        kind = {"zeros": "zeros", "ones": "ones", "random_normal": "normal", "random_uniform": "uniform"}.get(
+            initializer if isinstance(initializer, str) else None)
+        if kind is None:
+            kind = "zeros"
+            self.notes.append(f"line {call.lineno}: the initializer of self.{target.attr} is not translated (its "
+                              "initial value is zeros); port_weights copies the trained weights")
+        info.attrs[target.attr] = TENSOR
+        shape = self.expr(a["shape"], scope, info)[0]
+        weight = self.dst.add_weight(shape, kind, None, trainable, target.attr)
         return [ast.Assign([target], weight, lineno=call.lineno)]
 
     def _buffer(self, call: ast.Call, scope, info) -> list[ast.stmt]:
@@ -470,6 +538,8 @@ class Translator:
         if isinstance(node, ast.Constant):
             return node, PYTHON
         if isinstance(node, ast.Name):
+            if scope.reads_training and node.id == self.src.training_parameter:
+                return self._training_flag(node, info), PYTHON
             if node.id in scope.kinds:
                 return node, scope.kinds[node.id]
             if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
@@ -530,7 +600,7 @@ class Translator:
         if isinstance(node, ast.Starred):
             value, kind = self._expr(node.value, scope, info)
             return ast.Starred(value, ast.Load()), kind
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.DictComp)):
             return self._comprehension(node, scope, info)
         if isinstance(node, ast.JoinedStr):
             return node, PYTHON
@@ -547,6 +617,10 @@ class Translator:
                 scope.kinds[n] = MODULE if kind == MODULES else PYTHON if kind == PYTHON else UNKNOWN
             generators.append(ast.comprehension(gen.target, it, [self._condition(c, scope, info) for c in gen.ifs],
                                                 gen.is_async))
+        if isinstance(node, ast.DictComp):
+            key = self._expr(node.key, scope, info)[0]
+            value, kind = self._expr(node.value, scope, info)
+            return ast.DictComp(key, value, generators), MODULES if kind in (MODULE, OWN) else UNKNOWN
         elt, kind = self._expr(node.elt, scope, info)
         out_kind = MODULES if kind in (MODULE, OWN) else "tensors" if kind == TENSOR else UNKNOWN
         return type(node)(elt, generators), out_kind
@@ -557,13 +631,9 @@ class Translator:
             self._block(node, path, "no translation for this framework attribute")
             return node, UNKNOWN
         if _is_self(node.value):
-            if node.attr == "training" and info is not None and scope.mode == "forward":
-                if not self.dst.training_argument:
-                    self._block(node, "self.training", f"{self.target.framework} layers have no training flag to "
-                                                       "read (they switch modes with model.train() / model.eval())")
-                    return node, PYTHON
-                info.training = True
-                return ast.Name("training", ast.Load()), PYTHON
+            if node.attr == "training" and info is not None and scope.mode == "forward" and \
+                    self.src.training_parameter is None:
+                return self._training_flag(node, info), PYTHON
             if info is not None and node.attr in info.attrs:
                 return node, info.attrs[node.attr]
             return node, UNKNOWN
@@ -577,6 +647,18 @@ class Translator:
                 return self._write(rows[node.attr](value), node), PYTHON if node.attr in ("shape", "ndim") else TENSOR
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
+
+    def _training_flag(self, node, info) -> ast.expr:
+        """The target's way of reading whether the layer trains (the source's `self.training` or `training`)."""
+        if self.dst.training is None:
+            self._block(node, ast.unparse(node), f"{self.target.framework} layers have no training flag to read "
+                                                 "(they switch modes with model.train() / model.eval())")
+            return node
+        if self.dst.training == "attribute":
+            return ast.Attribute(ast.Name("self", ast.Load()), "training", ast.Load())
+        if info is not None:
+            info.training = True
+        return ast.Name("training", ast.Load())
 
     def _call(self, node: ast.Call, scope, info):
         func = node.func
@@ -597,6 +679,8 @@ class Translator:
                 self._block(node, f"method .{func.attr}() of a layer", "only calling a layer is translated")
             args, kinds = self._arguments(node, scope, info)
             result = ast.Call(ast.Attribute(receiver, func.attr, ast.Load()), *args)
+            if func.attr in PYTHON_METHODS and {MODULE, OWN, MODULES} & set(kinds):
+                self._fill_container(func.value, info)
             if _is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._note_inplace_layer(node, func.attr, info)
                 return result, TENSOR
@@ -621,6 +705,15 @@ class Translator:
             self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
         return ast.Call(callee, *args), UNKNOWN if TENSOR not in kinds else TENSOR
 
+    def _fill_container(self, container, info) -> None:
+        """A layer put into `self.<name>` (Keras: a plain list or dict): it becomes the target's layer container."""
+        if not _is_self_attr(container) or info is None or container.attr not in info.empty_containers:
+            return
+        assign = info.empty_containers.pop(container.attr)
+        wrap = self.dst.module_dict if isinstance(assign.value, ast.Dict) else self.dst.module_list
+        assign.value = wrap(assign.value)
+        info.attrs[container.attr] = MODULES
+
     def _note_inplace_layer(self, node, attr, info):
         if attr in info.inplace:
             self._overwritten += [a.id for a in node.args[:1] if isinstance(a, ast.Name)]
@@ -633,6 +726,8 @@ class Translator:
             kinds.append(k)
         keywords = []
         for kw in node.keywords:
+            if kw.arg == self.src.training_parameter and self._drops_training_argument():
+                continue  # the target's layers read their own training flag
             v, k = self._expr(kw.value, scope, info)
             keywords.append(ast.keyword(kw.arg, v))
             kinds.append(k)
@@ -722,7 +817,7 @@ class Translator:
 
     def _container(self, node, kind, scope, info):
         (args, keywords), kinds = self._arguments(node, scope, info)
-        if keywords:
+        if [k for k in keywords if k.arg != "name"]:  # a display name does not change what the container computes
             self._block(node, f"{kind} container", "keyword arguments")
         if kind == "sequential":
             items = args[0].elts if len(args) == 1 and isinstance(args[0], ast.List) else args
@@ -791,7 +886,10 @@ def _dotted(path: str) -> ast.expr:
 
 
 def _short(path: str) -> str:
-    return path.replace("torch.nn.functional.", "F.").replace("torch.nn.", "nn.")
+    for long, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn."), ("keras.layers.", "layers."),
+                        ("keras.ops.", "ops.")):
+        path = path.replace(long, short)
+    return path
 
 
 def _combine(*kinds) -> str:
@@ -817,6 +915,34 @@ def _method_name(call) -> str | None:
 def _is_super_init(call) -> bool:
     return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+
+
+def _is_empty_container(value) -> bool:
+    return isinstance(value, ast.List) and not value.elts or isinstance(value, ast.Dict) and not value.keys
+
+
+def _remove_parameter(args: ast.arguments, name: str) -> None:
+    """Drop parameter `name` (and its default) from a function's arguments."""
+    positional = args.posonlyargs + args.args
+    for i, a in enumerate(positional):
+        if a.arg == name:
+            first_default = len(positional) - len(args.defaults)
+            if i >= first_default:
+                del args.defaults[i - first_default]
+            (args.posonlyargs if a in args.posonlyargs else args.args).remove(a)
+            return
+    for i, a in enumerate(args.kwonlyargs):
+        if a.arg == name:
+            del args.kwonlyargs[i], args.kw_defaults[i]
+            return
+
+
+def _only_passed_to_super(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether `**name` is used only as `super().__init__(**name)` in `fn`."""
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
+    passed = [k for n in ast.walk(fn) if isinstance(n, ast.Call) and _is_super_init(n)
+              for k in n.keywords if k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name]
+    return len(uses) == len(passed)
 
 
 def _is_main_guard(stmt: ast.If) -> bool:

@@ -1,9 +1,10 @@
 """`port_weights(src, dst)`: copy the trained weights of a model instance into its translation.
 
 The two instances are walked side by side by attribute name (the translation keeps every attribute
-name), containers by position. A source layer with a code row hands its weights to the IR op's roles
-(`to_ir`) and the target's row for that op takes them (`from_ir`); a parameter or buffer the class holds
-itself is copied as it is. Every shape is checked and every target weight must be set: any mismatch
+name), containers by position; the source framework's WeightSource reads them and the target's WeightPort
+writes them (rules/code.py). A source layer with a code row hands its weights to the IR op's roles
+(`to_ir`) and the target's row for that op takes them (`from_ir`); a weight the class holds itself is
+copied as it is. Every shape is checked and every target weight must be set: any mismatch
 raises `PortError` naming the parameter's path.
 """
 
@@ -19,19 +20,16 @@ class PortError(TensorbridgeError):
 
 
 def port_weights(src, dst) -> int:
-    """Copy `src`'s weights into `dst` (an instance of the translated class; a Keras one built by calling it
-    once); returns the number of arrays copied."""
-    import torch
-
-    if not isinstance(src, torch.nn.Module):
-        raise PortError(f"port_weights reads PyTorch modules (got {type(src).__name__})")
-    from tensorbridge.rules.torch import REGISTRY as TORCH
+    """Copy `src`'s weights into `dst` (an instance of the translated class, built: Keras and PyTorch's Lazy
+    layers build their weights on the first call); returns the number of arrays copied."""
+    from tensorbridge.transpile import SOURCES, TARGETS
     from tensorbridge.transpile.imports import Rows
 
-    target = _target_table(dst)
-    porter = _Porter(Rows(TORCH.code.layers), target)
+    source = _table_owning(src, SOURCES, lambda t: t.source.weights, "reads")
+    target = _table_owning(dst, TARGETS, lambda t: t.skeleton.port, "writes into")
+    porter = _Porter(source, Rows(source.layers), target)
     dst_vars = target.skeleton.port.variables(dst)
-    if not dst_vars and any(True for _ in src.parameters()):
+    if (not dst_vars or target.skeleton.port.unbuilt_hint(dst)) and _holds_weights(source.source.weights, src):
         raise PortError("the target has no weights yet: call it once on an input to build it")
     porter.walk(src, dst, type(src).__name__)
     unset = [path for v, path in dst_vars.items() if v not in porter.assigned]
@@ -40,62 +38,64 @@ def port_weights(src, dst) -> int:
     return len(porter.assigned)
 
 
-def _target_table(dst):
-    """The code table of the framework `dst` is an instance of."""
-    from tensorbridge.transpile import TARGETS, _table
+def _table_owning(obj, frameworks, port, verb: str):
+    """The code table of the framework (one of `frameworks`) whose model instances `obj` is one of."""
+    from tensorbridge.transpile import _table
 
-    for framework in TARGETS:
+    for framework in frameworks:
         table = _table(framework)
-        if table.skeleton.port.owns(dst):
+        if port(table).owns(obj):
             return table
-    raise PortError(f"port_weights writes into {' or '.join(TARGETS)} model instances (got {type(dst).__name__})")
+    raise PortError(f"port_weights {verb} {' or '.join(frameworks)} model instances (got {type(obj).__name__})")
+
+
+def _holds_weights(source, obj) -> bool:
+    if source.layer_weights(obj) or source.own_weights(obj):
+        return True
+    inner = source.members(obj) or list((source.mapping(obj) or {}).values()) or list(source.children(obj).values())
+    return any(_holds_weights(source, c) for c in inner if source.owns(c) or isinstance(c, (list, tuple, dict)))
 
 
 class _Porter:
-    def __init__(self, rows, target_table):
+    def __init__(self, source_table, rows, target_table):
+        self.source = source_table.source.weights
         self.rows = rows
         self.target = target_table
         self.port = target_table.skeleton.port
         self.assigned: set[int] = set()
 
     def walk(self, src, dst, path: str) -> None:
-        import torch
-
         row = self.rows.find(f"{type(src).__module__}.{type(src).__qualname__}")
         if row is not None:
             return self.layer(src, dst, row, path)
-        if isinstance(src, (torch.nn.Sequential, torch.nn.ModuleList)):
-            children = list(src)
+        children = self.source.members(src)
+        if children is not None:
             targets = self.port.members(dst) if children else []
             if targets is None or len(targets) != len(children):
                 raise PortError(f"{path}: {len(children)} source layers, the target holds {type(dst).__name__}")
             for i, (s, d) in enumerate(zip(children, targets)):
                 self.walk(s, d, f"{path}[{i}]")
             return
-        if isinstance(src, torch.nn.ModuleDict):
-            for key, s in src.items():
+        mapping = self.source.mapping(src)
+        if mapping is not None:
+            for key, s in mapping.items():
                 if key not in dst:
                     raise PortError(f"{path}[{key!r}]: missing in the target")
                 self.walk(s, dst[key], f"{path}[{key!r}]")
             return
-        own = dict(src.named_parameters(recurse=False))
-        own.update(dict(src.named_buffers(recurse=False)))
-        for name, tensor in own.items():
-            if tensor is None:
-                continue
+        for name, array in self.source.own_weights(src).items():
             target = getattr(dst, self.target.skeleton.attribute(name), None)
             if target is None:
                 raise PortError(f"{path}.{name}: the target has no attribute {name!r}")
-            self.assign(target, tensor.detach().cpu().numpy(), f"{path}.{name}")
-        for name, child in src.named_children():
+            self.assign(target, array, f"{path}.{name}")
+        for name, child in self.source.children(src).items():
             attribute = self.target.skeleton.attribute(name)
             if not hasattr(dst, attribute):
                 raise PortError(f"{path}.{name}: the target has no attribute {attribute!r}")
             self.walk(child, getattr(dst, attribute), f"{path}.{name}")
 
     def layer(self, src, dst, row, path: str) -> None:
-        weights = {n: t.detach().cpu().numpy() for n, t in list(src.named_parameters(recurse=False))
-                   + list(src.named_buffers(recurse=False)) if t is not None and n != "num_batches_tracked"}
+        weights = self.source.layer_weights(src)
         if not weights:
             return
         writer = self.target.layer_writers.get(row.op)
@@ -104,7 +104,8 @@ class _Porter:
         target_arrays = writer.from_ir(row.to_ir(weights, {}), {})
         holders = self.port.holders(dst)
         if len(holders) != 1:
-            raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights")
+            raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights"
+                            f"{self.port.unbuilt_hint(dst) if not holders else ''}")
         layer = holders[0]
         for name, array in target_arrays.items():
             variable = getattr(layer, name, None)

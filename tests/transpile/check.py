@@ -14,6 +14,8 @@ import numpy as np
 from tensorbridge.errors import UnsupportedError
 
 CORPUS = Path(__file__).with_name("corpus_torch.py")
+#: source framework -> the corpus of classes written in it
+CORPORA = {"torch": CORPUS, "keras": Path(__file__).with_name("corpus_keras.py")}
 TOLERANCE = 1e-5
 
 
@@ -51,6 +53,19 @@ def calibrated(model):
     return model.eval()
 
 
+def calibrated_keras(model):
+    """Built Keras model whose norm statistics, scales and zero-initialised weights are not the identity (seeded)."""
+    rng = np.random.default_rng(1)
+    for v in model.weights:
+        name, shape = v.name, tuple(v.shape)
+        if name == "moving_mean" or name in ("beta", "bias"):
+            v.assign(rng.uniform(-1, 1, shape).astype("float32"))
+        elif name in ("moving_variance", "gamma") or (len(shape) <= 3 and not np.asarray(v).any()) or \
+                np.all(np.asarray(v) == 1):
+            v.assign(rng.uniform(0.5, 2.0, shape).astype("float32"))
+    return model
+
+
 def inputs(shapes, dtype, seed=0):
     rng = np.random.default_rng(seed)
     shapes = shapes if isinstance(shapes, list) else [shapes]
@@ -73,37 +88,66 @@ def build(module, name: str, args, to: str):
     return cls(*args)
 
 
-def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, workdir=None,
-          to: str = "keras") -> Outcome:
-    import torch
+def _source_outputs(source: str, model_cls, args, xs_sets):
+    """The source model (seeded, calibrated, inference mode) and its outputs on each input set."""
+    if source == "torch":
+        import torch
 
+        torch.manual_seed(0)
+        src = calibrated(model_cls(*args))
+        with torch.no_grad():
+            return src, [_outputs(src(*[torch.from_numpy(x) for x in xs])) for xs in xs_sets]
+    import keras
+
+    keras.utils.set_random_seed(0)
+    src = model_cls(*args)
+    src(*xs_sets[0], training=False)
+    calibrated_keras(src)
+    return src, [_outputs(src(*xs, training=False)) for xs in xs_sets]
+
+
+def _target_outputs(to: str, dst, xs):
+    """`dst` built (Keras and torch's Lazy layers on a first call) in inference mode, and its outputs on `xs`."""
+    if to == "torch":
+        import torch
+
+        with torch.no_grad():
+            dst(*[torch.from_numpy(x) for x in xs])
+        return dst.eval(), lambda: _outputs(_detached(dst(*[torch.from_numpy(x) for x in xs])))
+    if to == "keras":
+        dst(*xs)  # Keras builds its weights on the first call
+    else:
+        dst.eval()
+    return dst, lambda: _outputs(dst(*xs))
+
+
+def _detached(value):
+    return [v.detach() for v in value] if isinstance(value, (tuple, list)) else value.detach()
+
+
+def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, workdir=None,
+          to: str = "keras", source: str = "torch") -> Outcome:
     import tensorbridge as tb
 
-    source_module = source_module or load_module(CORPUS, "corpus_torch")
+    corpus = CORPORA[source]
+    source_module = source_module or load_module(corpus, f"corpus_{source}")
     try:
-        text = tb.transpile(CORPUS.read_text(), to=to, cls=name, filename=CORPUS.name)
+        text = tb.transpile(corpus.read_text(), to=to, cls=name, filename=corpus.name)
     except UnsupportedError as e:
         return Outcome(name, "refused", detail="; ".join(f"{b.op}: {b.detail}" for b in e.blockers))
     workdir = Path(workdir or tempfile.mkdtemp())
-    path = workdir / f"{to}_{name}.py"
+    path = workdir / f"{source}_{to}_{name}.py"
     path.write_text(text)
     try:
-        translated = load_module(path, f"{to}_{name}")
-        torch.manual_seed(0)
-        src = calibrated(getattr(source_module, name)(*args))
+        translated = load_module(path, f"{source}_{to}_{name}")
         xs = inputs(shapes, dtype)
-        with torch.no_grad():
-            ref = _outputs(src(*[torch.from_numpy(x) for x in xs]))
-            other = _outputs(src(*[torch.from_numpy(x) for x in inputs(shapes, dtype, seed=1)]))
+        src, (ref, other) = _source_outputs(source, getattr(source_module, name), args,
+                                            [xs, inputs(shapes, dtype, seed=1)])
         if all(np.array_equal(a, b) for a, b in zip(ref, other)):
             return Outcome(name, "error", detail="degenerate: the source output does not depend on the input")
-        dst = build(translated, name, args, to)
-        if to == "keras":
-            dst(*xs)  # Keras builds its weights on the first call
-        else:
-            dst.eval()
+        dst, run = _target_outputs(to, build(translated, name, args, to), xs)
         tb.transpile.port_weights(src, dst)
-        out = _outputs(dst(*xs))
+        out = run()
     except Exception as e:  # a translation that does not run is reported, not raised: the benchmark counts it
         return Outcome(name, "error", detail=f"{type(e).__name__}: {e}"[:300])
     if len(out) != len(ref) or any(a.shape != b.shape for a, b in zip(out, ref)):

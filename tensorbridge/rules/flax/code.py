@@ -331,7 +331,7 @@ C.skeleton = TargetSkeleton(
     module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
     empty_layer=lambda none: P.call("nnx.data", none),
     init_argument=(RNGS, "nnx.Rngs"),
-    training_argument=False,
+    training=None,
     reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",
                                    "iter_modules"}))

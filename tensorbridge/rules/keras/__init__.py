@@ -8,6 +8,7 @@ object and its row helpers.
 
 from tensorbridge.rules.keras import (  # noqa: F401 (registers)
     code,
+    code_read,
     control,
     dynamic,
     elementwise,

@@ -9,7 +9,7 @@ import ast
 
 import numpy as np
 
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, SourceSkeleton, known
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, SourceSkeleton, WeightSource, known
 from tensorbridge.rules.torch.base import R
 
 C = R.code = CodeTable("torch")
@@ -370,6 +370,34 @@ unsqueeze var view view_as where zero"""
 
 
 # -- how torch model code is recognised --------------------------------------------------------------
+class TorchWeightSource(WeightSource):
+    def owns(self, obj) -> bool:
+        import torch
+
+        return isinstance(obj, torch.nn.Module)
+
+    def layer_weights(self, layer) -> dict:
+        return {n: t.detach().cpu().numpy() for n, t in [*layer.named_parameters(recurse=False),
+                                                         *layer.named_buffers(recurse=False)]
+                if t is not None and n != "num_batches_tracked"}
+
+    def members(self, obj) -> list | None:
+        import torch
+
+        return list(obj) if isinstance(obj, (torch.nn.Sequential, torch.nn.ModuleList)) else None
+
+    def mapping(self, obj) -> dict | None:
+        import torch
+
+        return dict(obj.items()) if isinstance(obj, torch.nn.ModuleDict) else None
+
+    def own_weights(self, obj) -> dict:
+        return self.layer_weights(obj)
+
+    def children(self, obj) -> dict:
+        return dict(obj.named_children())
+
+
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
@@ -381,4 +409,5 @@ C.source = SourceSkeleton(
                        "ndim": lambda x: OpCall("Rank", [x])},
     tensor_methods=frozenset(TENSOR_METHODS.split()),
     float_dtypes=frozenset({"torch.float32", "torch.float"}),
+    weights=TorchWeightSource(),
 )

@@ -1,0 +1,432 @@
+"""Keras 3 model code -> IR ops, as the transpiler reads it (see rules/code.py): `keras.layers` constructors
+and `keras.ops` / `keras.activations` calls. The rows sit on the same table as the writers (rules/keras/code.py),
+so one table reads and writes Keras code; each layer row's `to_ir` is the inverse of its writer's `from_ir`.
+
+Keras layers infer their input size on the first call, so a layer's input channels/features are left unknown
+(None) and the target writes a layer that infers them too (PyTorch's Lazy modules). A layer without a
+`data_format` argument is read in Keras' default layout, channels-last.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, SourceSkeleton, WeightSource, known
+from tensorbridge.rules.keras.code import C
+
+K = "keras.layers."
+#: keyword arguments every Keras layer takes (base Layer) that do not change what it computes
+BASE = "name=None dtype=None trainable=True"
+#: training-only arguments that must be left at their default (they add loss terms or clip weights)
+TRAINING_ONLY = ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                 "bias_constraint", "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
+                 "embeddings_regularizer", "embeddings_constraint", "depthwise_regularizer", "depthwise_constraint")
+REGULARIZED = ("kernel_regularizer=None bias_regularizer=None activity_regularizer=None kernel_constraint=None "
+               "bias_constraint=None")
+
+
+def _no(a, **unsupported):
+    for name, value in unsupported.items():
+        v = known(a[name])
+        if v is NOT_LITERAL or v != value:
+            given = ast.unparse(a[name]) if isinstance(a[name], ast.AST) else repr(a[name])
+            raise Refused(f"{name}={given} (only {value!r} is translated)")
+
+
+def _plain(a):
+    """Refuse regularizers and constraints: they change training, which the translation would drop silently."""
+    for name in TRAINING_ONLY:
+        if name in a and known(a[name]) is not None:
+            raise Refused(f"{name} (a training-time term; add it to the target's loss or optimizer instead)")
+
+
+def _layout(a) -> str:
+    fmt = known(a.get("data_format"))
+    if fmt is None:
+        return "channels_last"
+    if fmt not in ("channels_last", "channels_first"):
+        raise Refused("data_format given by a variable")
+    return fmt
+
+
+def _padding(a) -> str:
+    padding = known(a["padding"])
+    if padding not in ("valid", "same"):
+        raise Refused("padding given by a variable")
+    return padding
+
+
+def _activation(a):
+    """The fused `activation=` argument: None or a Keras activation name."""
+    name = known(a["activation"])
+    if name is NOT_LITERAL or not (name is None or name in ACTIVATION_OPS):
+        raise Refused(f"activation={ast.unparse(a['activation'])} (only the built-in names are translated)")
+    return None if name == "linear" else name
+
+
+# -- layers ------------------------------------------------------------------------------------------
+def _conv(rank, transposed=False):
+    def read(a):
+        _plain(a)
+        attrs = {"rank": rank, "in_channels": None, "filters": a["filters"], "kernel_shape": a["kernel_size"],
+                 "strides": a["strides"], "pads": _padding(a), "dilations": a["dilation_rate"],
+                 "group": a.get("groups", 1), "bias": a["use_bias"], "layout": _layout(a),
+                 "activation": _activation(a)}
+        if transposed:
+            attrs["output_padding"] = a["output_padding"]
+        return OpCall("ConvTranspose" if transposed else "Conv", attrs=attrs)
+    return read
+
+
+def _kernel_to_ir(w, attrs):
+    """Keras' kernel (k..., in/group, out) or transposed (k..., out, in) -> the IR's OIHW / (in, out, k...)."""
+    out = {"W": np.ascontiguousarray(np.moveaxis(w["kernel"], (-1, -2), (0, 1)))}
+    if "bias" in w:
+        out["B"] = w["bias"]
+    return out
+
+
+CONV = ("filters kernel_size strides={s} padding='valid' data_format=None dilation_rate={s} groups=1 "
+        f"activation=None use_bias=True kernel_initializer='glorot_uniform' bias_initializer='zeros' {REGULARIZED} "
+        f"{BASE}")
+TCONV = ("filters kernel_size strides={s} padding='valid' {order} dilation_rate={s} "
+         f"activation=None use_bias=True kernel_initializer='glorot_uniform' bias_initializer='zeros' {REGULARIZED} "
+         f"{BASE}")
+for _n in (1, 2, 3):
+    _ones = "1" if _n == 1 else "(" + ",".join("1" * _n) + ")"
+    C.layer(f"{K}Conv{_n}D", "Conv", CONV.format(s=_ones), read=_conv(_n), to_ir=_kernel_to_ir)
+    _order = "data_format=None output_padding=None" if _n == 3 else "output_padding=None data_format=None"
+    C.layer(f"{K}Conv{_n}DTranspose", "ConvTranspose", TCONV.format(s=_ones, order=_order), read=_conv(_n, True),
+            to_ir=_kernel_to_ir)
+
+
+def _dense(a):
+    _plain(a)
+    _no(a, lora_rank=None, quantization_config=None)
+    return OpCall("Dense", attrs={"in_features": None, "units": a["units"], "bias": a["use_bias"],
+                                  "activation": _activation(a)})
+
+
+C.layer(f"{K}Dense", "Dense", "units activation=None use_bias=True kernel_initializer='glorot_uniform' "
+        f"bias_initializer='zeros' {REGULARIZED} lora_rank=None lora_alpha=None quantization_config=None {BASE}",
+        read=_dense, to_ir=lambda w, attrs: {"W": w["kernel"], **({"B": w["bias"]} if "bias" in w else {})})
+
+
+def _affine(a) -> dict:
+    center, scale = known(a["center"]), known(a["scale"])
+    if NOT_LITERAL in (center, scale):
+        raise Refused("center/scale given by a variable")
+    return {"affine": scale, "bias": center}
+
+
+def _batch_norm(a):
+    _plain(a)
+    _no(a, renorm=False, synchronized=False)
+    axis = known(a["axis"])
+    if not isinstance(axis, int):
+        raise Refused("axis other than one int")
+    return OpCall("BatchNormalization", attrs={"num_features": None, "epsilon": a["epsilon"],
+                                               "momentum": a["momentum"], "axis": axis, **_affine(a)})
+
+
+def _norm_to_ir(w, attrs):
+    out = {"scale": w.get("gamma"), "B": w.get("beta"), "mean": w.get("moving_mean"), "var": w.get("moving_variance")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+C.layer(f"{K}BatchNormalization", "BatchNormalization", "axis=-1 momentum=0.99 epsilon=0.001 center=True scale=True "
+        "beta_initializer='zeros' gamma_initializer='ones' moving_mean_initializer='zeros' "
+        "moving_variance_initializer='ones' beta_regularizer=None gamma_regularizer=None beta_constraint=None "
+        f"gamma_constraint=None renorm=False renorm_clipping=None renorm_momentum=0.99 synchronized=False {BASE}",
+        read=_batch_norm, to_ir=_norm_to_ir)
+
+
+def _layer_norm(a):
+    _plain(a)
+    if known(a["axis"]) not in (-1, [-1], (-1,)):
+        raise Refused(f"axis={ast.unparse(a['axis']) if isinstance(a['axis'], ast.AST) else a['axis']} (only the "
+                      "last axis is translated)")
+    return OpCall("LayerNormalization", attrs={"axis": -1, "epsilon": a["epsilon"], "normalized_shape": None,
+                                               **_affine(a)})
+
+
+C.layer(f"{K}LayerNormalization", "LayerNormalization", "axis=-1 epsilon=0.001 center=True scale=True "
+        "beta_initializer='zeros' gamma_initializer='ones' beta_regularizer=None gamma_regularizer=None "
+        f"beta_constraint=None gamma_constraint=None {BASE}", read=_layer_norm, to_ir=_norm_to_ir)
+
+
+def _embedding(a):
+    _plain(a)
+    _no(a, mask_zero=False, weights=None, lora_rank=None, quantization_config=None)
+    return OpCall("Embedding", attrs={"num_embeddings": a["input_dim"], "embedding_dim": a["output_dim"]})
+
+
+C.layer(f"{K}Embedding", "Embedding", "input_dim output_dim embeddings_initializer='uniform' "
+        "embeddings_regularizer=None embeddings_constraint=None mask_zero=False weights=None lora_rank=None "
+        f"lora_alpha=None quantization_config=None {BASE}", read=_embedding,
+        to_ir=lambda w, attrs: {"W": w["embeddings"]})
+
+
+def _dropout(a):
+    _no(a, noise_shape=None)
+    return OpCall("Dropout", attrs={"ratio": a["rate"]})
+
+
+C.layer(f"{K}Dropout", "Dropout", f"rate noise_shape=None seed=None {BASE}", read=_dropout)
+C.layer(f"{K}Identity", "Identity", BASE, read=lambda a: OpCall("Identity"))
+C.layer(f"{K}Flatten", "Flatten", f"data_format=None {BASE}",
+        read=lambda a: OpCall("Flatten", attrs={"axis": 1, "layout": _layout(a)}))
+
+#: Keras activation name -> (IR op, attributes): as `layers.Activation(name)`, `activation=name`
+ACTIVATION_OPS = {"relu": ("Relu", {}), "sigmoid": ("Sigmoid", {}), "tanh": ("Tanh", {}), "silu": ("SiLU", {}),
+                  "swish": ("SiLU", {}), "gelu": ("Gelu", {"approximate": "none"}), "relu6": ("Relu6", {}),
+                  "hard_sigmoid": ("HardSigmoid", {}), "hard_silu": ("HardSwish", {}),
+                  "hard_swish": ("HardSwish", {}), "mish": ("Mish", {}), "softplus": ("Softplus", {}),
+                  "elu": ("Elu", {"alpha": 1.0}), "softmax": ("Softmax", {"axis": -1}),
+                  "log_softmax": ("LogSoftmax", {"axis": -1}), "leaky_relu": ("LeakyRelu", {"alpha": 0.2}),
+                  "linear": ("Identity", {}), None: ("Identity", {})}
+
+
+def activation_call(name) -> OpCall:
+    """The IR op a Keras activation name computes."""
+    op, attrs = ACTIVATION_OPS[name]
+    return OpCall(op, attrs=dict(attrs))
+
+
+def _activation_layer(a):
+    name = known(a["activation"])
+    if name not in ACTIVATION_OPS or name is None:
+        raise Refused("an activation that is not a built-in name")
+    return activation_call(name)
+
+
+def _relu(a):
+    _no(a, negative_slope=0.0, threshold=0.0)
+    bound = known(a["max_value"])
+    if bound is None:
+        return OpCall("Relu")
+    if bound == 6:
+        return OpCall("Relu6")
+    raise Refused("max_value other than None or 6")
+
+
+C.layer(f"{K}Activation", "Activation", f"activation {BASE}", read=_activation_layer)
+C.layer(f"{K}ReLU", "Relu", f"max_value=None negative_slope=0.0 threshold=0.0 {BASE}", read=_relu)
+C.layer(f"{K}LeakyReLU", "LeakyRelu", f"negative_slope=0.3 {BASE}",
+        read=lambda a: OpCall("LeakyRelu", attrs={"alpha": a["negative_slope"]}))
+C.layer(f"{K}ELU", "Elu", f"alpha=1.0 {BASE}", read=lambda a: OpCall("Elu", attrs={"alpha": a["alpha"]}))
+C.layer(f"{K}Softmax", "Softmax", f"axis=-1 {BASE}", read=lambda a: OpCall("Softmax", attrs={"axis": a["axis"]}))
+
+
+def _pool(op, rank):
+    def read(a):
+        strides = a["strides"] if known(a["strides"]) is not None else a["pool_size"]
+        pads = _padding(a)
+        if pads == "same":
+            raise Refused("padding='same' on a pool (Keras pads by an amount that depends on the input size and "
+                          "leaves the padding out of averages)")
+        return OpCall(op, attrs={"rank": rank, "kernel_shape": a["pool_size"], "strides": strides, "pads": 0,
+                                 "layout": _layout(a)})
+    return read
+
+
+def _global_pool(op, rank):
+    def read(a):
+        return OpCall(op, attrs={"rank": rank, "keepdims": a["keepdims"], "layout": _layout(a)})
+    return read
+
+
+for _n in (1, 2, 3):
+    _two = "2" if _n == 1 else "(" + ",".join("2" * _n) + ")"
+    C.layer(f"{K}MaxPooling{_n}D", "MaxPool", f"pool_size={_two} strides=None padding='valid' data_format=None "
+            f"{BASE}", read=_pool("MaxPool", _n))
+    C.layer(f"{K}AveragePooling{_n}D", "AveragePool", f"pool_size strides=None padding='valid' data_format=None "
+            f"{BASE}", read=_pool("AveragePool", _n))
+    C.layer(f"{K}GlobalAveragePooling{_n}D", "GlobalAveragePool", f"data_format=None keepdims=False {BASE}",
+            read=_global_pool("GlobalAveragePool", _n))
+    C.layer(f"{K}GlobalMaxPooling{_n}D", "GlobalMaxPool", f"data_format=None keepdims=False {BASE}",
+            read=_global_pool("GlobalMaxPool", _n))
+
+
+def _upsampling(a):
+    size = known(a["size"])
+    if isinstance(size, (tuple, list)) and len(set(size)) == 1:
+        size = size[0]
+    if not isinstance(size, int):
+        raise Refused("an upsampling size other than one integer factor for both axes")
+    mode = known(a["interpolation"])
+    if mode not in ("nearest", "bilinear"):
+        raise Refused(f"interpolation={mode!r}")
+    return OpCall("Resize", attrs={"rank": 2, "scale": size, "mode": mode, "layout": _layout(a)})
+
+
+C.layer(f"{K}UpSampling2D", "Resize", f"size=(2,2) data_format=None interpolation='nearest' {BASE}",
+        read=_upsampling)
+
+
+def _zero_padding(rank):
+    """ZeroPadding{1,2}D's `padding` as one (before, after) pair per spatial axis; the widths may be expressions."""
+    def read(a):
+        node = a["padding"]
+        items = list(node.elts) if isinstance(node, (ast.Tuple, ast.List)) else None
+        if isinstance(known(node), int):
+            pairs_ = [(node, node)] * rank
+        elif items and rank == 1 and len(items) == 2:
+            pairs_ = [tuple(items)]  # ZeroPadding1D((left, right))
+        elif items and len(items) == rank and all(isinstance(i, (ast.Tuple, ast.List)) and len(i.elts) == 2
+                                                  for i in items):
+            pairs_ = [tuple(i.elts) for i in items]
+        elif items and len(items) == rank and not any(isinstance(i, (ast.Tuple, ast.List)) for i in items):
+            pairs_ = [(i, i) for i in items]  # one symmetric width per axis
+        else:
+            raise Refused("padding whose structure (int, pair or pairs) cannot be read")
+        return OpCall("Pad", attrs={"rank": rank, "pads": pairs_, "layout": _layout(a)})
+    return read
+
+
+C.layer(f"{K}ZeroPadding1D", "Pad", f"padding=1 data_format=None {BASE}", read=_zero_padding(1))
+C.layer(f"{K}ZeroPadding2D", "Pad", f"padding=(1,1) data_format=None {BASE}", read=_zero_padding(2))
+
+
+# -- functions: keras.ops and keras.activations -----------------------------------------------------------
+def _fn(paths: str, op: str, signature: str, inputs: str = "x", returns: str = "tensor", check=None, **attrs):
+    def read(a):
+        if check:
+            check(a)
+        return OpCall(op, [a[n] for n in inputs.split()], {ir: a[arg] if isinstance(arg, str) and arg in a
+                                                           else arg for ir, arg in attrs.items()})
+    C.function(paths, op, signature, read=read, returns=returns)
+
+
+def _ops(names: str) -> str:
+    return " ".join(f"keras.ops.{n}" for n in names.split())
+
+
+for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"), ("log", "Log"),
+                   ("sqrt", "Sqrt"), ("rsqrt", "Rsqrt"), ("abs", "Abs"), ("negative", "Neg"), ("sin", "Sin"),
+                   ("cos", "Cos"), ("erf", "Erf"), ("floor", "Floor"), ("ceil", "Ceil"), ("square", "Square"),
+                   ("silu", "SiLU"), ("relu6", "Relu6"), ("hard_sigmoid", "HardSigmoid"), ("hard_silu", "HardSwish"),
+                   ("softplus", "Softplus")):
+    _fn(_ops(_name) + (f" keras.activations.{_name}" if _name in ("sigmoid", "tanh", "silu", "relu6", "softplus",
+                                                                   "hard_sigmoid", "hard_silu") else ""), _op, "x")
+_fn("keras.activations.relu", "Relu", "x negative_slope=0.0 max_value=None threshold=0.0",
+    check=lambda a: _no(a, negative_slope=0.0, max_value=None, threshold=0.0))
+_fn("keras.activations.mish", "Mish", "x")
+for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"), ("maximum", "Max"),
+                   ("minimum", "Min"), ("power", "Pow"), ("matmul", "MatMul")):
+    _fn(_ops(_name), _op, "x1 x2", inputs="x1 x2")
+_fn("keras.ops.gelu", "Gelu", "x approximate=True", check=lambda a: _no_variable(a, "approximate"),
+    approximate="approximate")
+_fn("keras.activations.gelu", "Gelu", "x approximate=False", check=lambda a: _no_variable(a, "approximate"),
+    approximate="approximate")
+_fn("keras.ops.softmax keras.activations.softmax", "Softmax", "x axis=-1", axis="axis")
+_fn("keras.ops.log_softmax keras.activations.log_softmax", "LogSoftmax", "x axis=-1", axis="axis")
+_fn("keras.ops.leaky_relu", "LeakyRelu", "x negative_slope=0.2", alpha="negative_slope")
+_fn("keras.ops.elu", "Elu", "x alpha=1.0", alpha="alpha")
+_fn("keras.ops.concatenate", "Concat", "xs axis=0", inputs="xs", axis="axis")
+_fn("keras.ops.stack", "Stack", "x axis=0", axis="axis")
+_fn("keras.ops.reshape", "Reshape", "x newshape", shape="newshape")
+_fn("keras.ops.transpose", "Transpose", "x axes=None", perm="axes")
+_fn("keras.ops.swapaxes", "SwapAxes", "x axis1 axis2", axis1="axis1", axis2="axis2")
+_fn("keras.ops.expand_dims", "Unsqueeze", "x axis", axis="axis")
+_fn("keras.ops.squeeze", "Squeeze", "x axis=None", axis="axis")
+_fn("keras.ops.split", "Split", "x indices_or_sections axis=0", returns="tensors", sections="indices_or_sections",
+    axis="axis")
+_fn("keras.ops.einsum", "Einsum", "subscripts *operands", inputs="operands", equation="subscripts")
+_fn("keras.ops.where", "Where", "condition x1=None x2=None", inputs="condition x1 x2",
+    check=lambda a: _required(a, "x1", "x2"))
+_fn("keras.ops.clip", "Clip", "x x_min x_max", min="x_min", max="x_max")
+_fn("keras.ops.tril", "Tril", "x k=0", k="k")
+_fn("keras.ops.broadcast_to", "Expand", "x shape", sizes="shape")
+_fn("keras.ops.shape", "Shape", "x", returns="python", index=None)
+_fn("keras.ops.ones", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=1.0,
+    check=lambda a: _no(a, dtype=None))
+_fn("keras.ops.zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=0.0,
+    check=lambda a: _no(a, dtype=None))
+_fn("keras.ops.arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
+    step="step", check=lambda a: _no(a, dtype=None))
+
+
+def _normalize(a):
+    _no(a, order=2)
+    epsilon = a["epsilon"] if known(a["epsilon"]) is not None else 1e-7  # keras.config.epsilon()'s default
+    return OpCall("LpNormalize", [a["x"]], {"axis": a["axis"], "epsilon": epsilon})
+
+
+C.function("keras.ops.normalize", "LpNormalize", "x axis=-1 order=2 epsilon=None", read=_normalize)
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
+    _fn(_ops(_name), _op, "x axis=None keepdims=False" + (" initial=None" if _name in ("max", "min") else ""),
+        axis="axis", keepdims="keepdims", check=(lambda a: _no(a, initial=None)) if _name in ("max", "min") else None)
+
+
+def _no_variable(a, name):
+    if known(a[name]) is NOT_LITERAL:
+        raise Refused(f"{name} given by a variable")
+
+
+def _required(a, *names):
+    for name in names:
+        if known(a[name]) is None:
+            raise Refused(f"{name} is required by the translation")
+
+
+# -- how Keras model code is recognised --------------------------------------------------------------
+class KerasWeightSource(WeightSource):
+    def owns(self, obj) -> bool:
+        import keras
+
+        return isinstance(obj, keras.layers.Layer)
+
+    def layer_weights(self, layer) -> dict:
+        return {v.name: np.asarray(v) for v in layer.weights}
+
+    def members(self, obj) -> list | None:
+        import keras
+
+        if isinstance(obj, keras.Sequential):
+            return list(obj.layers)
+        return list(obj) if isinstance(obj, (list, tuple)) else None
+
+    def mapping(self, obj) -> dict | None:
+        return dict(obj) if isinstance(obj, dict) else None
+
+    def own_weights(self, obj) -> dict:
+        import keras
+
+        return {n: np.asarray(v) for n, v in _attributes(obj).items() if isinstance(v, keras.Variable)}
+
+    def children(self, obj) -> dict:
+        import keras
+
+        def holds_layers(v):
+            if isinstance(v, dict):
+                v = list(v.values())
+            return isinstance(v, keras.layers.Layer) or isinstance(v, (list, tuple)) and v and all(
+                isinstance(i, keras.layers.Layer) for i in v)
+
+        return {n: v for n, v in _attributes(obj).items() if holds_layers(v)}
+
+
+def _attributes(obj) -> dict:
+    """The public attributes a Keras layer instance holds (those its model code assigned)."""
+    return {n: v for n, v in vars(obj).items() if not n.startswith("_")}
+
+
+C.source = SourceSkeleton(
+    module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
+    containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
+    parameter_classes=frozenset(),
+    init_module="keras.initializers",
+    initializers={},
+    tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
+                       "ndim": lambda x: OpCall("Rank", [x])},
+    forward="call",
+    training_parameter="training",
+    plain_containers=True,
+    weight_method="add_weight",
+    build_method="build",
+    weights=KerasWeightSource(),
+    config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec"}),
+)

@@ -1,0 +1,463 @@
+"""IR ops -> PyTorch model code, as the transpiler writes it (see rules/code.py): `torch.nn` constructors for
+layer ops, `torch` / `torch.nn.functional` calls for the rest, and each layer's weights from the IR op's roles.
+The rows sit on the same table as the readers (rules/torch/code.py).
+
+A layer whose input size the source leaves to the first call (Keras) is written as the Lazy module that does
+the same (`nn.LazyConv2d`, `nn.LazyLinear`, `nn.LazyBatchNorm1d`; a `LazyLayerNorm` helper where torch has
+none): build the translated model by calling it once, as the Keras one is built.
+
+Layout: the translation keeps the source's layout. On channels-last data, torch's channels-first layers are
+wrapped in the module's `ChannelsLast` helper, which moves the last axis to 1 around the layer and back, and
+a channel norm runs on the (N, C) view its `OnAxis` helper makes; every axis means what it meant in the source.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import NOT_LITERAL, Refused, TargetSkeleton, WeightPort, keywords, known, pairs
+from tensorbridge.rules.torch.code import C
+
+NN = "nn."
+
+
+def _channels_last(layer: ast.expr, attrs) -> ast.expr:
+    return P.call("ChannelsLast", layer) if attrs.get("layout") == "channels_last" else layer
+
+
+def _with_activation(layer: ast.expr, attrs) -> ast.expr:
+    """`layer` followed by the source's fused activation (Keras' `activation=`), in an nn.Sequential."""
+    name = attrs.get("activation")
+    if name is None:
+        return layer
+    from tensorbridge.rules.keras.code_read import activation_call
+
+    act = activation_call(name)
+    writer = C.layer_writers.get(act.op)
+    if writer is None:
+        raise Refused(f"activation {name!r} has no torch layer")
+    return P.call("nn.Sequential", layer, writer.write(act))
+
+
+def _size(value):
+    """An int-or-tuple size argument, a tuple of one repeated int written as that int (`(1, 1)` -> `1`)."""
+    v = known(value)
+    if isinstance(v, (tuple, list)) and v and len(set(v)) == 1 and isinstance(v[0], int):
+        return v[0]
+    return value
+
+
+def _lazy(name: str, size, *args, **kwargs) -> ast.expr:
+    """`nn.<Name>(size, ...)`, or `nn.Lazy<Name>(...)` when the source leaves the input size to the first call."""
+    if known(size) is None:
+        return P.call(f"nn.Lazy{name}", *args, **kwargs)
+    return P.call(f"nn.{name}", size, *args, **kwargs)
+
+
+# -- layers ------------------------------------------------------------------------------------------
+def _conv_padding(a, rank):
+    """torch's padding for the source's: symmetric pads as they are, "same" at stride 1 as "same"."""
+    pads = known(a["pads"])
+    if pads == "valid":
+        return 0
+    if pads == "same":
+        if pairs(a["strides"], rank) != (1,) * rank:
+            raise Refused("padding='same' with strides > 1 (the padding then depends on the input size)")
+        return "same"
+    return a["pads"]
+
+
+def _write_conv(call):
+    a, rank = call.attrs, call.attrs["rank"]
+    kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(_conv_padding(a, rank)), 0),
+                      dilation=(_size(a["dilations"]), 1), groups=(a["group"], 1), bias=(a["bias"], True))
+    conv = _lazy(f"Conv{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]), **kwargs)
+    return _with_activation(_channels_last(conv, a), a)
+
+
+def _transposed_padding(a, rank):
+    """(padding, output_padding) of torch's ConvTranspose for the source's "same"/"valid" or symmetric pads.
+    Keras' "same" crops (k - s) // 2 before and the rest after; torch crops `padding` on both sides and adds
+    `output_padding` after, which matches when k - s is even."""
+    pads = known(a["pads"])
+    if pads == "valid":
+        return 0, a.get("output_padding")
+    if pads != "same":
+        return a["pads"], a.get("output_padding")
+    k, s = pairs(a["kernel_shape"], rank), pairs(a["strides"], rank)
+    if NOT_LITERAL in (k, s) or any((kk - ss) % 2 or kk < ss for kk, ss in zip(k, s)):
+        raise Refused("padding='same' on a transposed convolution whose kernel size minus stride is odd or unknown")
+    if known(a.get("output_padding")) is not None:
+        raise Refused("output_padding with padding='same'")
+    padding = tuple((kk - ss) // 2 for kk, ss in zip(k, s))
+    return (padding[0] if len(set(padding)) == 1 else padding), 0
+
+
+def _write_conv_transpose(call):
+    a, rank = call.attrs, call.attrs["rank"]
+    padding, output_padding = _transposed_padding(a, rank)
+    kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(padding), 0),
+                      output_padding=(_size(output_padding), 0), groups=(a["group"], 1), bias=(a["bias"], True),
+                      dilation=(_size(a["dilations"]), 1))
+    if known(kwargs.get("output_padding", 0)) is None:
+        del kwargs["output_padding"]
+    conv = _lazy(f"ConvTranspose{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]), **kwargs)
+    return _with_activation(_channels_last(conv, a), a)
+
+
+def _conv_from_ir(w, attrs):
+    return {"weight": w["W"], **({"bias": w["B"]} if "B" in w else {})}
+
+
+C.layer("torch.nn.LazyConv2d", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
+C.layer("torch.nn.LazyConvTranspose2d", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
+C.layer("torch.nn.LazyLinear", "Dense", "",
+        write=lambda c: _with_activation(_lazy("Linear", c.attrs["in_features"], c.attrs["units"],
+                                               **keywords(bias=(c.attrs["bias"], True))), c.attrs),
+        from_ir=lambda w, attrs: {"weight": np.ascontiguousarray(w["W"].T), **({"bias": w["B"]} if "B" in w else {})})
+
+
+def _affine(a) -> dict:
+    """torch's elementwise_affine/affine for the source's scale and bias flags (both or neither)."""
+    scale, bias = known(a.get("affine", True)), known(a.get("bias", True))
+    if scale is NOT_LITERAL or bias is NOT_LITERAL:
+        raise Refused("scale/center given by a variable")
+    if scale != bias:
+        raise Refused("a norm with a scale but no offset, or the reverse (torch's norms have both or neither)")
+    return scale
+
+
+def _momentum(a):
+    """torch's momentum (the weight of the new batch) for the IR's (the weight of the running value)."""
+    m = known(a["momentum"])
+    if isinstance(m, (int, float)):
+        return float(f"{1 - m:.12g}")
+    return P.binop(1, "-", a["momentum"])
+
+
+def _write_batch_norm(c):
+    a = c.attrs
+    kwargs = keywords(eps=(a["epsilon"], 1e-5), momentum=(_momentum(a), 0.1), affine=(_affine(a), True))
+    if known(a["num_features"]) is not None:
+        if known(a["axis"]) != 1:
+            raise Refused("a BatchNorm over an axis other than 1 with a known size")
+        return P.call("nn.BatchNorm2d", a["num_features"], **kwargs)
+    return P.call("OnAxis", P.call("nn.LazyBatchNorm1d", **kwargs), **keywords(axis=(a["axis"], -1)))
+
+
+def _write_layer_norm(c):
+    a = c.attrs
+    if known(a["axis"]) != -1:
+        raise Refused("LayerNorm over several axes")
+    kwargs = keywords(eps=(a["epsilon"], 1e-5), elementwise_affine=(_affine(a), True))
+    if known(a["normalized_shape"]) is None:
+        return P.call("LazyLayerNorm", **kwargs)
+    return P.call("nn.LayerNorm", a["normalized_shape"], **kwargs)
+
+
+def _norm_from_ir(w, attrs):
+    out = {"weight": w.get("scale"), "bias": w.get("B"), "running_mean": w.get("mean"), "running_var": w.get("var")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+C.layer("torch.nn.LazyBatchNorm1d", "BatchNormalization", "", write=_write_batch_norm, from_ir=_norm_from_ir)
+C.layer("torch.nn.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=_norm_from_ir)
+C.layer("torch.nn.Embedding", "Embedding", "",
+        write=lambda c: P.call("nn.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
+        from_ir=lambda w, attrs: {"weight": w["W"]})
+C.layer("torch.nn.Dropout", "Dropout", "", write=lambda c: P.call("nn.Dropout", **keywords(p=(c.attrs["ratio"], 0.5))))
+C.layer("torch.nn.Identity", "Identity", "", write=lambda c: P.call("nn.Identity"))
+C.layer("torch.nn.Flatten", "Flatten", "", write=lambda c: P.call("nn.Flatten"))
+
+#: IR activation op -> torch.nn layer class (no arguments)
+ACTIVATION_LAYERS = {"Relu": "ReLU", "Sigmoid": "Sigmoid", "Tanh": "Tanh", "SiLU": "SiLU", "Relu6": "ReLU6",
+                     "HardSigmoid": "Hardsigmoid", "HardSwish": "Hardswish", "Mish": "Mish", "Softplus": "Softplus"}
+for _op, _cls in ACTIVATION_LAYERS.items():
+    C.layer(f"torch.nn.{_cls}", _op, "", write=lambda c, cls=_cls: P.call(f"nn.{cls}"))
+
+
+def _gelu_approximate(c):
+    approximate = known(c.attrs["approximate"])
+    if approximate in (True, "tanh"):
+        return "tanh"
+    if approximate in (False, "none"):
+        return "none"
+    raise Refused("GELU approximate given by a variable")
+
+
+def _axis(c):
+    if known(c.attrs["axis"]) is None:
+        raise Refused("softmax without an axis")
+    return c.attrs["axis"]
+
+
+C.layer("torch.nn.GELU", "Gelu", "",
+        write=lambda c: P.call("nn.GELU", **keywords(approximate=(_gelu_approximate(c), "none"))))
+C.layer("torch.nn.LeakyReLU", "LeakyRelu", "", write=lambda c: P.call("nn.LeakyReLU", c.attrs["alpha"]))
+C.layer("torch.nn.ELU", "Elu", "", write=lambda c: P.call("nn.ELU", **keywords(alpha=(c.attrs["alpha"], 1.0))))
+C.layer("torch.nn.Softmax", "Softmax", "", write=lambda c: P.call("nn.Softmax", dim=_axis(c)))
+C.layer("torch.nn.LogSoftmax", "LogSoftmax", "", write=lambda c: P.call("nn.LogSoftmax", dim=_axis(c)))
+
+
+def _write_pool(c):
+    a, rank = c.attrs, c.attrs["rank"]
+    kind = "Max" if c.op == "MaxPool" else "Avg"
+    stride = {} if known(a["strides"]) == known(a["kernel_shape"]) else {"stride": _size(a["strides"])}
+    pool = P.call(f"nn.{kind}Pool{rank}d", _size(a["kernel_shape"]), **stride, **keywords(padding=(a["pads"], 0)))
+    return _channels_last(pool, a)
+
+
+def _write_global_pool(c):
+    a, rank = c.attrs, c.attrs["rank"]
+    pool = _channels_last(P.call(f"nn.Adaptive{'Avg' if c.op == 'GlobalAveragePool' else 'Max'}Pool{rank}d", 1), a)
+    keep = known(a["keepdims"])
+    if keep is NOT_LITERAL:
+        raise Refused("keepdims given by a variable")
+    return pool if keep else P.call("nn.Sequential", pool, P.call("nn.Flatten"))
+
+
+C.layer("torch.nn.MaxPool2d", "MaxPool", "", write=_write_pool)
+C.layer("torch.nn.AvgPool2d", "AveragePool", "", write=_write_pool)
+C.layer("torch.nn.AdaptiveAvgPool2d", "GlobalAveragePool", "", write=_write_global_pool)
+C.layer("torch.nn.AdaptiveMaxPool2d", "GlobalMaxPool", "", write=_write_global_pool)
+
+
+def _write_upsample(c):
+    a = c.attrs
+    mode = known(a["mode"])
+    return _channels_last(P.call("nn.Upsample", scale_factor=a["scale"], mode=mode), a)
+
+
+def _write_zero_pad(c):
+    """nn.ZeroPad{1,2}d takes (left, right[, top, bottom]): the last axis' pair first."""
+    a, rank = c.attrs, c.attrs["rank"]
+    if rank not in (1, 2):
+        raise Refused(f"{rank}-D zero padding")
+    flat = ast.Tuple([P.lit(known(v)) if known(v) is not NOT_LITERAL else v
+                      for pair in reversed(a["pads"]) for v in pair], ast.Load())
+    return _channels_last(P.call(f"nn.ZeroPad{rank}d", flat), a)
+
+
+C.layer("torch.nn.Upsample", "Resize", "", write=_write_upsample)
+C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
+
+
+# -- functions ---------------------------------------------------------------------------------------
+for _op, _fn_name in (("Relu", "torch.relu"), ("Sigmoid", "torch.sigmoid"), ("Tanh", "torch.tanh"),
+                      ("Exp", "torch.exp"), ("Log", "torch.log"), ("Sqrt", "torch.sqrt"), ("Rsqrt", "torch.rsqrt"),
+                      ("Abs", "torch.abs"), ("Neg", "torch.neg"), ("Sin", "torch.sin"), ("Cos", "torch.cos"),
+                      ("Erf", "torch.erf"), ("Floor", "torch.floor"), ("Ceil", "torch.ceil"),
+                      ("Square", "torch.square"), ("SiLU", "F.silu"), ("Relu6", "F.relu6"),
+                      ("HardSigmoid", "F.hardsigmoid"), ("HardSwish", "F.hardswish"), ("Mish", "F.mish"),
+                      ("Softplus", "F.softplus"), ("Max", "torch.maximum"), ("Min", "torch.minimum"),
+                      ("Pow", "torch.pow"), ("MatMul", "torch.matmul"), ("Where", "torch.where")):
+    C.writes_call(_op, _fn_name)
+for _op, _symbol in (("Add", "+"), ("Sub", "-"), ("Mul", "*"), ("Div", "/")):
+    C.writes(_op, f"(the {_symbol} operator)")(lambda c, s=_symbol: P.binop(c.inputs[0], s, c.inputs[1]))
+C.writes_call("Elu", "F.elu", alpha="alpha")
+C.writes_call("LeakyRelu", "F.leaky_relu", negative_slope="alpha")
+C.writes("Gelu", "F.gelu")(lambda c: P.call("F.gelu", c.inputs[0],
+                                            **keywords(approximate=(_gelu_approximate(c), "none"))))
+C.writes("Softmax", "torch.softmax")(lambda c: P.call("torch.softmax", c.inputs[0], dim=_axis(c)))
+C.writes("LogSoftmax", "torch.log_softmax")(lambda c: P.call("torch.log_softmax", c.inputs[0], dim=_axis(c)))
+C.writes_call("Concat", "torch.cat", dim="axis")
+C.writes_call("Stack", "torch.stack", dim="axis")
+C.writes_call("SwapAxes", "torch.transpose", "axis1", "axis2")
+C.writes_call("Unsqueeze", "torch.unsqueeze", "axis")
+C.writes("Einsum", "torch.einsum")(lambda c: P.call("torch.einsum", c.attrs["equation"], *c.inputs[0]))
+C.writes("Split", "torch.tensor_split")(
+    lambda c: P.call("torch.tensor_split", c.inputs[0], c.attrs["sections"], **keywords(dim=(c.attrs["axis"], 0))))
+C.writes("Reshape", "torch.reshape")(lambda c: P.call("torch.reshape", c.inputs[0], _sequence(c.attrs["shape"])))
+C.writes("Tril", "torch.tril")(lambda c: P.call("torch.tril", c.inputs[0], **keywords(diagonal=(c.attrs["k"], 0))))
+C.writes("Expand", "Tensor.expand")(lambda c: P.method(c.inputs[0], "expand", _sequence(c.attrs["sizes"])))
+C.writes("LpNormalize", "F.normalize")(
+    lambda c: P.call("F.normalize", c.inputs[0], dim=c.attrs["axis"], eps=c.attrs["epsilon"]))
+C.writes("Range", "torch.arange")(lambda c: P.call("torch.arange", *_range_bounds(c.attrs)))
+@C.writes("ConstantOfShape", "torch.full")
+def _constant(c):
+    shape, value = _sequence(c.attrs["shape"]), known(c.attrs["value"])
+    if value in (0.0, 1.0):
+        return P.call("torch.ones" if value else "torch.zeros", shape)
+    return P.call("torch.full", shape, c.attrs["value"])
+C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
+
+
+def _range_bounds(attrs) -> list:
+    """torch.arange's positional (start, end[, step]) for NumPy-style arange(start, stop=None, step=None)."""
+    start, stop, step = attrs["start"], attrs["stop"], attrs["step"]
+    bounds = [start] if known(stop) is None else [start, stop]
+    if known(step) is not None:
+        bounds = bounds + [step] if len(bounds) == 2 else [0, start, step]
+    return bounds
+
+
+def _sequence(items):
+    """A shape argument (one expression, or a list of per-dim expressions) as one expression."""
+    return ast.Tuple(list(items), ast.Load()) if isinstance(items, list) else items
+
+
+@C.writes("Transpose", "torch.permute")
+def _transpose(c):
+    if known(c.attrs["perm"]) is None:  # every axis reversed, as NumPy's transpose without axes
+        x = c.inputs[0]
+        return P.call("torch.permute", x, P.call("tuple", P.call("range", P.binop(P.method(x, "dim"), "-", 1), -1, -1)))
+    return P.call("torch.permute", c.inputs[0], _sequence(c.attrs["perm"]))
+
+
+@C.writes("Squeeze", "torch.squeeze")
+def _squeeze(c):
+    if known(c.attrs["axis"]) is None:
+        return P.call("torch.squeeze", c.inputs[0])
+    return P.call("torch.squeeze", c.inputs[0], c.attrs["axis"])
+
+
+@C.writes("Clip", "torch.clamp")
+def _clip(c):
+    return P.call("torch.clamp", c.inputs[0], **{k: c.attrs[k] for k in ("min", "max")
+                                                 if known(c.attrs[k]) is not None})
+
+
+@C.writes("Shape", "Tensor.shape")
+def _shape(c):
+    shape = ast.Attribute(c.inputs[0], "shape", ast.Load())
+    return shape if known(c.attrs["index"]) is None else P.subscript(shape, c.attrs["index"])
+
+
+def _reduction(op, fn):
+    @C.writes(op, fn)
+    def write(c):
+        axis, keep = known(c.attrs["axis"]), known(c.attrs["keepdims"])
+        if axis is None:
+            if keep is not False:
+                raise Refused("a reduction over every axis that keeps the dims")
+            return P.call(fn, c.inputs[0])
+        return P.call(fn, c.inputs[0], dim=c.attrs["axis"], **keywords(keepdim=(c.attrs["keepdims"], False)))
+
+
+for _op, _fn_name in (("ReduceMean", "torch.mean"), ("ReduceSum", "torch.sum"), ("ReduceMax", "torch.amax"),
+                      ("ReduceMin", "torch.amin")):
+    _reduction(_op, _fn_name)
+
+
+# -- how PyTorch model code is written ---------------------------------------------------------------
+def _torch_sequential(items: ast.expr) -> ast.expr:
+    layers = items.elts if isinstance(items, ast.List) else [ast.Starred(items, ast.Load())]
+    return P.call("nn.Sequential", *layers)
+
+
+INITIAL_VALUES = {"zeros": "torch.zeros", "ones": "torch.ones", "normal": "torch.randn", "uniform": "torch.rand"}
+
+
+def _torch_weight(shape, kind, scale, trainable, name):
+    """`nn.Parameter(torch.zeros(shape))`-like, with `requires_grad=False` for a weight that is not trained."""
+    value = P.call(INITIAL_VALUES[kind], shape)
+    if scale is not None and kind != "zeros":
+        value = P.binop(scale, "*", value)
+    return P.call("nn.Parameter", value, **({} if trainable else {"requires_grad": False}))
+
+
+def _container(cls: str, items: ast.expr) -> ast.expr:
+    """`nn.ModuleList(items)`; `nn.ModuleList()` for an empty literal."""
+    empty = isinstance(items, ast.List) and not items.elts or isinstance(items, ast.Dict) and not items.keys
+    return P.call(cls) if empty else P.call(cls, items)
+
+
+def _helper(source: str):
+    return lambda: ast.parse(source).body[0]
+
+
+HELPERS = {
+    "ChannelsLast": _helper(
+        "class ChannelsLast(nn.Module):\n"
+        "    \"\"\"A channels-first torch layer applied to channels-last data (docs/transpile.md: layout).\"\"\"\n\n"
+        "    def __init__(self, layer):\n"
+        "        super().__init__()\n"
+        "        self.layer = layer\n\n"
+        "    def forward(self, x):\n"
+        "        return self.layer(x.movedim(-1, 1)).movedim(1, -1)\n"),
+    "OnAxis": _helper(
+        "class OnAxis(nn.Module):\n"
+        "    \"\"\"A norm over axis 1 of (N, C) batches applied along `axis` of a tensor of any rank.\"\"\"\n\n"
+        "    def __init__(self, norm, axis=-1):\n"
+        "        super().__init__()\n"
+        "        self.norm = norm\n"
+        "        self.axis = axis\n\n"
+        "    def forward(self, x):\n"
+        "        moved = x.movedim(self.axis, -1)\n"
+        "        flat = self.norm(moved.reshape(-1, moved.shape[-1]))\n"
+        "        return flat.reshape(moved.shape).movedim(-1, self.axis)\n"),
+    "LazyLayerNorm": _helper(
+        "class LazyLayerNorm(nn.modules.lazy.LazyModuleMixin, nn.LayerNorm):\n"
+        "    \"\"\"nn.LayerNorm over the last axis, its size read from the first input.\"\"\"\n\n"
+        "    cls_to_become = nn.LayerNorm\n\n"
+        "    def __init__(self, eps=1e-05, elementwise_affine=True):\n"
+        "        super().__init__(0, eps, elementwise_affine)\n"
+        "        if elementwise_affine:\n"
+        "            self.weight = nn.UninitializedParameter()\n"
+        "            self.bias = nn.UninitializedParameter()\n\n"
+        "    def initialize_parameters(self, x):\n"
+        "        if self.has_uninitialized_params():\n"
+        "            self.normalized_shape = (x.shape[-1],)\n"
+        "            with torch.no_grad():\n"
+        "                self.weight.materialize(self.normalized_shape)\n"
+        "                self.bias.materialize(self.normalized_shape)\n"
+        "                self.reset_parameters()\n"),
+}
+
+
+class TorchWeights(WeightPort):
+    def owns(self, obj) -> bool:
+        import torch
+
+        return isinstance(obj, torch.nn.Module)
+
+    def variables(self, dst) -> dict[int, str]:
+        return {id(t): n for n, t in [*dst.named_parameters(), *dst.named_buffers()]
+                if not n.endswith("num_batches_tracked")}
+
+    def members(self, dst) -> list | None:
+        import torch
+
+        if isinstance(dst, (torch.nn.Sequential, torch.nn.ModuleList, list, tuple)):
+            return list(dst)
+        return None
+
+    def holders(self, dst) -> list:
+        return [m for m in dst.modules() if any(True for _ in m.parameters(recurse=False))]
+
+    def unbuilt_hint(self, layer) -> str:
+        import torch
+
+        lazy = any(isinstance(p, torch.nn.parameter.UninitializedParameter) for p in layer.parameters())
+        return " (it holds lazy parameters: call the model once to build it)" if lazy else ""
+
+    def is_weight(self, obj) -> bool:
+        import torch
+
+        return isinstance(obj, torch.Tensor)
+
+    def shape(self, variable) -> tuple:
+        return tuple(variable.shape)
+
+    def assign(self, variable, array) -> None:
+        import torch
+
+        with torch.no_grad():
+            variable.copy_(torch.from_numpy(np.ascontiguousarray(array)).to(variable.dtype))
+
+
+C.skeleton = TargetSkeleton(
+    layer_base="nn.Module", forward="forward",
+    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F")),
+    sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
+    module_list=lambda items: _container("nn.ModuleList", items),
+    module_dict=lambda items: _container("nn.ModuleDict", items),
+    training="attribute",
+    reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
+    reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
+                                   "eval", "to", "type", "float", "double", "half", "cuda", "cpu", "state_dict",
+                                   "buffers", "zero_grad", "register_buffer", "register_parameter", "add_module",
+                                   "named_modules", "named_parameters", "load_state_dict"}))

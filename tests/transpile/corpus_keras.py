@@ -1,0 +1,935 @@
+"""Keras 3 model classes written in the styles real projects use, for the transpiler's Keras -> PyTorch tests and
+benchmark (the counterpart of corpus_torch.py).
+
+`CASES` lists (class, constructor arguments, input shape(s), input dtype); `tests/transpile/test_corpus.py`
+translates each class, ports its weights and compares outputs. Images are channels-last, as Keras defaults.
+"""
+
+import keras
+from keras import layers, ops
+
+
+class Mlp(layers.Layer):
+    def __init__(self, hidden, out, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.fc1 = layers.Dense(hidden, activation="gelu")
+        self.drop = layers.Dropout(dropout)
+        self.fc2 = layers.Dense(out)
+
+    def call(self, x, training=None):
+        return self.fc2(self.drop(self.fc1(x), training=training))
+
+
+class ConvBNReLU(layers.Layer):
+    def __init__(self, filters, kernel_size=3, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(filters, kernel_size, padding="same", use_bias=False)
+        self.bn = layers.BatchNormalization(momentum=0.9, epsilon=1e-5)
+        self.relu = layers.ReLU()
+
+    def call(self, inputs, training=False):
+        return self.relu(self.bn(self.conv(inputs), training=training))
+
+
+class ResidualBlock(layers.Layer):
+    """A ResNet basic block, downsampling the way keras.applications does (explicit padding, valid conv)."""
+
+    def __init__(self, filters, stride=1, **kwargs):
+        super().__init__(**kwargs)
+        if stride == 1:
+            self.pad = None
+            self.conv1 = layers.Conv2D(filters, 3, padding="same", use_bias=False)
+        else:
+            self.pad = layers.ZeroPadding2D(1)
+            self.conv1 = layers.Conv2D(filters, 3, strides=stride, use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.conv2 = layers.Conv2D(filters, 3, padding="same", use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+        self.shortcut = None
+        if stride != 1:
+            self.shortcut = keras.Sequential([layers.Conv2D(filters, 1, strides=stride, use_bias=False),
+                                              layers.BatchNormalization()])
+
+    def call(self, x, training=None):
+        y = x if self.pad is None else self.pad(x)
+        y = ops.relu(self.bn1(self.conv1(y), training=training))
+        y = self.bn2(self.conv2(y), training=training)
+        identity = x if self.shortcut is None else self.shortcut(x, training=training)
+        return ops.relu(y + identity)
+
+
+class Bottleneck(layers.Layer):
+    expansion = 4
+
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.conv1 = layers.Conv2D(filters, 1, use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.conv2 = layers.Conv2D(filters, 3, padding="same", use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+        self.conv3 = layers.Conv2D(filters * self.expansion, 1, use_bias=False)
+        self.bn3 = layers.BatchNormalization()
+        self.project = layers.Conv2D(filters * self.expansion, 1, use_bias=False)
+
+    def call(self, x, training=None):
+        out = ops.relu(self.bn1(self.conv1(x), training=training))
+        out = ops.relu(self.bn2(self.conv2(out), training=training))
+        out = self.bn3(self.conv3(out), training=training)
+        return ops.relu(out + self.project(x))
+
+
+class TinyResNet(keras.Model):
+    def __init__(self, num_classes=10, widths=(8, 16)):
+        super().__init__()
+        self.stem_pad = layers.ZeroPadding2D(3)
+        self.stem = layers.Conv2D(widths[0], 7, strides=2, use_bias=False)
+        self.stem_bn = layers.BatchNormalization()
+        self.pool_pad = layers.ZeroPadding2D(1)
+        self.pool = layers.MaxPooling2D(3, strides=2)
+        self.stages = [ResidualBlock(w, stride=1 if i == 0 else 2) for i, w in enumerate(widths)]
+        self.gap = layers.GlobalAveragePooling2D()
+        self.fc = layers.Dense(num_classes)
+
+    def call(self, x, training=False):
+        x = ops.relu(self.stem_bn(self.stem(self.stem_pad(x)), training=training))
+        x = self.pool(self.pool_pad(x))
+        for stage in self.stages:
+            x = stage(x, training=training)
+        return self.fc(self.gap(x))
+
+
+class SqueezeExcite(layers.Layer):
+    def __init__(self, channels, ratio=4, **kwargs):
+        super().__init__(**kwargs)
+        self.pool = layers.GlobalAveragePooling2D(keepdims=True)
+        self.reduce = layers.Dense(channels // ratio, activation="relu")
+        self.expand = layers.Dense(channels, activation="sigmoid")
+
+    def call(self, x):
+        return x * self.expand(self.reduce(self.pool(x)))
+
+
+class SEConvBlock(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(filters, 3, padding="same", activation="swish")
+        self.se = SqueezeExcite(filters)
+
+    def call(self, x):
+        return self.se(self.conv(x))
+
+
+class GroupedConvBlock(layers.Layer):
+    """A depthwise-style 3x3 convolution written with groups (input channels == filters), then a pointwise one."""
+
+    def __init__(self, channels, out_channels, **kwargs):
+        super().__init__(**kwargs)
+        self.depthwise = layers.Conv2D(channels, 3, padding="same", groups=channels, use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.pointwise = layers.Conv2D(out_channels, 1, use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+
+    def call(self, x, training=None):
+        x = ops.relu6(self.bn1(self.depthwise(x), training=training))
+        return self.bn2(self.pointwise(x), training=training)
+
+
+class InvertedResidual(layers.Layer):
+    def __init__(self, channels, expansion=4, **kwargs):
+        super().__init__(**kwargs)
+        hidden = channels * expansion
+        self.expand = keras.Sequential([layers.Conv2D(hidden, 1, use_bias=False), layers.BatchNormalization(),
+                                        layers.ReLU(max_value=6)])
+        self.depthwise = keras.Sequential([
+            layers.Conv2D(hidden, 3, padding="same", groups=hidden, use_bias=False),
+            layers.BatchNormalization(),
+            layers.ReLU(6.0),
+        ])
+        self.project = layers.Conv2D(channels, 1, use_bias=False)
+        self.bn = layers.BatchNormalization()
+
+    def call(self, x, training=None):
+        y = self.expand(x, training=training)
+        y = self.depthwise(y, training=training)
+        return x + self.bn(self.project(y), training=training)
+
+
+class DoubleConv(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.block = keras.Sequential([
+            layers.Conv2D(filters, 3, padding="same", use_bias=False),
+            layers.BatchNormalization(),
+            layers.Activation("relu"),
+            layers.Conv2D(filters, 3, padding="same", use_bias=False),
+            layers.BatchNormalization(),
+            layers.Activation("relu"),
+        ])
+
+    def call(self, x, training=None):
+        return self.block(x, training=training)
+
+
+class TinyUNet(keras.Model):
+    def __init__(self, base=8, num_classes=3):
+        super().__init__()
+        self.enc1 = DoubleConv(base)
+        self.pool = layers.MaxPooling2D()
+        self.enc2 = DoubleConv(base * 2)
+        self.up = layers.Conv2DTranspose(base, 2, strides=2, padding="same")
+        self.dec1 = DoubleConv(base)
+        self.head = layers.Conv2D(num_classes, 1)
+
+    def call(self, x, training=None):
+        s1 = self.enc1(x, training=training)
+        bottom = self.enc2(self.pool(s1), training=training)
+        up = self.up(bottom)
+        return self.head(self.dec1(ops.concatenate([up, s1], axis=-1), training=training))
+
+
+class UpsampleDecoder(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.up = layers.UpSampling2D(size=2, interpolation="bilinear")
+        self.conv = layers.Conv2D(filters, 3, padding="same", activation="relu")
+
+    def call(self, x):
+        return self.conv(self.up(x))
+
+
+class MultiHeadSelfAttention(layers.Layer):
+    def __init__(self, dim, num_heads=4, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = self.head_dim ** -0.5
+        self.qkv = layers.Dense(dim * 3)
+        self.proj = layers.Dense(dim)
+
+    def call(self, x):
+        batch, length, dim = ops.shape(x)
+        qkv = ops.reshape(self.qkv(x), (batch, length, 3, self.num_heads, self.head_dim))
+        qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = ops.softmax(ops.matmul(q, ops.swapaxes(k, -2, -1)) * self.scale, axis=-1)
+        out = ops.transpose(ops.matmul(attn, v), (0, 2, 1, 3))
+        return self.proj(ops.reshape(out, (batch, length, dim)))
+
+
+class TransformerBlock(layers.Layer):
+    def __init__(self, dim, num_heads, mlp_ratio=2, **kwargs):
+        super().__init__(**kwargs)
+        self.norm1 = layers.LayerNormalization(epsilon=1e-6)
+        self.attn = MultiHeadSelfAttention(dim, num_heads)
+        self.norm2 = layers.LayerNormalization(epsilon=1e-6)
+        self.mlp = Mlp(dim * mlp_ratio, dim)
+
+    def call(self, x, training=None):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x), training=training)
+
+
+class PatchEmbedding(layers.Layer):
+    def __init__(self, patch_size, dim, num_patches, **kwargs):
+        super().__init__(**kwargs)
+        self.proj = layers.Conv2D(dim, patch_size, strides=patch_size)
+        self.position = self.add_weight(shape=(1, num_patches, dim), initializer="random_normal", name="position")
+
+    def call(self, images):
+        x = self.proj(images)
+        batch, height, width, channels = ops.shape(x)
+        return ops.reshape(x, (batch, height * width, channels)) + self.position
+
+
+class TinyViT(keras.Model):
+    def __init__(self, image_size=16, patch_size=4, dim=16, depth=2, num_heads=2, num_classes=5):
+        super().__init__()
+        self.embed = PatchEmbedding(patch_size, dim, (image_size // patch_size) ** 2)
+        self.blocks = [TransformerBlock(dim, num_heads) for _ in range(depth)]
+        self.norm = layers.LayerNormalization(epsilon=1e-6)
+        self.head = layers.Dense(num_classes)
+
+    def call(self, images, training=None):
+        x = self.embed(images)
+        for block in self.blocks:
+            x = block(x, training=training)
+        return self.head(ops.mean(self.norm(x), axis=1))
+
+
+class TokenAndPositionEmbedding(layers.Layer):
+    """The Keras text-classification tutorial's embedding: token + learned position."""
+
+    def __init__(self, maxlen, vocab_size, embed_dim, **kwargs):
+        super().__init__(**kwargs)
+        self.token_emb = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
+        self.pos_emb = layers.Embedding(input_dim=maxlen, output_dim=embed_dim)
+
+    def call(self, x):
+        maxlen = ops.shape(x)[-1]
+        positions = ops.arange(start=0, stop=maxlen, step=1)
+        return self.token_emb(x) + self.pos_emb(positions)
+
+
+class TextTransformer(keras.Model):
+    def __init__(self, maxlen=12, vocab_size=50, embed_dim=16, num_heads=2, num_classes=3):
+        super().__init__()
+        self.embedding = TokenAndPositionEmbedding(maxlen, vocab_size, embed_dim)
+        self.block = TransformerBlock(embed_dim, num_heads)
+        self.pool = layers.GlobalAveragePooling1D()
+        self.dropout = layers.Dropout(0.1)
+        self.classifier = layers.Dense(num_classes)
+
+    def call(self, tokens, training=False):
+        x = self.block(self.embedding(tokens), training=training)
+        return self.classifier(self.dropout(self.pool(x), training=training))
+
+
+class TextCNN(keras.Model):
+    def __init__(self, vocab_size=60, embed_dim=12, filters=8, kernel_sizes=(2, 3, 4), num_classes=4):
+        super().__init__()
+        self.embedding = layers.Embedding(vocab_size, embed_dim)
+        self.convs = [layers.Conv1D(filters, k, activation="relu") for k in kernel_sizes]
+        self.pool = layers.GlobalMaxPooling1D()
+        self.fc = layers.Dense(num_classes)
+
+    def call(self, tokens):
+        x = self.embedding(tokens)
+        pooled = [self.pool(conv(x)) for conv in self.convs]
+        return self.fc(ops.concatenate(pooled, axis=-1))
+
+
+class Conv1DClassifier(keras.Model):
+    def __init__(self, num_classes=3):
+        super().__init__()
+        self.conv1 = layers.Conv1D(8, 5, padding="same", activation="relu")
+        self.pool1 = layers.MaxPooling1D(2)
+        self.conv2 = layers.Conv1D(16, 3, padding="same", activation="relu")
+        self.pool2 = layers.GlobalAveragePooling1D()
+        self.out = layers.Dense(num_classes)
+
+    def call(self, x):
+        return self.out(self.pool2(self.conv2(self.pool1(self.conv1(x)))))
+
+
+class LeNet(keras.Model):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.conv1 = layers.Conv2D(6, 5, activation="tanh")
+        self.pool1 = layers.AveragePooling2D(2)
+        self.conv2 = layers.Conv2D(16, 5, activation="tanh")
+        self.pool2 = layers.AveragePooling2D(2)
+        self.flatten = layers.Flatten()
+        self.fc1 = layers.Dense(32, activation="tanh")
+        self.fc2 = layers.Dense(num_classes)
+
+    def call(self, x):
+        x = self.pool2(self.conv2(self.pool1(self.conv1(x))))
+        return self.fc2(self.fc1(self.flatten(x)))
+
+
+class Autoencoder(keras.Model):
+    def __init__(self, input_dim=20, latent_dim=4):
+        super().__init__()
+        self.encoder = keras.Sequential([layers.Dense(12, activation="relu"), layers.Dense(latent_dim)])
+        self.decoder = keras.Sequential([layers.Dense(12, activation="relu"), layers.Dense(input_dim)])
+
+    def call(self, x):
+        return self.decoder(self.encoder(x))
+
+
+class VAEHead(layers.Layer):
+    def __init__(self, latent_dim, **kwargs):
+        super().__init__(**kwargs)
+        self.mean = layers.Dense(latent_dim)
+        self.log_var = layers.Dense(latent_dim)
+
+    def call(self, x):
+        mean, log_var = self.mean(x), self.log_var(x)
+        return mean + ops.exp(0.5 * log_var)
+
+
+class GatedLinearUnit(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.linear = layers.Dense(units * 2)
+
+    def call(self, x):
+        value, gate = ops.split(self.linear(x), 2, axis=-1)
+        return value * ops.sigmoid(gate)
+
+
+class SwiGLU(layers.Layer):
+    def __init__(self, dim, hidden, **kwargs):
+        super().__init__(**kwargs)
+        self.w1 = layers.Dense(hidden, use_bias=False)
+        self.w2 = layers.Dense(dim, use_bias=False)
+        self.w3 = layers.Dense(hidden, use_bias=False)
+
+    def call(self, x):
+        return self.w2(ops.silu(self.w1(x)) * self.w3(x))
+
+
+class RMSNorm(layers.Layer):
+    def __init__(self, dim, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.epsilon = epsilon
+        self.scale = self.add_weight(shape=(dim,), initializer="ones", name="scale")
+
+    def call(self, x):
+        variance = ops.mean(ops.square(x), axis=-1, keepdims=True)
+        return x * ops.rsqrt(variance + self.epsilon) * self.scale
+
+
+class LlamaStyleBlock(layers.Layer):
+    def __init__(self, dim, hidden, **kwargs):
+        super().__init__(**kwargs)
+        self.norm = RMSNorm(dim)
+        self.ffn = SwiGLU(dim, hidden)
+
+    def call(self, x):
+        return x + self.ffn(self.norm(x))
+
+
+class LayerScale(layers.Layer):
+    def __init__(self, dim, init_value=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.gamma = self.add_weight(shape=(dim,), initializer="ones", name="gamma")
+        self.init_value = init_value
+
+    def call(self, x):
+        return x * self.gamma
+
+
+class ScaledResidual(layers.Layer):
+    def __init__(self, dim, **kwargs):
+        super().__init__(**kwargs)
+        self.fc = layers.Dense(dim, activation="gelu")
+        self.scale = LayerScale(dim)
+
+    def call(self, x):
+        return x + self.scale(self.fc(x))
+
+
+class Highway(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.transform = layers.Dense(units, activation="relu")
+        self.gate = layers.Dense(units, activation="sigmoid")
+
+    def call(self, x):
+        gate = self.gate(x)
+        return gate * self.transform(x) + (1.0 - gate) * x
+
+
+class ChannelAttention(layers.Layer):
+    """CBAM's channel attention: a shared MLP over average- and max-pooled features."""
+
+    def __init__(self, channels, ratio=2, **kwargs):
+        super().__init__(**kwargs)
+        self.avg = layers.GlobalAveragePooling2D(keepdims=True)
+        self.max = layers.GlobalMaxPooling2D(keepdims=True)
+        self.mlp = keras.Sequential([layers.Dense(channels // ratio, activation="relu"), layers.Dense(channels)])
+
+    def call(self, x):
+        return x * ops.sigmoid(self.mlp(self.avg(x)) + self.mlp(self.max(x)))
+
+
+class SpatialAttention(layers.Layer):
+    def __init__(self, kernel_size=7, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(1, kernel_size, padding="same", activation="sigmoid")
+
+    def call(self, x):
+        avg = ops.mean(x, axis=-1, keepdims=True)
+        peak = ops.max(x, axis=-1, keepdims=True)
+        return x * self.conv(ops.concatenate([avg, peak], axis=-1))
+
+
+class DenseBlock(layers.Layer):
+    def __init__(self, num_layers, growth_rate, **kwargs):
+        super().__init__(**kwargs)
+        self.units = []
+        for _ in range(num_layers):
+            self.units.append(keras.Sequential([layers.BatchNormalization(), layers.ReLU(),
+                                                layers.Conv2D(growth_rate, 3, padding="same", use_bias=False)]))
+
+    def call(self, x, training=None):
+        features = [x]
+        for unit in self.units:
+            features.append(unit(ops.concatenate(features, axis=-1), training=training))
+        return ops.concatenate(features, axis=-1)
+
+
+class InceptionModule(layers.Layer):
+    def __init__(self, f1, f3, f5, fpool, **kwargs):
+        super().__init__(**kwargs)
+        self.branch1 = layers.Conv2D(f1, 1, activation="relu")
+        self.branch3 = keras.Sequential([layers.Conv2D(f3, 1, activation="relu"),
+                                         layers.Conv2D(f3, 3, padding="same", activation="relu")])
+        self.branch5 = keras.Sequential([layers.Conv2D(f5, 1, activation="relu"),
+                                         layers.Conv2D(f5, 5, padding="same", activation="relu")])
+        self.pool_pad = layers.ZeroPadding2D(1)
+        self.pool = layers.AveragePooling2D(3, strides=1)
+        self.pool_proj = layers.Conv2D(fpool, 1, activation="relu")
+
+    def call(self, x):
+        branches = [self.branch1(x), self.branch3(x), self.branch5(x), self.pool_proj(self.pool(self.pool_pad(x)))]
+        return ops.concatenate(branches, axis=-1)
+
+
+class FireModule(layers.Layer):
+    def __init__(self, squeeze, expand, **kwargs):
+        super().__init__(**kwargs)
+        self.squeeze = layers.Conv2D(squeeze, 1, activation="relu")
+        self.expand1 = layers.Conv2D(expand, 1, activation="relu")
+        self.expand3 = layers.Conv2D(expand, 3, padding="same", activation="relu")
+
+    def call(self, x):
+        s = self.squeeze(x)
+        return ops.concatenate([self.expand1(s), self.expand3(s)], axis=-1)
+
+
+class L2NormEmbedding(keras.Model):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.fc = layers.Dense(dim)
+
+    def call(self, x):
+        return ops.normalize(self.fc(x), axis=-1)
+
+
+class ClampedHead(layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.fc = layers.Dense(units)
+
+    def call(self, x):
+        return ops.clip(self.fc(x), -0.5, 0.5)
+
+
+class EinsumAttention(layers.Layer):
+    def __init__(self, dim, **kwargs):
+        super().__init__(**kwargs)
+        self.query = layers.Dense(dim)
+        self.key = layers.Dense(dim)
+        self.value = layers.Dense(dim)
+
+    def call(self, x):
+        scores = ops.einsum("bqd,bkd->bqk", self.query(x), self.key(x))
+        return ops.einsum("bqk,bkd->bqd", ops.softmax(scores, axis=-1), self.value(x))
+
+
+class CausalSelfAttention(layers.Layer):
+    def __init__(self, dim, **kwargs):
+        super().__init__(**kwargs)
+        self.qkv = layers.Dense(3 * dim)
+        self.out = layers.Dense(dim)
+        self.dim = dim
+
+    def call(self, x):
+        q, k, v = ops.split(self.qkv(x), 3, axis=-1)
+        length = ops.shape(x)[1]
+        scores = ops.matmul(q, ops.transpose(k, (0, 2, 1))) / (self.dim ** 0.5)
+        mask = ops.tril(ops.ones((length, length)))
+        scores = ops.where(mask > 0, scores, -1e9)
+        return self.out(ops.matmul(ops.softmax(scores), v))
+
+
+class OptionalProjection(layers.Layer):
+    def __init__(self, units, project=True, residual=True, **kwargs):
+        super().__init__(**kwargs)
+        self.fc = layers.Dense(units, activation="elu")
+        self.proj = layers.Dense(units) if project else None
+        self.residual = residual
+
+    def call(self, x):
+        y = self.fc(x)
+        if self.proj is not None:
+            x = self.proj(x)
+        if self.residual:
+            y = y + x
+        return y
+
+
+class LeakyNet(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = layers.Dense(16)
+        self.act1 = layers.LeakyReLU(negative_slope=0.1)
+        self.fc2 = layers.Dense(16)
+        self.act2 = layers.ELU(alpha=0.5)
+        self.out = layers.Dense(2)
+
+    def call(self, x):
+        return self.out(self.act2(self.fc2(self.act1(self.fc1(x)))))
+
+
+class MultiTaskHeads(keras.Model):
+    def __init__(self, tasks=("age", "gender")):
+        super().__init__()
+        self.trunk = layers.Dense(16, activation="relu")
+        self.heads = {name: layers.Dense(1 if name == "age" else 2) for name in tasks}
+
+    def call(self, x):
+        h = self.trunk(x)
+        return [self.heads[name](h) for name in sorted(self.heads)]
+
+
+class Conv3DStem(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.conv = layers.Conv3D(4, 3, padding="same", activation="relu")
+        self.pool = layers.GlobalAveragePooling3D()
+        self.fc = layers.Dense(3)
+
+    def call(self, x):
+        return self.fc(self.pool(self.conv(x)))
+
+
+class HardSwishBlock(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(filters, 3, padding="same")
+        self.bn = layers.BatchNormalization()
+
+    def call(self, x, training=None):
+        return ops.hard_silu(self.bn(self.conv(x), training=training))
+
+
+class DilatedBlock(layers.Layer):
+    def __init__(self, filters, rate=2, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(filters, 3, padding="same", dilation_rate=rate, activation="relu")
+
+    def call(self, x):
+        return self.conv(x)
+
+
+class ChannelsFirstConv(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.conv = layers.Conv2D(6, 3, padding="same", data_format="channels_first")
+        self.bn = layers.BatchNormalization(axis=1)
+        self.pool = layers.GlobalAveragePooling2D(data_format="channels_first")
+        self.fc = layers.Dense(3)
+
+    def call(self, x, training=None):
+        return self.fc(self.pool(ops.relu(self.bn(self.conv(x), training=training))))
+
+
+class StackedFeatures(layers.Layer):
+    def __init__(self, dim, **kwargs):
+        super().__init__(**kwargs)
+        self.a = layers.Dense(dim)
+        self.b = layers.Dense(dim)
+
+    def call(self, x):
+        stacked = ops.stack([self.a(x), self.b(x)], axis=1)
+        return ops.sum(stacked, axis=1) + ops.squeeze(ops.expand_dims(x, 1), axis=1)
+
+
+class ReshapeHead(layers.Layer):
+    def __init__(self, groups=4, **kwargs):
+        super().__init__(**kwargs)
+        self.groups = groups
+        self.fc = layers.Dense(16)
+
+    def call(self, x):
+        y = ops.reshape(self.fc(x), (-1, self.groups, 4))
+        return ops.reshape(ops.softmax(y, axis=-1), (-1, 16))
+
+
+class ConvNeXtBlock(layers.Layer):
+    def __init__(self, dim, layer_scale=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.dwconv = layers.Conv2D(dim, 7, padding="same", groups=dim)
+        self.norm = layers.LayerNormalization(epsilon=1e-6)
+        self.pwconv1 = layers.Dense(4 * dim, activation="gelu")
+        self.pwconv2 = layers.Dense(dim)
+        self.gamma = self.add_weight(shape=(dim,), initializer="ones", name="gamma")
+
+    def call(self, x):
+        y = self.pwconv2(self.pwconv1(self.norm(self.dwconv(x))))
+        return x + self.gamma * y
+
+
+class MBConv(layers.Layer):
+    def __init__(self, channels, expand=4, **kwargs):
+        super().__init__(**kwargs)
+        hidden = channels * expand
+        self.expand = layers.Conv2D(hidden, 1, use_bias=False)
+        self.bn0 = layers.BatchNormalization()
+        self.depthwise = layers.Conv2D(hidden, 3, padding="same", groups=hidden, use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.se = SqueezeExcite(hidden)
+        self.project = layers.Conv2D(channels, 1, use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+
+    def call(self, x, training=None):
+        y = ops.silu(self.bn0(self.expand(x), training=training))
+        y = ops.silu(self.bn1(self.depthwise(y), training=training))
+        y = self.bn2(self.project(self.se(y)), training=training)
+        return x + y
+
+
+class PreActBlock(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.bn1 = layers.BatchNormalization()
+        self.conv1 = layers.Conv2D(filters, 3, padding="same", use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+        self.conv2 = layers.Conv2D(filters, 3, padding="same", use_bias=False)
+
+    def call(self, x, training=None):
+        out = self.conv1(ops.relu(self.bn1(x, training=training)))
+        out = self.conv2(ops.relu(self.bn2(out, training=training)))
+        return out + x
+
+
+class VGGish(keras.Model):
+    def __init__(self, widths=(4, 8), num_classes=5):
+        super().__init__()
+        self.features = []
+        for width in widths:
+            self.features.append(layers.Conv2D(width, 3, padding="same", activation="relu"))
+            self.features.append(layers.MaxPooling2D(2))
+        self.flatten = layers.Flatten()
+        self.classifier = keras.Sequential([layers.Dense(16, activation="relu"), layers.Dropout(0.5),
+                                            layers.Dense(num_classes)])
+
+    def call(self, x, training=None):
+        for layer in self.features:
+            x = layer(x)
+        return self.classifier(self.flatten(x), training=training)
+
+
+class StridedConvDecoder(layers.Layer):
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.up = layers.Conv2DTranspose(filters, 3, strides=2)
+        self.conv = layers.Conv2D(filters, 3, padding="same", activation="relu")
+
+    def call(self, x):
+        return self.conv(self.up(x))
+
+
+class MixerBlock(layers.Layer):
+    """MLP-Mixer: an MLP across tokens (on the transposed sequence), then one across channels."""
+
+    def __init__(self, num_tokens, dim, **kwargs):
+        super().__init__(**kwargs)
+        self.norm1 = layers.LayerNormalization(epsilon=1e-6)
+        self.token_mlp = Mlp(num_tokens * 2, num_tokens, dropout=0.0)
+        self.norm2 = layers.LayerNormalization(epsilon=1e-6)
+        self.channel_mlp = Mlp(dim * 2, dim, dropout=0.0)
+
+    def call(self, x):
+        y = ops.swapaxes(self.norm1(x), 1, 2)
+        x = x + ops.swapaxes(self.token_mlp(y), 1, 2)
+        return x + self.channel_mlp(self.norm2(x))
+
+
+class TemporalBlock(layers.Layer):
+    """A TCN block: causal dilated 1-D convolutions (left padding) with a 1x1 residual projection."""
+
+    def __init__(self, filters, kernel_size=3, dilation=2, **kwargs):
+        super().__init__(**kwargs)
+        self.pad = layers.ZeroPadding1D(((kernel_size - 1) * dilation, 0))
+        self.conv1 = layers.Conv1D(filters, kernel_size, dilation_rate=dilation, activation="relu")
+        self.conv2 = layers.Conv1D(filters, kernel_size, dilation_rate=dilation, activation="relu")
+        self.residual = layers.Conv1D(filters, 1)
+
+    def call(self, x):
+        y = self.conv2(self.pad(self.conv1(self.pad(x))))
+        return ops.relu(y + self.residual(x))
+
+
+class GatedResidualNetwork(layers.Layer):
+    """The Temporal Fusion Transformer's GRN: ELU dense, dense, a gated linear unit, add and norm."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.elu_dense = layers.Dense(units, activation="elu")
+        self.linear = layers.Dense(units)
+        self.gate = GatedLinearUnit(units)
+        self.norm = layers.LayerNormalization()
+
+    def call(self, x):
+        return self.norm(x + self.gate(self.linear(self.elu_dense(x))))
+
+
+class AttentionPooling(layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.score = layers.Dense(1)
+
+    def call(self, x):
+        weights = ops.softmax(self.score(x), axis=1)
+        return ops.sum(weights * x, axis=1)
+
+
+class ASPP(layers.Layer):
+    def __init__(self, filters, rates=(1, 2, 3), **kwargs):
+        super().__init__(**kwargs)
+        self.branches = [layers.Conv2D(filters, 3, padding="same", dilation_rate=r, activation="relu") for r in rates]
+        self.project = layers.Conv2D(filters, 1)
+
+    def call(self, x):
+        return self.project(ops.concatenate([branch(x) for branch in self.branches], axis=-1))
+
+
+class SiameseDistance(keras.Model):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.encoder = keras.Sequential([layers.Dense(dim, activation="relu"), layers.Dense(dim)])
+        self.head = layers.Dense(1)
+
+    def call(self, left, right):
+        return self.head(ops.abs(self.encoder(left) - self.encoder(right)))
+
+
+class ClassTokenEncoder(keras.Model):
+    def __init__(self, dim=8, num_heads=2, num_classes=3):
+        super().__init__()
+        self.cls_token = self.add_weight(shape=(1, 1, dim), initializer="zeros", name="cls_token")
+        self.block = TransformerBlock(dim, num_heads)
+        self.head = layers.Dense(num_classes)
+
+    def call(self, x):
+        batch = ops.shape(x)[0]
+        tokens = ops.broadcast_to(self.cls_token, (batch, 1, ops.shape(x)[-1]))
+        x = self.block(ops.concatenate([tokens, x], axis=1))
+        return self.head(x[:, 0])
+
+
+class BagOfEmbeddings(keras.Model):
+    def __init__(self, vocab_size=40, dim=8, num_classes=3):
+        super().__init__()
+        self.embedding = layers.Embedding(vocab_size, dim)
+        self.fc = layers.Dense(num_classes)
+
+    def call(self, tokens):
+        return self.fc(ops.mean(self.embedding(tokens), axis=1))
+
+
+class ResidualMLPStack(keras.Model):
+    def __init__(self, dim=8, depth=3):
+        super().__init__()
+        self.blocks = []
+        for i in range(depth):
+            self.blocks.append(keras.Sequential([layers.LayerNormalization(), layers.Dense(dim, activation="gelu")],
+                                                name=f"block_{i}"))
+        self.out = layers.Dense(2)
+
+    def call(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return self.out(x)
+
+
+class DCGANGenerator(keras.Model):
+    def __init__(self, latent_dim=6, base=8):
+        super().__init__()
+        self.base = base
+        self.project = layers.Dense(4 * 4 * base, use_bias=False)
+        self.bn0 = layers.BatchNormalization()
+        self.up1 = layers.Conv2DTranspose(base // 2, 4, strides=2, padding="same", use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.up2 = layers.Conv2DTranspose(1, 4, strides=2, padding="same", activation="tanh")
+
+    def call(self, z, training=None):
+        x = ops.relu(self.bn0(self.project(z), training=training))
+        x = ops.reshape(x, (-1, 4, 4, self.base))
+        x = ops.relu(self.bn1(self.up1(x), training=training))
+        return self.up2(x)
+
+
+CASES = [
+    ("Mlp", (16, 8), (2, 12)),
+    ("ConvBNReLU", (8,), (2, 10, 10, 3)),
+    ("ResidualBlock", (8, 2), (2, 10, 10, 4)),
+    ("Bottleneck", (4,), (2, 8, 8, 6)),
+    ("TinyResNet", (), (2, 32, 32, 3)),
+    ("SqueezeExcite", (8,), (2, 6, 6, 8)),
+    ("SEConvBlock", (8,), (2, 6, 6, 3)),
+    ("GroupedConvBlock", (6, 10), (2, 8, 8, 6)),
+    ("InvertedResidual", (4,), (2, 8, 8, 4)),
+    ("DoubleConv", (6,), (2, 8, 8, 3)),
+    ("TinyUNet", (), (2, 16, 16, 3)),
+    ("UpsampleDecoder", (4,), (2, 5, 5, 3)),
+    ("MultiHeadSelfAttention", (16, 4), (2, 6, 16)),
+    ("TransformerBlock", (16, 2), (2, 5, 16)),
+    ("PatchEmbedding", (4, 8, 4), (2, 8, 8, 3)),
+    ("TinyViT", (), (2, 16, 16, 3)),
+    ("TokenAndPositionEmbedding", (10, 30, 8), (2, 10), "int64"),
+    ("TextTransformer", (), (2, 12), "int64"),
+    ("TextCNN", (), (2, 14), "int64"),
+    ("Conv1DClassifier", (), (2, 16, 3)),
+    ("LeNet", (), (2, 28, 28, 1)),
+    ("Autoencoder", (), (2, 20)),
+    ("VAEHead", (4,), (2, 10)),
+    ("GatedLinearUnit", (6,), (2, 3, 8)),
+    ("SwiGLU", (8, 12), (2, 4, 8)),
+    ("RMSNorm", (8,), (2, 3, 8)),
+    ("LlamaStyleBlock", (8, 16), (2, 3, 8)),
+    ("LayerScale", (8,), (2, 8)),
+    ("ScaledResidual", (8,), (2, 8)),
+    ("Highway", (8,), (2, 8)),
+    ("ChannelAttention", (8,), (2, 5, 5, 8)),
+    ("SpatialAttention", (), (2, 8, 8, 4)),
+    ("DenseBlock", (3, 4), (2, 6, 6, 4)),
+    ("InceptionModule", (4, 6, 2, 3), (2, 8, 8, 5)),
+    ("FireModule", (3, 4), (2, 8, 8, 6)),
+    ("L2NormEmbedding", (), (2, 6)),
+    ("ClampedHead", (4,), (2, 6)),
+    ("EinsumAttention", (8,), (2, 5, 8)),
+    ("CausalSelfAttention", (8,), (2, 5, 8)),
+    ("OptionalProjection", (6,), (2, 4)),
+    ("LeakyNet", (), (2, 5)),
+    ("MultiTaskHeads", (), (2, 7)),
+    ("Conv3DStem", (), (2, 6, 6, 6, 2)),
+    ("HardSwishBlock", (6,), (2, 6, 6, 3)),
+    ("DilatedBlock", (5,), (2, 9, 9, 3)),
+    ("ChannelsFirstConv", (), (2, 3, 8, 8)),
+    ("StackedFeatures", (6,), (2, 6)),
+    ("ReshapeHead", (), (3, 5)),
+    ("ConvNeXtBlock", (8,), (2, 8, 8, 8)),
+    ("MBConv", (4,), (2, 6, 6, 4)),
+    ("PreActBlock", (4,), (2, 6, 6, 4)),
+    ("VGGish", (), (2, 8, 8, 3)),
+    ("StridedConvDecoder", (4,), (2, 5, 5, 3)),
+    ("MixerBlock", (6, 8), (2, 6, 8)),
+    ("TemporalBlock", (6,), (2, 12, 3)),
+    ("GatedResidualNetwork", (6,), (2, 6)),
+    ("AttentionPooling", (), (2, 5, 6)),
+    ("ASPP", (4,), (2, 9, 9, 3)),
+    ("SiameseDistance", (), [(2, 5), (2, 5)]),
+    ("ClassTokenEncoder", (), (2, 4, 8)),
+    ("BagOfEmbeddings", (), (2, 7), "int64"),
+    ("ResidualMLPStack", (), (2, 8)),
+    ("DCGANGenerator", (), (2, 6)),
+]
+
+#: classes the translation must refuse: (source, a phrase the refusal must contain)
+HEADER = "import keras\nfrom keras import layers, ops\n\n\n"
+REFUSED = [
+    (HEADER + "class DataDependent(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = layers.Dense(4)\n\n    def call(self, x):\n        if ops.sum(x) > 0:\n"
+     "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
+    (HEADER + "class Built(layers.Layer):\n    def __init__(self, units):\n        super().__init__()\n"
+     "        self.units = units\n\n    def build(self, input_shape):\n"
+     "        self.w = self.add_weight(shape=(input_shape[-1], self.units))\n\n"
+     "    def call(self, x):\n        return ops.matmul(x, self.w)\n", "weights created from the input shape"),
+    (HEADER + "class Attention(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.mha = layers.MultiHeadAttention(2, 4)\n\n    def call(self, x):\n"
+     "        return self.mha(x, x)\n", "keras.layers.MultiHeadAttention"),
+    (HEADER + "class Regularized(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = layers.Dense(4, kernel_regularizer='l2')\n\n    def call(self, x):\n"
+     "        return self.fc(x)\n", "kernel_regularizer"),
+    (HEADER + "class StridedSame(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.conv = layers.Conv2D(4, 3, strides=2, padding='same')\n\n    def call(self, x):\n"
+     "        return self.conv(x)\n", "depends on the input size"),
+    (HEADER + "class Mismatched(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.norm = layers.LayerNormalization(center=False)\n\n    def call(self, x):\n"
+     "        return self.norm(x)\n", "both or neither"),
+]
