@@ -319,6 +319,15 @@ def known(value):
         return NOT_LITERAL
 
 
+def only(args: dict, **supported) -> None:
+    """Refuse a call whose arguments differ from the values the translation supports (name=value)."""
+    for name, value in supported.items():
+        v = known(args[name])
+        if v is NOT_LITERAL or v != value:
+            given = ast.unparse(args[name]) if isinstance(args[name], ast.AST) else repr(args[name])
+            raise Refused(f"{name}={given} (only {value!r} is translated)")
+
+
 def value_of(v):
     """A literal argument's Python value, else the expression itself (for writing it back)."""
     return known(v) if known(v) is not NOT_LITERAL else v

@@ -59,9 +59,9 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
 def _source_framework(text: str, filename: str) -> str:
     """The framework whose layer classes the module's classes derive from (PyTorch when none does)."""
     from tensorbridge.transpile.imports import Imports
-    from tensorbridge.transpile.translate import _parse
+    from tensorbridge.transpile.translate import parse
 
-    tree = _parse(text, filename)
+    tree = parse(text, filename)
     imports = Imports(tree)
     bases = {imports.path(b) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.bases}
     found = [f for f in SOURCES if bases & _table(f).source.module_classes]

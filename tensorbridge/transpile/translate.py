@@ -77,7 +77,7 @@ class Translator:
         self.report = BlockerReport(f"transpile {filename} -> {target.framework}", framework=target.framework)
         self.notes: list[str] = []
         self.tree = _Rename(target.skeleton.reserved_names, target.skeleton.reserved_attributes).visit(
-            _parse(source, filename))
+            parse(source, filename))
         self.imports = Imports(self.tree)
         self.layers = Rows(source_table.layers)
         self.functions = Rows(source_table.functions)
@@ -870,7 +870,7 @@ def _reachable(tree: ast.Module, name: str) -> set[str]:
 
 
 # -- small predicates --------------------------------------------------------------------------------
-def _parse(source: str, filename: str) -> ast.Module:
+def parse(source: str, filename: str) -> ast.Module:
     from tensorbridge.errors import ModelError
 
     try:

@@ -13,7 +13,7 @@ import ast
 
 import numpy as np
 
-from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, SourceSkeleton, WeightSource, known
+from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, SourceSkeleton, WeightSource, known, only
 from tensorbridge.rules.keras.code import C
 
 K = "keras.layers."
@@ -25,14 +25,6 @@ TRAINING_ONLY = ("kernel_regularizer", "bias_regularizer", "activity_regularizer
                  "embeddings_regularizer", "embeddings_constraint", "depthwise_regularizer", "depthwise_constraint")
 REGULARIZED = ("kernel_regularizer=None bias_regularizer=None activity_regularizer=None kernel_constraint=None "
                "bias_constraint=None")
-
-
-def _no(a, **unsupported):
-    for name, value in unsupported.items():
-        v = known(a[name])
-        if v is NOT_LITERAL or v != value:
-            given = ast.unparse(a[name]) if isinstance(a[name], ast.AST) else repr(a[name])
-            raise Refused(f"{name}={given} (only {value!r} is translated)")
 
 
 def _plain(a):
@@ -58,12 +50,12 @@ def _padding(a) -> str:
     return padding
 
 
-def _activation(a):
-    """The fused `activation=` argument: None or a Keras activation name."""
+def _activation(a) -> OpCall | None:
+    """The fused `activation=` argument as the IR op it applies after the layer (None for none)."""
     name = known(a["activation"])
     if name is NOT_LITERAL or not (name is None or name in ACTIVATION_OPS):
         raise Refused(f"activation={ast.unparse(a['activation'])} (only the built-in names are translated)")
-    return None if name == "linear" else name
+    return None if name in (None, "linear") else activation_call(name)
 
 
 # -- layers ------------------------------------------------------------------------------------------
@@ -104,7 +96,7 @@ for _n in (1, 2, 3):
 
 def _dense(a):
     _plain(a)
-    _no(a, lora_rank=None, quantization_config=None)
+    only(a, lora_rank=None, quantization_config=None)
     return OpCall("Dense", attrs={"in_features": None, "units": a["units"], "bias": a["use_bias"],
                                   "activation": _activation(a)})
 
@@ -123,7 +115,7 @@ def _affine(a) -> dict:
 
 def _batch_norm(a):
     _plain(a)
-    _no(a, renorm=False, synchronized=False)
+    only(a, renorm=False, synchronized=False)
     axis = known(a["axis"])
     if not isinstance(axis, int):
         raise Refused("axis other than one int")
@@ -159,7 +151,7 @@ C.layer(f"{K}LayerNormalization", "LayerNormalization", "axis=-1 epsilon=0.001 c
 
 def _embedding(a):
     _plain(a)
-    _no(a, mask_zero=False, weights=None, lora_rank=None, quantization_config=None)
+    only(a, mask_zero=False, weights=None, lora_rank=None, quantization_config=None)
     return OpCall("Embedding", attrs={"num_embeddings": a["input_dim"], "embedding_dim": a["output_dim"]})
 
 
@@ -170,7 +162,7 @@ C.layer(f"{K}Embedding", "Embedding", "input_dim output_dim embeddings_initializ
 
 
 def _dropout(a):
-    _no(a, noise_shape=None)
+    only(a, noise_shape=None)
     return OpCall("Dropout", attrs={"ratio": a["rate"]})
 
 
@@ -203,7 +195,7 @@ def _activation_layer(a):
 
 
 def _relu(a):
-    _no(a, negative_slope=0.0, threshold=0.0)
+    only(a, negative_slope=0.0, threshold=0.0)
     bound = known(a["max_value"])
     if bound is None:
         return OpCall("Relu")
@@ -312,7 +304,7 @@ for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), (
     _fn(_ops(_name) + (f" keras.activations.{_name}" if _name in ("sigmoid", "tanh", "silu", "relu6", "softplus",
                                                                    "hard_sigmoid", "hard_silu") else ""), _op, "x")
 _fn("keras.activations.relu", "Relu", "x negative_slope=0.0 max_value=None threshold=0.0",
-    check=lambda a: _no(a, negative_slope=0.0, max_value=None, threshold=0.0))
+    check=lambda a: only(a, negative_slope=0.0, max_value=None, threshold=0.0))
 _fn("keras.activations.mish", "Mish", "x")
 for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"), ("maximum", "Max"),
                    ("minimum", "Min"), ("power", "Pow"), ("matmul", "MatMul")):
@@ -342,15 +334,15 @@ _fn("keras.ops.tril", "Tril", "x k=0", k="k")
 _fn("keras.ops.broadcast_to", "Expand", "x shape", sizes="shape")
 _fn("keras.ops.shape", "Shape", "x", returns="python", index=None)
 _fn("keras.ops.ones", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=1.0,
-    check=lambda a: _no(a, dtype=None))
+    check=lambda a: only(a, dtype=None))
 _fn("keras.ops.zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=0.0,
-    check=lambda a: _no(a, dtype=None))
+    check=lambda a: only(a, dtype=None))
 _fn("keras.ops.arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
-    step="step", check=lambda a: _no(a, dtype=None))
+    step="step", check=lambda a: only(a, dtype=None))
 
 
 def _normalize(a):
-    _no(a, order=2)
+    only(a, order=2)
     epsilon = a["epsilon"] if known(a["epsilon"]) is not None else 1e-7  # keras.config.epsilon()'s default
     return OpCall("LpNormalize", [a["x"]], {"axis": a["axis"], "epsilon": epsilon})
 
@@ -358,7 +350,7 @@ def _normalize(a):
 C.function("keras.ops.normalize", "LpNormalize", "x axis=-1 order=2 epsilon=None", read=_normalize)
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(_ops(_name), _op, "x axis=None keepdims=False" + (" initial=None" if _name in ("max", "min") else ""),
-        axis="axis", keepdims="keepdims", check=(lambda a: _no(a, initial=None)) if _name in ("max", "min") else None)
+        axis="axis", keepdims="keepdims", check=(lambda a: only(a, initial=None)) if _name in ("max", "min") else None)
 
 
 def _no_variable(a, name):

@@ -9,7 +9,7 @@ import ast
 
 import numpy as np
 
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, SourceSkeleton, WeightSource, known
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, SourceSkeleton, WeightSource, known, only
 from tensorbridge.rules.torch.base import R
 
 C = R.code = CodeTable("torch")
@@ -17,19 +17,10 @@ NN = "torch.nn."
 F = "torch.nn.functional."
 
 
-def _no(args, **unsupported):
-    """Refuse arguments that differ from the value the translation supports: name=value."""
-    for name, value in unsupported.items():
-        v = known(args[name])
-        if v is NOT_LITERAL or v != value:
-            given = ast.unparse(args[name]) if isinstance(args[name], ast.AST) else repr(args[name])
-            raise Refused(f"{name}={given} (only {value!r} is translated)")
-
-
 # -- layers ------------------------------------------------------------------------------------------
 def _conv(rank, transposed=False):
     def read(a):
-        _no(a, padding_mode="zeros")
+        only(a, padding_mode="zeros")
         attrs = {"rank": rank, "in_channels": a["in_channels"], "filters": a["out_channels"],
                  "kernel_shape": a["kernel_size"], "strides": a["stride"], "pads": a["padding"],
                  "dilations": a["dilation"], "group": a["groups"], "bias": a["bias"], "layout": "channels_first"}
@@ -63,7 +54,7 @@ C.layer(f"{NN}Linear", "Dense", "in_features out_features bias=True",
 
 
 def _batch_norm(a):
-    _no(a, track_running_stats=True)
+    only(a, track_running_stats=True)
     momentum = known(a["momentum"])
     if momentum is None:
         raise Refused("momentum=None (a cumulative average) has no equivalent")
@@ -108,7 +99,7 @@ C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-
 
 
 def _embedding(a):
-    _no(a, max_norm=None, scale_grad_by_freq=False, sparse=False)
+    only(a, max_norm=None, scale_grad_by_freq=False, sparse=False)
     return OpCall("Embedding", attrs={"num_embeddings": a["num_embeddings"], "embedding_dim": a["embedding_dim"]})
 
 
@@ -144,22 +135,22 @@ C.layer(f"{NN}LogSoftmax", "LogSoftmax", "dim=None", read=_activation("LogSoftma
 
 
 def _softplus(a):
-    _no(a, beta=1.0)
+    only(a, beta=1.0)
     return OpCall("Softplus")
 
 
 C.layer(f"{NN}Softplus", "Softplus", "beta=1.0 threshold=20.0", read=_softplus)
 C.layer(f"{NN}Flatten", "Flatten", "start_dim=1 end_dim=-1",
-        read=lambda a: _no(a, start_dim=1, end_dim=-1) or OpCall("Flatten", attrs={"axis": 1}))
+        read=lambda a: only(a, start_dim=1, end_dim=-1) or OpCall("Flatten", attrs={"axis": 1}))
 
 
 def _pool(op, rank):
     def read(a):
         if op == "MaxPool":
-            _no(a, return_indices=False, dilation=1)
+            only(a, return_indices=False, dilation=1)
         else:
-            _no(a, divisor_override=None)
-        _no(a, ceil_mode=False)
+            only(a, divisor_override=None)
+        only(a, ceil_mode=False)
         stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
         attrs = {"rank": rank, "kernel_shape": a["kernel_size"], "strides": stride, "pads": a["padding"],
                  "layout": "channels_first"}
@@ -194,7 +185,7 @@ for _n in (1, 2, 3):
 
 
 def _upsample(a):
-    _no(a, size=None, recompute_scale_factor=None)
+    only(a, size=None, recompute_scale_factor=None)
     mode = known(a["mode"])
     if mode not in ("nearest", "bilinear"):
         raise Refused(f"mode={mode!r}")
@@ -236,11 +227,11 @@ _fn(f"{F}gelu", "Gelu", "input approximate='none'", approximate="approximate")
 _fn(f"{F}elu", "Elu", "input alpha=1.0 inplace=False", alpha="alpha", inplace="inplace")
 _fn(f"{F}leaky_relu", "LeakyRelu", "input negative_slope=0.01 inplace=False", alpha="negative_slope",
     inplace="inplace")
-_fn(f"{F}softplus", "Softplus", "input beta=1.0 threshold=20.0", check=lambda a: _no(a, beta=1.0))
+_fn(f"{F}softplus", "Softplus", "input beta=1.0 threshold=20.0", check=lambda a: only(a, beta=1.0))
 
 
 def _no_dtype(a):
-    _no(a, dtype=None)
+    only(a, dtype=None)
 
 
 _fn(f"{F}softmax", "Softmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", check=_no_dtype)
@@ -295,7 +286,7 @@ def _dropout(a):
 
 _fn(f"{F}dropout", "Identity", "input p=0.5 training=True inplace=False", check=_dropout)
 _fn(f"{F}normalize", "LpNormalize", "input p=2.0 dim=1 eps=1e-12 out=None", axis="dim", epsilon="eps",
-    check=lambda a: _no(a, p=2.0, out=None))
+    check=lambda a: only(a, p=2.0, out=None))
 
 
 def _global_fn(op, rank):
@@ -310,7 +301,7 @@ for _n in (1, 2, 3):
 
 def _pool_fn(op, rank):
     def read(a):
-        _no(a, ceil_mode=False, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
+        only(a, ceil_mode=False, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
         if op == "AveragePool" and known(a["padding"]) not in (0, (0,) * rank, [0] * rank) and \
                 known(a["count_include_pad"]) is not True:
             raise Refused("count_include_pad=False with padding")
@@ -331,7 +322,7 @@ for _n in (1, 2, 3):
 def _pad(a):
     """`F.pad`'s (begin, end) pairs, listed from the last dim backwards, as `trailing_pads`: the pairs of the
     last dims, first to last."""
-    _no(a, mode="constant")
+    only(a, mode="constant")
     value = a["value"] if known(a["value"]) is not None else 0.0
     pads = a["pad"]
     if isinstance(pads, (ast.List, ast.Tuple)):
@@ -350,7 +341,7 @@ C.function(f"{F}pad", "Pad", "input pad mode='constant' value=None", read=_pad)
 
 
 def _interpolate(a):
-    _no(a, size=None, recompute_scale_factor=None, antialias=False)
+    only(a, size=None, recompute_scale_factor=None, antialias=False)
     call = _upsample({**a, "mode": a["mode"], "align_corners": a["align_corners"]})
     return OpCall("Resize", [a["input"]], call.attrs)
 

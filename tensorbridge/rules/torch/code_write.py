@@ -29,16 +29,13 @@ def _channels_last(layer: ast.expr, attrs) -> ast.expr:
 
 
 def _with_activation(layer: ast.expr, attrs) -> ast.expr:
-    """`layer` followed by the source's fused activation (Keras' `activation=`), in an nn.Sequential."""
-    name = attrs.get("activation")
-    if name is None:
+    """`layer` followed by the activation op the source fuses into it (Keras' `activation=`), in an nn.Sequential."""
+    act = attrs.get("activation")
+    if act is None:
         return layer
-    from tensorbridge.rules.keras.code_read import activation_call
-
-    act = activation_call(name)
     writer = C.layer_writers.get(act.op)
     if writer is None:
-        raise Refused(f"activation {name!r} has no torch layer")
+        raise Refused(f"no torch layer for the fused activation {act.op}")
     return P.call("nn.Sequential", layer, writer.write(act))
 
 
