@@ -293,6 +293,17 @@ class CodeTable:
                 assert op not in self.function_writers, f"{self.framework}: two function writers for {op}"
                 self.function_writers[op] = row
 
+    def reads(self, paths: str, op: str, signature: str, inputs: str, returns: str = "tensor", inplace=None,
+              check=None, **attrs) -> None:
+        """Function rows (see `function`) reading IR op `op`: `inputs` (space-separated argument names) are its
+        inputs; attrs: IR name=argument name, or a constant value; `check(args)` refuses what it cannot express."""
+        def read(a):
+            if check:
+                check(a)
+            return OpCall(op, [a[n] for n in inputs.split()],
+                          {ir: a[arg] if isinstance(arg, str) and arg in a else arg for ir, arg in attrs.items()})
+        self.function(paths, op, signature, read=read, returns=returns, inplace=inplace)
+
     def writes(self, op: str, fn: str):
         """Decorator: the decorated `write(opcall) -> ast.expr` writes IR op `op` (as a call of `fn`)."""
         def register(write):
@@ -309,6 +320,31 @@ class CodeTable:
 
 
 # -- what converters share ---------------------------------------------------------------------------
+class Renamed:
+    """Weight maps that only rename: a framework's weight names <-> the IR op's weight roles (`to_ir` /
+    `from_ir` of a layer row); a weight the layer lacks (no bias) stays absent."""
+
+    def __init__(self, **to_ir: str):
+        self.names = to_ir
+        self.back = {role: name for name, role in to_ir.items()}
+
+    def to_ir(self, weights: dict, attrs) -> dict:
+        return {self.names[n]: v for n, v in weights.items() if n in self.names}
+
+    def from_ir(self, weights: dict, attrs) -> dict:
+        return {self.back[r]: v for r, v in weights.items() if r in self.back}
+
+
+def definition(source: str) -> Callable[[], ast.stmt]:
+    """A helper class or function written with a translation: () -> its parsed definition."""
+    return lambda: ast.parse(source).body[0]
+
+
+def is_empty_literal(node) -> bool:
+    """`[]` or `{}`."""
+    return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
+
+
 def known(value):
     """The Python value of a literal argument (an `ast` literal or a plain value), else NOT_LITERAL."""
     if not isinstance(value, ast.AST):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, keywords, known
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, Renamed, keywords, known
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
@@ -137,9 +137,9 @@ def conv_weights(w, attrs) -> dict:
     return out
 
 
-def dense_weights(w, attrs) -> dict:
-    """An IR Dense's weights as Keras' and Flax's: the kernel [in, out] as it is."""
-    return {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})}
+#: an IR Dense's weights as Keras' and Flax's: the kernel [in, out] as it is
+DENSE_WEIGHTS = Renamed(kernel="W", bias="B")
+dense_weights = DENSE_WEIGHTS.from_ir
 
 
 def write_channel_prelu(call: OpCall) -> ast.expr:

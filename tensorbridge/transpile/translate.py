@@ -24,7 +24,7 @@ import copy
 from dataclasses import dataclass, field
 
 from tensorbridge.errors import BlockerReport
-from tensorbridge.rules.code import OpCall, Refused, Signature, known
+from tensorbridge.rules.code import OpCall, Refused, Signature, is_empty_literal, known
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
@@ -378,7 +378,7 @@ class Translator:
                     out.value = self.dst.module_list(value)
                 elif kind == MODULES and isinstance(value, (ast.Dict, ast.DictComp)):
                     out.value = self.dst.module_dict(value)
-                elif _is_empty_container(value):
+                elif is_empty_literal(value):
                     info.empty_containers[target.attr] = out
             if scope.mode == "init":
                 if known(value) is None:
@@ -915,10 +915,6 @@ def _method_name(call) -> str | None:
 def _is_super_init(call) -> bool:
     return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
-
-
-def _is_empty_container(value) -> bool:
-    return isinstance(value, ast.List) and not value.elts or isinstance(value, ast.Dict) and not value.keys
 
 
 def _remove_parameter(args: ast.arguments, name: str) -> None:

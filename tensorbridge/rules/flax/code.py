@@ -18,8 +18,10 @@ from tensorbridge.rules.code import (
     NOT_LITERAL,
     CodeTable,
     Refused,
+    Renamed,
     TargetSkeleton,
     WeightPort,
+    definition,
     keywords,
     known,
     pairs,
@@ -113,9 +115,7 @@ def _affine(a) -> dict:
     return keywords(use_scale=(affine, True), use_bias=(bias, True))
 
 
-def _norm_from_ir(w, attrs):
-    out = {"scale": w.get("scale"), "bias": w.get("B"), "mean": w.get("mean"), "var": w.get("var")}
-    return {k: v for k, v in out.items() if v is not None}
+NORM_WEIGHTS = Renamed(scale="scale", bias="B", mean="mean", var="var")
 
 
 def _write_batch_norm(c):
@@ -141,9 +141,9 @@ def _write_group_norm(c):
     return P.call("ChannelsFirst", norm)
 
 
-C.layer("flax.nnx.BatchNorm", "BatchNormalization", "", write=_write_batch_norm, from_ir=_norm_from_ir)
-C.layer("flax.nnx.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=_norm_from_ir)
-C.layer("flax.nnx.GroupNorm", "GroupNormalization", "", write=_write_group_norm, from_ir=_norm_from_ir)
+C.layer("flax.nnx.BatchNorm", "BatchNormalization", "", write=_write_batch_norm, from_ir=NORM_WEIGHTS.from_ir)
+C.layer("flax.nnx.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=NORM_WEIGHTS.from_ir)
+C.layer("flax.nnx.GroupNorm", "GroupNormalization", "", write=_write_group_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("flax.nnx.Embed", "Embedding", "",
         write=lambda c: P.call("nnx.Embed", c.attrs["num_embeddings"], c.attrs["embedding_dim"], **_rngs()),
         from_ir=lambda w, attrs: {"embedding": w["W"]})
@@ -255,19 +255,15 @@ def _nnx_weight(shape, kind, scale, trainable, name):
     return P.call("nnx.Param" if trainable else "nnx.Variable", value)
 
 
-def _helper(source: str):
-    return lambda: ast.parse(source).body[0]
-
-
 HELPERS = {
-    "ChannelsFirst": _helper(
+    "ChannelsFirst": definition(
         "class ChannelsFirst(nnx.Module):\n"
         "    \"\"\"A channels-last Flax layer applied to channels-first data (docs/transpile.md: layout).\"\"\"\n\n"
         "    def __init__(self, layer):\n"
         "        self.layer = layer\n\n"
         "    def __call__(self, x):\n"
         "        return jnp.moveaxis(self.layer(jnp.moveaxis(x, 1, -1)), -1, 1)\n"),
-    "ChannelPReLU": _helper(
+    "ChannelPReLU": definition(
         "class ChannelPReLU(nnx.Module):\n"
         "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
         "    def __init__(self, num_parameters=1, init=0.25):\n"
@@ -275,7 +271,7 @@ HELPERS = {
         "    def __call__(self, x):\n"
         "        slope = self.slope[...] if x.ndim < 2 else jnp.reshape(self.slope[...], (-1,) + (1,) * (x.ndim - 2))\n"
         "        return jnp.where(x >= 0, x, slope * x)\n"),
-    "ntuple": _helper(
+    "ntuple": definition(
         "def ntuple(size, n):\n"
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"
         "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),

@@ -15,8 +15,10 @@ from tensorbridge.rules.code import (
     NOT_LITERAL,
     CodeTable,
     Refused,
+    Renamed,
     TargetSkeleton,
     WeightPort,
+    definition,
     keywords,
     known,
     pairs,
@@ -108,20 +110,20 @@ _CONVOLVE = {"Conv": "self.convolution_op(inputs, self.kernel)",
                           "data_format=self.data_format)"}
 
 
-def _channels_first_class(name: str) -> ast.stmt:
+def _channels_first_class(name: str) -> str:
     base = name.removeprefix("ChannelsFirst")
     convolve = _CONVOLVE["Transpose" if base.endswith("Transpose") else "Conv"]
-    return ast.parse(
+    return (
         f"class {name}(layers.{base}):\n"
         f"    \"\"\"{base} adding its bias by broadcasting (docs/transpile.md: Keras' channels-first bias).\"\"\"\n\n"
         f"    def call(self, inputs):\n"
         f"        outputs = {convolve}\n"
-        f"        return outputs + ops.reshape(self.bias, (1, -1) + (1,) * self.rank)\n").body[0]
+        f"        return outputs + ops.reshape(self.bias, (1, -1) + (1,) * self.rank)\n")
 
 
-HELPERS = {f"ChannelsFirstConv{n}D{t}": (lambda name: lambda: _channels_first_class(name))(f"ChannelsFirstConv{n}D{t}")
-           for n in (1, 2, 3) for t in ("", "Transpose")}
-HELPERS["ChannelPReLU"] = lambda: ast.parse(
+HELPERS = {name: definition(_channels_first_class(name))
+           for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
+HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
     "    def __init__(self, num_parameters=1, init=0.25, **kwargs):\n"
@@ -131,7 +133,7 @@ HELPERS["ChannelPReLU"] = lambda: ast.parse(
     "    def call(self, x):\n"
     "        rank = len(x.shape)\n"
     "        slope = self.slope if rank < 2 else ops.reshape(self.slope, (-1,) + (1,) * (rank - 2))\n"
-    "        return ops.where(x >= 0, x, slope * x)\n").body[0]
+    "        return ops.where(x >= 0, x, slope * x)\n")
 
 
 C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=conv_weights)
@@ -148,26 +150,25 @@ def _norm_kwargs(a, eps_default):
     return keywords(epsilon=(a["epsilon"], eps_default), center=(center, True), scale=(affine, True))
 
 
-def _norm_from_ir(w, attrs):
-    out = {"gamma": w.get("scale"), "beta": w.get("B"), "moving_mean": w.get("mean"), "moving_variance": w.get("var")}
-    return {k: v for k, v in out.items() if v is not None}
+NORM_WEIGHTS = Renamed(gamma="scale", beta="B", moving_mean="mean", moving_variance="var")
+EMBEDDING_WEIGHTS = Renamed(embeddings="W")
 
 
 C.layer("keras.layers.BatchNormalization", "BatchNormalization", "",
         write=lambda c: P.call("layers.BatchNormalization", axis=c.attrs["axis"],
                                **keywords(momentum=(c.attrs["momentum"], 0.99)), **_norm_kwargs(c.attrs, 1e-3)),
-        from_ir=_norm_from_ir)
+        from_ir=NORM_WEIGHTS.from_ir)
 C.layer("keras.layers.LayerNormalization", "LayerNormalization", "",
         write=lambda c: P.call("layers.LayerNormalization", **keywords(axis=(c.attrs["axis"], -1)),
                                **_norm_kwargs(c.attrs, 1e-3)),
-        from_ir=_norm_from_ir)
+        from_ir=NORM_WEIGHTS.from_ir)
 C.layer("keras.layers.GroupNormalization", "GroupNormalization", "",
         write=lambda c: P.call("layers.GroupNormalization", c.attrs["num_groups"], axis=c.attrs["axis"],
                                **_norm_kwargs(c.attrs, 1e-3)),
-        from_ir=_norm_from_ir)
+        from_ir=NORM_WEIGHTS.from_ir)
 C.layer("keras.layers.Embedding", "Embedding", "",
         write=lambda c: P.call("layers.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
-        from_ir=lambda w, attrs: {"embeddings": w["W"]})
+        from_ir=EMBEDDING_WEIGHTS.from_ir)
 C.layer("keras.layers.Dropout", "Dropout", "", write=lambda c: P.call("layers.Dropout", c.attrs["ratio"]))
 C.layer("keras.layers.Identity", "Identity", "", write=lambda c: P.call("layers.Identity"))
 C.layer("keras.layers.Flatten", "Flatten", "", write=lambda c: P.call("layers.Flatten"))

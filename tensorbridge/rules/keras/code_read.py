@@ -10,11 +10,13 @@ Keras layers infer their input size on the first call, so a layer's input channe
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 import numpy as np
 
 from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, SourceSkeleton, WeightSource, known, only
-from tensorbridge.rules.keras.code import C
+from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
+from tensorbridge.rules.numpy_code import DENSE_WEIGHTS
 
 K = "keras.layers."
 #: keyword arguments every Keras layer takes (base Layer) that do not change what it computes
@@ -103,7 +105,7 @@ def _dense(a):
 
 C.layer(f"{K}Dense", "Dense", "units activation=None use_bias=True kernel_initializer='glorot_uniform' "
         f"bias_initializer='zeros' {REGULARIZED} lora_rank=None lora_alpha=None quantization_config=None {BASE}",
-        read=_dense, to_ir=lambda w, attrs: {"W": w["kernel"], **({"B": w["bias"]} if "bias" in w else {})})
+        read=_dense, to_ir=DENSE_WEIGHTS.to_ir)
 
 
 def _affine(a) -> dict:
@@ -123,16 +125,11 @@ def _batch_norm(a):
                                                "momentum": a["momentum"], "axis": axis, **_affine(a)})
 
 
-def _norm_to_ir(w, attrs):
-    out = {"scale": w.get("gamma"), "B": w.get("beta"), "mean": w.get("moving_mean"), "var": w.get("moving_variance")}
-    return {k: v for k, v in out.items() if v is not None}
-
-
 C.layer(f"{K}BatchNormalization", "BatchNormalization", "axis=-1 momentum=0.99 epsilon=0.001 center=True scale=True "
         "beta_initializer='zeros' gamma_initializer='ones' moving_mean_initializer='zeros' "
         "moving_variance_initializer='ones' beta_regularizer=None gamma_regularizer=None beta_constraint=None "
         f"gamma_constraint=None renorm=False renorm_clipping=None renorm_momentum=0.99 synchronized=False {BASE}",
-        read=_batch_norm, to_ir=_norm_to_ir)
+        read=_batch_norm, to_ir=NORM_WEIGHTS.to_ir)
 
 
 def _layer_norm(a):
@@ -146,7 +143,7 @@ def _layer_norm(a):
 
 C.layer(f"{K}LayerNormalization", "LayerNormalization", "axis=-1 epsilon=0.001 center=True scale=True "
         "beta_initializer='zeros' gamma_initializer='ones' beta_regularizer=None gamma_regularizer=None "
-        f"beta_constraint=None gamma_constraint=None {BASE}", read=_layer_norm, to_ir=_norm_to_ir)
+        f"beta_constraint=None gamma_constraint=None {BASE}", read=_layer_norm, to_ir=NORM_WEIGHTS.to_ir)
 
 
 def _embedding(a):
@@ -158,7 +155,7 @@ def _embedding(a):
 C.layer(f"{K}Embedding", "Embedding", "input_dim output_dim embeddings_initializer='uniform' "
         "embeddings_regularizer=None embeddings_constraint=None mask_zero=False weights=None lora_rank=None "
         f"lora_alpha=None quantization_config=None {BASE}", read=_embedding,
-        to_ir=lambda w, attrs: {"W": w["embeddings"]})
+        to_ir=EMBEDDING_WEIGHTS.to_ir)
 
 
 def _dropout(a):
@@ -283,13 +280,7 @@ C.layer(f"{K}ZeroPadding2D", "Pad", f"padding=(1,1) data_format=None {BASE}", re
 
 
 # -- functions: keras.ops and keras.activations -----------------------------------------------------------
-def _fn(paths: str, op: str, signature: str, inputs: str = "x", returns: str = "tensor", check=None, **attrs):
-    def read(a):
-        if check:
-            check(a)
-        return OpCall(op, [a[n] for n in inputs.split()], {ir: a[arg] if isinstance(arg, str) and arg in a
-                                                           else arg for ir, arg in attrs.items()})
-    C.function(paths, op, signature, read=read, returns=returns)
+_fn = partial(C.reads, inputs="x")
 
 
 def _ops(names: str) -> str:

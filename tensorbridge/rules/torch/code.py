@@ -6,10 +6,21 @@ buffers by their torch names -> the IR op's weight roles (IR Conv weights are OI
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 import numpy as np
 
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, SourceSkeleton, WeightSource, known, only
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    CodeTable,
+    OpCall,
+    Refused,
+    Renamed,
+    SourceSkeleton,
+    WeightSource,
+    known,
+    only,
+)
 from tensorbridge.rules.torch.base import R
 
 C = R.code = CodeTable("torch")
@@ -30,11 +41,10 @@ def _conv(rank, transposed=False):
     return read
 
 
-def _conv_weights(transposed):
-    def to_ir(w, attrs):
-        # ConvTranspose keeps torch's (in, out/group, k...) order in the IR, as ONNX does
-        return {"W": w["weight"], **({"B": w["bias"]} if "bias" in w else {})}
-    return to_ir
+#: convolution weights as they are (ConvTranspose keeps torch's (in, out/group, k...) order in the IR, as ONNX does)
+CONV_WEIGHTS = Renamed(weight="W", bias="B")
+NORM_WEIGHTS = Renamed(running_mean="mean", running_var="var", weight="scale", bias="B")
+EMBEDDING_WEIGHTS = Renamed(weight="W")
 
 
 CONV_ARGS = "in_channels out_channels kernel_size stride=1 padding=0 dilation=1 groups=1 bias=True " \
@@ -42,9 +52,9 @@ CONV_ARGS = "in_channels out_channels kernel_size stride=1 padding=0 dilation=1 
 TCONV_ARGS = "in_channels out_channels kernel_size stride=1 padding=0 output_padding=0 groups=1 bias=True " \
              "dilation=1 padding_mode='zeros'"
 for _n in (1, 2, 3):
-    C.layer(f"{NN}Conv{_n}d", "Conv", CONV_ARGS, read=_conv(_n), to_ir=_conv_weights(False))
+    C.layer(f"{NN}Conv{_n}d", "Conv", CONV_ARGS, read=_conv(_n), to_ir=CONV_WEIGHTS.to_ir)
     C.layer(f"{NN}ConvTranspose{_n}d", "ConvTranspose", TCONV_ARGS, read=_conv(_n, True),
-            to_ir=_conv_weights(True))
+            to_ir=CONV_WEIGHTS.to_ir)
 
 
 C.layer(f"{NN}Linear", "Dense", "in_features out_features bias=True",
@@ -65,14 +75,9 @@ def _batch_norm(a):
                                                "momentum": factor, "affine": a["affine"], "axis": 1})
 
 
-def _norm_weights(w, attrs):
-    out = {"mean": w.get("running_mean"), "var": w.get("running_var"), "scale": w.get("weight"), "B": w.get("bias")}
-    return {k: v for k, v in out.items() if v is not None}
-
-
 for _n in (1, 2, 3):
     C.layer(f"{NN}BatchNorm{_n}d", "BatchNormalization", "num_features eps=1e-05 momentum=0.1 affine=True "
-            "track_running_stats=True", read=_batch_norm, to_ir=_norm_weights)
+            "track_running_stats=True", read=_batch_norm, to_ir=NORM_WEIGHTS.to_ir)
 
 
 def _layer_norm(a):
@@ -90,12 +95,12 @@ def _layer_norm(a):
 
 
 C.layer(f"{NN}LayerNorm", "LayerNormalization", "normalized_shape eps=1e-05 elementwise_affine=True bias=True",
-        read=_layer_norm, to_ir=_norm_weights)
+        read=_layer_norm, to_ir=NORM_WEIGHTS.to_ir)
 C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-05 affine=True",
         read=lambda a: OpCall("GroupNormalization", attrs={"num_groups": a["num_groups"], "epsilon": a["eps"],
                                                             "affine": a["affine"], "axis": 1,
                                                             "num_channels": a["num_channels"]}),
-        to_ir=_norm_weights)
+        to_ir=NORM_WEIGHTS.to_ir)
 
 
 def _embedding(a):
@@ -105,7 +110,7 @@ def _embedding(a):
 
 C.layer(f"{NN}Embedding", "Embedding", "num_embeddings embedding_dim padding_idx=None max_norm=None "
         "norm_type=2.0 scale_grad_by_freq=False sparse=False", read=_embedding,
-        to_ir=lambda w, attrs: {"W": w["weight"]})
+        to_ir=EMBEDDING_WEIGHTS.to_ir)
 C.layer(f"{NN}Dropout", "Dropout", "p=0.5 inplace=False", read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
 for _n in (1, 2, 3):
     C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",
@@ -199,15 +204,7 @@ C.layer(f"{NN}Upsample", "Resize", "size=None scale_factor=None mode='nearest' a
 
 
 # -- functions and tensor methods (a method's receiver is its first argument) ---------------------------
-def _fn(paths: str, op: str, signature: str, inputs: str = "input", returns: str = "tensor", inplace=None,
-        check=None, **attrs):
-    """A function row: `inputs` (space-separated argument names) are the op's inputs; attrs: IR name=argument
-    name; `check(args)` refuses what the op cannot express."""
-    def read(a):
-        if check:
-            check(a)
-        return OpCall(op, [a[n] for n in inputs.split()], {ir: a[arg] for ir, arg in attrs.items()})
-    C.function(paths, op, signature, read=read, returns=returns, inplace=inplace)
+_fn = partial(C.reads, inputs="input")
 
 
 def _methods(names: str, prefix="Tensor.") -> str:

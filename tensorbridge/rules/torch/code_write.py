@@ -18,8 +18,18 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import NOT_LITERAL, Refused, TargetSkeleton, WeightPort, keywords, known, pairs
-from tensorbridge.rules.torch.code import C
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    Refused,
+    TargetSkeleton,
+    WeightPort,
+    definition,
+    is_empty_literal,
+    keywords,
+    known,
+    pairs,
+)
+from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 
 NN = "nn."
 
@@ -105,12 +115,8 @@ def _write_conv_transpose(call):
     return _with_activation(_channels_last(conv, a), a)
 
 
-def _conv_from_ir(w, attrs):
-    return {"weight": w["W"], **({"bias": w["B"]} if "B" in w else {})}
-
-
-C.layer("torch.nn.LazyConv2d", "Conv", "", write=_write_conv, from_ir=_conv_from_ir)
-C.layer("torch.nn.LazyConvTranspose2d", "ConvTranspose", "", write=_write_conv_transpose, from_ir=_conv_from_ir)
+C.layer("torch.nn.LazyConv2d", "Conv", "", write=_write_conv, from_ir=CONV_WEIGHTS.from_ir)
+C.layer("torch.nn.LazyConvTranspose2d", "ConvTranspose", "", write=_write_conv_transpose, from_ir=CONV_WEIGHTS.from_ir)
 C.layer("torch.nn.LazyLinear", "Dense", "",
         write=lambda c: _with_activation(_lazy("Linear", c.attrs["in_features"], c.attrs["units"],
                                                **keywords(bias=(c.attrs["bias"], True))), c.attrs),
@@ -155,16 +161,11 @@ def _write_layer_norm(c):
     return P.call("nn.LayerNorm", a["normalized_shape"], **kwargs)
 
 
-def _norm_from_ir(w, attrs):
-    out = {"weight": w.get("scale"), "bias": w.get("B"), "running_mean": w.get("mean"), "running_var": w.get("var")}
-    return {k: v for k, v in out.items() if v is not None}
-
-
-C.layer("torch.nn.LazyBatchNorm1d", "BatchNormalization", "", write=_write_batch_norm, from_ir=_norm_from_ir)
-C.layer("torch.nn.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=_norm_from_ir)
+C.layer("torch.nn.LazyBatchNorm1d", "BatchNormalization", "", write=_write_batch_norm, from_ir=NORM_WEIGHTS.from_ir)
+C.layer("torch.nn.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("torch.nn.Embedding", "Embedding", "",
         write=lambda c: P.call("nn.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
-        from_ir=lambda w, attrs: {"weight": w["W"]})
+        from_ir=EMBEDDING_WEIGHTS.from_ir)
 C.layer("torch.nn.Dropout", "Dropout", "", write=lambda c: P.call("nn.Dropout", **keywords(p=(c.attrs["ratio"], 0.5))))
 C.layer("torch.nn.Identity", "Identity", "", write=lambda c: P.call("nn.Identity"))
 C.layer("torch.nn.Flatten", "Flatten", "", write=lambda c: P.call("nn.Flatten"))
@@ -358,16 +359,11 @@ def _torch_weight(shape, kind, scale, trainable, name):
 
 def _container(cls: str, items: ast.expr) -> ast.expr:
     """`nn.ModuleList(items)`; `nn.ModuleList()` for an empty literal."""
-    empty = isinstance(items, ast.List) and not items.elts or isinstance(items, ast.Dict) and not items.keys
-    return P.call(cls) if empty else P.call(cls, items)
-
-
-def _helper(source: str):
-    return lambda: ast.parse(source).body[0]
+    return P.call(cls) if is_empty_literal(items) else P.call(cls, items)
 
 
 HELPERS = {
-    "ChannelsLast": _helper(
+    "ChannelsLast": definition(
         "class ChannelsLast(nn.Module):\n"
         "    \"\"\"A channels-first torch layer applied to channels-last data (docs/transpile.md: layout).\"\"\"\n\n"
         "    def __init__(self, layer):\n"
@@ -375,7 +371,7 @@ HELPERS = {
         "        self.layer = layer\n\n"
         "    def forward(self, x):\n"
         "        return self.layer(x.movedim(-1, 1)).movedim(1, -1)\n"),
-    "OnAxis": _helper(
+    "OnAxis": definition(
         "class OnAxis(nn.Module):\n"
         "    \"\"\"A norm over axis 1 of (N, C) batches applied along `axis` of a tensor of any rank.\"\"\"\n\n"
         "    def __init__(self, norm, axis=-1):\n"
@@ -386,7 +382,7 @@ HELPERS = {
         "        moved = x.movedim(self.axis, -1)\n"
         "        flat = self.norm(moved.reshape(-1, moved.shape[-1]))\n"
         "        return flat.reshape(moved.shape).movedim(-1, self.axis)\n"),
-    "LazyLayerNorm": _helper(
+    "LazyLayerNorm": definition(
         "class LazyLayerNorm(nn.modules.lazy.LazyModuleMixin, nn.LayerNorm):\n"
         "    \"\"\"nn.LayerNorm over the last axis, its size read from the first input.\"\"\"\n\n"
         "    cls_to_become = nn.LayerNorm\n\n"
