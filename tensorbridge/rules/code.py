@@ -154,6 +154,10 @@ class WeightSource(ABC):
     def children(self, obj) -> dict:
         """The sublayers and containers a model class holds, by attribute name."""
 
+    def layer_attrs(self, layer) -> dict:
+        """What a layer's row's `to_ir` needs to know of its configuration (Flax's transpose_kernel), by name."""
+        return {}
+
 
 @dataclass(frozen=True)
 class SourceSkeleton:
@@ -162,7 +166,7 @@ class SourceSkeleton:
 
     module_classes: frozenset
     containers: dict  # path -> "sequential" | "list" | "dict"
-    parameter_classes: frozenset
+    parameter_classes: dict  # path -> whether the weight it makes is trained by default
     init_module: str
     initializers: dict  # path -> "zeros" | "ones" | "normal" | "uniform"
     tensor_attributes: dict  # attribute name -> (tensor expression -> OpCall)
@@ -185,6 +189,16 @@ class SourceSkeleton:
     config_methods: frozenset = frozenset({"extra_repr", "__repr__"})
     #: how `port_weights` reads the weights of the source's instances
     weights: WeightSource | None = None
+    #: top-level packages the framework's model code imports besides its own (Flax code calls `jax.numpy`)
+    roots: frozenset = frozenset()
+    #: the constructor argument every layer takes and the model passes on (NNX's `rngs`): dropped everywhere
+    init_argument: str | None = None
+    #: whether random initial values take a random key first (`jax.random.normal(key, shape)`)
+    random_key: bool = False
+    #: keyword arguments of a layer call that switch training behaviour (NNX's `deterministic`): refused
+    mode_arguments: frozenset = frozenset()
+    #: calls that only mark a value as the layer's data (`nnx.data(...)`): the value itself, a plain container
+    data_wrappers: frozenset = frozenset()
 
 
 class WeightPort(ABC):
@@ -367,6 +381,14 @@ def only(args: dict, **supported) -> None:
 def value_of(v):
     """A literal argument's Python value, else the expression itself (for writing it back)."""
     return known(v) if known(v) is not NOT_LITERAL else v
+
+
+def read_gelu(a) -> OpCall:
+    """A GELU call whose `approximate` is a bool (Keras, JAX) as the IR's "tanh" / "none"."""
+    approximate = known(a["approximate"])
+    if approximate not in (True, False):
+        raise Refused("approximate given by a variable")
+    return OpCall("Gelu", [a["x"]], {"approximate": "tanh" if approximate else "none"})
 
 
 def softmax_axis(call: OpCall):

@@ -28,6 +28,20 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
 
     for op, name in SAME_NAME.items():
         table.writes_call(op, fn(name))
+    for op, symbol in (("Add", "+"), ("Sub", "-"), ("Mul", "*"), ("Div", "/")):
+        table.writes(op, f"(the {symbol} operator)")(lambda c, s=symbol: P.binop(c.inputs[0], s, c.inputs[1]))
+    table.writes_call("Max", fn("maximum"))
+    table.writes_call("Min", fn("minimum"))
+    table.writes("Range", fn("arange"))(lambda c: P.call(fn("arange"), *[c.attrs[k] for k in ("start", "stop", "step")
+                                                                         if known(c.attrs[k]) is not None]))
+
+    @table.writes("ConstantOfShape", fn("full"))
+    def _constant(c):
+        value = known(c.attrs["value"])
+        if value in (0.0, 1.0):
+            return P.call(fn("ones" if value else "zeros"), c.attrs["shape"])
+        return P.call(fn("full"), c.attrs["shape"], c.attrs["value"])
+
     table.writes_call("Concat", fn("concatenate"), axis="axis")
     table.writes_call("Stack", fn("stack"), axis="axis")
     table.writes_call("SwapAxes", fn("swapaxes"), "axis1", "axis2")
@@ -134,6 +148,14 @@ def conv_weights(w, attrs) -> dict:
     out = {"kernel": np.ascontiguousarray(np.moveaxis(w["W"], (0, 1), (-1, -2)))}
     if "B" in w:
         out["bias"] = w["B"]
+    return out
+
+
+def conv_weights_to_ir(w, attrs) -> dict:
+    """The inverse of `conv_weights`: a channels-last kernel (k..., in/group, out) or (k..., out, in) -> the IR's."""
+    out = {"W": np.ascontiguousarray(np.moveaxis(w["kernel"], (-1, -2), (0, 1)))}
+    if "bias" in w:
+        out["B"] = w["bias"]
     return out
 
 

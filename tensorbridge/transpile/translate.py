@@ -23,6 +23,7 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
+from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import BlockerReport
 from tensorbridge.rules.code import OpCall, Refused, Signature, is_empty_literal, known
 from tensorbridge.transpile import init_argument
@@ -76,8 +77,11 @@ class Translator:
         self.src, self.dst = source_table.source, target.skeleton
         self.report = BlockerReport(f"transpile {filename} -> {target.framework}", framework=target.framework)
         self.notes: list[str] = []
+        self.roots = {source_table.framework, *self.src.roots}
         self.tree = _Rename(target.skeleton.reserved_names, target.skeleton.reserved_attributes).visit(
             parse(source, filename))
+        if self.src.init_argument is not None:
+            _DropArgument(self.src.init_argument).visit(self.tree)
         self.imports = Imports(self.tree)
         self.layers = Rows(source_table.layers)
         self.functions = Rows(source_table.functions)
@@ -155,7 +159,7 @@ class Translator:
 
     def _framework_path(self, node) -> str | None:
         path = self.imports.path(node)
-        return path if path and path.split(".")[0] == self.source_table.framework else None
+        return path if path and path.split(".")[0] in self.roots else None
 
     def _block(self, node, construct: str, reason: str) -> None:
         self.report.add(construct, f"{self.filename}:{getattr(node, 'lineno', 0)}", reason)
@@ -164,7 +168,7 @@ class Translator:
     def _class(self, cls: ast.ClassDef) -> ast.ClassDef:
         info = self.classes[cls.name]
         bases = [ast.Name(b.id, ast.Load()) if isinstance(b, ast.Name) and b.id in self.classes
-                 else _dotted(self.dst.layer_base) for b in cls.bases[:1]]
+                 else P.name(self.dst.layer_base) for b in cls.bases[:1]]
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
         body = []
@@ -194,6 +198,8 @@ class Translator:
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
+        if not info.own_base:
+            _call_base_init(body)
         for attr, assigns in info.none_slots.items():
             if info.attrs.get(attr) in (MODULE, MODULES, OWN):  # a layer slot left empty, then maybe filled
                 for assign in assigns:
@@ -231,6 +237,8 @@ class Translator:
             if a is not None:
                 a.annotation = None
                 scope.kinds[a.arg] = UNKNOWN
+        args.defaults = [self._default(d, info) for d in args.defaults]
+        args.kw_defaults = [self._default(d, info) for d in args.kw_defaults]
         if scope.mode == "forward" and self._drops_training_argument() and self.src.training_parameter in scope.kinds:
             _remove_parameter(args, self.src.training_parameter)
             scope.reads_training = True
@@ -242,6 +250,12 @@ class Translator:
         decorators = [d for d in fn.decorator_list if not self._framework_path(
             d if not isinstance(d, ast.Call) else d.func)]
         return ast.FunctionDef(name, args, body or [ast.Pass()], decorators, returns, lineno=fn.lineno)
+
+    def _default(self, value, info):
+        """A parameter's default, translated where it uses the framework (`act=nnx.gelu` -> the target's layer)."""
+        if value is None or not self._uses_framework(value):
+            return value
+        return self.expr(value, Scope("init"), info)[0]
 
     def _drops_training_argument(self) -> bool:
         """Whether the source passes its training flag as an argument the target's layers do not take."""
@@ -373,7 +387,7 @@ class Translator:
             return [ast.Assign([target], value, lineno=stmt.lineno)]
         if _is_self_attr(target) and info is not None:
             out = ast.Assign([target], value, lineno=stmt.lineno)
-            if scope.mode == "init" and self.src.plain_containers:
+            if scope.mode == "init" and (self.src.plain_containers or self._is_data_wrapper(stmt.value)):
                 if kind == MODULES and isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
                     out.value = self.dst.module_list(value)
                 elif kind == MODULES and isinstance(value, (ast.Dict, ast.DictComp)):
@@ -436,6 +450,9 @@ class Translator:
             return [ast.Assign([ast.Name(stmt.target.id, ast.Store())], new, lineno=stmt.lineno)]
         return [ast.AugAssign(stmt.target, stmt.op, value)]
 
+    def _is_data_wrapper(self, value) -> bool:
+        return isinstance(value, ast.Call) and self.imports.path(value.func) in self.src.data_wrappers
+
     # -- parameters and buffers ------------------------------------------------------------------
     def _is_parameter(self, value) -> bool:
         if not isinstance(value, ast.Call):
@@ -445,10 +462,13 @@ class Translator:
             return True
         return self.imports.path(value.func) in self.src.parameter_classes
 
-    def _parameter(self, target, call: ast.Call, scope, info, trainable=True) -> list[ast.stmt]:
+    def _parameter(self, target, call: ast.Call, scope, info, trainable=None) -> list[ast.stmt]:
         if _method_name(call) == self.src.weight_method and _is_self_attr(call.func):
             return self._added_weight(target, call, scope, info)
-        data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "data"), None)
+        if trainable is None:
+            trainable = self.src.parameter_classes.get(self.imports.path(call.func), True)
+        data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("data", "value")),
+                                                   None)
         for k in call.keywords:
             if k.arg == "requires_grad":
                 trainable = known(k.value)
@@ -517,7 +537,8 @@ class Translator:
             if k.arg == "dtype" and self.imports.path(k.value) not in self.src.float_dtypes or \
                     k.arg not in ("dtype", "requires_grad", "device"):
                 return None
-        dims = [self.expr(a, scope, info)[0] for a in data.args]
+        given = data.args[1:] if self.src.random_key and kind in ("normal", "uniform") else data.args
+        dims = [self.expr(a, scope, info)[0] for a in given]
         # torch.ones(dim) and torch.ones((a, b)) both work in torch; a tuple is written as one
         one_tuple = len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List))
         shape = dims[0] if one_tuple else ast.Tuple(dims, ast.Load())
@@ -544,7 +565,12 @@ class Translator:
                 return node, scope.kinds[node.id]
             if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
                 return node, PYTHON
-            if self._framework_path(node):
+            if node.id == self.src.init_argument:
+                self._block(node, node.id, f"{node.id} used other than passed on to the layers (random numbers "
+                                           "drawn outside weight initialisation are not translated)")
+            elif self._framework_path(node):
+                if self.functions.find(self._framework_path(node)) is not None:
+                    return self._function_as_layer(node, self._framework_path(node), [], [])
                 self._block(node, f"name {node.id}", "a framework object used as a value")
             return node, UNKNOWN
         if isinstance(node, ast.Attribute):
@@ -627,6 +653,8 @@ class Translator:
 
     def _attribute(self, node: ast.Attribute, scope, info):
         path = self._framework_path(node)
+        if path and self.functions.find(path) is not None:
+            return self._function_as_layer(node, path, [], [])
         if path:
             self._block(node, path, "no translation for this framework attribute")
             return node, UNKNOWN
@@ -663,7 +691,12 @@ class Translator:
     def _call(self, node: ast.Call, scope, info):
         func = node.func
         path = self.imports.path(func)
-        if path is not None and path.split(".")[0] == self.source_table.framework:
+        if path in self.src.data_wrappers and len(node.args) == 1 and not node.keywords:
+            return self._expr(node.args[0], scope, info)
+        if path == "functools.partial" and node.args and self._framework_path(node.args[0]):
+            (args, keywords), _ = self._arguments(node, scope, info)
+            return self._function_as_layer(node, self._framework_path(node.args[0]), args[1:], keywords)
+        if path is not None and path.split(".")[0] in self.roots:
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
             receiver, kind = self._expr(func.value, scope, info)
@@ -682,6 +715,7 @@ class Translator:
             if func.attr in PYTHON_METHODS and {MODULE, OWN, MODULES} & set(kinds):
                 self._fill_container(func.value, info)
             if _is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
+                self._check_mode_arguments(node)
                 self._note_inplace_layer(node, func.attr, info)
                 return result, TENSOR
             if _is_self(func.value):
@@ -698,12 +732,20 @@ class Translator:
                                          "enumerate", "round", "divmod") else _combine(*kinds) if kinds else PYTHON
             return ast.Call(callee, *args), kind
         if callee_kind in (MODULE, OWN):
+            self._check_mode_arguments(node)
             return ast.Call(callee, *args), TENSOR
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "eval", "exec"):
             self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
             self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
         return ast.Call(callee, *args), UNKNOWN if TENSOR not in kinds else TENSOR
+
+    def _check_mode_arguments(self, node: ast.Call) -> None:
+        for kw in node.keywords:
+            if kw.arg in self.src.mode_arguments:
+                self._block(node, f"{kw.arg}= in a layer call", "a per-call switch between training and inference "
+                                                               "behaviour; switch the whole model with "
+                                                               "model.train() / model.eval() instead")
 
     def _fill_container(self, container, info) -> None:
         """A layer put into `self.<name>` (Keras: a plain list or dict): it becomes the target's layer container."""
@@ -747,6 +789,26 @@ class Translator:
         else:
             self._block(node, path, f"no {self.target.framework} translation for this call")
         return node, UNKNOWN
+
+    def _function_as_layer(self, node, path: str, args: list, keywords: list):
+        """A tensor function used as a value (`nnx.Sequential(..., nnx.relu)`, `partial(nnx.gelu, ...)`, a
+        default `act=nnx.gelu`): the target's layer computing it, with `args`/`keywords` bound after the input."""
+        row = self.functions.find(path)
+        if row is None or row.returns != "tensor":
+            self._block(node, _short(path), "a framework object used as a value")
+            return node, UNKNOWN
+        x = ast.Name("__input", ast.Load())
+        try:
+            opcall = row.read(row.signature.bind(ast.Call(node, [x, *args], keywords)))
+            if len(opcall.inputs) != 1 or opcall.inputs[0] is not x:
+                raise Refused("a function of several tensors used as a layer")
+            writer = self.target.layer_writers.get(opcall.op)
+            if writer is None:
+                raise Refused(f"{self.target.framework} has no layer for {opcall.op}")
+            return writer.write(opcall), MODULE
+        except Refused as e:
+            self._block(node, _short(path), str(e))
+            return node, UNKNOWN
 
     def _layer_call(self, node: ast.Call, row, scope, info) -> ast.expr:
         args, _ = self._arguments(node, scope, info)
@@ -879,15 +941,9 @@ def parse(source: str, filename: str) -> ast.Module:
         raise ModelError(f"{filename}:{e.lineno}: not valid Python: {e.msg}") from None
 
 
-def _dotted(path: str) -> ast.expr:
-    from tensorbridge.codegen import pyast as P
-
-    return P.name(path)
-
-
 def _short(path: str) -> str:
     for long, short in (("torch.nn.functional.", "F."), ("torch.nn.", "nn."), ("keras.layers.", "layers."),
-                        ("keras.ops.", "ops.")):
+                        ("keras.ops.", "ops."), ("flax.nnx.", "nnx."), ("jax.numpy.", "jnp.")):
         path = path.replace(long, short)
     return path
 
@@ -915,6 +971,15 @@ def _method_name(call) -> str | None:
 def _is_super_init(call) -> bool:
     return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+
+
+def _call_base_init(body: list) -> None:
+    """`super().__init__()` first in an `__init__` that does not call it (NNX modules need no call; the targets' do)."""
+    for f in body:
+        if isinstance(f, ast.FunctionDef) and f.name == "__init__" and not any(
+                _is_super_init(n) for n in ast.walk(f)):
+            at = 1 if f.body and isinstance(f.body[0], ast.Expr) and isinstance(f.body[0].value, ast.Constant) else 0
+            f.body.insert(at, ast.Expr(P.method(P.call("super"), "__init__")))
 
 
 def _remove_parameter(args: ast.arguments, name: str) -> None:
@@ -979,6 +1044,23 @@ class _Substitute(ast.NodeTransformer):
 
     def visit_Name(self, node):
         return copy.deepcopy(self.values[node.id]) if node.id in self.values else node
+
+
+class _DropArgument(ast.NodeTransformer):
+    """The argument every constructor passes on (NNX's `rngs`), dropped from each function's parameters and from
+    each call that passes it by keyword; any other use of it stays, to be refused."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def visit_FunctionDef(self, node):
+        _remove_parameter(node.args, self.name)
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        node.keywords = [k for k in node.keywords if not (k.arg == self.name and isinstance(k.value, ast.Name)
+                                                          and k.value.id == self.name)]
+        return self.generic_visit(node)
 
 
 class _Rename(ast.NodeTransformer):

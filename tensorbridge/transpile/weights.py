@@ -101,7 +101,7 @@ class _Porter:
         writer = self.target.layer_writers.get(row.op)
         if row.to_ir is None or writer is None or writer.from_ir is None:
             raise PortError(f"{path}: no weight mapping for {row.path} -> {row.op}")
-        target_arrays = writer.from_ir(row.to_ir(weights, {}), {})
+        target_arrays = writer.from_ir(row.to_ir(weights, self.source.layer_attrs(src)), {})
         holders = self.port.holders(dst)
         if len(holders) != 1:
             raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights"

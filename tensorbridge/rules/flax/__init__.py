@@ -9,6 +9,7 @@ row helpers.
 from tensorbridge.rules.flax import (  # noqa: F401 (registers)
     attention,
     code,
+    code_read,
     control,
     elementwise,
     jaxpr,

@@ -181,9 +181,10 @@ C.layer("keras.layers.ReLU", "Relu", "", write=lambda c: P.call("layers.ReLU"))
 
 
 def _write_gelu_layer(c):
-    if known(c.attrs["approximate"]) != "none":
-        raise Refused("GELU(approximate='tanh') as a layer (the function form F.gelu is translated)")
-    return P.call("layers.Activation", "gelu")
+    approximate = known(c.attrs["approximate"])
+    if approximate not in ("none", "tanh"):
+        raise Refused("GELU approximate given by a variable")
+    return P.call("layers.Activation", "gelu" if approximate == "none" else P.name("ops.gelu"))  # ops.gelu: tanh
 
 
 C.layer("keras.layers.Activation", "Gelu", "", write=_write_gelu_layer)

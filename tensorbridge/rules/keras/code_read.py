@@ -14,9 +14,18 @@ from functools import partial
 
 import numpy as np
 
-from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, SourceSkeleton, WeightSource, known, only
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    OpCall,
+    Refused,
+    SourceSkeleton,
+    WeightSource,
+    known,
+    only,
+    read_gelu,
+)
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
-from tensorbridge.rules.numpy_code import DENSE_WEIGHTS
+from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir
 
 K = "keras.layers."
 #: keyword arguments every Keras layer takes (base Layer) that do not change what it computes
@@ -74,14 +83,6 @@ def _conv(rank, transposed=False):
     return read
 
 
-def _kernel_to_ir(w, attrs):
-    """Keras' kernel (k..., in/group, out) or transposed (k..., out, in) -> the IR's OIHW / (in, out, k...)."""
-    out = {"W": np.ascontiguousarray(np.moveaxis(w["kernel"], (-1, -2), (0, 1)))}
-    if "bias" in w:
-        out["B"] = w["bias"]
-    return out
-
-
 CONV = ("filters kernel_size strides={s} padding='valid' data_format=None dilation_rate={s} groups=1 "
         f"activation=None use_bias=True kernel_initializer='glorot_uniform' bias_initializer='zeros' {REGULARIZED} "
         f"{BASE}")
@@ -90,10 +91,10 @@ TCONV = ("filters kernel_size strides={s} padding='valid' {order} dilation_rate=
          f"{BASE}")
 for _n in (1, 2, 3):
     _ones = "1" if _n == 1 else "(" + ",".join("1" * _n) + ")"
-    C.layer(f"{K}Conv{_n}D", "Conv", CONV.format(s=_ones), read=_conv(_n), to_ir=_kernel_to_ir)
+    C.layer(f"{K}Conv{_n}D", "Conv", CONV.format(s=_ones), read=_conv(_n), to_ir=conv_weights_to_ir)
     _order = "data_format=None output_padding=None" if _n == 3 else "output_padding=None data_format=None"
     C.layer(f"{K}Conv{_n}DTranspose", "ConvTranspose", TCONV.format(s=_ones, order=_order), read=_conv(_n, True),
-            to_ir=_kernel_to_ir)
+            to_ir=conv_weights_to_ir)
 
 
 def _dense(a):
@@ -300,10 +301,8 @@ _fn("keras.activations.mish", "Mish", "x")
 for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"), ("maximum", "Max"),
                    ("minimum", "Min"), ("power", "Pow"), ("matmul", "MatMul")):
     _fn(_ops(_name), _op, "x1 x2", inputs="x1 x2")
-_fn("keras.ops.gelu", "Gelu", "x approximate=True", check=lambda a: _no_variable(a, "approximate"),
-    approximate="approximate")
-_fn("keras.activations.gelu", "Gelu", "x approximate=False", check=lambda a: _no_variable(a, "approximate"),
-    approximate="approximate")
+C.function("keras.ops.gelu", "Gelu", "x approximate=True", read=read_gelu)
+C.function("keras.activations.gelu", "Gelu", "x approximate=False", read=read_gelu)
 _fn("keras.ops.softmax keras.activations.softmax", "Softmax", "x axis=-1", axis="axis")
 _fn("keras.ops.log_softmax keras.activations.log_softmax", "LogSoftmax", "x axis=-1", axis="axis")
 _fn("keras.ops.leaky_relu", "LeakyRelu", "x negative_slope=0.2", alpha="negative_slope")
@@ -342,11 +341,6 @@ C.function("keras.ops.normalize", "LpNormalize", "x axis=-1 order=2 epsilon=None
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(_ops(_name), _op, "x axis=None keepdims=False" + (" initial=None" if _name in ("max", "min") else ""),
         axis="axis", keepdims="keepdims", check=(lambda a: only(a, initial=None)) if _name in ("max", "min") else None)
-
-
-def _no_variable(a, name):
-    if known(a[name]) is NOT_LITERAL:
-        raise Refused(f"{name} given by a variable")
 
 
 def _required(a, *names):
@@ -400,7 +394,7 @@ def _attributes(obj) -> dict:
 C.source = SourceSkeleton(
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
     containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
-    parameter_classes=frozenset(),
+    parameter_classes={},
     init_module="keras.initializers",
     initializers={},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),

@@ -389,7 +389,7 @@ class TorchWeightSource(WeightSource):
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
-    parameter_classes=frozenset({f"{NN}Parameter", f"{NN}parameter.Parameter"}),
+    parameter_classes={f"{NN}Parameter": True, f"{NN}parameter.Parameter": True},
     init_module=f"{NN}init",
     initializers={"torch.zeros": "zeros", "torch.ones": "ones", "torch.randn": "normal", "torch.rand": "uniform",
                   "torch.empty": "zeros"},

@@ -144,11 +144,7 @@ def _momentum(a):
 def _write_batch_norm(c):
     a = c.attrs
     kwargs = keywords(eps=(a["epsilon"], 1e-5), momentum=(_momentum(a), 0.1), affine=(_affine(a), True))
-    if known(a["num_features"]) is not None:
-        if known(a["axis"]) != 1:
-            raise Refused("a BatchNorm over an axis other than 1 with a known size")
-        return P.call("nn.BatchNorm2d", a["num_features"], **kwargs)
-    return P.call("OnAxis", P.call("nn.LazyBatchNorm1d", **kwargs), **keywords(axis=(a["axis"], -1)))
+    return P.call("OnAxis", _lazy("BatchNorm1d", a["num_features"], **kwargs), **keywords(axis=(a["axis"], -1)))
 
 
 def _write_layer_norm(c):
@@ -161,7 +157,18 @@ def _write_layer_norm(c):
     return P.call("nn.LayerNorm", a["normalized_shape"], **kwargs)
 
 
+def _write_group_norm(c):
+    a = c.attrs
+    axis = known(a["axis"])
+    if axis not in (1, -1):
+        raise Refused("a GroupNorm whose channels are neither axis 1 nor the last axis")
+    norm = P.call("nn.GroupNorm", a["num_groups"], a["num_channels"],
+                  **keywords(eps=(a["epsilon"], 1e-5), affine=(_affine(a), True)))
+    return P.call("ChannelsLast", norm) if axis == -1 else norm
+
+
 C.layer("torch.nn.LazyBatchNorm1d", "BatchNormalization", "", write=_write_batch_norm, from_ir=NORM_WEIGHTS.from_ir)
+C.layer("torch.nn.GroupNorm", "GroupNormalization", "", write=_write_group_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("torch.nn.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("torch.nn.Embedding", "Embedding", "",
         write=lambda c: P.call("nn.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
@@ -179,11 +186,9 @@ for _op, _cls in ACTIVATION_LAYERS.items():
 
 def _gelu_approximate(c):
     approximate = known(c.attrs["approximate"])
-    if approximate in (True, "tanh"):
-        return "tanh"
-    if approximate in (False, "none"):
-        return "none"
-    raise Refused("GELU approximate given by a variable")
+    if approximate not in ("none", "tanh"):
+        raise Refused("GELU approximate given by a variable")
+    return approximate
 
 
 def _axis(c):
@@ -206,6 +211,21 @@ def _write_pool(c):
     stride = {} if known(a["strides"]) == known(a["kernel_shape"]) else {"stride": _size(a["strides"])}
     pool = P.call(f"nn.{kind}Pool{rank}d", _size(a["kernel_shape"]), **stride, **keywords(padding=(a["pads"], 0)))
     return _channels_last(pool, a)
+
+
+def _pool_function(c):
+    """F.max_pool2d / F.avg_pool2d, on channels-last data between two movedims."""
+    a, rank, x = c.attrs, c.attrs["rank"], c.inputs[0]
+    kind = "max" if c.op == "MaxPool" else "avg"
+    if a.get("layout") == "channels_last":
+        x = P.method(x, "movedim", -1, 1)
+    pooled = P.call(f"F.{kind}_pool{rank}d", x, _size(a["kernel_shape"]), _size(a["strides"]),
+                    **keywords(padding=(_size(a["pads"]), 0)))
+    return P.method(pooled, "movedim", 1, -1) if a.get("layout") == "channels_last" else pooled
+
+
+C.writes("MaxPool", "F.max_pool2d")(_pool_function)
+C.writes("AveragePool", "F.avg_pool2d")(_pool_function)
 
 
 def _write_global_pool(c):
@@ -281,6 +301,10 @@ def _constant(c):
         return P.call("torch.ones" if value else "torch.zeros", shape)
     return P.call("torch.full", shape, c.attrs["value"])
 C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
+C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
+C.writes_call("Reciprocal", "torch.reciprocal")
+C.writes("Flatten", "torch.flatten")(lambda c: P.call("torch.flatten", c.inputs[0], c.attrs.get("start", 1),
+                                                      *[c.attrs["end"]] if known(c.attrs.get("end", -1)) != -1 else []))
 
 
 def _range_bounds(attrs) -> list:

@@ -1,0 +1,412 @@
+"""Flax NNX model code -> IR ops, as the transpiler reads it (see rules/code.py): `flax.nnx` layers and activation
+functions, `jax.numpy` / `jax.lax` calls and the methods of jax arrays. The rows sit on the same table as the Flax
+writers (rules/flax/code.py), so one table reads and writes Flax code; each layer row's `to_ir` is the inverse of
+its writer's `from_ir`.
+
+NNX layers take their input size as an argument and are channels-last, so the target writes layers of known size
+in the source's layout. The `rngs` every constructor passes on is dropped (the target draws its own initial
+values, and `port_weights` copies the trained ones). NNX switches dropout and batch statistics for the whole
+model (`model.eval()`); a per-call `deterministic=` or `use_running_average=` is refused.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import partial
+
+import numpy as np
+
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    OpCall,
+    Refused,
+    SourceSkeleton,
+    WeightSource,
+    known,
+    only,
+    pairs,
+    read_gelu,
+)
+from tensorbridge.rules.flax.code import NORM_WEIGHTS, C
+from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, shape_argument
+
+NNX = "flax.nnx."
+JNP = "jax.numpy."
+#: arguments that change the arithmetic (dtypes, precision, custom kernels): only their defaults are translated
+NUMERICS = ("dtype", "param_dtype", "precision", "dot_general", "promote_dtype", "preferred_element_type",
+            "conv_general_dilated", "mask", "axis_name", "axis_index_groups")
+#: keyword-only arguments of the layers that do not change what they compute once trained
+INIT = "kernel_init=None bias_init=None rngs=None kernel_metadata=None bias_metadata=None"
+
+
+def _numerics(a) -> None:
+    only(a, **{n: None for n in NUMERICS if n in a})
+
+
+def _rank(a, name: str) -> int:
+    """The number of spatial dims a kernel or window size names (an int is one, as Flax reads it)."""
+    node = a[name]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return len(node.elts)
+    if isinstance(known(node), int):
+        return 1
+    raise Refused(f"{name} given by a variable (its length is the layer's number of spatial dims)")
+
+
+def _padding(a, rank: int):
+    """Flax's padding as the IR's: "same"/"valid", or one symmetric width per spatial dim."""
+    padding = known(a["padding"])
+    if isinstance(padding, str):
+        if padding.upper() in ("SAME", "VALID"):
+            return padding.lower()
+        raise Refused(f"padding={padding!r}")
+    if isinstance(padding, int):
+        return padding
+    widths = _pad_pairs(padding, rank)
+    if any(lo != hi for lo, hi in widths):
+        raise Refused("asymmetric padding pairs (pad the input explicitly first)")
+    return tuple(lo for lo, _ in widths)
+
+
+def _pad_pairs(padding, rank: int) -> list[tuple[int, int]]:
+    """Explicit padding (an int, or a (low, high) pair per spatial dim) as pairs; Refused when it is not literal."""
+    if isinstance(padding, int):
+        return [(padding, padding)] * rank
+    if isinstance(padding, (list, tuple)) and len(padding) == rank and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 for p in padding):
+        return [tuple(p) for p in padding]
+    raise Refused("padding given by a variable or in a form other than 'SAME', 'VALID', an int or (low, high) pairs")
+
+
+# -- layers ------------------------------------------------------------------------------------------
+def _conv(a):
+    _numerics(a)
+    only(a, input_dilation=1)
+    rank = _rank(a, "kernel_size")
+    strides = a["strides"] if known(a["strides"]) is not None else 1
+    return OpCall("Conv", attrs={"rank": rank, "in_channels": a["in_features"], "filters": a["out_features"],
+                                 "kernel_shape": a["kernel_size"], "strides": strides, "pads": _padding(a, rank),
+                                 "dilations": a["kernel_dilation"], "group": a["feature_group_count"],
+                                 "bias": a["use_bias"], "layout": "channels_last", "activation": None})
+
+
+def _transposed_pads(a, rank: int):
+    """(pads, output_padding) of the IR's transposed convolution (PyTorch's) for Flax's padding. Flax pads the
+    stride-dilated input by (low, high) per dim and convolves; PyTorch pads by dilation * (kernel - 1) - pads low
+    and that plus output_padding high, so pads = d(k-1) - low and output_padding = high - low, where those fit."""
+    sizes = [pairs(a[n], rank) for n in ("kernel_size", "strides", "kernel_dilation")]
+    if NOT_LITERAL in sizes:
+        raise Refused("transposed convolution whose kernel size, strides or dilation is a variable (the padding is "
+                      "computed from them)")
+    padding = known(a["padding"])
+    pads, extra = [], []
+    for i, (k, s, d) in enumerate(zip(*sizes)):
+        span = d * (k - 1) + 1
+        if isinstance(padding, str) and padding.upper() == "SAME":
+            low = span - 1 if s > span - 1 else -(-(span + s - 2) // 2)
+            high = span + s - 2 - low
+        elif isinstance(padding, str) and padding.upper() == "VALID":
+            low, high = span - 1, s - 1 + max(span - s, 0)
+        elif isinstance(padding, str):
+            raise Refused(f"padding={padding!r}")
+        else:
+            low, high = _pad_pairs(padding, rank)[i]
+        pad, out = span - 1 - low, high - low
+        if pad < 0 or not 0 <= out < max(s, d):
+            raise Refused(f"transposed convolution padding ({low}, {high}) that PyTorch's form cannot express")
+        pads.append(pad)
+        extra.append(out)
+    return tuple(pads), tuple(extra)
+
+
+def _conv_transpose(a):
+    _numerics(a)
+    rank = _rank(a, "kernel_size")
+    if known(a["strides"]) is None:
+        a["strides"] = 1
+    if known(a["kernel_dilation"]) is None:
+        a["kernel_dilation"] = 1
+    if known(a["transpose_kernel"]) not in (True, False):
+        raise Refused("transpose_kernel given by a variable")
+    pads, extra = _transposed_pads(a, rank)
+    return OpCall("ConvTranspose", attrs={"rank": rank, "in_channels": a["in_features"], "filters": a["out_features"],
+                                          "kernel_shape": a["kernel_size"], "strides": a["strides"], "pads": pads,
+                                          "output_padding": extra, "dilations": a["kernel_dilation"], "group": 1,
+                                          "bias": a["use_bias"], "layout": "channels_last", "activation": None})
+
+
+def _conv_transpose_to_ir(w, attrs):
+    """Flax's transposed kernel: (k..., out, in) with transpose_kernel (the gradient of a convolution, as Keras and
+    PyTorch), else (k..., in, out) applied without flipping, which is the other form's kernel flipped and swapped."""
+    kernel = w["kernel"]
+    if not attrs.get("transpose_kernel", False):
+        kernel = np.flip(kernel, tuple(range(kernel.ndim - 2))).swapaxes(-1, -2)
+    return conv_weights_to_ir({**w, "kernel": kernel}, attrs)
+
+
+CONV = ("in_features out_features kernel_size strides=1 padding='SAME' input_dilation=1 kernel_dilation=1 "
+        "feature_group_count=1 use_bias=True mask=None dtype=None param_dtype=None precision=None kernel_init=None "
+        "bias_init=None conv_general_dilated=None promote_dtype=None preferred_element_type=None rngs=None "
+        "kernel_metadata=None bias_metadata=None")
+C.layer(f"{NNX}Conv", "Conv", CONV, read=_conv, to_ir=conv_weights_to_ir)
+C.layer(f"{NNX}ConvTranspose", "ConvTranspose",
+        "in_features out_features kernel_size strides=None padding='SAME' kernel_dilation=None use_bias=True mask=None "
+        "dtype=None param_dtype=None precision=None kernel_init=None bias_init=None transpose_kernel=False "
+        "promote_dtype=None preferred_element_type=None rngs=None kernel_metadata=None bias_metadata=None",
+        read=_conv_transpose, to_ir=_conv_transpose_to_ir)
+
+
+def _linear(a):
+    _numerics(a)
+    return OpCall("Dense", attrs={"in_features": a["in_features"], "units": a["out_features"], "bias": a["use_bias"],
+                                  "activation": None})
+
+
+C.layer(f"{NNX}Linear", "Dense", "in_features out_features use_bias=True dtype=None param_dtype=None precision=None "
+        "kernel_init=None bias_init=None dot_general=None promote_dtype=None preferred_element_type=None rngs=None "
+        "kernel_metadata=None bias_metadata=None", read=_linear, to_ir=DENSE_WEIGHTS.to_ir)
+
+
+def _affine(a) -> dict:
+    scale, bias = known(a["use_scale"]), known(a["use_bias"])
+    if NOT_LITERAL in (scale, bias):
+        raise Refused("use_scale/use_bias given by a variable")
+    return {"affine": scale, "bias": bias}
+
+
+NORM = ("dtype=None param_dtype=None use_bias=True use_scale=True bias_init=None scale_init=None {axes} "
+        "axis_name=None axis_index_groups=None use_fast_variance=True promote_dtype=None rngs=None bias_metadata=None "
+        "scale_metadata=None")
+
+
+def _batch_norm(a):
+    _numerics(a)
+    only(a, use_running_average=False)
+    axis = known(a["axis"])
+    if not isinstance(axis, int):
+        raise Refused("axis other than one int")
+    return OpCall("BatchNormalization", attrs={"num_features": a["num_features"], "epsilon": a["epsilon"],
+                                               "momentum": a["momentum"], "axis": axis, **_affine(a)})
+
+
+def _layer_norm(a):
+    _numerics(a)
+    only(a, reduction_axes=-1, feature_axes=-1)
+    return OpCall("LayerNormalization", attrs={"axis": -1, "epsilon": a["epsilon"],
+                                               "normalized_shape": a["num_features"], **_affine(a)})
+
+
+def _group_norm(a):
+    _numerics(a)
+    only(a, reduction_axes=None)
+    groups, size = known(a["num_groups"]), known(a["group_size"])
+    if (groups is None) == (size is None):
+        raise Refused("give one of num_groups and group_size")
+    num_groups = a["num_groups"] if size is None else ast.BinOp(a["num_features"], ast.FloorDiv(), a["group_size"])
+    return OpCall("GroupNormalization", attrs={"num_groups": num_groups, "num_channels": a["num_features"],
+                                               "epsilon": a["epsilon"], "axis": -1, **_affine(a)})
+
+
+C.layer(f"{NNX}BatchNorm", "BatchNormalization", "num_features use_running_average=False axis=-1 momentum=0.99 "
+        "epsilon=1e-05 " + NORM.format(axes=""), read=_batch_norm,
+        to_ir=NORM_WEIGHTS.to_ir)
+C.layer(f"{NNX}LayerNorm", "LayerNormalization",
+        "num_features epsilon=1e-06 " + NORM.format(axes="reduction_axes=-1 feature_axes=-1"), read=_layer_norm,
+        to_ir=NORM_WEIGHTS.to_ir)
+C.layer(f"{NNX}GroupNorm", "GroupNormalization",
+        "num_features num_groups=32 group_size=None epsilon=1e-06 " + NORM.format(axes="reduction_axes=None"),
+        read=_group_norm, to_ir=NORM_WEIGHTS.to_ir)
+
+
+def _embed(a):
+    _numerics(a)
+    return OpCall("Embedding", attrs={"num_embeddings": a["num_embeddings"], "embedding_dim": a["features"]})
+
+
+C.layer(f"{NNX}Embed", "Embedding", "num_embeddings features dtype=None param_dtype=None embedding_init=None "
+        "promote_dtype=None rngs=None embedding_metadata=None", read=_embed,
+        to_ir=lambda w, attrs: {"W": w["embedding"]})
+
+
+def _dropout(a):
+    only(a, broadcast_dims=())
+    deterministic = known(a["deterministic"])
+    if deterministic is True:
+        return OpCall("Identity")  # never drops
+    if deterministic is not False:
+        raise Refused("deterministic given by a variable (switch the model with model.eval() instead)")
+    return OpCall("Dropout", attrs={"ratio": a["rate"]})
+
+
+C.layer(f"{NNX}Dropout", "Dropout", "rate broadcast_dims=() deterministic=False rng_collection='dropout' rngs=None",
+        read=_dropout)
+
+
+# -- functions: activations, jax.numpy, array methods --------------------------------------------------
+_fn = partial(C.reads, inputs="x")
+for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("silu", "SiLU"), ("relu6", "Relu6"),
+                   ("hard_sigmoid", "HardSigmoid"), ("hard_silu", "HardSwish"), ("softplus", "Softplus")):
+    _fn(f"{NNX}{_name}", _op, "x")
+_fn("jax.nn.mish", "Mish", "x")
+C.function(f"{NNX}gelu", "Gelu", "x approximate=True", read=read_gelu)
+_fn(f"{NNX}elu", "Elu", "x alpha=1.0", alpha="alpha")
+_fn(f"{NNX}leaky_relu", "LeakyRelu", "x negative_slope=0.01", alpha="negative_slope")
+_fn(f"{NNX}softmax", "Softmax", "x axis=-1 where=None", axis="axis", check=lambda a: only(a, where=None))
+_fn(f"{NNX}log_softmax", "LogSoftmax", "x axis=-1 where=None", axis="axis", check=lambda a: only(a, where=None))
+for _name, _op in (("tanh", "Tanh"), ("exp", "Exp"), ("log", "Log"), ("sqrt", "Sqrt"), ("abs", "Abs"),
+                   ("negative", "Neg"), ("sin", "Sin"), ("cos", "Cos"), ("floor", "Floor"), ("ceil", "Ceil"),
+                   ("square", "Square"), ("reciprocal", "Reciprocal")):
+    _fn(f"{JNP}{_name}", _op, "x")
+_fn("jax.lax.rsqrt", "Rsqrt", "x accuracy=None", check=lambda a: only(a, accuracy=None))
+_fn("jax.scipy.special.erf", "Erf", "x")
+for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"),
+                   ("maximum", "Max"), ("minimum", "Min"), ("power", "Pow")):
+    _fn(f"{JNP}{_name}", _op, "x1 x2", inputs="x1 x2")
+_fn(f"{JNP}matmul", "MatMul", "a b precision=None preferred_element_type=None out_sharding=None", inputs="a b",
+    check=lambda a: only(a, precision=None, preferred_element_type=None))
+_fn(f"{JNP}concatenate", "Concat", "arrays axis=0 dtype=None", inputs="arrays", axis="axis",
+    check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}stack", "Stack", "arrays axis=0 out=None dtype=None", inputs="arrays", axis="axis",
+    check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}swapaxes", "SwapAxes", "a axis1 axis2", inputs="a", axis1="axis1", axis2="axis2")
+_fn(f"{JNP}expand_dims", "Unsqueeze", "a axis", inputs="a", axis="axis")
+_fn(f"{JNP}squeeze", "Squeeze", "a axis=None", inputs="a", axis="axis")
+_fn(f"{JNP}split", "Split", "ary indices_or_sections axis=0", inputs="ary", returns="tensors",
+    sections="indices_or_sections", axis="axis")
+_fn(f"{JNP}einsum", "Einsum", "subscripts *operands", inputs="operands", equation="subscripts")
+_fn(f"{JNP}where", "Where", "condition x=None y=None", inputs="condition x y",
+    check=lambda a: _required(a, "x", "y"))
+_fn(f"{JNP}clip", "Clip", "arr=None min=None max=None", inputs="arr", min="min", max="max")
+_fn(f"{JNP}tril", "Tril", "m k=0", inputs="m", k="k")
+_fn(f"{JNP}broadcast_to", "Expand", "array shape", inputs="array", sizes="shape")
+_fn(f"{JNP}ones", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=1.0,
+    check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=0.0,
+    check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
+    step="step", check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}reshape", "Reshape", "a shape order='C'", inputs="a", shape="shape", check=lambda a: only(a, order="C"))
+_fn(f"{JNP}transpose", "Transpose", "a axes=None", inputs="a", perm="axes")
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
+    _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None dtype=None out=None keepdims=False", inputs="a",
+        axis="axis", keepdims="keepdims", check=lambda a: only(a, dtype=None))
+
+
+def _method_shape(op: str, attr: str):
+    """`x.reshape(b, -1)` / `x.reshape((b, -1))` / `x.transpose(0, 2, 1)`: the sizes as one expression."""
+    def read(a):
+        given = a["shape"]
+        value = None if not given else shape_argument(given)
+        if op == "Reshape" and value is None:
+            raise Refused("reshape without a shape")
+        return OpCall(op, [a["x"]], {attr: value})
+    return read
+
+
+C.function("Tensor.reshape", "Reshape", "x *shape", read=_method_shape("Reshape", "shape"))
+C.function("Tensor.transpose", "Transpose", "x *shape", read=_method_shape("Transpose", "perm"))
+_fn("Tensor.swapaxes", "SwapAxes", "x axis1 axis2", axis1="axis1", axis2="axis2")
+_fn("Tensor.squeeze", "Squeeze", "x axis=None", axis="axis")
+_fn("Tensor.flatten", "Flatten", "x", start=0, end=-1)
+
+
+def _pool(op: str):
+    def read(a):
+        rank = _rank(a, "window_shape")
+        strides = a["strides"] if known(a["strides"]) is not None else 1  # Flax's default stride is 1, not the window
+        if op == "AveragePool" and known(a["padding"]) != "VALID":
+            only(a, count_include_pad=True)
+        pads = _padding(a, rank)
+        if pads == "same":
+            raise Refused("padding='SAME' on a pool (the padding depends on the input size)")
+        return OpCall(op, [a["inputs"]], {"rank": rank, "kernel_shape": a["window_shape"], "strides": strides,
+                                          "pads": 0 if pads == "valid" else pads, "layout": "channels_last"})
+    return read
+
+
+C.function(f"{NNX}max_pool", "MaxPool", "inputs window_shape strides=None padding='VALID'", read=_pool("MaxPool"))
+C.function(f"{NNX}avg_pool", "AveragePool", "inputs window_shape strides=None padding='VALID' count_include_pad=True",
+           read=_pool("AveragePool"))
+
+
+def _required(a, *names):
+    for name in names:
+        if known(a[name]) is None:
+            raise Refused(f"{name} is required by the translation")
+
+
+# -- how Flax NNX model code is recognised -------------------------------------------------------------
+class NnxWeightSource(WeightSource):
+    def owns(self, obj) -> bool:
+        from flax import nnx
+
+        return isinstance(obj, nnx.Module)
+
+    def layer_weights(self, layer) -> dict:
+        return self.own_weights(layer)
+
+    def layer_attrs(self, layer) -> dict:
+        return {"transpose_kernel": getattr(layer, "transpose_kernel", False)}
+
+    def members(self, obj) -> list | None:
+        from flax import nnx
+
+        if isinstance(obj, nnx.Sequential):
+            return list(obj.layers)
+        return list(obj) if isinstance(obj, (nnx.List, list, tuple)) else None
+
+    def mapping(self, obj) -> dict | None:
+        from flax import nnx
+
+        return dict(obj.items()) if isinstance(obj, (nnx.Dict, dict)) else None
+
+    def own_weights(self, obj) -> dict:
+        from flax import nnx
+
+        return {n: np.array(v.get_value()) for n, v in _attributes(obj).items() if isinstance(v, nnx.Variable)}
+
+    def children(self, obj) -> dict:
+        from flax import nnx
+
+        def holds_layers(v):
+            if isinstance(v, dict):
+                v = list(v.values())
+            return isinstance(v, nnx.Module) or isinstance(v, (list, tuple)) and v and all(
+                isinstance(i, nnx.Module) for i in v)
+
+        return {n: v for n, v in _attributes(obj).items() if holds_layers(v)}
+
+
+def _attributes(obj) -> dict:
+    """The public attributes an NNX module instance holds (those its model code assigned)."""
+    from flax import nnx
+
+    if not isinstance(obj, nnx.Module):
+        return {}
+    return {n: v for n, v in vars(obj).items() if not n.startswith("_")}
+
+
+ARRAY_METHODS = ("all any argmax argmin astype at clip conj copy cumprod cumsum diagonal dot flatten item max mean min "
+                 "nonzero prod ravel repeat reshape round sort squeeze std sum swapaxes take trace transpose var view")
+
+C.source = SourceSkeleton(
+    module_classes=frozenset({f"{NNX}Module", "flax.nnx.module.Module"}),
+    containers={f"{NNX}Sequential": "sequential", f"{NNX}List": "list", f"{NNX}Dict": "dict"},
+    parameter_classes={f"{NNX}Param": True, f"{NNX}Variable": False, f"{NNX}BatchStat": False},
+    init_module=f"{NNX}initializers",
+    initializers={f"{JNP}zeros": "zeros", f"{JNP}ones": "ones", "jax.random.normal": "normal",
+                  "jax.random.uniform": "uniform"},
+    tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
+                       "ndim": lambda x: OpCall("Rank", [x]),
+                       "T": lambda x: OpCall("Transpose", [x], {"perm": None}),
+                       "value": lambda x: OpCall("Identity", [x])},
+    tensor_methods=frozenset(ARRAY_METHODS.split()),
+    float_dtypes=frozenset({f"{JNP}float32"}),
+    forward="__call__",
+    weights=NnxWeightSource(),
+    roots=frozenset({"jax"}),
+    init_argument="rngs",
+    random_key=True,
+    mode_arguments=frozenset({"deterministic", "use_running_average"}),
+    data_wrappers=frozenset({f"{NNX}data"}),
+)
