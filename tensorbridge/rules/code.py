@@ -266,6 +266,9 @@ class TargetSkeleton:
     reserved_names: frozenset = frozenset()
     #: attributes the target's layer class owns (`weights`); a model's own attribute of that name is renamed
     reserved_attributes: frozenset = frozenset()
+    #: a Python number as the tensor a tensor function needs (`torch.sqrt(torch.as_tensor(2.0))`), or None when the
+    #: target's functions take numbers
+    scalar_tensor: Callable | None = None
 
     def attribute(self, name: str) -> str:
         """The translation's name for a source attribute `name`."""

@@ -130,7 +130,9 @@ def shape_argument(items):
 
 def expanded_shape(x: ast.expr, sizes: list, shape: Callable) -> ast.expr:
     """The target shape of `x.expand(*sizes)`: each -1 replaced by x's size of that dim (`shape(x)[i]`, counted
-    from the end, as expand aligns trailing dims)."""
+    from the end, as expand aligns trailing dims); a shape given as one expression is taken as it is."""
+    if not isinstance(sizes, list):
+        return sizes  # one shape expression (NumPy's broadcast_to): sizes as they are
     n = len(sizes)
     return ast.Tuple([P.subscript(shape(x), i - n) if known(s) == -1 else s for i, s in enumerate(sizes)], ast.Load())
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import BlockerReport
-from tensorbridge.rules.code import OpCall, Refused, Signature, is_empty_literal, known
+from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, Signature, is_empty_literal, known
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
@@ -694,8 +694,9 @@ class Translator:
         if path in self.src.data_wrappers and len(node.args) == 1 and not node.keywords:
             return self._expr(node.args[0], scope, info)
         if path == "functools.partial" and node.args and self._framework_path(node.args[0]):
-            (args, keywords), _ = self._arguments(node, scope, info)
-            return self._function_as_layer(node, self._framework_path(node.args[0]), args[1:], keywords)
+            bound = ast.Call(node.func, node.args[1:], node.keywords)
+            (args, keywords), _ = self._arguments(bound, scope, info)
+            return self._function_as_layer(node, self._framework_path(node.args[0]), args, keywords)
         if path is not None and path.split(".")[0] in self.roots:
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
@@ -842,6 +843,8 @@ class Translator:
                 first = bound[row.signature.names()[0]]
                 self._overwritten += [first.id] if isinstance(first, ast.Name) else []
             opcall = row.read(bound)
+            if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
+                opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
             return self._write(opcall, node), row.returns
         except Refused as e:
             self._block(node, _short(row.path), str(e))
@@ -852,13 +855,14 @@ class Translator:
         try:
             if writer is None:
                 raise Refused(f"{self.target.framework} has no function for {opcall.op}")
-            placeholders = [v if isinstance(v, list) else ast.Name(f"__input{i}", ast.Load())
-                            for i, v in enumerate(opcall.inputs)]
+            # literals stay themselves, so that a writer can see a number (torch.maximum(x, 0.0) -> torch.clamp)
+            placeholders = [v if isinstance(v, list) or isinstance(v, ast.AST) and known(v) is not NOT_LITERAL
+                            else ast.Name(f"__input{i}", ast.Load()) for i, v in enumerate(opcall.inputs)]
             written = writer.write(OpCall(opcall.op, placeholders, opcall.attrs))
         except Refused as e:
             self._block(node, f"`{ast.unparse(node)}`", str(e))
             return node
-        values = {p.id: v for p, v in zip(placeholders, self._once(opcall.inputs, written)) if not isinstance(p, list)}
+        values = {p.id: v for p, v in zip(placeholders, self._once(opcall.inputs, written)) if isinstance(p, ast.Name)}
         return _Substitute(values).visit(written)
 
     def _once(self, inputs, written) -> list:

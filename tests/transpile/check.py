@@ -15,7 +15,8 @@ from tensorbridge.errors import UnsupportedError
 
 CORPUS = Path(__file__).with_name("corpus_torch.py")
 #: source framework -> the corpus of classes written in it
-CORPORA = {"torch": CORPUS, "keras": Path(__file__).with_name("corpus_keras.py")}
+CORPORA = {"torch": CORPUS, "keras": Path(__file__).with_name("corpus_keras.py"),
+           "flax": Path(__file__).with_name("corpus_flax.py")}
 TOLERANCE = 1e-5
 
 
@@ -66,6 +67,23 @@ def calibrated_keras(model):
     return model
 
 
+def calibrated_flax(model):
+    """Eval mode with norm statistics, scales and zero-initialised weights that are not the identity (seeded)."""
+    from flax import nnx
+
+    rng = np.random.default_rng(1)
+    for path, v in nnx.iter_graph(model):
+        if not isinstance(v, nnx.Variable) or isinstance(v, nnx.RngState):
+            continue
+        name, value = path[-1], np.asarray(v.get_value())
+        if name in ("mean", "bias"):
+            v.set_value(rng.uniform(-1, 1, value.shape).astype("float32"))
+        elif name in ("var", "scale", "std") or (value.ndim <= 3 and not value.any()) or np.all(value == 1):
+            v.set_value(rng.uniform(0.5, 2.0, value.shape).astype("float32"))
+    model.eval()
+    return model
+
+
 def inputs(shapes, dtype, seed=0):
     rng = np.random.default_rng(seed)
     shapes = shapes if isinstance(shapes, list) else [shapes]
@@ -97,6 +115,12 @@ def _source_outputs(source: str, model_cls, args, xs_sets):
         src = calibrated(model_cls(*args))
         with torch.no_grad():
             return src, [_outputs(src(*[torch.from_numpy(x) for x in xs])) for xs in xs_sets]
+    if source == "flax":
+        import jax.numpy as jnp
+        from flax import nnx
+
+        src = calibrated_flax(model_cls(*args, rngs=nnx.Rngs(0)))
+        return src, [_outputs(src(*[jnp.asarray(x) for x in xs])) for xs in xs_sets]
     import keras
 
     keras.utils.set_random_seed(0)

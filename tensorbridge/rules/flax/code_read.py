@@ -113,7 +113,8 @@ def _transposed_pads(a, rank: int):
             low, high = _pad_pairs(padding, rank)[i]
         pad, out = span - 1 - low, high - low
         if pad < 0 or not 0 <= out < max(s, d):
-            raise Refused(f"transposed convolution padding ({low}, {high}) that PyTorch's form cannot express")
+            raise Refused(f"transposed convolution padding ({low}, {high}), which PyTorch's and Keras' form cannot "
+                          "express (it would need a negative output_padding)")
         pads.append(pad)
         extra.append(out)
     return tuple(pads), tuple(extra)
@@ -287,9 +288,12 @@ _fn(f"{JNP}arange", "Range", "start stop=None step=None dtype=None", inputs="", 
     step="step", check=lambda a: only(a, dtype=None))
 _fn(f"{JNP}reshape", "Reshape", "a shape order='C'", inputs="a", shape="shape", check=lambda a: only(a, order="C"))
 _fn(f"{JNP}transpose", "Transpose", "a axes=None", inputs="a", perm="axes")
-for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum")):
     _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None dtype=None out=None keepdims=False", inputs="a",
         axis="axis", keepdims="keepdims", check=lambda a: only(a, dtype=None))
+for _name, _op in (("max", "ReduceMax"), ("min", "ReduceMin")):
+    _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None out=None keepdims=False initial=None where=None",
+        inputs="a", axis="axis", keepdims="keepdims", check=lambda a: only(a, initial=None, where=None))
 
 
 def _method_shape(op: str, attr: str):

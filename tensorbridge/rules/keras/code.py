@@ -197,6 +197,12 @@ C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prel
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 
 
+def _pad_widths(pads, attrs) -> list:
+    """`ops.pad` widths for every axis of a pool's input: the spatial pads, none on the batch and channel axes."""
+    spatial = [[p, p] for p in pads]
+    return [[0, 0]] + spatial + [[0, 0]] if attrs.get("layout") == "channels_last" else [[0, 0], [0, 0]] + spatial
+
+
 def _write_pool(call):
     a, rank = call.attrs, call.attrs["rank"]
     kind = "Max" if call.op == "MaxPool" else "Average"
@@ -211,7 +217,7 @@ def _write_pool(call):
         return _sequential(P.call(f"layers.ZeroPadding{rank}D", a["pads"], **_channels(a)), pool)
     if pads is NOT_LITERAL:
         raise Refused("max-pool padding given by a variable")
-    width = [[0, 0], [0, 0]] + [[p, p] for p in pads]
+    width = _pad_widths(pads, a)
     pad = P.call("layers.Lambda", ast.Lambda(
         ast.arguments(posonlyargs=[], args=[ast.arg("t")], kwonlyargs=[], kw_defaults=[], defaults=[]),
         P.call("ops.pad", P.name("t"), width, constant_values=P.call("float", "-inf"))))
@@ -255,7 +261,7 @@ def _pool_fn(op: str, fn: str):
         if pads is NOT_LITERAL:
             raise Refused("pool padding given by a variable")
         if any(pads):
-            width = [[0, 0], [0, 0]] + [[p, p] for p in pads]
+            width = _pad_widths(pads, a)
             fill = {"constant_values": P.call("float", "-inf")} if op == "MaxPool" else {}
             x = P.call("ops.pad", x, width, **fill)
         return P.call(fn, x, a["kernel_shape"], a["strides"], data_format=a["layout"])

@@ -66,22 +66,24 @@ def _lazy(name: str, size, *args, **kwargs) -> ast.expr:
 
 # -- layers ------------------------------------------------------------------------------------------
 def _conv_padding(a, rank):
-    """torch's padding for the source's: symmetric pads as they are, "same" at stride 1 as "same"."""
+    """torch's padding for the source's: symmetric pads as they are, "same" as "same" at stride 1; None for a
+    strided "same", which the `PadSame` helper computes from the input size."""
     pads = known(a["pads"])
     if pads == "valid":
         return 0
     if pads == "same":
-        if pairs(a["strides"], rank) != (1,) * rank:
-            raise Refused("padding='same' with strides > 1 (the padding then depends on the input size)")
-        return "same"
+        return "same" if pairs(a["strides"], rank) == (1,) * rank else None
     return a["pads"]
 
 
 def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
-    kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(_conv_padding(a, rank)), 0),
+    padding = _conv_padding(a, rank)
+    kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(padding if padding is not None else 0), 0),
                       dilation=(_size(a["dilations"]), 1), groups=(a["group"], 1), bias=(a["bias"], True))
     conv = _lazy(f"Conv{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]), **kwargs)
+    if padding is None:
+        conv = P.call("PadSame", conv)
     return _with_activation(_channels_last(conv, a), a)
 
 
@@ -270,11 +272,26 @@ for _op, _fn_name in (("Relu", "torch.relu"), ("Sigmoid", "torch.sigmoid"), ("Ta
                       ("Erf", "torch.erf"), ("Floor", "torch.floor"), ("Ceil", "torch.ceil"),
                       ("Square", "torch.square"), ("SiLU", "F.silu"), ("Relu6", "F.relu6"),
                       ("HardSigmoid", "F.hardsigmoid"), ("HardSwish", "F.hardswish"), ("Mish", "F.mish"),
-                      ("Softplus", "F.softplus"), ("Max", "torch.maximum"), ("Min", "torch.minimum"),
-                      ("Pow", "torch.pow"), ("MatMul", "torch.matmul"), ("Where", "torch.where")):
+                      ("Softplus", "F.softplus"), ("Pow", "torch.pow"), ("MatMul", "torch.matmul"),
+                      ("Where", "torch.where")):
     C.writes_call(_op, _fn_name)
 for _op, _symbol in (("Add", "+"), ("Sub", "-"), ("Mul", "*"), ("Div", "/")):
     C.writes(_op, f"(the {_symbol} operator)")(lambda c, s=_symbol: P.binop(c.inputs[0], s, c.inputs[1]))
+
+
+def _extremum(op: str, fn: str, bound: str):
+    """torch.maximum / torch.minimum, which take two tensors; with a number, torch.clamp at that bound."""
+    @C.writes(op, fn)
+    def write(c):
+        x, y = c.inputs
+        for tensor, number in ((x, y), (y, x)):
+            if isinstance(known(number), (int, float)):
+                return P.call("torch.clamp", tensor, **{bound: number})
+        return P.call(fn, x, y)
+
+
+_extremum("Max", "torch.maximum", "min")
+_extremum("Min", "torch.minimum", "max")
 C.writes_call("Elu", "F.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "F.leaky_relu", negative_slope="alpha")
 C.writes("Gelu", "F.gelu")(lambda c: P.call("F.gelu", c.inputs[0],
@@ -395,6 +412,20 @@ HELPERS = {
         "        self.layer = layer\n\n"
         "    def forward(self, x):\n"
         "        return self.layer(x.movedim(-1, 1)).movedim(1, -1)\n"),
+    "PadSame": definition(
+        "class PadSame(nn.Module):\n"
+        "    \"\"\"Pads a strided convolution's input as 'same' does in TensorFlow, Keras and Flax: per spatial\n"
+        "    dim a total of max((ceil(n / s) - 1) * s + d * (k - 1) + 1 - n, 0), the odd one at the end.\"\"\"\n\n"
+        "    def __init__(self, layer):\n"
+        "        super().__init__()\n"
+        "        self.layer = layer\n\n"
+        "    def forward(self, x):\n"
+        "        pads = []\n"
+        "        sizes = zip(x.shape[2:], self.layer.kernel_size, self.layer.stride, self.layer.dilation)\n"
+        "        for n, k, s, d in reversed(list(sizes)):\n"
+        "            total = max((-(-n // s) - 1) * s + d * (k - 1) + 1 - n, 0)\n"
+        "            pads += [total // 2, total - total // 2]\n"
+        "        return self.layer(F.pad(x, pads))\n"),
     "OnAxis": definition(
         "class OnAxis(nn.Module):\n"
         "    \"\"\"A norm over axis 1 of (N, C) batches applied along `axis` of a tensor of any rank.\"\"\"\n\n"
@@ -473,6 +504,7 @@ C.skeleton = TargetSkeleton(
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
+    scalar_tensor=lambda value: P.call("torch.as_tensor", value),
     reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
                                    "eval", "to", "type", "float", "double", "half", "cuda", "cpu", "state_dict",
