@@ -1,10 +1,11 @@
-"""The transpiler's benchmark: every corpus class translated PyTorch -> Keras, PyTorch -> Flax NNX and
-Keras -> PyTorch, weights ported, outputs compared.
+"""The transpiler's benchmark: every corpus class translated in each direction (PyTorch -> Keras / Flax NNX,
+Keras -> PyTorch, Flax NNX -> PyTorch / Keras), weights ported, outputs compared.
 
     python -m benchmarks.transpile_bench          # prints the table docs/transpile.md shows
 
 Reports, per direction: classes equal within 1e-5 relative, refused, failing to run or port, and silently wrong
-(must be 0). The corpora are tests/transpile/corpus_torch.py and corpus_keras.py (classes written for this project).
+(must be 0). The corpora are tests/transpile/corpus_torch.py, corpus_keras.py and corpus_flax.py (classes written for
+this project).
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import tempfile
 import time
 from collections import Counter
 
-from tests.transpile import corpus_keras, corpus_torch
+from tests.transpile import corpus_flax, corpus_keras, corpus_torch
 from tests.transpile.check import CORPORA, check, load_module
 
 #: (source, target) -> (label, the source corpus' cases)
 DIRECTIONS = {("torch", "keras"): ("PyTorch → Keras", corpus_torch.CASES),
               ("torch", "flax"): ("PyTorch → Flax NNX", corpus_torch.CASES),
-              ("keras", "torch"): ("Keras → PyTorch", corpus_keras.CASES)}
+              ("keras", "torch"): ("Keras → PyTorch", corpus_keras.CASES),
+              ("flax", "torch"): ("Flax NNX → PyTorch", corpus_flax.CASES),
+              ("flax", "keras"): ("Flax NNX → Keras", corpus_flax.CASES)}
 
 
 def main() -> None:

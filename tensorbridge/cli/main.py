@@ -376,7 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.set_defaults(func=cmd_ops)
 
     t = sub.add_parser("transpile", help="translate model code: PyTorch nn.Module classes into Keras 3 or Flax NNX "
-                       "code, Keras layers into PyTorch code (docs/transpile.md)", parents=[common])
+                       "code, Keras layers into PyTorch code, Flax NNX modules into PyTorch or Keras code "
+                       "(docs/transpile.md)", parents=[common])
     t.add_argument("src", help="a Python module with model classes")
     t.add_argument("--to", required=True, choices=list(TRANSPILE_TARGETS), help="the target framework")
     t.add_argument("-o", "--output", required=True, help="the translated module (.py)")

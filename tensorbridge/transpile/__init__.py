@@ -1,5 +1,6 @@
-"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers or Flax NNX modules, and Keras layers
--> PyTorch modules, source to source, and carry the trained weights over (`port_weights`).
+"""Transpile model code: PyTorch `nn.Module` classes -> Keras 3 layers or Flax NNX modules, Keras layers -> PyTorch
+modules, Flax NNX modules -> PyTorch modules or Keras layers, source to source, and carry the trained weights over
+(`port_weights`).
 
     text = tensorbridge.transpile(open("model.py").read(), to="keras")   # or to="flax"; the source is read
     tensorbridge.transpile.port_weights(torch_model, keras_model)   # keras_model built (called once)

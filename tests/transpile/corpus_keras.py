@@ -844,6 +844,18 @@ class DCGANGenerator(keras.Model):
         return self.up2(x)
 
 
+class StridedSameStem(keras.Model):
+    """Downsampling with strided "same" convolutions, odd and even kernels, as keras.applications' stems do."""
+
+    def __init__(self, filters=6):
+        super().__init__()
+        self.conv1 = layers.Conv2D(filters, 3, strides=2, padding="same", activation="relu")
+        self.conv2 = layers.Conv2D(filters, 4, strides=(2, 3), padding="same", use_bias=False)
+
+    def call(self, x):
+        return self.conv2(self.conv1(x))
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -908,6 +920,7 @@ CASES = [
     ("BagOfEmbeddings", (), (2, 7), "int64"),
     ("ResidualMLPStack", (), (2, 8)),
     ("DCGANGenerator", (), (2, 6)),
+    ("StridedSameStem", (), (2, 11, 9, 3)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
@@ -926,9 +939,9 @@ REFUSED = [
     (HEADER + "class Regularized(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = layers.Dense(4, kernel_regularizer='l2')\n\n    def call(self, x):\n"
      "        return self.fc(x)\n", "kernel_regularizer"),
-    (HEADER + "class StridedSame(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.conv = layers.Conv2D(4, 3, strides=2, padding='same')\n\n    def call(self, x):\n"
-     "        return self.conv(x)\n", "depends on the input size"),
+    (HEADER + "class SamePool(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.pool = layers.MaxPooling2D(2, padding='same')\n\n    def call(self, x):\n"
+     "        return self.pool(x)\n", "depends on the input size"),
     (HEADER + "class Mismatched(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.norm = layers.LayerNormalization(center=False)\n\n    def call(self, x):\n"
      "        return self.norm(x)\n", "both or neither"),

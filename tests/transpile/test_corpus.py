@@ -284,3 +284,16 @@ def test_flax_port_weights_names_the_mismatching_parameter(source_module, tmp_pa
     translated = load_module(tmp_path / "f_mlp.py", "f_mlp")
     with pytest.raises(tb.transpile.weights.PortError, match=r"Mlp\.fc1"):
         tb.transpile.port_weights(source_module.Mlp(16, 32), translated.Mlp(16, 24, rngs=nnx.Rngs(0)))
+
+
+def test_reference_metrics_compare_calls_by_what_they_name():
+    import ast
+
+    from benchmarks.transpile_reference import api_calls, classes, normalized
+    from tensorbridge.transpile.imports import Imports
+
+    one = "import torch.nn as nn\n\n\nclass A(nn.Module):\n    '''Doc.'''\n\n    def f(self):\n        return nn.ReLU()\n"
+    two = "import torch\n\n\nclass A(torch.nn.Module):\n    def f(self):\n        return torch.nn.ReLU()\n"
+    a, b = classes(one)["A"], classes(two)["A"]
+    assert api_calls(a, Imports(ast.parse(one))) == api_calls(b, Imports(ast.parse(two))) == {"torch.nn.ReLU": 1}
+    assert normalized(a) != normalized(b) and "Doc" not in normalized(a)
