@@ -1,5 +1,5 @@
 """The transpiler's benchmark: every corpus class translated in each direction (PyTorch -> Keras / Flax NNX,
-Keras -> PyTorch, Flax NNX -> PyTorch / Keras), weights ported, outputs compared.
+Keras -> PyTorch / Flax NNX, Flax NNX -> PyTorch / Keras), weights ported, outputs compared.
 
     python -m benchmarks.transpile_bench          # prints the table docs/transpile.md shows
 
@@ -22,6 +22,7 @@ from tests.transpile.check import CORPORA, check, load_module
 DIRECTIONS = {("torch", "keras"): ("PyTorch → Keras", corpus_torch.CASES),
               ("torch", "flax"): ("PyTorch → Flax NNX", corpus_torch.CASES),
               ("keras", "torch"): ("Keras → PyTorch", corpus_keras.CASES),
+              ("keras", "flax"): ("Keras → Flax NNX", corpus_keras.CASES),
               ("flax", "torch"): ("Flax NNX → PyTorch", corpus_flax.CASES),
               ("flax", "keras"): ("Flax NNX → Keras", corpus_flax.CASES)}
 

@@ -352,6 +352,18 @@ class Renamed:
         return {self.back[r]: v for r, v in weights.items() if r in self.back}
 
 
+def with_activation(table: CodeTable, layer: ast.expr, attrs, sequential: Callable) -> ast.expr:
+    """`layer` followed by the activation op the source fuses into it (Keras' `activation=`), in the target's
+    sequential container (`sequential(*layers)`)."""
+    act = attrs.get("activation")
+    if act is None:
+        return layer
+    writer = table.layer_writers.get(act.op)
+    if writer is None:
+        raise Refused(f"no {table.framework} layer for the fused activation {act.op}")
+    return sequential(layer, writer.write(act))
+
+
 def definition(source: str) -> Callable[[], ast.stmt]:
     """A helper class or function written with a translation: () -> its parsed definition."""
     return lambda: ast.parse(source).body[0]

@@ -23,7 +23,7 @@ from tensorbridge.transpile.translate import Translator
 from tensorbridge.transpile.weights import port_weights
 
 #: source framework -> the frameworks its code is translated into
-DIRECTIONS = {"torch": ("keras", "flax"), "keras": ("torch",), "flax": ("torch", "keras")}
+DIRECTIONS = {"torch": ("keras", "flax"), "keras": ("torch", "flax"), "flax": ("torch", "keras")}
 SOURCES = tuple(DIRECTIONS)
 TARGETS = tuple(dict.fromkeys(t for targets in DIRECTIONS.values() for t in targets))
 

@@ -142,6 +142,7 @@ def _target_outputs(to: str, dst, xs):
         dst(*xs)  # Keras builds its weights on the first call
     else:
         dst.eval()
+        dst(*xs)  # the Lazy layers of a translation from Keras build theirs on the first call
     return dst, lambda: _outputs(dst(*xs))
 
 

@@ -27,6 +27,7 @@ from tensorbridge.rules.code import (
     pairs,
     softmax_axis,
     value_of,
+    with_activation,
 )
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.numpy_code import (
@@ -72,14 +73,38 @@ def _partial(fn: str, **kwargs) -> ast.expr:
     return P.call("partial", P.name(fn), **kwargs) if kwargs else P.name(fn)
 
 
+def _sized(cls: str, size, named: dict, kwargs: dict, axis=-1) -> ast.expr:
+    """`cls(size, *named values, **kwargs, rngs=rngs)`; when the source leaves the input size to the first call
+    (Keras), `Lazy(partial(cls, **named, **kwargs), rngs=rngs)`, which reads it from axis `axis` of the first input."""
+    if known(size) is not None:
+        return P.call(cls, size, *named.values(), **kwargs, **_rngs())
+    return P.call("Lazy", P.call("partial", P.name(cls), **named, **kwargs), **keywords(axis=(axis, -1)), **_rngs())
+
+
+def _with_activation(layer: ast.expr, attrs) -> ast.expr:
+    return with_activation(C, layer, attrs, lambda *layers: P.call("nnx.Sequential", *layers))
+
+
+def _uniform(value):
+    """A strides or dilation tuple of one repeated int as that int (Flax applies an int to every spatial dim)."""
+    v = known(value)
+    return v[0] if isinstance(v, (tuple, list)) and v and len(set(v)) == 1 and isinstance(v[0], int) else value
+
+
+def _conv_padding(pads):
+    """Flax's padding for the IR's: "same"/"valid" as Flax spells them, symmetric widths as they are."""
+    return known(pads).upper() if isinstance(known(pads), str) else pads
+
+
 # -- layers ------------------------------------------------------------------------------------------
 def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
-    kwargs = keywords(strides=(a["strides"], 1), kernel_dilation=(a["dilations"], 1),
+    kwargs = keywords(strides=(_uniform(a["strides"]), 1), kernel_dilation=(_uniform(a["dilations"]), 1),
                       feature_group_count=(a["group"], 1), use_bias=(value_of(a["bias"]), True))
-    conv = P.call("nnx.Conv", a["in_channels"], a["filters"], _size(a["kernel_shape"], rank), **kwargs,
-                  padding=a["pads"], **_rngs())
-    return _channels_first(conv, a)
+    conv = _sized("nnx.Conv", a["in_channels"], {"out_features": a["filters"],
+                                                 "kernel_size": _size(a["kernel_shape"], rank)},
+                  {**kwargs, "padding": _conv_padding(a["pads"])})
+    return _with_activation(_channels_first(conv, a), a)
 
 
 def _write_conv_transpose(call):
@@ -89,6 +114,15 @@ def _write_conv_transpose(call):
     a, rank = call.attrs, call.attrs["rank"]
     if known(a["group"]) != 1:
         raise Refused("grouped transposed convolution (nnx.ConvTranspose has no groups)")
+    if isinstance(known(a["pads"]), str):  # Keras' "same"/"valid": lax's transposed padding of the same name
+        if known(a.get("output_padding")) is not None:
+            raise Refused("output_padding with padding='same'/'valid'")
+        conv = _sized("nnx.ConvTranspose", a["in_channels"], {"out_features": a["filters"],
+                                                              "kernel_size": _size(a["kernel_shape"], rank)},
+                      {"strides": _uniform(a["strides"]), "padding": _conv_padding(a["pads"]),
+                       **keywords(kernel_dilation=(_uniform(a["dilations"]), 1), use_bias=(value_of(a["bias"]), True)),
+                       "transpose_kernel": True})
+        return _with_activation(_channels_first(conv, a), a)
     sizes = [pairs(a[k], rank) for k in ("kernel_shape", "pads", "dilations", "output_padding")]
     if NOT_LITERAL in sizes:
         raise Refused("transposed convolution whose kernel size, padding, dilation or output padding is a variable "
@@ -96,16 +130,17 @@ def _write_conv_transpose(call):
     kernel, pads, dilations, extra = sizes
     padding = [(d * (k - 1) - p, d * (k - 1) - p + e) for k, p, d, e in zip(kernel, pads, dilations, extra)]
     kwargs = keywords(kernel_dilation=(a["dilations"], 1), use_bias=(value_of(a["bias"]), True))
-    conv = P.call("nnx.ConvTranspose", a["in_channels"], a["filters"], kernel, strides=a["strides"],
-                  padding=padding, **kwargs, transpose_kernel=True, **_rngs())
-    return _channels_first(conv, a)
+    conv = _sized("nnx.ConvTranspose", a["in_channels"], {"out_features": a["filters"], "kernel_size": kernel},
+                  {"strides": a["strides"], "padding": padding, **kwargs, "transpose_kernel": True})
+    return _with_activation(_channels_first(conv, a), a)
 
 
 C.layer("flax.nnx.Conv", "Conv", "", write=_write_conv, from_ir=conv_weights)
 C.layer("flax.nnx.ConvTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=conv_weights)
 C.layer("flax.nnx.Linear", "Dense", "",
-        write=lambda c: P.call("nnx.Linear", c.attrs["in_features"], c.attrs["units"],
-                               **keywords(use_bias=(value_of(c.attrs["bias"]), True)), **_rngs()),
+        write=lambda c: _with_activation(_sized("nnx.Linear", c.attrs["in_features"],
+                                                {"out_features": c.attrs["units"]},
+                                                keywords(use_bias=(value_of(c.attrs["bias"]), True))), c.attrs),
         from_ir=dense_weights)
 
 
@@ -120,8 +155,8 @@ NORM_WEIGHTS = Renamed(scale="scale", bias="B", mean="mean", var="var")
 
 def _write_batch_norm(c):
     a = c.attrs
-    return P.call("nnx.BatchNorm", a["num_features"], axis=a["axis"],
-                  **keywords(momentum=(a["momentum"], 0.99), epsilon=(a["epsilon"], 1e-5)), **_affine(a), **_rngs())
+    return _sized("nnx.BatchNorm", a["num_features"], {}, {"axis": a["axis"], **keywords(
+        momentum=(a["momentum"], 0.99), epsilon=(a["epsilon"], 1e-5)), **_affine(a)}, axis=a["axis"])
 
 
 def _write_layer_norm(c):
@@ -131,7 +166,7 @@ def _write_layer_norm(c):
     size = a["normalized_shape"]
     if isinstance(known(size), (list, tuple)):
         size = known(size)[0]
-    return P.call("nnx.LayerNorm", size, **keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a), **_rngs())
+    return _sized("nnx.LayerNorm", size, {}, {**keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a)})
 
 
 def _write_group_norm(c):
@@ -199,27 +234,39 @@ C.layer("flax.nnx.avg_pool", "AveragePool", "", write=lambda c: _pool("AveragePo
 
 
 def _spatial(attrs) -> tuple:
-    return tuple(range(2, 2 + attrs["rank"]))
+    """The spatial axes of the source's layout."""
+    first = 1 if attrs.get("layout") == "channels_last" else 2
+    return tuple(range(first, first + attrs["rank"]))
 
 
 for _op, _fn_name in (("GlobalAveragePool", "jnp.mean"), ("GlobalMaxPool", "jnp.max")):
     C.layer(f"jax.{_fn_name[4:]}", _op, "",
-            write=lambda c, f=_fn_name: _partial(f, axis=_spatial(c.attrs), keepdims=True))
+            write=lambda c, f=_fn_name: _partial(f, axis=_spatial(c.attrs),
+                                                 **keywords(keepdims=(value_of(c.attrs.get("keepdims", True)), False))))
 
 
 def _upsampled(x: ast.expr, a) -> ast.expr:
     """`x` (N, C, H, W) upsampled by an integer factor: repeated rows and columns, or jax.image.resize's
     bilinear (half-pixel centres, as torch's align_corners=False)."""
     scale = integer_scale(a, "the translation")
+    h, w = _spatial({**a, "rank": 2})
     if known(a["mode"]) == "nearest":
-        return P.call("jnp.repeat", P.call("jnp.repeat", x, scale, axis=2), scale, axis=3)
+        return P.call("jnp.repeat", P.call("jnp.repeat", x, scale, axis=h), scale, axis=w)
     shape = _shape(x)
-    size = ast.Tuple([ast.Starred(P.subscript(shape, P.slice_(None, 2)), ast.Load()),
-                      P.binop(P.subscript(shape, 2), "*", scale), P.binop(P.subscript(shape, 3), "*", scale)],
-                     ast.Load())
+    size = ast.Tuple([P.binop(P.subscript(shape, i), "*", scale) if i in (h, w) else P.subscript(shape, i)
+                      for i in range(4)], ast.Load())
     return P.call("jax.image.resize", x, size, "bilinear")
 
 
+def _zero_padded(x: ast.expr, a) -> ast.expr:
+    """`x` padded with zeros by (before, after) per spatial axis of the source's layout."""
+    spatial = [tuple(value_of(v) for v in pair) for pair in a["pads"]]
+    channels_last = a.get("layout") == "channels_last"
+    return P.call("jnp.pad", x, [(0, 0)] + spatial + [(0, 0)] if channels_last else [(0, 0), (0, 0)] + spatial)
+
+
+C.layer("(a zero padding)", "Pad", "", write=lambda c: _lambda(lambda x: _zero_padded(x, c.attrs), *[
+    v for pair in c.attrs["pads"] for v in pair]))
 C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsampled(x, c.attrs), c.attrs["scale"]))
 
 
@@ -263,6 +310,22 @@ HELPERS = {
         "        self.layer = layer\n\n"
         "    def __call__(self, x):\n"
         "        return jnp.moveaxis(self.layer(jnp.moveaxis(x, 1, -1)), -1, 1)\n"),
+    "Lazy": definition(
+        "class Lazy(nnx.Module):\n"
+        "    \"\"\"A layer whose input size is read from its first input, as Keras builds its layers: call the model\n"
+        "    once (outside jax.jit) before using or porting it. `make(size, rngs=...)` builds the layer.\"\"\"\n\n"
+        "    def __init__(self, make, axis=-1, *, rngs: nnx.Rngs):\n"
+        "        self.make = make\n"
+        "        self.axis = axis\n"
+        "        self.rngs = rngs\n"
+        "        self.layer = nnx.data(None)\n"
+        "        self.use_running_average = None  # set by model.eval() / model.train(), passed on when built\n\n"
+        "    def __call__(self, x):\n"
+        "        if self.layer is None:\n"
+        "            self.layer = self.make(x.shape[self.axis], rngs=self.rngs)\n"
+        "            if self.use_running_average is not None and hasattr(self.layer, 'use_running_average'):\n"
+        "                self.layer.use_running_average = self.use_running_average\n"
+        "        return self.layer(x)\n"),
     "ChannelPReLU": definition(
         "class ChannelPReLU(nnx.Module):\n"
         "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -276,6 +339,10 @@ HELPERS = {
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"
         "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),
 }
+
+#: helper classes holding the layer that has the weights as `.layer`
+WRAPPERS = ("ChannelsFirst", "Lazy")
+
 
 class NnxWeights(WeightPort):
     def owns(self, obj) -> bool:
@@ -299,11 +366,18 @@ class NnxWeights(WeightPort):
     def holders(self, dst) -> list:
         from flax import nnx
 
-        if type(dst).__name__ == "ChannelsFirst":
-            return [dst.layer]
+        if type(dst).__name__ in WRAPPERS and dst.layer is not None:
+            return self.holders(dst.layer)
         if isinstance(dst, nnx.Sequential):
-            return [layer for layer in dst.layers if isinstance(layer, nnx.Module) and self.variables(layer)]
+            return [h for layer in dst.layers if isinstance(layer, nnx.Module) and self.variables(layer)
+                    for h in self.holders(layer)]
         return [dst]
+
+    def unbuilt_hint(self, layer) -> str:
+        from flax import nnx
+
+        lazy = any(type(m).__name__ == "Lazy" and m.layer is None for _, m in nnx.iter_modules(layer))
+        return " (it holds Lazy layers: call the model once to build it)" if lazy else ""
 
     def is_weight(self, obj) -> bool:
         from flax import nnx

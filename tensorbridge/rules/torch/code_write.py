@@ -28,6 +28,7 @@ from tensorbridge.rules.code import (
     keywords,
     known,
     pairs,
+    with_activation,
 )
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 
@@ -39,14 +40,7 @@ def _channels_last(layer: ast.expr, attrs) -> ast.expr:
 
 
 def _with_activation(layer: ast.expr, attrs) -> ast.expr:
-    """`layer` followed by the activation op the source fuses into it (Keras' `activation=`), in an nn.Sequential."""
-    act = attrs.get("activation")
-    if act is None:
-        return layer
-    writer = C.layer_writers.get(act.op)
-    if writer is None:
-        raise Refused(f"no torch layer for the fused activation {act.op}")
-    return P.call("nn.Sequential", layer, writer.write(act))
+    return with_activation(C, layer, attrs, lambda *layers: P.call("nn.Sequential", *layers))
 
 
 def _size(value):
