@@ -39,11 +39,13 @@ def normalized(cls: ast.ClassDef) -> str:
 
 
 def api_calls(cls: ast.ClassDef, imports: Imports) -> Counter:
-    """The framework callables the class calls, by full path."""
+    """The framework callables the class calls, by full path (`partial(nnx.Conv, ...)` calls nnx.Conv)."""
     calls = Counter()
     for node in ast.walk(cls):
         if isinstance(node, ast.Call):
             path = imports.path(node.func)
+            if path == "functools.partial" and node.args:
+                path = imports.path(node.args[0])
             if path and path.split(".")[0] in FRAMEWORK_ROOTS:
                 calls[path] += 1
     return calls

@@ -565,12 +565,13 @@ class Translator:
                 return node, scope.kinds[node.id]
             if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
                 return node, PYTHON
+            path = self._framework_path(node)
             if node.id == self.src.init_argument:
                 self._block(node, node.id, f"{node.id} used other than passed on to the layers (random numbers "
                                            "drawn outside weight initialisation are not translated)")
-            elif self._framework_path(node):
-                if self.functions.find(self._framework_path(node)) is not None:
-                    return self._function_as_layer(node, self._framework_path(node), [], [])
+            elif path and self.functions.find(path) is not None:
+                return self._function_as_layer(node, path, [], [])
+            elif path:
                 self._block(node, f"name {node.id}", "a framework object used as a value")
             return node, UNKNOWN
         if isinstance(node, ast.Attribute):
