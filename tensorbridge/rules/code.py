@@ -393,6 +393,23 @@ def only(args: dict, **supported) -> None:
             raise Refused(f"{name}={given} (only {value!r} is translated)")
 
 
+def required(args: dict, *names) -> None:
+    """Refuse a call that leaves out arguments the translation needs (NumPy's one-argument `where`)."""
+    for name in names:
+        if known(args[name]) is None:
+            raise Refused(f"{name} is required by the translation")
+
+
+def held_layers(attributes: dict, is_layer: Callable) -> dict:
+    """The attributes that hold a layer, or a non-empty list, tuple or dict of layers (for WeightSource.children)."""
+    def holds(v):
+        if isinstance(v, dict):
+            v = list(v.values())
+        return is_layer(v) or isinstance(v, (list, tuple)) and v and all(is_layer(i) for i in v)
+
+    return {n: v for n, v in attributes.items() if holds(v)}
+
+
 def value_of(v):
     """A literal argument's Python value, else the expression itself (for writing it back)."""
     return known(v) if known(v) is not NOT_LITERAL else v

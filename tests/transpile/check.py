@@ -58,13 +58,20 @@ def calibrated_keras(model):
     """Built Keras model whose norm statistics, scales and zero-initialised weights are not the identity (seeded)."""
     rng = np.random.default_rng(1)
     for v in model.weights:
-        name, shape = v.name, tuple(v.shape)
-        if name == "moving_mean" or name in ("beta", "bias"):
-            v.assign(rng.uniform(-1, 1, shape).astype("float32"))
-        elif name in ("moving_variance", "gamma") or (len(shape) <= 3 and not np.asarray(v).any()) or \
-                np.all(np.asarray(v) == 1):
-            v.assign(rng.uniform(0.5, 2.0, shape).astype("float32"))
+        value = _calibrated(v.name, np.asarray(v), rng, ("moving_mean", "beta", "bias"), ("moving_variance", "gamma"))
+        if value is not None:
+            v.assign(value)
     return model
+
+
+def _calibrated(name: str, value: np.ndarray, rng, offsets, scales):
+    """A seeded non-trivial value for a weight named as an offset (in [-1, 1]) or a scale (in [0.5, 2]), and for a
+    small weight initialised to zeros or ones (LayerScale, class tokens); None to keep it."""
+    if name in offsets:
+        return rng.uniform(-1, 1, value.shape).astype("float32")
+    if name in scales or (value.ndim <= 3 and not value.any()) or np.all(value == 1):
+        return rng.uniform(0.5, 2.0, value.shape).astype("float32")
+    return None
 
 
 def calibrated_flax(model):
@@ -75,11 +82,9 @@ def calibrated_flax(model):
     for path, v in nnx.iter_graph(model):
         if not isinstance(v, nnx.Variable) or isinstance(v, nnx.RngState):
             continue
-        name, value = path[-1], np.asarray(v.get_value())
-        if name in ("mean", "bias"):
-            v.set_value(rng.uniform(-1, 1, value.shape).astype("float32"))
-        elif name in ("var", "scale", "std") or (value.ndim <= 3 and not value.any()) or np.all(value == 1):
-            v.set_value(rng.uniform(0.5, 2.0, value.shape).astype("float32"))
+        value = _calibrated(path[-1], np.asarray(v.get_value()), rng, ("mean", "bias"), ("var", "scale", "std"))
+        if value is not None:
+            v.set_value(value)
     model.eval()
     return model
 

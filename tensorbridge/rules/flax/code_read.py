@@ -22,10 +22,12 @@ from tensorbridge.rules.code import (
     Refused,
     SourceSkeleton,
     WeightSource,
+    held_layers,
     known,
     only,
     pairs,
     read_gelu,
+    required,
 )
 from tensorbridge.rules.flax.code import NORM_WEIGHTS, C
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, shape_argument
@@ -276,7 +278,7 @@ _fn(f"{JNP}split", "Split", "ary indices_or_sections axis=0", inputs="ary", retu
     sections="indices_or_sections", axis="axis")
 _fn(f"{JNP}einsum", "Einsum", "subscripts *operands", inputs="operands", equation="subscripts")
 _fn(f"{JNP}where", "Where", "condition x=None y=None", inputs="condition x y",
-    check=lambda a: _required(a, "x", "y"))
+    check=lambda a: required(a, "x", "y"))
 _fn(f"{JNP}clip", "Clip", "arr=None min=None max=None", inputs="arr", min="min", max="max")
 _fn(f"{JNP}tril", "Tril", "m k=0", inputs="m", k="k")
 _fn(f"{JNP}broadcast_to", "Expand", "array shape", inputs="array", sizes="shape")
@@ -333,12 +335,6 @@ C.function(f"{NNX}avg_pool", "AveragePool", "inputs window_shape strides=None pa
            read=_pool("AveragePool"))
 
 
-def _required(a, *names):
-    for name in names:
-        if known(a[name]) is None:
-            raise Refused(f"{name} is required by the translation")
-
-
 # -- how Flax NNX model code is recognised -------------------------------------------------------------
 class NnxWeightSource(WeightSource):
     def owns(self, obj) -> bool:
@@ -372,13 +368,7 @@ class NnxWeightSource(WeightSource):
     def children(self, obj) -> dict:
         from flax import nnx
 
-        def holds_layers(v):
-            if isinstance(v, dict):
-                v = list(v.values())
-            return isinstance(v, nnx.Module) or isinstance(v, (list, tuple)) and v and all(
-                isinstance(i, nnx.Module) for i in v)
-
-        return {n: v for n, v in _attributes(obj).items() if holds_layers(v)}
+        return held_layers(_attributes(obj), lambda v: isinstance(v, nnx.Module))
 
 
 def _attributes(obj) -> dict:

@@ -20,9 +20,11 @@ from tensorbridge.rules.code import (
     Refused,
     SourceSkeleton,
     WeightSource,
+    held_layers,
     known,
     only,
     read_gelu,
+    required,
 )
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir
@@ -318,7 +320,7 @@ _fn("keras.ops.split", "Split", "x indices_or_sections axis=0", returns="tensors
     axis="axis")
 _fn("keras.ops.einsum", "Einsum", "subscripts *operands", inputs="operands", equation="subscripts")
 _fn("keras.ops.where", "Where", "condition x1=None x2=None", inputs="condition x1 x2",
-    check=lambda a: _required(a, "x1", "x2"))
+    check=lambda a: required(a, "x1", "x2"))
 _fn("keras.ops.clip", "Clip", "x x_min x_max", min="x_min", max="x_max")
 _fn("keras.ops.tril", "Tril", "x k=0", k="k")
 _fn("keras.ops.broadcast_to", "Expand", "x shape", sizes="shape")
@@ -341,12 +343,6 @@ C.function("keras.ops.normalize", "LpNormalize", "x axis=-1 order=2 epsilon=None
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(_ops(_name), _op, "x axis=None keepdims=False" + (" initial=None" if _name in ("max", "min") else ""),
         axis="axis", keepdims="keepdims", check=(lambda a: only(a, initial=None)) if _name in ("max", "min") else None)
-
-
-def _required(a, *names):
-    for name in names:
-        if known(a[name]) is None:
-            raise Refused(f"{name} is required by the translation")
 
 
 # -- how Keras model code is recognised --------------------------------------------------------------
@@ -377,13 +373,7 @@ class KerasWeightSource(WeightSource):
     def children(self, obj) -> dict:
         import keras
 
-        def holds_layers(v):
-            if isinstance(v, dict):
-                v = list(v.values())
-            return isinstance(v, keras.layers.Layer) or isinstance(v, (list, tuple)) and v and all(
-                isinstance(i, keras.layers.Layer) for i in v)
-
-        return {n: v for n, v in _attributes(obj).items() if holds_layers(v)}
+        return held_layers(_attributes(obj), lambda v: isinstance(v, keras.layers.Layer))
 
 
 def _attributes(obj) -> dict:
