@@ -54,3 +54,32 @@ def stacked(imp, x, mode: str, parts: list, hidden: int, directions: int) -> tup
         last_h.append(outs[1])
         last_c.append(outs[2] if mode == "lstm" else None)
     return y, last_h, last_c
+
+
+# -- recurrent layers of model code (the transpiler: rules/code.py) ----------------------------------------------
+#: a recurrent layer of model code as an IR op: `hidden_size`, `num_layers`, `bidirectional`, `batch_first`, `bias`,
+#: `dropout` (between layers), `activation` (RNN); its weights per layer l are ONNX's tensors of one op:
+#: W{l} (directions, gates x hidden, input), R{l} (directions, gates x hidden, hidden), B{l} (directions,
+#: 2 x gates x hidden: the input biases, then the recurrent ones), the gates in the IR's order
+CODE_MODE = {"LSTM": "lstm", "GRU": "gru", "RNN": "rnn_tanh"}
+
+
+def gate_blocks(a: np.ndarray, order: list[int], axis: int = 0) -> np.ndarray:
+    """The equal gate blocks of `a` along `axis`, picked in `order`."""
+    blocks = np.split(a, len(order), axis=axis)
+    return np.concatenate([blocks[i] for i in order], axis=axis)
+
+
+def code_layers(weights: dict) -> list[tuple]:
+    """(W, R, B or None) per layer of a recurrent layer's IR weights."""
+    out = []
+    while f"W{len(out)}" in weights:
+        n = len(out)
+        out.append((weights[f"W{n}"], weights[f"R{n}"], weights.get(f"B{n}")))
+    return out
+
+
+def code_op(weights: dict) -> str:
+    """Which recurrent op ("LSTM", "GRU", "RNN") the IR weights are of, from their gate count."""
+    w, r = weights["W0"], weights["R0"]
+    return {4: "LSTM", 3: "GRU", 1: "RNN"}[w.shape[1] // r.shape[2]]

@@ -108,7 +108,7 @@ class _Porter:
                             f"{self.port.unbuilt_hint(dst) if not holders else ''}")
         layer = holders[0]
         for name, array in target_arrays.items():
-            variable = getattr(layer, name, None)
+            variable = _find(layer, name)
             if variable is None:
                 raise PortError(f"{path}: the target layer {type(layer).__name__} has no weight {name!r}"
                                 f"{self.port.unbuilt_hint(layer)}")
@@ -122,3 +122,15 @@ class _Porter:
             raise PortError(f"{path}: source shape {tuple(array.shape)}, target shape {shape}")
         self.port.assign(variable, array)
         self.assigned.add(id(variable))
+
+
+def _find(layer, path: str):
+    """The attribute at a dotted `path` ("stack.0.cell.kernel": list items by index) of `layer`, else None."""
+    for part in path.split("."):
+        if part.isdigit() and isinstance(layer, (list, tuple)) or hasattr(layer, "__getitem__") and part.isdigit():
+            layer = layer[int(part)]
+        else:
+            layer = getattr(layer, part, None)
+        if layer is None:
+            return None
+    return layer

@@ -1099,6 +1099,10 @@ CASES = [
     ("PReLUConvNet", (), (2, 3, 6, 6)),
     ("ClassTokenEncoder", (), (2, 5, 8)),
     ("NamedFeatures", (), (2, 3, 8, 8)),
+    ("LSTMTagger", (), (2, 7), "int64"),
+    ("LSTMSentiment", (), (2, 6, 8)),
+    ("GRUEncoder", (), (6, 2, 8)),
+    ("ReluRNN", (), (2, 5, 6)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1148,6 +1152,58 @@ class NamedFeatures(nn.Module):
         return self.classifier(torch.flatten(F.adaptive_avg_pool2d(self.features(x), 1), 1))
 
 
+class LSTMTagger(nn.Module):
+    """A sequence tagger: embeddings, a two-layer bidirectional LSTM (batch first), a tag per token."""
+
+    def __init__(self, vocab=40, dim=12, hidden=10, tags=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.lstm = nn.LSTM(dim, hidden, num_layers=2, batch_first=True, bidirectional=True, dropout=0.2)
+        self.tagger = nn.Linear(2 * hidden, tags)
+
+    def forward(self, tokens):
+        out, _ = self.lstm(self.embed(tokens))
+        return self.tagger(out)
+
+
+class LSTMSentiment(nn.Module):
+    """A classifier on the final hidden states of both directions of the last layer."""
+
+    def __init__(self, dim=8, hidden=12, classes=3):
+        super().__init__()
+        self.lstm = nn.LSTM(dim, hidden, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(2 * hidden, classes)
+
+    def forward(self, x):
+        _, (h, c) = self.lstm(x)
+        return self.fc(torch.cat([h[-2], h[-1]], dim=1)) + c.mean()
+
+
+class GRUEncoder(nn.Module):
+    """A time-major GRU (PyTorch's default layout) whose last layer's final state is the encoding."""
+
+    def __init__(self, dim=8, hidden=16, layers=2):
+        super().__init__()
+        self.gru = nn.GRU(dim, hidden, layers)
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        out, h = self.gru(x)
+        return torch.tanh(self.proj(h[-1])) + out[-1]
+
+
+class ReluRNN(nn.Module):
+    """An Elman RNN with ReLU, its outputs averaged over time."""
+
+    def __init__(self, dim=6, hidden=8):
+        super().__init__()
+        self.rnn = nn.RNN(dim, hidden, nonlinearity="relu", batch_first=True)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return out.mean(dim=1)
+
+
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 REFUSED = [
@@ -1165,8 +1221,8 @@ REFUSED = [
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        z = y\n"
      "        y += 1\n        return z\n", "refers to the same tensor"),
     (HEADER + "class Recurrent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.lstm = nn.LSTM(4, 8, batch_first=True)\n\n    def forward(self, x):\n"
-     "        out, _ = self.lstm(x)\n        return out\n", "torch.nn.LSTM"),
+     "        self.lstm = nn.LSTM(4, 8, batch_first=True, proj_size=4)\n\n    def forward(self, x):\n"
+     "        out, _ = self.lstm(x)\n        return out\n", "proj_size"),
     (HEADER + "class Unknown(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        return torch.fft.rfft(x).abs()\n", "torch.fft.rfft"),
     (HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

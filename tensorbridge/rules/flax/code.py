@@ -30,6 +30,8 @@ from tensorbridge.rules.code import (
     with_activation,
 )
 from tensorbridge.rules.flax.base import R
+from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
+from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     conv_weights,
     dense_weights,
@@ -212,6 +214,8 @@ C.layer("flax.nnx.gelu", "Gelu", "", write=lambda c: _partial("nnx.gelu", **_gel
 C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
         write=lambda c: _partial("nnx.leaky_relu", negative_slope=c.attrs["alpha"]))
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
+for _op in ("LSTM", "GRU", "RNN"):
+    C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))
@@ -339,6 +343,7 @@ HELPERS = {
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"
         "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),
 }
+HELPERS.update(RECURRENT_HELPERS)
 
 #: helper classes holding the layer that has the weights as `.layer`
 WRAPPERS = ("ChannelsFirst", "Lazy")

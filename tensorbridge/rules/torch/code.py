@@ -21,6 +21,7 @@ from tensorbridge.rules.code import (
     known,
     only,
 )
+from tensorbridge.rules.recurrent import CODE_MODE, reorder
 from tensorbridge.rules.torch.base import R
 
 C = R.code = CodeTable("torch")
@@ -111,6 +112,45 @@ def _embedding(a):
 C.layer(f"{NN}Embedding", "Embedding", "num_embeddings embedding_dim padding_idx=None max_norm=None "
         "norm_type=2.0 scale_grad_by_freq=False sparse=False", read=_embedding,
         to_ir=EMBEDDING_WEIGHTS.to_ir)
+def _recurrent(op):
+    def read(a):
+        only(a, **({"proj_size": 0} if op == "LSTM" else {}))
+        attrs = {"input_size": a["input_size"], "hidden_size": a["hidden_size"], "num_layers": a["num_layers"],
+                 "bias": a["bias"], "batch_first": a["batch_first"], "dropout": a["dropout"],
+                 "bidirectional": a["bidirectional"]}
+        if op == "RNN":
+            if known(a["nonlinearity"]) not in ("tanh", "relu"):
+                raise Refused("nonlinearity given by a variable")
+            attrs["activation"] = known(a["nonlinearity"])
+        return OpCall(op, attrs=attrs)
+    return read
+
+
+def _recurrent_to_ir(op):
+    """nn.LSTM/GRU/RNN parameters (weight_ih_l0, ..._reverse; cuDNN gate order) -> W{l}, R{l}, B{l}."""
+    mode = CODE_MODE[op]
+
+    def to_ir(w, attrs):
+        out, layer = {}, 0
+        while f"weight_ih_l{layer}" in w:
+            suffixes = [f"_l{layer}", f"_l{layer}_reverse"][:2 if f"weight_ih_l{layer}_reverse" in w else 1]
+            hidden = w[f"weight_hh_l{layer}"].shape[1]
+            stack = {name: np.stack([reorder(w[name + s], mode, hidden) for s in suffixes])
+                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh") if name + suffixes[0] in w}
+            out[f"W{layer}"], out[f"R{layer}"] = stack["weight_ih"], stack["weight_hh"]
+            if "bias_ih" in stack:
+                out[f"B{layer}"] = np.concatenate([stack["bias_ih"], stack["bias_hh"]], axis=1)
+            layer += 1
+        return out
+    return to_ir
+
+
+RECURRENT_ARGS = "input_size hidden_size num_layers=1 {}bias=True batch_first=False dropout=0.0 bidirectional=False"
+C.layer(f"{NN}LSTM", "LSTM", RECURRENT_ARGS.format("") + " proj_size=0", read=_recurrent("LSTM"),
+        to_ir=_recurrent_to_ir("LSTM"))
+C.layer(f"{NN}GRU", "GRU", RECURRENT_ARGS.format(""), read=_recurrent("GRU"), to_ir=_recurrent_to_ir("GRU"))
+C.layer(f"{NN}RNN", "RNN", RECURRENT_ARGS.format("nonlinearity='tanh' "), read=_recurrent("RNN"),
+        to_ir=_recurrent_to_ir("RNN"))
 C.layer(f"{NN}Dropout", "Dropout", "p=0.5 inplace=False", read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
 for _n in (1, 2, 3):
     C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",

@@ -1,0 +1,105 @@
+"""Recurrent layers of model code in Flax NNX (rules/code.py): PyTorch's nn.LSTM / nn.GRU / nn.RNN written as a
+`TorchRecurrent` helper module over `nnx.RNN` with an `nnx.LSTMCell` / `BiasedGRUCell` / `nnx.SimpleCell`, which
+keeps PyTorch's call (`output, (h_n, c_n) = lstm(x)`) so the code around it stays as written, and the IR weights
+(rules/recurrent.py) into the cells' dense layers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import OpCall, Refused, definition, keywords, known, value_of
+from tensorbridge.rules.recurrent import code_layers, code_op, gate_blocks
+
+CELL = {"LSTM": "nnx.LSTMCell", "GRU": "BiasedGRUCell", "RNN": "nnx.SimpleCell"}
+#: nnx.LSTMCell's dense layers per IR gate block (i o f c): input ones, then recurrent ones (which hold the bias)
+LSTM_GATES = (("ii", "hi"), ("io", "ho"), ("if_", "hf"), ("ig", "hg"))
+#: the IR's GRU gate blocks (z r h) in nnx.GRUCell's order (r z n)
+GRU_ORDER = [1, 0, 2]
+
+HELPERS = {"TorchRecurrent": definition(
+    "class TorchRecurrent(nnx.Module):\n"
+    "    \"\"\"PyTorch's nn.LSTM / nn.GRU / nn.RNN over nnx.RNN with an nnx cell class (`cell`): `num_layers`\n"
+    "    stacked, each optionally bidirectional, dropout between layers. Returns the output sequence and the final\n"
+    "    hidden state (LSTM: and cell state) of every layer and direction, stacked as (layers x directions,\n"
+    "    batch, hidden).\"\"\"\n"
+    "\n"
+    "    def __init__(self, cell, input_size, hidden_size, num_layers=1, bidirectional=False, batch_first=False,\n"
+    "                 dropout=0.0, *, rngs: nnx.Rngs):\n"
+    "        self.batch_first = batch_first\n"
+    "        stack = []\n"
+    "        for i in range(num_layers):\n"
+    "            size = input_size if i == 0 else hidden_size * (2 if bidirectional else 1)\n"
+    "            rnns = [nnx.RNN(cell(size, hidden_size, rngs=rngs), return_carry=True)\n"
+    "                    for _ in range(2 if bidirectional else 1)]\n"
+    "            stack.append(nnx.Bidirectional(*rnns, return_carry=True) if bidirectional else rnns[0])\n"
+    "        self.stack = nnx.List(stack)\n"
+    "        self.dropout = nnx.Dropout(dropout, rngs=rngs)\n"
+    "\n"
+    "    def __call__(self, x):\n"
+    "        x = x if self.batch_first else jnp.swapaxes(x, 0, 1)\n"
+    "        hidden, cell = [], []\n"
+    "        for i, layer in enumerate(self.stack):\n"
+    "            if i:\n"
+    "                x = self.dropout(x)\n"
+    "            carry, x = layer(x)\n"
+    "            for state in carry if isinstance(layer, nnx.Bidirectional) else (carry,):\n"
+    "                if isinstance(state, tuple):  # an LSTM's carry: (c, h)\n"
+    "                    cell.append(state[0])\n"
+    "                    state = state[1]\n"
+    "                hidden.append(state)\n"
+    "        x = x if self.batch_first else jnp.swapaxes(x, 0, 1)\n"
+    "        return (x, (jnp.stack(hidden), jnp.stack(cell))) if cell else (x, jnp.stack(hidden))\n"),
+    "BiasedGRUCell": definition(
+        "class BiasedGRUCell(nnx.GRUCell):\n"
+        "    \"\"\"nnx.GRUCell with a bias on its recurrent product too, inside the reset gate's product as in\n"
+        "    PyTorch's and Keras' GRU.\"\"\"\n"
+        "\n"
+        "    def __init__(self, in_features, hidden_features, *, rngs: nnx.Rngs):\n"
+        "        super().__init__(in_features, hidden_features, rngs=rngs)\n"
+        "        self.dense_h = nnx.Linear(hidden_features, 3 * hidden_features,\n"
+        "                                  kernel_init=nnx.initializers.orthogonal(), rngs=rngs)\n")}
+
+
+def write_recurrent(c: OpCall) -> ast.expr:
+    """`TorchRecurrent(nnx.LSTMCell, input_size, hidden_size, ..., rngs=rngs)`."""
+    a = c.attrs
+    if known(a["bias"]) is not True:
+        raise Refused(f"{CELL[c.op]} always has biases (only bias=True is translated)")
+    cell = P.name(CELL[c.op])
+    if a.get("activation", "tanh") != "tanh":
+        cell = P.call("partial", cell, activation_fn=P.name(f"nnx.{a['activation']}"))
+    options = keywords(num_layers=(value_of(a["num_layers"]), 1), bidirectional=(value_of(a["bidirectional"]), False),
+                       batch_first=(value_of(a["batch_first"]), False), dropout=(value_of(a["dropout"]), 0.0))
+    return P.call("TorchRecurrent", cell, a["input_size"], a["hidden_size"], **options, rngs=P.name("rngs"))
+
+
+def recurrent_weights(w: dict, attrs) -> dict:
+    """W{l}, R{l}, B{l} -> `stack.{l}[.forward_rnn|.backward_rnn].cell.<dense>.kernel|bias`: input kernels and
+    recurrent ones as (in, out); LSTM and SimpleCell: the two biases summed into the one the cell has."""
+    op = code_op(w)
+    out = {}
+    for layer, (kernels, recurrent, biases) in enumerate(code_layers(w)):
+        directions, hidden = kernels.shape[0], recurrent.shape[2]
+        for d in range(directions):
+            cell = f"stack.{layer}." + (("forward_rnn.", "backward_rnn.")[d] if directions == 2 else "") + "cell."
+            given, held = np.split(biases[d], 2)
+            if op == "LSTM":
+                for k, (i, h) in enumerate(LSTM_GATES):
+                    block = slice(k * hidden, (k + 1) * hidden)
+                    out[f"{cell}{i}.kernel"] = kernels[d][block].T
+                    out[f"{cell}{h}.kernel"] = recurrent[d][block].T
+                    out[f"{cell}{h}.bias"] = given[block] + held[block]
+            else:
+                order = GRU_ORDER if op == "GRU" else [0]
+                out[f"{cell}dense_i.kernel"] = gate_blocks(kernels[d], order).T
+                out[f"{cell}dense_h.kernel"] = gate_blocks(recurrent[d], order).T
+                if op == "GRU":
+                    out[f"{cell}dense_i.bias"] = gate_blocks(given, order)
+                    out[f"{cell}dense_h.bias"] = gate_blocks(held, order)
+                else:
+                    out[f"{cell}dense_i.bias"] = given + held
+    return out
