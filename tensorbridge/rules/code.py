@@ -111,6 +111,8 @@ class LayerRow:
     from_ir: Callable | None = None
     #: the argument that makes a call of the layer overwrite its input ("inplace")
     inplace: str | None = None
+    #: arguments that take a layer the row wraps (Keras' Bidirectional): read by the source's rows into an OpCall
+    layer_arguments: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -288,8 +290,8 @@ class CodeTable:
         self.function_writers: dict[str, FunctionRow] = {}
 
     def layer(self, path: str, op: str, signature: str, read=None, write=None, to_ir=None, from_ir=None,
-              inplace=None) -> LayerRow:
-        row = LayerRow(path, op, Signature.parse(signature), read, write, to_ir, from_ir, inplace)
+              inplace=None, layer_arguments=()) -> LayerRow:
+        row = LayerRow(path, op, Signature.parse(signature), read, write, to_ir, from_ir, inplace, layer_arguments)
         if read:
             self.layers[path] = row
         if write:

@@ -813,10 +813,12 @@ class Translator:
             return node, UNKNOWN
 
     def _layer_call(self, node: ast.Call, row, scope, info) -> ast.expr:
-        args, _ = self._arguments(node, scope, info)
-        call = ast.Call(node.func, *args)
         try:
-            bound = row.signature.bind(call)
+            if row.layer_arguments:
+                bound = self._with_layer_arguments(node, row, scope, info)
+            else:
+                args, _ = self._arguments(node, scope, info)
+                bound = row.signature.bind(ast.Call(node.func, *args))
             opcall = row.read(bound)
             writer = self.target.layer_writers.get(opcall.op)
             if writer is None:
@@ -827,6 +829,21 @@ class Translator:
         except Refused as e:
             self._block(node, _short(row.path), str(e))
             return node
+
+    def _with_layer_arguments(self, node: ast.Call, row, scope, info) -> dict:
+        """The bound arguments of a layer that wraps another (`layer_arguments`): the wrapped layer's construction
+        read by its own row into an OpCall, the other arguments translated."""
+        bound = row.signature.bind(node)
+        for name, value in bound.items():
+            if name not in row.layer_arguments:
+                bound[name] = self._expr(value, scope, info)[0] if isinstance(value, ast.AST) else value
+                continue
+            inner = self.layers.find(self.imports.path(value.func)) if isinstance(value, ast.Call) else None
+            if inner is None:
+                raise Refused(f"{name}= must be a layer constructed in place (one with a translation)")
+            args, _ = self._arguments(value, scope, info)
+            bound[name] = inner.read(inner.signature.bind(ast.Call(value.func, *args)))
+        return bound
 
     def _function_call(self, node: ast.Call, path: str, scope, info, receiver=None):
         row = self.functions.find(path)

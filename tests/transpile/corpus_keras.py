@@ -856,6 +856,60 @@ class StridedSameStem(keras.Model):
         return self.conv2(self.conv1(x))
 
 
+class LSTMTagger(keras.Model):
+    """A sequence tagger: embeddings, two stacked bidirectional LSTMs, a tag per token."""
+
+    def __init__(self, vocab=40, dim=12, hidden=10, tags=5, **kwargs):
+        super().__init__(**kwargs)
+        self.embed = layers.Embedding(vocab, dim)
+        self.encoders = [layers.Bidirectional(layers.LSTM(hidden, return_sequences=True)) for _ in range(2)]
+        self.tagger = layers.Dense(tags)
+
+    def call(self, tokens):
+        x = self.embed(tokens)
+        for encoder in self.encoders:
+            x = encoder(x)
+        return self.tagger(x)
+
+
+class LSTMSentiment(keras.Model):
+    """A classifier on the final hidden states of both directions."""
+
+    def __init__(self, hidden=12, classes=3, **kwargs):
+        super().__init__(**kwargs)
+        self.lstm = layers.Bidirectional(layers.LSTM(hidden, return_state=True))
+        self.fc = layers.Dense(classes)
+
+    def call(self, x):
+        _, forward_h, forward_c, backward_h, backward_c = self.lstm(x)
+        return self.fc(ops.concatenate([forward_h, backward_h], axis=-1)) + ops.mean(forward_c + backward_c)
+
+
+class GRUEncoder(keras.Model):
+    """Two GRUs; the second's final state is the encoding."""
+
+    def __init__(self, hidden=16, **kwargs):
+        super().__init__(**kwargs)
+        self.first = layers.GRU(hidden, return_sequences=True)
+        self.second = layers.GRU(hidden, return_state=True)
+        self.proj = layers.Dense(hidden, activation="tanh")
+
+    def call(self, x):
+        last, state = self.second(self.first(x))
+        return self.proj(state) + last
+
+
+class ReluRNN(keras.Model):
+    """An Elman RNN with ReLU, its outputs averaged over time."""
+
+    def __init__(self, hidden=8, **kwargs):
+        super().__init__(**kwargs)
+        self.rnn = layers.SimpleRNN(hidden, activation="relu", return_sequences=True)
+
+    def call(self, x):
+        return ops.mean(self.rnn(x), axis=1)
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -921,6 +975,10 @@ CASES = [
     ("ResidualMLPStack", (), (2, 8)),
     ("DCGANGenerator", (), (2, 6)),
     ("StridedSameStem", (), (2, 11, 9, 3)),
+    ("LSTMTagger", (), (2, 7), "int64"),
+    ("LSTMSentiment", (), (2, 6, 8)),
+    ("GRUEncoder", (), (2, 6, 8)),
+    ("ReluRNN", (), (2, 5, 6)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
@@ -945,4 +1003,7 @@ REFUSED = [
     (HEADER + "class Mismatched(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.norm = layers.LayerNormalization(center=False)\n\n    def call(self, x):\n"
      "        return self.norm(x)\n", "both or neither"),
+    (HEADER + "class RecurrentDropout(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.lstm = layers.LSTM(4, recurrent_dropout=0.2)\n\n    def call(self, x):\n"
+     "        return self.lstm(x)\n", "recurrent_dropout"),
 ]

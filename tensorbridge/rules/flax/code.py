@@ -347,6 +347,8 @@ HELPERS.update(RECURRENT_HELPERS)
 
 #: helper classes holding the layer that has the weights as `.layer`
 WRAPPERS = ("ChannelsFirst", "Lazy")
+#: helper classes that build their layer on the first call -> the attribute that is empty until then
+BUILT_ON_FIRST_CALL = {"Lazy": "layer", "KerasRecurrent": "stack"}
 
 
 class NnxWeights(WeightPort):
@@ -381,8 +383,9 @@ class NnxWeights(WeightPort):
     def unbuilt_hint(self, layer) -> str:
         from flax import nnx
 
-        lazy = any(type(m).__name__ == "Lazy" and m.layer is None for _, m in nnx.iter_modules(layer))
-        return " (it holds Lazy layers: call the model once to build it)" if lazy else ""
+        lazy = any(type(m).__name__ in BUILT_ON_FIRST_CALL and not getattr(m, BUILT_ON_FIRST_CALL[type(m).__name__])
+                   for _, m in nnx.iter_modules(layer))
+        return " (it holds layers built on the first call: call the model once to build it)" if lazy else ""
 
     def is_weight(self, obj) -> bool:
         from flax import nnx

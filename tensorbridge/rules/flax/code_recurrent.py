@@ -1,7 +1,8 @@
-"""Recurrent layers of model code in Flax NNX (rules/code.py): PyTorch's nn.LSTM / nn.GRU / nn.RNN written as a
-`TorchRecurrent` helper module over `nnx.RNN` with an `nnx.LSTMCell` / `BiasedGRUCell` / `nnx.SimpleCell`, which
-keeps PyTorch's call (`output, (h_n, c_n) = lstm(x)`) so the code around it stays as written, and the IR weights
-(rules/recurrent.py) into the cells' dense layers.
+"""Recurrent layers of model code in Flax NNX (rules/code.py): PyTorch's nn.LSTM / nn.GRU / nn.RNN and Keras'
+LSTM / GRU / SimpleRNN written as `TorchRecurrent` / `KerasRecurrent` helper modules over `nnx.RNN` with an
+`nnx.LSTMCell` / `BiasedGRUCell` / `nnx.SimpleCell`, which keep the source's call (`output, (h_n, c_n) = lstm(x)`,
+`sequence, h, c = lstm(x)`) so the code around them stays as written, and the IR weights (rules/recurrent.py) into
+the cells' dense layers.
 """
 
 from __future__ import annotations
@@ -53,6 +54,38 @@ HELPERS = {"TorchRecurrent": definition(
     "                hidden.append(state)\n"
     "        x = x if self.batch_first else jnp.swapaxes(x, 0, 1)\n"
     "        return (x, (jnp.stack(hidden), jnp.stack(cell))) if cell else (x, jnp.stack(hidden))\n"),
+    "KerasRecurrent": definition(
+        "class KerasRecurrent(nnx.Module):\n"
+        "    \"\"\"Keras' LSTM / GRU / SimpleRNN call (batch first; optionally Bidirectional) over nnx.RNN with an\n"
+        "    nnx cell class (`cell`), built from the first input's size (call the model once before using or porting\n"
+        "    it): the last output, or every step's (`return_sequences`), then with `return_state` the final hidden\n"
+        "    state (LSTM: and cell state) of each direction. `stack` holds the one layer, as in TorchRecurrent.\"\"\"\n"
+        "\n"
+        "    def __init__(self, cell, units, bidirectional=False, return_sequences=False, return_state=False, *,\n"
+        "                 rngs: nnx.Rngs):\n"
+        "        self.cell = cell\n"
+        "        self.units = units\n"
+        "        self.bidirectional = bidirectional\n"
+        "        self.return_sequences = return_sequences\n"
+        "        self.return_state = return_state\n"
+        "        self.rngs = rngs\n"
+        "        self.stack = nnx.List([])\n"
+        "\n"
+        "    def __call__(self, x):\n"
+        "        if not self.stack:\n"
+        "            rnns = [nnx.RNN(self.cell(x.shape[-1], self.units, rngs=self.rngs), return_carry=True)\n"
+        "                    for _ in range(2 if self.bidirectional else 1)]\n"
+        "            rnn = nnx.Bidirectional(*rnns, return_carry=True) if self.bidirectional else rnns[0]\n"
+        "            self.stack.append(rnn)\n"
+        "        carry, out = self.stack[0](x)\n"
+        "        carries = carry if self.bidirectional else (carry,)\n"
+        "        # (h,) or, LSTM, (h, c) per direction (an nnx LSTM carry is (c, h))\n"
+        "        states = [s[::-1] if isinstance(s, tuple) else (s,) for s in carries]\n"
+        "        if not self.return_sequences:\n"
+        "            out = jnp.concatenate([s[0] for s in states], axis=-1)\n"
+        "        if not self.return_state:\n"
+        "            return out\n"
+        "        return [out, *(v for s in states for v in s)]\n"),
     "BiasedGRUCell": definition(
         "class BiasedGRUCell(nnx.GRUCell):\n"
         "    \"\"\"nnx.GRUCell with a bias on its recurrent product too, inside the reset gate's product as in\n"
@@ -65,13 +98,19 @@ HELPERS = {"TorchRecurrent": definition(
 
 
 def write_recurrent(c: OpCall) -> ast.expr:
-    """`TorchRecurrent(nnx.LSTMCell, input_size, hidden_size, ..., rngs=rngs)`."""
+    """`TorchRecurrent(nnx.LSTMCell, input_size, hidden_size, ..., rngs=rngs)` for a layer with PyTorch's call,
+    `KerasRecurrent(nnx.LSTMCell, units, ..., rngs=rngs)` for one with Keras'."""
     a = c.attrs
     if known(a["bias"]) is not True:
         raise Refused(f"{CELL[c.op]} always has biases (only bias=True is translated)")
     cell = P.name(CELL[c.op])
     if a.get("activation", "tanh") != "tanh":
         cell = P.call("partial", cell, activation_fn=P.name(f"nnx.{a['activation']}"))
+    if "return_sequences" in a:  # Keras' call
+        options = keywords(bidirectional=(value_of(a["bidirectional"]), False),
+                           return_sequences=(value_of(a["return_sequences"]), False),
+                           return_state=(value_of(a["return_state"]), False))
+        return P.call("KerasRecurrent", cell, a["hidden_size"], **options, rngs=P.name("rngs"))
     options = keywords(num_layers=(value_of(a["num_layers"]), 1), bidirectional=(value_of(a["bidirectional"]), False),
                        batch_first=(value_of(a["batch_first"]), False), dropout=(value_of(a["dropout"]), 0.0))
     return P.call("TorchRecurrent", cell, a["input_size"], a["hidden_size"], **options, rngs=P.name("rngs"))

@@ -27,6 +27,7 @@ from tensorbridge.rules.code import (
     required,
 )
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
+from tensorbridge.rules.keras.code_recurrent import OPS, SIGNATURES, read_bidirectional, read_recurrent, recurrent_to_ir
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir
 
 K = "keras.layers."
@@ -106,6 +107,11 @@ def _dense(a):
                                   "activation": _activation(a)})
 
 
+for _kind, _op in OPS.items():
+    C.layer(f"{K}{_kind}", _op, SIGNATURES[_kind], read=read_recurrent(_kind), to_ir=recurrent_to_ir)
+#: its op is the wrapped layer's (LSTM, GRU or RNN): every target maps the three's weights with one function
+C.layer(f"{K}Bidirectional", "RNN", f"layer merge_mode='concat' weights=None backward_layer=None {BASE}",
+        read=read_bidirectional, to_ir=recurrent_to_ir, layer_arguments=("layer",))
 C.layer(f"{K}Dense", "Dense", "units activation=None use_bias=True kernel_initializer='glorot_uniform' "
         f"bias_initializer='zeros' {REGULARIZED} lora_rank=None lora_alpha=None quantization_config=None {BASE}",
         read=_dense, to_ir=DENSE_WEIGHTS.to_ir)
@@ -353,6 +359,11 @@ class KerasWeightSource(WeightSource):
         return isinstance(obj, keras.layers.Layer)
 
     def layer_weights(self, layer) -> dict:
+        import keras
+
+        if isinstance(layer, keras.layers.Bidirectional):  # two layers whose weights have the same names
+            return {f"{side}.{v.name}": np.asarray(v) for side in ("forward_layer", "backward_layer")
+                    for v in getattr(layer, side).weights}
         return {v.name: np.asarray(v) for v in layer.weights}
 
     def members(self, obj) -> list | None:

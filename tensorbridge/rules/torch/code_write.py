@@ -31,6 +31,8 @@ from tensorbridge.rules.code import (
     with_activation,
 )
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
+from tensorbridge.rules.torch.code_recurrent import HELPERS as RECURRENT_HELPERS
+from tensorbridge.rules.torch.code_recurrent import recurrent_weights, write_recurrent
 
 NN = "nn."
 
@@ -255,6 +257,8 @@ def _write_zero_pad(c):
     return _channels_last(P.call(f"nn.ZeroPad{rank}d", flat), a)
 
 
+for _op in ("LSTM", "GRU", "RNN"):
+    C.layer("(a Keras-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 C.layer("torch.nn.Upsample", "Resize", "", write=_write_upsample)
 C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
 
@@ -448,6 +452,7 @@ HELPERS = {
         "                self.bias.materialize(self.normalized_shape)\n"
         "                self.reset_parameters()\n"),
 }
+HELPERS.update(RECURRENT_HELPERS)
 
 
 class TorchWeights(WeightPort):
@@ -473,7 +478,8 @@ class TorchWeights(WeightPort):
     def unbuilt_hint(self, layer) -> str:
         import torch
 
-        lazy = any(isinstance(p, torch.nn.parameter.UninitializedParameter) for p in layer.parameters())
+        lazy = any(isinstance(p, torch.nn.parameter.UninitializedParameter) for p in layer.parameters()) or any(
+            type(m).__name__ == "KerasRecurrent" and m.rnn is None for m in layer.modules())
         return " (it holds lazy parameters: call the model once to build it)" if lazy else ""
 
     def is_weight(self, obj) -> bool:
@@ -493,13 +499,14 @@ class TorchWeights(WeightPort):
 
 C.skeleton = TargetSkeleton(
     layer_base="nn.Module", forward="forward",
-    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F")),
+    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F"),
+             P.from_import("functools", ["partial"])),
     sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
-    reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
+    reserved_names=frozenset({"torch", "nn", "F", "partial", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
                                    "eval", "to", "type", "float", "double", "half", "cuda", "cpu", "state_dict",
                                    "buffers", "zero_grad", "register_buffer", "register_parameter", "add_module",
