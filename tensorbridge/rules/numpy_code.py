@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, Renamed, keywords, known
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
@@ -188,3 +189,17 @@ def integer_scale(attrs, who: str):
     if not isinstance(scale, int):
         raise Refused(f"scale_factor={scale!r} ({who} upsamples by integer factors)")
     return scale
+
+
+#: the layer of the TorchMultiheadAttention helpers (Keras, Flax) per IR projection
+ATTENTION_LAYERS = ("q_proj", "k_proj", "v_proj", "out_proj")
+
+
+def attention_weights(w: dict, attrs) -> dict:
+    """The IR's query/key/value/output weights and biases ([in, out]) -> the attention helper's projection kernels
+    and biases."""
+    roles = zip(PROJECTIONS, ATTENTION_LAYERS)
+    out = {f"{layer}.kernel": w[f"{role}_weight"] for role, layer in roles}
+    out.update({f"{layer}.bias": w[f"{role}_bias"] for role, layer in zip(PROJECTIONS, ATTENTION_LAYERS)
+                if f"{role}_bias" in w})
+    return out

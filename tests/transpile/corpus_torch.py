@@ -1103,6 +1103,8 @@ CASES = [
     ("LSTMSentiment", (), (2, 6, 8)),
     ("GRUEncoder", (), (6, 2, 8)),
     ("ReluRNN", (), (2, 5, 6)),
+    ("MHABlock", (), (2, 6, 16)),
+    ("CrossAttentionPooling", (), (7, 2, 8)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1202,6 +1204,36 @@ class ReluRNN(nn.Module):
     def forward(self, x):
         out, _ = self.rnn(x)
         return out.mean(dim=1)
+
+
+class MHABlock(nn.Module):
+    """A pre-norm transformer block on nn.MultiheadAttention (batch first), the attention weights not asked for."""
+
+    def __init__(self, dim=16, heads=4):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, dropout=0.1, batch_first=True)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class CrossAttentionPooling(nn.Module):
+    """Learned queries attend over time-major features of another size (kdim / vdim); the weights are returned."""
+
+    def __init__(self, dim=16, heads=2, queries=3, feature_dim=8):
+        super().__init__()
+        self.queries = nn.Parameter(torch.randn(queries, 1, dim))
+        self.attn = nn.MultiheadAttention(dim, heads, kdim=feature_dim, vdim=feature_dim)
+
+    def forward(self, features):
+        q = self.queries.expand(-1, features.shape[1], -1)
+        out, weights = self.attn(q, features, features)
+        return out.transpose(0, 1), weights
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -30,9 +30,12 @@ from tensorbridge.rules.code import (
     with_activation,
 )
 from tensorbridge.rules.flax.base import R
+from tensorbridge.rules.flax.code_attention import HELPERS as ATTENTION_HELPERS
+from tensorbridge.rules.flax.code_attention import write_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    attention_weights,
     conv_weights,
     dense_weights,
     integer_scale,
@@ -216,6 +219,8 @@ C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
+C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
+        from_ir=attention_weights)
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))
@@ -344,6 +349,7 @@ HELPERS = {
         "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),
 }
 HELPERS.update(RECURRENT_HELPERS)
+HELPERS.update(ATTENTION_HELPERS)
 
 #: helper classes holding the layer that has the weights as `.layer`
 WRAPPERS = ("ChannelsFirst", "Lazy")

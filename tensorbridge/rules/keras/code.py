@@ -26,9 +26,12 @@ from tensorbridge.rules.code import (
     value_of,
 )
 from tensorbridge.rules.keras.base import R
+from tensorbridge.rules.keras.code_attention import HELPERS as ATTENTION_HELPERS
+from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    attention_weights,
     conv_weights,
     dense_weights,
     integer_scale,
@@ -126,6 +129,7 @@ def _channels_first_class(name: str) -> str:
 HELPERS = {name: definition(_channels_first_class(name))
            for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
 HELPERS.update(RECURRENT_HELPERS)
+HELPERS.update(ATTENTION_HELPERS)
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -198,6 +202,8 @@ C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **ke
 
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
+C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
+        from_ir=attention_weights)
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 

@@ -10,6 +10,7 @@ from functools import partial
 
 import numpy as np
 
+from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import (
     NOT_LITERAL,
     CodeTable,
@@ -143,6 +144,29 @@ def _recurrent_to_ir(op):
             layer += 1
         return out
     return to_ir
+
+
+def _attention(a):
+    only(a, add_bias_kv=False, add_zero_attn=False)
+    return OpCall("MultiHeadAttention", attrs={
+        "embed_dim": a["embed_dim"], "num_heads": a["num_heads"], "dropout": a["dropout"], "bias": a["bias"],
+        "kdim": a["kdim"], "vdim": a["vdim"], "batch_first": a["batch_first"]})
+
+
+def _attention_to_ir(w, attrs):
+    """nn.MultiheadAttention's packed (or, with kdim / vdim, separate) projections -> the IR's [in, out] weights."""
+    packed = "in_proj_weight" in w
+    weights = np.split(w["in_proj_weight"], 3) if packed else [w[f"{p}_proj_weight"] for p in "qkv"]
+    out = {f"{role}_weight": np.ascontiguousarray(m.T) for role, m in zip(PROJECTIONS, weights)}
+    out["output_weight"] = np.ascontiguousarray(w["out_proj.weight"].T)
+    if "in_proj_bias" in w:
+        out.update({f"{role}_bias": b for role, b in zip(PROJECTIONS, np.split(w["in_proj_bias"], 3))})
+        out["output_bias"] = w["out_proj.bias"]
+    return out
+
+
+C.layer(f"{NN}MultiheadAttention", "MultiHeadAttention", "embed_dim num_heads dropout=0.0 bias=True add_bias_kv=False "
+        "add_zero_attn=False kdim=None vdim=None batch_first=False", read=_attention, to_ir=_attention_to_ir)
 
 
 RECURRENT_ARGS = "input_size hidden_size num_layers=1 {}bias=True batch_first=False dropout=0.0 bidirectional=False"
@@ -405,9 +429,9 @@ class TorchWeightSource(WeightSource):
         return isinstance(obj, torch.nn.Module)
 
     def layer_weights(self, layer) -> dict:
-        return {n: t.detach().cpu().numpy() for n, t in [*layer.named_parameters(recurse=False),
-                                                         *layer.named_buffers(recurse=False)]
-                if t is not None and n != "num_batches_tracked"}
+        """Its parameters and buffers, a sublayer's by its dotted name (nn.MultiheadAttention's out_proj.weight)."""
+        return {n: t.detach().cpu().numpy() for n, t in [*layer.named_parameters(), *layer.named_buffers()]
+                if t is not None and not n.endswith("num_batches_tracked")}
 
     def members(self, obj) -> list | None:
         import torch
@@ -420,7 +444,9 @@ class TorchWeightSource(WeightSource):
         return dict(obj.items()) if isinstance(obj, torch.nn.ModuleDict) else None
 
     def own_weights(self, obj) -> dict:
-        return self.layer_weights(obj)
+        return {n: t.detach().cpu().numpy() for n, t in [*obj.named_parameters(recurse=False),
+                                                         *obj.named_buffers(recurse=False)]
+                if t is not None and n != "num_batches_tracked"}
 
     def children(self, obj) -> dict:
         return dict(obj.named_children())

@@ -499,14 +499,13 @@ class TorchWeights(WeightPort):
 
 C.skeleton = TargetSkeleton(
     layer_base="nn.Module", forward="forward",
-    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F"),
-             P.from_import("functools", ["partial"])),
+    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F")),
     sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
-    reserved_names=frozenset({"torch", "nn", "F", "partial", *HELPERS}),
+    reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
                                    "eval", "to", "type", "float", "double", "half", "cuda", "cpu", "state_dict",
                                    "buffers", "zero_grad", "register_buffer", "register_parameter", "add_module",

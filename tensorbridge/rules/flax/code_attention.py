@@ -1,0 +1,50 @@
+"""Attention layers of model code in Flax NNX (rules/code.py): PyTorch's nn.MultiheadAttention written as a
+`TorchMultiheadAttention` helper module of four nnx.Linear projections, which keeps PyTorch's call (`output,
+weights = attention(query, key, value)`), and the IR's [in, out] projection weights into the Linear layers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import OpCall, definition, keywords, known, value_of
+
+HELPERS = {"TorchMultiheadAttention": definition(
+    "class TorchMultiheadAttention(nnx.Module):\n"
+    "    \"\"\"PyTorch's nn.MultiheadAttention call over nnx layers: (query, key, value) -> (output, the attention\n"
+    "    weights averaged over heads, or None with need_weights=False). Masks are not taken.\"\"\"\n"
+    "\n"
+    "    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=False, *,\n"
+    "                 rngs: nnx.Rngs):\n"
+    "        self.num_heads = num_heads\n"
+    "        self.batch_first = batch_first\n"
+    "        self.q_proj = nnx.Linear(embed_dim, embed_dim, use_bias=bias, rngs=rngs)\n"
+    "        self.k_proj = nnx.Linear(kdim or embed_dim, embed_dim, use_bias=bias, rngs=rngs)\n"
+    "        self.v_proj = nnx.Linear(vdim or embed_dim, embed_dim, use_bias=bias, rngs=rngs)\n"
+    "        self.out_proj = nnx.Linear(embed_dim, embed_dim, use_bias=bias, rngs=rngs)\n"
+    "        self.dropout = nnx.Dropout(dropout, rngs=rngs)\n"
+    "\n"
+    "    def heads(self, x):\n"
+    "        \"\"\"(batch, steps, heads x dim) -> (batch, heads, steps, dim).\"\"\"\n"
+    "        return jnp.swapaxes(x.reshape(*x.shape[:2], self.num_heads, -1), 1, 2)\n"
+    "\n"
+    "    def __call__(self, query, key, value, need_weights=True):\n"
+    "        if not self.batch_first:\n"
+    "            query, key, value = (jnp.swapaxes(t, 0, 1) for t in (query, key, value))\n"
+    "        q, k, v = self.heads(self.q_proj(query)), self.heads(self.k_proj(key)), self.heads(self.v_proj(value))\n"
+    "        weights = jax.nn.softmax(q @ jnp.swapaxes(k, -1, -2) / q.shape[-1] ** 0.5, axis=-1)\n"
+    "        out = jnp.swapaxes(self.dropout(weights) @ v, 1, 2)\n"
+    "        out = self.out_proj(out.reshape(*out.shape[:2], -1))\n"
+    "        out = out if self.batch_first else jnp.swapaxes(out, 0, 1)\n"
+    "        return out, weights.mean(axis=1) if need_weights else None\n")}
+
+
+def write_attention(c: OpCall) -> ast.expr:
+    """`TorchMultiheadAttention(embed_dim, num_heads, ..., rngs=rngs)`."""
+    a = c.attrs
+    sizes = {k: value_of(a[k]) for k in ("kdim", "vdim") if known(a[k]) is not None}
+    return P.call("TorchMultiheadAttention", a["embed_dim"], a["num_heads"],
+                  **keywords(dropout=(value_of(a["dropout"]), 0.0), bias=(value_of(a["bias"]), True)), **sizes,
+                  **keywords(batch_first=(value_of(a["batch_first"]), False)), rngs=P.name("rngs"))
+
