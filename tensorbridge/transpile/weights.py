@@ -127,8 +127,8 @@ class _Porter:
 def _find(layer, path: str):
     """The attribute at a dotted `path` ("stack.0.cell.kernel": list items by index) of `layer`, else None."""
     for part in path.split("."):
-        if part.isdigit() and isinstance(layer, (list, tuple)) or hasattr(layer, "__getitem__") and part.isdigit():
-            layer = layer[int(part)]
+        if part.isdigit() and hasattr(layer, "__getitem__"):
+            layer = layer[int(part)] if int(part) < len(layer) else None
         else:
             layer = getattr(layer, part, None)
         if layer is None:
