@@ -453,3 +453,9 @@ def is_default(value, default) -> bool:
 def keywords(**given_and_defaults) -> dict:
     """Keyword arguments to write: name=(value, default); those literally equal to the default are left out."""
     return {k: v for k, (v, d) in given_and_defaults.items() if not is_default(v, d)}
+
+
+def changed(attrs: dict, defaults: dict) -> dict:
+    """The attributes named in `defaults` (name -> default) as keyword arguments of the same names, those
+    literally equal to their default left out."""
+    return keywords(**{name: (value_of(attrs[name]), default) for name, default in defaults.items()})

@@ -62,6 +62,12 @@ def stacked(imp, x, mode: str, parts: list, hidden: int, directions: int) -> tup
 #: W{l} (directions, gates x hidden, input), R{l} (directions, gates x hidden, hidden), B{l} (directions,
 #: 2 x gates x hidden: the input biases, then the recurrent ones), the gates in the IR's order
 CODE_MODE = {"LSTM": "lstm", "GRU": "gru", "RNN": "rnn_tanh"}
+#: gate count -> recurrent op
+GATE_OPS = {4: "LSTM", 3: "GRU", 1: "RNN"}
+#: the call of a PyTorch-style recurrent layer (torch.nn.LSTM) and a Keras-style one, with their defaults: the
+#: helpers written for either take these as keyword arguments
+TORCH_CALL = {"num_layers": 1, "bidirectional": False, "batch_first": False, "dropout": 0.0}
+KERAS_CALL = {"bidirectional": False, "return_sequences": False, "return_state": False}
 
 
 def gate_blocks(a: np.ndarray, order: list[int], axis: int = 0) -> np.ndarray:
@@ -82,4 +88,4 @@ def code_layers(weights: dict) -> list[tuple]:
 def code_op(weights: dict) -> str:
     """Which recurrent op ("LSTM", "GRU", "RNN") the IR weights are of, from their gate count."""
     w, r = weights["W0"], weights["R0"]
-    return {4: "LSTM", 3: "GRU", 1: "RNN"}[w.shape[1] // r.shape[2]]
+    return GATE_OPS[w.shape[1] // r.shape[2]]

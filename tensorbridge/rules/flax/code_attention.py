@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import OpCall, definition, keywords, known, value_of
+from tensorbridge.rules.code import OpCall, changed, definition, known, value_of
 
 HELPERS = {"TorchMultiheadAttention": definition(
     "class TorchMultiheadAttention(nnx.Module):\n"
@@ -45,6 +45,6 @@ def write_attention(c: OpCall) -> ast.expr:
     a = c.attrs
     sizes = {k: value_of(a[k]) for k in ("kdim", "vdim") if known(a[k]) is not None}
     return P.call("TorchMultiheadAttention", a["embed_dim"], a["num_heads"],
-                  **keywords(dropout=(value_of(a["dropout"]), 0.0), bias=(value_of(a["bias"]), True)), **sizes,
-                  **keywords(batch_first=(value_of(a["batch_first"]), False)), rngs=P.name("rngs"))
+                  **changed(a, {"dropout": 0.0, "bias": True}), **sizes, **changed(a, {"batch_first": False}),
+                  rngs=P.name("rngs"))
 

@@ -12,8 +12,8 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import OpCall, Refused, definition, keywords, known, value_of
-from tensorbridge.rules.recurrent import code_layers, code_op, gate_blocks
+from tensorbridge.rules.code import OpCall, Refused, changed, definition, known
+from tensorbridge.rules.recurrent import KERAS_CALL, TORCH_CALL, code_layers, code_op, gate_blocks
 
 CELL = {"LSTM": "nnx.LSTMCell", "GRU": "BiasedGRUCell", "RNN": "nnx.SimpleCell"}
 #: nnx.LSTMCell's dense layers per IR gate block (i o f c): input ones, then recurrent ones (which hold the bias)
@@ -107,13 +107,9 @@ def write_recurrent(c: OpCall) -> ast.expr:
     if a.get("activation", "tanh") != "tanh":
         cell = P.call("partial", cell, activation_fn=P.name(f"nnx.{a['activation']}"))
     if "return_sequences" in a:  # Keras' call
-        options = keywords(bidirectional=(value_of(a["bidirectional"]), False),
-                           return_sequences=(value_of(a["return_sequences"]), False),
-                           return_state=(value_of(a["return_state"]), False))
-        return P.call("KerasRecurrent", cell, a["hidden_size"], **options, rngs=P.name("rngs"))
-    options = keywords(num_layers=(value_of(a["num_layers"]), 1), bidirectional=(value_of(a["bidirectional"]), False),
-                       batch_first=(value_of(a["batch_first"]), False), dropout=(value_of(a["dropout"]), 0.0))
-    return P.call("TorchRecurrent", cell, a["input_size"], a["hidden_size"], **options, rngs=P.name("rngs"))
+        return P.call("KerasRecurrent", cell, a["hidden_size"], **changed(a, KERAS_CALL), rngs=P.name("rngs"))
+    return P.call("TorchRecurrent", cell, a["input_size"], a["hidden_size"], **changed(a, TORCH_CALL),
+                  rngs=P.name("rngs"))
 
 
 def recurrent_weights(w: dict, attrs) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import OpCall, definition, keywords, value_of
+from tensorbridge.rules.code import OpCall, changed, definition
 
 HELPERS = {"TorchMultiheadAttention": definition(
     "class TorchMultiheadAttention(layers.Layer):\n"
@@ -45,5 +45,4 @@ def write_attention(c: OpCall) -> ast.expr:
     """`TorchMultiheadAttention(embed_dim, num_heads, ...)`."""
     a = c.attrs
     return P.call("TorchMultiheadAttention", a["embed_dim"], a["num_heads"],
-                  **keywords(dropout=(value_of(a["dropout"]), 0.0), bias=(value_of(a["bias"]), True),
-                             batch_first=(value_of(a["batch_first"]), False)))
+                  **changed(a, {"dropout": 0.0, "bias": True, "batch_first": False}))

@@ -27,8 +27,9 @@ from tensorbridge.rules.code import (
     required,
 )
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
-from tensorbridge.rules.keras.code_recurrent import OPS, SIGNATURES, read_bidirectional, read_recurrent, recurrent_to_ir
+from tensorbridge.rules.keras.code_recurrent import ORDER
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir
+from tensorbridge.rules.recurrent import GATE_OPS, gate_blocks
 
 K = "keras.layers."
 #: keyword arguments every Keras layer takes (base Layer) that do not change what it computes
@@ -36,7 +37,8 @@ BASE = "name=None dtype=None trainable=True"
 #: training-only arguments that must be left at their default (they add loss terms or clip weights)
 TRAINING_ONLY = ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
                  "bias_constraint", "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
-                 "embeddings_regularizer", "embeddings_constraint", "depthwise_regularizer", "depthwise_constraint")
+                 "embeddings_regularizer", "embeddings_constraint", "depthwise_regularizer", "depthwise_constraint",
+                 "recurrent_regularizer", "recurrent_constraint")
 REGULARIZED = ("kernel_regularizer=None bias_regularizer=None activity_regularizer=None kernel_constraint=None "
                "bias_constraint=None")
 
@@ -105,6 +107,70 @@ def _dense(a):
     only(a, lora_rank=None, quantization_config=None)
     return OpCall("Dense", attrs={"in_features": None, "units": a["units"], "bias": a["use_bias"],
                                   "activation": _activation(a)})
+
+
+# -- recurrent layers ------------------------------------------------------------------------------
+OPS = {"LSTM": "LSTM", "GRU": "GRU", "SimpleRNN": "RNN"}
+#: Keras' gate blocks in the IR's order (the inverse of the writers' order)
+TO_IR = {op: [int(i) for i in np.argsort(order)] for op, order in ORDER.items()}
+ARGS = ("units {activations}use_bias=True kernel_initializer='glorot_uniform' recurrent_initializer='orthogonal' "
+        "bias_initializer='zeros' {forget}kernel_regularizer=None recurrent_regularizer=None bias_regularizer=None "
+        "activity_regularizer=None kernel_constraint=None recurrent_constraint=None bias_constraint=None dropout=0.0 "
+        "recurrent_dropout=0.0 {seed}return_sequences=False return_state=False go_backwards=False stateful=False "
+        "unroll=False {tail}name=None dtype=None trainable=True")
+GATED = "activation='tanh' recurrent_activation='sigmoid' "
+SIGNATURES = {
+    "LSTM": ARGS.format(activations=GATED, forget="unit_forget_bias=True ", seed="seed=None ",
+                        tail="use_cudnn='auto' "),
+    "GRU": ARGS.format(activations=GATED, forget="", seed="seed=None ", tail="reset_after=True use_cudnn='auto' "),
+    "SimpleRNN": ARGS.format(activations="activation='tanh' ", forget="", seed="", tail="seed=None "),
+}
+
+
+def read_recurrent(kind: str):
+    """layers.LSTM / GRU / SimpleRNN -> the IR op, with Keras' call (`return_sequences`, `return_state`)."""
+    def read(a):
+        _plain(a)
+        only(a, dropout=0.0, recurrent_dropout=0.0, go_backwards=False, stateful=False,
+             **({"recurrent_activation": "sigmoid"} if "recurrent_activation" in a else {}),
+             **({"reset_after": True} if kind == "GRU" else {}))
+        activation, allowed = known(a["activation"]), ("tanh", "relu") if kind == "SimpleRNN" else ("tanh",)
+        if activation not in allowed:
+            raise Refused(f"an activation other than {' or '.join(map(repr, allowed))} (not translated)")
+        return OpCall(OPS[kind], attrs={"input_size": None, "hidden_size": a["units"], "num_layers": 1,
+                                        "bias": a["use_bias"], "batch_first": True, "dropout": 0.0,
+                                        "bidirectional": False, "activation": activation,
+                                        "return_sequences": a["return_sequences"], "return_state": a["return_state"]})
+    return read
+
+
+def read_bidirectional(a) -> OpCall:
+    """layers.Bidirectional(<recurrent layer>) -> the wrapped layer's IR op, both directions concatenated."""
+    only(a, merge_mode="concat", weights=None, backward_layer=None)
+    inner = a["layer"]
+    if inner.op not in OPS.values():
+        raise Refused(f"Bidirectional over {inner.op} (only LSTM, GRU and SimpleRNN are translated)")
+    return OpCall(inner.op, attrs={**inner.attrs, "bidirectional": True})
+
+
+def recurrent_to_ir(w: dict, attrs) -> dict:
+    """A Keras recurrent layer's kernel, recurrent_kernel and bias (Bidirectional: prefixed forward_layer. and
+    backward_layer.) -> W0, R0, B0."""
+    prefixes = ["forward_layer.", "backward_layer."] if "forward_layer.kernel" in w else [""]
+    kernels = [w[p + "kernel"] for p in prefixes]
+    op = GATE_OPS[kernels[0].shape[1] // w[prefixes[0] + "recurrent_kernel"].shape[0]]
+    order = TO_IR[op]
+
+    def biases(p):
+        bias = w[p + "bias"]
+        given, held = (bias[0], bias[1]) if op == "GRU" else (bias, np.zeros_like(bias))
+        return np.concatenate([gate_blocks(given, order), gate_blocks(held, order)])
+
+    out = {"W0": np.stack([gate_blocks(k.T, order) for k in kernels]),
+           "R0": np.stack([gate_blocks(w[p + "recurrent_kernel"].T, order) for p in prefixes])}
+    if prefixes[0] + "bias" in w:
+        out["B0"] = np.stack([biases(p) for p in prefixes])
+    return out
 
 
 for _kind, _op in OPS.items():

@@ -1,7 +1,7 @@
 """Recurrent layers of model code in Keras 3 (rules/code.py): PyTorch's nn.LSTM / nn.GRU / nn.RNN written as a
 `TorchRecurrent` helper layer over `layers.LSTM` / `layers.GRU` / `layers.SimpleRNN`, which keeps PyTorch's call
 (`output, (h_n, c_n) = lstm(x)`) so the code around it stays as written, and the IR weights (rules/recurrent.py)
-into the Keras cells' kernels.
+into the Keras cells' kernels. Keras' own recurrent layers are read in code_read.py.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import OpCall, Refused, definition, keywords, known, only, value_of
-from tensorbridge.rules.recurrent import code_layers, code_op, gate_blocks
+from tensorbridge.rules.code import OpCall, changed, definition, keywords, value_of
+from tensorbridge.rules.recurrent import TORCH_CALL, code_layers, code_op, gate_blocks
 
 LAYER = {"LSTM": "layers.LSTM", "GRU": "layers.GRU", "RNN": "layers.SimpleRNN"}
 #: the IR's gate blocks in Keras' order (LSTM: i f c o; GRU: z r h)
@@ -52,9 +52,7 @@ HELPERS = {"TorchRecurrent": definition(
 def write_recurrent(c: OpCall) -> ast.expr:
     """`TorchRecurrent(layers.LSTM, units, ...)`."""
     a = c.attrs
-    options = keywords(num_layers=(value_of(a["num_layers"]), 1), bidirectional=(value_of(a["bidirectional"]), False),
-                       batch_first=(value_of(a["batch_first"]), False), dropout=(value_of(a["dropout"]), 0.0),
-                       use_bias=(value_of(a["bias"]), True))
+    options = {**changed(a, TORCH_CALL), **keywords(use_bias=(value_of(a["bias"]), True))}  # Keras names it use_bias
     if a.get("activation", "tanh") != "tanh":
         options["activation"] = a["activation"]
     return P.call("TorchRecurrent", P.name(LAYER[c.op]), a["hidden_size"], **options)
@@ -77,67 +75,3 @@ def recurrent_weights(w: dict, attrs) -> dict:
                 out[cell + "bias"] = np.stack([given, hidden]) if op == "GRU" else given + hidden
     return out
 
-
-# -- reading Keras' recurrent layers ------------------------------------------------------------------------------
-OPS = {"LSTM": "LSTM", "GRU": "GRU", "SimpleRNN": "RNN"}
-#: Keras' gate blocks in the IR's order
-TO_IR = {"LSTM": [0, 3, 1, 2], "GRU": [0, 1, 2], "RNN": [0]}
-ARGS = ("units {activations}use_bias=True kernel_initializer='glorot_uniform' recurrent_initializer='orthogonal' "
-        "bias_initializer='zeros' {forget}kernel_regularizer=None recurrent_regularizer=None bias_regularizer=None "
-        "activity_regularizer=None kernel_constraint=None recurrent_constraint=None bias_constraint=None dropout=0.0 "
-        "recurrent_dropout=0.0 {seed}return_sequences=False return_state=False go_backwards=False stateful=False "
-        "unroll=False {tail}name=None dtype=None trainable=True")
-GATED = "activation='tanh' recurrent_activation='sigmoid' "
-SIGNATURES = {
-    "LSTM": ARGS.format(activations=GATED, forget="unit_forget_bias=True ", seed="seed=None ",
-                        tail="use_cudnn='auto' "),
-    "GRU": ARGS.format(activations=GATED, forget="", seed="seed=None ", tail="reset_after=True use_cudnn='auto' "),
-    "SimpleRNN": ARGS.format(activations="activation='tanh' ", forget="", seed="", tail="seed=None "),
-}
-
-
-def read_recurrent(kind: str):
-    """layers.LSTM / GRU / SimpleRNN -> the IR op, with Keras' call (`return_sequences`, `return_state`)."""
-    def read(a):
-        only(a, dropout=0.0, recurrent_dropout=0.0, go_backwards=False, stateful=False, kernel_regularizer=None,
-             recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-             recurrent_constraint=None, bias_constraint=None,
-             **({"recurrent_activation": "sigmoid"} if "recurrent_activation" in a else {}),
-             **({"reset_after": True} if kind == "GRU" else {}))
-        activation, allowed = known(a["activation"]), ("tanh", "relu") if kind == "SimpleRNN" else ("tanh",)
-        if activation not in allowed:
-            raise Refused(f"an activation other than {' or '.join(map(repr, allowed))} (not translated)")
-        return OpCall(OPS[kind], attrs={"input_size": None, "hidden_size": a["units"], "num_layers": 1,
-                                        "bias": a["use_bias"], "batch_first": True, "dropout": 0.0,
-                                        "bidirectional": False, "activation": activation,
-                                        "return_sequences": a["return_sequences"], "return_state": a["return_state"]})
-    return read
-
-
-def read_bidirectional(a) -> OpCall:
-    """layers.Bidirectional(<recurrent layer>) -> the wrapped layer's IR op, both directions concatenated."""
-    only(a, merge_mode="concat", weights=None, backward_layer=None)
-    inner = a["layer"]
-    if inner.op not in OPS.values():
-        raise Refused(f"Bidirectional over {inner.op} (only LSTM, GRU and SimpleRNN are translated)")
-    return OpCall(inner.op, attrs={**inner.attrs, "bidirectional": True})
-
-
-def recurrent_to_ir(w: dict, attrs) -> dict:
-    """A Keras recurrent layer's kernel, recurrent_kernel and bias (Bidirectional: prefixed forward_layer. and
-    backward_layer.) -> W0, R0, B0."""
-    prefixes = ["forward_layer.", "backward_layer."] if "forward_layer.kernel" in w else [""]
-    kernels = [w[p + "kernel"] for p in prefixes]
-    op = {4: "LSTM", 3: "GRU", 1: "RNN"}[kernels[0].shape[1] // w[prefixes[0] + "recurrent_kernel"].shape[0]]
-    order = TO_IR[op]
-
-    def biases(p):
-        bias = w[p + "bias"]
-        given, held = (bias[0], bias[1]) if op == "GRU" else (bias, np.zeros_like(bias))
-        return np.concatenate([gate_blocks(given, order), gate_blocks(held, order)])
-
-    out = {"W0": np.stack([gate_blocks(k.T, order) for k in kernels]),
-           "R0": np.stack([gate_blocks(w[p + "recurrent_kernel"].T, order) for p in prefixes])}
-    if prefixes[0] + "bias" in w:
-        out["B0"] = np.stack([biases(p) for p in prefixes])
-    return out

@@ -11,8 +11,8 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import OpCall, Refused, definition, keywords, value_of
-from tensorbridge.rules.recurrent import CODE_MODE, code_layers, code_op, reorder
+from tensorbridge.rules.code import OpCall, Refused, changed, definition
+from tensorbridge.rules.recurrent import CODE_MODE, KERAS_CALL, code_layers, code_op, reorder
 
 LAYER = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN"}
 
@@ -48,9 +48,7 @@ def write_recurrent(c: OpCall) -> ast.expr:
     a = c.attrs
     if "return_sequences" not in a:
         raise Refused(f"{c.op} with this framework's call is not translated to PyTorch")
-    options = keywords(bidirectional=(value_of(a["bidirectional"]), False),
-                       return_sequences=(value_of(a["return_sequences"]), False),
-                       return_state=(value_of(a["return_state"]), False), bias=(value_of(a["bias"]), True))
+    options = {**changed(a, KERAS_CALL), **changed(a, {"bias": True})}
     if a.get("activation", "tanh") != "tanh":
         options["nonlinearity"] = a["activation"]
     return P.call("KerasRecurrent", P.name(LAYER[c.op]), a["hidden_size"], **options)
