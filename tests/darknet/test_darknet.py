@@ -24,7 +24,8 @@ from tensorbridge.reference.interpreter import run
 from tensorbridge.verification.harness import runner_for
 from tensorbridge.verification.runners import darknet as runtime
 from tests.darknet.models import STOCK, build, write
-from tests.models.faithful import close, float64_truth, image_feeds, no_farther_from_truth
+from tests.darknet.record import written_resnet18
+from tests.models.faithful import close, digest, float64_truth, image_feeds, no_farther_from_truth
 
 DATA = Path(__file__).with_name("data")
 LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no libdarknet: {runtime.missing()}")
@@ -163,6 +164,32 @@ def test_pytorch_model_written_as_darknet(tmp_path):
     if runtime.missing() is None:
         out = runtime.DarknetRunner(tmp_path / "m.cfg").run(feeds)
         close("out", expected, out[back.outputs[0].name])
+
+
+def test_zoo_resnet_written_as_darknet_runs_in_libdarknet(tmp_path):
+    """The zoo's ResNet-18 has strided 1x1 shortcut convolutions, which libdarknet computes on the unstrided input
+    (0.46 off before the writer sampled the input first): libdarknet's output of the files written, recorded
+    (python -m tests.darknet.record) and, where it is installed, live, is PyTorch's."""
+    cfg, x, expected = written_resnet18(tmp_path)
+    assert "[maxpool]\nsize=1\nstride=2" in cfg.read_text()
+    with np.load(DATA / "resnet18.written.libdarknet.npz") as f:
+        recorded = dict(f)
+    assert str(recorded["digest"]) == digest(cfg, cfg.with_suffix(".weights")), \
+        "the writer's output changed: record libdarknet's output again (python -m tests.darknet.record)"
+    close("resnet18", expected, recorded["output"].reshape(expected.shape))
+    if runtime.missing() is None:
+        close("resnet18", expected, next(iter(runtime.DarknetRunner(cfg).run({"input": x}).values())))
+
+
+def test_the_2018_runner_refuses_strided_1x1_convolutions():
+    """A cfg's strided 1x1 convolution means a strided one (AlexeyAB's Darknet computes it so); the 2018 library
+    would compute something else, so its runner says so instead of reporting a difference."""
+    from tensorbridge.formats.darknet import parse_cfg
+
+    cfg = "[net]\nwidth=8\nheight=8\nchannels=3\n\n[convolutional]\nfilters=4\nsize=1\nstride=2\n" \
+          "activation=linear\n\n[convolutional]\nfilters=4\nsize=1\nstride=1\nactivation=linear\n"
+    assert [p.split(": ", 1)[1] for p in runtime.unsupported(parse_cfg(cfg))] == [
+        "a 1x1 convolution with stride=2 (the library computes it on the unstrided input)"]
 
 
 def test_what_darknet_cannot_express_is_listed_at_once(tmp_path):

@@ -10,10 +10,14 @@ itself is (times a small slack); a conversion that adds an error of its own fail
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 
 import tensorbridge as tb
 from tensorbridge.reference.interpreter import run_in_float64
+from tensorbridge.verification.harness import runner_for
 
 
 def float64_truth(graph, feeds: dict) -> dict[str, np.ndarray]:
@@ -71,3 +75,25 @@ def read_back(path, args) -> tuple[dict, np.ndarray]:
     graph = tb.load(path)
     feeds = {x.name: a.numpy().astype(x.dtype) for x, a in zip(graph.inputs, args)}
     return feeds, tb.run(graph, feeds)[graph.outputs[0].name]
+
+
+def written_to_runtime(graph, folder, to: str, x: np.ndarray) -> dict[str, np.ndarray]:
+    """`graph` written as `to` into `folder` and run in that target's runtime on the NCHW image `x`: its outputs
+    by the graph's output names, in the graph's shapes (channels-last outputs transposed back)."""
+    dest = Path(folder) / {"onnx": "m.onnx", "tflite": "m.tflite"}.get(to, f"m_{to}")
+    tb.save(graph, dest, to=to)
+    target = runner_for(str(dest))
+    out = target.run(image_feeds(target, x))
+    result = {}
+    for value, there in zip(graph.outputs, target.outputs):
+        got = np.asarray(out[there])
+        result[value.name] = got if got.shape == tuple(value.shape) else got.transpose(0, 3, 1, 2)
+    return result
+
+
+def digest(*paths) -> str:
+    """The SHA-256 of the files' bytes, in order (a recorded runtime output belongs to exactly these files)."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()

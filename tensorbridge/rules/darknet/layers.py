@@ -318,6 +318,8 @@ def _check_conv(node):
     if node.attrs.get("auto_pad", "NOTSET") != "NOTSET":
         return "padding given as auto_pad"
     k = list(w.shape[2:])
+    if k == [1, 1] and any(node.attrs.get("pads") or [0]):
+        return "a padded 1x1 convolution (libdarknet runs 1x1 convolutions on the unpadded input)"
     return _square(k, "kernel size") or _square(node.attrs.get("strides"), "stride") or \
         _square(node.attrs.get("dilations"), "dilation") or _square(node.attrs.get("pads"), "padding on every side")
 
@@ -328,6 +330,11 @@ def write_conv(w, node):
     n, _, size, _ = weight.shape
     pad = (node.attrs.get("pads") or [0])[0]
     stride = (node.attrs.get("strides") or [1])[0]
+    if size == 1 and stride > 1:  # libdarknet runs 1x1 convolutions on the unstrided input: sample it first
+        w.layer("maxpool", {"size": 1, "stride": stride}, node)
+        node_reads, stride = None, 1
+    else:
+        node_reads = "first"
     options = {"filters": n, "size": size, "stride": stride}
     options.update({"pad": 1} if pad == size // 2 and pad else {"padding": pad} if pad else {})
     if node.attrs.get("group", 1) != 1:
@@ -338,7 +345,7 @@ def write_conv(w, node):
     options["activation"] = "linear"
     bias = _const(node.input(2))
     w.layer("convolutional", options, node, {"biases": bias if bias is not None else np.zeros(n, np.float32),
-                                             "weights": weight})
+                                             "weights": weight}, reads=node_reads)
 
 
 def _normalised(node):

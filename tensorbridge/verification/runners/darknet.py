@@ -103,6 +103,9 @@ def unsupported(sections) -> list[str]:
                 continue
             if (values is None and value != DEFAULTS.get(option)) or (values is not None and value.lower() in values):
                 problems.append(f"{s.where()}: {option}={value}")
+        if s.kind == "convolutional" and s.options.get("size", "1") == "1" and s.options.get("stride", "1") != "1":
+            problems.append(f"{s.where()}: a 1x1 convolution with stride={s.options['stride']} (the library "
+                            "computes it on the unstrided input)")
     return problems
 
 
