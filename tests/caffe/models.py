@@ -273,8 +273,8 @@ class _Seeded(Importer):
         c = x.shape[1]
         if kind == "BatchNorm":
             return [f32(np.zeros(c)), f32(np.ones(c)), f32([1.0])]
-        if kind == "Scale" and len(layer.bottom) == 1:
-            return [f32(rng.uniform(0.5, 1.5, c))] + ([f32(rng.uniform(-0.2, 0.2, c))] if
+        if kind == "Scale" and len(layer.bottom) == 1:  # shifts as explained in `build`
+            return [f32(rng.uniform(0.5, 1.5, c))] + ([f32(rng.uniform(0.5, 1.0, c))] if
                                                        layer.scale_param.bias_term else [])
         if kind == "Scale":
             return [f32(rng.uniform(-0.2, 0.2, c))] if layer.scale_param.bias_term else []
@@ -290,7 +290,11 @@ class _Seeded(Importer):
 
 def build(name_or_net, seed: int = 0, image_seed: int = 1):
     """(net, blobs by layer name) with seeded weights; BatchNorm statistics calibrated on a seeded image, the
-    way the net's own data would set them, so no blob is degenerate."""
+    way the net's own data would set them, so no blob is degenerate.
+
+    The Scale after a BatchNorm shifts by 0.5 to 1, as trained nets mostly do on the paths they use: with shifts
+    around 0, each BatchNorm-ReLU layer of a random net amplifies a perturbation about 1.2 times, and two float32
+    runtimes of ResNet-50 then differ by 5e-5 from rounding alone, more than the 1e-5 a conversion is held to."""
     net = NETS[name_or_net]().net if isinstance(name_or_net, str) else name_or_net
     seeded = _Seeded(net, seed)
     graph = seeded.run()
