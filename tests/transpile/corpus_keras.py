@@ -910,6 +910,23 @@ class ReluRNN(keras.Model):
         return ops.mean(self.rnn(x), axis=1)
 
 
+class MobileNetV1Block(layers.Layer):
+    """MobileNet's depthwise-separable block as keras.applications writes it: a strided DepthwiseConv2D, then a
+    pointwise Conv2D; a depth multiplier on the first block widens the channels."""
+
+    def __init__(self, filters, stride=2, depth_multiplier=1, **kwargs):
+        super().__init__(**kwargs)
+        self.depthwise = layers.DepthwiseConv2D((3, 3), strides=stride, padding="same",
+                                                depth_multiplier=depth_multiplier, use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.pointwise = layers.Conv2D(filters, 1, use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+
+    def call(self, x, training=None):
+        x = ops.relu6(self.bn1(self.depthwise(x), training=training))
+        return ops.relu6(self.bn2(self.pointwise(x), training=training))
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -979,6 +996,7 @@ CASES = [
     ("LSTMSentiment", (), (2, 6, 8)),
     ("GRUEncoder", (), (2, 6, 8)),
     ("ReluRNN", (), (2, 5, 6)),
+    ("MobileNetV1Block", (8, 2, 2), (2, 9, 9, 4)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -105,10 +105,15 @@ def _conv_padding(pads):
 def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
     kwargs = keywords(strides=(_uniform(a["strides"]), 1), kernel_dilation=(_uniform(a["dilations"]), 1),
-                      feature_group_count=(a["group"], 1), use_bias=(value_of(a["bias"]), True))
-    conv = _sized("nnx.Conv", a["in_channels"], {"out_features": a["filters"],
-                                                 "kernel_size": _size(a["kernel_shape"], rank)},
-                  {**kwargs, "padding": _conv_padding(a["pads"])})
+                      use_bias=(value_of(a["bias"]), True))
+    kwargs["padding"] = _conv_padding(a["pads"])
+    kernel = _size(a["kernel_shape"], rank)
+    if "depth_multiplier" in a:  # a group per input channel, whose count the source may leave to the first call
+        conv = _sized("depthwise_conv", a["in_channels"], {"depth_multiplier": a["depth_multiplier"],
+                                                           "kernel_size": kernel}, kwargs)
+    else:
+        conv = _sized("nnx.Conv", a["in_channels"], {"out_features": a["filters"], "kernel_size": kernel},
+                      {**kwargs, **keywords(feature_group_count=(a["group"], 1))})
     return _with_activation(_channels_first(conv, a), a)
 
 
@@ -335,6 +340,11 @@ HELPERS = {
         "            if self.use_running_average is not None and hasattr(self.layer, 'use_running_average'):\n"
         "                self.layer.use_running_average = self.use_running_average\n"
         "        return self.layer(x)\n"),
+    "depthwise_conv": definition(
+        "def depthwise_conv(in_features, depth_multiplier, kernel_size, *, rngs: nnx.Rngs, **options):\n"
+        "    \"\"\"nnx.Conv with one group per input feature and `depth_multiplier` outputs each.\"\"\"\n"
+        "    return nnx.Conv(in_features, in_features * depth_multiplier, kernel_size,\n"
+        "                    feature_group_count=in_features, rngs=rngs, **options)\n"),
     "ChannelPReLU": definition(
         "class ChannelPReLU(nnx.Module):\n"
         "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"

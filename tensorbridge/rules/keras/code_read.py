@@ -78,14 +78,22 @@ def _activation(a) -> OpCall | None:
 def _conv(rank, transposed=False):
     def read(a):
         _plain(a)
-        attrs = {"rank": rank, "in_channels": None, "filters": a["filters"], "kernel_shape": a["kernel_size"],
+        attrs = {"rank": rank, "in_channels": None, "filters": a.get("filters"), "kernel_shape": a["kernel_size"],
                  "strides": a["strides"], "pads": _padding(a), "dilations": a["dilation_rate"],
                  "group": a.get("groups", 1), "bias": a["use_bias"], "layout": _layout(a),
                  "activation": _activation(a)}
         if transposed:
             attrs["output_padding"] = a["output_padding"]
+        if "depth_multiplier" in a:  # one group per input channel, depth_multiplier outputs each
+            attrs.update(group=None, depth_multiplier=a["depth_multiplier"])
         return OpCall("ConvTranspose" if transposed else "Conv", attrs=attrs)
     return read
+
+
+def depthwise_to_ir(w, attrs) -> dict:
+    """A depthwise kernel (k..., in, multiplier) is a grouped convolution's (k..., 1, in * multiplier)."""
+    kernel = w["kernel"]
+    return conv_weights_to_ir({**w, "kernel": kernel.reshape(*kernel.shape[:-2], 1, -1)}, attrs)
 
 
 CONV = ("filters kernel_size strides={s} padding='valid' data_format=None dilation_rate={s} groups=1 "
@@ -94,9 +102,15 @@ CONV = ("filters kernel_size strides={s} padding='valid' data_format=None dilati
 TCONV = ("filters kernel_size strides={s} padding='valid' {order} dilation_rate={s} "
          f"activation=None use_bias=True kernel_initializer='glorot_uniform' bias_initializer='zeros' {REGULARIZED} "
          f"{BASE}")
+DEPTHWISE = ("kernel_size strides={s} padding='valid' depth_multiplier=1 data_format=None dilation_rate={s} "
+             "activation=None use_bias=True depthwise_initializer='glorot_uniform' bias_initializer='zeros' "
+             "depthwise_regularizer=None bias_regularizer=None activity_regularizer=None depthwise_constraint=None "
+             f"bias_constraint=None {BASE}")
 for _n in (1, 2, 3):
     _ones = "1" if _n == 1 else "(" + ",".join("1" * _n) + ")"
     C.layer(f"{K}Conv{_n}D", "Conv", CONV.format(s=_ones), read=_conv(_n), to_ir=conv_weights_to_ir)
+    if _n < 3:
+        C.layer(f"{K}DepthwiseConv{_n}D", "Conv", DEPTHWISE.format(s=_ones), read=_conv(_n), to_ir=depthwise_to_ir)
     _order = "data_format=None output_padding=None" if _n == 3 else "output_padding=None data_format=None"
     C.layer(f"{K}Conv{_n}DTranspose", "ConvTranspose", TCONV.format(s=_ones, order=_order), read=_conv(_n, True),
             to_ir=conv_weights_to_ir)

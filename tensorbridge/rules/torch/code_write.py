@@ -76,8 +76,14 @@ def _write_conv(call):
     a, rank = call.attrs, call.attrs["rank"]
     padding = _conv_padding(a, rank)
     kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(padding if padding is not None else 0), 0),
-                      dilation=(_size(a["dilations"]), 1), groups=(a["group"], 1), bias=(a["bias"], True))
-    conv = _lazy(f"Conv{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]), **kwargs)
+                      dilation=(_size(a["dilations"]), 1), bias=(a["bias"], True))
+    if "depth_multiplier" in a:  # a group per input channel, whose count the source leaves to the first call
+        if rank != 2:
+            raise Refused(f"a {rank}-D depthwise convolution (only 2-D ones are translated)")
+        conv = P.call("LazyDepthwiseConv2d", a["depth_multiplier"], _size(a["kernel_shape"]), **kwargs)
+    else:
+        conv = _lazy(f"Conv{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]),
+                     **kwargs, **keywords(groups=(a["group"], 1)))
     if padding is None:
         conv = P.call("PadSame", conv)
     return _with_activation(_channels_last(conv, a), a)
@@ -435,6 +441,30 @@ HELPERS = {
         "        moved = x.movedim(self.axis, -1)\n"
         "        flat = self.norm(moved.reshape(-1, moved.shape[-1]))\n"
         "        return flat.reshape(moved.shape).movedim(-1, self.axis)\n"),
+    "LazyDepthwiseConv2d": definition(
+        "class LazyDepthwiseConv2d(nn.modules.lazy.LazyModuleMixin, nn.Conv2d):\n"
+        "    \"\"\"nn.Conv2d with one group per input channel and `depth_multiplier` outputs each, its channel count\n"
+        "    read from the first input.\"\"\"\n\n"
+        "    cls_to_become = nn.Conv2d\n\n"
+        "    def __init__(self, depth_multiplier, kernel_size, stride=1, padding=0, dilation=1, bias=True):\n"
+        "        super().__init__(0, 0, kernel_size, stride, padding, dilation, bias=bias)\n"
+        "        self.depth_multiplier = depth_multiplier\n"
+        "        self.weight = nn.UninitializedParameter()\n"
+        "        if bias:\n"
+        "            self.bias = nn.UninitializedParameter()\n\n"
+        "    def reset_parameters(self):\n"
+        "        if not self.has_uninitialized_params() and self.in_channels:\n"
+        "            super().reset_parameters()\n\n"
+        "    def initialize_parameters(self, x):\n"
+        "        if self.has_uninitialized_params():\n"
+        "            channels = x.shape[1]\n"
+        "            self.in_channels = self.groups = channels\n"
+        "            self.out_channels = channels * self.depth_multiplier\n"
+        "            with torch.no_grad():\n"
+        "                self.weight.materialize((self.out_channels, 1, *self.kernel_size))\n"
+        "                if self.bias is not None:\n"
+        "                    self.bias.materialize((self.out_channels,))\n"
+        "                self.reset_parameters()\n"),
     "LazyLayerNorm": definition(
         "class LazyLayerNorm(nn.modules.lazy.LazyModuleMixin, nn.LayerNorm):\n"
         "    \"\"\"nn.LayerNorm over the last axis, its size read from the first input.\"\"\"\n\n"
