@@ -20,9 +20,7 @@ from tensorbridge.reference.interpreter import run
 from tensorbridge.verification.runners.caffe import CaffeRunner
 from tests.caffe.models import NETS, write
 from tests.caffe.record import image
-from tests.models.faithful import distance, float64_truth, written_to_runtime
-
-TARGETS = ("onnx", "torch", "keras", "tflite")
+from tests.models.faithful import conversion_cells, distance, table_row
 
 
 def measure(name: str, folder: Path) -> str:
@@ -34,19 +32,12 @@ def measure(name: str, folder: Path) -> str:
     blobs = caffe.run_intermediates(feeds)
     ours = run(graph, feeds, intermediates=True)
     worst = max(distance(ours[k], v) for k, v in blobs.items() if k != "data")
-    truth = float64_truth(graph, feeds)
-    cells, from_truth = [], []
-    for to in TARGETS:
-        outputs = written_to_runtime(graph, folder / to, to, x)
-        cells.append(max(distance(outputs[v.name], blobs[v.name]) for v in graph.outputs))
-        from_truth.append(max(distance(outputs[v.name], truth[v.name]) for v in graph.outputs))
-    own = max(distance(blobs[v.name], truth[v.name]) for v in graph.outputs)
+    cells = conversion_cells(graph, folder, x, blobs)
     tb.save(graph, folder / "again.prototxt")
     before, after = read_weights(prototxt.with_suffix(".caffemodel")), read_weights(folder / "again.caffemodel")
     same = before.keys() == after.keys() and all(
         a.tobytes() == b.tobytes() for k in before for a, b in zip(before[k], after[k]))
-    return " | ".join([f"| {name}", str(len(blobs) - 1), *(f"{d:.1e}" for d in [worst, *cells, own, max(from_truth)]),
-                       "identical |" if same else "DIFFERENT |"])
+    return table_row(name, len(blobs) - 1, [worst, *cells], same)
 
 
 def measure_zoo(name: str, folder: Path, **sizes) -> str:

@@ -22,12 +22,9 @@ import tensorbridge as tb
 from tensorbridge.reference.interpreter import run
 from tensorbridge.verification.runners.darknet import DarknetRunner
 from tests.darknet.models import STOCK, write
-from tests.models.faithful import distance, float64_truth, written_to_runtime
+from tests.models.faithful import conversion_cells, distance, table_row
 
 CFGS = ("yolov3-tiny", "yolov3", "yolov2-tiny", "darknet53", "resnet18", "densenet201", "alexnet")
-TARGETS = ("onnx", "torch", "keras", "tflite")
-
-
 def measure(name: str, folder: Path) -> str:
     """The docs table row of the stock cfg `name`."""
     cfg = write(STOCK / f"{name}.cfg", folder / name)
@@ -37,17 +34,10 @@ def measure(name: str, folder: Path) -> str:
     layers = DarknetRunner(cfg).run_intermediates(feeds)
     ours = run(graph, feeds, intermediates=True)
     worst = max(distance(ours[k], v) for k, v in layers.items())
-    truth = float64_truth(graph, feeds)
-    cells, from_truth = [], []
-    for to in TARGETS:
-        outputs = written_to_runtime(graph, folder / to, to, x)
-        cells.append(max(distance(outputs[v.name], layers[v.name]) for v in graph.outputs))
-        from_truth.append(max(distance(outputs[v.name], truth[v.name]) for v in graph.outputs))
-    own = max(distance(layers[v.name], truth[v.name]) for v in graph.outputs)
+    cells = conversion_cells(graph, folder, x, layers)
     tb.save(graph, folder / "again" / f"{name}.cfg")
     same = filecmp.cmp(cfg.with_suffix(".weights"), folder / "again" / f"{name}.weights", shallow=False)
-    return " | ".join([f"| {name}", str(len(layers)), *(f"{d:.1e}" for d in [worst, *cells, own, max(from_truth)]),
-                       "identical |" if same else "DIFFERENT |"])
+    return table_row(name, len(layers), [worst, *cells], same)
 
 
 def measure_zoo(name: str, folder: Path, **sizes) -> str:

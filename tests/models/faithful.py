@@ -97,3 +97,23 @@ def digest(*paths) -> str:
     for path in paths:
         h.update(Path(path).read_bytes())
     return h.hexdigest()
+
+
+def conversion_cells(graph, folder, x: np.ndarray, source: dict, targets=("onnx", "torch", "keras", "tflite")) \
+        -> list[float]:
+    """A docs table's measured cells for `graph` on the NCHW image `x`: each target's outputs (written into
+    `folder`, run in its runtime) against `source` (the source runtime's, by output name); then how far the source
+    runtime and the farthest target are from the float64 result."""
+    truth = float64_truth(graph, {graph.inputs[0].name: x})
+
+    def farthest(values, exact) -> float:
+        return max(distance(values[v.name], exact[v.name]) for v in graph.outputs)
+
+    outputs = [written_to_runtime(graph, Path(folder) / to, to, x) for to in targets]
+    return [*(farthest(o, source) for o in outputs), farthest(source, truth), max(farthest(o, truth) for o in outputs)]
+
+
+def table_row(name: str, count: int, cells: list[float], same: bool) -> str:
+    """A measured model's row: name, blob/layer count, the cells, whether the round trip is identical."""
+    return " | ".join([f"| {name}", str(count), *(f"{d:.1e}" for d in cells), "identical |" if same else
+                       "DIFFERENT |"])
