@@ -22,6 +22,8 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 
 REQUIRED = object()
+#: the dtypes model code names, as NumPy spells them (the code carries a dtype as its name)
+DTYPE_NAMES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 NOT_LITERAL = object()
 
 
@@ -40,24 +42,27 @@ class OpCall:
 
 @dataclass(frozen=True)
 class Signature:
-    """Parameters in order: (name, default), REQUIRED for none; `varargs` names a `*args` parameter."""
+    """Parameters in order: (name, default), REQUIRED for none; `varargs` names a `*args` parameter, which the
+    first `leading` parameters come before (those after it are keyword-only)."""
 
     params: tuple[tuple[str, object], ...]
     varargs: str | None = None
+    leading: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> Signature:
-        """"in_channels out_channels stride=1 bias=True *dims" (defaults are Python literals)."""
-        params, varargs = [], None
+        """"in_channels out_channels stride=1 bias=True *dims" or "*size dtype=None" (defaults are Python
+        literals)."""
+        params, varargs, leading = [], None, None
         for item in text.split():
             if item.startswith("*"):
-                varargs = item[1:]
+                varargs, leading = item[1:], len(params)
             elif "=" in item:
                 name, default = item.split("=", 1)
                 params.append((name, ast.literal_eval(default)))
             else:
                 params.append((item, REQUIRED))
-        return cls(tuple(params), varargs)
+        return cls(tuple(params), varargs, leading)
 
     def names(self) -> list[str]:
         return [n for n, _ in self.params]
@@ -72,7 +77,7 @@ class Signature:
             if self.varargs is None:
                 raise Refused("a *args call whose arguments cannot be bound statically")
         if self.varargs is not None:
-            fixed = [a for a in positional[:len(names)] if not isinstance(a, ast.Starred)]
+            fixed = [a for a in positional[:self.leading] if not isinstance(a, ast.Starred)]
             rest = positional[len(fixed):]
             bound[self.varargs] = rest
             positional = fixed
@@ -201,6 +206,10 @@ class SourceSkeleton:
     mode_arguments: frozenset = frozenset()
     #: calls that only mark a value as the layer's data (`nnx.data(...)`): the value itself, a plain container
     data_wrappers: frozenset = frozenset()
+    #: paths naming a dtype (`torch.long`) -> its name ("int64"), which the code carries as a string literal
+    dtypes: dict = field(default_factory=dict)
+    #: the fields of the named tuples some functions return (`x.max(dim).values`) -> their positions
+    tuple_fields: dict = field(default_factory=dict)
 
 
 class WeightPort(ABC):

@@ -12,18 +12,19 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ops.attention_layer import PROJECTIONS
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, Renamed, keywords, known
+from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, Renamed, definition, keywords, known
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
              "Floor": "floor", "Ceil": "ceil", "Reciprocal": "reciprocal", "Square": "square", "MatMul": "matmul",
-             "Where": "where", "Pow": "power"}
+             "Where": "where", "Pow": "power", "Sign": "sign", "Round": "round"}
 REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min"}
 
 
-def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str) -> None:
+def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,
+                  pad_modes: tuple = ("constant", "reflect", "edge", "wrap")) -> None:
     """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp"); `shape(x)` is the
-    expression of x's shape, `norm` the vector norm's path."""
+    expression of x's shape, `norm` the vector norm's path, `pad_modes` the modes its pad has."""
     def fn(name: str) -> str:
         return f"{ns}.{name}"
 
@@ -34,14 +35,57 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes_call("Max", fn("maximum"))
     table.writes_call("Min", fn("minimum"))
     table.writes("Range", fn("arange"))(lambda c: P.call(fn("arange"), *[c.attrs[k] for k in ("start", "stop", "step")
-                                                                         if known(c.attrs[k]) is not None]))
+                                                                         if known(c.attrs[k]) is not None],
+                                                         **dtype_keyword(c)))
 
     @table.writes("ConstantOfShape", fn("full"))
     def _constant(c):
+        value, shape = known(c.attrs["value"]), shape_argument(c.attrs["shape"])
+        if value in (0.0, 1.0):
+            return P.call(fn("ones" if value else "zeros"), shape, **dtype_keyword(c))
+        return P.call(fn("full"), shape, c.attrs["value"], **dtype_keyword(c))
+
+    @table.writes("ConstantLike", fn("full_like"))
+    def _constant_like(c):
         value = known(c.attrs["value"])
         if value in (0.0, 1.0):
-            return P.call(fn("ones" if value else "zeros"), c.attrs["shape"])
-        return P.call(fn("full"), c.attrs["shape"], c.attrs["value"])
+            return P.call(fn("ones_like" if value else "zeros_like"), c.inputs[0], **dtype_keyword(c))
+        return P.call(fn("full_like"), c.inputs[0], c.attrs["value"], **dtype_keyword(c))
+
+    def with_index(name):
+        """`x.max(dim)`'s (values, indices) as a tuple of the two reductions."""
+        @table.writes(f"{name.title()}WithIndex", fn(name))
+        def write(c):
+            kwargs = {"axis": c.attrs["axis"], **keywords(keepdims=(c.attrs["keepdims"], False))}
+            return ast.Tuple([P.call(fn(f), c.inputs[0], **kwargs) for f in (name, f"arg{name}")], ast.Load())
+
+    with_index("max")
+    with_index("min")
+    for op, name in (("ArgMax", "argmax"), ("ArgMin", "argmin")):
+        table.writes(op, fn(name))(lambda c, n=name: P.call(fn(n), c.inputs[0], **keywords(
+            axis=(c.attrs["axis"], None), keepdims=(c.attrs["keepdims"], False))))
+    table.writes("CumSum", fn("cumsum"))(lambda c: P.call(fn("cumsum"), c.inputs[0], axis=c.attrs["axis"]))
+    table.writes("Flip", fn("flip"))(lambda c: P.call(fn("flip"), c.inputs[0], axis=_axes(c.attrs["axes"])))
+    table.writes("Roll", fn("roll"))(lambda c: P.call(fn("roll"), c.inputs[0], c.attrs["shifts"],
+                                                      **keywords(axis=(c.attrs["axes"], None))))
+    table.writes("Tile", fn("tile"))(lambda c: P.call(fn("tile"), c.inputs[0], shape_argument(c.attrs["repeats"])))
+    table.writes("Repeat", fn("repeat"))(lambda c: P.call(fn("repeat"), c.inputs[0], c.attrs["repeats"],
+                                                          **keywords(axis=(c.attrs["axis"], None))))
+    table.writes("Triu", fn("triu"))(lambda c: P.call(fn("triu"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
+    table.writes("Take", fn("take"))(lambda c: P.call(fn("take"), *c.inputs, axis=c.attrs["axis"]))
+    table.writes("Unstack", fn("unstack"))(lambda c: P.call(fn("unstack"), c.inputs[0],
+                                                            **keywords(axis=(c.attrs["axis"], 0))))
+    table.writes("SplitSize", fn("split"))(lambda c: P.call(
+        fn("split"), c.inputs[0], P.binop(P.subscript(shape(c.inputs[0]), c.attrs["axis"]), "//", c.attrs["size"]),
+        axis=c.attrs["axis"]))
+    table.writes("ReduceL2", norm)(lambda c: P.call(norm, c.inputs[0], **keywords(
+        axis=(c.attrs["axis"], None), keepdims=(c.attrs["keepdims"], False))))
+
+    @table.writes("Linear", fn("matmul"))
+    def _linear(c):
+        x, weight, bias = c.inputs
+        y = P.call(fn("matmul"), x, P.call(fn("transpose"), weight))
+        return y if known(bias) is None else P.binop(y, "+", bias)
 
     table.writes_call("Concat", fn("concatenate"), axis="axis")
     table.writes_call("Stack", fn("stack"), axis="axis")
@@ -51,6 +95,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("Einsum", fn("einsum"))(lambda c: P.call(fn("einsum"), c.attrs["equation"], *c.inputs[0]))
     table.writes("MaskedFill", fn("where"))(lambda c: P.call(fn("where"), c.inputs[1], c.attrs["value"], c.inputs[0]))
     table.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
+    table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))
     table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
     table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
     table.writes("Expand", fn("broadcast_to"))(
@@ -112,9 +157,26 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
 
     table.writes("GlobalAveragePool", fn("mean"))(
         lambda c: P.call(fn("mean"), c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True))
-    table.writes("Pad", fn("pad"))(lambda c: P.call(
-        fn("pad"), c.inputs[0], leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], fn("ndim")),
-        **keywords(constant_values=(c.attrs["value"], 0.0))))
+
+    @table.writes("Pad", fn("pad"))
+    def _pad(c):
+        mode = c.attrs.get("mode", "constant")
+        if mode not in pad_modes:
+            raise Refused(f"{ns}.pad has no {mode!r} mode here")
+        widths = leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], fn("ndim"))
+        if mode != "constant":
+            return P.call(fn("pad"), c.inputs[0], widths, mode=mode)
+        return P.call(fn("pad"), c.inputs[0], widths, **keywords(constant_values=(c.attrs["value"], 0.0)))
+
+
+def dtype_keyword(c) -> dict:
+    """`dtype=` of a creation call, when the source gives one."""
+    return {"dtype": c.attrs["dtype"]} if known(c.attrs.get("dtype")) is not None else {}
+
+
+def _axes(axes):
+    """A list of axes as one axis or a tuple."""
+    return axes[0] if isinstance(axes, list) and len(axes) == 1 else tuple(axes) if isinstance(axes, list) else axes
 
 
 def shape_argument(items):
@@ -203,3 +265,53 @@ def attention_weights(w: dict, attrs) -> dict:
     out.update({f"{layer}.bias": w[f"{role}_bias"] for role, layer in zip(PROJECTIONS, ATTENTION_LAYERS)
                 if f"{role}_bias" in w})
     return out
+
+
+# -- helper functions both targets write with a translation (PyTorch's functional layers) -------------------
+LAYER_NORM = '''def layer_norm(x, axes, weight=None, bias=None, eps=1e-05):
+    """PyTorch's F.layer_norm: `x` normalised over its last `axes` axes, then scaled and shifted."""
+    axes = tuple(range(-axes, 0))
+    x = (x - {ns}.mean(x, axis=axes, keepdims=True)) * {rsqrt}({ns}.var(x, axis=axes, keepdims=True) + eps)
+    x = x if weight is None else x * weight
+    return x if bias is None else x + bias
+'''
+ATTENTION = '''def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal=False, scale=None{extra}):
+    """PyTorch's F.scaled_dot_product_attention: softmax(query keyᵀ scale + mask) value over the last two axes;
+    a boolean mask keeps the positions where it is True, is_causal keeps those at or before the query's."""
+    scale = query.shape[-1] ** -0.5 if scale is None else scale
+    scores = {ns}.matmul(query, {ns}.swapaxes(key, -1, -2)) * scale
+    if is_causal:
+        attn_mask = {ns}.tril({ns}.ones((query.shape[-2], key.shape[-2]), dtype="bool"))
+    if attn_mask is not None and attn_mask.dtype == "bool":
+        scores = {ns}.where(attn_mask, scores, float("-inf"))
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    weights = {softmax}(scores, axis=-1){dropout}
+    return {ns}.matmul(weights, value)
+'''
+
+
+def function_helpers(ns: str, rsqrt: str, softmax: str, dropout: str = "") -> dict:
+    """The helper functions of namespace `ns` for PyTorch's functional layers (rules/code.py `definition`);
+    `dropout` applies the attention's dropout (`weights` by `dropout_p`), where the target can."""
+    fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "extra": ", dropout_p=0.0" if dropout else "",
+            "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
+    return {"layer_norm": definition(LAYER_NORM.format(**fill)),
+            "scaled_dot_product_attention": definition(ATTENTION.format(**fill))}
+
+
+def write_layer_norm_function(c: OpCall) -> ast.expr:
+    """`layer_norm(x, axes, weight, bias, eps)` (the helper), its defaults left out."""
+    x, weight, bias = c.inputs
+    return P.call("layer_norm", x, c.attrs["axes"], **keywords(weight=(weight, None), bias=(bias, None),
+                                                              eps=(c.attrs["epsilon"], 1e-05)))
+
+
+def write_attention_function(c: OpCall, dropout: bool) -> ast.expr:
+    """`scaled_dot_product_attention(q, k, v, ...)` (the helper); a dropout only where the helper applies it."""
+    q, k, v, mask = c.inputs
+    if not dropout and known(c.attrs["dropout"]) not in (0, 0.0):
+        raise Refused("attention dropout (the written helper has no random numbers; 0.0 in inference)")
+    extra = keywords(dropout_p=(c.attrs["dropout"], 0.0)) if dropout else {}
+    return P.call("scaled_dot_product_attention", q, k, v, **keywords(
+        attn_mask=(mask, None), is_causal=(c.attrs["is_causal"], False), scale=(c.attrs["scale"], None)), **extra)

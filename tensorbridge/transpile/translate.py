@@ -619,7 +619,7 @@ class Translator:
                             "advanced indexing is not translated")
             out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR}.get(kind, UNKNOWN if kind != PYTHON
                                                                                else PYTHON)
-            return ast.Subscript(value, index, ast.Load()), out_kind
+            return _item(value, index), out_kind
         if isinstance(node, ast.Slice):
             parts = [self._expr(p, scope, info)[0] if p is not None else None
                      for p in (node.lower, node.upper, node.step)]
@@ -654,6 +654,8 @@ class Translator:
 
     def _attribute(self, node: ast.Attribute, scope, info):
         path = self._framework_path(node)
+        if path in self.src.dtypes:
+            return ast.Constant(self.src.dtypes[path]), PYTHON
         if path and self.functions.find(path) is not None:
             return self._function_as_layer(node, path, [], [])
         if path:
@@ -670,10 +672,12 @@ class Translator:
         if kind in (MODULE, MODULES):
             self._block(node, f"layer attribute .{node.attr}", "reading a layer's attributes or weights directly is "
                                                               "not translated (their names differ per framework)")
+        if kind == "tensors" and node.attr in self.src.tuple_fields:
+            return _item(value, ast.Constant(self.src.tuple_fields[node.attr])), TENSOR
         if kind == TENSOR:
             rows = self.src.tensor_attributes
             if node.attr in rows:
-                return self._write(rows[node.attr](value), node), PYTHON if node.attr in ("shape", "ndim") else TENSOR
+                return self._write(rows[node.attr](value), node), PYTHON if node.attr in ("shape", "ndim", "device") else TENSOR
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
 
@@ -875,6 +879,7 @@ class Translator:
                 raise Refused(f"{self.target.framework} has no function for {opcall.op}")
             # literals stay themselves, so that a writer can see a number (torch.maximum(x, 0.0) -> torch.clamp)
             placeholders = [v if isinstance(v, list) or isinstance(v, ast.AST) and known(v) is not NOT_LITERAL
+                            else P.lit(v) if not isinstance(v, ast.AST)  # an optional input left out: None
                             else ast.Name(f"__input{i}", ast.Load()) for i, v in enumerate(opcall.inputs)]
             written = writer.write(OpCall(opcall.op, placeholders, opcall.attrs))
         except Refused as e:
@@ -976,6 +981,14 @@ def _combine(*kinds) -> str:
     if all(k == PYTHON for k in kinds):
         return PYTHON
     return UNKNOWN
+
+
+def _item(value: ast.expr, index: ast.expr) -> ast.expr:
+    """`value[index]`; the item itself when `value` is a tuple written out (`x.max(dim)[0]` -> the max)."""
+    if isinstance(value, ast.Tuple) and isinstance(index, ast.Constant) and isinstance(index.value, int) \
+            and -len(value.elts) <= index.value < len(value.elts):
+        return value.elts[index.value]
+    return ast.Subscript(value, index, ast.Load())
 
 
 def _is_self(node) -> bool:

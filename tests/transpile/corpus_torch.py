@@ -1105,6 +1105,19 @@ CASES = [
     ("ReluRNN", (), (2, 5, 6)),
     ("MHABlock", (), (2, 6, 16)),
     ("CrossAttentionPooling", (), (7, 2, 8)),
+    ("NanoGPTAttention", (), (2, 5, 16)),
+    ("MaskedAttention", (), (2, 5, 8)),
+    ("ConvNeXtStem", (), (2, 3, 8, 8)),
+    ("ShiftedWindowMixer", (), (2, 6, 6, 8)),
+    ("StatsPooling", (), (2, 8, 10)),
+    ("TextCNNMaxOverTime", (), (2, 9), "int64"),
+    ("NormalizedEmbedding", (), (3, 8)),
+    ("GLUFeedForward", (), (2, 3, 8)),
+    ("ReflectPadGenerator", (), (2, 4, 6, 6)),
+    ("FunctionalLinearHead", (), (3, 6)),
+    ("CumulativeFeatures", (), (2, 5, 4)),
+    ("IndexSelectPooling", (), (2, 7, 6)),
+    ("CastingGate", (), (3, 5)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1234,6 +1247,217 @@ class CrossAttentionPooling(nn.Module):
         q = self.queries.expand(-1, features.shape[1], -1)
         out, weights = self.attn(q, features, features)
         return out.transpose(0, 1), weights
+
+
+class NanoGPTAttention(nn.Module):
+    """nanoGPT's attention: one projection split into q, k, v, heads through view/transpose, and
+    F.scaled_dot_product_attention with a causal mask (dropout only while training)."""
+
+    def __init__(self, n_embd=16, n_head=4, dropout=0.1):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.dropout = dropout
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=self.dropout if self.training else 0,
+                                           is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class MaskedAttention(nn.Module):
+    """Attention with an explicit upper-triangular mask built on the input's device, scores masked by fill."""
+
+    def __init__(self, dim=8):
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.scale = dim ** -0.5
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        T = x.shape[1]
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        scores = scores.masked_fill(mask, float("-inf"))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=~mask) + scores.softmax(dim=-1) @ v
+
+
+class ConvNeXtLayerNorm(nn.Module):
+    """ConvNeXt's LayerNorm: F.layer_norm for channels-last inputs, the statistics written out for channels-first."""
+
+    def __init__(self, normalized_shape, eps=1e-6, data_format="channels_last"):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(normalized_shape))
+        self.bias = nn.Parameter(torch.zeros(normalized_shape))
+        self.eps = eps
+        self.data_format = data_format
+        self.normalized_shape = (normalized_shape, )
+
+    def forward(self, x):
+        if self.data_format == "channels_last":
+            return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        u = x.mean(1, keepdim=True)
+        s = (x - u).pow(2).mean(1, keepdim=True)
+        x = (x - u) / torch.sqrt(s + self.eps)
+        return self.weight[:, None, None] * x + self.bias[:, None, None]
+
+
+class ConvNeXtStem(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.conv = nn.Conv2d(3, dim, kernel_size=2, stride=2)
+        self.norm_first = ConvNeXtLayerNorm(dim, data_format="channels_first")
+        self.norm_last = ConvNeXtLayerNorm(dim)
+
+    def forward(self, x):
+        x = self.norm_first(self.conv(x))
+        return self.norm_last(x.permute(0, 2, 3, 1))
+
+
+class ShiftedWindowMixer(nn.Module):
+    """Swin's cyclic shift: roll the (B, H, W, C) map, mix channels, roll back."""
+
+    def __init__(self, dim=8, shift=2):
+        super().__init__()
+        self.shift = shift
+        self.mix = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        shifted = torch.roll(x, shifts=(-self.shift, -self.shift), dims=(1, 2))
+        return torch.roll(self.mix(shifted), shifts=(self.shift, self.shift), dims=(1, 2)) + x.flip(2)
+
+
+class StatsPooling(nn.Module):
+    """x-vector statistics pooling: mean and standard deviation over time, then an embedding."""
+
+    def __init__(self, channels=8, embed=6):
+        super().__init__()
+        self.tdnn = nn.Conv1d(channels, channels, 3, padding=1)
+        self.embed = nn.Linear(2 * channels, embed)
+
+    def forward(self, x):
+        h = F.relu(self.tdnn(x))
+        stats = torch.cat([h.mean(dim=2), h.std(dim=2)], dim=1)
+        return self.embed(stats) + h.var(dim=2, unbiased=False).sum(dim=1, keepdim=True)
+
+
+class TextCNNMaxOverTime(nn.Module):
+    """Kim's text CNN, max over time with torch.max(x, 2)[0] as older code writes it, plus top-k pooling."""
+
+    def __init__(self, vocab=20, dim=8, filters=6, k=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.conv = nn.Conv1d(dim, filters, 3)
+        self.k = k
+        self.fc = nn.Linear(filters * (k + 1), 3)
+
+    def forward(self, tokens):
+        h = F.relu(self.conv(self.embed(tokens).transpose(1, 2)))
+        top = h.topk(self.k, dim=-1).values.flatten(1)
+        return self.fc(torch.cat([torch.max(h, 2)[0], top], dim=1))
+
+
+class NormalizedEmbedding(nn.Module):
+    """An embedding head L2-normalised by hand, with the argmax class's one-hot as a second output."""
+
+    def __init__(self, dim=8, classes=5):
+        super().__init__()
+        self.fc = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        z = self.fc(x)
+        z = z / z.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+        hot = (torch.arange(z.shape[-1], device=z.device) == z.argmax(dim=-1, keepdim=True)).float()
+        return z * torch.linalg.vector_norm(x, dim=-1, keepdim=True), hot
+
+
+class GLUFeedForward(nn.Module):
+    """A gated feed-forward (Dauphin et al.): F.glu over a doubled projection, with a log-sigmoid gate term."""
+
+    def __init__(self, dim=8, hidden=12):
+        super().__init__()
+        self.up = nn.Linear(dim, 2 * hidden)
+        self.down = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.down(F.glu(self.up(x), dim=-1)) + F.logsigmoid(x) - F.softsign(x)
+
+
+class ReflectPadGenerator(nn.Module):
+    """A pix2pix-style block: reflect padding before a valid convolution, hardtanh output."""
+
+    def __init__(self, ch=4):
+        super().__init__()
+        self.conv = nn.Conv2d(ch, ch, 3)
+        self.norm = nn.BatchNorm2d(ch)
+
+    def forward(self, x):
+        h = F.relu(self.norm(self.conv(F.pad(x, (1, 1, 1, 1), mode="reflect"))), inplace=True)
+        return F.hardtanh(h + x)
+
+
+class FunctionalLinearHead(nn.Module):
+    """Weights held as parameters and applied with F.linear; a scale held as a tensor constant."""
+
+    def __init__(self, dim=6, out=4):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(out, dim) * 0.2)
+        self.bias = nn.Parameter(torch.zeros(out))
+
+    def forward(self, x):
+        scale = torch.tensor(0.5)
+        return F.linear(x, self.weight, self.bias) * scale + F.linear(x.detach(), self.weight)
+
+
+class CumulativeFeatures(nn.Module):
+    """Running sums over time (both directions), repeats and a rounded sign feature."""
+
+    def __init__(self, dim=4):
+        super().__init__()
+        self.proj = nn.Linear(3 * dim, dim)
+
+    def forward(self, x):
+        forward_sum = torch.cumsum(x, dim=1)
+        backward_sum = x.flip(1).cumsum(1).flip(1)
+        steps = torch.arange(1, x.shape[1] + 1, dtype=torch.float32).view(1, -1, 1)
+        features = torch.cat([forward_sum / steps, backward_sum, torch.sign(x) * torch.round(x)], dim=-1)
+        return self.proj(features).repeat(1, 2, 1) + x.repeat_interleave(2, dim=1).mean(-1, keepdim=True)
+
+
+class IndexSelectPooling(nn.Module):
+    """Every other time step picked with index_select, the steps then unbound and summed."""
+
+    def __init__(self, dim=6):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        idx = torch.arange(0, x.size(1), 2)
+        picked = torch.index_select(self.fc(x), 1, idx)
+        first, *rest = picked.unbind(dim=1)
+        return first + sum(rest) + torch.zeros_like(first).long().float() + torch.full_like(first, 0.5)
+
+
+class CastingGate(nn.Module):
+    """Casts written the ways model code writes them (.float(), .to(dtype), .type_as())."""
+
+    def __init__(self, dim=5):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        positive = (x > 0).float()
+        gate = (self.fc(x) > 0).to(torch.float32)
+        count = positive.sum(-1, keepdim=True).long()
+        return x * gate + count.type_as(x) + torch.ones(x.shape[-1]).type_as(x)
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -38,10 +38,14 @@ from tensorbridge.rules.numpy_code import (
     attention_weights,
     conv_weights,
     dense_weights,
+    dtype_keyword,
+    function_helpers,
     integer_scale,
     numpy_writers,
     prelu_weights,
+    write_attention_function,
     write_channel_prelu,
+    write_layer_norm_function,
 )
 
 C = R.code = CodeTable("flax")
@@ -286,6 +290,21 @@ C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsa
 
 # -- functions ---------------------------------------------------------------------------------------
 numpy_writers(C, "jnp", _shape, "jnp.linalg.norm")
+C.writes("Cast", "jnp.astype")(lambda c: P.call("jnp.astype", c.inputs[0], c.attrs["to"]))
+C.writes("CastLike", "(jnp.astype to an array's dtype)")(
+    lambda c: P.call("jnp.astype", c.inputs[0], ast.Attribute(c.inputs[1], "dtype", ast.Load())))
+C.writes("Constant", "jnp.asarray")(lambda c: P.call("jnp.asarray", c.attrs["value"], **dtype_keyword(c)))
+C.writes_call("StopGradient", "jax.lax.stop_gradient")
+C.writes_call("LogSigmoid", "jax.nn.log_sigmoid")
+C.writes_call("Softsign", "jax.nn.soft_sign")
+C.writes_call("Glu", "jax.nn.glu", axis="axis")
+C.writes_call("TopK", "jax.lax.top_k", "k")
+C.writes("LayerNormFn", "layer_norm")(write_layer_norm_function)
+C.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
+    lambda c: write_attention_function(c, dropout=False))
+for _op, _fn_name in (("ReduceVar", "jnp.var"), ("ReduceStd", "jnp.std")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
+        axis=(c.attrs["axis"], None), ddof=(c.attrs["correction"], 0), keepdims=(c.attrs["keepdims"], False))))
 for _op, _fn_name in (("Rsqrt", "jax.lax.rsqrt"), ("Erf", "jax.scipy.special.erf"), *ACTIVATIONS.items()):
     C.writes_call(_op, _fn_name)
 C.writes_call("Elu", "nnx.elu", alpha="alpha")
@@ -360,6 +379,7 @@ HELPERS = {
 }
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
+HELPERS.update(function_helpers("jnp", "jax.lax.rsqrt", "jax.nn.softmax"))
 
 #: helper classes holding the layer that has the weights as `.layer`
 WRAPPERS = ("ChannelsFirst", "Lazy")

@@ -17,6 +17,7 @@ from functools import partial
 import numpy as np
 
 from tensorbridge.rules.code import (
+    DTYPE_NAMES,
     NOT_LITERAL,
     OpCall,
     Refused,
@@ -297,6 +298,37 @@ for _name, _op in (("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None out=None keepdims=False initial=None where=None",
         inputs="a", axis="axis", keepdims="keepdims", check=lambda a: only(a, initial=None, where=None))
 
+_fn(f"{JNP}sign", "Sign", "x")
+_fn("jax.nn.log_sigmoid", "LogSigmoid", "x")
+_fn("jax.nn.soft_sign", "Softsign", "x")
+_fn("jax.nn.glu", "Glu", "x axis=-1", axis="axis")
+_fn(f"{JNP}round", "Round", "a decimals=0 out=None", inputs="a", check=lambda a: only(a, decimals=0))
+_fn(f"{JNP}cumsum", "CumSum", "a axis=None dtype=None out=None", inputs="a", axis="axis",
+    check=lambda a: only(a, dtype=None) or required(a, "axis"))
+_fn(f"{JNP}flip", "Flip", "m axis=None", inputs="m", axes="axis", check=lambda a: required(a, "axis"))
+_fn(f"{JNP}roll", "Roll", "a shift axis=None", inputs="a", shifts="shift", axes="axis")
+_fn(f"{JNP}tile", "Tile", "A reps", inputs="A", repeats="reps")
+_fn(f"{JNP}repeat", "Repeat", "a repeats axis=None total_repeat_length=None", inputs="a", repeats="repeats",
+    axis="axis")
+_fn(f"{JNP}triu", "Triu", "m k=0", inputs="m", k="k")
+for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):
+    _fn(f"{JNP}{_name}", _op, "a axis=None out=None keepdims=None", inputs="a", axis="axis", keepdims="keepdims")
+_fn(f"{JNP}unstack", "Unstack", "x axis=0", axis="axis", returns="tensors")
+for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
+    _fn(f"{JNP}{_name}", "ConstantLike", "a dtype=None shape=None", inputs="a", value=_value, dtype="dtype",
+        check=lambda a: only(a, shape=None))
+_fn(f"{JNP}full_like", "ConstantLike", "a fill_value dtype=None shape=None", inputs="a", value="fill_value",
+    dtype="dtype", check=lambda a: only(a, shape=None))
+for _name, _op in (("var", "ReduceVar"), ("std", "ReduceStd")):
+    _fn(f"{JNP}{_name}", _op, "a axis=None dtype=None out=None ddof=0 keepdims=False", inputs="a", axis="axis",
+        keepdims="keepdims", correction="ddof", check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}linalg.norm", "ReduceL2", "x ord=None axis=None keepdims=False", axis="axis", keepdims="keepdims",
+    check=lambda a: only(a, ord=None))
+_fn(f"{JNP}astype", "Cast", "x dtype", to="dtype")
+_fn("Tensor.astype", "Cast", "x dtype", to="dtype")
+_fn("jax.lax.stop_gradient", "StopGradient", "x")
+_fn("jax.lax.top_k", "TopK", "operand k", inputs="operand", k="k", returns="tensors")
+
 
 def _method_shape(op: str, attr: str):
     """`x.reshape(b, -1)` / `x.reshape((b, -1))` / `x.transpose(0, 2, 1)`: the sizes as one expression."""
@@ -396,6 +428,7 @@ C.source = SourceSkeleton(
                        "value": lambda x: OpCall("Identity", [x])},
     tensor_methods=frozenset(ARRAY_METHODS.split()),
     float_dtypes=frozenset({f"{JNP}float32"}),
+    dtypes={f"{JNP}{name}": name for name in DTYPE_NAMES},
     forward="__call__",
     weights=NnxWeightSource(),
     roots=frozenset({"jax"}),

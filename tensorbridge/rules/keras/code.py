@@ -34,10 +34,14 @@ from tensorbridge.rules.numpy_code import (
     attention_weights,
     conv_weights,
     dense_weights,
+    dtype_keyword,
+    function_helpers,
     integer_scale,
     numpy_writers,
     prelu_weights,
+    write_attention_function,
     write_channel_prelu,
+    write_layer_norm_function,
 )
 
 C = R.code = CodeTable("keras")
@@ -130,6 +134,7 @@ HELPERS = {name: definition(_channels_first_class(name))
            for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
+HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -253,7 +258,42 @@ C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
 
 
 # -- functions ---------------------------------------------------------------------------------------
-numpy_writers(C, "ops", lambda x: P.call("ops.shape", x), "ops.norm")
+numpy_writers(C, "ops", lambda x: P.call("ops.shape", x), "ops.norm", pad_modes=("constant", "reflect"))
+C.writes("Cast", "ops.cast")(lambda c: P.call("ops.cast", c.inputs[0], c.attrs["to"]))
+C.writes("CastLike", "(ops.cast to a tensor's dtype)")(
+    lambda c: P.call("ops.cast", c.inputs[0], P.call("ops.dtype", c.inputs[1])))
+C.writes("Constant", "ops.convert_to_tensor")(
+    lambda c: P.call("ops.convert_to_tensor", c.attrs["value"], **dtype_keyword(c)))
+C.writes_call("StopGradient", "ops.stop_gradient")
+C.writes_call("LogSigmoid", "ops.log_sigmoid")
+C.writes_call("Softsign", "keras.activations.softsign")
+C.writes_call("Glu", "ops.glu", axis="axis")
+C.writes_call("TopK", "ops.top_k", "k")
+C.writes("LayerNormFn", "layer_norm")(write_layer_norm_function)
+C.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
+    lambda c: write_attention_function(c, dropout=True))
+
+
+def _moment(op: str, fn: str):
+    """ops.var / ops.std, which have no Bessel's correction: with one, the variance times n / (n - 1)."""
+    @C.writes(op, fn)
+    def write(c):
+        x, a = c.inputs[0], c.attrs
+        kwargs = keywords(axis=(a["axis"], None), keepdims=(a["keepdims"], False))
+        if known(a["correction"]) == 0:
+            return P.call(fn, x, **kwargs)
+        if known(a["axis"]) is None:
+            n = P.call("ops.size", x)
+        elif isinstance(known(a["axis"]), int):
+            n = P.subscript(P.call("ops.shape", x), a["axis"])
+        else:
+            raise Refused("a variance with Bessel's correction over several axes")
+        variance = P.binop(P.call("ops.var", x, **kwargs), "*", P.binop(n, "/", P.binop(n, "-", 1)))
+        return variance if op == "ReduceVar" else P.call("ops.sqrt", variance)
+
+
+_moment("ReduceVar", "ops.var")
+_moment("ReduceStd", "ops.std")
 for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh"), ("Rsqrt", "rsqrt"), ("Erf", "erf"),
                       ("SiLU", "silu"), ("HardSwish", "hard_silu"), ("HardSigmoid", "hard_sigmoid"), ("Relu6", "relu6"),
                       ("Softplus", "softplus")):

@@ -418,6 +418,34 @@ _fn("keras.ops.zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="
 _fn("keras.ops.arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
     step="step", check=lambda a: only(a, dtype=None))
 
+for _name, _op in (("sign", "Sign"), ("log_sigmoid", "LogSigmoid")):
+    _fn(_ops(_name), _op, "x")
+_fn("keras.activations.softsign", "Softsign", "x")
+_fn("keras.ops.round", "Round", "x decimals=0", check=lambda a: only(a, decimals=0))
+_fn("keras.ops.cumsum", "CumSum", "x axis=None dtype=None", axis="axis",
+    check=lambda a: only(a, dtype=None) or required(a, "axis"))
+_fn("keras.ops.flip", "Flip", "x axis=None", axes="axis", check=lambda a: required(a, "axis"))
+_fn("keras.ops.roll", "Roll", "x shift axis=None", shifts="shift", axes="axis")
+_fn("keras.ops.tile", "Tile", "x repeats", repeats="repeats")
+_fn("keras.ops.repeat", "Repeat", "x repeats axis=None", repeats="repeats", axis="axis")
+_fn("keras.ops.triu", "Triu", "x k=0", k="k")
+for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):
+    _fn(_ops(_name), _op, "x axis=None keepdims=False", axis="axis", keepdims="keepdims")
+_fn("keras.ops.take", "Take", "x indices axis=None", inputs="x indices", axis="axis",
+    check=lambda a: required(a, "axis"))
+_fn("keras.ops.unstack", "Unstack", "x num=None axis=0", axis="axis", returns="tensors")
+for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
+    _fn(_ops(_name), "ConstantLike", "x dtype=None", value=_value, dtype="dtype")
+_fn("keras.ops.full_like", "ConstantLike", "x fill_value dtype=None", value="fill_value", dtype="dtype")
+for _name, _op in (("var", "ReduceVar"), ("std", "ReduceStd")):
+    _fn(_ops(_name), _op, "x axis=None keepdims=False", axis="axis", keepdims="keepdims", correction=0)
+_fn("keras.ops.norm", "ReduceL2", "x ord=None axis=None keepdims=False", axis="axis", keepdims="keepdims",
+    check=lambda a: only(a, ord=None))
+_fn("keras.ops.cast", "Cast", "x dtype", to="dtype")
+_fn("keras.ops.stop_gradient", "StopGradient", "variable", inputs="variable")
+_fn("keras.ops.glu", "Glu", "x axis=-1", axis="axis")
+_fn("keras.ops.top_k", "TopK", "x k sorted=True", k="k", returns="tensors", check=lambda a: only(a, sorted=True))
+
 
 def _normalize(a):
     only(a, order=2)

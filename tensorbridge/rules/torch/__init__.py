@@ -5,7 +5,18 @@ rules), the support matrix and the per-op corpus. The records live in one module
 family, beside each other per IR op; `base.py` holds the registry object and its row helpers.
 """
 
-from tensorbridge.rules.torch import code, code_write, control, elementwise, nn, quant, reduce, shape, transformer  # noqa: F401 (registers)
+from tensorbridge.rules.torch import (  # noqa: F401 (registers)
+    code,
+    code_tensor_functions,
+    code_write,
+    control,
+    elementwise,
+    nn,
+    quant,
+    reduce,
+    shape,
+    transformer,
+)
 from tensorbridge.rules.torch.base import R as REGISTRY
 
 __all__ = ["REGISTRY"]

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import (
+    DTYPE_NAMES,
     NOT_LITERAL,
     CodeTable,
     OpCall,
@@ -217,7 +218,7 @@ def _pool(op, rank):
     def read(a):
         if op == "MaxPool":
             only(a, return_indices=False, dilation=1)
-        else:
+        elif "divisor_override" in a:
             only(a, divisor_override=None)
         only(a, ceil_mode=False)
         stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
@@ -279,8 +280,8 @@ for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), (
                    ("sqrt", "Sqrt"), ("rsqrt", "Rsqrt"), ("abs", "Abs"), ("neg", "Neg"), ("sin", "Sin"), ("cos", "Cos"),
                    ("erf", "Erf"), ("floor", "Floor"), ("ceil", "Ceil"), ("reciprocal", "Reciprocal"),
                    ("square", "Square")):
-    _fn(f"torch.{_name} {_methods(_name)}" + (f" {F}{_name}" if _name in ("relu", "sigmoid", "tanh") else ""),
-        _op, "input")
+    _fn(f"torch.{_name} {_methods(_name)}" + (f" {F}{_name}" if _name in ("sigmoid", "tanh") else ""), _op, "input")
+_fn(f"{F}relu", "Relu", "input inplace=False", inplace="inplace")
 for _name, _op in (("silu", "SiLU"), ("hardswish", "HardSwish"), ("hardsigmoid", "HardSigmoid"), ("mish", "Mish"),
                    ("relu6", "Relu6")):
     _fn(f"{F}{_name}", _op, "input inplace=False", inplace="inplace")
@@ -383,7 +384,9 @@ for _n in (1, 2, 3):
 def _pad(a):
     """`F.pad`'s (begin, end) pairs, listed from the last dim backwards, as `trailing_pads`: the pairs of the
     last dims, first to last."""
-    only(a, mode="constant")
+    mode = known(a["mode"])
+    if mode not in PAD_MODES:
+        raise Refused(f"mode={ast.unparse(a['mode'])}")
     value = a["value"] if known(a["value"]) is not None else 0.0
     pads = a["pad"]
     if isinstance(pads, (ast.List, ast.Tuple)):
@@ -395,9 +398,11 @@ def _pad(a):
     if len(items) % 2:
         raise Refused("an odd number of pad widths")
     trailing = [ast.List(items[i:i + 2], ast.Load()) for i in range(len(items) - 2, -1, -2)]
-    return OpCall("Pad", [a["input"]], {"trailing_pads": trailing, "value": value})
+    return OpCall("Pad", [a["input"]], {"trailing_pads": trailing, "value": value, "mode": PAD_MODES[mode]})
 
 
+#: F.pad's modes -> NumPy's names for them
+PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 C.function(f"{F}pad", "Pad", "input pad mode='constant' value=None", read=_pad)
 
 
@@ -419,6 +424,12 @@ mm mul ne neg new_zeros new_ones norm numel permute pow prod reciprocal relu rep
 repeat_interleave reshape roll round rsqrt scatter sigmoid sign sin size softmax sort split
 sqrt square squeeze std sub sum t tanh to topk transpose type type_as unbind unflatten
 unsqueeze var view view_as where zero"""
+
+
+#: torch's dtype names -> the dtype's name in the code (as NumPy spells it)
+DTYPES = {f"torch.{name}": name for name in DTYPE_NAMES} | {
+    "torch.float": "float32", "torch.double": "float64", "torch.half": "float16", "torch.long": "int64",
+    "torch.int": "int32", "torch.short": "int16"}
 
 
 # -- how torch model code is recognised --------------------------------------------------------------
@@ -460,8 +471,10 @@ C.source = SourceSkeleton(
     initializers={"torch.zeros": "zeros", "torch.ones": "ones", "torch.randn": "normal", "torch.rand": "uniform",
                   "torch.empty": "zeros"},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
-                       "ndim": lambda x: OpCall("Rank", [x])},
+                       "ndim": lambda x: OpCall("Rank", [x]), "device": lambda x: OpCall("Device", [x])},
     tensor_methods=frozenset(TENSOR_METHODS.split()),
     float_dtypes=frozenset({"torch.float32", "torch.float"}),
+    dtypes=DTYPES,
+    tuple_fields={"values": 0, "indices": 1},
     weights=TorchWeightSource(),
 )

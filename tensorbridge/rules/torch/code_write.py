@@ -19,6 +19,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import (
+    DTYPE_NAMES,
     NOT_LITERAL,
     Refused,
     TargetSkeleton,
@@ -324,6 +325,50 @@ def _constant(c):
 C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes_call("Reciprocal", "torch.reciprocal")
+for _op, _fn_name in (("Sign", "torch.sign"), ("Round", "torch.round"), ("LogSigmoid", "F.logsigmoid"),
+                      ("Softsign", "F.softsign"), ("Tile", "torch.tile"), ("Unstack", "torch.unbind"),
+                      ("TopK", "torch.topk")):
+    C.writes_call(_op, _fn_name, *{"Tile": ["repeats"], "TopK": ["k"]}.get(_op, []),
+                  **({"dim": "axis"} if _op == "Unstack" else {}))
+C.writes_call("CumSum", "torch.cumsum", dim="axis")
+C.writes_call("Glu", "F.glu", dim="axis")
+C.writes_call("Roll", "torch.roll", "shifts", dims="axes")
+C.writes("Triu", "torch.triu")(lambda c: P.call("torch.triu", c.inputs[0], **keywords(diagonal=(c.attrs["k"], 0))))
+C.writes("Repeat", "torch.repeat_interleave")(lambda c: P.call(
+    "torch.repeat_interleave", c.inputs[0], c.attrs["repeats"], **keywords(dim=(c.attrs["axis"], None))))
+C.writes("Take", "torch.index_select")(lambda c: P.call("torch.index_select", c.inputs[0], c.attrs["axis"],
+                                                        c.inputs[1]))
+C.writes("StopGradient", "Tensor.detach")(lambda c: P.method(c.inputs[0], "detach"))
+for _op, _fn_name in (("ArgMax", "torch.argmax"), ("ArgMin", "torch.argmin")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
+        dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"], False))))
+C.writes("ReduceL2", "torch.linalg.vector_norm")(lambda c: P.call("torch.linalg.vector_norm", c.inputs[0], **keywords(
+    dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"], False))))
+for _op, _fn_name in (("ReduceVar", "torch.var"), ("ReduceStd", "torch.std")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
+        dim=(c.attrs["axis"], None)), correction=c.attrs["correction"],
+        **keywords(keepdim=(c.attrs["keepdims"], False))))
+
+
+def _dtype(name) -> ast.expr:
+    """A dtype the code names ("float32") as torch's (`torch.float32`)."""
+    if known(name) not in DTYPE_NAMES:
+        raise Refused("a dtype given by a variable (torch names its dtypes torch.float32, ...)")
+    return P.name(f"torch.{known(name)}")
+
+
+C.writes("Cast", "Tensor.to")(lambda c: P.method(c.inputs[0], "to", _dtype(c.attrs["to"])))
+C.writes("Flip", "torch.flip")(lambda c: P.call("torch.flip", c.inputs[0], tuple(c.attrs["axes"]) if isinstance(
+    c.attrs["axes"], list) else (c.attrs["axes"],) if isinstance(known(c.attrs["axes"]), int) else c.attrs["axes"]))
+
+
+@C.writes("ConstantLike", "torch.full_like")
+def _constant_like(c):
+    value = known(c.attrs["value"])
+    dtype = {"dtype": _dtype(c.attrs["dtype"])} if known(c.attrs.get("dtype")) is not None else {}
+    if value in (0.0, 1.0):
+        return P.call("torch.ones_like" if value else "torch.zeros_like", c.inputs[0], **dtype)
+    return P.call("torch.full_like", c.inputs[0], c.attrs["value"], **dtype)
 C.writes("Flatten", "torch.flatten")(lambda c: P.call("torch.flatten", c.inputs[0], c.attrs.get("start", 1),
                                                       *[c.attrs["end"]] if known(c.attrs.get("end", -1)) != -1 else []))
 

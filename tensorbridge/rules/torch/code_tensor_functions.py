@@ -1,0 +1,248 @@
+"""PyTorch model code -> IR ops, continued (see rules/torch/code.py): the tensor functions and methods beyond
+arithmetic and shapes that model code calls: casts and constants, selections (max with its indices, top-k,
+index_select), cumulative and statistical reductions, norms, repeats, flips and rolls, pads in every mode, and
+the functional forms of layers (`F.linear`, `F.layer_norm`, `F.scaled_dot_product_attention`).
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import partial
+
+from tensorbridge.rules.code import DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, known, only
+from tensorbridge.rules.torch.code import C, F
+
+_fn = partial(C.reads, inputs="input")
+
+#: the casting tensor methods -> the dtype they cast to
+CAST_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
+                "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool"}
+
+
+def _dtype(a, name="dtype"):
+    """The dtype argument as a dtype name (None when not given); Refused when it is not one."""
+    value = known(a[name])
+    if value is not None and value not in DTYPE_NAMES:
+        raise Refused(f"{name} given by a variable or not a dtype")
+    return value
+
+
+# -- casts and copies ----------------------------------------------------------------------------------
+for _method, _dtype_name in CAST_METHODS.items():
+    _fn(f"Tensor.{_method}", "Cast", "input memory_format=None", to=_dtype_name)
+
+
+def _to(a):
+    """`x.to(dtype)` casts; `x.to("cpu")` (a device named by a literal) is the tensor itself."""
+    args = [*a["args"], *([a["dtype"]] if known(a["dtype"]) is not None else [])]
+    target = known(args[0]) if args else None
+    if target in DTYPE_NAMES:
+        return OpCall("Cast", [a["input"]], {"to": target})
+    if isinstance(target, str) or target is None and args:  # a device: a literal, or x.device (None here)
+        return OpCall("Identity", [a["input"]])
+    raise Refused("a device or dtype given by a variable (only literal ones are translated)")
+
+
+C.function("Tensor.to", "Cast", "input *args dtype=None non_blocking=False copy=False", read=_to)
+C.function("Tensor.type", "Cast", "input dtype=None non_blocking=False",
+           read=lambda a: OpCall("Cast", [a["input"]], {"to": _dtype(a) or _refuse("type() without a dtype")}))
+_fn("Tensor.type_as", "CastLike", "input other", inputs="input other")
+_fn("Tensor.clone torch.clone", "Identity", "input memory_format=None")
+_fn("Tensor.cpu", "Identity", "input memory_format=None")
+_fn("Tensor.detach torch.detach", "StopGradient", "input")
+
+
+def _refuse(reason: str):
+    raise Refused(reason)
+
+
+# -- constants -------------------------------------------------------------------------------------------
+def _sizes(items) -> list | ast.expr:
+    """`torch.zeros(2, 3)` / `torch.zeros((2, 3))` / `torch.zeros(shape)`: the shape as one expression or a
+    list of per-dim expressions."""
+    if len(items) == 1 and not isinstance(known(items[0]), int):
+        return items[0]
+    return list(items)
+
+
+def _filled(value):
+    def read(a):
+        fill = a["fill_value"] if value is None else value
+        return OpCall("ConstantOfShape", [], {"shape": _sizes(a["size"]) if isinstance(a["size"], list)
+                                              else a["size"], "value": fill, "dtype": _dtype(a)})
+    return read
+
+
+_CREATION = "dtype=None layout=None device=None requires_grad=False"
+C.function("torch.zeros", "ConstantOfShape", f"*size out=None {_CREATION}", read=_filled(0.0))
+C.function("torch.ones", "ConstantOfShape", f"*size out=None {_CREATION}", read=_filled(1.0))
+C.function("torch.full", "ConstantOfShape", f"size fill_value out=None {_CREATION}", read=_filled(None))
+for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0), ("full_like", None)):
+    C.function(f"torch.{_name}", "ConstantLike", "input " + ("fill_value " if _value is None else "") + _CREATION
+               + " memory_format=None", read=lambda a, v=_value: OpCall(
+                   "ConstantLike", [a["input"]], {"value": a["fill_value"] if v is None else v, "dtype": _dtype(a)}))
+
+
+def _arange(a):
+    """torch.arange(end) / (start, end[, step]) as NumPy's arange(start, stop=None, step=None)."""
+    return OpCall("Range", [], {"start": a["start"], "stop": a["end"], "step": a["step"], "dtype": _dtype(a)})
+
+
+C.function("torch.arange", "Range", f"start end=None step=None out=None {_CREATION}", read=_arange)
+
+
+def _tensor(a):
+    if known(a["data"]) is NOT_LITERAL:
+        raise Refused("torch.tensor of a value computed at run time (only literal values are translated)")
+    return OpCall("Constant", [], {"value": a["data"], "dtype": _dtype(a)})
+
+
+C.function("torch.tensor", "Constant", "data dtype=None device=None requires_grad=False pin_memory=False",
+           read=_tensor)
+
+
+# -- selections --------------------------------------------------------------------------------------------
+def _extremum(op):
+    """`x.max()` (over everything), `x.max(dim)` ((values, indices)), `torch.max(x, y)` (elementwise)."""
+    def read(a):
+        dim = known(a["dim"])
+        if dim is None:
+            only(a, keepdim=False)
+            return OpCall(f"Reduce{op}", [a["input"]], {"axis": None, "keepdims": False})
+        if isinstance(dim, int):
+            return OpCall(f"{op}WithIndex", [a["input"]], {"axis": a["dim"], "keepdims": a["keepdim"]})
+        if isinstance(a["dim"], ast.Name) and not a["dim"].id.startswith("dim"):
+            raise Refused(f"torch.{op.lower()}(x, {a['dim'].id}): a dim given by a variable or a second tensor "
+                          f"(write torch.{op.lower()}imum for two tensors)")
+        raise Refused("a dim given by a variable")
+    return read
+
+
+for _name, _op in (("max", "Max"), ("min", "Min")):
+    C.function(f"torch.{_name} Tensor.{_name}", f"{_op}WithIndex", "input dim=None keepdim=False",
+               read=_extremum(_op), returns="tensors")
+    _fn(f"torch.{_name}imum Tensor.{_name}imum", _op, "input other", inputs="input other")
+for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):
+    _fn(f"torch.{_name} Tensor.{_name}", _op, "input dim=None keepdim=False", axis="dim", keepdims="keepdim")
+
+
+def _topk(a):
+    only(a, largest=True, sorted=True)
+    if known(a["dim"]) not in (None, -1):
+        raise Refused("top-k along a dim other than the last")
+    return OpCall("TopK", [a["input"]], {"k": a["k"]})
+
+
+C.function("torch.topk Tensor.topk", "TopK", "input k dim=None largest=True sorted=True", read=_topk,
+           returns="tensors")
+_fn("torch.index_select Tensor.index_select", "Take", "input dim index", inputs="input index", axis="dim")
+_fn("torch.unbind Tensor.unbind", "Unstack", "input dim=0", axis="dim", returns="tensors")
+
+
+def _split(a):
+    """torch.split by a chunk size (the chunks the sections count of NumPy's split) or by a list of sizes (the
+    indices where NumPy's split cuts)."""
+    sizes = known(a["split_size_or_sections"])
+    if isinstance(sizes, int) or sizes is NOT_LITERAL and not isinstance(a["split_size_or_sections"], ast.List):
+        # a variable: a chunk size (a list of sizes there fails where the target divides the dim by it)
+        return OpCall("SplitSize", [a["tensor"]], {"size": a["split_size_or_sections"], "axis": a["dim"]})
+    if isinstance(sizes, (list, tuple)) and all(isinstance(s, int) for s in sizes):
+        cuts = [sum(sizes[:i + 1]) for i in range(len(sizes) - 1)]
+        return OpCall("Split", [a["tensor"]], {"sections": cuts, "axis": a["dim"]})
+    raise Refused("split sizes given by a variable")
+
+
+C.function("torch.split Tensor.split", "Split", "tensor split_size_or_sections dim=0", read=_split, returns="tensors")
+
+
+# -- elementwise and cumulative ------------------------------------------------------------------------------
+_fn("torch.sign Tensor.sign", "Sign", "input")
+_fn("torch.round Tensor.round", "Round", "input decimals=0", check=lambda a: only(a, decimals=0))
+_fn("torch.cumsum Tensor.cumsum", "CumSum", "input dim dtype=None", axis="dim", check=lambda a: only(a, dtype=None))
+_fn("torch.triu Tensor.triu", "Triu", "input diagonal=0", k="diagonal")
+_fn(f"{F}logsigmoid", "LogSigmoid", "input")
+_fn(f"{F}softsign", "Softsign", "input")
+_fn(f"{F}glu", "Glu", "input dim=-1", axis="dim")
+_fn(f"{F}hardtanh", "Clip", "input min_val=-1.0 max_val=1.0 inplace=False", min="min_val", max="max_val",
+    inplace="inplace")
+
+
+def _flip(a):
+    dims = a["dims"]
+    if len(dims) == 1 and isinstance(known(dims[0]), (list, tuple)):
+        dims = [ast.Constant(d) for d in known(dims[0])]
+    if not all(isinstance(known(d), int) for d in dims):
+        raise Refused("flip dims given by a variable")
+    return OpCall("Flip", [a["input"]], {"axes": [known(d) for d in dims]})
+
+
+C.function("Tensor.flip", "Flip", "input *dims", read=_flip)
+C.function("torch.flip", "Flip", "input dims", read=lambda a: _flip({**a, "dims": [a["dims"]]}))
+_fn("torch.roll Tensor.roll", "Roll", "input shifts dims=None", shifts="shifts", axes="dims")
+_fn("Tensor.repeat", "Tile", "input *repeats", repeats="repeats")
+_fn("torch.repeat_interleave Tensor.repeat_interleave", "Repeat", "input repeats dim=None output_size=None",
+    repeats="repeats", axis="dim")
+
+
+# -- statistics and norms ---------------------------------------------------------------------------------
+def _moment(op):
+    """torch.var / torch.std: Bessel's correction from `correction` or, in the older form, `unbiased`."""
+    def read(a):
+        correction = known(a["correction"])
+        if correction is None:
+            unbiased = known(a["unbiased"])
+            correction = 1 if unbiased in (None, True) else 0 if unbiased is False else NOT_LITERAL
+        if correction not in (0, 1):
+            raise Refused("a correction other than 0 or 1, or one given by a variable")
+        return OpCall(op, [a["input"]], {"axis": a["dim"], "keepdims": a["keepdim"], "correction": correction})
+    return read
+
+
+for _name, _op in (("var", "ReduceVar"), ("std", "ReduceStd")):
+    C.function(f"torch.{_name} Tensor.{_name}", _op, "input dim=None unbiased=None keepdim=False correction=None",
+               read=_moment(_op))
+
+
+def _l2(order: str):
+    def read(a):
+        p = known(a[order])
+        if p not in (None, 2, 2.0, "fro") or p == 2 and isinstance(known(a["dim"]), (list, tuple)) \
+                and order == "ord":
+            raise Refused(f"{order}={p!r} (the 2-norm of vectors is translated)")
+        only(a, dtype=None)
+        return OpCall("ReduceL2", [a["input"]], {"axis": a["dim"], "keepdims": a["keepdim"]})
+    return read
+
+
+C.function("torch.norm Tensor.norm", "ReduceL2", "input p='fro' dim=None keepdim=False dtype=None", read=_l2("p"))
+C.function("torch.linalg.norm", "ReduceL2", "input ord=None dim=None keepdim=False dtype=None", read=_l2("ord"))
+C.function("torch.linalg.vector_norm", "ReduceL2", "input ord=2 dim=None keepdim=False dtype=None",
+           read=_l2("ord"))
+
+
+# -- layers as functions ----------------------------------------------------------------------------------
+_fn(f"{F}linear", "Linear", "input weight bias=None", inputs="input weight bias")
+
+
+def _layer_norm(a):
+    shape = known(a["normalized_shape"])
+    if isinstance(shape, int):
+        shape = (shape,)
+    axes = len(shape) if isinstance(shape, (list, tuple)) else NOT_LITERAL
+    if axes is NOT_LITERAL:
+        axes = ast.Call(ast.Name("len", ast.Load()), [a["normalized_shape"]], [])
+    return OpCall("LayerNormFn", [a["input"], a["weight"], a["bias"]], {"axes": axes, "epsilon": a["eps"]})
+
+
+C.function(f"{F}layer_norm", "LayerNormFn", "input normalized_shape weight=None bias=None eps=1e-05",
+           read=_layer_norm)
+
+
+def _attention(a):
+    only(a, enable_gqa=False)
+    return OpCall("ScaledDotProductAttention", [a["query"], a["key"], a["value"], a["attn_mask"]],
+                  {"dropout": a["dropout_p"], "is_causal": a["is_causal"], "scale": a["scale"]})
+
+
+C.function(f"{F}scaled_dot_product_attention", "ScaledDotProductAttention", "query key value attn_mask=None "
+           "dropout_p=0.0 is_causal=False scale=None enable_gqa=False", read=_attention)
