@@ -836,6 +836,86 @@ class DataWrappedBlocks(nnx.Module):
         return self.final(x)
 
 
+class StatsPooling(nnx.Module):
+    """x-vector statistics pooling over time (channels-last sequences): mean and standard deviation."""
+
+    def __init__(self, channels=8, embed=6, *, rngs: nnx.Rngs):
+        self.tdnn = nnx.Conv(channels, channels, 3, rngs=rngs)
+        self.embed = nnx.Linear(2 * channels, embed, rngs=rngs)
+
+    def __call__(self, x):
+        h = nnx.relu(self.tdnn(x))
+        stats = jnp.concatenate([h.mean(axis=1), jnp.std(h, axis=1, ddof=1)], axis=-1)
+        return self.embed(stats) + jnp.var(h, axis=1).sum(axis=-1, keepdims=True)
+
+
+class TopKPooling(nnx.Module):
+    """The k largest activations per channel (jax.lax.top_k) and the index of the largest, as features."""
+
+    def __init__(self, din=3, k=2, units=4, *, rngs: nnx.Rngs):
+        self.k = k
+        self.fc = nnx.Linear(din, units, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.fc(x)
+        values, _ = jax.lax.top_k(jnp.swapaxes(h, 1, 2), self.k)
+        position = jnp.argmax(h, axis=1).astype(jnp.float32)
+        return values.reshape(x.shape[0], -1), position
+
+
+class GatedUnit(nnx.Module):
+    """A gated linear unit over a doubled projection, with log-sigmoid and soft-sign terms."""
+
+    def __init__(self, din=4, hidden=6, *, rngs: nnx.Rngs):
+        self.up = nnx.Linear(din, 2 * hidden, rngs=rngs)
+        self.down = nnx.Linear(hidden, din, rngs=rngs)
+
+    def __call__(self, x):
+        return self.down(jax.nn.glu(self.up(x), axis=-1)) + jax.nn.log_sigmoid(x) - jax.nn.soft_sign(x)
+
+
+class CyclicShift(nnx.Module):
+    """Swin's shift on channels-last maps, plus running sums over the rows in both directions."""
+
+    def __init__(self, dim=8, shift=2, *, rngs: nnx.Rngs):
+        self.shift = shift
+        self.mix = nnx.Linear(dim, dim, rngs=rngs)
+
+    def __call__(self, x):
+        h = jnp.roll(self.mix(jnp.roll(x, (-self.shift, -self.shift), axis=(1, 2))), (self.shift, self.shift),
+                     axis=(1, 2))
+        backward = jnp.flip(jnp.cumsum(jnp.flip(x, axis=1), axis=1), axis=1)
+        return h + jnp.cumsum(x, axis=1) - backward
+
+
+class CausalScores(nnx.Module):
+    """Causal attention written with jax.numpy: an upper-triangular mask, scores masked by where."""
+
+    def __init__(self, dim=8, *, rngs: nnx.Rngs):
+        self.qkv = nnx.Linear(dim, 3 * dim, use_bias=False, rngs=rngs)
+
+    def __call__(self, x):
+        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
+        scores = q @ jnp.swapaxes(k, 1, 2)
+        future = jnp.triu(jnp.ones_like(scores), k=1).astype(jnp.bool)
+        scores = jnp.where(future, jnp.full_like(scores, -1e9), scores)
+        return nnx.softmax(scores, axis=-1) @ v
+
+
+class RepeatedFeatures(nnx.Module):
+    """Tiles, repeats, unstacks steps, and adds sign, rounding and norm features."""
+
+    def __init__(self, din=6, dim=4, *, rngs: nnx.Rngs):
+        self.fc = nnx.Linear(din, dim, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.fc(x)
+        first, second, *_ = jnp.unstack(h, axis=1)
+        tiled = jnp.tile(first, (1, 2)) + jnp.repeat(second, 2, axis=-1)
+        steady = jax.lax.stop_gradient(jnp.sign(h) * jnp.round(h))
+        return tiled, steady + jnp.linalg.norm(h, axis=-1, keepdims=True) + jnp.zeros_like(h)
+
+
 CASES = [
     ("Mlp", (12, 16, 8), (2, 12)),
     ("ConvBNReLU", (3, 8), (2, 10, 10, 3)),
@@ -905,6 +985,12 @@ CASES = [
     ("FrozenStatistics", (5,), (2, 5)),
     ("SoftplusHead", (6,), (2, 6)),
     ("DataWrappedBlocks", (6,), (2, 6)),
+    ("StatsPooling", (), (2, 10, 8)),
+    ("TopKPooling", (), (2, 5, 3)),
+    ("GatedUnit", (), (2, 3, 4)),
+    ("CyclicShift", (), (2, 6, 6, 8)),
+    ("CausalScores", (), (2, 5, 8)),
+    ("RepeatedFeatures", (), (2, 5, 6)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -927,6 +927,93 @@ class MobileNetV1Block(layers.Layer):
         return ops.relu6(self.bn2(self.pointwise(x), training=training))
 
 
+class StatsPooling(layers.Layer):
+    """x-vector statistics pooling over time (channels-last sequences): mean and standard deviation."""
+
+    def __init__(self, channels=8, embed=6, **kwargs):
+        super().__init__(**kwargs)
+        self.tdnn = layers.Conv1D(channels, 3, padding="same", activation="relu")
+        self.embed = layers.Dense(embed)
+
+    def call(self, x):
+        h = self.tdnn(x)
+        stats = ops.concatenate([ops.mean(h, axis=1), ops.std(h, axis=1)], axis=-1)
+        return self.embed(stats) + ops.sum(ops.var(h, axis=1), axis=-1, keepdims=True)
+
+
+class TopKPooling(layers.Layer):
+    """The k largest activations per channel and the index of the largest, as features."""
+
+    def __init__(self, k=2, units=4, **kwargs):
+        super().__init__(**kwargs)
+        self.k = k
+        self.fc = layers.Dense(units)
+
+    def call(self, x):
+        h = self.fc(x)
+        values, _ = ops.top_k(ops.swapaxes(h, 1, 2), self.k)
+        position = ops.cast(ops.argmax(h, axis=1), "float32")
+        return ops.reshape(values, (ops.shape(x)[0], -1)), position
+
+
+class GatedUnit(layers.Layer):
+    """A gated linear unit over a doubled projection, with log-sigmoid and softsign terms."""
+
+    def __init__(self, hidden=6, **kwargs):
+        super().__init__(**kwargs)
+        self.up = layers.Dense(2 * hidden)
+        self.down = layers.Dense(4)
+
+    def call(self, x):
+        return self.down(ops.glu(self.up(x), axis=-1)) + ops.log_sigmoid(x) - keras.activations.softsign(x)
+
+
+class CyclicShift(layers.Layer):
+    """Swin's shift on channels-last maps, plus running sums over the rows in both directions."""
+
+    def __init__(self, shift=2, **kwargs):
+        super().__init__(**kwargs)
+        self.shift = shift
+        self.mix = layers.Dense(8)
+
+    def call(self, x):
+        h = ops.roll(self.mix(ops.roll(x, (-self.shift, -self.shift), axis=(1, 2))), (self.shift, self.shift),
+                     axis=(1, 2))
+        backward = ops.flip(ops.cumsum(ops.flip(x, axis=1), axis=1), axis=1)
+        return h + ops.cumsum(x, axis=1) - backward
+
+
+class CausalScores(layers.Layer):
+    """Causal attention written with keras.ops: an upper-triangular mask from ones_like, scores masked by where."""
+
+    def __init__(self, dim=8, **kwargs):
+        super().__init__(**kwargs)
+        self.qkv = layers.Dense(3 * dim, use_bias=False)
+
+    def call(self, x):
+        q, k, v = ops.split(self.qkv(x), 3, axis=-1)
+        scores = ops.matmul(q, ops.swapaxes(k, 1, 2))
+        future = ops.cast(ops.triu(ops.ones_like(scores), k=1), "bool")
+        scores = ops.where(future, ops.full_like(scores, -1e9), scores)
+        return ops.matmul(ops.softmax(scores, axis=-1), v)
+
+
+class RepeatedFeatures(layers.Layer):
+    """Tiles, repeats, picks steps with take, unstacks them, and adds sign, rounding and norm features."""
+
+    def __init__(self, dim=4, **kwargs):
+        super().__init__(**kwargs)
+        self.fc = layers.Dense(dim)
+
+    def call(self, x):
+        h = self.fc(x)
+        picked = ops.take(h, ops.arange(0, 4, 2), axis=1)
+        first, second = ops.unstack(picked, axis=1)
+        tiled = ops.tile(first, (1, 2)) + ops.repeat(second, 2, axis=-1)
+        steady = ops.stop_gradient(ops.sign(h) * ops.round(h))
+        return tiled, steady + ops.norm(h, axis=-1, keepdims=True) + ops.zeros_like(h)
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -997,6 +1084,12 @@ CASES = [
     ("GRUEncoder", (), (2, 6, 8)),
     ("ReluRNN", (), (2, 5, 6)),
     ("MobileNetV1Block", (8, 2, 2), (2, 9, 9, 4)),
+    ("StatsPooling", (), (2, 10, 8)),
+    ("TopKPooling", (), (2, 5, 3)),
+    ("GatedUnit", (), (2, 3, 4)),
+    ("CyclicShift", (), (2, 6, 6, 8)),
+    ("CausalScores", (), (2, 5, 8)),
+    ("RepeatedFeatures", (), (2, 5, 6)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -341,7 +341,7 @@ C.writes("Take", "torch.index_select")(lambda c: P.call("torch.index_select", c.
 C.writes("StopGradient", "Tensor.detach")(lambda c: P.method(c.inputs[0], "detach"))
 for _op, _fn_name in (("ArgMax", "torch.argmax"), ("ArgMin", "torch.argmin")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
-        dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"], False))))
+        dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"] or False, False))))  # jnp's default is None
 C.writes("ReduceL2", "torch.linalg.vector_norm")(lambda c: P.call("torch.linalg.vector_norm", c.inputs[0], **keywords(
     dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"], False))))
 for _op, _fn_name in (("ReduceVar", "torch.var"), ("ReduceStd", "torch.std")):
