@@ -12,7 +12,18 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ops.attention_layer import PROJECTIONS
-from tensorbridge.rules.code import NOT_LITERAL, CodeTable, OpCall, Refused, Renamed, definition, keywords, known
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    CodeTable,
+    OpCall,
+    Refused,
+    Renamed,
+    changed,
+    definition,
+    keywords,
+    known,
+    value_of,
+)
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
@@ -315,3 +326,43 @@ def write_attention_function(c: OpCall, dropout: bool) -> ast.expr:
     extra = keywords(dropout_p=(c.attrs["dropout"], 0.0)) if dropout else {}
     return P.call("scaled_dot_product_attention", q, k, v, **keywords(
         attn_mask=(mask, None), is_causal=(c.attrs["is_causal"], False), scale=(c.attrs["scale"], None)), **extra)
+
+
+def transformer_layer_weights(norm: tuple[str, str]):
+    """from_ir of the transformer helpers: the IR's `self_attn.*` (MultiHeadAttention's roles), `linear1.W`, ...
+    and `norm1.scale` / `.B` -> the helper's attention projections, Dense/Linear kernels and the norms' weights
+    (named `norm` = (scale, offset): Keras' gamma/beta, Flax's scale/bias); `layers.{i}.` prefixes kept."""
+    def from_ir(w: dict, attrs) -> dict:
+        out, prefixes = {}, sorted({k[:k.index("self_attn.")] for k in w if "self_attn." in k})
+        for prefix in prefixes:
+            helper = "stack." + prefix[len("layers."):] if prefix else ""
+            attention = {k[len(prefix + "self_attn."):]: v for k, v in w.items() if k.startswith(prefix + "self_attn.")}
+            out.update({f"{helper}self_attn.{k}": v for k, v in attention_weights(attention, attrs).items()})
+            for layer in ("linear1", "linear2"):
+                out.update({f"{helper}{layer}.{name}": w[f"{prefix}{layer}.{role}"]
+                            for name, role in (("kernel", "W"), ("bias", "B")) if f"{prefix}{layer}.{role}" in w})
+            out.update(_norm_weights(w, prefix, helper, ("norm1", "norm2"), norm))
+        out.update(_norm_weights(w, "", "", ("norm",), norm))
+        return out
+    return from_ir
+
+
+def _norm_weights(w, prefix, helper, norms, names) -> dict:
+    return {f"{helper}{n}.{name}": w[f"{prefix}{n}.{role}"] for n in norms
+            for name, role in zip(names, ("scale", "B")) if f"{prefix}{n}.{role}" in w}
+
+
+#: nn.TransformerEncoderLayer's options and defaults, as the transformer helpers take them
+TRANSFORMER_DEFAULTS = {"dim_feedforward": 2048, "dropout": 0.1, "activation": "relu", "layer_norm_eps": 1e-05,
+                        "batch_first": False, "norm_first": False, "bias": True}
+
+
+def write_transformer(c: OpCall, **extra) -> ast.expr:
+    """`TorchTransformerEncoderLayer(d_model, nhead, ...)` or `TorchTransformerEncoder(num_layers, ...)` (the
+    helpers), with `extra` keywords (Flax's rngs)."""
+    a = c.attrs
+    options = changed(a, TRANSFORMER_DEFAULTS)
+    if c.op == "TransformerEncoder":
+        return P.call("TorchTransformerEncoder", a["num_layers"], **keywords(norm_eps=(value_of(a["norm_eps"]), None)),
+                      d_model=a["d_model"], nhead=a["nhead"], **options, **extra)
+    return P.call("TorchTransformerEncoderLayer", a["d_model"], a["nhead"], **options, **extra)

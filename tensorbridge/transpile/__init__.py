@@ -53,7 +53,7 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
             f"- {n}" for n in translator.notes) + "\n"
     kept = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
     rest = [s for s in body if s not in kept]
-    rest = [make() for name, make in target.skeleton.helpers.items() if name in _names(rest)] + rest
+    rest = _helpers_used(target.skeleton.helpers, rest) + rest
     return P.module(doc, _import_groups(kept + list(target.skeleton.imports), _names(rest)), rest)
 
 
@@ -67,6 +67,17 @@ def _source_framework(text: str, filename: str) -> str:
     bases = {imports.path(b) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.bases}
     found = [f for f in SOURCES if bases & _table(f).source.module_classes]
     return found[0] if found else "torch"
+
+
+def _helpers_used(helpers: dict, stmts: list) -> list[ast.stmt]:
+    """The definitions of the helpers `stmts` use, and of those they use in turn, in the helpers' order."""
+    used, definitions = set(), {}
+    names = _names(stmts)
+    while new := [h for h in helpers if h in names and h not in used]:
+        used.update(new)
+        definitions.update({h: helpers[h]() for h in new})
+        names = _names(definitions[h] for h in new)
+    return [definitions[h] for h in helpers if h in used]
 
 
 def _names(stmts) -> set[str]:

@@ -67,6 +67,7 @@ class Scope:
     rest: list = field(default_factory=list)  # statements still to come, for "is it read later"
     returns: list = field(default_factory=list)  # kinds of the values returned
     reads_training: bool = False  # the source's training flag is this function's parameter (Keras' `training`)
+    constructed: dict = field(default_factory=dict)  # name -> the call that built it (`layer = nn.X(...)`)
 
 
 class Translator:
@@ -378,6 +379,8 @@ class Translator:
         if scope.mode == "init" and _is_self_attr(target) and self._is_parameter(stmt.value):
             return self._parameter(target, stmt.value, scope, info)
         value, kind = self.expr(stmt.value, scope, info)
+        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call):
+            scope.constructed[target.id] = stmt.value
         if isinstance(target, ast.Subscript):
             _, target_kind = self.expr(target.value, scope, info)
             if target_kind == TENSOR:
@@ -677,7 +680,8 @@ class Translator:
         if kind == TENSOR:
             rows = self.src.tensor_attributes
             if node.attr in rows:
-                return self._write(rows[node.attr](value), node), PYTHON if node.attr in ("shape", "ndim", "device") else TENSOR
+                kind = PYTHON if node.attr in ("shape", "ndim", "device") else TENSOR
+                return self._write(rows[node.attr](value), node), kind
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
 
@@ -839,9 +843,10 @@ class Translator:
         read by its own row into an OpCall, the other arguments translated."""
         bound = row.signature.bind(node)
         for name, value in bound.items():
-            if name not in row.layer_arguments:
+            if name not in row.layer_arguments or known(value) is None:
                 bound[name] = self._expr(value, scope, info)[0] if isinstance(value, ast.AST) else value
                 continue
+            value = scope.constructed.get(value.id, value) if isinstance(value, ast.Name) else value
             inner = self.layers.find(self.imports.path(value.func)) if isinstance(value, ast.Call) else None
             if inner is None:
                 raise Refused(f"{name}= must be a layer constructed in place (one with a translation)")

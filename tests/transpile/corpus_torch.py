@@ -1118,6 +1118,8 @@ CASES = [
     ("CumulativeFeatures", (), (2, 5, 4)),
     ("IndexSelectPooling", (), (2, 7, 6)),
     ("CastingGate", (), (3, 5)),
+    ("TransformerClassifier", (), (2, 7), "int64"),
+    ("PreNormEncoderLayer", (), (5, 2, 8)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1458,6 +1460,34 @@ class CastingGate(nn.Module):
         gate = (self.fc(x) > 0).to(torch.float32)
         count = positive.sum(-1, keepdim=True).long()
         return x * gate + count.type_as(x) + torch.ones(x.shape[-1]).type_as(x)
+
+
+class TransformerClassifier(nn.Module):
+    """The PyTorch tutorial's encoder: a layer built first and stacked by nn.TransformerEncoder, a final norm,
+    batch-first tokens, mean pooling."""
+
+    def __init__(self, vocab=20, d_model=16, nhead=4, d_hid=32, nlayers=2, classes=3, dropout=0.1):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, d_model)
+        encoder_layer = nn.TransformerEncoderLayer(d_model, nhead, d_hid, dropout, batch_first=True)
+        self.encoder = nn.TransformerEncoder(encoder_layer, nlayers, norm=nn.LayerNorm(d_model))
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embedding(tokens)).mean(dim=1))
+
+
+class PreNormEncoderLayer(nn.Module):
+    """A time-major pre-norm GELU nn.TransformerEncoderLayer with a projection in front."""
+
+    def __init__(self, dim=8, d_model=12):
+        super().__init__()
+        self.proj = nn.Linear(dim, d_model)
+        self.layer = nn.TransformerEncoderLayer(d_model=d_model, nhead=3, dim_feedforward=24, activation="gelu",
+                                                norm_first=True)
+
+    def forward(self, x):
+        return self.layer(self.proj(x))
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

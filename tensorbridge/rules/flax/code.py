@@ -43,9 +43,11 @@ from tensorbridge.rules.numpy_code import (
     integer_scale,
     numpy_writers,
     prelu_weights,
+    transformer_layer_weights,
     write_attention_function,
     write_channel_prelu,
     write_layer_norm_function,
+    write_transformer,
 )
 
 C = R.code = CodeTable("flax")
@@ -230,6 +232,9 @@ for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
+for _op in ("TransformerEncoderLayer", "TransformerEncoder"):
+    C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c, rngs=P.name("rngs")),
+            from_ir=transformer_layer_weights(("scale", "bias")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))

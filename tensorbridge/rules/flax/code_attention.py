@@ -48,3 +48,50 @@ def write_attention(c: OpCall) -> ast.expr:
                   **changed(a, {"dropout": 0.0, "bias": True}), **sizes, **changed(a, {"batch_first": False}),
                   rngs=P.name("rngs"))
 
+
+
+HELPERS["TorchTransformerEncoderLayer"] = definition(
+    "class TorchTransformerEncoderLayer(nnx.Module):\n"
+    "    \"\"\"PyTorch's nn.TransformerEncoderLayer over nnx layers: self-attention and a feed-forward block, each\n"
+    "    added to its input and normalised after it (before it with norm_first). Masks are not taken.\"\"\"\n"
+    "\n"
+    "    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',\n"
+    "                 layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True, *, rngs: nnx.Rngs):\n"
+    "        self.norm_first = norm_first\n"
+    "        self.activation = activation\n"
+    "        self.self_attn = TorchMultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,\n"
+    "                                                 batch_first=batch_first, rngs=rngs)\n"
+    "        self.linear1 = nnx.Linear(d_model, dim_feedforward, use_bias=bias, rngs=rngs)\n"
+    "        self.linear2 = nnx.Linear(dim_feedforward, d_model, use_bias=bias, rngs=rngs)\n"
+    "        self.norm1 = nnx.LayerNorm(d_model, epsilon=layer_norm_eps, use_bias=bias, rngs=rngs)\n"
+    "        self.norm2 = nnx.LayerNorm(d_model, epsilon=layer_norm_eps, use_bias=bias, rngs=rngs)\n"
+    "        self.dropout = nnx.Dropout(dropout, rngs=rngs)\n"
+    "\n"
+    "    def attend(self, x):\n"
+    "        return self.dropout(self.self_attn(x, x, x, need_weights=False)[0])\n"
+    "\n"
+    "    def feed_forward(self, x):\n"
+    "        h = self.linear1(x)\n"
+    "        h = nnx.relu(h) if self.activation == 'relu' else nnx.gelu(h, approximate=False)\n"
+    "        return self.dropout(self.linear2(self.dropout(h)))\n"
+    "\n"
+    "    def __call__(self, x):\n"
+    "        if self.norm_first:\n"
+    "            x = x + self.attend(self.norm1(x))\n"
+    "            return x + self.feed_forward(self.norm2(x))\n"
+    "        x = self.norm1(x + self.attend(x))\n"
+    "        return self.norm2(x + self.feed_forward(x))\n")
+HELPERS["TorchTransformerEncoder"] = definition(
+    "class TorchTransformerEncoder(nnx.Module):\n"
+    "    \"\"\"PyTorch's nn.TransformerEncoder: `num_layers` TorchTransformerEncoderLayers (`options`), then a\n"
+    "    LayerNorm when `norm_eps` is given.\"\"\"\n"
+    "\n"
+    "    def __init__(self, num_layers, norm_eps=None, *, rngs: nnx.Rngs, **options):\n"
+    "        self.stack = nnx.List([TorchTransformerEncoderLayer(**options, rngs=rngs) for _ in range(num_layers)])\n"
+    "        self.norm = nnx.data(None) if norm_eps is None else nnx.LayerNorm(options['d_model'], epsilon=norm_eps,\n"
+    "                                                                           rngs=rngs)\n"
+    "\n"
+    "    def __call__(self, x):\n"
+    "        for layer in self.stack:\n"
+    "            x = layer(x)\n"
+    "        return x if self.norm is None else self.norm(x)\n")

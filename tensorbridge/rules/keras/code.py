@@ -39,9 +39,11 @@ from tensorbridge.rules.numpy_code import (
     integer_scale,
     numpy_writers,
     prelu_weights,
+    transformer_layer_weights,
     write_attention_function,
     write_channel_prelu,
     write_layer_norm_function,
+    write_transformer,
 )
 
 C = R.code = CodeTable("keras")
@@ -209,6 +211,9 @@ for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
+for _op in ("TransformerEncoderLayer", "TransformerEncoder"):
+    C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c),
+            from_ir=transformer_layer_weights(("gamma", "beta")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 

@@ -1,6 +1,7 @@
 """Attention layers of model code in Keras 3 (rules/code.py): PyTorch's nn.MultiheadAttention written as a
 `TorchMultiheadAttention` helper layer of four Dense projections, which keeps PyTorch's call (`output, weights =
-attention(query, key, value)`), and the IR's [in, out] projection weights into the Dense layers.
+attention(query, key, value)`), and the IR's [in, out] projection weights into the Dense layers; its
+nn.TransformerEncoderLayer / nn.TransformerEncoder as helper layers built on it.
 """
 
 from __future__ import annotations
@@ -46,3 +47,52 @@ def write_attention(c: OpCall) -> ast.expr:
     a = c.attrs
     return P.call("TorchMultiheadAttention", a["embed_dim"], a["num_heads"],
                   **changed(a, {"dropout": 0.0, "bias": True, "batch_first": False}))
+
+
+HELPERS["TorchTransformerEncoderLayer"] = definition(
+    "class TorchTransformerEncoderLayer(layers.Layer):\n"
+    "    \"\"\"PyTorch's nn.TransformerEncoderLayer over Keras layers: self-attention and a feed-forward block, each\n"
+    "    added to its input and normalised after it (before it with norm_first). Masks are not taken.\"\"\"\n"
+    "\n"
+    "    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',\n"
+    "                 layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True):\n"
+    "        super().__init__()\n"
+    "        self.norm_first = norm_first\n"
+    "        self.activation = activation\n"
+    "        self.self_attn = TorchMultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,\n"
+    "                                                 batch_first=batch_first)\n"
+    "        self.linear1 = layers.Dense(dim_feedforward, use_bias=bias)\n"
+    "        self.linear2 = layers.Dense(d_model, use_bias=bias)\n"
+    "        self.norm1 = layers.LayerNormalization(epsilon=layer_norm_eps, center=bias)\n"
+    "        self.norm2 = layers.LayerNormalization(epsilon=layer_norm_eps, center=bias)\n"
+    "        self.dropout = layers.Dropout(dropout)\n"
+    "\n"
+    "    def attend(self, x, training):\n"
+    "        attended = self.self_attn(x, x, x, need_weights=False, training=training)[0]\n"
+    "        return self.dropout(attended, training=training)\n"
+    "\n"
+    "    def feed_forward(self, x, training):\n"
+    "        h = self.linear1(x)\n"
+    "        h = ops.relu(h) if self.activation == 'relu' else ops.gelu(h, approximate=False)\n"
+    "        return self.dropout(self.linear2(self.dropout(h, training=training)), training=training)\n"
+    "\n"
+    "    def call(self, x, training=False):\n"
+    "        if self.norm_first:\n"
+    "            x = x + self.attend(self.norm1(x), training)\n"
+    "            return x + self.feed_forward(self.norm2(x), training)\n"
+    "        x = self.norm1(x + self.attend(x, training))\n"
+    "        return self.norm2(x + self.feed_forward(x, training))\n")
+HELPERS["TorchTransformerEncoder"] = definition(
+    "class TorchTransformerEncoder(layers.Layer):\n"
+    "    \"\"\"PyTorch's nn.TransformerEncoder: `num_layers` TorchTransformerEncoderLayers (`options`), then a\n"
+    "    LayerNormalization when `norm_eps` is given.\"\"\"\n"
+    "\n"
+    "    def __init__(self, num_layers, norm_eps=None, **options):\n"
+    "        super().__init__()\n"
+    "        self.stack = [TorchTransformerEncoderLayer(**options) for _ in range(num_layers)]\n"
+    "        self.norm = None if norm_eps is None else layers.LayerNormalization(epsilon=norm_eps)\n"
+    "\n"
+    "    def call(self, x, training=False):\n"
+    "        for layer in self.stack:\n"
+    "            x = layer(x, training=training)\n"
+    "        return x if self.norm is None else self.norm(x)\n")

@@ -170,6 +170,65 @@ C.layer(f"{NN}MultiheadAttention", "MultiHeadAttention", "embed_dim num_heads dr
         "add_zero_attn=False kdim=None vdim=None batch_first=False", read=_attention, to_ir=_attention_to_ir)
 
 
+TRANSFORMER_OPTIONS = ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first",
+                       "bias")
+
+
+def _transformer_layer(a):
+    if known(a["activation"]) not in ("relu", "gelu"):
+        raise Refused("an activation other than 'relu' or 'gelu'")
+    only(a, device=None, dtype=None)
+    return OpCall("TransformerEncoderLayer", attrs={k: a[k] for k in ("d_model", "nhead", *TRANSFORMER_OPTIONS)})
+
+
+def _transformer_layer_to_ir(w, attrs, prefix=""):
+    """nn.TransformerEncoderLayer's weights -> the IR's: the attention's as MultiHeadAttention's under
+    `self_attn.`, the feed-forward Dense weights [in, out] (`linear1.W`, ...), the norms' `norm1.scale`, ..."""
+    attention = {k[len(prefix + "self_attn."):]: v for k, v in w.items() if k.startswith(prefix + "self_attn.")}
+    out = {f"self_attn.{k}": v for k, v in _attention_to_ir(attention, attrs).items()}
+    for layer in ("linear1", "linear2"):
+        out[f"{layer}.W"] = np.ascontiguousarray(w[f"{prefix}{layer}.weight"].T)
+        if f"{prefix}{layer}.bias" in w:
+            out[f"{layer}.B"] = w[f"{prefix}{layer}.bias"]
+    for norm in ("norm1", "norm2"):
+        out.update(_norm_to_ir(w, f"{prefix}{norm}.", norm))
+    return out
+
+
+def _norm_to_ir(w, prefix, name):
+    return {f"{name}.{role}": w[prefix + weight] for weight, role in (("weight", "scale"), ("bias", "B"))
+            if prefix + weight in w}
+
+
+C.layer(f"{NN}TransformerEncoderLayer", "TransformerEncoderLayer", "d_model nhead dim_feedforward=2048 dropout=0.1 "
+        "activation='relu' layer_norm_eps=1e-05 batch_first=False norm_first=False bias=True device=None dtype=None",
+        read=_transformer_layer, to_ir=_transformer_layer_to_ir)
+
+
+def _transformer_encoder(a):
+    """`num_layers` copies of the layer (nn.TransformerEncoder deep-copies it), then an optional nn.LayerNorm."""
+    layer, norm = a["encoder_layer"], a["norm"]
+    if known(norm) is not None and (norm.op != "LayerNormalization" or known(norm.attrs["affine"]) is not True):
+        raise Refused("a final norm other than nn.LayerNorm(d_model)")
+    return OpCall("TransformerEncoder", attrs={**layer.attrs, "num_layers": a["num_layers"],
+                                               "norm_eps": norm.attrs["epsilon"] if known(norm) is not None else None})
+
+
+def _transformer_encoder_to_ir(w, attrs):
+    out, layer = {}, 0
+    while f"layers.{layer}.linear1.weight" in w:
+        out.update({f"layers.{layer}.{k}": v for k, v in
+                    _transformer_layer_to_ir(w, attrs, prefix=f"layers.{layer}.").items()})
+        layer += 1
+    out.update(_norm_to_ir(w, "norm.", "norm"))
+    return out
+
+
+C.layer(f"{NN}TransformerEncoder", "TransformerEncoder", "encoder_layer num_layers norm=None "
+        "enable_nested_tensor=True mask_check=True", read=_transformer_encoder, to_ir=_transformer_encoder_to_ir,
+        layer_arguments=("encoder_layer", "norm"))
+
+
 RECURRENT_ARGS = "input_size hidden_size num_layers=1 {}bias=True batch_first=False dropout=0.0 bidirectional=False"
 C.layer(f"{NN}LSTM", "LSTM", RECURRENT_ARGS.format("") + " proj_size=0", read=_recurrent("LSTM"),
         to_ir=_recurrent_to_ir("LSTM"))
