@@ -152,7 +152,9 @@ def _split(a):
     raise Refused("split sizes given by a variable")
 
 
-C.function("torch.split Tensor.split", "Split", "tensor split_size_or_sections dim=0", read=_split, returns="tensors")
+C.function("torch.split", "Split", "tensor split_size_or_sections dim=0", read=_split, returns="tensors")
+C.function("Tensor.split", "Split", "input split_size dim=0", returns="tensors", read=lambda a: _split(
+    {"tensor": a["input"], "split_size_or_sections": a["split_size"], "dim": a["dim"]}))
 
 
 # -- elementwise and cumulative ------------------------------------------------------------------------------
@@ -214,7 +216,8 @@ def _l2(order: str):
     return read
 
 
-C.function("torch.norm Tensor.norm", "ReduceL2", "input p='fro' dim=None keepdim=False dtype=None", read=_l2("p"))
+C.function("torch.norm", "ReduceL2", "input p='fro' dim=None keepdim=False out=None dtype=None", read=_l2("p"))
+C.function("Tensor.norm", "ReduceL2", "input p='fro' dim=None keepdim=False dtype=None", read=_l2("p"))
 C.function("torch.linalg.norm", "ReduceL2", "input ord=None dim=None keepdim=False dtype=None", read=_l2("ord"))
 C.function("torch.linalg.vector_norm", "ReduceL2", "input ord=2 dim=None keepdim=False dtype=None",
            read=_l2("ord"))
