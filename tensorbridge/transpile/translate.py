@@ -68,6 +68,7 @@ class Scope:
     returns: list = field(default_factory=list)  # kinds of the values returned
     reads_training: bool = False  # the source's training flag is this function's parameter (Keras' `training`)
     constructed: dict = field(default_factory=dict)  # name -> the call that built it (`layer = nn.X(...)`)
+    folded: set = field(default_factory=set)  # names of layers read into the layer that wraps them
 
 
 class Translator:
@@ -279,6 +280,11 @@ class Translator:
             self.hoisted = []
             out.extend(translated)
             scope.rest = saved
+        if scope.folded:  # a layer built only to be wrapped (`layer = ...; nn.TransformerEncoder(layer, 2)`)
+            read = {n.id for s in [*out, *scope.rest] for n in ast.walk(s) if isinstance(n, ast.Name)
+                    and isinstance(n.ctx, ast.Load)}
+            out = [s for s in out if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], ast.Name) and s.targets[0].id in scope.folded - read)]
         return out
 
     def _statement(self, stmt, scope: Scope, info) -> list[ast.stmt]:
@@ -846,7 +852,9 @@ class Translator:
             if name not in row.layer_arguments or known(value) is None:
                 bound[name] = self._expr(value, scope, info)[0] if isinstance(value, ast.AST) else value
                 continue
-            value = scope.constructed.get(value.id, value) if isinstance(value, ast.Name) else value
+            if isinstance(value, ast.Name) and value.id in scope.constructed:
+                scope.folded.add(value.id)
+                value = scope.constructed[value.id]
             inner = self.layers.find(self.imports.path(value.func)) if isinstance(value, ast.Call) else None
             if inner is None:
                 raise Refused(f"{name}= must be a layer constructed in place (one with a translation)")
