@@ -1528,4 +1528,11 @@ REFUSED = [
      "        self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)\n\n    def forward(self, x):\n"
      "        return self.pool(x)\n",
      "ceil_mode"),
+    (HEADER + "class PairwiseMax(nn.Module):\n    def forward(self, x, y):\n        return torch.max(x, y)\n",
+     "second tensor"),
+    (HEADER + "class SpectralNorm(nn.Module):\n    def forward(self, x):\n"
+     "        return torch.linalg.norm(x, ord=2, dim=(0, 1))\n", "ord=2"),
+    (HEADER + "class AvgPoolCeil1d(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.pool = nn.AvgPool1d(2, ceil_mode=True)\n\n    def forward(self, x):\n        return self.pool(x)\n",
+     "ceil_mode"),
 ]

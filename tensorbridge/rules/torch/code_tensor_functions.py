@@ -44,16 +44,19 @@ def _to(a):
 
 
 C.function("Tensor.to", "Cast", "input *args dtype=None non_blocking=False copy=False", read=_to)
-C.function("Tensor.type", "Cast", "input dtype=None non_blocking=False",
-           read=lambda a: OpCall("Cast", [a["input"]], {"to": _dtype(a) or _refuse("type() without a dtype")}))
+
+
+def _type(a):
+    if _dtype(a) is None:
+        raise Refused("type() without a dtype (it returns the type's name)")
+    return OpCall("Cast", [a["input"]], {"to": _dtype(a)})
+
+
+C.function("Tensor.type", "Cast", "input dtype=None non_blocking=False", read=_type)
 _fn("Tensor.type_as", "CastLike", "input other", inputs="input other")
 _fn("Tensor.clone torch.clone", "Identity", "input memory_format=None")
 _fn("Tensor.cpu", "Identity", "input memory_format=None")
 _fn("Tensor.detach torch.detach", "StopGradient", "input")
-
-
-def _refuse(reason: str):
-    raise Refused(reason)
 
 
 # -- constants -------------------------------------------------------------------------------------------
@@ -111,10 +114,8 @@ def _extremum(op):
             return OpCall(f"Reduce{op}", [a["input"]], {"axis": None, "keepdims": False})
         if isinstance(dim, int):
             return OpCall(f"{op}WithIndex", [a["input"]], {"axis": a["dim"], "keepdims": a["keepdim"]})
-        if isinstance(a["dim"], ast.Name) and not a["dim"].id.startswith("dim"):
-            raise Refused(f"torch.{op.lower()}(x, {a['dim'].id}): a dim given by a variable or a second tensor "
-                          f"(write torch.{op.lower()}imum for two tensors)")
-        raise Refused("a dim given by a variable")
+        raise Refused(f"a dim given by a variable, or a second tensor (write torch.{op.lower()}imum(x, y) for the "
+                      "elementwise form)")
     return read
 
 
@@ -205,11 +206,12 @@ for _name, _op in (("var", "ReduceVar"), ("std", "ReduceStd")):
                read=_moment(_op))
 
 
-def _l2(order: str):
+def _l2(order: str, matrix: bool = False):
+    """The 2-norm of vectors (Frobenius' over two dims is the same sum); `matrix`: the function reads ord=2 over
+    two dims as the spectral norm (torch.linalg.norm)."""
     def read(a):
         p = known(a[order])
-        if p not in (None, 2, 2.0, "fro") or p == 2 and isinstance(known(a["dim"]), (list, tuple)) \
-                and order == "ord":
+        if p not in (None, 2, 2.0, "fro") or matrix and p in (2, 2.0) and isinstance(known(a["dim"]), (list, tuple)):
             raise Refused(f"{order}={p!r} (the 2-norm of vectors is translated)")
         only(a, dtype=None)
         return OpCall("ReduceL2", [a["input"]], {"axis": a["dim"], "keepdims": a["keepdim"]})
@@ -218,7 +220,8 @@ def _l2(order: str):
 
 C.function("torch.norm", "ReduceL2", "input p='fro' dim=None keepdim=False out=None dtype=None", read=_l2("p"))
 C.function("Tensor.norm", "ReduceL2", "input p='fro' dim=None keepdim=False dtype=None", read=_l2("p"))
-C.function("torch.linalg.norm", "ReduceL2", "input ord=None dim=None keepdim=False dtype=None", read=_l2("ord"))
+C.function("torch.linalg.norm", "ReduceL2", "input ord=None dim=None keepdim=False dtype=None",
+           read=_l2("ord", matrix=True))
 C.function("torch.linalg.vector_norm", "ReduceL2", "input ord=2 dim=None keepdim=False dtype=None",
            read=_l2("ord"))
 
