@@ -45,7 +45,7 @@ def calibrated(model):
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             m.running_mean.copy_(torch.rand(m.running_mean.shape, generator=gen) * 2 - 1)
             m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) * 1.5 + 0.5)
-        if isinstance(m, (torch.nn.GroupNorm, torch.nn.LayerNorm)) and m.weight is not None:
+        if isinstance(m, (torch.nn.GroupNorm, torch.nn.LayerNorm, torch.nn.RMSNorm)) and m.weight is not None:
             m.weight.data.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
     with torch.no_grad():
         for p in model.parameters():

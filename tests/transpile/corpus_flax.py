@@ -916,6 +916,18 @@ class RepeatedFeatures(nnx.Module):
         return tiled, steady + jnp.linalg.norm(h, axis=-1, keepdims=True) + jnp.zeros_like(h)
 
 
+class RMSNormBlock(nnx.Module):
+    """A LLaMA-style residual MLP on nnx.RMSNorm."""
+
+    def __init__(self, dim=8, hidden=16, *, rngs: nnx.Rngs):
+        self.norm = nnx.RMSNorm(dim, rngs=rngs)
+        self.up = nnx.Linear(dim, hidden, rngs=rngs)
+        self.down = nnx.Linear(hidden, dim, rngs=rngs)
+
+    def __call__(self, x):
+        return x + self.down(nnx.silu(self.up(self.norm(x))))
+
+
 CASES = [
     ("Mlp", (12, 16, 8), (2, 12)),
     ("ConvBNReLU", (3, 8), (2, 10, 10, 3)),
@@ -991,6 +1003,7 @@ CASES = [
     ("CyclicShift", (), (2, 6, 6, 8)),
     ("CausalScores", (), (2, 5, 8)),
     ("RepeatedFeatures", (), (2, 5, 6)),
+    ("RMSNormBlock", (), (2, 3, 8)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -1120,6 +1120,7 @@ CASES = [
     ("CastingGate", (), (3, 5)),
     ("TransformerClassifier", (), (2, 7), "int64"),
     ("PreNormEncoderLayer", (), (5, 2, 8)),
+    ("RMSNormBlock", (), (2, 3, 8)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1488,6 +1489,20 @@ class PreNormEncoderLayer(nn.Module):
 
     def forward(self, x):
         return self.layer(self.proj(x))
+
+
+class RMSNormBlock(nn.Module):
+    """A LLaMA-style residual MLP on torch's nn.RMSNorm (its default eps, and an explicit one)."""
+
+    def __init__(self, dim=8, hidden=16):
+        super().__init__()
+        self.norm = nn.RMSNorm(dim)
+        self.up = nn.Linear(dim, hidden)
+        self.down = nn.Linear(hidden, dim)
+        self.out_norm = nn.RMSNorm([dim], eps=1e-6)
+
+    def forward(self, x):
+        return self.out_norm(x + self.down(F.silu(self.up(self.norm(x)))))
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -185,6 +185,11 @@ def _write_layer_norm(c):
     return _sized("nnx.LayerNorm", size, {}, {**keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a)})
 
 
+C.layer("flax.nnx.RMSNorm", "RMSNormalization", "", write=lambda c: _sized(
+    "nnx.RMSNorm", c.attrs["features"], {}, keywords(epsilon=(c.attrs["epsilon"], 1e-6))),
+    from_ir=Renamed(scale="scale").from_ir)
+
+
 def _write_group_norm(c):
     a = c.attrs
     norm = P.call("nnx.GroupNorm", a["num_channels"], num_groups=a["num_groups"],

@@ -217,6 +217,13 @@ C.layer(f"{NNX}BatchNorm", "BatchNormalization", "num_features use_running_avera
 C.layer(f"{NNX}LayerNorm", "LayerNormalization",
         "num_features epsilon=1e-06 " + NORM.format(axes="reduction_axes=-1 feature_axes=-1"), read=_layer_norm,
         to_ir=NORM_WEIGHTS.to_ir)
+C.layer(f"{NNX}RMSNorm", "RMSNormalization", "num_features epsilon=1e-06 dtype=None param_dtype=None use_scale=True "
+        "scale_init=None reduction_axes=-1 feature_axes=-1 axis_name=None axis_index_groups=None "
+        "use_fast_variance=True rngs=None",
+        read=lambda a: _numerics(a) or only(a, use_scale=True, scale_init=None, reduction_axes=-1, feature_axes=-1,
+                                            axis_name=None, axis_index_groups=None) or OpCall(
+            "RMSNormalization", attrs={"features": a["num_features"], "epsilon": a["epsilon"]}),
+        to_ir=lambda w, attrs: {"scale": w["scale"]})
 C.layer(f"{NNX}GroupNorm", "GroupNormalization",
         "num_features num_groups=32 group_size=None epsilon=1e-06 " + NORM.format(axes="reduction_axes=None"),
         read=_group_norm, to_ir=NORM_WEIGHTS.to_ir)

@@ -172,6 +172,9 @@ C.layer("keras.layers.BatchNormalization", "BatchNormalization", "",
         write=lambda c: P.call("layers.BatchNormalization", axis=c.attrs["axis"],
                                **keywords(momentum=(c.attrs["momentum"], 0.99)), **_norm_kwargs(c.attrs, 1e-3)),
         from_ir=NORM_WEIGHTS.from_ir)
+C.layer("keras.layers.RMSNormalization", "RMSNormalization", "",
+        write=lambda c: P.call("layers.RMSNormalization", **keywords(epsilon=(c.attrs["epsilon"], 1e-6))),
+        from_ir=Renamed(scale="scale").from_ir)
 C.layer("keras.layers.LayerNormalization", "LayerNormalization", "",
         write=lambda c: P.call("layers.LayerNormalization", **keywords(axis=(c.attrs["axis"], -1)),
                                **_norm_kwargs(c.attrs, 1e-3)),

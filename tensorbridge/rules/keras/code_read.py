@@ -364,6 +364,11 @@ def _zero_padding(rank):
     return read
 
 
+C.layer(f"{K}RMSNormalization", "RMSNormalization", f"axis=-1 epsilon=1e-06 {BASE}",
+        read=lambda a: only(a, axis=-1) or OpCall("RMSNormalization", attrs={"features": None,
+                                                                              "epsilon": a["epsilon"]}),
+        to_ir=lambda w, attrs: {"scale": w["scale"]})
+
 C.layer(f"{K}ZeroPadding1D", "Pad", f"padding=1 data_format=None {BASE}", read=_zero_padding(1))
 C.layer(f"{K}ZeroPadding2D", "Pad", f"padding=(1,1) data_format=None {BASE}", read=_zero_padding(2))
 

@@ -170,6 +170,21 @@ C.layer(f"{NN}MultiheadAttention", "MultiHeadAttention", "embed_dim num_heads dr
         "add_zero_attn=False kdim=None vdim=None batch_first=False", read=_attention, to_ir=_attention_to_ir)
 
 
+def _rms_norm(a):
+    only(a, elementwise_affine=True, device=None, dtype=None)
+    size = a["normalized_shape"]
+    if isinstance(size, (ast.List, ast.Tuple)) or isinstance(known(size), (list, tuple)):
+        items = size.elts if isinstance(size, (ast.List, ast.Tuple)) else known(size)
+        if len(items) != 1:
+            raise Refused("RMSNorm over several trailing dims")
+        size = items[0]
+    eps = a["eps"] if known(a["eps"]) is not None else float(np.finfo(np.float32).eps)  # torch's default for float32
+    return OpCall("RMSNormalization", attrs={"features": size, "epsilon": eps})
+
+
+C.layer(f"{NN}RMSNorm", "RMSNormalization", "normalized_shape eps=None elementwise_affine=True device=None dtype=None",
+        read=_rms_norm, to_ir=Renamed(weight="scale").to_ir)
+
 TRANSFORMER_OPTIONS = ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first",
                        "bias")
 

@@ -175,6 +175,15 @@ def _write_group_norm(c):
 C.layer("torch.nn.LazyBatchNorm1d", "BatchNormalization", "", write=_write_batch_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("torch.nn.GroupNorm", "GroupNormalization", "", write=_write_group_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("torch.nn.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=NORM_WEIGHTS.from_ir)
+
+
+def _write_rms_norm(c):
+    if known(c.attrs["features"]) is None:
+        raise Refused("an RMS norm whose size the source leaves to the first call (torch has no lazy RMSNorm)")
+    return P.call("nn.RMSNorm", c.attrs["features"], eps=c.attrs["epsilon"])
+
+
+C.layer("torch.nn.RMSNorm", "RMSNormalization", "", write=_write_rms_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("torch.nn.Embedding", "Embedding", "",
         write=lambda c: P.call("nn.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
         from_ir=EMBEDDING_WEIGHTS.from_ir)
