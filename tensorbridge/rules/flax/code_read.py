@@ -318,8 +318,9 @@ _fn(f"{JNP}tile", "Tile", "A reps", inputs="A", repeats="reps")
 _fn(f"{JNP}repeat", "Repeat", "a repeats axis=None total_repeat_length=None", inputs="a", repeats="repeats",
     axis="axis")
 _fn(f"{JNP}triu", "Triu", "m k=0", inputs="m", k="k")
-for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):
-    _fn(f"{JNP}{_name}", _op, "a axis=None out=None keepdims=None", inputs="a", axis="axis", keepdims="keepdims")
+for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):  # keepdims=None (jnp's default) keeps none
+    C.function(f"{JNP}{_name}", _op, "a axis=None out=None keepdims=None", read=lambda a, op=_op: OpCall(
+        op, [a["a"]], {"axis": a["axis"], "keepdims": a["keepdims"] if known(a["keepdims"]) is not None else False}))
 _fn(f"{JNP}unstack", "Unstack", "x axis=0", axis="axis", returns="tensors")
 for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
     _fn(f"{JNP}{_name}", "ConstantLike", "a dtype=None shape=None", inputs="a", value=_value, dtype="dtype",

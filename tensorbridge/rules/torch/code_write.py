@@ -284,7 +284,9 @@ for _op, _fn_name in (("Relu", "torch.relu"), ("Sigmoid", "torch.sigmoid"), ("Ta
                       ("Exp", "torch.exp"), ("Log", "torch.log"), ("Sqrt", "torch.sqrt"), ("Rsqrt", "torch.rsqrt"),
                       ("Abs", "torch.abs"), ("Neg", "torch.neg"), ("Sin", "torch.sin"), ("Cos", "torch.cos"),
                       ("Erf", "torch.erf"), ("Floor", "torch.floor"), ("Ceil", "torch.ceil"),
-                      ("Square", "torch.square"), ("SiLU", "F.silu"), ("Relu6", "F.relu6"),
+                      ("Square", "torch.square"), ("Sign", "torch.sign"), ("Round", "torch.round"),
+                      ("LogSigmoid", "F.logsigmoid"), ("Softsign", "F.softsign"), ("SiLU", "F.silu"),
+                      ("Relu6", "F.relu6"),
                       ("HardSigmoid", "F.hardsigmoid"), ("HardSwish", "F.hardswish"), ("Mish", "F.mish"),
                       ("Softplus", "F.softplus"), ("Pow", "torch.pow"), ("MatMul", "torch.matmul"),
                       ("Where", "torch.where")):
@@ -334,11 +336,9 @@ def _constant(c):
 C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes_call("Reciprocal", "torch.reciprocal")
-for _op, _fn_name in (("Sign", "torch.sign"), ("Round", "torch.round"), ("LogSigmoid", "F.logsigmoid"),
-                      ("Softsign", "F.softsign"), ("Tile", "torch.tile"), ("Unstack", "torch.unbind"),
-                      ("TopK", "torch.topk")):
-    C.writes_call(_op, _fn_name, *{"Tile": ["repeats"], "TopK": ["k"]}.get(_op, []),
-                  **({"dim": "axis"} if _op == "Unstack" else {}))
+C.writes_call("Tile", "torch.tile", "repeats")
+C.writes_call("TopK", "torch.topk", "k")
+C.writes_call("Unstack", "torch.unbind", dim="axis")
 C.writes_call("CumSum", "torch.cumsum", dim="axis")
 C.writes_call("Glu", "F.glu", dim="axis")
 C.writes_call("Roll", "torch.roll", "shifts", dims="axes")
@@ -350,7 +350,7 @@ C.writes("Take", "torch.index_select")(lambda c: P.call("torch.index_select", c.
 C.writes("StopGradient", "Tensor.detach")(lambda c: P.method(c.inputs[0], "detach"))
 for _op, _fn_name in (("ArgMax", "torch.argmax"), ("ArgMin", "torch.argmin")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
-        dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"] or False, False))))  # jnp's default is None
+        dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"], False))))
 C.writes("ReduceL2", "torch.linalg.vector_norm")(lambda c: P.call("torch.linalg.vector_norm", c.inputs[0], **keywords(
     dim=(c.attrs["axis"], None), keepdim=(c.attrs["keepdims"], False))))
 for _op, _fn_name in (("ReduceVar", "torch.var"), ("ReduceStd", "torch.std")):
