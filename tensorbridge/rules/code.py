@@ -118,6 +118,8 @@ class LayerRow:
     inplace: str | None = None
     #: arguments that take a layer the row wraps (Keras' Bidirectional): read by the source's rows into an OpCall
     layer_arguments: tuple = ()
+    #: the arguments a call of the layer may pass, which its translation takes as they are (one input by default)
+    call: Signature = Signature.parse("input")
 
 
 @dataclass(frozen=True)
@@ -299,8 +301,9 @@ class CodeTable:
         self.function_writers: dict[str, FunctionRow] = {}
 
     def layer(self, path: str, op: str, signature: str, read=None, write=None, to_ir=None, from_ir=None,
-              inplace=None, layer_arguments=()) -> LayerRow:
-        row = LayerRow(path, op, Signature.parse(signature), read, write, to_ir, from_ir, inplace, layer_arguments)
+              inplace=None, layer_arguments=(), call="input") -> LayerRow:
+        row = LayerRow(path, op, Signature.parse(signature), read, write, to_ir, from_ir, inplace, layer_arguments,
+                       Signature.parse(call))
         if read:
             self.layers[path] = row
         if write:

@@ -297,7 +297,9 @@ ATTENTION = '''def scaled_dot_product_attention(query, key, value, attn_mask=Non
         scores = {ns}.where(attn_mask, scores, float("-inf"))
     elif attn_mask is not None:
         scores = scores + attn_mask
-    weights = {softmax}(scores, axis=-1){dropout}
+    weights = {softmax}(scores, axis=-1)
+    if attn_mask is not None:  # a query masked from every key attends to nothing, as in PyTorch
+        weights = {ns}.where({ns}.all(scores == float("-inf"), axis=-1, keepdims=True), 0.0, weights){dropout}
     return {ns}.matmul(weights, value)
 '''
 

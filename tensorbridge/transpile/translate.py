@@ -57,6 +57,7 @@ class ClassInfo:
     #: self.<name> -> its `self.<name> = []` / `{}` assignment in __init__, for sources whose plain containers hold
     #: layers (Keras): it becomes the target's layer container once a layer is put in it
     empty_containers: dict = field(default_factory=dict)
+    layer_rows: dict = field(default_factory=dict)  # self.<name> -> the code row of the framework layer it holds
 
 
 @dataclass
@@ -408,6 +409,8 @@ class Translator:
                     info.none_slots.setdefault(target.attr, []).append(out)
                     kind = info.attrs.get(target.attr, kind)
                 info.attrs[target.attr] = kind
+                if kind == MODULE and isinstance(stmt.value, ast.Call):
+                    info.layer_rows[target.attr] = self.layers.find(self.imports.path(stmt.value.func))
                 if self._last_inplace:
                     info.inplace.add(target.attr)
             elif info.attrs.get(target.attr) in (MODULE, MODULES, OWN):
@@ -732,6 +735,7 @@ class Translator:
                 self._fill_container(func.value, info)
             if _is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._check_mode_arguments(node)
+                self._check_layer_call(node, info.layer_rows.get(func.attr))
                 self._note_inplace_layer(node, func.attr, info)
                 return result, TENSOR
             if _is_self(func.value):
@@ -762,6 +766,17 @@ class Translator:
                 self._block(node, f"{kw.arg}= in a layer call", "a per-call switch between training and inference "
                                                                "behaviour; switch the whole model with "
                                                                "model.train() / model.eval() instead")
+
+    def _check_layer_call(self, node: ast.Call, row) -> None:
+        """A framework layer's call passes only the arguments its translation takes (`row.call`)."""
+        if row is None:
+            return
+        passed = [kw for kw in node.keywords if kw.arg not in (self.src.training_parameter, *self.src.mode_arguments)]
+        try:
+            row.call.bind(ast.Call(node.func, node.args, passed))
+        except Refused as e:
+            self._block(node, f"call of {_short(row.path)}",
+                        f"{e}: a call of this layer is translated with ({', '.join(row.call.names())}) only")
 
     def _fill_container(self, container, info) -> None:
         """A layer put into `self.<name>` (Keras: a plain list or dict): it becomes the target's layer container."""

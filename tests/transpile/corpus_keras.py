@@ -1117,4 +1117,7 @@ REFUSED = [
     (HEADER + "class RecurrentDropout(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.lstm = layers.LSTM(4, recurrent_dropout=0.2)\n\n    def call(self, x):\n"
      "        return self.lstm(x)\n", "recurrent_dropout"),
+    (HEADER + "class Seeded(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.lstm = layers.LSTM(8)\n\n    def call(self, x, h, c):\n"
+     "        return self.lstm(x, initial_state=[h, c])\n", "initial_state"),
 ]

@@ -1121,6 +1121,10 @@ CASES = [
     ("TransformerClassifier", (), (2, 7), "int64"),
     ("PreNormEncoderLayer", (), (5, 2, 8)),
     ("RMSNormBlock", (), (2, 3, 8)),
+    ("MaskedMultiheadAttention", (), (2, 6, 16)),
+    ("CausalEncoder", (), (2, 6), "int64"),
+    ("SeededRecurrent", (), (2, 5, 6)),
+    ("PaddedQueryAttention", (), (2, 5, 8)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1507,6 +1511,74 @@ class RMSNormBlock(nn.Module):
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+class MaskedMultiheadAttention(nn.Module):
+    """nn.MultiheadAttention with a boolean causal mask, the last key position padded out, and the weights of
+    every head returned."""
+
+    def __init__(self, dim=16, heads=4):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x):
+        steps = x.shape[1]
+        causal = torch.triu(torch.ones(steps, steps, dtype=torch.bool), diagonal=1)
+        padding = (torch.arange(steps) >= steps - 1).repeat(x.shape[0], 1)
+        out, weights = self.attn(x, x, x, key_padding_mask=padding, attn_mask=causal, average_attn_weights=False)
+        return out, weights
+
+
+class CausalEncoder(nn.Module):
+    """A causal language-model encoder: an additive float mask of -inf above the diagonal given to a stack of
+    nn.TransformerEncoderLayers, then one more layer with a key padding mask."""
+
+    def __init__(self, vocab=20, d_model=16, nhead=4, nlayers=2):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, nhead, 32, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, nlayers)
+        self.last = nn.TransformerEncoderLayer(d_model, nhead, 32, dropout=0.0, batch_first=True, norm_first=True)
+        self.lm_head = nn.Linear(d_model, vocab)
+
+    def forward(self, tokens):
+        steps = tokens.shape[1]
+        mask = torch.triu(torch.full((steps, steps), float("-inf")), diagonal=1)
+        h = self.encoder(self.embedding(tokens), mask=mask)
+        h = self.last(h, src_key_padding_mask=tokens == 1)
+        return self.lm_head(h)
+
+
+class SeededRecurrent(nn.Module):
+    """Recurrent layers started from states computed from the input: a 2-layer bidirectional LSTM given (h_0, c_0),
+    a GRU given h_0."""
+
+    def __init__(self, dim=6, hidden=8):
+        super().__init__()
+        self.init_state = nn.Linear(dim, hidden)
+        self.lstm = nn.LSTM(dim, hidden, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(2 * hidden, hidden, batch_first=True)
+
+    def forward(self, x):
+        h = torch.tanh(self.init_state(x.mean(dim=1)))
+        h0 = h.unsqueeze(0).repeat(4, 1, 1)
+        out, (hn, cn) = self.lstm(x, (h0, torch.zeros_like(h0)))
+        out, last = self.gru(out, h.unsqueeze(0))
+        return out, last[0] + hn[-1] + cn[-1]
+
+
+class PaddedQueryAttention(nn.Module):
+    """F.scaled_dot_product_attention where the first query may attend to no key (PyTorch gives it zeros)."""
+
+    def __init__(self, dim=8):
+        super().__init__()
+        self.qkv = nn.Linear(dim, dim * 3)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        steps = x.shape[1]
+        keep = torch.arange(steps)[:, None] > 0
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
@@ -1550,4 +1622,8 @@ REFUSED = [
     (HEADER + "class AvgPoolCeil1d(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.pool = nn.AvgPool1d(2, ceil_mode=True)\n\n    def forward(self, x):\n        return self.pool(x)\n",
      "ceil_mode"),
+    (HEADER + "class PaddedEncoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, batch_first=True), 2)\n\n"
+     "    def forward(self, x, pad):\n        return self.enc(x, src_key_padding_mask=pad)\n",
+     "src_key_padding_mask"),
 ]

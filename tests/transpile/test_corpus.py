@@ -273,6 +273,9 @@ def test_row_signatures_are_the_real_ones():
         assert real[:len(declared)] == declared, f"{path}: declared {declared}, real {real}"
         checked += 1
     assert checked > 30
+    for path, row in REGISTRY.code.layers.items():
+        forward = [n for n in inspect.signature(resolve(path).forward).parameters if n != "self"]
+        assert forward[:len(row.call.names())] == row.call.names(), f"{path}: call {row.call.names()}, {forward}"
 
 
 def test_flax_translation_is_lint_clean_and_threads_rngs(tmp_path):

@@ -167,7 +167,9 @@ def _attention_to_ir(w, attrs):
 
 
 C.layer(f"{NN}MultiheadAttention", "MultiHeadAttention", "embed_dim num_heads dropout=0.0 bias=True add_bias_kv=False "
-        "add_zero_attn=False kdim=None vdim=None batch_first=False", read=_attention, to_ir=_attention_to_ir)
+        "add_zero_attn=False kdim=None vdim=None batch_first=False", read=_attention, to_ir=_attention_to_ir,
+        call="query key value key_padding_mask=None need_weights=True attn_mask=None average_attn_weights=True "
+             "is_causal=False")
 
 
 def _rms_norm(a):
@@ -183,7 +185,7 @@ def _rms_norm(a):
 
 
 C.layer(f"{NN}RMSNorm", "RMSNormalization", "normalized_shape eps=None elementwise_affine=True device=None dtype=None",
-        read=_rms_norm, to_ir=Renamed(weight="scale").to_ir)
+        read=_rms_norm, to_ir=Renamed(weight="scale").to_ir, call="x")
 
 TRANSFORMER_OPTIONS = ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first", "norm_first",
                        "bias")
@@ -217,7 +219,8 @@ def _norm_to_ir(w, prefix, name):
 
 C.layer(f"{NN}TransformerEncoderLayer", "TransformerEncoderLayer", "d_model nhead dim_feedforward=2048 dropout=0.1 "
         "activation='relu' layer_norm_eps=1e-05 batch_first=False norm_first=False bias=True device=None dtype=None",
-        read=_transformer_layer, to_ir=_transformer_layer_to_ir)
+        read=_transformer_layer, to_ir=_transformer_layer_to_ir, call="src src_mask=None src_key_padding_mask=None "
+                                                                       "is_causal=False")
 
 
 def _transformer_encoder(a):
@@ -241,15 +244,16 @@ def _transformer_encoder_to_ir(w, attrs):
 
 C.layer(f"{NN}TransformerEncoder", "TransformerEncoder", "encoder_layer num_layers norm=None "
         "enable_nested_tensor=True mask_check=True", read=_transformer_encoder, to_ir=_transformer_encoder_to_ir,
-        layer_arguments=("encoder_layer", "norm"))
+        layer_arguments=("encoder_layer", "norm"), call="src mask=None")
 
 
 RECURRENT_ARGS = "input_size hidden_size num_layers=1 {}bias=True batch_first=False dropout=0.0 bidirectional=False"
 C.layer(f"{NN}LSTM", "LSTM", RECURRENT_ARGS.format("") + " proj_size=0", read=_recurrent("LSTM"),
-        to_ir=_recurrent_to_ir("LSTM"))
-C.layer(f"{NN}GRU", "GRU", RECURRENT_ARGS.format(""), read=_recurrent("GRU"), to_ir=_recurrent_to_ir("GRU"))
+        to_ir=_recurrent_to_ir("LSTM"), call="input hx=None")
+C.layer(f"{NN}GRU", "GRU", RECURRENT_ARGS.format(""), read=_recurrent("GRU"), to_ir=_recurrent_to_ir("GRU"),
+        call="input hx=None")
 C.layer(f"{NN}RNN", "RNN", RECURRENT_ARGS.format("nonlinearity='tanh' "), read=_recurrent("RNN"),
-        to_ir=_recurrent_to_ir("RNN"))
+        to_ir=_recurrent_to_ir("RNN"), call="input hx=None")
 C.layer(f"{NN}Dropout", "Dropout", "p=0.5 inplace=False", read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
 for _n in (1, 2, 3):
     C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",
