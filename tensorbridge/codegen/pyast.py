@@ -102,13 +102,21 @@ def expr_stmt(value: ast.expr) -> ast.stmt:
     return ast.Expr(value)
 
 
+def _arguments(params: list[str], kwargs: str | None = None) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[],
+                         defaults=[], kwarg=ast.arg(kwargs) if kwargs else None)
+
+
 def function(fname: str, params: list[str], body: list[ast.stmt], doc: str | None = None,
              kwargs: str | None = None) -> ast.FunctionDef:
     """def fname(params, **kwargs): body."""
     stmts = ([ast.Expr(ast.Constant(doc))] if doc else []) + (body or [ast.Pass()])
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[],
-                         defaults=[], kwarg=ast.arg(kwargs) if kwargs else None)
-    return ast.FunctionDef(fname, args, stmts, [], lineno=0)
+    return ast.FunctionDef(fname, _arguments(params, kwargs), stmts, [], lineno=0)
+
+
+def lambda_(params: list[str], body: ast.expr) -> ast.expr:
+    """lambda params: body."""
+    return ast.Lambda(_arguments(params), body)
 
 
 def class_def(cname: str, bases: list[str], body: list[ast.stmt], doc: str | None = None) -> ast.ClassDef:

@@ -265,6 +265,9 @@ class TargetSkeleton:
     #: list / dict expression -> the target's container of layers (Keras tracks plain ones)
     module_list: Callable = staticmethod(lambda items: items)
     module_dict: Callable = staticmethod(lambda items: items)
+    #: a one-argument lambda -> a layer computing it (Keras' Lambda layer; NNX holds the function), for an op with
+    #: a function but no layer of the target; None where the target has no such layer
+    function_layer: Callable | None = None
     #: `self.<layer> = None` written where the attribute may later hold a layer (NNX: `nnx.data(None)`)
     empty_layer: Callable = staticmethod(lambda none: none)
     #: (name, annotation) of a keyword-only argument every model class's `__init__` takes and passes on to each
@@ -334,6 +337,23 @@ class CodeTable:
             return OpCall(op, [a[n] for n in inputs.split()],
                           {ir: a[arg] if isinstance(arg, str) and arg in a else arg for ir, arg in attrs.items()})
         self.function(paths, op, signature, read=read, returns=returns, inplace=inplace)
+
+    def write_layer(self, opcall: OpCall) -> ast.expr:
+        """The constructor of the target's layer computing `opcall` (whose inputs follow the layer's input): its
+        layer row's, else its function applied in a `function_layer`."""
+        row = self.layer_writers.get(opcall.op)
+        return row.write(opcall) if row is not None else self.write_function_layer(opcall)
+
+    def write_function_layer(self, opcall: OpCall) -> ast.expr:
+        """`opcall` as the target's function applied in a `function_layer`."""
+        function = self.function_writers.get(opcall.op)
+        if function is None or self.skeleton.function_layer is None:
+            raise Refused(f"{self.framework} has no layer for {opcall.op}")
+        used = {n.id for v in [*opcall.inputs, *opcall.attrs.values()] if isinstance(v, ast.AST)
+                for n in ast.walk(v) if isinstance(n, ast.Name)}
+        x = next(name for name in ("x", "x_", "x__", "inputs") if name not in used)
+        body = function.write(OpCall(opcall.op, [P.name(x), *opcall.inputs], opcall.attrs))
+        return self.skeleton.function_layer(P.lambda_([x], body))
 
     def writes(self, op: str, fn: str):
         """Decorator: the decorated `write(opcall) -> ast.expr` writes IR op `op` (as a call of `fn`)."""

@@ -169,6 +169,22 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("GlobalAveragePool", fn("mean"))(
         lambda c: P.call(fn("mean"), c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True))
 
+    @table.writes("DepthToSpace", "pixel_shuffle")
+    def _pixel_shuffle(c):
+        if c.attrs["mode"] != "CRD":
+            raise Refused("depth to space in DCR order (PyTorch's pixel_shuffle is CRD)")
+        return P.call("pixel_shuffle", c.inputs[0], c.attrs["blocksize"])
+
+    @table.writes("SpaceToDepth", "pixel_unshuffle")
+    def _pixel_unshuffle(c):
+        if c.attrs["mode"] != "CRD":
+            raise Refused("space to depth in DCR order (PyTorch's pixel_unshuffle is CRD)")
+        return P.call("pixel_unshuffle", c.inputs[0], c.attrs["blocksize"])
+
+    table.writes("AdaptivePool", "adaptive_pool")(
+        lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
+    table.writes("GatherElements", "gather")(lambda c: P.call("gather", c.inputs[0], c.attrs["axis"], c.inputs[1]))
+
     @table.writes("Pad", fn("pad"))
     def _pad(c):
         mode = c.attrs.get("mode", "constant")
@@ -304,13 +320,54 @@ ATTENTION = '''def scaled_dot_product_attention(query, key, value, attn_mask=Non
 '''
 
 
+SHUFFLES = '''def pixel_shuffle(x, factor):
+    """PyTorch's F.pixel_shuffle: (..., channels x factor², height, width) -> (..., channels, height x factor,
+    width x factor)."""
+    *batch, channels, height, width = {ns}.shape(x)
+    k = len(batch)
+    x = {ns}.reshape(x, (*batch, channels // factor ** 2, factor, factor, height, width))
+    x = {ns}.transpose(x, (*range(k + 1), k + 3, k + 1, k + 4, k + 2))
+    return {ns}.reshape(x, (*batch, channels // factor ** 2, height * factor, width * factor))
+
+
+def pixel_unshuffle(x, factor):
+    """PyTorch's F.pixel_unshuffle: (..., channels, height x factor, width x factor) -> (..., channels x factor²,
+    height, width)."""
+    *batch, channels, height, width = {ns}.shape(x)
+    k = len(batch)
+    x = {ns}.reshape(x, (*batch, channels, height // factor, factor, width // factor, factor))
+    x = {ns}.transpose(x, (*range(k + 1), k + 2, k + 4, k + 1, k + 3))
+    return {ns}.reshape(x, (*batch, channels * factor ** 2, height // factor, width // factor))
+'''
+ADAPTIVE_POOL = '''def adaptive_pool(x, output_size, reduce):
+    """PyTorch's adaptive pooling over the last len(output_size) axes (None keeps an axis): output i of an axis
+    of n inputs reduces inputs floor(i n / size) to ceil((i + 1) n / size)."""
+    for axis, size in enumerate(output_size, start=len(x.shape) - len(output_size)):
+        n = x.shape[axis]
+        if size is None or size == n:
+            continue
+        cells = [x[(slice(None),) * axis + (slice(i * n // size, -(-(i + 1) * n // size)),)] for i in range(size)]
+        x = {ns}.concatenate([reduce(cell, axis=axis, keepdims=True) for cell in cells], axis=axis)
+    return x
+'''
+GATHER = '''def gather(x, dim, index):
+    """PyTorch's torch.gather: x's entries at `index` along `dim` (index may be shorter than x on other axes)."""
+    dim = dim % len(x.shape)
+    x = x[tuple(slice(None) if axis == dim else slice(0, n) for axis, n in enumerate(index.shape))]
+    return {ns}.take_along_axis(x, index, axis=dim)
+'''
+
+
 def function_helpers(ns: str, rsqrt: str, softmax: str, dropout: str = "") -> dict:
     """The helper functions of namespace `ns` for PyTorch's functional layers (rules/code.py `definition`);
     `dropout` applies the attention's dropout (`weights` by `dropout_p`), where the target can."""
     fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "extra": ", dropout_p=0.0" if dropout else "",
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
+    pixel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
     return {"layer_norm": definition(LAYER_NORM.format(**fill)),
-            "scaled_dot_product_attention": definition(ATTENTION.format(**fill))}
+            "scaled_dot_product_attention": definition(ATTENTION.format(**fill)),
+            "pixel_shuffle": definition(pixel_shuffle), "pixel_unshuffle": definition(pixel_unshuffle),
+            "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill))}
 
 
 def write_layer_norm_function(c: OpCall) -> ast.expr:

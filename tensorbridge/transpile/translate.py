@@ -833,10 +833,7 @@ class Translator:
             opcall = row.read(row.signature.bind(ast.Call(node, [x, *args], keywords)))
             if len(opcall.inputs) != 1 or opcall.inputs[0] is not x:
                 raise Refused("a function of several tensors used as a layer")
-            writer = self.target.layer_writers.get(opcall.op)
-            if writer is None:
-                raise Refused(f"{self.target.framework} has no layer for {opcall.op}")
-            return writer.write(opcall), MODULE
+            return self.target.write_layer(OpCall(opcall.op, [], opcall.attrs)), MODULE
         except Refused as e:
             self._block(node, _short(path), str(e))
             return node, UNKNOWN
@@ -849,12 +846,10 @@ class Translator:
                 args, _ = self._arguments(node, scope, info)
                 bound = row.signature.bind(ast.Call(node.func, *args))
             opcall = row.read(bound)
-            writer = self.target.layer_writers.get(opcall.op)
-            if writer is None:
-                raise Refused(f"{self.target.framework} has no layer for {opcall.op}")
+            written = self.target.write_layer(opcall)
             if row.inplace and known(bound.get(row.inplace)) is True:
                 self._last_inplace = True
-            return writer.write(opcall)
+            return written
         except Refused as e:
             self._block(node, _short(row.path), str(e))
             return node

@@ -1125,6 +1125,11 @@ CASES = [
     ("CausalEncoder", (), (2, 6), "int64"),
     ("SeededRecurrent", (), (2, 5, 6)),
     ("PaddedQueryAttention", (), (2, 5, 8)),
+    ("ReflectResidualBlock", (), (2, 4, 6, 6)),
+    ("SubPixelUpsampler", (), (2, 3, 4, 4)),
+    ("AdaptivePoolHead", (), (2, 3, 8, 7)),
+    ("GatheredFeatures", (), (2, 6, 5)),
+    ("EdgePadding", (), (2, 3, 5, 5)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1577,6 +1582,86 @@ class PaddedQueryAttention(nn.Module):
         steps = x.shape[1]
         keep = torch.arange(steps)[:, None] > 0
         return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+
+
+class ReflectResidualBlock(nn.Module):
+    """CycleGAN's generator block: reflection padding, convolution, instance norm (affine in the first, plain in the
+    second), a residual sum; a constant pad of its own value and a crop around it."""
+
+    def __init__(self, dim=4):
+        super().__init__()
+        self.block = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(dim, dim, 3), nn.InstanceNorm2d(dim, affine=True),
+                                   nn.ReLU(True), nn.ReflectionPad2d(1), nn.Conv2d(dim, dim, 3),
+                                   nn.InstanceNorm2d(dim))
+        self.pad = nn.ConstantPad2d((1, 0, 2, 0), 0.5)
+        self.norm1d = nn.InstanceNorm1d(dim, eps=1e-3)
+
+    def forward(self, x):
+        y = self.pad(x + self.block(x))
+        return y, self.norm1d(y.flatten(2))
+
+
+class SubPixelUpsampler(nn.Module):
+    """ESPCN's sub-pixel upsampling: a convolution to r² channels per output channel, nn.PixelShuffle, a hard tanh
+    to the pixel range; F.pixel_unshuffle back and nn.PixelUnshuffle of the input."""
+
+    def __init__(self, channels=3, factor=2):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels * factor ** 2, 3, padding=1)
+        self.shuffle = nn.PixelShuffle(factor)
+        self.clamp = nn.Hardtanh(0.0, 1.0)
+        self.unshuffle = nn.PixelUnshuffle(2)
+
+    def forward(self, x):
+        up = self.clamp(self.shuffle(self.conv(x)))
+        return up, F.pixel_unshuffle(up, 2) + F.pixel_shuffle(self.unshuffle(x).repeat(1, 4, 1, 1), 2).mean()
+
+
+class AdaptivePoolHead(nn.Module):
+    """VGG's head on an input the output size does not divide: nn.AdaptiveAvgPool2d((3, 3)) (overlapping windows),
+    an adaptive max pool keeping one axis, F.adaptive_avg_pool2d to 1."""
+
+    def __init__(self, channels=3, classes=5):
+        super().__init__()
+        self.pool = nn.AdaptiveAvgPool2d((3, 3))
+        self.max_rows = nn.AdaptiveMaxPool2d((2, None))
+        self.fc = nn.Linear(channels * 9, classes)
+
+    def forward(self, x):
+        pooled = torch.flatten(self.pool(x), 1)
+        return self.fc(pooled), self.max_rows(x), F.adaptive_avg_pool2d(x, 1)
+
+
+class GatheredFeatures(nn.Module):
+    """torch.gather of the features at each row's strongest step, buffers from new_zeros / new_full, the soft
+    activations as layers (nn.Softsign, nn.LogSigmoid, nn.GLU)."""
+
+    def __init__(self, dim=5):
+        super().__init__()
+        self.proj = nn.Linear(dim, 2 * dim)
+        self.glu = nn.GLU()
+        self.soft = nn.Sequential(nn.Softsign(), nn.LogSigmoid())
+
+    def forward(self, x):
+        h = self.glu(self.proj(x))
+        best = h.sum(-1).argmax(dim=1, keepdim=True)
+        picked = torch.gather(h, 1, best.unsqueeze(-1).repeat(1, 1, h.shape[-1]))
+        first = h.gather(2, torch.zeros_like(best).unsqueeze(1))
+        base = x.new_zeros(x.shape[0], 1, x.shape[2]) + x.new_full((1, 1, 1), 0.5)
+        return self.soft(picked + base), first
+
+
+class EdgePadding(nn.Module):
+    """Replicate and circular padding layers (the 1-D one over a flattened image), a zero pad by a tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.replicate = nn.ReplicationPad2d((1, 2, 0, 1))
+        self.circular = nn.CircularPad1d(2)
+        self.zero = nn.ZeroPad2d((0, 1, 1, 0))
+
+    def forward(self, x):
+        return self.replicate(x), self.circular(x.flatten(2)), self.zero(x)
 
 
 REFUSED = [

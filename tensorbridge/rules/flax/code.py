@@ -293,8 +293,8 @@ def _zero_padded(x: ast.expr, a) -> ast.expr:
     return P.call("jnp.pad", x, [(0, 0)] + spatial + [(0, 0)] if channels_last else [(0, 0), (0, 0)] + spatial)
 
 
-C.layer("(a zero padding)", "Pad", "", write=lambda c: _lambda(lambda x: _zero_padded(x, c.attrs), *[
-    v for pair in c.attrs["pads"] for v in pair]))
+C.layer("(a zero padding)", "Pad", "", write=lambda c: C.write_function_layer(c) if "trailing_pads" in c.attrs
+        else _lambda(lambda x: _zero_padded(x, c.attrs), *[v for pair in c.attrs["pads"] for v in pair]))
 C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsampled(x, c.attrs), c.attrs["scale"]))
 
 
@@ -453,7 +453,7 @@ C.skeleton = TargetSkeleton(
              P.from_import("functools", ["partial"])),
     sequential=_nnx_sequential, add_weight=_nnx_weight, helpers=HELPERS, port=NnxWeights(),
     module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
-    empty_layer=lambda none: P.call("nnx.data", none),
+    empty_layer=lambda none: P.call("nnx.data", none), function_layer=lambda fn: fn,
     init_argument=(RNGS, "nnx.Rngs"),
     training=None,
     reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),

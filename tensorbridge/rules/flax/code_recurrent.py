@@ -57,7 +57,7 @@ HELPERS = {"TorchRecurrent": definition(
     "\n"
     "    @staticmethod\n"
     "    def initial_carry(hx, i, layer):\n"
-    "        \"\"\"Layer i's carry from the initial states stacked as PyTorch's (an LSTM's (h_0, c_0) as nnx's (c, h)).\"\"\"\n"
+    "        \"\"\"Layer i's carry from initial states stacked as PyTorch's (LSTM: (h_0, c_0) as (c, h)).\"\"\"\n"
     "        if hx is None:\n"
     "            return None\n"
     "        directions = 2 if isinstance(layer, nnx.Bidirectional) else 1\n"

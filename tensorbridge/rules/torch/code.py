@@ -106,6 +106,19 @@ C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-
         to_ir=NORM_WEIGHTS.to_ir)
 
 
+def _instance_norm(a):
+    """An instance norm is a group norm of one channel per group (without running statistics: with them, inference
+    normalises by those instead)."""
+    only(a, track_running_stats=False)
+    return OpCall("GroupNormalization", attrs={"num_groups": a["num_features"], "epsilon": a["eps"],
+                                               "affine": a["affine"], "axis": 1, "num_channels": a["num_features"]})
+
+
+for _n in (1, 2, 3):
+    C.layer(f"{NN}InstanceNorm{_n}d", "GroupNormalization", "num_features eps=1e-05 momentum=0.1 affine=False "
+            "track_running_stats=False", read=_instance_norm, to_ir=NORM_WEIGHTS.to_ir)
+
+
 def _embedding(a):
     only(a, max_norm=None, scale_grad_by_freq=False, sparse=False)
     return OpCall("Embedding", attrs={"num_embeddings": a["num_embeddings"], "embedding_dim": a["embedding_dim"]})
@@ -278,6 +291,15 @@ C.layer(f"{NN}ELU", "Elu", "alpha=1.0 inplace=False", read=_activation("Elu", al
 C.layer(f"{NN}PReLU", "PRelu", "num_parameters=1 init=0.25",
         read=_activation("PRelu", num_parameters="num_parameters", init="init"),
         to_ir=lambda w, attrs: {"slope": w["weight"]})
+C.layer(f"{NN}Hardtanh", "Clip", "min_val=-1.0 max_val=1.0 inplace=False",
+        read=_activation("Clip", min="min_val", max="max_val"), inplace="inplace")
+C.layer(f"{NN}Softsign", "Softsign", "", read=_activation("Softsign"))
+C.layer(f"{NN}LogSigmoid", "LogSigmoid", "", read=_activation("LogSigmoid"))
+C.layer(f"{NN}GLU", "Glu", "dim=-1", read=_activation("Glu", axis="dim"))
+C.layer(f"{NN}PixelShuffle", "DepthToSpace", "upscale_factor",
+        read=lambda a: OpCall("DepthToSpace", attrs={"blocksize": a["upscale_factor"], "mode": "CRD"}))
+C.layer(f"{NN}PixelUnshuffle", "SpaceToDepth", "downscale_factor",
+        read=lambda a: OpCall("SpaceToDepth", attrs={"blocksize": a["downscale_factor"], "mode": "CRD"}))
 C.layer(f"{NN}Softmax", "Softmax", "dim=None", read=_activation("Softmax", axis="dim"))
 C.layer(f"{NN}LogSoftmax", "LogSoftmax", "dim=None", read=_activation("LogSoftmax", axis="dim"))
 
@@ -317,12 +339,18 @@ for _n in (1, 2, 3):
 
 
 def _global_pool(op, rank):
+    """An adaptive pool: to size 1, a global pool; to other sizes (literal ones, None keeping an axis), an
+    AdaptivePool of `reduce` ("mean" / "max") over the trailing `rank` axes."""
     def read(a):
         size = known(a["output_size"])
-        if size not in (1, (1,) * rank, [1] * rank):
-            given = ast.unparse(a["output_size"]) if isinstance(a["output_size"], ast.AST) else size
-            raise Refused(f"output_size={given} (only 1: a global pool, is translated)")
-        return OpCall(op, attrs={"rank": rank, "keepdims": True, "layout": "channels_first"})
+        if size in (1, (1,) * rank, [1] * rank):
+            return OpCall(op, attrs={"rank": rank, "keepdims": True, "layout": "channels_first"})
+        sizes = (size,) * rank if isinstance(size, int) else size
+        if not isinstance(sizes, (tuple, list)) or len(sizes) != rank or \
+                not all(s is None or isinstance(s, int) for s in sizes):
+            raise Refused("output_size given by a variable")
+        return OpCall("AdaptivePool", attrs={"output_size": tuple(sizes),
+                                             "reduce": "mean" if op == "GlobalAveragePool" else "max"})
     return read
 
 
@@ -482,6 +510,27 @@ def _pad(a):
 #: F.pad's modes -> NumPy's names for them
 PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 C.function(f"{F}pad", "Pad", "input pad mode='constant' value=None", read=_pad)
+
+
+def _pad_layer(rank, mode):
+    """nn.ZeroPad2d / ConstantPad2d / ReflectionPad2d / ...: `padding` one width for every side, or F.pad's list."""
+    def read(a):
+        widths = known(a["padding"])
+        if isinstance(widths, int):
+            widths = (widths,) * 2 * rank
+        if not isinstance(widths, (tuple, list)) or len(widths) != 2 * rank:
+            raise Refused("padding given by a variable, or not one width per side")
+        value = a.get("value", 0.0)
+        return OpCall("Pad", attrs=_pad({"mode": ast.Constant(mode), "value": value, "input": None,
+                                         "pad": ast.Constant(tuple(widths))}).attrs)
+    return read
+
+
+for _n in (1, 2, 3):
+    for _cls, _mode in (("Zero", "constant"), ("Constant", "constant"), ("Reflection", "reflect"),
+                        ("Replication", "replicate"), ("Circular", "circular")):
+        C.layer(f"{NN}{_cls}Pad{_n}d", "Pad", "padding value" if _cls == "Constant" else "padding",
+                read=_pad_layer(_n, _mode))
 
 
 def _interpolate(a):

@@ -104,6 +104,23 @@ C.function("torch.tensor", "Constant", "data dtype=None device=None requires_gra
            read=_tensor)
 
 
+def _new_filled(value):
+    """`x.new_zeros(size)`, ...: a constant of x's dtype unless one is given (new_empty's values are any)."""
+    def read(a):
+        fill = a["fill_value"] if value is None else value
+        dtype = _dtype(a) or ast.Attribute(a["input"], "dtype", ast.Load())
+        return OpCall("ConstantOfShape", [], {"shape": _sizes(a["size"]) if isinstance(a["size"], list)
+                                              else a["size"], "value": fill, "dtype": dtype})
+    return read
+
+
+_NEW = "dtype=None device=None requires_grad=False layout=None pin_memory=False"
+C.function("Tensor.new_zeros", "ConstantOfShape", f"input *size {_NEW}", read=_new_filled(0.0))
+C.function("Tensor.new_empty", "ConstantOfShape", f"input *size {_NEW}", read=_new_filled(0.0))
+C.function("Tensor.new_ones", "ConstantOfShape", f"input *size {_NEW}", read=_new_filled(1.0))
+C.function("Tensor.new_full", "ConstantOfShape", f"input size fill_value {_NEW}", read=_new_filled(None))
+
+
 # -- selections --------------------------------------------------------------------------------------------
 def _extremum(op):
     """`x.max()` (over everything), `x.max(dim)` ((values, indices)), `torch.max(x, y)` (elementwise)."""
@@ -137,6 +154,8 @@ def _topk(a):
 C.function("torch.topk Tensor.topk", "TopK", "input k dim=None largest=True sorted=True", read=_topk,
            returns="tensors")
 _fn("torch.index_select Tensor.index_select", "Take", "input dim index", inputs="input index", axis="dim")
+_fn("torch.gather Tensor.gather", "GatherElements", "input dim index sparse_grad=False", inputs="input index",
+    axis="dim", check=lambda a: only(a, sparse_grad=False))
 _fn("torch.unbind Tensor.unbind", "Unstack", "input dim=0", axis="dim", returns="tensors")
 
 
@@ -168,6 +187,8 @@ _fn(f"{F}softsign", "Softsign", "input")
 _fn(f"{F}glu", "Glu", "input dim=-1", axis="dim")
 _fn(f"{F}hardtanh", "Clip", "input min_val=-1.0 max_val=1.0 inplace=False", min="min_val", max="max_val",
     inplace="inplace")
+_fn(f"{F}pixel_shuffle", "DepthToSpace", "input upscale_factor", blocksize="upscale_factor", mode="CRD")
+_fn(f"{F}pixel_unshuffle", "SpaceToDepth", "input downscale_factor", blocksize="downscale_factor", mode="CRD")
 
 
 def _flip(a):
