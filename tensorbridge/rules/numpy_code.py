@@ -183,6 +183,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
 
     table.writes("AdaptivePool", "adaptive_pool")(
         lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
+    table.writes("Interpolate", "interpolate")(lambda c: P.call("interpolate", c.inputs[0], **keywords(
+        size=(c.attrs["size"], None), scale_factor=(c.attrs["scale_factor"], None), mode=(c.attrs["mode"], "nearest"),
+        align_corners=(c.attrs["align_corners"], False))))
     table.writes("GatherElements", "gather")(lambda c: P.call("gather", c.inputs[0], c.attrs["axis"], c.inputs[1]))
 
     @table.writes("Pad", fn("pad"))
@@ -350,6 +353,33 @@ ADAPTIVE_POOL = '''def adaptive_pool(x, output_size, reduce):
         x = {ns}.concatenate([reduce(cell, axis=axis, keepdims=True) for cell in cells], axis=axis)
     return x
 '''
+INTERPOLATE = '''def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=False):
+    """PyTorch's F.interpolate over the axes after the channels: to `size`, or by `scale_factor`, sampling where
+    PyTorch samples ("nearest", "nearest-exact", or linearly along each axis, half-pixel or corner-aligned)."""
+    spatial = range(2, len(x.shape))
+    sizes = size if isinstance(size, (tuple, list)) else [size] * len(spatial)
+    factors = scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * len(spatial)
+    for axis, out, factor in zip(spatial, sizes, factors):
+        n = x.shape[axis]
+        out = int(n * factor) if out is None else int(out)
+        step = 1 / factor if factor else n / out
+        positions = {ns}.arange(out, dtype="float32")
+        if mode in ("nearest", "nearest-exact"):
+            offset = 0.5 if mode == "nearest-exact" else 0.0
+            index = {ns}.minimum({ns}.floor((positions + offset) * step), n - 1)
+            x = {ns}.take(x, {cast}(index, "int32"), axis=axis)
+            continue
+        if align_corners:
+            source = positions * ((n - 1) / (out - 1) if out > 1 else 0.0)
+        else:
+            source = {ns}.maximum((positions + 0.5) * step - 0.5, 0.0)
+        low = {ns}.floor(source)
+        weight = {ns}.reshape(source - low, [out if a == axis else 1 for a in range(len(x.shape))])
+        low = {cast}(low, "int32")
+        high = {ns}.minimum(low + 1, n - 1)
+        x = {ns}.take(x, low, axis=axis) * (1 - weight) + {ns}.take(x, high, axis=axis) * weight
+    return x
+'''
 GATHER = '''def gather(x, dim, index):
     """PyTorch's torch.gather: x's entries at `index` along `dim` (index may be shorter than x on other axes)."""
     dim = dim % len(x.shape)
@@ -358,16 +388,18 @@ GATHER = '''def gather(x, dim, index):
 '''
 
 
-def function_helpers(ns: str, rsqrt: str, softmax: str, dropout: str = "") -> dict:
-    """The helper functions of namespace `ns` for PyTorch's functional layers (rules/code.py `definition`);
-    `dropout` applies the attention's dropout (`weights` by `dropout_p`), where the target can."""
-    fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "extra": ", dropout_p=0.0" if dropout else "",
+def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str = "") -> dict:
+    """The helper functions of namespace `ns` (`rsqrt`, `softmax`, `cast`: its functions) for PyTorch's functional
+    layers (rules/code.py `definition`); `dropout` applies the attention's dropout (`weights` by `dropout_p`),
+    where the target can."""
+    fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": ", dropout_p=0.0" if dropout else "",
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
     pixel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
     return {"layer_norm": definition(LAYER_NORM.format(**fill)),
             "scaled_dot_product_attention": definition(ATTENTION.format(**fill)),
             "pixel_shuffle": definition(pixel_shuffle), "pixel_unshuffle": definition(pixel_unshuffle),
-            "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill))}
+            "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
+            "interpolate": definition(INTERPOLATE.format(**fill))}
 
 
 def write_layer_norm_function(c: OpCall) -> ast.expr:

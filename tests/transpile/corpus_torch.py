@@ -1130,6 +1130,8 @@ CASES = [
     ("AdaptivePoolHead", (), (2, 3, 8, 7)),
     ("GatheredFeatures", (), (2, 6, 5)),
     ("EdgePadding", (), (2, 3, 5, 5)),
+    ("FeaturePyramidMerge", (), [(2, 4, 8, 8), (2, 4, 5, 5)]),
+    ("ResizedSequence", (), (2, 3, 7)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1662,6 +1664,32 @@ class EdgePadding(nn.Module):
 
     def forward(self, x):
         return self.replicate(x), self.circular(x.flatten(2)), self.zero(x)
+
+
+class FeaturePyramidMerge(nn.Module):
+    """FPN's top-down merge: the coarse map resized to the fine one's size (bilinear, half-pixel), a corner-aligned
+    bilinear upsampling by 2 (DeepLab), nearest to a size, a fractional scale, nn.Upsample(size=...)."""
+
+    def __init__(self, channels=4):
+        super().__init__()
+        self.lateral = nn.Conv2d(channels, channels, 1)
+        self.up = nn.Upsample(size=(6, 9), mode="bilinear")
+
+    def forward(self, fine, coarse):
+        top = F.interpolate(coarse, size=fine.shape[-2:], mode="bilinear", align_corners=False)
+        merged = self.lateral(fine) + top
+        aligned = F.interpolate(merged, scale_factor=2, mode="bilinear", align_corners=True)
+        nearest = F.interpolate(coarse, size=(8, 11))
+        fractional = F.interpolate(fine, scale_factor=0.6, mode="bilinear")
+        return merged, aligned, nearest, fractional, self.up(coarse)
+
+
+class ResizedSequence(nn.Module):
+    """1-D resizing: linear to a size, nearest-exact by 1.5, corner-aligned linear."""
+
+    def forward(self, x):
+        return (F.interpolate(x, size=11, mode="linear"), F.interpolate(x, scale_factor=1.5, mode="nearest-exact"),
+                F.interpolate(x, size=4, mode="linear", align_corners=True))
 
 
 REFUSED = [

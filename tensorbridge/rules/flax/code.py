@@ -389,7 +389,7 @@ HELPERS = {
 }
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
-HELPERS.update(function_helpers("jnp", "jax.lax.rsqrt", "jax.nn.softmax"))
+HELPERS.update(function_helpers("jnp", "jax.lax.rsqrt", "jax.nn.softmax", "jnp.astype"))
 
 #: helper classes holding the layer that has the weights as `.layer`
 WRAPPERS = ("ChannelsFirst", "Lazy")

@@ -136,7 +136,8 @@ HELPERS = {name: definition(_channels_first_class(name))
            for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
-HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", dropout="keras.random.dropout(weights, dropout_p)"))
+HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
+                               dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"

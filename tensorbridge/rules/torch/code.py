@@ -361,13 +361,25 @@ for _n in (1, 2, 3):
 
 
 def _upsample(a):
-    only(a, size=None, recompute_scale_factor=None)
-    mode = known(a["mode"])
-    if mode not in ("nearest", "bilinear"):
-        raise Refused(f"mode={mode!r}")
-    if mode == "bilinear" and known(a["align_corners"]) not in (None, False):
-        raise Refused("align_corners=True")
-    return OpCall("Resize", attrs={"rank": 2, "scale": a["scale_factor"], "mode": mode, "layout": "channels_first"})
+    """By an integer factor in nearest or bilinear (half-pixel) mode: the targets' upsampling (Resize); otherwise
+    (to a size, by another or a variable factor, corner-aligned, nearest-exact, linear, trilinear) an Interpolate
+    sampling as PyTorch does."""
+    only(a, recompute_scale_factor=None)
+    mode, scale = known(a["mode"]), known(a["scale_factor"])
+    if mode not in INTERPOLATE_MODES:
+        raise Refused(f"mode={mode!r} (nearest, nearest-exact, linear, bilinear and trilinear are translated)")
+    corners = known(a["align_corners"])
+    if corners not in (None, False, True):
+        raise Refused("align_corners given by a variable")
+    if known(a["size"]) is None and mode in ("nearest", "bilinear") and not corners and \
+            isinstance(scale, (int, float)) and float(scale).is_integer():
+        return OpCall("Resize", attrs={"rank": 2, "scale": a["scale_factor"], "mode": mode,
+                                       "layout": "channels_first"})
+    return OpCall("Interpolate", attrs={"size": a["size"], "scale_factor": a["scale_factor"], "mode": mode,
+                                        "align_corners": bool(corners)})
+
+
+INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear")
 
 
 C.layer(f"{NN}Upsample", "Resize", "size=None scale_factor=None mode='nearest' align_corners=None "
@@ -534,9 +546,9 @@ for _n in (1, 2, 3):
 
 
 def _interpolate(a):
-    only(a, size=None, recompute_scale_factor=None, antialias=False)
-    call = _upsample({**a, "mode": a["mode"], "align_corners": a["align_corners"]})
-    return OpCall("Resize", [a["input"]], call.attrs)
+    only(a, antialias=False)
+    call = _upsample(a)
+    return OpCall(call.op, [a["input"]], call.attrs)
 
 
 C.function(f"{F}interpolate", "Resize", "input size=None scale_factor=None mode='nearest' align_corners=None "
