@@ -134,12 +134,14 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     @table.writes("Flatten", fn("reshape"))
     def _flatten(c):
         start, end = known(c.attrs.get("start", 1)), known(c.attrs.get("end", -1))
-        if end != -1 or not isinstance(start, int) or start < 0:
-            raise Refused("flatten other than from a non-negative start_dim to the last dim")
-        if start == 0:
-            return P.call(fn("reshape"), c.inputs[0], (-1,))
-        leading = P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(None, start)))
-        return P.call(fn("reshape"), c.inputs[0], P.binop(leading, "+", (-1,)))
+        if not isinstance(start, int) or not isinstance(end, int):
+            raise Refused("flatten dims given by a variable")
+        dims = ast.Tuple([ast.Constant(-1)], ast.Load())
+        if start != 0:  # the dims before start_dim, kept
+            dims = P.binop(P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(None, start))), "+", dims)
+        if end != -1:  # the dims after end_dim, kept
+            dims = P.binop(dims, "+", P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(end + 1, None))))
+        return P.call(fn("reshape"), c.inputs[0], dims)
 
     @table.writes("Squeeze", fn("squeeze"))
     def _squeeze(c):
@@ -181,6 +183,27 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
             raise Refused("space to depth in DCR order (PyTorch's pixel_unshuffle is CRD)")
         return P.call("pixel_unshuffle", c.inputs[0], c.attrs["blocksize"])
 
+    @table.writes("AddMatMul", fn("matmul"))
+    def _add_matmul(c):
+        x, a, b = c.inputs
+        product = P.call(fn("matmul"), a, b)
+        beta, alpha = (c.attrs[k] for k in ("beta", "alpha"))
+        product = product if known(alpha) == 1 else P.binop(alpha, "*", product)
+        if known(beta) == 0:  # PyTorch ignores the input then (NaN included)
+            return product
+        return P.binop(x if known(beta) == 1 else P.binop(beta, "*", x), "+", product)
+
+    @table.writes("CDist", fn("sqrt"))
+    def _cdist(c):
+        a, b = c.inputs
+        rows, columns = P.subscript(a, _index("...", ":", None, ":")), P.subscript(b, _index("...", None, ":", ":"))
+        pairs = P.binop(rows, "-", columns)
+        if known(c.attrs["p"]) == 1:
+            return P.call(fn("sum"), P.call(fn("abs"), pairs), axis=-1)
+        return P.call(fn("sqrt"), P.call(fn("sum"), P.call(fn("square"), pairs), axis=-1))
+
+    table.writes("ChannelShuffle", "channel_shuffle")(
+        lambda c: P.call("channel_shuffle", c.inputs[0], c.attrs["groups"]))
     table.writes("AdaptivePool", "adaptive_pool")(
         lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
     table.writes("Interpolate", "interpolate")(lambda c: P.call("interpolate", c.inputs[0], **keywords(
@@ -197,6 +220,12 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         if mode != "constant":
             return P.call(fn("pad"), c.inputs[0], widths, mode=mode)
         return P.call(fn("pad"), c.inputs[0], widths, **keywords(constant_values=(c.attrs["value"], 0.0)))
+
+
+def _index(*items) -> ast.expr:
+    """A subscript's index of `...`, `:` and None (a new axis) items."""
+    parts = [ast.Constant(Ellipsis) if i == "..." else P.slice_() if i == ":" else ast.Constant(None) for i in items]
+    return ast.Tuple(parts, ast.Load())
 
 
 def dtype_keyword(c) -> dict:
@@ -333,6 +362,13 @@ SHUFFLES = '''def pixel_shuffle(x, factor):
     return {ns}.reshape(x, (*batch, channels // factor ** 2, height * factor, width * factor))
 
 
+def channel_shuffle(x, groups):
+    """PyTorch's nn.ChannelShuffle: the channels (axis 1) as (groups, channels per group), transposed."""
+    batch, channels, *rest = {ns}.shape(x)
+    x = {ns}.reshape(x, (batch, groups, channels // groups, *rest))
+    return {ns}.reshape({ns}.swapaxes(x, 1, 2), (batch, channels, *rest))
+
+
 def pixel_unshuffle(x, factor):
     """PyTorch's F.pixel_unshuffle: (..., channels, height x factor, width x factor) -> (..., channels x factor²,
     height, width)."""
@@ -394,10 +430,11 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
     where the target can."""
     fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": ", dropout_p=0.0" if dropout else "",
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
-    pixel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
+    pixel_shuffle, channel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
     return {"layer_norm": definition(LAYER_NORM.format(**fill)),
             "scaled_dot_product_attention": definition(ATTENTION.format(**fill)),
             "pixel_shuffle": definition(pixel_shuffle), "pixel_unshuffle": definition(pixel_unshuffle),
+            "channel_shuffle": definition(channel_shuffle),
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
             "interpolate": definition(INTERPOLATE.format(**fill))}
 

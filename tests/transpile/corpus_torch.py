@@ -1132,6 +1132,8 @@ CASES = [
     ("EdgePadding", (), (2, 3, 5, 5)),
     ("FeaturePyramidMerge", (), [(2, 4, 8, 8), (2, 4, 5, 5)]),
     ("ResizedSequence", (), (2, 3, 7)),
+    ("ChannelShuffleUnit", (), (2, 4, 5, 5)),
+    ("PrototypeDistances", (), (2, 6, 4)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1690,6 +1692,37 @@ class ResizedSequence(nn.Module):
     def forward(self, x):
         return (F.interpolate(x, size=11, mode="linear"), F.interpolate(x, scale_factor=1.5, mode="nearest-exact"),
                 F.interpolate(x, size=4, mode="linear", align_corners=True))
+
+
+class ChannelShuffleUnit(nn.Module):
+    """ShuffleNet's unit: a grouped 1x1 convolution, nn.ChannelShuffle, a depthwise 3x3, a residual sum."""
+
+    def __init__(self, channels=4, groups=2):
+        super().__init__()
+        self.reduce = nn.Conv2d(channels, channels, 1, groups=groups)
+        self.shuffle = nn.ChannelShuffle(groups)
+        self.depthwise = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
+
+    def forward(self, x):
+        return x + self.depthwise(self.shuffle(F.relu(self.reduce(x))))
+
+
+class PrototypeDistances(nn.Module):
+    """A prototypical-network head: Euclidean and L1 distances to learned prototypes with torch.cdist, and
+    attention scores with a bias through torch.baddbmm / torch.addmm."""
+
+    def __init__(self, dim=4, prototypes=3):
+        super().__init__()
+        self.prototypes = nn.Parameter(torch.randn(prototypes, dim))
+        self.bias = nn.Parameter(torch.randn(prototypes))
+
+    def forward(self, x):
+        protos = self.prototypes.unsqueeze(0).repeat(x.shape[0], 1, 1)
+        euclid = torch.cdist(x, protos)
+        manhattan = torch.cdist(x, protos, p=1)
+        scores = torch.baddbmm(euclid, x, protos.transpose(1, 2), beta=0.5, alpha=2.0)
+        flat = torch.addmm(self.bias, x.flatten(0, 1), self.prototypes.t())
+        return scores - manhattan, flat
 
 
 REFUSED = [

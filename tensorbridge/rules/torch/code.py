@@ -300,6 +300,7 @@ C.layer(f"{NN}PixelShuffle", "DepthToSpace", "upscale_factor",
         read=lambda a: OpCall("DepthToSpace", attrs={"blocksize": a["upscale_factor"], "mode": "CRD"}))
 C.layer(f"{NN}PixelUnshuffle", "SpaceToDepth", "downscale_factor",
         read=lambda a: OpCall("SpaceToDepth", attrs={"blocksize": a["downscale_factor"], "mode": "CRD"}))
+C.layer(f"{NN}ChannelShuffle", "ChannelShuffle", "groups", read=_activation("ChannelShuffle", groups="groups"))
 C.layer(f"{NN}Softmax", "Softmax", "dim=None", read=_activation("Softmax", axis="dim"))
 C.layer(f"{NN}LogSoftmax", "LogSoftmax", "dim=None", read=_activation("LogSoftmax", axis="dim"))
 
@@ -449,6 +450,7 @@ _fn("torch.reshape", "Reshape", "input shape", shape="shape")
 _fn("Tensor.permute", "Transpose", "input *dims", perm="dims")
 _fn("torch.permute", "Transpose", "input dims", perm="dims")
 _fn("torch.transpose Tensor.transpose", "SwapAxes", "input dim0 dim1", axis1="dim0", axis2="dim1")
+_fn("torch.t Tensor.t", "SwapAxes", "input", axis1=0, axis2=-1)  # a 2-D transpose (1-D: the vector itself)
 _fn("torch.unsqueeze Tensor.unsqueeze", "Unsqueeze", "input dim", axis="dim")
 _fn("torch.squeeze Tensor.squeeze", "Squeeze", "input dim=None", axis="dim")
 _fn("Tensor.contiguous", "Identity", "input")

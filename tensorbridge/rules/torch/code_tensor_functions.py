@@ -187,6 +187,10 @@ _fn(f"{F}softsign", "Softsign", "input")
 _fn(f"{F}glu", "Glu", "input dim=-1", axis="dim")
 _fn(f"{F}hardtanh", "Clip", "input min_val=-1.0 max_val=1.0 inplace=False", min="min_val", max="max_val",
     inplace="inplace")
+_fn("torch.addmm torch.baddbmm Tensor.addmm Tensor.baddbmm", "AddMatMul", "input mat1 mat2 beta=1 alpha=1",
+    inputs="input mat1 mat2", beta="beta", alpha="alpha")
+_fn("torch.cdist", "CDist", "x1 x2 p=2.0 compute_mode='use_mm_for_euclid_dist_if_necessary'", inputs="x1 x2", p="p",
+    check=lambda a: known(a["p"]) in (1, 2, 1.0, 2.0) or only(a, p=2.0))
 _fn(f"{F}pixel_shuffle", "DepthToSpace", "input upscale_factor", blocksize="upscale_factor", mode="CRD")
 _fn(f"{F}pixel_unshuffle", "SpaceToDepth", "input downscale_factor", blocksize="downscale_factor", mode="CRD")
 
