@@ -1623,7 +1623,7 @@ class SubPixelUpsampler(nn.Module):
 
 class AdaptivePoolHead(nn.Module):
     """VGG's head on an input the output size does not divide: nn.AdaptiveAvgPool2d((3, 3)) (overlapping windows),
-    an adaptive max pool keeping one axis, F.adaptive_avg_pool2d to 1."""
+    an adaptive max pool keeping one axis, F.adaptive_avg_pool2d to 1 and to (2, 3)."""
 
     def __init__(self, channels=3, classes=5):
         super().__init__()
@@ -1633,7 +1633,7 @@ class AdaptivePoolHead(nn.Module):
 
     def forward(self, x):
         pooled = torch.flatten(self.pool(x), 1)
-        return self.fc(pooled), self.max_rows(x), F.adaptive_avg_pool2d(x, 1)
+        return self.fc(pooled), self.max_rows(x), F.adaptive_avg_pool2d(x, 1), F.adaptive_avg_pool2d(x, (2, 3))
 
 
 class GatheredFeatures(nn.Module):

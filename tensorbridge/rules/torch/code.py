@@ -473,7 +473,11 @@ _fn(f"{F}normalize", "LpNormalize", "input p=2.0 dim=1 eps=1e-12 out=None", axis
 
 def _global_fn(op, rank):
     read = _global_pool(op, rank)
-    return lambda a: OpCall(op, [a["input"]], read(a).attrs)
+
+    def read_fn(a):
+        call = read(a)  # a global pool or, to other sizes, an AdaptivePool
+        return OpCall(call.op, [a["input"]], call.attrs)
+    return read_fn
 
 
 for _n in (1, 2, 3):
