@@ -33,9 +33,10 @@ REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "Red
 
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,
-                  pad_modes: tuple = ("constant", "reflect", "edge", "wrap")) -> None:
+                  pad_modes: tuple = ("constant", "reflect", "edge", "wrap"), attention_dropout: bool = False) -> None:
     """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp"); `shape(x)` is the
-    expression of x's shape, `norm` the vector norm's path, `pad_modes` the modes its pad has."""
+    expression of x's shape, `norm` the vector norm's path, `pad_modes` the modes its pad has,
+    `attention_dropout` whether its attention helper applies a dropout (`function_helpers`)."""
     def fn(name: str) -> str:
         return f"{ns}.{name}"
 
@@ -170,6 +171,10 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
 
     table.writes("GlobalAveragePool", fn("mean"))(
         lambda c: P.call(fn("mean"), c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True))
+
+    table.writes("LayerNormFn", "layer_norm")(_write_layer_norm_function)
+    table.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
+        lambda c: _write_attention_function(c, attention_dropout))
 
     @table.writes("DepthToSpace", "pixel_shuffle")
     def _pixel_shuffle(c):
@@ -439,14 +444,14 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "interpolate": definition(INTERPOLATE.format(**fill))}
 
 
-def write_layer_norm_function(c: OpCall) -> ast.expr:
+def _write_layer_norm_function(c: OpCall) -> ast.expr:
     """`layer_norm(x, axes, weight, bias, eps)` (the helper), its defaults left out."""
     x, weight, bias = c.inputs
     return P.call("layer_norm", x, c.attrs["axes"], **keywords(weight=(weight, None), bias=(bias, None),
                                                               eps=(c.attrs["epsilon"], 1e-05)))
 
 
-def write_attention_function(c: OpCall, dropout: bool) -> ast.expr:
+def _write_attention_function(c: OpCall, dropout: bool) -> ast.expr:
     """`scaled_dot_product_attention(q, k, v, ...)` (the helper); a dropout only where the helper applies it."""
     q, k, v, mask = c.inputs
     if not dropout and known(c.attrs["dropout"]) not in (0, 0.0):

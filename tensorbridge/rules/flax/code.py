@@ -44,9 +44,7 @@ from tensorbridge.rules.numpy_code import (
     numpy_writers,
     prelu_weights,
     transformer_layer_weights,
-    write_attention_function,
     write_channel_prelu,
-    write_layer_norm_function,
     write_transformer,
 )
 
@@ -309,9 +307,6 @@ C.writes_call("LogSigmoid", "jax.nn.log_sigmoid")
 C.writes_call("Softsign", "jax.nn.soft_sign")
 C.writes_call("Glu", "jax.nn.glu", axis="axis")
 C.writes_call("TopK", "jax.lax.top_k", "k")
-C.writes("LayerNormFn", "layer_norm")(write_layer_norm_function)
-C.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
-    lambda c: write_attention_function(c, dropout=False))
 for _op, _fn_name in (("ReduceVar", "jnp.var"), ("ReduceStd", "jnp.std")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
         axis=(c.attrs["axis"], None), ddof=(c.attrs["correction"], 0), keepdims=(c.attrs["keepdims"], False))))

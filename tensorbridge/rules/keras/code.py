@@ -40,9 +40,7 @@ from tensorbridge.rules.numpy_code import (
     numpy_writers,
     prelu_weights,
     transformer_layer_weights,
-    write_attention_function,
     write_channel_prelu,
-    write_layer_norm_function,
     write_transformer,
 )
 
@@ -267,7 +265,8 @@ C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
 
 
 # -- functions ---------------------------------------------------------------------------------------
-numpy_writers(C, "ops", lambda x: P.call("ops.shape", x), "ops.norm", pad_modes=("constant", "reflect"))
+numpy_writers(C, "ops", lambda x: P.call("ops.shape", x), "ops.norm", pad_modes=("constant", "reflect"),
+              attention_dropout=True)
 C.writes("Cast", "ops.cast")(lambda c: P.call("ops.cast", c.inputs[0], c.attrs["to"]))
 C.writes("CastLike", "(ops.cast to a tensor's dtype)")(
     lambda c: P.call("ops.cast", c.inputs[0], P.call("ops.dtype", c.inputs[1])))
@@ -278,9 +277,6 @@ C.writes_call("LogSigmoid", "ops.log_sigmoid")
 C.writes_call("Softsign", "keras.activations.softsign")
 C.writes_call("Glu", "ops.glu", axis="axis")
 C.writes_call("TopK", "ops.top_k", "k")
-C.writes("LayerNormFn", "layer_norm")(write_layer_norm_function)
-C.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
-    lambda c: write_attention_function(c, dropout=True))
 
 
 def _moment(op: str, fn: str):

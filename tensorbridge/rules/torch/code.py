@@ -339,7 +339,7 @@ for _n in (1, 2, 3):
             "count_include_pad=True" + (" divisor_override=None" if _n > 1 else ""), read=_pool("AveragePool", _n))
 
 
-def _global_pool(op, rank):
+def _adaptive_pool(op, rank):
     """An adaptive pool: to size 1, a global pool; to other sizes (literal ones, None keeping an axis), an
     AdaptivePool of `reduce` ("mean" / "max") over the trailing `rank` axes."""
     def read(a):
@@ -356,9 +356,10 @@ def _global_pool(op, rank):
 
 
 for _n in (1, 2, 3):
-    C.layer(f"{NN}AdaptiveAvgPool{_n}d", "GlobalAveragePool", "output_size", read=_global_pool("GlobalAveragePool", _n))
+    C.layer(f"{NN}AdaptiveAvgPool{_n}d", "GlobalAveragePool", "output_size",
+            read=_adaptive_pool("GlobalAveragePool", _n))
     C.layer(f"{NN}AdaptiveMaxPool{_n}d", "GlobalMaxPool", "output_size return_indices=False",
-            read=_global_pool("GlobalMaxPool", _n))
+            read=_adaptive_pool("GlobalMaxPool", _n))
 
 
 def _upsample(a):
@@ -471,8 +472,8 @@ _fn(f"{F}normalize", "LpNormalize", "input p=2.0 dim=1 eps=1e-12 out=None", axis
     check=lambda a: only(a, p=2.0, out=None))
 
 
-def _global_fn(op, rank):
-    read = _global_pool(op, rank)
+def _adaptive_pool_fn(op, rank):
+    read = _adaptive_pool(op, rank)
 
     def read_fn(a):
         call = read(a)  # a global pool or, to other sizes, an AdaptivePool
@@ -482,7 +483,7 @@ def _global_fn(op, rank):
 
 for _n in (1, 2, 3):
     C.function(f"{F}adaptive_avg_pool{_n}d", "GlobalAveragePool", "input output_size",
-               read=_global_fn("GlobalAveragePool", _n))
+               read=_adaptive_pool_fn("GlobalAveragePool", _n))
 
 
 def _pool_fn(op, rank):
@@ -511,7 +512,6 @@ def _pad(a):
     mode = known(a["mode"])
     if mode not in PAD_MODES:
         raise Refused(f"mode={ast.unparse(a['mode'])}")
-    value = a["value"] if known(a["value"]) is not None else 0.0
     pads = a["pad"]
     if isinstance(pads, (ast.List, ast.Tuple)):
         items = list(pads.elts)
@@ -519,10 +519,15 @@ def _pad(a):
         items = [ast.Constant(v) for v in known(pads)]
     else:
         raise Refused("pad widths given by a variable")
+    return OpCall("Pad", [a["input"]], _pad_attrs(items, a["value"], mode))
+
+
+def _pad_attrs(items: list, value, mode: str) -> dict:
+    """Pad's attributes from F.pad's flat widths (last dim first), its fill value (None: 0) and mode."""
     if len(items) % 2:
         raise Refused("an odd number of pad widths")
     trailing = [ast.List(items[i:i + 2], ast.Load()) for i in range(len(items) - 2, -1, -2)]
-    return OpCall("Pad", [a["input"]], {"trailing_pads": trailing, "value": value, "mode": PAD_MODES[mode]})
+    return {"trailing_pads": trailing, "value": value if known(value) is not None else 0.0, "mode": PAD_MODES[mode]}
 
 
 #: F.pad's modes -> NumPy's names for them
@@ -538,9 +543,7 @@ def _pad_layer(rank, mode):
             widths = (widths,) * 2 * rank
         if not isinstance(widths, (tuple, list)) or len(widths) != 2 * rank:
             raise Refused("padding given by a variable, or not one width per side")
-        value = a.get("value", 0.0)
-        return OpCall("Pad", attrs=_pad({"mode": ast.Constant(mode), "value": value, "input": None,
-                                         "pad": ast.Constant(tuple(widths))}).attrs)
+        return OpCall("Pad", attrs=_pad_attrs([ast.Constant(w) for w in widths], a.get("value"), mode))
     return read
 
 
