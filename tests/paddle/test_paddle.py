@@ -204,7 +204,8 @@ def test_live_paddle_computes_what_was_recorded(tmp_path, name, form):
     runner = runtime.PaddleRunner(model)
     theirs = recorded(name)
     out = runner.run({n: theirs[n] for n, _, _ in runner.inputs})
-    np.testing.assert_allclose(out["output0"], theirs[f"{form}_output0"], rtol=1e-6, atol=1e-7)
+    # the recording may come from another CPU, whose oneDNN kernels sum in another order
+    assert distance(out["output0"], theirs[f"{form}_output0"]) <= 1e-5
 
 
 @LIVE

@@ -96,7 +96,14 @@ def test_int8_model_to_torch_code_within_one_lsb(mobilenet_int8, tmp_path):
     _within_one_lsb(mobilenet_int8, folder)
     plain = tb.save(tb.load(mobilenet_int8), tmp_path / "m_torch_float", to="torch", int_arithmetic="float")
     assert "torch.round(" in (plain / "model.py").read_text()
-    _within_one_lsb(mobilenet_int8, plain, exact=0.95)  # float convolutions: near-ties round either way
+    # float convolutions: a near-tie requantizes either way, depending on the CPU's float32 summation order,
+    # and MobileNetV2's chain of int8 layers can carry such a flip to the output (docs/quantization.md); what the
+    # float code must not do is compute another op: where it first differs by more than 1 LSB, it is a requantize
+    feeds = quantized_inputs(tb.load(mobilenet_int8))
+    report = tb.verify(mobilenet_int8, plain, inputs=feeds, rtol=0, atol=1, per_layer=True)
+    first = report.first_divergence
+    assert first["op"] in (None, "QuantizeLinear"), first
+    assert report.outputs[0].cosine > 0.99, report.summary()
 
 
 def test_add_and_mean_run_in_litert_arithmetic(tmp_path):
@@ -118,6 +125,8 @@ def test_add_and_mean_run_in_litert_arithmetic(tmp_path):
     ops = collections.Counter(n.op_type for n in onnx.load(str(plain)).graph.node)
     assert ops["Floor"] == 0 and ops["ReduceMean"] == 1 and ops["Add"] == 1, ops
     assert tb.verify(src, plain, inputs=feeds, rtol=0, atol=1).ok
+    torch_plain = tb.save(graph, tmp_path / "am_torch_float", to="torch", int_arithmetic="float")
+    assert tb.verify(src, torch_plain, inputs=feeds, rtol=0, atol=1).ok
 
 
 def _mean_ties(src, feeds) -> int:
