@@ -53,8 +53,24 @@ def loop(M=None, cond=None, *v_initial, body, _run_graph):
     return tuple(carried) + tuple(np.stack(s) if s else np.zeros((0,), np.float32) for s in scans)
 
 
+def _scan_types(inputs, attrs):
+    """The final states as the body's state outputs; each scan output the body's step output with the number of
+    steps (the scanned axis of the scan inputs) inserted at its axis."""
+    body, n_scan = attrs["body"], attrs["num_scan_inputs"]
+    n_state = len(inputs) - n_scan
+    in_axes = attrs.get("scan_input_axes") or [0] * n_scan
+    lengths = {x.shape[axis] if x is not None and x.shape is not None else None
+               for x, axis in zip(inputs[n_state:], in_axes)}
+    steps = lengths.pop() if len(lengths) == 1 else None
+    outs = body.outputs[n_state:]
+    out_axes = attrs.get("scan_output_axes") or [0] * len(outs)
+    scanned = [(v.dtype, None if v.shape is None else (*v.shape[:axis], steps, *v.shape[axis:]))
+               for v, axis in zip(outs, out_axes)]
+    return [(v.dtype, v.shape) for v in body.outputs[:n_state]] + scanned
+
+
 @op("Scan", inputs="initial_state_and_scan_inputs*", outputs="final_state_and_scan_outputs*", family=F, foldable=False,
-    layout=TERMINATE,
+    layout=TERMINATE, infer=_scan_types,
     attrs={"body": Attr("graph"), "num_scan_inputs": Attr("int"), "scan_input_axes": Attr("ints", None),
            "scan_input_directions": Attr("ints", None), "scan_output_axes": Attr("ints", None),
            "scan_output_directions": Attr("ints", None)},

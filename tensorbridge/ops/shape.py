@@ -11,7 +11,7 @@ import numpy as np
 from tensorbridge.ir import dtypes, shapes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops import layout_rules as L
-from tensorbridge.ops.infer import const_ints, norm_axis, same_as
+from tensorbridge.ops.infer import const_ints, elements, norm_axis, same_as
 from tensorbridge.ops.layout_classes import PERMUTE, SHAPE, TERMINATE, attribute, terminate
 from tensorbridge.ops.schema import Attr, op, set_decomposition, set_recovery
 
@@ -573,6 +573,8 @@ def tile(input, repeats):
 
 def _expand_infer(inputs, attrs):
     target = const_ints(inputs[1])
+    if target is None:  # a shape computed from others: its entries as far as they are known
+        target = elements(inputs[1])
     if target is None:
         return [(inputs[0].dtype, None)]
     return [(inputs[0].dtype, shapes.broadcast(inputs[0].shape, tuple(target)))]

@@ -34,3 +34,28 @@ def test_pytorch_code_runs_the_loop_any_number_of_times(tmp_path):
         assert report.ok and report.outputs[1].shape == [trips, 2, 3], report.summary()
     with pytest.raises(UnsupportedError, match="torch.export keeps no loop"):
         tb.save(tb.load(src), tmp_path / "counted.pt2")
+
+
+def test_a_scan_whose_state_is_also_its_step_output_runs_in_onnxruntime(tmp_path):
+    """A body value that is both the carried state and the step output (a recurrence's hidden state) is written
+    under a name per output: onnxruntime runs a body that repeats an output name wrongly."""
+    from tensorbridge.ir.builder import Builder
+    from tensorbridge.ir.graph import Graph
+
+    f32 = np.dtype(np.float32)
+    graph = Graph("recurrence")
+    x = graph.add_input("x", f32, (2, 5, 3))
+    body = graph.subgraph("step")
+    state, step = body.add_input("state", f32, (2, 3)), body.add_input("step", f32, (2, 3))
+    inner = Builder(body, "step")
+    hidden = inner.op("Tanh", inner.op("Add", inner.op("Mul", state, inner.const(np.float32(0.5))), step))
+    body.outputs = [hidden, hidden]
+    outer = Builder(graph, "scan")
+    final, steps = outer.emit("Scan", [outer.const(np.zeros((2, 3), np.float32)), x],
+                              {"body": body, "num_scan_inputs": 1, "scan_input_axes": [1], "scan_output_axes": [1]},
+                              outputs=2)
+    graph.outputs = [final, steps]
+    source = tb.save(graph, tmp_path / "recurrence.tbir")
+    report = tb.verify(source, tb.save(graph, tmp_path / "recurrence.onnx"),
+                       inputs={"x": np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)})
+    assert report.ok, report.summary()

@@ -266,9 +266,15 @@ def _graph_proto(g: Graph, report: BlockerReport, weights: list, top: bool) -> o
             np.asarray(v.const), v.name)))
     for n in g.nodes:
         nodes.append(_node_proto(n, report, weights))
-    gp = helper.make_graph(nodes, g.name, [_value_info(v) for v in g.inputs],
-                           [_value_info(v) for v in g.outputs], initializer=initializers)
-    return gp
+    outputs = [_value_info(v) for v in g.outputs]
+    seen: set[str] = set()
+    for k, info in enumerate(outputs):  # a value that is several outputs (a Scan's state and its step output) is
+        if info.name in seen:           # each a name of its own: onnxruntime mis-runs a body with repeated ones
+            copy = f"{info.name}.output{k}"
+            nodes.append(helper.make_node("Identity", [info.name], [copy]))
+            info.name = copy
+        seen.add(info.name)
+    return helper.make_graph(nodes, g.name, [_value_info(v) for v in g.inputs], outputs, initializer=initializers)
 
 
 def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
