@@ -41,12 +41,13 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.transpile_bench
 
 # framework runtimes that verification runs besides the main venv (docs/darknet.md, docs/caffe.md, docs/mxnet.md,
-# docs/paddle.md); `make test` needs none
+# docs/paddle.md, docs/cntk.md); `make test` needs none
 runtimes: $(STAMP)
 	PY=$(PY) bash scripts/runtimes/darknet.sh
 	bash scripts/runtimes/caffe.sh
 	bash scripts/runtimes/mxnet.sh
 	bash scripts/runtimes/paddle.sh
+	bash scripts/runtimes/cntk.sh
 
 # the fuzzing campaign (docs/security.md): 1,000 mutants per source format through inspect and convert
 fuzz: $(STAMP)

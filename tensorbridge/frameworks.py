@@ -91,6 +91,10 @@ FORMATS: tuple[Format, ...] = (
            "PaddlePaddle: a model.json (PIR, Paddle 3) or model.pdmodel (ProgramDesc) with its model.pdiparams "
            "beside it (paddle.inference runs it)", "tensorbridge.rules.paddle:REGISTRY",
            runtime="tensorbridge.verification.runners.paddle:missing"),
+    Format("cntk", (".model", ".cntk", ".dnn"), "tensorbridge.frontends.cntk.importer:load", None,
+           "tensorbridge.verification.runners.cntk:CNTKRunner", "cntk",
+           "CNTK 2.x model file (Function.save; recognised by content; its ONNX export is read as ONNX; CNTK 2.7 runs "
+           "it)", "tensorbridge.rules.cntk:REGISTRY", runtime="tensorbridge.verification.runners.cntk:missing"),
     Format("coreml", (".mlpackage", ".mlmodel"), "tensorbridge.frontends.coreml.importer:load",
            "tensorbridge.backends.coreml.writer:save", "tensorbridge.verification.runners.coreml:CoreMLRunner",
            "coreml", "Core ML: an .mlpackage (ML Program) or .mlmodel (neural network); Core ML runs only on Apple "

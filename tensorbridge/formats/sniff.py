@@ -10,18 +10,20 @@ import struct
 import zipfile
 from pathlib import Path
 
+from tensorbridge.formats.cntk import is_model as is_cntk_model
+
 HDF5 = b"\x89HDF\r\n\x1a\n"
 ZIP = b"PK\x03\x04"
 MXNET_PARAMS = struct.pack("<Q", 0x112)
 
 
 def sniff(path: str | Path) -> str | None:
-    """The format name ("tflite", "keras", "torchscript", "pt2", "torch", "tbir", "mxnet", "paddle") the bytes say,
-    or None when they do not tell."""
+    """The format name ("tflite", "keras", "torchscript", "pt2", "torch", "tbir", "mxnet", "paddle", "cntk") the bytes
+    say, or None when they do not tell."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
-            head = f.read(16)
+            head = f.read(128)
     except OSError:
         return None
     if head[4:8] == b"TFL3":
@@ -36,6 +38,8 @@ def sniff(path: str | Path) -> str | None:
         return "mxnet"
     if head.lstrip()[:1] == b"{" and _is_paddle_program(path):
         return "paddle"
+    if is_cntk_model(head):
+        return "cntk"
     return None
 
 
