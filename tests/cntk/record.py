@@ -33,22 +33,29 @@ _spec.loader.exec_module(child)
 
 
 def calibrate(model, feeds) -> None:
-    """Each BatchNormalization's running statistics from its own input, layer after layer."""
+    """Each BatchNormalization's running statistics from its own input: one pass over the layers per layer, so
+    that whatever order the graph search lists them in, each ends with the statistics of the input the layers
+    before it, calibrated, give it."""
     rng = np.random.RandomState(21)
     blocks = C.logging.graph.depth_first_search(
         model, lambda f: isinstance(f, C.Function) and f.is_block and f.op_name == "BatchNormalization", depth=-1)
     calibration = {a: np.concatenate([feeds[a.name], rng.uniform(0, 1, feeds[a.name].shape).astype(np.float32)])
                    for a in model.arguments}
-    for block in reversed(blocks):  # depth_first_search lists the last layer first
-        x = block.inputs[-1]
-        scale, bias, mean, var = block.inputs[:4]
-        data = C.combine([x]).eval({a: calibration[a] for a in C.combine([x]).arguments})
-        spatial = block.block_root.attributes["spatial"]
-        axes = (0,) + tuple(range(2, data.ndim)) if spatial else (0,)
-        mean.value = data.mean(axis=axes).reshape(mean.shape).astype(np.float32)
-        var.value = data.var(axis=axes).reshape(var.shape).astype(np.float32)
+    # a block's inputs are plain Variables, whose `value` cannot be set: the model's own Parameters and Constants
+    settable = {v.uid: v for v in [*model.parameters, *model.constants]}
+    for block in blocks:
+        scale, bias = (settable[v.uid] for v in block.inputs[:2])
         scale.value = rng.uniform(0.5, 1.5, scale.shape).astype(np.float32)
         bias.value = rng.uniform(0.5, 1.0, bias.shape).astype(np.float32)
+    for _ in blocks:
+        for block in blocks:
+            x = block.inputs[-1]
+            mean, var = (settable[v.uid] for v in block.inputs[2:4])
+            data = C.combine([x]).eval({a: calibration[a] for a in C.combine([x]).arguments})
+            spatial = block.block_root.attributes["spatial"]
+            axes = (0,) + tuple(range(2, data.ndim)) if spatial else (0,)
+            mean.value = data.mean(axis=axes).reshape(mean.shape).astype(np.float32)
+            var.value = data.var(axis=axes).reshape(var.shape).astype(np.float32)
 
 
 def saved_outputs(model, folder: str, name: str, feeds: dict):

@@ -247,3 +247,17 @@ def test_live_cntk_computes_what_was_recorded(name):
 def test_verify_runs_the_source_in_cntk(tmp_path):
     report = tb.verify(DATA / "lstm.model", tb.save(tb.load(DATA / "lstm.model"), tmp_path / "m.onnx"))
     assert report.ok, report.summary()
+
+
+@LIVE
+@pytest.mark.parametrize("name", ["cnn", "tagger"])
+def test_live_cntk_layers_match_the_reading_layer_by_layer(name):
+    """Every output CNTK evaluates on its own (outside blocks, and the blocks') against the IR value it was read as."""
+    theirs = recorded(name)
+    runner = runtime.CNTKRunner(DATA / f"{name}.model")
+    feeds = {n: theirs[n] for n, _, _ in runner.inputs}
+    layers = runner.run_intermediates(feeds)
+    ours = tb.run(tb.load(DATA / f"{name}.model"), feeds, intermediates=True)
+    assert len(layers) >= 5
+    for value, theirs_value in layers.items():
+        assert distance(ours[value], theirs_value) <= 1e-5, value

@@ -11,6 +11,8 @@ loop through PastValue or FutureValue ops (what `layers.Recurrence` builds), bec
 axis: the delayed values are its state, initialised from the delays' initial values, the values entering from
 outside along the sequence its scan inputs, and the values read after the loop its scan outputs; a FutureValue
 loop scans backwards. Every op is checked before any is read, and every blocker is reported at once.
+`graph.metadata["cntk"]["outputs"]` maps the outputs CNTK can evaluate on their own (those outside blocks, and the
+blocks') to the IR values they are, for comparing layer by layer.
 """
 
 from __future__ import annotations
@@ -108,9 +110,35 @@ class Importer:
             value = self.values[uid]
             self.graph.outputs.append(self.emit("Identity", [value], suffix=f"out{k}") if value.producer is None
                                       else value)
+        self.graph.metadata["cntk"] = {"outputs": self._visible()}
         recover_patterns(self.graph)
         eliminate_dead_code(self.graph)
         return self.graph
+
+    def _visible(self) -> dict[str, str]:
+        """CNTK output uid -> IR value name, for the outputs CNTK can evaluate on their own: those of the functions
+        outside every block (a block's inner ops read placeholders only the block binds), blocks included."""
+        inner: set[str] = set()
+        for f in self.model.functions.values():
+            if f.op == BLOCK:
+                stack = [f.root]
+                while stack:
+                    uid = stack.pop()
+                    g = self.model.functions.get(uid)
+                    if g is None or uid in inner:
+                        continue
+                    inner.add(uid)
+                    stack.extend(made[0] for made in map(producer, g.inputs) if made and made[0] not in f.arguments)
+        visible = {}
+        for f in self.model.functions.values():
+            if f.uid in inner or f.op == COMBINE:
+                continue
+            for k in range(self._count(f)):
+                value = self.values.get(self._resolve(output_uid(f.uid, k)))
+                if value is not None and hasattr(value, "name") and value.producer is not None and \
+                        value.producer.graph is self.graph:
+                    visible[output_uid(f.uid, k)] = value.name
+        return visible
 
     def _resolve(self, uid: str) -> str:
         """The variable a uid stands for: a block's placeholder is the block's input that fills it, a block's or a

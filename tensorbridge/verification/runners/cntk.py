@@ -3,8 +3,9 @@ last wheels are for Python 3.6, so it runs in a child process of that venv, with
 the script makes on LD_LIBRARY_PATH.
 
 Inputs and outputs come from the model as the CNTK frontend reads it; the child (cntk_child.py) feeds each input by
-its CNTK uid, evaluates every output and writes them to an npz. CNTK's intermediate values are not mapped to the IR's
-yet, so `--per-layer` is not offered for a CNTK source.
+its CNTK uid, evaluates the outputs asked for and writes them to an npz. For `--per-layer`, the outputs CNTK can
+evaluate on their own (those outside blocks, and the blocks') are compared with the IR values the frontend read
+them as.
 """
 
 from __future__ import annotations
@@ -46,14 +47,23 @@ class CNTKRunner:
         self.inputs = [(v.name, str(v.dtype), tuple(v.shape)) for v in graph.inputs]
         self.uids = {v.name: v.meta["cntk_uid"] for v in graph.inputs}
         self.outputs = [v.name for v in graph.outputs]
+        self.visible = graph.metadata["cntk"]["outputs"]  # CNTK output uid -> IR value
 
-    def run(self, feeds):
+    def _run(self, feeds, uids: list[str]) -> list[np.ndarray]:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             np.savez(folder / "in.npz", **{self.uids[name]: np.asarray(feeds[name], dtype)
                                            for name, dtype, _ in self.inputs})
             library = os.pathsep.join(filter(None, [str(HOME / "mpi"), os.environ.get("LD_LIBRARY_PATH")]))
-            args = [str(CHILD), str(self.model.resolve()), str(folder / "in.npz"), str(folder / "out.npz")]
+            args = [str(CHILD), str(self.model.resolve()), str(folder / "in.npz"), str(folder / "out.npz"), *uids]
             VENV.run(["-I", *args], self.model.name, SECONDS, {"LD_LIBRARY_PATH": library})
             with np.load(folder / "out.npz") as got:
-                return {name: got[f"o{i}"] for i, name in enumerate(self.outputs)}
+                return [got[f"o{i}"] for i in range(len(got.files))]
+
+    def run(self, feeds):
+        return dict(zip(self.outputs, self._run(feeds, [])))
+
+    def run_intermediates(self, feeds) -> dict[str, np.ndarray]:
+        """The outputs CNTK can evaluate on their own, by the IR value each is."""
+        uids = list(self.visible)
+        return {self.visible[uid]: value for uid, value in zip(uids, self._run(feeds, uids))}
