@@ -86,7 +86,8 @@ FORMATS: tuple[Format, ...] = (
            "tensorbridge.backends.mxnet.writer:save", "tensorbridge.verification.runners.mxnet:MXNetRunner", "",
            "MXNet 1.x: a PREFIX-symbol.json with its PREFIX-NNNN.params beside it (Gluon export; MXNet 1.9 runs it)",
            "tensorbridge.rules.mxnet:REGISTRY", runtime="tensorbridge.verification.runners.mxnet:missing"),
-    Format("paddle", (".pdmodel", ".pdiparams"), "tensorbridge.frontends.paddle.importer:load", None,
+    Format("paddle", (".pdmodel", ".pdiparams"), "tensorbridge.frontends.paddle.importer:load",
+           "tensorbridge.backends.paddle.writer:save",
            "tensorbridge.verification.runners.paddle:PaddleRunner", "",
            "PaddlePaddle: a model.json (PIR, Paddle 3) or model.pdmodel (ProgramDesc) with its model.pdiparams "
            "beside it (paddle.inference runs it)", "tensorbridge.rules.paddle:REGISTRY",

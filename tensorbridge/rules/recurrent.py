@@ -56,6 +56,51 @@ def stacked(imp, x, mode: str, parts: list, hidden: int, directions: int) -> tup
     return y, last_h, last_c
 
 
+DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}
+
+
+def fused_mode(node) -> str | None:
+    """The cuDNN-style mode ("lstm", "gru", "rnn_tanh", "rnn_relu") in which a fused recurrent op (MXNet's RNN,
+    Paddle's rnn) computes the IR recurrent op `node`: constant weights, zero initial states, whole sequences of a
+    known shape (time-major), the default activations and, for a GRU, the reset applied after the hidden product;
+    None when it cannot."""
+    x, consts = node.input(0), [node.input(i) for i in (1, 2, 3)]
+    a = node.attrs
+    if x.shape is None or len(x.shape) != 3 or not all(isinstance(d, int) for d in x.shape):
+        return None
+    if any(v is None or v.const is None for v in consts[:2]) or (consts[2] is not None and consts[2].const is None):
+        return None
+    extra = [node.input(i) for i in range(4, len(node.inputs))]
+    if any(v is not None and (v.const is None or np.any(v.const) or i == 0) for i, v in enumerate(extra)):
+        return None  # sequence lengths, non-zero initial states, peepholes
+    if a.get("clip") is not None or a.get("layout", 0) or a.get("input_forget", 0) or \
+            a.get("direction", "forward") not in ("forward", "bidirectional"):
+        return None
+    directions = 2 if a.get("direction") == "bidirectional" else 1
+    activations = a.get("activations")
+    if node.op == "RNN":
+        kinds = activations or ["Tanh"] * directions
+        return {"Tanh": "rnn_tanh", "Relu": "rnn_relu"}.get(kinds[0]) if len(set(kinds)) == 1 else None
+    if activations and list(activations) != DEFAULT_ACTIVATIONS[node.op] * directions:
+        return None
+    if node.op == "GRU" and not a.get("linear_before_reset", 0):
+        return None  # cuDNN's GRU resets after the hidden product
+    return node.op.lower()
+
+
+def fused_weights(node, mode: str) -> list[np.ndarray]:
+    """The IR recurrent op's weights as a fused op holds them, gates in cuDNN's order: per direction the input
+    then the hidden weights, then per direction the input then the hidden biases."""
+    hidden = node.attrs["hidden_size"]
+    weights, recurrent = np.asarray(node.input(1).const), np.asarray(node.input(2).const)
+    directions, rows = weights.shape[0], weights.shape[1]
+    bias = np.zeros((directions, 2 * rows), np.float32) if node.input(3) is None else np.asarray(node.input(3).const)
+    packed = [reorder(m[d], mode, hidden, back=True) for d in range(directions) for m in (weights, recurrent)]
+    packed += [reorder(bias[d][half], mode, hidden, back=True) for d in range(directions)
+               for half in (slice(0, rows), slice(rows, None))]
+    return [np.asarray(t, np.float32) for t in packed]
+
+
 # -- recurrent layers of model code (the transpiler: rules/code.py) ----------------------------------------------
 #: a recurrent layer of model code as an IR op: `hidden_size`, `num_layers`, `bidirectional`, `batch_first`, `bias`,
 #: `dropout` (between layers), `activation` (RNN); its weights per layer l are ONNX's tensors of one op:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-OUT = ("onnx", "torch", "pt2", "keras", "tflite", "flax", "darknet", "caffe", "mxnet", "coreml", "tbir")
+OUT = ("onnx", "torch", "pt2", "keras", "tflite", "flax", "darknet", "caffe", "mxnet", "paddle", "coreml", "tbir")
 IN = ("onnx", "torch", "pt2", "keras", "tflite", "flax", "savedmodel", "torchscript", "jaxexport", "darknet", "caffe",
-      "mxnet", "coreml", "tbir")
+      "mxnet", "paddle", "coreml", "tbir")
 #: formats read from a file another format's backend wrote: the format -> the one written first
 DERIVED = {"savedmodel": "keras", "torchscript": "torch", "jaxexport": "flax"}
 #: formats whose reading lowers ops into plain arithmetic (StableHLO): a case passes when the program read
@@ -48,7 +48,7 @@ EVIDENCE = Path(__file__).resolve().parents[2] / "tensorbridge" / "support_evide
 def _dest(tmp: Path, fmt: str) -> Path:
     return tmp / {"onnx": "m.onnx", "torch": "m_torch", "pt2": "m.pt2", "keras": "m_keras", "tflite": "m.tflite",
                   "flax": "m_flax", "darknet": "m.cfg", "caffe": "m.prototxt", "mxnet": "m-symbol.json",
-                  "coreml": "m.mlpackage", "tbir": "m.tbir"}[fmt]
+                  "paddle": "m.pdmodel", "coreml": "m.mlpackage", "tbir": "m.tbir"}[fmt]
 
 
 def _why(e: Exception) -> str:

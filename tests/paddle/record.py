@@ -2,9 +2,9 @@
 
 For each model of tests/paddle/models.py (and paddle.vision's MobileNetV3-Small), in both of Paddle's saved
 formats: `<name>.json` (PIR, Paddle 3's default) and `<name>.pdmodel` (the legacy ProgramDesc, saved with
-FLAGS_enable_pir_api=0; Paddle 3.3 cannot save every op that way, and a model it cannot save has no
-legacy file), and in `<name>.paddle.npz` the inputs, the outputs `paddle.inference` computed from each
-format, and the BatchNorm statistics (calibrated on data, so no layer is degenerate). The other parameters are
+FLAGS_enable_pir_api=0; Paddle 3.3 cannot save every op that way, and such models are saved by Paddle 2.6 when its
+venv is there, `PADDLE2`), and in `<name>.paddle.npz` the inputs, the outputs `paddle.inference` 3.3 computed from
+each format, and the BatchNorm statistics (calibrated on data, so no layer is degenerate). The other parameters are
 not committed: they are regenerated from their names (`weights.parameter`).
 
     ~/.cache/tensorbridge/runtimes/paddle/venv/bin/python -m tests.paddle.record [NAME ...]
@@ -24,6 +24,10 @@ import numpy as np
 from tests.paddle.weights import image, is_statistic, parameter
 
 DATA = Path(__file__).with_name("data")
+#: PaddlePaddle 2.6.2 (a venv of its own: pip install paddlepaddle==2.6.2 "numpy<2"), which saves in the legacy form
+#: the models Paddle 3.3 cannot (optional: without it those models are recorded in the PIR form only)
+PADDLE2 = Path(os.environ.get("TB_PADDLE2_PYTHON",
+                              Path.home() / ".cache/tensorbridge/runtimes/paddle2/venv/bin/python"))
 CHILD = Path(__file__).resolve().parents[2] / "tensorbridge" / "verification" / "runners" / "paddle_child.py"
 NAMES = ("pplcnet", "resnet50_vd", "mobilenet_v3_small", "ocr_det", "ocr_rec", "svtr_block", "layers")
 
@@ -81,6 +85,11 @@ def infer(model: Path, params: Path, feeds: dict) -> tuple[list[np.ndarray], boo
             return [got[f"o{i}"] for i in range(len(got.files) - 1)], bool(got["__onednn__"])
 
 
+def _save(python: str, name: str, folder: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([python, "-m", "tests.paddle.record", "--save", name, str(folder)], env=env,
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True)
+
+
 def record(name: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         found, outputs = {}, {}
@@ -88,9 +97,12 @@ def record(name: str) -> None:
             folder = Path(tmp) / kind
             folder.mkdir()
             env = dict(os.environ, FLAGS_enable_pir_api="1" if kind == "pir" else "0")
-            saved = subprocess.run([sys.executable, "-m", "tests.paddle.record", "--save", name, str(folder)],
-                                   env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True)
-            if saved.returncode:  # Paddle 3.3's legacy mode cannot save sigmoid, exp, gelu, softplus ...
+            saved = _save(sys.executable, name, folder, env)
+            if saved.returncode and kind == "legacy" and PADDLE2.is_file():
+                # Paddle 3.3's legacy mode cannot save sigmoid, exp, gelu, softplus ...: Paddle 2.6 saves them, as
+                # the published PP-OCR inference models were saved
+                saved = _save(str(PADDLE2), name, folder, env)
+            if saved.returncode:
                 print(f"{name}: not saved as {kind}: {saved.stderr.strip().splitlines()[-1][:200]}")
                 continue
             with np.load(folder / "extra.npz") as extra:

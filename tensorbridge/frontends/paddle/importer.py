@@ -52,7 +52,8 @@ def pir_form(program: Program, op: Op) -> tuple[str, list, list, dict]:
                 found = names[0] if len(names) == 1 else list(names)
                 break
         inputs.append(found)
-    outputs = [op.outputs.get(slot, [None])[0] for slot in sig.outputs]
+    outputs = [names[0] if len(names) == 1 else list(names)
+               for names in (op.outputs.get(slot) or [None] for slot in sig.outputs)]
     return sig.pir, inputs, outputs, attrs
 
 
@@ -86,7 +87,8 @@ class Importer:
             if kind == SPLIT:
                 self.values.update(zip(outputs, self.values[inputs[0]]))
                 continue
-            name = outputs[0] if self.program.form == "legacy" and outputs and outputs[0] else f"{kind}_{index}"
+            first = outputs[0][0] if outputs and isinstance(outputs[0], list) else outputs[0] if outputs else None
+            name = first if self.program.form == "legacy" and first else f"{kind}_{index}"
             self.b.at(name, {"framework": "paddle", "source_op": op.type, "source_name": name})
             self.inputs = [self._value(v) for v in inputs]
             self.attrs = Attrs(attrs)
@@ -100,7 +102,11 @@ class Importer:
                 report.add(op.type, name, str(e))
                 continue
             results = results if isinstance(results, list) else [results]
-            self.values.update((out, v) for out, v in zip(outputs, results) if out)
+            for out, v in zip(outputs, results):
+                if isinstance(out, list):  # a legacy slot of several outputs (split's Out)
+                    self.values.update(zip(out, v))
+                elif out:
+                    self.values[out] = v
         missing = [name for name in self.program.outputs if self.values.get(name) is None]
         if missing and not report.blockers:
             report.add("fetch", "", f"output(s) {', '.join(missing)} are computed by no op read")

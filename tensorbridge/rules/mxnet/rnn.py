@@ -13,7 +13,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.mxnet.base import R, known_shape, op
-from tensorbridge.rules.recurrent import GATES, reorder, stacked
+from tensorbridge.rules.recurrent import GATES, fused_mode, fused_weights, stacked
 
 
 def unpack(flat: np.ndarray, mode: str, layers: int, directions: int, inputs: int, hidden: int) -> list:
@@ -61,50 +61,16 @@ def rnn(imp, node):
                   for i, s in enumerate(states)]
 
 
-DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}
-
-
-def rnn_mode(node) -> str | None:
-    """MXNet's mode for an IR recurrent op it computes as its fused RNN op (None: it cannot)."""
-    x, consts = node.input(0), [node.input(i) for i in (1, 2, 3)]
-    a = node.attrs
-    if x.shape is None or len(x.shape) != 3 or not all(isinstance(d, int) for d in x.shape):
-        return None
-    if any(v is None or v.const is None for v in consts[:2]) or (consts[2] is not None and consts[2].const is None):
-        return None
-    extra = [node.input(i) for i in range(4, len(node.inputs))]
-    if any(v is not None and (v.const is None or np.any(v.const) or i == 0) for i, v in enumerate(extra)):
-        return None  # sequence lengths, non-zero initial states, peepholes
-    if a.get("clip") is not None or a.get("layout", 0) or a.get("input_forget", 0) or \
-            a.get("direction", "forward") not in ("forward", "bidirectional"):
-        return None
-    directions = 2 if a.get("direction") == "bidirectional" else 1
-    activations = a.get("activations")
-    if node.op == "RNN":
-        kinds = activations or ["Tanh"] * directions
-        return {"Tanh": "rnn_tanh", "Relu": "rnn_relu"}.get(kinds[0]) if len(set(kinds)) == 1 else None
-    if activations and list(activations) != DEFAULT_ACTIVATIONS[node.op] * directions:
-        return None
-    if node.op == "GRU" and not a.get("linear_before_reset", 0):
-        return None  # MXNet's GRU resets after the hidden product
-    return node.op.lower()
-
-
-@R.exports("LSTM", "GRU", "RNN", check=lambda n: None if rnn_mode(n) else
+@R.exports("LSTM", "GRU", "RNN", check=lambda n: None if fused_mode(n) else
            "MXNet's RNN takes constant weights, zero initial states, whole sequences (time-major), default "
            "activations and, for a GRU, the reset applied after the hidden product")
 def write_rnn(w, node):
     """One fused RNN op; its output (T, N, directions x H) split back into the IR's (T, directions, N, H)."""
-    mode = rnn_mode(node)
+    mode = fused_mode(node)
     steps, batch, _ = node.input(0).shape
     hidden = node.attrs["hidden_size"]
-    weights, recurrent = np.asarray(node.input(1).const), np.asarray(node.input(2).const)
-    directions, rows = weights.shape[0], weights.shape[1]
-    bias = np.zeros((directions, 2 * rows), np.float32) if node.input(3) is None else np.asarray(node.input(3).const)
-    packed = [reorder(m[d], mode, hidden, back=True).reshape(-1) for d in range(directions)
-              for m in (weights, recurrent)]
-    packed += [reorder(bias[d][half], mode, hidden, back=True) for d in range(directions)
-               for half in (slice(0, rows), slice(rows, None))]
+    packed = [t.reshape(-1) for t in fused_weights(node, mode)]
+    directions = len(packed) // 4
     zeros = np.zeros((directions, batch, hidden), np.float32)
     states = [w.param(node, "h0", zeros)] + ([w.param(node, "c0", zeros)] if mode == "lstm" else [])
     index, _ = w.op("RNN", node, [node.input(0), w.param(node, "parameters", np.concatenate(packed).astype(np.float32)),

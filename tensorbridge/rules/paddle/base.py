@@ -81,10 +81,47 @@ _legacy("reshape2", "reshape", ["X", "ShapeTensor|Shape|@shape"])
 _legacy("hard_swish", "hardswish", ["X"])
 _legacy("hard_sigmoid", "hardsigmoid", ["X"])
 _legacy("dropout", "", ["X"], dropout_prob="p", dropout_implementation="mode")
-_legacy("relu", "", ["X"])
+for _name in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "erf", "floor", "ceil", "sin", "cos",
+              "reciprocal", "softplus", "softmax", "elu", "gelu", "assign"):
+    _legacy(_name, "", ["X"])
 for _name, _pir in (("elementwise_add", "add"), ("elementwise_mul", "multiply"), ("elementwise_sub", "subtract"),
-                    ("elementwise_div", "divide")):
+                    ("elementwise_div", "divide"), ("elementwise_pow", ""), ("elementwise_max", "maximum"),
+                    ("elementwise_min", "minimum")):
     _legacy(_name, _pir, ["X", "Y"])
+_legacy("leaky_relu", "", ["X"], alpha="negative_slope")
+_legacy("clip", "", ["X", "Min|@min", "Max|@max"])
+_legacy("conv2d_transpose", "", ["Input", "Filter", "@output_size"], ["Output"])
+_legacy("layer_norm", "", ["X", "Scale", "Bias"], ["Y", "Mean", "Variance"])
+_legacy("transpose2", "transpose", ["X"], axis="perm")
+_legacy("squeeze2", "squeeze", ["X", "AxesTensor|@axes"])
+_legacy("unsqueeze2", "unsqueeze", ["X", "AxesTensor|@axes"])
+_legacy("concat", "", ["X", "AxisTensor|@axis"])
+_legacy("slice", "", ["Input", "StartsTensor|@starts", "EndsTensor|@ends"])
+_legacy("split", "", ["X", "SectionsTensorList|@sections", "AxisTensor|@axis"])
+_legacy("lookup_table_v2", "embedding", ["Ids", "W"])
+for _name in ("equal", "greater_than", "less_than", "logical_and", "logical_or"):
+    _legacy(_name, "", ["X", "Y"])
+_legacy("logical_not", "", ["X"])
+_legacy("where", "", ["Condition", "X", "Y"])
+_legacy("cast", "", ["X"])
+_legacy("expand_v2", "expand", ["X", "Shape|@shape"])
+_legacy("gather_nd", "", ["X", "Index"])
+_legacy("scale", "", ["X"])
+_legacy("relu6", "", ["X"])
+_legacy("swish", "", ["X"])
+_legacy("prelu", "", ["X", "Alpha"])
+_legacy("group_norm", "", ["X", "Scale", "Bias"], ["Y", "Mean", "Variance"], data_layout="data_format")
+_legacy("instance_norm", "", ["X", "Scale", "Bias"], ["Y", "SavedMean", "SavedVariance"])
+_legacy("shape", "shape64", ["Input"])
+_legacy("fill_constant", "", ["ShapeTensor", "ShapeTensorList", "ValueTensor"])
+_legacy("rnn", "", ["Input", "PreState", "WeightList", "SequenceLength"], ["Out", "DropoutState", "State", "Reserve"])
+_legacy("pad", "", ["X"])
+_legacy("pad3d", "", ["X", "Paddings|@paddings"], value="pad_value")
+_legacy("nearest_interp_v2", "nearest_interp", ["X"], data_layout="data_format")
+_legacy("bilinear_interp_v2", "bilinear_interp", ["X"], data_layout="data_format")
+_legacy("gather", "", ["X", "Index", "Axis|@axis"])
+for _name in ("sum", "mean", "max"):
+    _legacy(f"reduce_{_name}", _name, ["X", "@dim"], keep_dim="keepdim")
 
 
 def const(imp, index: int, what: str) -> np.ndarray:

@@ -12,13 +12,17 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.paddle.base import R, const, ints, known_shape, op, rank_of
 
-#: only ops a recorded fixture exercises are claimed (tests/paddle)
+#: only ops a recorded fixture exercises are claimed (tests/paddle: programs Paddle saved, and programs written
+#: by tensorbridge that Paddle ran)
 for _name, _ir in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"), ("log", "Log"),
-                   ("sqrt", "Sqrt"), ("abs", "Abs"), ("swish", "SiLU")):
+                   ("sqrt", "Sqrt"), ("abs", "Abs"), ("swish", "SiLU"), ("erf", "Erf"), ("floor", "Floor"),
+                   ("ceil", "Ceil"), ("sin", "Sin"), ("cos", "Cos"), ("reciprocal", "Reciprocal"),
+                   ("assign", "Identity")):
     R.row(_name, _ir)
 
 #: element-wise ops of two inputs
-BINARY = {"add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div", "elementwise_pow": "Pow"}
+BINARY = {"add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div", "elementwise_pow": "Pow",
+          "maximum": "Max", "minimum": "Min"}
 
 
 @op(*BINARY, produces=tuple(BINARY.values()) + ("Reshape",))
@@ -42,6 +46,32 @@ def full(imp, node):
     if node.type == "full_int_array":
         return imp.b.const(np.array(a.get("value"), dtype))
     return imp.b.const(np.full(a.get("shape"), a.get("value"), dtype))
+
+
+@op("fill_constant", produces=("Expand", "Concat", "Reshape", "Cast"))
+def fill_constant(imp, node):
+    """`value` (exactly `str_value` where given) in `shape`, or in the shape a tensor or a list of scalars gives
+    (legacy programs: an LSTM's zero initial states sized by the batch)."""
+    from tensorbridge.formats.paddle import DTYPES
+
+    a, b = imp.attrs, imp.b
+    a.get("force_cpu"), a.get("place_type")  # where the constant is made
+    dtype = DTYPES.get(a.get("dtype", 5))
+    if dtype is None:
+        raise ModelError(f"fill_constant of VarType {a.raw.get('dtype')}")
+    text, number = a.get("str_value", ""), a.get("value", 0.0)
+    value = np.array(float(text) if text else number).astype(dtype)
+    shape_tensor, shape_list, value_tensor = (imp.inputs + [None] * 3)[:3]
+    if value_tensor is not None:
+        raise ModelError("fill_constant with a value computed at run time")
+    if shape_tensor is None and not shape_list:
+        return b.const(np.full([int(d) for d in a.get("shape", [])], value))
+    if shape_tensor is None:
+        parts = [b.op("Reshape", b.op("Cast", v, to="int64", suffix=f"dim{i}"), b.const(np.array([1], np.int64)),
+                      suffix=f"dim{i}_vector") for i, v in enumerate(shape_list)]
+        shape_tensor = b.op("Concat", *parts, axis=0, suffix="shape")
+    a.get("shape")
+    return b.op("Expand", b.const(value), shape_tensor)
 
 
 @op("full_with_tensor", produces=("Expand",))
@@ -166,8 +196,10 @@ def reduce(imp, node):
     axes = ints(imp, 1, "axes") if len(imp.inputs) > 1 and imp.inputs[1] is not None else []
     if node.type == "sum" and a.get("dtype", "Undefined(ALL_DTYPE)") not in ("Undefined(ALL_DTYPE)", imp.x.dtype.name):
         raise ModelError(f"a sum in {a.raw['dtype']} is not read")
+    if a.get("in_dtype", -1) != -1 or a.get("out_dtype", -1) != -1:  # legacy programs: -1 keeps the input's type
+        raise ModelError(f"a reduction cast to VarType {a.raw.get('out_dtype')} is not read")
     rank = rank_of(imp.x, node.type)
-    axes = axes or list(range(rank))
+    axes = list(range(rank)) if a.get("reduce_all", False) or not axes else axes  # reduce_all: legacy programs
     return imp.b.op(REDUCE[node.type], imp.x, imp.b.const(np.array(axes, np.int64)), keepdims=int(a.get("keepdim")))
 
 
@@ -220,6 +252,9 @@ def split(imp, node):
     shape = known_shape(imp.x, node.type)
     axis %= len(shape)
     sizes = ints(imp, 1, "sections")
+    parts = imp.attrs.get("num", 0)  # legacy programs: `num` equal parts when no sections are given
+    if parts and not sizes:
+        sizes = [shape[axis] // parts] * parts
     if sizes.count(-1) == 1:
         sizes[sizes.index(-1)] = shape[axis] - sum(s for s in sizes if s != -1)
     if sum(sizes) != shape[axis]:
@@ -237,6 +272,76 @@ def slice_(imp, node):
              b.const(np.array(axes, np.int64)), suffix="slice" if a.get("decrease_axis") else "")
     drop = list(a.get("decrease_axis") or [])
     return b.op("Squeeze", y, b.const(np.array(drop, np.int64))) if drop else y
+
+
+#: comparisons and logic (boolean results)
+LOGIC = {"equal": "Equal", "greater_than": "Greater", "less_than": "Less", "logical_and": "And",
+         "logical_or": "Or"}
+
+
+@op(*LOGIC, produces=tuple(LOGIC.values()))
+def logic(imp, node):
+    if imp.attrs.get("axis", -1) != -1:
+        raise ModelError(f"{node.type} aligning Y at axis {imp.attrs.raw['axis']} is not read")
+    return imp.b.op(LOGIC[node.type], *imp.inputs[:2])
+
+
+@op("logical_not", produces="Not")
+def logical_not(imp, node):
+    return imp.b.op("Not", imp.x)
+
+
+@op("where", produces="Where")
+def where(imp, node):
+    return imp.b.op("Where", *imp.inputs[:3])
+
+
+@op("cast", produces="Cast")
+def cast(imp, node):
+    """To `dtype` (PIR) or the VarType code `out_dtype` (legacy programs, which also state `in_dtype`)."""
+    from tensorbridge.formats.paddle import DTYPES
+
+    a = imp.attrs
+    if a.get("out_dtype") is not None:
+        a.get("in_dtype")
+        to = DTYPES.get(a.get("out_dtype"))
+        if to is None:
+            raise ModelError(f"a cast to VarType {a.raw['out_dtype']}")
+        return imp.b.op("Cast", imp.x, to=to)
+    return imp.b.op("Cast", imp.x, to=_dtype(a.get("dtype")).name)
+
+
+@op("expand", produces="Expand")
+def expand(imp, node):
+    """Broadcast to `shape` (a -1 keeps the input's size)."""
+    shape = ints(imp, 1, "shape")
+    given = known_shape(imp.x, "expand", start=0)
+    lead = len(shape) - len(given)
+    shape = [given[i - lead] if d == -1 else d for i, d in enumerate(shape)]
+    return imp.b.op("Expand", imp.x, imp.b.const(np.array(shape, np.int64)))
+
+
+@op("gather_nd", produces="GatherND")
+def gather_nd(imp, node):
+    return imp.b.op("GatherND", *imp.inputs[:2])
+
+
+@op("gather", produces="Gather")
+def gather(imp, node):
+    axis = int(const(imp, 2, "axis").reshape(-1)[0]) if len(imp.inputs) > 2 and imp.inputs[2] is not None else 0
+    return imp.b.op("Gather", imp.x, imp.inputs[1], axis=axis)
+
+
+@op("pad", produces="Pad")
+def pad(imp, node):
+    """A constant pad of any rank: `paddings` [before, after] per axis (legacy programs)."""
+    a = imp.attrs
+    pads = list(a.get("paddings"))
+    rank = rank_of(imp.x, "pad")
+    if len(pads) != 2 * rank:
+        raise ModelError(f"pad of a rank-{rank} tensor with {len(pads)} paddings")
+    value = imp.b.const(np.array(a.get("pad_value", 0.0), imp.x.dtype))
+    return imp.b.op("Pad", imp.x, imp.b.const(np.array(pads[0::2] + pads[1::2], np.int64)), value, mode="constant")
 
 
 @op("pad3d", produces="Pad")
