@@ -50,13 +50,19 @@ def create(name: str):
 
 
 def calibrate_batch_norms(model, shape, batch: int = 4) -> None:
-    """BatchNorm running statistics set from seeded data (one training pass with momentum 1), so the features
-    a comparison sees vary instead of saturating."""
+    """BatchNorm shifts drawn in (0.5, 1), as trained nets mostly have them (zero shifts make a deep random net
+    amplify float32 rounding), then the running statistics set from seeded data (one training pass with momentum
+    1), so the features a comparison sees vary instead of saturating."""
     import torch
 
     norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if not norms:
         return
+    shifts = np.random.default_rng(2)
+    with torch.no_grad():
+        for m in norms:
+            if m.bias is not None:
+                m.bias.copy_(torch.from_numpy(shifts.uniform(0.5, 1.0, tuple(m.bias.shape)).astype(np.float32)))
     saved = [m.momentum for m in norms]
     for m in norms:
         m.momentum = 1.0
