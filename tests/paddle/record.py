@@ -24,8 +24,8 @@ import numpy as np
 from tests.paddle.weights import image, is_statistic, parameter
 
 DATA = Path(__file__).with_name("data")
-#: PaddlePaddle 2.6.2 (a venv of its own: pip install paddlepaddle==2.6.2 "numpy<2"), which saves in the legacy form
-#: the models Paddle 3.3 cannot (optional: without it those models are recorded in the PIR form only)
+#: PaddlePaddle 2.6.2 (a venv of its own: scripts/runtimes/paddle2.sh), which saves in the legacy form the models
+#: Paddle 3.3 cannot (optional: without it those models are recorded in the PIR form only)
 PADDLE2 = Path(os.environ.get("TB_PADDLE2_PYTHON",
                               Path.home() / ".cache/tensorbridge/runtimes/paddle2/venv/bin/python"))
 CHILD = Path(__file__).resolve().parents[2] / "tensorbridge" / "verification" / "runners" / "paddle_child.py"
