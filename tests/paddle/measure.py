@@ -2,11 +2,12 @@
 taken to every target, against what `paddle.inference` computed, with Paddle's own distance from the float64 truth;
 then the models written as Paddle by tensorbridge, as Paddle ran them (recorded by tests/paddle/written.py).
 
-    python -m tests.paddle.measure
+    python -m tests.paddle.measure [NAME ...]
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -49,17 +50,20 @@ def written_row(name: str, folder: Path) -> str:
     return f"| {name} | {ops} | {source} | {distance(paddle, expected):.1e} |"
 
 
-def main() -> None:
+def main(names) -> None:
     print("| model | form | Paddle vs float64 truth | read by tensorbridge | " + " | ".join(TARGETS) + " |")
     print("|---|---|---|---|" + "---|" * len(TARGETS))
     for name, form in SAVED:
-        with tempfile.TemporaryDirectory() as tmp:
-            print(saved_row(name, form, Path(tmp)))
+        if not names or name in names:
+            with tempfile.TemporaryDirectory() as tmp:
+                print(saved_row(name, form, Path(tmp)))
     print("\n| written as Paddle | ops | compared with | Paddle's output |\n|---|---|---|---|")
     for name in (*ZOO, *BACK):
+        if names and name not in names:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             print(written_row(name, Path(tmp)))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

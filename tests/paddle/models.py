@@ -1,7 +1,8 @@
 """Paddle architectures for the Paddle fixtures, written with paddle.nn after their papers (runs in the Paddle venv
 that `make runtimes` builds; nothing is downloaded): PP-LCNet, ResNet50-vd, a PP-OCR-style text detector (DB head
 on a MobileNetV3 backbone with an FPN) and recognizer (convolutions, a bidirectional LSTM, CTC logits), an
-SVTR-style transformer block, and `Layers`, one of each op the Paddle frontend reads that these do not use.
+SVTR-style transformer block, a GRU and simple-RNN model, and `Layers`, one of each op the Paddle frontend reads
+that these do not use.
 """
 
 from __future__ import annotations
@@ -184,6 +185,22 @@ class SVTRBlock(nn.Layer):
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
 
+class Recurrent(nn.Layer):
+    """Paddle's other recurrent layers: a two-layer bidirectional GRU, a ReLU SimpleRNN over its output, per-step
+    logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(12, 16, num_layers=2, direction="bidirect")
+        self.rnn = nn.SimpleRNN(32, 8, activation="relu")
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        y, _ = self.rnn(y)
+        return self.fc(y)
+
+
 class Layers(nn.Layer):
     """The ops the Paddle frontend reads that the architectures above do not use."""
 
@@ -211,4 +228,4 @@ class Layers(nn.Layer):
 
 ARCHITECTURES = {"pplcnet": (PPLCNet, [1, 3, 64, 64]), "resnet50_vd": (ResNetVd, [1, 3, 64, 64]),
                  "ocr_det": (OCRDetector, [1, 3, 64, 64]), "ocr_rec": (OCRRecognizer, [1, 3, 32, 64]),
-                 "svtr_block": (SVTRBlock, [1, 3, 16, 32])}
+                 "svtr_block": (SVTRBlock, [1, 3, 16, 32]), "recurrent": (Recurrent, [1, 7, 12])}

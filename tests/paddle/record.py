@@ -29,7 +29,7 @@ DATA = Path(__file__).with_name("data")
 PADDLE2 = Path(os.environ.get("TB_PADDLE2_PYTHON",
                               Path.home() / ".cache/tensorbridge/runtimes/paddle2/venv/bin/python"))
 CHILD = Path(__file__).resolve().parents[2] / "tensorbridge" / "verification" / "runners" / "paddle_child.py"
-NAMES = ("pplcnet", "resnet50_vd", "mobilenet_v3_small", "ocr_det", "ocr_rec", "svtr_block", "layers")
+NAMES = ("pplcnet", "resnet50_vd", "mobilenet_v3_small", "ocr_det", "ocr_rec", "svtr_block", "recurrent", "layers")
 
 
 def build(name: str):

@@ -36,11 +36,11 @@ from tests.paddle.written import files_digest, written
 
 DATA = Path(__file__).with_name("data")
 LIVE = pytest.mark.skipif(runtime.missing() is not None, reason=f"no Paddle: {runtime.missing()}")
-NAMES = ("pplcnet", "resnet50_vd", "mobilenet_v3_small", "ocr_det", "ocr_rec", "svtr_block", "layers")
+NAMES = ("pplcnet", "resnet50_vd", "mobilenet_v3_small", "ocr_det", "ocr_rec", "svtr_block", "recurrent", "layers")
 FORMS = {"pir": ".json", "legacy": ".pdmodel"}
 SAVED = [(name, form) for name in NAMES for form, suffix in FORMS.items() if (DATA / f"{name}{suffix}").is_file()]
 #: the models small enough to take through every target in `make test` (the others: onnx and torch)
-SMALL = ("pplcnet", "ocr_det", "ocr_rec", "svtr_block", "layers")
+SMALL = ("pplcnet", "ocr_det", "ocr_rec", "svtr_block", "recurrent", "layers")
 
 
 def recorded(name: str) -> dict:

@@ -47,14 +47,17 @@ def pir_form(program: Program, op: Op) -> tuple[str, list, list, dict]:
             if source.startswith("@") and source[1:] in attrs:
                 found = ("@", attrs.pop(source[1:]))
                 break
-            if op.inputs.get(source):
-                names = op.inputs[source]
-                found = names[0] if len(names) == 1 else list(names)
+            if op.inputs.get(source.lstrip("*")):
+                found = _slot(source, op.inputs[source.lstrip("*")])
                 break
         inputs.append(found)
-    outputs = [names[0] if len(names) == 1 else list(names)
-               for names in (op.outputs.get(slot) or [None] for slot in sig.outputs)]
+    outputs = [_slot(slot, op.outputs.get(slot.lstrip("*")) or [None]) for slot in sig.outputs]
     return sig.pir, inputs, outputs, attrs
+
+
+def _slot(slot: str, names: list):
+    """A slot's variables: a list for a list slot ("*Name", as PIR's combined values), else the one variable."""
+    return list(names) if slot.startswith("*") or len(names) > 1 else names[0]
 
 
 class Importer:

@@ -57,7 +57,8 @@ class Attrs:
 @dataclass(frozen=True)
 class Legacy:
     """A legacy op as the PIR op `pir`: each PIR input from the first of its sources present (a slot name, or
-    "@attr" for an attribute given as a constant); `renames` maps legacy attribute names to PIR's."""
+    "@attr" for an attribute given as a constant); a slot named "*Name" holds a list of variables (what PIR
+    combines), even of one; `renames` maps legacy attribute names to PIR's."""
 
     pir: str
     inputs: tuple[tuple[str, ...], ...]
@@ -95,9 +96,9 @@ _legacy("layer_norm", "", ["X", "Scale", "Bias"], ["Y", "Mean", "Variance"])
 _legacy("transpose2", "transpose", ["X"], axis="perm")
 _legacy("squeeze2", "squeeze", ["X", "AxesTensor|@axes"])
 _legacy("unsqueeze2", "unsqueeze", ["X", "AxesTensor|@axes"])
-_legacy("concat", "", ["X", "AxisTensor|@axis"])
+_legacy("concat", "", ["*X", "AxisTensor|@axis"])
 _legacy("slice", "", ["Input", "StartsTensor|@starts", "EndsTensor|@ends"])
-_legacy("split", "", ["X", "SectionsTensorList|@sections", "AxisTensor|@axis"])
+_legacy("split", "", ["X", "SectionsTensorList|@sections", "AxisTensor|@axis"], ["*Out"])
 _legacy("lookup_table_v2", "embedding", ["Ids", "W"])
 for _name in ("equal", "greater_than", "less_than", "logical_and", "logical_or"):
     _legacy(_name, "", ["X", "Y"])
@@ -114,7 +115,8 @@ _legacy("group_norm", "", ["X", "Scale", "Bias"], ["Y", "Mean", "Variance"], dat
 _legacy("instance_norm", "", ["X", "Scale", "Bias"], ["Y", "SavedMean", "SavedVariance"])
 _legacy("shape", "shape64", ["Input"])
 _legacy("fill_constant", "", ["ShapeTensor", "ShapeTensorList", "ValueTensor"])
-_legacy("rnn", "", ["Input", "PreState", "WeightList", "SequenceLength"], ["Out", "DropoutState", "State", "Reserve"])
+_legacy("rnn", "", ["Input", "*PreState", "*WeightList", "SequenceLength"],
+        ["Out", "DropoutState", "*State", "Reserve"])
 _legacy("pad", "", ["X"])
 _legacy("pad3d", "", ["X", "Paddings|@paddings"], value="pad_value")
 _legacy("nearest_interp_v2", "nearest_interp", ["X"], data_layout="data_format")

@@ -335,26 +335,32 @@ def write_shape(w, node):
     w.op("shape", {"Input": [node.input(0)]}, {"Out": [node.outputs[0]]})
 
 
-@R.exports("LSTM", check=lambda n: _float_op(n) or (None if fused_mode(n) == "lstm" else
+#: cuDNN-style modes (rules/recurrent.fused_mode) -> Paddle's rnn modes
+RNN_MODES = {"lstm": "LSTM", "gru": "GRU", "rnn_tanh": "RNN_TANH", "rnn_relu": "RNN_RELU"}
+
+
+@R.exports("LSTM", "GRU", "RNN", check=lambda n: _float_op(n) or (None if fused_mode(n) else
            "Paddle's rnn op takes constant weights, zero initial states, whole sequences of a known shape "
-           "(time-major) and the default activations"))
-def write_lstm(w, node):
-    """One fused rnn op in LSTM mode (cuDNN's gate order, zero initial states); its output (T, N, directions x H)
-    shaped back into the IR's (T, directions, N, H)."""
+           "(time-major), the default activations and, for a GRU, the reset applied after the hidden product"))
+def write_rnn(w, node):
+    """One fused rnn op (cuDNN's gate order, zero initial states); its output (T, N, directions x H) shaped back
+    into the IR's (T, directions, N, H)."""
+    mode = fused_mode(node)
     steps, batch, width = node.input(0).shape
     hidden = int(node.attrs["hidden_size"])
     y = node.outputs[0]
-    names = [w.param(y, f"weight{i}", t) for i, t in enumerate(fused_weights(node, "lstm"))]
+    names = [w.param(y, f"weight{i}", t) for i, t in enumerate(fused_weights(node, mode))]
     directions = len(names) // 4
     zeros = np.zeros((directions, batch, hidden), np.float32)
-    states = [w.param(y, "h0", zeros), w.param(y, "c0", zeros)]
-    h, c = (node.outputs[k] if len(node.outputs) > k and node.outputs[k] is not None else w.temp(y, tag)
-            for k, tag in ((1, "h"), (2, "c")))
+    kept = ("h", "c") if mode == "lstm" else ("h",)
+    states = [w.param(y, f"{tag}0", zeros) for tag in kept]
+    final = [node.outputs[k] if len(node.outputs) > k and node.outputs[k] is not None else w.temp(y, tag)
+             for k, tag in enumerate(kept, start=1)]
     out = w.temp(y, "sequence", shape=(steps, batch, directions * hidden))
     w.op("rnn", {"Input": [node.input(0)], "PreState": states, "WeightList": names},
-         {"Out": [out], "State": [h, c], "Reserve": [w.temp(y, "reserve")],
+         {"Out": [out], "State": final, "Reserve": [w.temp(y, "reserve")],
           "DropoutState": [w.temp(y, "dropout_state", dtype=np.dtype(np.uint8))]},
-         mode="LSTM", hidden_size=hidden, input_size=int(width), num_layers=1, is_bidirec=directions == 2,
+         mode=RNN_MODES[mode], hidden_size=hidden, input_size=int(width), num_layers=1, is_bidirec=directions == 2,
          dropout_prob=0.0, is_test=True)
     split = w.temp(y, "directions", shape=(steps, batch, directions, hidden))
     w.op("reshape2", {"X": [out]}, {"Out": [split], "XShape": [w.temp(y, "split_xshape")]},

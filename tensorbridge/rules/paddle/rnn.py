@@ -1,10 +1,11 @@
-"""Paddle's fused rnn op (paddle.nn.LSTM: stacked layers, one or both directions) read into the IR's LSTM, one per
-layer (rules/recurrent.py).
+"""Paddle's fused rnn op (paddle.nn.LSTM, GRU, SimpleRNN: stacked layers, one or both directions) read into the
+IR's recurrent ops, one per layer (rules/recurrent.py).
 
-Its inputs: the time-major sequence, the initial states (zeros, as paddle.nn.LSTM makes them when none are
+Its inputs: the time-major sequence, the initial states (zeros, as paddle.nn's layers make them when none are
 given), and the weights: for each layer and direction the input and hidden weights, then the biases in the same
-order, gates in cuDNN's order. Only the LSTM mode is read: the GRU and simple RNN modes have no fixture recorded
-from Paddle to prove their gate order.
+order, gates in cuDNN's order (LSTM: input, forget, cell, output; GRU: reset, update, new, the reset applied after
+the hidden product) — proven by fixtures recorded from Paddle for each mode (tests/paddle: the OCR recognizer's
+LSTM, a GRU and a ReLU simple RNN).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.paddle.base import known_shape, op
-from tensorbridge.rules.recurrent import stacked
+from tensorbridge.rules.recurrent import GATES, stacked
 
 
 def _zeros(v) -> bool:
@@ -27,10 +28,14 @@ def _zeros(v) -> bool:
         not np.any(node.input(0).const)
 
 
-@op("rnn", produces=("LSTM", "Transpose", "Reshape", "Concat"))
+#: Paddle's modes -> the cuDNN-style modes of rules/recurrent.py
+MODES = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}
+
+
+@op("rnn", produces=("LSTM", "GRU", "RNN", "Transpose", "Reshape", "Concat"))
 def rnn(imp, node):
     a, b = imp.attrs, imp.b
-    a.choice("mode", "LSTM", ("LSTM",))
+    mode = MODES[a.choice("mode", "LSTM", tuple(MODES))]
     hidden, layers = a.get("hidden_size"), a.get("num_layers", 1)
     directions = 2 if a.get("is_bidirec", False) else 1
     a.get("dropout_prob"), a.get("input_size")  # dropout between layers: training only
@@ -49,9 +54,9 @@ def rnn(imp, node):
     width = x.shape[2] if x.shape is not None and len(x.shape) == 3 else known_shape(x, "rnn")[2]
     parts = [(arrays[2 * i], arrays[2 * i + 1], arrays[2 * count + 2 * i], arrays[2 * count + 2 * i + 1])
              for i in range(count)]
-    if parts[0][0].shape != (4 * hidden, width):
+    if parts[0][0].shape != (GATES[mode] * hidden, width):
         raise ModelError(f"input weights {list(parts[0][0].shape)} do not fit {hidden} units on {width} inputs")
-    y, last_h, last_c = stacked(imp, x, "lstm", parts, hidden, directions)
-    h, c = (s[0] if layers == 1 else b.op("Concat", *s, axis=0, suffix=f"state{i}")
-            for i, s in enumerate((last_h, last_c)))
-    return [y, None, [h, c], None]
+    y, last_h, last_c = stacked(imp, x, mode, parts, hidden, directions)
+    states = (last_h, last_c) if mode == "lstm" else (last_h,)
+    return [y, None, [s[0] if layers == 1 else b.op("Concat", *s, axis=0, suffix=f"state{i}")
+                      for i, s in enumerate(states)], None]
