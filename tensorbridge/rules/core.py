@@ -168,6 +168,40 @@ class Registry:
         return {op for op, rule in self._exports.items() if rule.shape_write is not None}
 
 
+class TrackedAttrs:
+    """A source op's attributes as plain values; `unread()` lists those no rule asked for (besides `ignored`, which
+    only tune how the framework runs the op, and names starting with "__", set by the reader itself), so an option
+    no rule reads is a blocker instead of a silently ignored one."""
+
+    def __init__(self, raw: dict, ignored: frozenset = frozenset()):
+        self.raw, self.ignored = raw, ignored
+        self.read: set[str] = set()
+
+    def get(self, key: str, default=None):
+        self.read.add(key)
+        return self.raw.get(key, default)
+
+    def require(self, key: str):
+        self.read.add(key)
+        if key not in self.raw:
+            from tensorbridge.errors import ModelError
+
+            raise ModelError(f"attribute {key} is missing")
+        return self.raw[key]
+
+    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
+        value = self.get(key, default)
+        if value not in allowed:
+            from tensorbridge.errors import ModelError
+
+            raise ModelError(f"{key}={value!r} (read: {', '.join(allowed)})")
+        return value
+
+    def unread(self) -> list[str]:
+        return [f"{k}={v}" for k, v in self.raw.items() if k not in self.read and k not in self.ignored
+                and not k.startswith("__")]
+
+
 def two_inputs(node) -> str | None:
     """The check of a writer for two operands, of an op the IR lets take more (Max, Min: their decomposition
     chains them)."""

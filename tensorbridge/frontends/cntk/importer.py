@@ -38,7 +38,8 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.cntk import REGISTRY
-from tensorbridge.rules.cntk.base import ARITY, BATCH_AXIS, DELAYS, NAMES, OUTPUTS, SEQUENCE_AXIS, Attrs
+from tensorbridge.rules.cntk.base import ARITY, BATCH_AXIS, DELAYS, NAMES, OUTPUTS, SEQUENCE_AXIS, attributes
+from tensorbridge.rules.core import TrackedAttrs
 
 COMBINE = 44
 #: the symbolic sizes of CNTK's dynamic axes
@@ -63,7 +64,7 @@ class Importer:
         self.values: dict[str, object] = {}  # variable uid -> IR value
         self.axes: dict[int, int] = {}  # id(IR value) -> how many of its leading axes are dynamic
         self.inputs: list = []
-        self.attrs: Attrs | None = None
+        self.attrs: TrackedAttrs | None = None
         self.alias: dict[str, str] = {}
         self.report = BlockerReport("reading the CNTK model", "cntk")
         self.order: list[Function] = []  # the primitive functions the outputs depend on
@@ -253,7 +254,7 @@ class Importer:
         name = NAMES[f.op]
         self.b.at(f.name or f.uid, {"framework": "cntk", "source_op": name, "source_name": f.name or f.uid})
         self.inputs = [self.values[uid] for uid in uids]
-        self.attrs = Attrs(f.attrs)
+        self.attrs = attributes(f.attrs)
         try:
             rule = REGISTRY.import_rule(name)
             results = rule.convert(self, f) if rule.convert else self.emit(rule.ir_op, self.inputs, rule.attrs)

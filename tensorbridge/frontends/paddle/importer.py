@@ -18,8 +18,9 @@ from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.recover import recover_patterns
+from tensorbridge.rules.core import TrackedAttrs
 from tensorbridge.rules.paddle import REGISTRY
-from tensorbridge.rules.paddle.base import LEGACY, Attrs
+from tensorbridge.rules.paddle.base import LEGACY, attributes
 
 #: PIR's own plumbing: values gathered into a list (for concat, the rnn's weights) and a list taken apart
 COMBINE, SPLIT = "builtin.combine", "builtin.split"
@@ -67,7 +68,7 @@ class Importer:
         self.b = Builder(self.graph)
         self.values: dict[str, object] = {}
         self.inputs: list = []
-        self.attrs: Attrs | None = None
+        self.attrs: TrackedAttrs | None = None
 
     @property
     def x(self):
@@ -94,7 +95,7 @@ class Importer:
             name = first if self.program.form == "legacy" and first else f"{kind}_{index}"
             self.b.at(name, {"framework": "paddle", "source_op": op.type, "source_name": name})
             self.inputs = [self._value(v) for v in inputs]
-            self.attrs = Attrs(attrs)
+            self.attrs = attributes(attrs)
             try:
                 results = self._convert(kind, op)
                 unread = self.attrs.unread()

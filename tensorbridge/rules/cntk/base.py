@@ -14,7 +14,7 @@ import functools
 
 from tensorbridge.errors import ModelError
 from tensorbridge.formats.cntk import Axis
-from tensorbridge.rules.core import Registry
+from tensorbridge.rules.core import Registry, TrackedAttrs
 
 R = Registry("cntk")
 op = functools.partial(R.imports, kind="op")
@@ -58,25 +58,9 @@ TUNING = frozenset({"maxTempMemSizeInSamples", "useCuDNNEngine", "normalizationT
 BATCH_AXIS, SEQUENCE_AXIS = "defaultBatchAxis", "defaultDynamicAxis"
 
 
-class Attrs:
-    """A function's attributes; `unread()` lists those no rule asked for."""
-
-    def __init__(self, raw: dict):
-        self.raw = raw
-        self.read: set[str] = set()
-
-    def get(self, key: str, default=None):
-        self.read.add(key)
-        return self.raw.get(key, default)
-
-    def require(self, key: str):
-        self.read.add(key)
-        if key not in self.raw:
-            raise ModelError(f"attribute {key} is missing")
-        return self.raw[key]
-
-    def unread(self) -> list[str]:
-        return [f"{k}={v}" for k, v in self.raw.items() if k not in self.read and k not in TUNING]
+def attributes(raw: dict) -> TrackedAttrs:
+    """A function's attributes, TUNING not counted as unread."""
+    return TrackedAttrs(raw, TUNING)
 
 
 def static_axis(imp, x, axis: Axis) -> int:

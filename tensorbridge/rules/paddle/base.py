@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.rules.core import Registry
+from tensorbridge.rules.core import Registry, TrackedAttrs
 
 R = Registry("paddle")
 op = functools.partial(R.imports, kind="op")
@@ -32,26 +32,9 @@ TUNING = frozenset({"struct_name", "op_callstack", "op_namescope", "op_role", "o
                     "momentum", "trainable_statistics", "sparse", "__onednn__"})
 
 
-class Attrs:
-    """An op's attributes; `unread()` lists those no rule asked for."""
-
-    def __init__(self, raw: dict):
-        self.raw = raw
-        self.read: set[str] = set()
-
-    def get(self, key: str, default=None):
-        self.read.add(key)
-        return self.raw.get(key, default)
-
-    def choice(self, key: str, default: str, allowed: tuple[str, ...]) -> str:
-        value = self.get(key, default)
-        if value not in allowed:
-            raise ModelError(f"{key}={value!r} (read: {', '.join(allowed)})")
-        return value
-
-    def unread(self) -> list[str]:
-        return [f"{k}={v}" for k, v in self.raw.items() if k not in self.read and k not in TUNING
-                and not k.startswith("__")]
+def attributes(raw: dict) -> TrackedAttrs:
+    """An op's attributes, TUNING not counted as unread."""
+    return TrackedAttrs(raw, TUNING)
 
 
 @dataclass(frozen=True)

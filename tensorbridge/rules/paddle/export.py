@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorbridge.formats.paddle import DTYPES
 from tensorbridge.ops.patterns import constant as _const
-from tensorbridge.rules.paddle.base import Attrs, R
+from tensorbridge.rules.paddle.base import R, attributes
 from tensorbridge.rules.paddle.nn import interpolate, pool2d
 from tensorbridge.rules.recurrent import fused_mode, fused_weights
 
@@ -404,7 +404,7 @@ def _as_paddle_reads(rule, kind: str, attrs: dict, constants: list, probe: np.nd
     graph = Graph("probe")
     x = graph.add_input("x", np.dtype(np.float32), probe.shape)
     b = Builder(graph, "probe")
-    reader = SimpleNamespace(b=b, x=x, inputs=[x, *(b.const(c) for c in constants)], attrs=Attrs(attrs))
+    reader = SimpleNamespace(b=b, x=x, inputs=[x, *(b.const(c) for c in constants)], attrs=attributes(attrs))
     try:
         out = rule(reader, Op(kind, [], [], attrs))
         graph.outputs.append(out[0] if isinstance(out, list) else out)
