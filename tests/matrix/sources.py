@@ -3,7 +3,9 @@
 - every keras.applications architecture (Keras 3), BatchNorm statistics calibrated on images like its feeds,
   logits out;
 - the PyTorch test zoo (tests/models/torch_zoo.py);
-- transformers models built from small configs: BERT, GPT-2, T5, ViT, Whisper, a LLaMA-style decoder;
+- transformers models built from small configs: BERT, GPT-2, T5, ViT, Whisper, a LLaMA-style decoder, and the
+  architectures of CONFIGS (DistilBERT, RoBERTa, ALBERT, DeBERTa-v2, BART, Mistral, Qwen2, Gemma, Phi, CLIP, Swin,
+  SegFormer, Wav2Vec2, ...);
 - a wide sample of timm's families (tests/models/timm_zoo.py).
 
 A source builds to (model, example inputs): a `.keras` file or an in-memory torch module, and the feeds its
@@ -147,7 +149,8 @@ def transformers_sources() -> list[Source]:
 
         return llm.prefill(llm.llama(llm.SMALL)), llm.prefill_feeds(llm.SMALL)
 
-    builders = {"hf_t5": t5, "hf_vit": vit, "hf_whisper": whisper, "hf_llama": llama}
+    builders = {"hf_t5": t5, "hf_vit": vit, "hf_whisper": whisper, "hf_llama": llama,
+                **{f"hf_{name}": _from_config(name) for name in CONFIGS}}
     zoo = {"hf_bert": "bert", "hf_gpt2": "gpt2"}
 
     def from_zoo(name):
@@ -161,6 +164,80 @@ def transformers_sources() -> list[Source]:
 
     return [Source(n, "transformers", from_zoo(z)) for n, z in zoo.items()] + \
         [Source(n, "transformers", b) for n, b in builders.items()]
+
+
+#: more transformers architectures, each (model class, config class, config, input names, inputs: ("ids", seq)
+#: for token ids, or an array shape for floats), built small; their main output is compared
+_LAYERS = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
+_DECODER = {**_LAYERS, "vocab_size": 500, "max_position_embeddings": 64, "use_cache": False}
+CONFIGS = {
+    "distilbert": ("DistilBertModel", "DistilBertConfig", {"vocab_size": 500, "dim": 64, "n_layers": 2, "n_heads": 4,
+                                                           "hidden_dim": 128}, ("input_ids",), [("ids", 12)]),
+    "roberta": ("RobertaModel", "RobertaConfig", {"vocab_size": 500, **_LAYERS}, ("input_ids",), [("ids", 12)]),
+    "xlm_roberta": ("XLMRobertaModel", "XLMRobertaConfig", {"vocab_size": 500, **_LAYERS}, ("input_ids",),
+                    [("ids", 12)]),
+    "albert": ("AlbertModel", "AlbertConfig", {"vocab_size": 500, "embedding_size": 32, **_LAYERS}, ("input_ids",),
+               [("ids", 12)]),
+    "deberta_v2": ("DebertaV2Model", "DebertaV2Config", {"vocab_size": 500, **_LAYERS}, ("input_ids",),
+                   [("ids", 12)]),
+    "electra": ("ElectraModel", "ElectraConfig", {"vocab_size": 500, "embedding_size": 32, **_LAYERS},
+                ("input_ids",), [("ids", 12)]),
+    "mobilebert": ("MobileBertModel", "MobileBertConfig", {
+        "vocab_size": 500, "hidden_size": 64, "embedding_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "intermediate_size": 64, "intra_bottleneck_size": 32, "true_hidden_size": 32, "num_feedforward_networks": 2},
+        ("input_ids",), [("ids", 12)]),
+    "bart": ("BartModel", "BartConfig", {"vocab_size": 500, "d_model": 64, "encoder_layers": 2, "decoder_layers": 2,
+                                         "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+                                         "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "max_position_embeddings": 64,
+                                         "use_cache": False}, ("input_ids", "decoder_input_ids"),
+             [("ids", 12), ("ids", 6)]),
+    "mistral": ("MistralModel", "MistralConfig", {**_DECODER, "num_key_value_heads": 2}, ("input_ids",),
+                [("ids", 12)]),
+    "qwen2": ("Qwen2Model", "Qwen2Config", {**_DECODER, "num_key_value_heads": 2}, ("input_ids",), [("ids", 12)]),
+    "gemma": ("GemmaModel", "GemmaConfig", {**_DECODER, "num_key_value_heads": 2, "head_dim": 16}, ("input_ids",),
+              [("ids", 12)]),
+    "phi": ("PhiModel", "PhiConfig", _DECODER, ("input_ids",), [("ids", 12)]),
+    "gpt_neox": ("GPTNeoXModel", "GPTNeoXConfig", _DECODER, ("input_ids",), [("ids", 12)]),
+    "opt": ("OPTModel", "OPTConfig", {"vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2,
+                                      "num_attention_heads": 4, "ffn_dim": 128, "word_embed_proj_dim": 64,
+                                      "max_position_embeddings": 64, "use_cache": False}, ("input_ids",),
+            [("ids", 12)]),
+    "clip_text": ("CLIPTextModel", "CLIPTextConfig", {"vocab_size": 500, "max_position_embeddings": 32, **_LAYERS},
+                  ("input_ids",), [("ids", 12)]),
+    "clip_vision": ("CLIPVisionModel", "CLIPVisionConfig", {"image_size": 32, "patch_size": 8, **_LAYERS},
+                    ("pixel_values",), [(1, 3, 32, 32)]),
+    "deit": ("DeiTModel", "DeiTConfig", {"image_size": 32, "patch_size": 8, **_LAYERS}, ("pixel_values",),
+             [(1, 3, 32, 32)]),
+    "swin": ("SwinModel", "SwinConfig", {"image_size": 32, "patch_size": 4, "embed_dim": 16, "depths": [1, 1],
+                                         "num_heads": [2, 2], "window_size": 4}, ("pixel_values",), [(1, 3, 32, 32)]),
+    "convnext": ("ConvNextModel", "ConvNextConfig", {"num_stages": 2, "hidden_sizes": [16, 32], "depths": [1, 1]},
+                 ("pixel_values",), [(1, 3, 32, 32)]),
+    "resnet": ("ResNetModel", "ResNetConfig", {"embedding_size": 16, "hidden_sizes": [16, 32], "depths": [1, 1]},
+               ("pixel_values",), [(1, 3, 32, 32)]),
+    "segformer": ("SegformerModel", "SegformerConfig", {
+        "num_encoder_blocks": 2, "depths": [1, 1], "sr_ratios": [2, 1], "hidden_sizes": [16, 32],
+        "num_attention_heads": [1, 2], "decoder_hidden_size": 32, "patch_sizes": [7, 3], "strides": [4, 2]},
+        ("pixel_values",), [(1, 3, 32, 32)]),
+    "wav2vec2": ("Wav2Vec2Model", "Wav2Vec2Config", {
+        "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+        "conv_dim": (16, 16), "conv_stride": (5, 2), "conv_kernel": (10, 3), "num_feat_extract_layers": 2,
+        "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 4}, ("input_values",), [(1, 400)]),
+}
+
+
+def _from_config(name: str):
+    """A CONFIGS entry as a source: the model built from its config, its last hidden state compared."""
+    def build(_workdir):
+        import transformers
+
+        model_class, config_class, config, keys, inputs = CONFIGS[name]
+        _seed()
+        model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config)).eval()
+        feeds = [_ids(1, spec[1], 500) if spec[0] == "ids" else
+                 np.random.default_rng(4).standard_normal(spec).astype(np.float32) for spec in inputs]
+        return _Outputs.wrap(model, keys, "last_hidden_state"), feeds
+
+    return build
 
 
 # -- timm -----------------------------------------------------------------------------------------------
