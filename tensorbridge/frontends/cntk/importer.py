@@ -129,7 +129,7 @@ class Importer:
                     if g is None or uid in inner:
                         continue
                     inner.add(uid)
-                    stack.extend(made[0] for made in map(producer, g.inputs) if made and made[0] not in f.arguments)
+                    stack.extend(made[0] for made in map(producer, g.inputs) if made)  # outer values: placeholders
         visible = {}
         for f in self.model.functions.values():
             if f.uid in inner or f.op == COMBINE:
