@@ -282,6 +282,10 @@ class TargetSkeleton:
     reserved_names: frozenset = frozenset()
     #: attributes the target's layer class owns (`weights`); a model's own attribute of that name is renamed
     reserved_attributes: frozenset = frozenset()
+    #: how a layer that creates its weights from its inputs' shapes on the first call (Keras' `build`) is written:
+    #: (class bases, class body, the translated build method, {its shape parameter: the forward parameter}) ->
+    #: the class body; None when the target has no such layer
+    first_call: Callable | None = None
     #: a Python number as the tensor a tensor function needs (`torch.sqrt(torch.as_tensor(2.0))`), or None when the
     #: target's functions take numbers
     scalar_tensor: Callable | None = None

@@ -288,6 +288,26 @@ def conv_weights_to_ir(w, attrs) -> dict:
     return out
 
 
+def separable_conv_writer(write_conv: Callable, sequential: Callable, wrap: Callable, weights: Callable):
+    """(write, from_ir) of a separable convolution (Keras' SeparableConv): the two convolutions it is, a depthwise
+    one without bias, then a 1x1 one with the bias, written by the target's Conv row in the target's sequential
+    container, which `wrap(layer, attrs)` wraps as the Conv row wraps a convolution (layout, activation); its
+    weights are the two convolutions' in that order."""
+    def write(call: OpCall) -> ast.expr:
+        a = call.attrs
+        ones = (1,) * known(a["rank"])
+        inner = {k: v for k, v in a.items() if k not in ("layout", "activation")}
+        depthwise = {**inner, "filters": None, "bias": False}
+        pointwise = {k: v for k, v in inner.items() if k != "depth_multiplier"}
+        pointwise.update(in_channels=None, kernel_shape=ones, strides=ones, pads="valid", dilations=ones, group=1)
+        convs = [write_conv(OpCall("Conv", attrs=depthwise)), write_conv(OpCall("Conv", attrs=pointwise))]
+        return wrap(sequential(ast.List(convs, ast.Load())), a)
+
+    def from_ir(parts: list, attrs) -> list:
+        return [weights(w, attrs) for w in parts]
+    return write, from_ir
+
+
 #: an IR Dense's weights as Keras' and Flax's: the kernel [in, out] as it is
 DENSE_WEIGHTS = Renamed(kernel="W", bias="B")
 dense_weights = DENSE_WEIGHTS.from_ir

@@ -174,6 +174,8 @@ class Translator:
                  else P.name(self.dst.layer_base) for b in cls.bases[:1]]
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
+        build = methods.get(self.src.build_method) if self.src.build_method else None
+        built = self._build(build, methods.get(self.src.forward), info) if build is not None else None
         body = []
         for stmt in cls.body:
             if isinstance(stmt, ast.FunctionDef):
@@ -184,9 +186,7 @@ class Translator:
                     self.notes.append(f"line {stmt.lineno}: {cls.name}.{stmt.name} (configuration, not computation) "
                                       "is not translated")
                     continue
-                if stmt.name == self.src.build_method:
-                    self._block(stmt, f"{cls.name}.{stmt.name}", "weights created from the input shape on the first "
-                                                                 "call are not translated yet: create them in __init__")
+                if stmt is build:
                     continue
                 mode = "init" if stmt.name == "__init__" else "forward"
                 name = self.dst.forward if stmt.name == self.src.forward else stmt.name
@@ -201,6 +201,8 @@ class Translator:
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
+        if built is not None:
+            body = self.dst.first_call(bases, body, *built)
         if not info.own_base:
             _call_base_init(body)
         for attr, assigns in info.none_slots.items():
@@ -208,6 +210,27 @@ class Translator:
                 for assign in assigns:
                     assign.value = self.dst.empty_layer(assign.value)
         return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
+
+    def _build(self, fn: ast.FunctionDef, forward: ast.FunctionDef | None, info: ClassInfo):
+        """The source's method that creates weights from the input shapes on the first call (Keras' `build`),
+        translated as `__init__` is: (the method, {its shape parameter: the forward parameter it is the shape of}),
+        which the target's skeleton turns into its own way of building on the first call; None when refused."""
+        shapes = [a.arg for a in fn.args.args[1:]]
+        inputs = [a.arg for a in forward.args.args[1:]] if forward is not None else []
+        if len(shapes) == 1 and inputs:  # one shape: the first input's, as Keras passes it
+            given = {shapes[0]: inputs[0]}
+        else:  # several: `<input>_shape` for each input named
+            given = {s: s.removesuffix("_shape") for s in shapes if s.removesuffix("_shape") in inputs}
+        if self.dst.first_call is None or len(given) != len(shapes) or not shapes or fn.args.vararg or \
+                fn.args.kwonlyargs:
+            reason = (f"{self.target.framework} code has no layer built on its first call" if
+                      self.dst.first_call is None else "its parameters are not the shapes of the inputs of "
+                                                       f"{self.src.forward} (one, or `<input>_shape` each)")
+            self._block(fn, f"{info.name}.{fn.name}", reason)
+            return None
+        body = [s for s in fn.body if not _marks_built(s)]
+        method = ast.FunctionDef(fn.name, fn.args, body, [], None, lineno=fn.lineno)
+        return self._function(method, Scope("init"), info, fn.name), given
 
     def _add_training_param(self, body):
         for f in body:
@@ -1029,6 +1052,15 @@ def _method_name(call) -> str | None:
 def _is_super_init(call) -> bool:
     return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+
+
+def _marks_built(stmt) -> bool:
+    """`super().build(shape)` or `self.built = True`: the source's bookkeeping of a layer built on its first call."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _method_name(stmt.value) == "build":
+        owner = stmt.value.func.value
+        return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_self_attr(stmt.targets[0]) and \
+        stmt.targets[0].attr == "built"
 
 
 def _call_base_init(body: list) -> None:

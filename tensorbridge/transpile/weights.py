@@ -102,17 +102,19 @@ class _Porter:
         if row.to_ir is None or writer is None or writer.from_ir is None:
             raise PortError(f"{path}: no weight mapping for {row.path} -> {row.op}")
         target_arrays = writer.from_ir(row.to_ir(weights, self.source.layer_attrs(src)), {})
+        # one dict of weights per target layer holding them, in order (several for a layer written as several)
+        parts = target_arrays if isinstance(target_arrays, list) else [target_arrays]
         holders = self.port.holders(dst)
-        if len(holders) != 1:
-            raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights"
-                            f"{self.port.unbuilt_hint(dst) if not holders else ''}")
-        layer = holders[0]
-        for name, array in target_arrays.items():
-            variable = _find(layer, name)
-            if variable is None:
-                raise PortError(f"{path}: the target layer {type(layer).__name__} has no weight {name!r}"
-                                f"{self.port.unbuilt_hint(layer)}")
-            self.assign(variable, array, f"{path} -> {type(layer).__name__}.{name}")
+        if len(holders) != len(parts):
+            raise PortError(f"{path}: the target {type(dst).__name__} has {len(holders)} layers with weights, "
+                            f"{len(parts)} expected{self.port.unbuilt_hint(dst) if not holders else ''}")
+        for layer, arrays in zip(holders, parts):
+            for name, array in arrays.items():
+                variable = _find(layer, name)
+                if variable is None:
+                    raise PortError(f"{path}: the target layer {type(layer).__name__} has no weight {name!r}"
+                                    f"{self.port.unbuilt_hint(layer)}")
+                self.assign(variable, array, f"{path} -> {type(layer).__name__}.{name}")
 
     def assign(self, variable, array: np.ndarray, path: str) -> None:
         if not self.port.is_weight(variable):

@@ -1014,6 +1014,120 @@ class RepeatedFeatures(layers.Layer):
         return tiled, steady + ops.norm(h, axis=-1, keepdims=True) + ops.zeros_like(h)
 
 
+class Linear(layers.Layer):
+    """The Keras guide's custom dense layer: weights made in build() from the input's last axis."""
+
+    def __init__(self, units=32, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal", trainable=True)
+        self.b = self.add_weight(shape=(self.units,), initializer="zeros", trainable=True)
+        super().build(input_shape)
+
+    def call(self, inputs):
+        return ops.matmul(inputs, self.w) + self.b
+
+
+class BuiltLayerScale(layers.Layer):
+    """ConvNeXt's LayerScale as keras.applications writes it: one trained scale per channel, made in build()."""
+
+    def __init__(self, init_values=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.init_values = init_values
+
+    def build(self, input_shape):
+        self.gamma = self.add_weight(shape=(input_shape[-1],), initializer=keras.initializers.Constant(
+            self.init_values), trainable=True, name="gamma")
+        self.built = True
+
+    def call(self, x):
+        return x * self.gamma
+
+
+class AdditiveAttention(layers.Layer):
+    """Bahdanau attention whose weights are sized from both inputs (build(query_shape, values_shape))."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, query_shape, values_shape):
+        self.w_query = self.add_weight(shape=(query_shape[-1], self.units), initializer="glorot_uniform")
+        self.w_values = self.add_weight(shape=(values_shape[-1], self.units), initializer="glorot_uniform")
+        self.score = self.add_weight(shape=(self.units, 1), initializer="glorot_uniform")
+
+    def call(self, query, values):
+        hidden = ops.tanh(ops.expand_dims(ops.matmul(query, self.w_query), 1) + ops.matmul(values, self.w_values))
+        weights = ops.softmax(ops.matmul(hidden, self.score), axis=1)
+        return ops.sum(weights * values, axis=1)
+
+
+class BuiltGatedBlock(layers.Layer):
+    """Sublayers sized from the input in build(), next to a weight of its own and a non-trained counter."""
+
+    def __init__(self, expansion=2, **kwargs):
+        super().__init__(**kwargs)
+        self.expansion = expansion
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        self.expand = layers.Dense(channels * self.expansion)
+        self.project = layers.Dense(channels)
+        self.gate = self.add_weight(shape=(channels,), initializer="ones", name="gate")
+        self.offset = self.add_weight(shape=(1,), initializer="zeros", trainable=False, name="offset")
+
+    def call(self, x):
+        return x + self.gate * self.project(ops.gelu(self.expand(x))) + self.offset
+
+
+class BuiltModel(keras.Model):
+    """A model of layers built on the first call."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.linear = Linear(12)
+        self.scale = BuiltLayerScale(0.5)
+        self.head = layers.Dense(3)
+
+    def call(self, x):
+        return self.head(ops.relu(self.scale(self.linear(x))))
+
+
+class XceptionBlock(layers.Layer):
+    """Xception's residual block: separable convolutions, a strided max pool and a 1x1 strided shortcut."""
+
+    def __init__(self, filters, **kwargs):
+        super().__init__(**kwargs)
+        self.sep1 = layers.SeparableConv2D(filters, 3, padding="same", use_bias=False)
+        self.bn1 = layers.BatchNormalization()
+        self.sep2 = layers.SeparableConv2D(filters, 3, padding="same", depth_multiplier=2, use_bias=False)
+        self.bn2 = layers.BatchNormalization()
+        self.pool = layers.MaxPooling2D(3, strides=2)
+        self.shortcut = layers.Conv2D(filters, 1, strides=2, use_bias=False)
+
+    def call(self, x, training=False):
+        y = self.bn1(self.sep1(ops.relu(x)), training=training)
+        y = self.bn2(self.sep2(ops.relu(y)), training=training)
+        return self.pool(y) + self.shortcut(x)[:, :-1, :-1, :]
+
+
+class SeparableStem(layers.Layer):
+    """Strided, dilated and activated separable convolutions in 2-D and 1-D, and a 1-D depthwise one."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.down = layers.SeparableConv2D(6, 3, strides=2, padding="same", activation="relu")
+        self.wide = layers.SeparableConv2D(4, 3, dilation_rate=2, depth_multiplier=3)
+        self.temporal = layers.SeparableConv1D(5, 3, padding="same", activation="gelu")
+        self.depthwise = layers.DepthwiseConv1D(3, depth_multiplier=2)
+
+    def call(self, x):
+        y = self.wide(self.down(x))
+        return self.depthwise(self.temporal(ops.reshape(y, (ops.shape(y)[0], -1, 4))))
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1090,6 +1204,13 @@ CASES = [
     ("CyclicShift", (), (2, 6, 6, 8)),
     ("CausalScores", (), (2, 5, 8)),
     ("RepeatedFeatures", (), (2, 5, 6)),
+    ("Linear", (6,), (2, 5)),
+    ("BuiltLayerScale", (0.5,), (2, 4, 4, 6)),
+    ("AdditiveAttention", (5,), [(2, 4), (2, 6, 4)]),
+    ("BuiltGatedBlock", (), (2, 3, 6)),
+    ("BuiltModel", (), (2, 5)),
+    ("XceptionBlock", (6,), (2, 9, 9, 4)),
+    ("SeparableStem", (), (2, 15, 13, 3)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
@@ -1099,9 +1220,9 @@ REFUSED = [
      "        self.fc = layers.Dense(4)\n\n    def call(self, x):\n        if ops.sum(x) > 0:\n"
      "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
     (HEADER + "class Built(layers.Layer):\n    def __init__(self, units):\n        super().__init__()\n"
-     "        self.units = units\n\n    def build(self, input_shape):\n"
-     "        self.w = self.add_weight(shape=(input_shape[-1], self.units))\n\n"
-     "    def call(self, x):\n        return ops.matmul(x, self.w)\n", "weights created from the input shape"),
+     "        self.units = units\n\n    def build(self, a_shape, b_shape):\n"
+     "        self.w = self.add_weight(shape=(a_shape[-1], self.units))\n\n"
+     "    def call(self, x, y):\n        return ops.matmul(x, self.w)\n", "not the shapes of the inputs"),
     (HEADER + "class Attention(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.mha = layers.MultiHeadAttention(2, 4)\n\n    def call(self, x):\n"
      "        return self.mha(x, x)\n", "keras.layers.MultiHeadAttention"),

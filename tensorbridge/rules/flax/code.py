@@ -43,6 +43,7 @@ from tensorbridge.rules.numpy_code import (
     integer_scale,
     numpy_writers,
     prelu_weights,
+    separable_conv_writer,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,
@@ -328,6 +329,13 @@ def _nnx_sequential(items: ast.expr) -> ast.expr:
     return P.call("nnx.Sequential", *layers)
 
 
+_write_separable, _separable_weights = separable_conv_writer(
+    _write_conv, _nnx_sequential,
+    lambda layer, a: _with_activation(_channels_first(layer, a), a), conv_weights)
+C.layer("(a depthwise then a 1x1 flax.nnx.Conv)", "SeparableConv", "", write=_write_separable,
+        from_ir=_separable_weights)
+
+
 def _nnx_weight(shape, kind, scale, trainable, name):
     """`nnx.Param(jnp.zeros(shape))`-like: its initial value (scaled by a constant) in a Param, or a Variable for
     a buffer; random values draw from the model's `rngs.params()`."""
@@ -338,6 +346,28 @@ def _nnx_weight(shape, kind, scale, trainable, name):
     if scale is not None and kind != "zeros":
         value = P.binop(scale, "*", value)
     return P.call("nnx.Param" if trainable else "nnx.Variable", value)
+
+
+def _nnx_first_call(bases, body, build, shapes):
+    """Weights created from the input shapes on the first call: NNX modules may add variables outside `jax.jit`,
+    so `__call__` runs the build method once (call the model once before jitting or porting it). A build that
+    draws random values or makes layers keeps the model's `rngs` for it."""
+    forward = next(f for f in body if isinstance(f, ast.FunctionDef) and f.name == "__call__")
+    init = next((f for f in body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    state = [P.assign_attr("self.built", P.lit(False))]
+    sizes = {shape: P.name(f"{given}.shape") for shape, given in shapes.items()}
+    if any(isinstance(n, ast.Name) and n.id == RNGS for n in ast.walk(build)):
+        state.append(P.assign_attr(f"self.{RNGS}", P.name(RNGS)))
+        sizes[RNGS] = P.name(f"self.{RNGS}")
+    if init is None:
+        body = [P.function("__init__", ["self"], state), *body]
+    else:
+        init.body.extend(state)
+    run = [P.expr_stmt(P.method(P.name("self"), build.name, **sizes)), P.assign_attr("self.built", P.lit(True))]
+    first = ast.If(ast.UnaryOp(ast.Not(), P.name("self.built")), run, [])
+    forward.body.insert(1 if ast.get_docstring(forward) else 0, first)
+    at = body.index(forward)
+    return [*body[:at], build, *body[at:]]
 
 
 HELPERS = {
@@ -451,6 +481,7 @@ C.skeleton = TargetSkeleton(
     empty_layer=lambda none: P.call("nnx.data", none), function_layer=lambda fn: fn,
     init_argument=(RNGS, "nnx.Rngs"),
     training=None,
+    first_call=_nnx_first_call,
     reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",
                                    "iter_modules"}))

@@ -38,7 +38,7 @@ BASE = "name=None dtype=None trainable=True"
 TRAINING_ONLY = ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
                  "bias_constraint", "beta_regularizer", "gamma_regularizer", "beta_constraint", "gamma_constraint",
                  "embeddings_regularizer", "embeddings_constraint", "depthwise_regularizer", "depthwise_constraint",
-                 "recurrent_regularizer", "recurrent_constraint")
+                 "pointwise_regularizer", "pointwise_constraint", "recurrent_regularizer", "recurrent_constraint")
 REGULARIZED = ("kernel_regularizer=None bias_regularizer=None activity_regularizer=None kernel_constraint=None "
                "bias_constraint=None")
 
@@ -75,7 +75,7 @@ def _activation(a) -> OpCall | None:
 
 
 # -- layers ------------------------------------------------------------------------------------------
-def _conv(rank, transposed=False):
+def _conv(rank, transposed=False, separable=False):
     def read(a):
         _plain(a)
         attrs = {"rank": rank, "in_channels": None, "filters": a.get("filters"), "kernel_shape": a["kernel_size"],
@@ -86,7 +86,7 @@ def _conv(rank, transposed=False):
             attrs["output_padding"] = a["output_padding"]
         if "depth_multiplier" in a:  # one group per input channel, depth_multiplier outputs each
             attrs.update(group=None, depth_multiplier=a["depth_multiplier"])
-        return OpCall("ConvTranspose" if transposed else "Conv", attrs=attrs)
+        return OpCall("ConvTranspose" if transposed else "SeparableConv" if separable else "Conv", attrs=attrs)
     return read
 
 
@@ -94,6 +94,13 @@ def depthwise_to_ir(w, attrs) -> dict:
     """A depthwise kernel (k..., in, multiplier) is a grouped convolution's (k..., 1, in * multiplier)."""
     kernel = w["kernel"]
     return conv_weights_to_ir({**w, "kernel": kernel.reshape(*kernel.shape[:-2], 1, -1)}, attrs)
+
+
+def separable_to_ir(w, attrs) -> list:
+    """A separable convolution's weights as its two convolutions' (depthwise, then 1x1 with the bias)."""
+    return [depthwise_to_ir({"kernel": w["depthwise_kernel"]}, attrs),
+            conv_weights_to_ir({"kernel": w["pointwise_kernel"], **({"bias": w["bias"]} if "bias" in w else {})},
+                               attrs)]
 
 
 CONV = ("filters kernel_size strides={s} padding='valid' data_format=None dilation_rate={s} groups=1 "
@@ -106,11 +113,18 @@ DEPTHWISE = ("kernel_size strides={s} padding='valid' depth_multiplier=1 data_fo
              "activation=None use_bias=True depthwise_initializer='glorot_uniform' bias_initializer='zeros' "
              "depthwise_regularizer=None bias_regularizer=None activity_regularizer=None depthwise_constraint=None "
              f"bias_constraint=None {BASE}")
+SEPARABLE = ("filters kernel_size strides={s} padding='valid' data_format=None dilation_rate={s} depth_multiplier=1 "
+             "activation=None use_bias=True depthwise_initializer='glorot_uniform' "
+             "pointwise_initializer='glorot_uniform' bias_initializer='zeros' depthwise_regularizer=None "
+             "pointwise_regularizer=None bias_regularizer=None activity_regularizer=None depthwise_constraint=None "
+             f"pointwise_constraint=None bias_constraint=None {BASE}")
 for _n in (1, 2, 3):
     _ones = "1" if _n == 1 else "(" + ",".join("1" * _n) + ")"
     C.layer(f"{K}Conv{_n}D", "Conv", CONV.format(s=_ones), read=_conv(_n), to_ir=conv_weights_to_ir)
     if _n < 3:
         C.layer(f"{K}DepthwiseConv{_n}D", "Conv", DEPTHWISE.format(s=_ones), read=_conv(_n), to_ir=depthwise_to_ir)
+        C.layer(f"{K}SeparableConv{_n}D", "SeparableConv", SEPARABLE.format(s=_ones), read=_conv(_n, separable=True),
+                to_ir=separable_to_ir)
     _order = "data_format=None output_padding=None" if _n == 3 else "output_padding=None data_format=None"
     C.layer(f"{K}Conv{_n}DTranspose", "ConvTranspose", TCONV.format(s=_ones, order=_order), read=_conv(_n, True),
             to_ir=conv_weights_to_ir)

@@ -14,6 +14,7 @@ a channel norm runs on the (N, C) view its `OnAxis` helper makes; every axis mea
 from __future__ import annotations
 
 import ast
+import copy
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from tensorbridge.rules.code import (
     pairs,
     with_activation,
 )
+from tensorbridge.rules.numpy_code import separable_conv_writer
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.torch.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.torch.code_recurrent import recurrent_weights, write_recurrent
@@ -79,9 +81,9 @@ def _write_conv(call):
     kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(padding if padding is not None else 0), 0),
                       dilation=(_size(a["dilations"]), 1), bias=(a["bias"], True))
     if "depth_multiplier" in a:  # a group per input channel, whose count the source leaves to the first call
-        if rank != 2:
-            raise Refused(f"a {rank}-D depthwise convolution (only 2-D ones are translated)")
-        conv = P.call("LazyDepthwiseConv2d", a["depth_multiplier"], _size(a["kernel_shape"]), **kwargs)
+        if rank not in (1, 2):
+            raise Refused(f"a {rank}-D depthwise convolution (only 1-D and 2-D ones are translated)")
+        conv = P.call(f"LazyDepthwiseConv{rank}d", a["depth_multiplier"], _size(a["kernel_shape"]), **kwargs)
     else:
         conv = _lazy(f"Conv{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]),
                      **kwargs, **keywords(groups=(a["group"], 1)))
@@ -445,6 +447,13 @@ def _torch_sequential(items: ast.expr) -> ast.expr:
     return P.call("nn.Sequential", *layers)
 
 
+_write_separable, _separable_weights = separable_conv_writer(
+    _write_conv, _torch_sequential,
+    lambda layer, a: _with_activation(_channels_last(layer, a), a), CONV_WEIGHTS.from_ir)
+C.layer("(a depthwise then a 1x1 torch.nn.Conv2d)", "SeparableConv", "", write=_write_separable,
+        from_ir=_separable_weights)
+
+
 INITIAL_VALUES = {"zeros": "torch.zeros", "ones": "torch.ones", "normal": "torch.randn", "uniform": "torch.rand"}
 
 
@@ -456,9 +465,48 @@ def _torch_weight(shape, kind, scale, trainable, name):
     return P.call("nn.Parameter", value, **({} if trainable else {"requires_grad": False}))
 
 
+def _torch_first_call(bases, body, build, shapes):
+    """Weights created from the input shapes on the first call, as PyTorch's lazy modules make them: the class
+    mixes in `LazyModuleMixin`, whose `initialize_parameters` runs once, before the first forward, on its inputs."""
+    forward = next(f for f in body if isinstance(f, ast.FunctionDef) and f.name == "forward")
+    bases.insert(0, P.name("nn.modules.lazy.LazyModuleMixin"))
+    sizes = [P.assign([shape], P.call("tuple", P.name(f"{given}.shape"))) for shape, given in shapes.items()]
+    method = ast.FunctionDef("initialize_parameters", copy.deepcopy(forward.args), sizes + build.body, [], None,
+                             lineno=build.lineno)
+    at = body.index(forward)
+    return [*body[:at], method, *body[at:]]
+
+
 def _container(cls: str, items: ast.expr) -> ast.expr:
     """`nn.ModuleList(items)`; `nn.ModuleList()` for an empty literal."""
     return P.call(cls) if is_empty_literal(items) else P.call(cls, items)
+
+
+#: PyTorch has no lazy depthwise convolution: nn.Conv<n>d whose groups and sizes come from the first input
+LAZY_DEPTHWISE = (
+    "class LazyDepthwiseConv{n}d(nn.modules.lazy.LazyModuleMixin, nn.Conv{n}d):\n"
+    "    \"\"\"nn.Conv{n}d with one group per input channel and `depth_multiplier` outputs each, its channel count\n"
+    "    read from the first input.\"\"\"\n\n"
+    "    cls_to_become = nn.Conv{n}d\n\n"
+    "    def __init__(self, depth_multiplier, kernel_size, stride=1, padding=0, dilation=1, bias=True):\n"
+    "        super().__init__(0, 0, kernel_size, stride, padding, dilation, bias=bias)\n"
+    "        self.depth_multiplier = depth_multiplier\n"
+    "        self.weight = nn.UninitializedParameter()\n"
+    "        if bias:\n"
+    "            self.bias = nn.UninitializedParameter()\n\n"
+    "    def reset_parameters(self):\n"
+    "        if not self.has_uninitialized_params() and self.in_channels:\n"
+    "            super().reset_parameters()\n\n"
+    "    def initialize_parameters(self, x):\n"
+    "        if self.has_uninitialized_params():\n"
+    "            channels = x.shape[1]\n"
+    "            self.in_channels = self.groups = channels\n"
+    "            self.out_channels = channels * self.depth_multiplier\n"
+    "            with torch.no_grad():\n"
+    "                self.weight.materialize((self.out_channels, 1, *self.kernel_size))\n"
+    "                if self.bias is not None:\n"
+    "                    self.bias.materialize((self.out_channels,))\n"
+    "                self.reset_parameters()\n")
 
 
 HELPERS = {
@@ -495,30 +543,7 @@ HELPERS = {
         "        moved = x.movedim(self.axis, -1)\n"
         "        flat = self.norm(moved.reshape(-1, moved.shape[-1]))\n"
         "        return flat.reshape(moved.shape).movedim(-1, self.axis)\n"),
-    "LazyDepthwiseConv2d": definition(
-        "class LazyDepthwiseConv2d(nn.modules.lazy.LazyModuleMixin, nn.Conv2d):\n"
-        "    \"\"\"nn.Conv2d with one group per input channel and `depth_multiplier` outputs each, its channel count\n"
-        "    read from the first input.\"\"\"\n\n"
-        "    cls_to_become = nn.Conv2d\n\n"
-        "    def __init__(self, depth_multiplier, kernel_size, stride=1, padding=0, dilation=1, bias=True):\n"
-        "        super().__init__(0, 0, kernel_size, stride, padding, dilation, bias=bias)\n"
-        "        self.depth_multiplier = depth_multiplier\n"
-        "        self.weight = nn.UninitializedParameter()\n"
-        "        if bias:\n"
-        "            self.bias = nn.UninitializedParameter()\n\n"
-        "    def reset_parameters(self):\n"
-        "        if not self.has_uninitialized_params() and self.in_channels:\n"
-        "            super().reset_parameters()\n\n"
-        "    def initialize_parameters(self, x):\n"
-        "        if self.has_uninitialized_params():\n"
-        "            channels = x.shape[1]\n"
-        "            self.in_channels = self.groups = channels\n"
-        "            self.out_channels = channels * self.depth_multiplier\n"
-        "            with torch.no_grad():\n"
-        "                self.weight.materialize((self.out_channels, 1, *self.kernel_size))\n"
-        "                if self.bias is not None:\n"
-        "                    self.bias.materialize((self.out_channels,))\n"
-        "                self.reset_parameters()\n"),
+    **{f"LazyDepthwiseConv{n}d": definition(LAZY_DEPTHWISE.replace("{n}", str(n))) for n in (1, 2)},
     "LazyLayerNorm": definition(
         "class LazyLayerNorm(nn.modules.lazy.LazyModuleMixin, nn.LayerNorm):\n"
         "    \"\"\"nn.LayerNorm over the last axis, its size read from the first input.\"\"\"\n\n"
@@ -588,6 +613,7 @@ C.skeleton = TargetSkeleton(
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
+    first_call=_torch_first_call,
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
     reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
