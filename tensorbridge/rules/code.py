@@ -374,6 +374,13 @@ class CodeTable:
         self.writes(op, fn)(write)
 
 
+#: comparisons and logical operators of model code: IR op -> the NumPy-style name (keras.ops, jax.numpy) and
+#: torch's; NotEqual is a code op (the IR writes Not(Equal))
+COMPARISONS = {"Equal": ("equal", "eq"), "NotEqual": ("not_equal", "ne"), "Greater": ("greater", "gt"),
+               "GreaterOrEqual": ("greater_equal", "ge"), "Less": ("less", "lt"), "LessOrEqual": ("less_equal", "le"),
+               "And": ("logical_and", "logical_and"), "Or": ("logical_or", "logical_or")}
+
+
 # -- what converters share ---------------------------------------------------------------------------
 class Renamed:
     """Weight maps that only rename: a framework's weight names <-> the IR op's weight roles (`to_ir` /

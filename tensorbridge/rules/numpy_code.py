@@ -13,6 +13,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import (
+    COMPARISONS,
     NOT_LITERAL,
     CodeTable,
     OpCall,
@@ -44,6 +45,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         table.writes_call(op, fn(name))
     for op, symbol in (("Add", "+"), ("Sub", "-"), ("Mul", "*"), ("Div", "/")):
         table.writes(op, f"(the {symbol} operator)")(lambda c, s=symbol: P.binop(c.inputs[0], s, c.inputs[1]))
+    for op, (name, _) in COMPARISONS.items():
+        table.writes_call(op, fn(name))
+    table.writes_call("Not", fn("logical_not"))
     table.writes_call("Max", fn("maximum"))
     table.writes_call("Min", fn("minimum"))
     table.writes("Range", fn("arange"))(lambda c: P.call(fn("arange"), *[c.attrs[k] for k in ("start", "stop", "step")
@@ -341,12 +345,11 @@ def integer_scale(attrs, who: str):
 ATTENTION_LAYERS = ("q_proj", "k_proj", "v_proj", "out_proj")
 
 
-def attention_weights(w: dict, attrs) -> dict:
+def attention_weights(w: dict, attrs, layers=ATTENTION_LAYERS) -> dict:
     """The IR's query/key/value/output weights and biases ([in, out]) -> the attention helper's projection kernels
-    and biases."""
-    roles = zip(PROJECTIONS, ATTENTION_LAYERS)
-    out = {f"{layer}.kernel": w[f"{role}_weight"] for role, layer in roles}
-    out.update({f"{layer}.bias": w[f"{role}_bias"] for role, layer in zip(PROJECTIONS, ATTENTION_LAYERS)
+    and biases (its projection `layers` in that order)."""
+    out = {f"{layer}.kernel": w[f"{role}_weight"] for role, layer in zip(PROJECTIONS, layers)}
+    out.update({f"{layer}.bias": w[f"{role}_bias"] for role, layer in zip(PROJECTIONS, layers)
                 if f"{role}_bias" in w})
     return out
 

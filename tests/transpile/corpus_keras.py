@@ -1128,6 +1128,59 @@ class SeparableStem(layers.Layer):
         return self.depthwise(self.temporal(ops.reshape(y, (ops.shape(y)[0], -1, 4))))
 
 
+class KerasTutorialTransformer(layers.Layer):
+    """The Keras text-classification tutorial's TransformerBlock: MultiHeadAttention, a feed-forward network,
+    dropout and post-norm residuals."""
+
+    def __init__(self, embed_dim, num_heads, ff_dim, rate=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+        self.ffn = keras.Sequential([layers.Dense(ff_dim, activation="relu"), layers.Dense(embed_dim)])
+        self.layernorm1 = layers.LayerNormalization(epsilon=1e-6)
+        self.layernorm2 = layers.LayerNormalization(epsilon=1e-6)
+        self.dropout1 = layers.Dropout(rate)
+        self.dropout2 = layers.Dropout(rate)
+
+    def call(self, inputs, training=False):
+        attn_output = self.att(inputs, inputs)
+        attn_output = self.dropout1(attn_output, training=training)
+        out1 = self.layernorm1(inputs + attn_output)
+        ffn_output = self.dropout2(self.ffn(out1), training=training)
+        return self.layernorm2(out1 + ffn_output)
+
+
+class CrossAttentionDecoder(layers.Layer):
+    """Causal self-attention, then cross-attention over a memory of another width with its own key and value
+    sizes, returning the cross-attention weights too."""
+
+    def __init__(self, dim=8, **kwargs):
+        super().__init__(**kwargs)
+        self.self_attention = layers.MultiHeadAttention(2, 4, dropout=0.1)
+        self.cross_attention = layers.MultiHeadAttention(3, 5, value_dim=2, use_bias=False)
+        self.norm = layers.LayerNormalization()
+
+    def call(self, x, memory):
+        h = self.norm(x + self.self_attention(x, x, use_causal_mask=True))
+        out, scores = self.cross_attention(h, memory, return_attention_scores=True)
+        return out, scores
+
+
+class MaskedAttentionPool(layers.Layer):
+    """Self-attention that skips padded steps (a value mask from the token ids) under an explicit attention
+    mask."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.embed = layers.Embedding(20, 6)
+        self.attention = layers.MultiHeadAttention(2, 3)
+
+    def call(self, tokens):
+        h = self.embed(tokens)
+        valid = ops.logical_and(ops.not_equal(tokens, 1), ops.greater(tokens, 2))  # ids 1 and 2 pad
+        window = ops.cast(ops.tril(ops.ones((ops.shape(tokens)[1], ops.shape(tokens)[1])), k=2), "bool")
+        return self.attention(h, h, value_mask=valid, attention_mask=window[None])
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1211,6 +1264,9 @@ CASES = [
     ("BuiltModel", (), (2, 5)),
     ("XceptionBlock", (6,), (2, 9, 9, 4)),
     ("SeparableStem", (), (2, 15, 13, 3)),
+    ("KerasTutorialTransformer", (8, 2, 16), (2, 5, 8)),
+    ("CrossAttentionDecoder", (), [(2, 5, 8), (2, 7, 6)]),
+    ("MaskedAttentionPool", (), (2, 6), "int64"),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
@@ -1224,8 +1280,8 @@ REFUSED = [
      "        self.w = self.add_weight(shape=(a_shape[-1], self.units))\n\n"
      "    def call(self, x, y):\n        return ops.matmul(x, self.w)\n", "not the shapes of the inputs"),
     (HEADER + "class Attention(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.mha = layers.MultiHeadAttention(2, 4)\n\n    def call(self, x):\n"
-     "        return self.mha(x, x)\n", "keras.layers.MultiHeadAttention"),
+     "        self.mha = layers.MultiHeadAttention(2, 4, attention_axes=(1, 2))\n\n    def call(self, x):\n"
+     "        return self.mha(x, x)\n", "attention_axes"),
     (HEADER + "class Regularized(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = layers.Dense(4, kernel_regularizer='l2')\n\n    def call(self, x):\n"
      "        return self.fc(x)\n", "kernel_regularizer"),
@@ -1235,6 +1291,9 @@ REFUSED = [
     (HEADER + "class Mismatched(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.norm = layers.LayerNormalization(center=False)\n\n    def call(self, x):\n"
      "        return self.norm(x)\n", "both or neither"),
+    (HEADER + "class QueryMasked(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.mha = layers.MultiHeadAttention(2, 4)\n\n    def call(self, x, valid):\n"
+     "        return self.mha(x, x, query_mask=valid)\n", "query_mask"),
     (HEADER + "class RecurrentDropout(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.lstm = layers.LSTM(4, recurrent_dropout=0.2)\n\n    def call(self, x):\n"
      "        return self.lstm(x)\n", "recurrent_dropout"),

@@ -12,6 +12,7 @@ translated code means what it meant in the source.
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import (
@@ -31,7 +32,7 @@ from tensorbridge.rules.code import (
 )
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.code_attention import HELPERS as ATTENTION_HELPERS
-from tensorbridge.rules.flax.code_attention import write_attention
+from tensorbridge.rules.flax.code_attention import write_attention, write_keras_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
@@ -234,6 +235,8 @@ C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
+C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "", write=write_keras_attention,
+        from_ir=partial(attention_weights, layers=("query_dense", "key_dense", "value_dense", "output_dense")))
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
 for _op in ("TransformerEncoderLayer", "TransformerEncoder"):

@@ -66,6 +66,66 @@ def write_attention(c: OpCall) -> ast.expr:
 
 
 
+HELPERS["KerasMultiHeadAttention"] = definition(
+    "class KerasMultiHeadAttention(nnx.Module):\n"
+    "    \"\"\"Keras' layers.MultiHeadAttention over nnx layers, its call kept: the output, and with\n"
+    "    return_attention_scores the attention weights (batch, heads, steps, key steps) too. Masks as Keras takes\n"
+    "    them: True where a query step attends to a key step (a step that attends to none spreads evenly, as in\n"
+    "    Keras' fused attention, or is zero where Keras computes the weights itself: with dropout or\n"
+    "    return_attention_scores). The projections are sized by the first call (made outside jax.jit).\"\"\"\n"
+    "\n"
+    "    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, *, rngs: nnx.Rngs):\n"
+    "        self.num_heads = num_heads\n"
+    "        self.key_dim = key_dim\n"
+    "        self.value_dim = value_dim or key_dim\n"
+    "        self.use_bias = use_bias\n"
+    "        self.rngs = rngs\n"
+    "        self.dropout = nnx.Dropout(dropout, rngs=rngs)\n"
+    "        self.query_dense = nnx.data(None)\n"
+    "\n"
+    "    def build(self, query, key, value):\n"
+    "        heads, options = self.num_heads, dict(use_bias=self.use_bias, rngs=self.rngs)\n"
+    "        self.query_dense = nnx.Linear(query.shape[-1], heads * self.key_dim, **options)\n"
+    "        self.key_dense = nnx.Linear(key.shape[-1], heads * self.key_dim, **options)\n"
+    "        self.value_dense = nnx.Linear(value.shape[-1], heads * self.value_dim, **options)\n"
+    "        self.output_dense = nnx.Linear(heads * self.value_dim, query.shape[-1], **options)\n"
+    "\n"
+    "    def heads(self, x):\n"
+    "        \"\"\"(batch, steps, heads x dim) -> (batch, heads, steps, dim).\"\"\"\n"
+    "        return jnp.swapaxes(x.reshape(*x.shape[:2], self.num_heads, -1), 1, 2)\n"
+    "\n"
+    "    def __call__(self, query, value, key=None, value_mask=None, key_mask=None,\n"
+    "                 attention_mask=None, return_attention_scores=False, use_causal_mask=False):\n"
+    "        key = value if key is None else key\n"
+    "        if self.query_dense is None:\n"
+    "            self.build(query, key, value)\n"
+    "        q = self.heads(self.query_dense(query)) / self.key_dim ** 0.5\n"
+    "        scores = q @ jnp.swapaxes(self.heads(self.key_dense(key)), -1, -2)\n"
+    "        masks = [m for m in (None if value_mask is None else value_mask.astype(bool)[:, None, :],\n"
+    "                             None if key_mask is None else key_mask.astype(bool)[:, None, :],\n"
+    "                             None if attention_mask is None else attention_mask.astype(bool)) if m is not None]\n"
+    "        if use_causal_mask:\n"
+    "            masks.append(jnp.tril(jnp.ones((query.shape[1], value.shape[1]), dtype=bool))[None])\n"
+    "        mask = None\n"
+    "        for m in masks:\n"
+    "            mask = m[:, None] if mask is None else mask & m[:, None]  # the same for every head\n"
+    "        if mask is not None:\n"
+    "            scores = jnp.where(mask, scores, -1e9)\n"
+    "        weights = jax.nn.softmax(scores, axis=-1)\n"
+    "        if mask is not None and (return_attention_scores or self.dropout.rate > 0):\n"
+    "            weights = jnp.where(mask, weights, 0.0)  # Keras' own softmax; its fused kernel leaves them\n"
+    "        out = jnp.swapaxes(self.dropout(weights) @ self.heads(self.value_dense(value)), 1, 2)\n"
+    "        out = self.output_dense(out.reshape(*out.shape[:2], -1))\n"
+    "        return (out, weights) if return_attention_scores else out\n")
+
+
+def write_keras_attention(c: OpCall) -> ast.expr:
+    """`KerasMultiHeadAttention(num_heads, key_dim, ..., rngs=rngs)`."""
+    a = c.attrs
+    return P.call("KerasMultiHeadAttention", a["num_heads"], a["key_dim"],
+                  **changed(a, {"value_dim": None, "dropout": 0.0, "use_bias": True}), rngs=P.name("rngs"))
+
+
 HELPERS["TorchTransformerEncoderLayer"] = definition(
     "class TorchTransformerEncoderLayer(nnx.Module):\n"
     "    \"\"\"PyTorch's nn.TransformerEncoderLayer over nnx layers: self-attention and a feed-forward block, each\n"

@@ -17,6 +17,7 @@ from functools import partial
 import numpy as np
 
 from tensorbridge.rules.code import (
+    COMPARISONS,
     DTYPE_NAMES,
     NOT_LITERAL,
     OpCall,
@@ -273,6 +274,10 @@ _fn("jax.scipy.special.erf", "Erf", "x")
 for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"),
                    ("maximum", "Max"), ("minimum", "Min"), ("power", "Pow")):
     _fn(f"{JNP}{_name}", _op, "x1 x2", inputs="x1 x2")
+for _op, (_name, _) in COMPARISONS.items():
+    if not _name.startswith("logical"):  # jnp.logical_and/or take any number of arrays
+        _fn(f"{JNP}{_name}", _op, "x y", inputs="x y")
+_fn(f"{JNP}logical_not", "Not", "x")
 _fn(f"{JNP}matmul", "MatMul", "a b precision=None preferred_element_type=None out_sharding=None", inputs="a b",
     check=lambda a: only(a, precision=None, preferred_element_type=None))
 _fn(f"{JNP}concatenate", "Concat", "arrays axis=0 dtype=None", inputs="arrays", axis="axis",

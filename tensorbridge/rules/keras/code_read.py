@@ -14,7 +14,9 @@ from functools import partial
 
 import numpy as np
 
+from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import (
+    COMPARISONS,
     NOT_LITERAL,
     OpCall,
     Refused,
@@ -261,6 +263,34 @@ C.layer(f"{K}Embedding", "Embedding", "input_dim output_dim embeddings_initializ
         to_ir=EMBEDDING_WEIGHTS.to_ir)
 
 
+def _attention(a):
+    _plain(a)
+    only(a, output_shape=None, attention_axes=None, sliding_window=None, use_gate=False)
+    return OpCall("KerasMultiHeadAttention", attrs={k: a[k] for k in ("num_heads", "key_dim", "value_dim", "dropout",
+                                                                      "use_bias")})
+
+
+def _attention_to_ir(w, attrs) -> dict:
+    """MultiHeadAttention's projections (EinsumDense kernels (in, heads, dim) and (heads, dim, out)) as the IR's
+    [in, out] query/key/value/output weights, biases flat."""
+    out = {}
+    for role, layer in zip(PROJECTIONS, ("query", "key", "value", "attention_output")):
+        kernel = w[f"{layer}.kernel"]
+        out[f"{role}_weight"] = kernel.reshape(-1, kernel.shape[-1]) if role == "output" else \
+            kernel.reshape(kernel.shape[0], -1)
+        if f"{layer}.bias" in w:
+            out[f"{role}_bias"] = w[f"{layer}.bias"].reshape(-1)
+    return out
+
+
+C.layer(f"{K}MultiHeadAttention", "KerasMultiHeadAttention", "num_heads key_dim value_dim=None dropout=0.0 "
+        "use_bias=True output_shape=None attention_axes=None sliding_window=None flash_attention=None "
+        "kernel_initializer='glorot_uniform' bias_initializer='zeros' "
+        f"{REGULARIZED} use_gate=False seed=None {BASE}", read=_attention, to_ir=_attention_to_ir,
+        call="query value key=None value_mask=None key_mask=None attention_mask=None "
+             "return_attention_scores=False use_causal_mask=False")
+
+
 def _dropout(a):
     only(a, noise_shape=None)
     return OpCall("Dropout", attrs={"ratio": a["rate"]})
@@ -408,6 +438,9 @@ _fn("keras.activations.mish", "Mish", "x")
 for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"), ("maximum", "Max"),
                    ("minimum", "Min"), ("power", "Pow"), ("matmul", "MatMul")):
     _fn(_ops(_name), _op, "x1 x2", inputs="x1 x2")
+for _op, (_name, _) in COMPARISONS.items():
+    _fn(_ops(_name), _op, "x1 x2", inputs="x1 x2")
+_fn(_ops("logical_not"), "Not", "x")
 C.function("keras.ops.gelu", "Gelu", "x approximate=True", read=read_gelu)
 C.function("keras.activations.gelu", "Gelu", "x approximate=False", read=read_gelu)
 _fn("keras.ops.softmax keras.activations.softmax", "Softmax", "x axis=-1", axis="axis")
@@ -491,6 +524,8 @@ class KerasWeightSource(WeightSource):
         if isinstance(layer, keras.layers.Bidirectional):  # two layers whose weights have the same names
             return {f"{side}.{v.name}": np.asarray(v) for side in ("forward_layer", "backward_layer")
                     for v in getattr(layer, side).weights}
+        if isinstance(layer, keras.layers.MultiHeadAttention):  # four projections, each a kernel and a bias
+            return {f"{v.path.split('/')[-2]}.{v.name}": np.asarray(v) for v in layer.weights}
         return {v.name: np.asarray(v) for v in layer.weights}
 
     def members(self, obj) -> list | None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import (
+    COMPARISONS,
     DTYPE_NAMES,
     NOT_LITERAL,
     CodeTable,
@@ -424,6 +425,10 @@ _fn("torch.cat torch.concat torch.concatenate", "Concat", "tensors dim=0", input
 _fn("torch.stack", "Stack", "tensors dim=0", inputs="tensors", axis="dim")
 _fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm", "MatMul", "input other", inputs="input other")
 _fn("torch.pow Tensor.pow", "Pow", "input exponent", inputs="input exponent")
+for _op, (_long, _name) in COMPARISONS.items():
+    _aliases = f" torch.{_long} Tensor.{_long}" if _long != _name and not _long.startswith("logical") else ""
+    _fn(f"torch.{_name} Tensor.{_name}{_aliases}", _op, "input other", inputs="input other")
+_fn("torch.logical_not Tensor.logical_not", "Not", "input")
 _fn("torch.tril Tensor.tril", "Tril", "input diagonal=0", k="diagonal")
 _fn("Tensor.expand_as", "ExpandAs", "input other", inputs="input other")
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import (
+    COMPARISONS,
     DTYPE_NAMES,
     NOT_LITERAL,
     Refused,
@@ -34,6 +35,8 @@ from tensorbridge.rules.code import (
 )
 from tensorbridge.rules.numpy_code import separable_conv_writer
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
+from tensorbridge.rules.torch.code_attention import HELPERS as ATTENTION_HELPERS
+from tensorbridge.rules.torch.code_attention import keras_attention_weights, write_keras_attention
 from tensorbridge.rules.torch.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.torch.code_recurrent import recurrent_weights, write_recurrent
 
@@ -277,6 +280,8 @@ def _write_zero_pad(c):
 
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a Keras-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
+C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "", write=write_keras_attention,
+        from_ir=keras_attention_weights)
 C.layer("torch.nn.Upsample", "Resize", "", write=_write_upsample)
 C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
 
@@ -310,6 +315,9 @@ def _extremum(op: str, fn: str, bound: str):
 
 _extremum("Max", "torch.maximum", "min")
 _extremum("Min", "torch.minimum", "max")
+for _op, (_, _name) in COMPARISONS.items():
+    C.writes_call(_op, f"torch.{_name}")
+C.writes_call("Not", "torch.logical_not")
 C.writes_call("Elu", "F.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "F.leaky_relu", negative_slope="alpha")
 C.writes("Gelu", "F.gelu")(lambda c: P.call("F.gelu", c.inputs[0],
@@ -562,6 +570,7 @@ HELPERS = {
         "                self.reset_parameters()\n"),
 }
 HELPERS.update(RECURRENT_HELPERS)
+HELPERS.update(ATTENTION_HELPERS)
 
 
 class TorchWeights(WeightPort):
