@@ -23,6 +23,7 @@ from tensorbridge.rules.code import (
     definition,
     keywords,
     known,
+    pairs,
     value_of,
 )
 
@@ -310,6 +311,24 @@ def separable_conv_writer(write_conv: Callable, sequential: Callable, wrap: Call
     def from_ir(parts: list, attrs) -> list:
         return [weights(w, attrs) for w in parts]
     return write, from_ir
+
+
+def mode_padded(write_conv: Callable, sequential: Callable, table: CodeTable) -> Callable:
+    """A Conv writer taking a convolution that pads in another mode than zeros (PyTorch's `padding_mode`, as
+    NumPy's name in `padding_mode`): that pad (the table's Pad writer), then the convolution without padding."""
+    def write(call: OpCall) -> ast.expr:
+        a = call.attrs
+        mode = a.get("padding_mode", "constant")
+        if mode == "constant":
+            return write_conv(call)
+        widths = pairs(a["pads"], known(a["rank"]))
+        if widths is NOT_LITERAL:
+            raise Refused(f"padding_mode {mode!r} with padding given by a variable or by name")
+        pad = OpCall("Pad", attrs={"trailing_pads": [ast.List([ast.Constant(w)] * 2, ast.Load()) for w in widths],
+                                   "value": 0.0, "mode": mode})
+        conv = OpCall("Conv", attrs={**{k: v for k, v in a.items() if k != "padding_mode"}, "pads": 0})
+        return sequential(ast.List([table.write_layer(pad), write_conv(conv)], ast.Load()))
+    return write
 
 
 #: an IR Dense's weights as Keras' and Flax's: the kernel [in, out] as it is

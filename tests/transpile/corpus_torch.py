@@ -1134,6 +1134,8 @@ CASES = [
     ("ResizedSequence", (), (2, 3, 7)),
     ("ChannelShuffleUnit", (), (2, 4, 5, 5)),
     ("PrototypeDistances", (), (2, 6, 4)),
+    ("ReflectConvBlock", (), (2, 4, 7, 9)),
+    ("WrappedConv", (), (2, 3, 5, 5)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1668,6 +1670,31 @@ class EdgePadding(nn.Module):
         return self.replicate(x), self.circular(x.flatten(2)), self.zero(x)
 
 
+class ReflectConvBlock(nn.Module):
+    """A style-transfer residual block whose convolutions pad by reflection (padding_mode), strided and not."""
+
+    def __init__(self, channels=4):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, padding_mode="reflect")
+        self.norm = nn.InstanceNorm2d(channels, affine=True)
+        self.conv2 = nn.Conv2d(channels, channels, (3, 5), stride=2, padding=(1, 2), padding_mode="reflect")
+
+    def forward(self, x):
+        return self.conv2(x + F.relu(self.norm(self.conv1(x))))
+
+
+class WrappedConv(nn.Module):
+    """Circular (a ring of sensors) and replicate padding modes on 1-D and 2-D convolutions."""
+
+    def __init__(self):
+        super().__init__()
+        self.ring = nn.Conv1d(3, 4, 5, padding=2, padding_mode="circular")
+        self.edge = nn.Conv2d(3, 2, 3, padding=1, padding_mode="replicate", bias=False)
+
+    def forward(self, x):
+        return self.ring(x.flatten(2)), self.edge(x)
+
+
 class FeaturePyramidMerge(nn.Module):
     """FPN's top-down merge: the coarse map resized to the fine one's size (bilinear, half-pixel), a corner-aligned
     bilinear upsampling by 2 (DeepLab), nearest to a size, a fractional scale, nn.Upsample(size=...)."""
@@ -1745,7 +1772,7 @@ REFUSED = [
     (HEADER + "class Unknown(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        return torch.fft.rfft(x).abs()\n", "torch.fft.rfft"),
     (HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.conv = nn.Conv2d(3, 3, 3, padding=1, padding_mode='reflect')\n\n"
+     "        self.conv = nn.Conv2d(3, 3, 3, padding='same', padding_mode='reflect')\n\n"
      "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
     (HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),

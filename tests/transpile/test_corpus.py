@@ -16,7 +16,8 @@ torch = pytest.importorskip("torch")
 #: classes the translation refuses today, with the reason (a refusal that goes away fails the test: update it)
 KNOWN_REFUSALS = {"PositionalEmbeddingModel": "layer attribute .weight"}
 #: classes one target refuses, with the reason
-KNOWN_TARGET_REFUSALS = {"keras": {"EdgePadding": "no 'edge' mode"}, "flax": {"NanoGPTAttention": "no training flag"}}
+KNOWN_TARGET_REFUSALS = {"keras": {"EdgePadding": "no 'edge' mode", "WrappedConv": "no 'wrap' mode"},
+                         "flax": {"NanoGPTAttention": "no training flag"}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
 KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"}, "flax": {}}
 TARGETS = ("keras", "flax")

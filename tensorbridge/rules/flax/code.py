@@ -42,6 +42,7 @@ from tensorbridge.rules.numpy_code import (
     dtype_keyword,
     function_helpers,
     integer_scale,
+    mode_padded,
     numpy_writers,
     prelu_weights,
     separable_conv_writer,
@@ -151,7 +152,8 @@ def _write_conv_transpose(call):
     return _with_activation(_channels_first(conv, a), a)
 
 
-C.layer("flax.nnx.Conv", "Conv", "", write=_write_conv, from_ir=conv_weights)
+C.layer("flax.nnx.Conv", "Conv", "",
+        write=mode_padded(_write_conv, lambda items: _nnx_sequential(items), C), from_ir=conv_weights)
 C.layer("flax.nnx.ConvTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=conv_weights)
 C.layer("flax.nnx.Linear", "Dense", "",
         write=lambda c: _with_activation(_sized("nnx.Linear", c.attrs["in_features"],

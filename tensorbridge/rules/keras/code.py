@@ -37,6 +37,7 @@ from tensorbridge.rules.numpy_code import (
     dtype_keyword,
     function_helpers,
     integer_scale,
+    mode_padded,
     numpy_writers,
     prelu_weights,
     transformer_layer_weights,
@@ -149,7 +150,8 @@ HELPERS["ChannelPReLU"] = definition(
     "        return ops.where(x >= 0, x, slope * x)\n")
 
 
-C.layer("keras.layers.Conv2D", "Conv", "", write=_write_conv, from_ir=conv_weights)
+C.layer("keras.layers.Conv2D", "Conv", "",
+        write=mode_padded(_write_conv, lambda items: _keras_sequential(items), C), from_ir=conv_weights)
 C.layer("keras.layers.Conv2DTranspose", "ConvTranspose", "", write=_write_conv_transpose, from_ir=conv_weights)
 C.layer("keras.layers.Dense", "Dense", "",
         write=lambda c: P.call("layers.Dense", c.attrs["units"],

@@ -35,12 +35,18 @@ F = "torch.nn.functional."
 # -- layers ------------------------------------------------------------------------------------------
 def _conv(rank, transposed=False):
     def read(a):
-        only(a, padding_mode="zeros")
+        if transposed:
+            only(a, padding_mode="zeros")
         attrs = {"rank": rank, "in_channels": a["in_channels"], "filters": a["out_channels"],
                  "kernel_shape": a["kernel_size"], "strides": a["stride"], "pads": a["padding"],
                  "dilations": a["dilation"], "group": a["groups"], "bias": a["bias"], "layout": "channels_first"}
         if transposed:
             attrs["output_padding"] = a["output_padding"]
+        elif known(a["padding_mode"]) != "zeros":  # padded by reflection, replication or wrapping around
+            mode = known(a["padding_mode"])
+            if mode not in PAD_MODES:
+                raise Refused(f"padding_mode={ast.unparse(a['padding_mode'])}")
+            attrs["padding_mode"] = PAD_MODES[mode]
         return OpCall("ConvTranspose" if transposed else "Conv", attrs=attrs)
     return read
 
