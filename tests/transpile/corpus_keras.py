@@ -1181,6 +1181,19 @@ class MaskedAttentionPool(layers.Layer):
         return self.attention(h, h, value_mask=valid, attention_mask=window[None])
 
 
+class PreNormMLPBlock(layers.Layer):
+    """A pre-norm residual MLP on Keras' own RMSNormalization (its size left to the first call)."""
+
+    def __init__(self, hidden=12, **kwargs):
+        super().__init__(**kwargs)
+        self.norm = layers.RMSNormalization(epsilon=1e-5)
+        self.up = layers.Dense(hidden, activation="silu")
+        self.down = layers.Dense(6)
+
+    def call(self, x):
+        return x + self.down(self.up(self.norm(x)))
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1267,6 +1280,7 @@ CASES = [
     ("KerasTutorialTransformer", (8, 2, 16), (2, 5, 8)),
     ("CrossAttentionDecoder", (), [(2, 5, 8), (2, 7, 6)]),
     ("MaskedAttentionPool", (), (2, 6), "int64"),
+    ("PreNormMLPBlock", (), (2, 4, 6)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -184,7 +184,7 @@ C.layer("torch.nn.LayerNorm", "LayerNormalization", "", write=_write_layer_norm,
 
 def _write_rms_norm(c):
     if known(c.attrs["features"]) is None:
-        raise Refused("an RMS norm whose size the source leaves to the first call (torch has no lazy RMSNorm)")
+        return P.call("LazyRMSNorm", eps=c.attrs["epsilon"])
     return P.call("nn.RMSNorm", c.attrs["features"], eps=c.attrs["epsilon"])
 
 
@@ -552,6 +552,19 @@ HELPERS = {
         "        flat = self.norm(moved.reshape(-1, moved.shape[-1]))\n"
         "        return flat.reshape(moved.shape).movedim(-1, self.axis)\n"),
     **{f"LazyDepthwiseConv{n}d": definition(LAZY_DEPTHWISE.replace("{n}", str(n))) for n in (1, 2)},
+    "LazyRMSNorm": definition(
+        "class LazyRMSNorm(nn.modules.lazy.LazyModuleMixin, nn.RMSNorm):\n"
+        "    \"\"\"nn.RMSNorm over the last axis, its size read from the first input.\"\"\"\n\n"
+        "    cls_to_become = nn.RMSNorm\n\n"
+        "    def __init__(self, eps=None):\n"
+        "        super().__init__(0, eps)\n"
+        "        self.weight = nn.UninitializedParameter()\n\n"
+        "    def initialize_parameters(self, x):\n"
+        "        if self.has_uninitialized_params():\n"
+        "            self.normalized_shape = (x.shape[-1],)\n"
+        "            with torch.no_grad():\n"
+        "                self.weight.materialize(self.normalized_shape)\n"
+        "                self.reset_parameters()\n"),
     "LazyLayerNorm": definition(
         "class LazyLayerNorm(nn.modules.lazy.LazyModuleMixin, nn.LayerNorm):\n"
         "    \"\"\"nn.LayerNorm over the last axis, its size read from the first input.\"\"\"\n\n"
