@@ -511,12 +511,14 @@ def transformer_layer_weights(norm: tuple[str, str]):
         out, prefixes = {}, sorted({k[:k.index("self_attn.")] for k in w if "self_attn." in k})
         for prefix in prefixes:
             helper = "stack." + prefix[len("layers."):] if prefix else ""
-            attention = {k[len(prefix + "self_attn."):]: v for k, v in w.items() if k.startswith(prefix + "self_attn.")}
-            out.update({f"{helper}self_attn.{k}": v for k, v in attention_weights(attention, attrs).items()})
+            for name in ("self_attn", "multihead_attn"):  # the decoder's attention over the memory: the second
+                attention = {k[len(f"{prefix}{name}."):]: v for k, v in w.items() if k.startswith(f"{prefix}{name}.")}
+                if attention:
+                    out.update({f"{helper}{name}.{k}": v for k, v in attention_weights(attention, attrs).items()})
             for layer in ("linear1", "linear2"):
                 out.update({f"{helper}{layer}.{name}": w[f"{prefix}{layer}.{role}"]
                             for name, role in (("kernel", "W"), ("bias", "B")) if f"{prefix}{layer}.{role}" in w})
-            out.update(_norm_weights(w, prefix, helper, ("norm1", "norm2"), norm))
+            out.update(_norm_weights(w, prefix, helper, ("norm1", "norm2", "norm3"), norm))
         out.update(_norm_weights(w, "", "", ("norm",), norm))
         return out
     return from_ir
@@ -532,12 +534,16 @@ TRANSFORMER_DEFAULTS = {"dim_feedforward": 2048, "dropout": 0.1, "activation": "
                         "batch_first": False, "norm_first": False, "bias": True}
 
 
+#: the transformer ops of model code: the encoder's and decoder's layers and stacks
+TRANSFORMER_OPS = ("TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder")
+
+
 def write_transformer(c: OpCall, **extra) -> ast.expr:
     """`TorchTransformerEncoderLayer(d_model, nhead, ...)` or `TorchTransformerEncoder(num_layers, ...)` (the
-    helpers), with `extra` keywords (Flax's rngs)."""
+    helpers; the decoder's likewise), with `extra` keywords (Flax's rngs)."""
     a = c.attrs
     options = changed(a, TRANSFORMER_DEFAULTS)
-    if c.op == "TransformerEncoder":
-        return P.call("TorchTransformerEncoder", a["num_layers"], **keywords(norm_eps=(value_of(a["norm_eps"]), None)),
+    if not c.op.endswith("Layer"):
+        return P.call(f"Torch{c.op}", a["num_layers"], **keywords(norm_eps=(value_of(a["norm_eps"]), None)),
                       d_model=a["d_model"], nhead=a["nhead"], **options, **extra)
-    return P.call("TorchTransformerEncoderLayer", a["d_model"], a["nhead"], **options, **extra)
+    return P.call(f"Torch{c.op}", a["d_model"], a["nhead"], **options, **extra)

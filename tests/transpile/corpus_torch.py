@@ -1136,6 +1136,8 @@ CASES = [
     ("PrototypeDistances", (), (2, 6, 4)),
     ("ReflectConvBlock", (), (2, 4, 7, 9)),
     ("WrappedConv", (), (2, 3, 5, 5)),
+    ("Seq2SeqTransformer", (), [(2, 7), (2, 5)], "int64"),
+    ("PreNormDecoderLayer", (), [(5, 2, 8), (6, 2, 8)]),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1491,6 +1493,41 @@ class TransformerClassifier(nn.Module):
 
     def forward(self, tokens):
         return self.head(self.encoder(self.embedding(tokens)).mean(dim=1))
+
+
+class Seq2SeqTransformer(nn.Module):
+    """An encoder-decoder in the style of the PyTorch translation tutorial: token embeddings, an encoder stack, a
+    decoder stack with a final norm under a causal target mask and source / target padding masks, a generator."""
+
+    def __init__(self, vocab=12, d_model=16, nhead=4, d_hid=24, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d_model, nhead, d_hid, 0.1, batch_first=True),
+                                             layers)
+        decoder_layer = nn.TransformerDecoderLayer(d_model, nhead, d_hid, 0.1, batch_first=True)
+        self.decoder = nn.TransformerDecoder(decoder_layer, layers, norm=nn.LayerNorm(d_model))
+        self.generator = nn.Linear(d_model, vocab)
+
+    def forward(self, source, target):
+        memory = self.encoder(self.embed(source))
+        steps = target.shape[1]
+        causal = torch.triu(torch.ones(steps, steps, dtype=torch.bool, device=target.device), diagonal=1)
+        out = self.decoder(self.embed(target), memory, tgt_mask=causal, tgt_key_padding_mask=target == 1,
+                           memory_key_padding_mask=source == 2)
+        return self.generator(out)
+
+
+class PreNormDecoderLayer(nn.Module):
+    """A time-major pre-norm GELU nn.TransformerDecoderLayer attending over a memory of another length, with an
+    additive memory mask."""
+
+    def __init__(self, d_model=8):
+        super().__init__()
+        self.layer = nn.TransformerDecoderLayer(d_model, 2, 16, dropout=0.0, activation="gelu", norm_first=True)
+
+    def forward(self, tgt, memory):
+        bias = torch.zeros(tgt.shape[0], memory.shape[0]) - torch.arange(memory.shape[0]).float() * 0.5
+        return self.layer(tgt, memory, memory_mask=bias)
 
 
 class PreNormEncoderLayer(nn.Module):

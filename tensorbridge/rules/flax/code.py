@@ -46,6 +46,7 @@ from tensorbridge.rules.numpy_code import (
     numpy_writers,
     prelu_weights,
     separable_conv_writer,
+    TRANSFORMER_OPS,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,
@@ -241,7 +242,7 @@ C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "", write
         from_ir=partial(attention_weights, layers=("query_dense", "key_dense", "value_dense", "output_dense")))
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
-for _op in ("TransformerEncoderLayer", "TransformerEncoder"):
+for _op in TRANSFORMER_OPS:
     C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c, rngs=P.name("rngs")),
             from_ir=transformer_layer_weights(("scale", "bias")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)

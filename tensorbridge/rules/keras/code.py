@@ -40,6 +40,7 @@ from tensorbridge.rules.numpy_code import (
     mode_padded,
     numpy_writers,
     prelu_weights,
+    TRANSFORMER_OPS,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,
@@ -215,7 +216,7 @@ for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
-for _op in ("TransformerEncoderLayer", "TransformerEncoder"):
+for _op in TRANSFORMER_OPS:
     C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c),
             from_ir=transformer_layer_weights(("gamma", "beta")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)

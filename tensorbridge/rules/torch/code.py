@@ -211,23 +211,29 @@ TRANSFORMER_OPTIONS = ("dim_feedforward", "dropout", "activation", "layer_norm_e
                        "bias")
 
 
-def _transformer_layer(a):
-    if known(a["activation"]) not in ("relu", "gelu"):
-        raise Refused("an activation other than 'relu' or 'gelu'")
-    only(a, device=None, dtype=None)
-    return OpCall("TransformerEncoderLayer", attrs={k: a[k] for k in ("d_model", "nhead", *TRANSFORMER_OPTIONS)})
+def _transformer_layer(op):
+    def read(a):
+        if known(a["activation"]) not in ("relu", "gelu"):
+            raise Refused("an activation other than 'relu' or 'gelu'")
+        only(a, device=None, dtype=None)
+        return OpCall(op, attrs={k: a[k] for k in ("d_model", "nhead", *TRANSFORMER_OPTIONS)})
+    return read
 
 
 def _transformer_layer_to_ir(w, attrs, prefix=""):
-    """nn.TransformerEncoderLayer's weights -> the IR's: the attention's as MultiHeadAttention's under
-    `self_attn.`, the feed-forward Dense weights [in, out] (`linear1.W`, ...), the norms' `norm1.scale`, ..."""
-    attention = {k[len(prefix + "self_attn."):]: v for k, v in w.items() if k.startswith(prefix + "self_attn.")}
-    out = {f"self_attn.{k}": v for k, v in _attention_to_ir(attention, attrs).items()}
+    """nn.TransformerEncoderLayer's / DecoderLayer's weights -> the IR's: the attentions' as MultiHeadAttention's
+    under `self_attn.` (and the decoder's `multihead_attn.`), the feed-forward Dense weights [in, out]
+    (`linear1.W`, ...), the norms' `norm1.scale`, ..."""
+    out = {}
+    for name in ("self_attn", "multihead_attn"):
+        attention = {k[len(f"{prefix}{name}."):]: v for k, v in w.items() if k.startswith(f"{prefix}{name}.")}
+        if attention:
+            out.update({f"{name}.{k}": v for k, v in _attention_to_ir(attention, attrs).items()})
     for layer in ("linear1", "linear2"):
         out[f"{layer}.W"] = np.ascontiguousarray(w[f"{prefix}{layer}.weight"].T)
         if f"{prefix}{layer}.bias" in w:
             out[f"{layer}.B"] = w[f"{prefix}{layer}.bias"]
-    for norm in ("norm1", "norm2"):
+    for norm in ("norm1", "norm2", "norm3"):
         out.update(_norm_to_ir(w, f"{prefix}{norm}.", norm))
     return out
 
@@ -237,19 +243,27 @@ def _norm_to_ir(w, prefix, name):
             if prefix + weight in w}
 
 
-C.layer(f"{NN}TransformerEncoderLayer", "TransformerEncoderLayer", "d_model nhead dim_feedforward=2048 dropout=0.1 "
-        "activation='relu' layer_norm_eps=1e-05 batch_first=False norm_first=False bias=True device=None dtype=None",
-        read=_transformer_layer, to_ir=_transformer_layer_to_ir, call="src src_mask=None src_key_padding_mask=None "
-                                                                       "is_causal=False")
+TRANSFORMER_LAYER_ARGS = ("d_model nhead dim_feedforward=2048 dropout=0.1 activation='relu' layer_norm_eps=1e-05 "
+                          "batch_first=False norm_first=False bias=True device=None dtype=None")
+C.layer(f"{NN}TransformerEncoderLayer", "TransformerEncoderLayer", TRANSFORMER_LAYER_ARGS,
+        read=_transformer_layer("TransformerEncoderLayer"), to_ir=_transformer_layer_to_ir,
+        call="src src_mask=None src_key_padding_mask=None is_causal=False")
+C.layer(f"{NN}TransformerDecoderLayer", "TransformerDecoderLayer", TRANSFORMER_LAYER_ARGS,
+        read=_transformer_layer("TransformerDecoderLayer"), to_ir=_transformer_layer_to_ir,
+        call="tgt memory tgt_mask=None memory_mask=None tgt_key_padding_mask=None memory_key_padding_mask=None "
+             "tgt_is_causal=False memory_is_causal=False")
 
 
-def _transformer_encoder(a):
-    """`num_layers` copies of the layer (nn.TransformerEncoder deep-copies it), then an optional nn.LayerNorm."""
-    layer, norm = a["encoder_layer"], a["norm"]
-    if known(norm) is not None and (norm.op != "LayerNormalization" or known(norm.attrs["affine"]) is not True):
-        raise Refused("a final norm other than nn.LayerNorm(d_model)")
-    return OpCall("TransformerEncoder", attrs={**layer.attrs, "num_layers": a["num_layers"],
-                                               "norm_eps": norm.attrs["epsilon"] if known(norm) is not None else None})
+def _transformer_stack(op, layer_argument):
+    def read(a):
+        """`num_layers` copies of the layer (nn.TransformerEncoder/Decoder deep-copy it), then an optional
+        nn.LayerNorm."""
+        layer, norm = a[layer_argument], a["norm"]
+        if known(norm) is not None and (norm.op != "LayerNormalization" or known(norm.attrs["affine"]) is not True):
+            raise Refused("a final norm other than nn.LayerNorm(d_model)")
+        return OpCall(op, attrs={**layer.attrs, "num_layers": a["num_layers"],
+                                 "norm_eps": norm.attrs["epsilon"] if known(norm) is not None else None})
+    return read
 
 
 def _transformer_encoder_to_ir(w, attrs):
@@ -263,8 +277,14 @@ def _transformer_encoder_to_ir(w, attrs):
 
 
 C.layer(f"{NN}TransformerEncoder", "TransformerEncoder", "encoder_layer num_layers norm=None "
-        "enable_nested_tensor=True mask_check=True", read=_transformer_encoder, to_ir=_transformer_encoder_to_ir,
-        layer_arguments=("encoder_layer", "norm"), call="src mask=None")
+        "enable_nested_tensor=True mask_check=True", read=_transformer_stack("TransformerEncoder", "encoder_layer"),
+        to_ir=_transformer_encoder_to_ir, layer_arguments=("encoder_layer", "norm"),
+        call="src mask=None")
+C.layer(f"{NN}TransformerDecoder", "TransformerDecoder", "decoder_layer num_layers norm=None",
+        read=_transformer_stack("TransformerDecoder", "decoder_layer"), to_ir=_transformer_encoder_to_ir,
+        layer_arguments=("decoder_layer", "norm"),
+        call="tgt memory tgt_mask=None memory_mask=None tgt_key_padding_mask=None memory_key_padding_mask=None "
+             "tgt_is_causal=None memory_is_causal=False")
 
 
 RECURRENT_ARGS = "input_size hidden_size num_layers=1 {}bias=True batch_first=False dropout=0.0 bidirectional=False"
