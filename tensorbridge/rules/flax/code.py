@@ -36,6 +36,7 @@ from tensorbridge.rules.flax.code_attention import write_attention, write_keras_
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    TRANSFORMER_OPS,
     attention_weights,
     conv_weights,
     dense_weights,
@@ -46,7 +47,6 @@ from tensorbridge.rules.numpy_code import (
     numpy_writers,
     prelu_weights,
     separable_conv_writer,
-    TRANSFORMER_OPS,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,

@@ -31,6 +31,7 @@ from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    TRANSFORMER_OPS,
     attention_weights,
     conv_weights,
     dense_weights,
@@ -40,7 +41,6 @@ from tensorbridge.rules.numpy_code import (
     mode_padded,
     numpy_writers,
     prelu_weights,
-    TRANSFORMER_OPS,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,
