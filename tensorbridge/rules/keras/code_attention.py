@@ -120,8 +120,8 @@ HELPERS["TorchTransformerEncoder"] = definition(
     "        return None  # `mask` is PyTorch's attention mask, not a Keras mask to pass on\n")
 HELPERS["TorchTransformerDecoderLayer"] = definition(
     "class TorchTransformerDecoderLayer(layers.Layer):\n"
-    "    \"\"\"PyTorch's nn.TransformerDecoderLayer over Keras layers: self-attention, attention over the memory and a\n"
-    "    feed-forward block, each added to its input and normalised after it (before it with norm_first).\"\"\"\n"
+    "    \"\"\"PyTorch's nn.TransformerDecoderLayer over Keras layers: self-attention, attention over the memory\n"
+    "    and a feed-forward block, each added to its input and normalised after it (before it with norm_first).\"\"\"\n"
     "\n"
     "    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu',\n"
     "                 layer_norm_eps=1e-05, batch_first=False, norm_first=False, bias=True):\n"
