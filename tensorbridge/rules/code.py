@@ -48,21 +48,25 @@ class Signature:
     params: tuple[tuple[str, object], ...]
     varargs: str | None = None
     leading: int | None = None
+    #: a `**kwargs` parameter: the keywords no other parameter takes, as a dict
+    varkw: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> Signature:
-        """"in_channels out_channels stride=1 bias=True *dims" or "*size dtype=None" (defaults are Python
-        literals)."""
-        params, varargs, leading = [], None, None
+        """"in_channels out_channels stride=1 bias=True *dims", "*size dtype=None" or "pattern **sizes" (defaults
+        are Python literals)."""
+        params, varargs, leading, varkw = [], None, None, None
         for item in text.split():
-            if item.startswith("*"):
+            if item.startswith("**"):
+                varkw = item[2:]
+            elif item.startswith("*"):
                 varargs, leading = item[1:], len(params)
             elif "=" in item:
                 name, default = item.split("=", 1)
                 params.append((name, ast.literal_eval(default)))
             else:
                 params.append((item, REQUIRED))
-        return cls(tuple(params), varargs, leading)
+        return cls(tuple(params), varargs, leading, varkw)
 
     def names(self) -> list[str]:
         return [n for n, _ in self.params]
@@ -85,9 +89,14 @@ class Signature:
             raise Refused(f"{len(positional)} positional arguments, the signature has {len(names)}")
         for name, arg in zip(names, positional):
             bound[name] = arg
+        if self.varkw is not None:
+            bound[self.varkw] = {}
         for kw in call.keywords:
             if kw.arg is None:
                 raise Refused("a **kwargs call whose arguments cannot be bound statically")
+            if kw.arg not in names and self.varkw is not None:
+                bound[self.varkw][kw.arg] = kw.value
+                continue
             if kw.arg not in names:
                 raise Refused(f"unknown keyword argument {kw.arg!r}")
             if kw.arg in bound:
@@ -286,6 +295,9 @@ class TargetSkeleton:
     #: (class bases, class body, the translated build method, {its shape parameter: the forward parameter}) ->
     #: the class body; None when the target has no such layer
     first_call: Callable | None = None
+    #: a weight attribute (`self.w`) as a plain tensor of its value, for a library function that takes tensors
+    #: only (einops): Keras' `self.w.value`, NNX's `self.w[...]`
+    weight_value: Callable = staticmethod(lambda weight: weight)
     #: a Python number as the tensor a tensor function needs (`torch.sqrt(torch.as_tensor(2.0))`), or None when the
     #: target's functions take numbers
     scalar_tensor: Callable | None = None

@@ -13,6 +13,7 @@ import ast
 import importlib
 
 FRAMEWORK_ROOTS = frozenset({"torch", "keras", "flax", "jax"})
+EINOPS_LAYERS = "einops.layers."
 
 
 class Imports:
@@ -49,7 +50,8 @@ class Imports:
     def framework_of(self, stmt: ast.stmt) -> str | None:
         """The framework an import statement brings in, if any."""
         names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]
-        roots = {n.split(".")[0] for n in names}
+        # einops' layers are written per framework (einops.layers.torch); its functions take any framework's tensors
+        roots = {n.split(".")[2] if n.startswith(EINOPS_LAYERS) else n.split(".")[0] for n in names}
         found = roots & FRAMEWORK_ROOTS
         return next(iter(found)) if found else None
 
@@ -80,9 +82,10 @@ class Rows:
 
 
 def resolve(path: str):
-    """The object a dotted path names inside an installed framework, else None (nothing else is imported)."""
+    """The object a dotted path names inside an installed framework (or einops' layers for one), else None (nothing
+    else is imported)."""
     parts = path.split(".")
-    if parts[0] not in FRAMEWORK_ROOTS:
+    if parts[0] not in FRAMEWORK_ROOTS and not path.startswith(EINOPS_LAYERS):
         return None
     for cut in range(len(parts), 0, -1):
         try:

@@ -162,7 +162,7 @@ class Translator:
 
     def _framework_path(self, node) -> str | None:
         path = self.imports.path(node)
-        return path if path and path.split(".")[0] in self.roots else None
+        return path if path and _under(path, self.roots) else None
 
     def _block(self, node, construct: str, reason: str) -> None:
         self.report.add(construct, f"{self.filename}:{getattr(node, 'lineno', 0)}", reason)
@@ -738,7 +738,7 @@ class Translator:
             bound = ast.Call(node.func, node.args[1:], node.keywords)
             (args, keywords), _ = self._arguments(bound, scope, info)
             return self._function_as_layer(node, self._framework_path(node.args[0]), args, keywords)
-        if path is not None and path.split(".")[0] in self.roots:
+        if path is not None and _under(path, self.roots):
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
             receiver, kind = self._expr(func.value, scope, info)
@@ -781,7 +781,16 @@ class Translator:
             self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
             self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
+        if self.imports.path(func) is not None:  # a library's function (einops): it takes tensors, not weights
+            args = ([self._weight_value(a, info) for a in args[0]],
+                    [ast.keyword(k.arg, self._weight_value(k.value, info)) for k in args[1]])
         return ast.Call(callee, *args), UNKNOWN if TENSOR not in kinds else TENSOR
+
+    def _weight_value(self, value, info):
+        """A weight the class holds (`self.w`) as the target's tensor of its value, other values as they are."""
+        if _is_self_attr(value) and info is not None and info.attrs.get(value.attr) == TENSOR:
+            return self.dst.weight_value(value)
+        return value
 
     def _check_mode_arguments(self, node: ast.Call) -> None:
         for kw in node.keywords:
@@ -1052,6 +1061,11 @@ def _method_name(call) -> str | None:
 def _is_super_init(call) -> bool:
     return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+
+
+def _under(path: str, roots) -> bool:
+    """Whether dotted `path` is one of `roots` (packages, "torch", or modules, "einops.layers.torch") or inside one."""
+    return any(path == r or path.startswith(r + ".") for r in roots)
 
 
 def _marks_built(stmt) -> bool:

@@ -5,7 +5,9 @@ benchmark (the counterpart of corpus_torch.py).
 translates each class, ports its weights and compares outputs. Images are channels-last, as Keras defaults.
 """
 
+import einops.layers.keras
 import keras
+from einops import rearrange, reduce
 from keras import layers, ops
 
 
@@ -1194,6 +1196,22 @@ class PreNormMLPBlock(layers.Layer):
         return x + self.down(self.up(self.norm(x)))
 
 
+class EinopsMixer(layers.Layer):
+    """An MLP-Mixer stem on einops: a patch layer, token mixing across a rearranged axis, a pooling layer."""
+
+    def __init__(self, patch=2, dim=6, **kwargs):
+        super().__init__(**kwargs)
+        self.patches = einops.layers.keras.Rearrange("b (h p1) (w p2) c -> b (h w) (p1 p2 c)", p1=patch, p2=patch)
+        self.embed = layers.Dense(dim)
+        self.token_mix = layers.Dense(6)
+        self.pool = einops.layers.keras.Reduce("b n d -> b d", "mean")
+
+    def call(self, x):
+        h = self.embed(self.patches(x))
+        mixed = rearrange(self.token_mix(rearrange(h, "b n d -> b d n")), "b d n -> b n d")
+        return self.pool(h + mixed), reduce(h, "b (g n) d -> b g d", "max", g=2)
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1281,6 +1299,7 @@ CASES = [
     ("CrossAttentionDecoder", (), [(2, 5, 8), (2, 7, 6)]),
     ("MaskedAttentionPool", (), (2, 6), "int64"),
     ("PreNormMLPBlock", (), (2, 4, 6)),
+    ("EinopsMixer", (), (2, 4, 6, 3)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -11,6 +11,8 @@ from collections import OrderedDict
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from einops import rearrange, reduce, repeat
+from einops.layers.torch import Rearrange, Reduce
 from torch import nn as tnn
 
 
@@ -1138,6 +1140,7 @@ CASES = [
     ("WrappedConv", (), (2, 3, 5, 5)),
     ("Seq2SeqTransformer", (), [(2, 7), (2, 5)], "int64"),
     ("PreNormDecoderLayer", (), [(5, 2, 8), (6, 2, 8)]),
+    ("EinopsViT", (), (2, 3, 6, 4)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1528,6 +1531,32 @@ class PreNormDecoderLayer(nn.Module):
     def forward(self, tgt, memory):
         bias = torch.zeros(tgt.shape[0], memory.shape[0]) - torch.arange(memory.shape[0]).float() * 0.5
         return self.layer(tgt, memory, memory_mask=bias)
+
+
+class EinopsViT(nn.Module):
+    """A ViT in lucidrains' vit-pytorch style: einops layers cut patches and pool, einops functions repeat the
+    class token and split heads."""
+
+    def __init__(self, patch=2, channels=3, dim=8, heads=2, classes=3):
+        super().__init__()
+        self.heads = heads
+        self.to_patch_embedding = nn.Sequential(
+            Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=patch, p2=patch),
+            nn.LayerNorm(patch * patch * channels),
+            nn.Linear(patch * patch * channels, dim),
+        )
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.head = nn.Sequential(Reduce("b n d -> b d", "max"), nn.Linear(dim, classes))
+
+    def forward(self, img):
+        x = self.to_patch_embedding(img)
+        cls_tokens = repeat(self.cls_token, "1 1 d -> b 1 d", b=x.shape[0])
+        x = torch.cat((cls_tokens, x), dim=1)
+        q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in self.to_qkv(x).chunk(3, dim=-1))
+        attn = (q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5).softmax(dim=-1)
+        out = rearrange(attn @ v, "b h n d -> b n (h d)")
+        return self.head(x + out), reduce(out, "b n d -> b d", "mean")
 
 
 class PreNormEncoderLayer(nn.Module):

@@ -30,6 +30,7 @@ from tensorbridge.rules.code import (
     value_of,
     with_activation,
 )
+from tensorbridge.rules.einops_code import einops_functions
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.code_attention import HELPERS as ATTENTION_HELPERS
 from tensorbridge.rules.flax.code_attention import write_attention, write_keras_attention
@@ -478,9 +479,11 @@ class NnxWeights(WeightPort):
         variable.value = jnp.asarray(array, dtype=variable.value.dtype)
 
 
+einops_functions(C)
+
 C.skeleton = TargetSkeleton(
     layer_base="nnx.Module", forward="__call__",
-    imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]),
+    imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]), P.import_("einops"),
              P.from_import("functools", ["partial"])),
     sequential=_nnx_sequential, add_weight=_nnx_weight, helpers=HELPERS, port=NnxWeights(),
     module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
@@ -488,6 +491,7 @@ C.skeleton = TargetSkeleton(
     init_argument=(RNGS, "nnx.Rngs"),
     training=None,
     first_call=_nnx_first_call,
+    weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
     reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",
                                    "iter_modules"}))

@@ -416,9 +416,10 @@ class KerasWeights(WeightPort):
 
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
-    imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"])),
+    imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras")),
     sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS, port=KerasWeights(),
     function_layer=lambda fn: P.call("layers.Lambda", fn),
+    weight_value=lambda weight: ast.Attribute(weight, "value", ast.Load()),
     reserved_names=frozenset({"keras", "layers", "ops", "training", *HELPERS}),
     reserved_attributes=frozenset({"weights", "dtype", "input", "output", "variables", "losses", "trainable", "path",
                                    "compute_dtype", "metrics", "name", "built", "non_trainable_weights",

@@ -28,6 +28,7 @@ from tensorbridge.rules.code import (
     read_gelu,
     required,
 )
+from tensorbridge.rules.einops_code import einops_layers
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.keras.code_recurrent import ORDER
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir
@@ -554,6 +555,8 @@ def _attributes(obj) -> dict:
     return {n: v for n, v in vars(obj).items() if not n.startswith("_")}
 
 
+einops_layers(C, "einops.layers.keras")
+
 C.source = SourceSkeleton(
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
     containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
@@ -569,4 +572,5 @@ C.source = SourceSkeleton(
     build_method="build",
     weights=KerasWeightSource(),
     config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec"}),
+    roots=frozenset({"einops.layers.keras"}),
 )

@@ -24,6 +24,7 @@ from tensorbridge.rules.code import (
     known,
     only,
 )
+from tensorbridge.rules.einops_code import einops_layers
 from tensorbridge.rules.recurrent import CODE_MODE, reorder
 from tensorbridge.rules.torch.base import R
 
@@ -642,6 +643,8 @@ class TorchWeightSource(WeightSource):
         return dict(obj.named_children())
 
 
+einops_layers(C, "einops.layers.torch")
+
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
@@ -656,4 +659,5 @@ C.source = SourceSkeleton(
     dtypes=DTYPES,
     tuple_fields={"values": 0, "indices": 1},
     weights=TorchWeightSource(),
+    roots=frozenset({"einops.layers.torch"}),
 )

@@ -630,7 +630,8 @@ class TorchWeights(WeightPort):
 
 C.skeleton = TargetSkeleton(
     layer_base="nn.Module", forward="forward",
-    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F")),
+    imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F"),
+             P.import_("einops.layers.torch")),
     sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
