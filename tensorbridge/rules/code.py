@@ -295,6 +295,12 @@ class TargetSkeleton:
     #: (class bases, class body, the translated build method, {its shape parameter: the forward parameter}) ->
     #: the class body; None when the target has no such layer
     first_call: Callable | None = None
+    #: (a layer attribute `self.x`, its OpCall) -> the statement that creates the layer's weights in `__init__`,
+    #: for a layer whose weights the code reads before or without calling it (Keras builds layers when first
+    #: called); raises Refused when its sizes are unknown; None for targets whose layers are built when made
+    build_layer: Callable | None = None
+    #: helper classes that hold the layer they wrap as `.layer` (ChannelsLast, Lazy)
+    wrappers: frozenset = frozenset()
     #: a weight attribute (`self.w`) as a plain tensor of its value, for a library function that takes tensors
     #: only (einops): Keras' `self.w.value`, NNX's `self.w[...]`
     weight_value: Callable = staticmethod(lambda weight: weight)
@@ -318,6 +324,9 @@ class CodeTable:
         self.functions: dict[str, FunctionRow] = {}
         self.layer_writers: dict[str, LayerRow] = {}
         self.function_writers: dict[str, FunctionRow] = {}
+        #: IR op -> {a layer's weight attribute: (its IR weight role, whether it is the role's array transposed)},
+        #: read both ways: a source's `self.embed.weight` is the target layer's attribute of the same role
+        self.weight_attributes: dict[str, dict[str, tuple[str, bool]]] = {}
 
     def layer(self, path: str, op: str, signature: str, read=None, write=None, to_ir=None, from_ir=None,
               inplace=None, layer_arguments=(), call="input") -> LayerRow:

@@ -120,8 +120,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("ExpandAs", fn("broadcast_to"))(lambda c: P.call(fn("broadcast_to"), c.inputs[0], shape(c.inputs[1])))
     table.writes("Reshape", fn("reshape"))(
         lambda c: P.call(fn("reshape"), c.inputs[0], shape_argument(c.attrs["shape"])))
-    table.writes("Transpose", fn("transpose"))(
-        lambda c: P.call(fn("transpose"), c.inputs[0], shape_argument(c.attrs["perm"])))
+    table.writes("Transpose", fn("transpose"))(  # without axes: every axis reversed
+        lambda c: P.call(fn("transpose"), c.inputs[0], *([] if known(c.attrs["perm"]) is None else
+                                                         [shape_argument(c.attrs["perm"])])))
     table.writes("Shape", "(the shape)")(
         lambda c: shape(c.inputs[0]) if known(c.attrs["index"]) is None else P.subscript(shape(c.inputs[0]),
                                                                                          c.attrs["index"]))

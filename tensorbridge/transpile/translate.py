@@ -58,6 +58,9 @@ class ClassInfo:
     #: layers (Keras): it becomes the target's layer container once a layer is put in it
     empty_containers: dict = field(default_factory=dict)
     layer_rows: dict = field(default_factory=dict)  # self.<name> -> the code row of the framework layer it holds
+    #: self.<name> -> (the layer's OpCall, the target's constructor written for it)
+    written_layers: dict = field(default_factory=dict)
+    weights_read: set = field(default_factory=set)  # self.<name> layers whose weights the code reads
 
 
 @dataclass
@@ -203,6 +206,8 @@ class Translator:
             self._add_training_param(body)
         if built is not None:
             body = self.dst.first_call(bases, body, *built)
+        if info.weights_read and self.dst.build_layer is not None:
+            self._build_read_layers(body, info)
         if not info.own_base:
             _call_base_init(body)
         for attr, assigns in info.none_slots.items():
@@ -210,6 +215,20 @@ class Translator:
                 for assign in assigns:
                     assign.value = self.dst.empty_layer(assign.value)
         return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
+
+    def _build_read_layers(self, body: list, info: ClassInfo) -> None:
+        """After each `self.<layer> = ...` in `__init__` whose weights the code reads, the target's statement
+        that creates them (Keras: `self.embed.build()`)."""
+        init = next((f for f in body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        for attr in sorted(info.weights_read):
+            at = next((i for i, st in enumerate(init.body if init else []) if isinstance(st, ast.Assign) and
+                       _is_self_attr(st.targets[0]) and st.targets[0].attr == attr), None)
+            try:
+                if at is None:
+                    raise Refused("its weights are read, but it is not made in __init__'s own statements")
+                init.body.insert(at + 1, self.dst.build_layer(P.name(f"self.{attr}"), info.written_layers[attr][0]))
+            except Refused as e:
+                self._block(init or body[0], f"self.{attr}", str(e))
 
     def _build(self, fn: ast.FunctionDef, forward: ast.FunctionDef | None, info: ClassInfo):
         """The source's method that creates weights from the input shapes on the first call (Keras' `build`),
@@ -434,6 +453,8 @@ class Translator:
                 info.attrs[target.attr] = kind
                 if kind == MODULE and isinstance(stmt.value, ast.Call):
                     info.layer_rows[target.attr] = self.layers.find(self.imports.path(stmt.value.func))
+                    if self._last_layer is not None and self._last_layer[1] is value:
+                        info.written_layers[target.attr] = self._last_layer
                 if self._last_inplace:
                     info.inplace.add(target.attr)
             elif info.attrs.get(target.attr) in (MODULE, MODULES, OWN):
@@ -581,6 +602,7 @@ class Translator:
 
     # -- expressions -----------------------------------------------------------------------------
     _last_inplace = False
+    _last_layer = None  # (OpCall, written constructor) of the last framework layer translated
     _overwritten: list = []
 
     def expr(self, node, scope: Scope, info) -> tuple[ast.expr, str]:
@@ -703,6 +725,8 @@ class Translator:
             if info is not None and node.attr in info.attrs:
                 return node, info.attrs[node.attr]
             return node, UNKNOWN
+        if _is_self_attr(node.value) and info is not None and node.value.attr in info.written_layers:
+            return self._layer_weight(node, *info.written_layers[node.value.attr], info)
         value, kind = self._expr(node.value, scope, info)
         if kind in (MODULE, MODULES):
             self._block(node, f"layer attribute .{node.attr}", "reading a layer's attributes or weights directly is "
@@ -716,6 +740,25 @@ class Translator:
                 return self._write(rows[node.attr](value), node), kind
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
+
+    def _layer_weight(self, node: ast.Attribute, opcall, written, info):
+        """`self.embed.weight` (a framework layer's weight, read): the target layer's weight of the same IR role,
+        transposed where the two frameworks lay it out differently (a Linear's [out, in] and a Dense's [in, out])."""
+        role = self.source_table.weight_attributes.get(opcall.op, {}).get(node.attr)
+        held = {r: (name, t) for name, (r, t) in self.target.weight_attributes.get(opcall.op, {}).items()}
+        path = _held_layer(written, self.dst.wrappers)
+        if role is None or role[0] not in held or path is None:
+            reason = ("the target writes this layer together with others" if path is None and role is not None else
+                      "only the weights of the layers with a weight table are read (embeddings, dense layers)")
+            self._block(node, f"layer attribute .{node.attr}", reason)
+            return node, UNKNOWN
+        info.weights_read.add(node.value.attr)
+        name, transposed = held[role[0]]
+        weight = P.name(".".join(["self", node.value.attr, *path, name]))
+        if transposed != role[1]:
+            weight = self.target.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0,
+                                                                                                 "axis2": 1}))
+        return weight, TENSOR
 
     def _training_flag(self, node, info) -> ast.expr:
         """The target's way of reading whether the layer trains (the source's `self.training` or `training`)."""
@@ -881,6 +924,7 @@ class Translator:
             written = self.target.write_layer(opcall)
             if row.inplace and known(bound.get(row.inplace)) is True:
                 self._last_inplace = True
+            self._last_layer = (opcall, written)
             return written
         except Refused as e:
             self._block(node, _short(row.path), str(e))
@@ -1061,6 +1105,17 @@ def _method_name(call) -> str | None:
 def _is_super_init(call) -> bool:
     return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
         and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
+
+
+def _held_layer(written: ast.expr, wrappers) -> list[str] | None:
+    """The attributes from a written layer constructor to the layer holding the weights (`Lazy(...)` ->
+    ["layer"]); None when the constructor holds several layers (a Sequential of the layer and its activation)."""
+    if isinstance(written, ast.Call) and isinstance(written.func, ast.Name) and written.func.id in wrappers:
+        inner = _held_layer(written.args[0], wrappers) if written.args else None
+        return None if inner is None else ["layer", *inner]
+    if isinstance(written, ast.Call) and ast.unparse(written.func).endswith("Sequential"):
+        return None
+    return []
 
 
 def _under(path: str, roots) -> bool:

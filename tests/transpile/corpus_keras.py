@@ -1212,6 +1212,22 @@ class EinopsMixer(layers.Layer):
         return self.pool(h + mixed), reduce(h, "b (g n) d -> b g d", "max", g=2)
 
 
+class TiedDecoder(layers.Layer):
+    """Output logits from the token embedding's table (tied weights), a dense layer's kernel and bias reused."""
+
+    def __init__(self, vocab=9, dim=6, **kwargs):
+        super().__init__(**kwargs)
+        self.embed = layers.Embedding(vocab, dim)
+        self.mix = layers.Dense(dim)
+        self.norm = layers.LayerNormalization()
+
+    def call(self, ids):
+        h = self.mix(self.embed(ids))
+        h = ops.matmul(ops.tanh(h), self.mix.kernel) + self.mix.bias
+        h = self.norm(h) + self.norm.beta
+        return ops.matmul(h, ops.transpose(self.embed.embeddings))
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1300,6 +1316,7 @@ CASES = [
     ("MaskedAttentionPool", (), (2, 6), "int64"),
     ("PreNormMLPBlock", (), (2, 4, 6)),
     ("EinopsMixer", (), (2, 4, 6, 3)),
+    ("TiedDecoder", (), (2, 5), "int64"),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

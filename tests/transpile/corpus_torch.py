@@ -1141,6 +1141,7 @@ CASES = [
     ("Seq2SeqTransformer", (), [(2, 7), (2, 5)], "int64"),
     ("PreNormDecoderLayer", (), [(5, 2, 8), (6, 2, 8)]),
     ("EinopsViT", (), (2, 3, 6, 4)),
+    ("TiedEmbeddingLM", (), (2, 7), "int64"),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1557,6 +1558,24 @@ class EinopsViT(nn.Module):
         attn = (q @ k.transpose(-1, -2) * q.shape[-1] ** -0.5).softmax(dim=-1)
         out = rearrange(attn @ v, "b h n d -> b n (h d)")
         return self.head(x + out), reduce(out, "b n d -> b d", "mean")
+
+
+class TiedEmbeddingLM(nn.Module):
+    """A GPT-style head tied to the token embedding (`F.linear(h, self.tok.weight)`), a learned position table
+    read by slicing its weight, a projection applied twice through its weights, a norm's scale read."""
+
+    def __init__(self, vocab=11, max_len=9, dim=6):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(max_len, dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln = nn.LayerNorm(dim)
+
+    def forward(self, ids):
+        h = self.tok(ids) + self.pos.weight[: ids.shape[1]]
+        h = F.linear(torch.tanh(self.proj(h)), self.proj.weight, self.proj.bias)
+        h = self.ln(h) * self.ln.weight.abs().mean()
+        return F.linear(h, self.tok.weight), h @ self.proj.weight.T
 
 
 class PreNormEncoderLayer(nn.Module):

@@ -480,6 +480,9 @@ class NnxWeights(WeightPort):
 
 
 einops_functions(C)
+C.weight_attributes = {"Embedding": {"embedding": ("W", False)},
+                       "Dense": {"kernel": ("W", False), "bias": ("B", False)},
+                       "LayerNormalization": {"scale": ("scale", False), "bias": ("B", False)}}
 
 C.skeleton = TargetSkeleton(
     layer_base="nnx.Module", forward="__call__",
@@ -491,6 +494,7 @@ C.skeleton = TargetSkeleton(
     init_argument=(RNGS, "nnx.Rngs"),
     training=None,
     first_call=_nnx_first_call,
+    wrappers=frozenset(WRAPPERS),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
     reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",

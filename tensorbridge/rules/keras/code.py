@@ -14,6 +14,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import (
     NOT_LITERAL,
     CodeTable,
+    OpCall,
     Refused,
     Renamed,
     TargetSkeleton,
@@ -414,12 +415,29 @@ class KerasWeights(WeightPort):
         variable.assign(array.astype(str(variable.dtype), copy=False))
 
 
+def _build_layer(layer: ast.expr, call: OpCall) -> ast.stmt:
+    """`self.embed.build()`, `self.proj.build((None, in_features))`: the weights of a layer the code reads before
+    calling it, made in `__init__` (Keras makes them on the first call)."""
+    sizes = {"Embedding": None, "Dense": "in_features", "LayerNormalization": "normalized_shape"}
+    if call.op not in sizes:
+        raise Refused(f"reading the weights of a {call.op} layer")
+    if sizes[call.op] is None:
+        return P.expr_stmt(P.method(layer, "build"))
+    size = call.attrs.get(sizes[call.op])
+    if isinstance(known(size), (tuple, list)) and len(known(size)) == 1:  # normalized_shape=(dim,)
+        size = ast.Constant(known(size)[0])
+    if known(size) is None or isinstance(known(size), (tuple, list)):
+        raise Refused("its weights are read, and its input size is left to the first call or spans several axes")
+    return P.expr_stmt(P.method(layer, "build", ast.Tuple([ast.Constant(None), size], ast.Load())))
+
+
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
     imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras")),
     sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS, port=KerasWeights(),
     function_layer=lambda fn: P.call("layers.Lambda", fn),
     weight_value=lambda weight: ast.Attribute(weight, "value", ast.Load()),
+    build_layer=_build_layer,
     reserved_names=frozenset({"keras", "layers", "ops", "training", *HELPERS}),
     reserved_attributes=frozenset({"weights", "dtype", "input", "output", "variables", "losses", "trainable", "path",
                                    "compute_dtype", "metrics", "name", "built", "non_trainable_weights",

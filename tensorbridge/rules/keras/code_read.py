@@ -556,6 +556,9 @@ def _attributes(obj) -> dict:
 
 
 einops_layers(C, "einops.layers.keras")
+C.weight_attributes = {"Embedding": {"embeddings": ("W", False)},
+                       "Dense": {"kernel": ("W", False), "bias": ("B", False)},
+                       "LayerNormalization": {"gamma": ("scale", False), "beta": ("B", False)}}
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),

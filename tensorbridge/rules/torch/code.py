@@ -644,6 +644,8 @@ class TorchWeightSource(WeightSource):
 
 
 einops_layers(C, "einops.layers.torch")
+C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight": ("W", True), "bias": ("B", False)},
+                       "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
@@ -653,7 +655,8 @@ C.source = SourceSkeleton(
     initializers={"torch.zeros": "zeros", "torch.ones": "ones", "torch.randn": "normal", "torch.rand": "uniform",
                   "torch.empty": "zeros"},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
-                       "ndim": lambda x: OpCall("Rank", [x]), "device": lambda x: OpCall("Device", [x])},
+                       "ndim": lambda x: OpCall("Rank", [x]), "device": lambda x: OpCall("Device", [x]),
+                       "T": lambda x: OpCall("Transpose", [x], {"perm": None})},
     tensor_methods=frozenset(TENSOR_METHODS.split()),
     float_dtypes=frozenset({"torch.float32", "torch.float"}),
     dtypes=DTYPES,

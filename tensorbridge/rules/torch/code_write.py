@@ -637,6 +637,7 @@ C.skeleton = TargetSkeleton(
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
     first_call=_torch_first_call,
+    wrappers=frozenset({"ChannelsLast", "PadSame"}),
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
     reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
