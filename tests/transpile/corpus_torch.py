@@ -1142,6 +1142,7 @@ CASES = [
     ("PreNormDecoderLayer", (), [(5, 2, 8), (6, 2, 8)]),
     ("EinopsViT", (), (2, 3, 6, 4)),
     ("TiedEmbeddingLM", (), (2, 7), "int64"),
+    ("FunctionalDropoutMLP", (), (2, 6)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1576,6 +1577,21 @@ class TiedEmbeddingLM(nn.Module):
         h = F.linear(torch.tanh(self.proj(h)), self.proj.weight, self.proj.bias)
         h = self.ln(h) * self.ln.weight.abs().mean()
         return F.linear(h, self.tok.weight), h @ self.proj.weight.T
+
+
+class FunctionalDropoutMLP(nn.Module):
+    """Dropout applied functionally with the module's flag, as older code (GCN, AWD-LSTM ports) writes it."""
+
+    def __init__(self, dim=6, p=0.3):
+        super().__init__()
+        self.p = p
+        self.fc1 = nn.Linear(dim, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        x = F.dropout(x, self.p, training=self.training)
+        h = F.dropout(F.relu(self.fc1(x)), 0.5, self.training)
+        return self.fc2(h)
 
 
 class PreNormEncoderLayer(nn.Module):

@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 KNOWN_REFUSALS = {"PositionalEmbeddingModel": "not a float32"}
 #: classes one target refuses, with the reason
 KNOWN_TARGET_REFUSALS = {"keras": {"EdgePadding": "no 'edge' mode", "WrappedConv": "no 'wrap' mode"},
-                         "flax": {"NanoGPTAttention": "no training flag"}}
+                         "flax": {"NanoGPTAttention": "no training flag", "FunctionalDropoutMLP": "no training flag"}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
 KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"}, "flax": {}}
 TARGETS = ("keras", "flax")
@@ -225,6 +225,20 @@ def test_unbuilt_target_is_a_clear_error(source_module, tmp_path):
     translated = load_module(tmp_path / "k_mlp2.py", "k_mlp2")
     with pytest.raises(tb.transpile.weights.PortError, match="call it once"):
         tb.transpile.port_weights(source_module.Mlp(16, 32), translated.Mlp(16, 32))
+
+
+def test_functional_dropout_drops_while_training_only(tmp_path):
+    """F.dropout(x, p, training=self.training) -> Keras: the identity in inference, a dropout while training."""
+    import numpy as np
+
+    code = tb.transpile(CORPUS.read_text(), to="keras", cls="FunctionalDropoutMLP")
+    path = tmp_path / "dropout_keras.py"
+    path.write_text(code)
+    layer = load_module(path, "dropout_keras").FunctionalDropoutMLP()
+    x = np.ones((4, 6), "float32")
+    inference = [np.asarray(layer(x, training=False)) for _ in range(2)]
+    training = np.asarray(layer(x, training=True))
+    assert np.array_equal(*inference) and not np.allclose(training, inference[0])
 
 
 def test_translation_keeps_the_source_layout_explicit():

@@ -415,6 +415,12 @@ class KerasWeights(WeightPort):
         variable.assign(array.astype(str(variable.dtype), copy=False))
 
 
+@C.writes("Dropout", "keras.random.dropout")
+def _dropout(c):
+    """A dropout applied while `training` (the source's flag): `keras.random.dropout(x, rate) if training else x`."""
+    return ast.IfExp(c.attrs["training"], P.call("keras.random.dropout", c.inputs[0], c.attrs["ratio"]), c.inputs[0])
+
+
 def _build_layer(layer: ast.expr, call: OpCall) -> ast.stmt:
     """`self.embed.build()`, `self.proj.build((None, in_features))`: the weights of a layer the code reads before
     calling it, made in `__init__` (Keras makes them on the first call)."""

@@ -495,11 +495,18 @@ for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("amax", "Reduc
 
 
 def _dropout(a):
-    if known(a["training"]) is not False:
-        raise Refused("functional dropout in training mode: use an nn.Dropout layer, which the target tracks")
+    """F.dropout: nothing with training=False; with the module's flag (`training=self.training`), a dropout the
+    target applies while training; always (the default training=True, random in inference too) is refused."""
+    training = known(a["training"])
+    if training is False:
+        return OpCall("Identity", [a["input"]])
+    if training is True:
+        raise Refused("functional dropout with training=True, which drops in inference too: pass "
+                      "training=self.training")
+    return OpCall("Dropout", [a["input"]], {"ratio": a["p"], "training": a["training"]})
 
 
-_fn(f"{F}dropout", "Identity", "input p=0.5 training=True inplace=False", check=_dropout)
+C.function(f"{F}dropout", "Dropout", "input p=0.5 training=True inplace=False", read=_dropout)
 _fn(f"{F}normalize", "LpNormalize", "input p=2.0 dim=1 eps=1e-12 out=None", axis="dim", epsilon="eps",
     check=lambda a: only(a, p=2.0, out=None))
 
