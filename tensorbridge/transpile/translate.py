@@ -425,6 +425,11 @@ class Translator:
             self._block(stmt, "chained assignment", "not translated")
             return []
         target = stmt.targets[0]
+        if isinstance(target, ast.Attribute) and _is_self_attr(target.value) and info is not None and \
+                info.attrs.get(target.value.attr) in (MODULE, MODULES, OWN):
+            self._block(stmt, f"assignment to self.{target.value.attr}.{target.attr}",
+                        "setting a layer's weight or attribute (weight tying by assignment) is not translated")
+            return []
         if scope.mode == "init" and _is_self_attr(target) and self._is_parameter(stmt.value):
             return self._parameter(target, stmt.value, scope, info)
         value, kind = self.expr(stmt.value, scope, info)
@@ -748,8 +753,10 @@ class Translator:
         held = {r: (name, t) for name, (r, t) in self.target.weight_attributes.get(opcall.op, {}).items()}
         path = _held_layer(written, self.dst.wrappers)
         if role is None or role[0] not in held or path is None:
-            reason = ("the target writes this layer together with others" if path is None and role is not None else
-                      "only the weights of the layers with a weight table are read (embeddings, dense layers)")
+            reason = ("reading a layer's attributes, or the weights of a layer other than an embedding, a dense layer "
+                      "or a layer norm, is not translated (their names differ per framework)" if role is None else
+                      f"{self.target.framework}'s layer has no weight of this role" if role[0] not in held else
+                      "the target writes this layer together with others (a fused activation)")
             self._block(node, f"layer attribute .{node.attr}", reason)
             return node, UNKNOWN
         info.weights_read.add(node.value.attr)

@@ -1875,6 +1875,13 @@ REFUSED = [
     (HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.conv = nn.Conv2d(3, 3, 3, padding='same', padding_mode='reflect')\n\n"
      "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
+    (HEADER + "class TiedByAssignment(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.tok = nn.Embedding(10, 4)\n        self.head = nn.Linear(4, 10, bias=False)\n"
+     "        self.head.weight = self.tok.weight\n\n    def forward(self, ids):\n"
+     "        return self.head(self.tok(ids))\n", "weight tying by assignment"),
+    (HEADER + "class LayerSize(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n"
+     "        return x.new_zeros(x.shape[0], self.fc.out_features)\n", "reading a layer's attributes"),
     (HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),
     (HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
