@@ -365,6 +365,20 @@ def integer_scale(attrs, who: str):
 ATTENTION_LAYERS = ("q_proj", "k_proj", "v_proj", "out_proj")
 
 
+def per_head_projections_to_ir(w: dict, layers: tuple) -> dict:
+    """Per-head projection kernels (Keras' and NNX's attention: (in, heads, dim) for query/key/value, (heads, dim,
+    out) for the output; biases (heads, dim) and (out,)) of the four `layers`, in the IR's roles order, as the IR's
+    [in, out] weights and flat biases."""
+    out = {}
+    for role, layer in zip(PROJECTIONS, layers):
+        kernel = w[f"{layer}.kernel"]
+        out[f"{role}_weight"] = kernel.reshape(-1, kernel.shape[-1]) if role == "output" else \
+            kernel.reshape(kernel.shape[0], -1)
+        if f"{layer}.bias" in w:
+            out[f"{role}_bias"] = w[f"{layer}.bias"].reshape(-1)
+    return out
+
+
 def attention_weights(w: dict, attrs, layers=ATTENTION_LAYERS) -> dict:
     """The IR's query/key/value/output weights and biases ([in, out]) -> the attention helper's projection kernels
     and biases (its projection `layers` in that order)."""

@@ -928,6 +928,35 @@ class RMSNormBlock(nnx.Module):
         return x + self.down(nnx.silu(self.up(self.norm(x))))
 
 
+class NnxTransformerBlock(nnx.Module):
+    """The NNX examples' encoder block: nnx.MultiHeadAttention with dropout, pre-norm residuals, an MLP."""
+
+    def __init__(self, dim=8, heads=2, hidden=16, *, rngs: nnx.Rngs):
+        self.norm1 = nnx.LayerNorm(dim, rngs=rngs)
+        self.attention = nnx.MultiHeadAttention(heads, dim, dropout_rate=0.1, decode=False, rngs=rngs)
+        self.norm2 = nnx.LayerNorm(dim, rngs=rngs)
+        self.mlp = nnx.Sequential(nnx.Linear(dim, hidden, rngs=rngs), nnx.gelu, nnx.Linear(hidden, dim, rngs=rngs))
+
+    def __call__(self, x):
+        x = x + self.attention(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class NnxCrossAttention(nnx.Module):
+    """Causal self-attention, then attention over a memory of another width with its own sizes, under a padding
+    mask broadcast over heads and query steps."""
+
+    def __init__(self, dim=6, memory_dim=5, *, rngs: nnx.Rngs):
+        self.causal = nnx.MultiHeadAttention(3, dim, qkv_features=9, decode=False, rngs=rngs)
+        self.cross = nnx.MultiHeadAttention(2, dim, qkv_features=4, out_features=7, in_kv_features=memory_dim,
+                                            use_bias=False, decode=False, rngs=rngs)
+
+    def __call__(self, x, memory):
+        h = self.causal(x, is_causal=True)
+        keep = memory[:, :, 0] > 0  # (batch, key steps)
+        return self.cross(h, memory, mask=keep[:, None, None, :])
+
+
 CASES = [
     ("Mlp", (12, 16, 8), (2, 12)),
     ("ConvBNReLU", (3, 8), (2, 10, 10, 3)),
@@ -1004,6 +1033,8 @@ CASES = [
     ("CausalScores", (), (2, 5, 8)),
     ("RepeatedFeatures", (), (2, 5, 6)),
     ("RMSNormBlock", (), (2, 3, 8)),
+    ("NnxTransformerBlock", (), (2, 5, 8)),
+    ("NnxCrossAttention", (), [(2, 4, 6), (2, 7, 5)]),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
@@ -1013,8 +1044,8 @@ REFUSED = [
      "        self.fc = nnx.Linear(4, 4, rngs=rngs)\n\n    def __call__(self, x):\n        if jnp.sum(x) > 0:\n"
      "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
     (HEADER + "class Attention(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
-     "        self.mha = nnx.MultiHeadAttention(2, 4, rngs=rngs)\n\n    def __call__(self, x):\n"
-     "        return self.mha(x)\n", "nnx.MultiHeadAttention"),
+     "        self.mha = nnx.MultiHeadAttention(2, 4, normalize_qk=True, rngs=rngs)\n\n    def __call__(self, x):\n"
+     "        return self.mha(x)\n", "normalize_qk"),
     (HEADER + "class PerCallMode(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
      "        self.drop = nnx.Dropout(0.5, rngs=rngs)\n\n    def __call__(self, x, train=False):\n"
      "        return self.drop(x, deterministic=not train)\n", "model.train() / model.eval()"),

@@ -32,7 +32,7 @@ from tensorbridge.rules.code import (
     required,
 )
 from tensorbridge.rules.flax.code import NORM_WEIGHTS, C
-from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, shape_argument
+from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, per_head_projections_to_ir, shape_argument
 
 NNX = "flax.nnx."
 JNP = "jax.numpy."
@@ -240,6 +240,30 @@ C.layer(f"{NNX}Embed", "Embedding", "num_embeddings features dtype=None param_dt
         to_ir=lambda w, attrs: {"W": w["embedding"]})
 
 
+def _attention(a):
+    _numerics(a)
+    if known(a["decode"]) not in (None, False):
+        raise Refused("decode (autoregressive decoding with a cache) is not translated")
+    only(a, num_kv_heads=None, deterministic=None, attention_fn=None, normalize_qk=False,
+         qkv_promote_dtype=None, out_promote_dtype=None, ln_promote_dtype=None, qkv_dot_general=None,
+         out_dot_general=None, qkv_dot_general_cls=None, out_dot_general_cls=None)
+    return OpCall("NnxMultiHeadAttention", attrs={k: a[k] for k in ("num_heads", "in_features", "qkv_features",
+                                                                    "out_features", "in_kv_features",
+                                                                    "dropout_rate", "use_bias")})
+
+
+C.layer(f"{NNX}MultiHeadAttention", "NnxMultiHeadAttention", "num_heads in_features qkv_features=None "
+        "out_features=None num_kv_heads=None in_kv_features=None dtype=None param_dtype=None broadcast_dropout=True "
+        "dropout_rate=0.0 deterministic=None precision=None kernel_init=None out_kernel_init=None bias_init=None "
+        "out_bias_init=None use_bias=True attention_fn=None decode=None normalize_qk=False qkv_promote_dtype=None "
+        "out_promote_dtype=None ln_promote_dtype=None qkv_dot_general=None out_dot_general=None "
+        "qkv_dot_general_cls=None out_dot_general_cls=None rngs=None keep_rngs=True kernel_metadata=None "
+        "out_kernel_metadata=None bias_metadata=None out_bias_metadata=None query_ln_scale_metadata=None "
+        "key_ln_scale_metadata=None", read=_attention,
+        to_ir=lambda w, attrs: per_head_projections_to_ir(w, ("query", "key", "value", "out")),
+        call="inputs_q inputs_k=None inputs_v=None mask=None is_causal=False")
+
+
 def _dropout(a):
     only(a, broadcast_dims=())
     deterministic = known(a["deterministic"])
@@ -388,6 +412,11 @@ class NnxWeightSource(WeightSource):
         return isinstance(obj, nnx.Module)
 
     def layer_weights(self, layer) -> dict:
+        from flax import nnx
+
+        if isinstance(layer, nnx.MultiHeadAttention):  # four projections, each a kernel and a bias
+            return {f"{part}.{name}": w for part in ("query", "key", "value", "out")
+                    for name, w in self.own_weights(getattr(layer, part)).items()}
         return self.own_weights(layer)
 
     def layer_attrs(self, layer) -> dict:

@@ -67,6 +67,55 @@ def write_attention(c: OpCall) -> ast.expr:
                   **changed(a, {"dropout": 0.0, "bias": True, "batch_first": False}))
 
 
+HELPERS["NnxMultiHeadAttention"] = definition(
+    "class NnxMultiHeadAttention(layers.Layer):\n"
+    "    \"\"\"Flax NNX's nnx.MultiHeadAttention over Keras layers, its call kept: (inputs_q, inputs_k=None,\n"
+    "    inputs_v=None, mask=None, is_causal=False) -> the output. The mask as NNX takes it: True where a query\n"
+    "    step attends to a key step, broadcast to (batch, heads, steps, key steps).\"\"\"\n"
+    "\n"
+    "    def __init__(self, num_heads, in_features, qkv_features=None, out_features=None, in_kv_features=None,\n"
+    "                 dropout_rate=0.0, use_bias=True):\n"
+    "        super().__init__()\n"
+    "        features = qkv_features or in_features\n"
+    "        self.num_heads = num_heads\n"
+    "        self.query = layers.Dense(features, use_bias=use_bias)\n"
+    "        self.key = layers.Dense(features, use_bias=use_bias)\n"
+    "        self.value = layers.Dense(features, use_bias=use_bias)\n"
+    "        self.out = layers.Dense(out_features or in_features, use_bias=use_bias)\n"
+    "        self.dropout = layers.Dropout(dropout_rate)\n"
+    "\n"
+    "    def heads(self, x):\n"
+    "        \"\"\"(batch, steps, heads x dim) -> (batch, heads, steps, dim).\"\"\"\n"
+    "        batch, steps = ops.shape(x)[0], ops.shape(x)[1]\n"
+    "        return ops.transpose(ops.reshape(x, (batch, steps, self.num_heads, -1)), (0, 2, 1, 3))\n"
+    "\n"
+    "    def call(self, inputs_q, inputs_k=None, inputs_v=None, mask=None, is_causal=False, training=False):\n"
+    "        inputs_k = inputs_q if inputs_k is None else inputs_k\n"
+    "        inputs_v = inputs_k if inputs_v is None else inputs_v\n"
+    "        q = self.heads(self.query(inputs_q))\n"
+    "        scores = ops.matmul(q / q.shape[-1] ** 0.5, ops.swapaxes(self.heads(self.key(inputs_k)), -1, -2))\n"
+    "        mask = None if mask is None else ops.cast(mask, 'bool')\n"
+    "        if is_causal:\n"
+    "            steps = ops.shape(scores)[-2:]\n"
+    "            causal = ops.cast(ops.tril(ops.ones(steps)), 'bool')\n"
+    "            mask = causal if mask is None else ops.logical_and(mask, causal)\n"
+    "        if mask is not None:\n"
+    "            scores = ops.where(mask, scores, -3.4028234663852886e38)  # float32's lowest, as NNX masks\n"
+    "        weights = self.dropout(ops.softmax(scores, axis=-1), training=training)\n"
+    "        out = ops.transpose(ops.matmul(weights, self.heads(self.value(inputs_v))), (0, 2, 1, 3))\n"
+    "        return self.out(ops.reshape(out, (ops.shape(out)[0], ops.shape(out)[1], -1)))\n"
+    "\n"
+    "    def compute_mask(self, inputs_q, mask=None):\n"
+    "        return None  # `mask` is the attention mask, not a Keras mask to pass on\n")
+
+
+def write_nnx_attention(c: OpCall) -> ast.expr:
+    """`NnxMultiHeadAttention(num_heads, in_features, ...)`."""
+    a = c.attrs
+    return P.call("NnxMultiHeadAttention", a["num_heads"], a["in_features"], **changed(a, {
+        "qkv_features": None, "out_features": None, "in_kv_features": None, "dropout_rate": 0.0, "use_bias": True}))
+
+
 HELPERS["TorchTransformerEncoderLayer"] = definition(
     "class TorchTransformerEncoderLayer(layers.Layer):\n"
     "    \"\"\"PyTorch's nn.TransformerEncoderLayer over Keras layers: self-attention and a feed-forward block, each\n"

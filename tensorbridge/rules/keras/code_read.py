@@ -14,7 +14,6 @@ from functools import partial
 
 import numpy as np
 
-from tensorbridge.ops.attention_layer import PROJECTIONS
 from tensorbridge.rules.code import (
     COMPARISONS,
     NOT_LITERAL,
@@ -31,7 +30,7 @@ from tensorbridge.rules.code import (
 from tensorbridge.rules.einops_code import einops_layers
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.keras.code_recurrent import ORDER
-from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir
+from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, per_head_projections_to_ir
 from tensorbridge.rules.recurrent import GATE_OPS, gate_blocks
 
 K = "keras.layers."
@@ -272,16 +271,8 @@ def _attention(a):
 
 
 def _attention_to_ir(w, attrs) -> dict:
-    """MultiHeadAttention's projections (EinsumDense kernels (in, heads, dim) and (heads, dim, out)) as the IR's
-    [in, out] query/key/value/output weights, biases flat."""
-    out = {}
-    for role, layer in zip(PROJECTIONS, ("query", "key", "value", "attention_output")):
-        kernel = w[f"{layer}.kernel"]
-        out[f"{role}_weight"] = kernel.reshape(-1, kernel.shape[-1]) if role == "output" else \
-            kernel.reshape(kernel.shape[0], -1)
-        if f"{layer}.bias" in w:
-            out[f"{role}_bias"] = w[f"{layer}.bias"].reshape(-1)
-    return out
+    """MultiHeadAttention's projections (EinsumDense layers) as the IR's [in, out] weights."""
+    return per_head_projections_to_ir(w, ("query", "key", "value", "attention_output"))
 
 
 C.layer(f"{K}MultiHeadAttention", "KerasMultiHeadAttention", "num_heads key_dim value_dim=None dropout=0.0 "

@@ -1,7 +1,8 @@
 """Attention layers of model code in PyTorch (rules/code.py): Keras' MultiHeadAttention written as a
 `KerasMultiHeadAttention` helper module of four nn.Linear projections sized by the first call, which keeps Keras'
-call (`attention(query, value, key=None, ..., attention_mask=None, use_causal_mask=False)`), and the IR's [in, out]
-projection weights into the Linear layers.
+call (`attention(query, value, key=None, ..., attention_mask=None, use_causal_mask=False)`), NNX's as an
+`NnxMultiHeadAttention` helper keeping NNX's call (`attention(inputs_q, inputs_k=None, inputs_v=None, mask=None)`),
+and the IR's [in, out] projection weights into the Linear layers.
 """
 
 from __future__ import annotations
@@ -65,6 +66,42 @@ HELPERS = {"KerasMultiHeadAttention": definition(
     "        out = self.output_dense(out.reshape(*out.shape[:2], -1))\n"
     "        return (out, weights) if return_attention_scores else out\n")}
 
+HELPERS["NnxMultiHeadAttention"] = definition(
+    "class NnxMultiHeadAttention(nn.Module):\n"
+    "    \"\"\"Flax NNX's nnx.MultiHeadAttention over torch layers, its call kept: (inputs_q, inputs_k=None,\n"
+    "    inputs_v=None, mask=None, is_causal=False) -> the output. The mask as NNX takes it: True where a query\n"
+    "    step attends to a key step, broadcast to (batch, heads, steps, key steps).\"\"\"\n"
+    "\n"
+    "    def __init__(self, num_heads, in_features, qkv_features=None, out_features=None, in_kv_features=None,\n"
+    "                 dropout_rate=0.0, use_bias=True):\n"
+    "        super().__init__()\n"
+    "        features = qkv_features or in_features\n"
+    "        self.num_heads = num_heads\n"
+    "        self.query = nn.Linear(in_features, features, bias=use_bias)\n"
+    "        self.key = nn.Linear(in_kv_features or in_features, features, bias=use_bias)\n"
+    "        self.value = nn.Linear(in_kv_features or in_features, features, bias=use_bias)\n"
+    "        self.out = nn.Linear(features, out_features or in_features, bias=use_bias)\n"
+    "        self.dropout = nn.Dropout(dropout_rate)\n"
+    "\n"
+    "    def heads(self, x):\n"
+    "        \"\"\"(batch, steps, heads x dim) -> (batch, heads, steps, dim).\"\"\"\n"
+    "        return x.reshape(*x.shape[:2], self.num_heads, -1).transpose(1, 2)\n"
+    "\n"
+    "    def forward(self, inputs_q, inputs_k=None, inputs_v=None, mask=None, is_causal=False):\n"
+    "        inputs_k = inputs_q if inputs_k is None else inputs_k\n"
+    "        inputs_v = inputs_k if inputs_v is None else inputs_v\n"
+    "        q = self.heads(self.query(inputs_q))\n"
+    "        scores = q / q.shape[-1] ** 0.5 @ self.heads(self.key(inputs_k)).transpose(-1, -2)\n"
+    "        mask = None if mask is None else mask.bool()\n"
+    "        if is_causal:\n"
+    "            causal = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()\n"
+    "            mask = causal if mask is None else mask & causal\n"
+    "        if mask is not None:\n"
+    "            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)\n"
+    "        weights = self.dropout(torch.softmax(scores, dim=-1))\n"
+    "        out = (weights @ self.heads(self.value(inputs_v))).transpose(1, 2)\n"
+    "        return self.out(out.reshape(*out.shape[:2], -1))\n")
+
 LAYERS = ("query_dense", "key_dense", "value_dense", "output_dense")
 
 
@@ -73,6 +110,13 @@ def write_keras_attention(c: OpCall) -> ast.expr:
     a = c.attrs
     return P.call("KerasMultiHeadAttention", a["num_heads"], a["key_dim"],
                   **changed(a, {"value_dim": None, "dropout": 0.0, "use_bias": True}))
+
+
+def write_nnx_attention(c: OpCall) -> ast.expr:
+    """`NnxMultiHeadAttention(num_heads, in_features, ...)`."""
+    a = c.attrs
+    return P.call("NnxMultiHeadAttention", a["num_heads"], a["in_features"], **changed(a, {
+        "qkv_features": None, "out_features": None, "in_kv_features": None, "dropout_rate": 0.0, "use_bias": True}))
 
 
 def keras_attention_weights(w: dict, attrs) -> list:
