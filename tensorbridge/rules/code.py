@@ -481,6 +481,17 @@ def value_of(v):
     return known(v) if known(v) is not NOT_LITERAL else v
 
 
+def norm_offset(attrs: dict):
+    """Whether a norm learns an offset, from the IR's `affine` and `bias` flags (PyTorch's elementwise_affine and
+    bias: an offset only with both): a bool, or the expression of the variables that say it."""
+    affine, bias = value_of(attrs.get("affine", True)), value_of(attrs.get("bias", True))
+    if affine is False or bias is False:
+        return False
+    if bias is True:
+        return affine
+    return bias if affine is True else ast.BoolOp(ast.And(), [affine, bias])
+
+
 def read_gelu(a) -> OpCall:
     """A GELU call whose `approximate` is a bool (Keras, JAX) as the IR's "tanh" / "none"."""
     approximate = known(a["approximate"])

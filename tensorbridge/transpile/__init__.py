@@ -95,6 +95,7 @@ def _import_groups(imports: list[ast.stmt], used: set[str]) -> list[list[ast.stm
     def order(stmt):
         return isinstance(stmt, ast.ImportFrom), module(stmt).lower()
 
+    imports = list({ast.dump(i): i for i in imports}.values())  # the source's and the target's same import once
     future = [i for i in imports if module(i) == "__future__"]
     kept = [i for i in imports if binds(i) and i not in future]
     stdlib = [i for i in kept if module(i).split(".")[0] in sys.stdlib_module_names]

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import BlockerReport
-from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, Signature, is_empty_literal, known
+from tensorbridge.rules.code import NOT_LITERAL, REQUIRED, OpCall, Refused, Signature, is_empty_literal, known
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
 OWN = "own"  # an instance of a model class of the module: a layer whose attributes keep their names
+CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn.LayerNorm`): calling it makes a layer
 #: Python built-ins model code calls; they stay as written
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
@@ -73,6 +74,8 @@ class Scope:
     reads_training: bool = False  # the source's training flag is this function's parameter (Keras' `training`)
     constructed: dict = field(default_factory=dict)  # name -> the call that built it (`layer = nn.X(...)`)
     folded: set = field(default_factory=set)  # names of layers read into the layer that wraps them
+    #: parameters that default to None: called in `__init__`, one is a layer class passed (`norm_layer=None`)
+    optional: set = field(default_factory=set)
 
 
 class Translator:
@@ -84,8 +87,11 @@ class Translator:
         self.report = BlockerReport(f"transpile {filename} -> {target.framework}", framework=target.framework)
         self.notes: list[str] = []
         self.roots = {source_table.framework, *self.src.roots}
-        self.tree = _Rename(target.skeleton.reserved_names, target.skeleton.reserved_attributes).visit(
-            parse(source, filename))
+        tree = parse(source, filename)
+        # a name the source imports as the target's code does (`from functools import partial`) keeps its name
+        shared = {a.asname or a.name for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
+                  for a in s.names if any(ast.dump(_single(s, a)) == ast.dump(i) for i in target.skeleton.imports)}
+        self.tree = _Rename(target.skeleton.reserved_names - shared, target.skeleton.reserved_attributes).visit(tree)
         if self.src.init_argument is not None:
             _DropArgument(self.src.init_argument).visit(self.tree)
         self.imports = Imports(self.tree)
@@ -97,6 +103,9 @@ class Translator:
         self._group = 0
         self._temporaries = 0
         self.hoisted: list[ast.stmt] = []  # statements an expression needs first (see _once)
+        #: framework layer classes used as values -> the module-level function written for each (see _layer_class)
+        self.factories: dict[str, ast.FunctionDef] = {}
+        self.factory_paths: dict[str, str] = {}  # its name -> the class it stands for
 
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
@@ -123,6 +132,7 @@ class Translator:
             out = self._top_level(stmt)
             if out is not None:
                 body.append(out)
+        body = list(self.factories.values()) + body
         if self.dst.init_argument is not None:
             for fn in init_argument.thread(body, *self.dst.init_argument, self.dst.forward):
                 self._block(fn, f"layer built in {fn.name}", f"{self.target.framework} layers are built in "
@@ -273,7 +283,12 @@ class Translator:
             if a.arg == "self":
                 continue
             default = defaults.get(a.arg)
-            if scope.mode == "forward" and (default is None or known(default) is None) and not _is_python_annotation(a):
+            if isinstance(default, ast.Constant) and default.value is None:
+                scope.optional.add(a.arg)
+            if default is not None and self._is_layer_class(default):
+                scope.kinds[a.arg] = CLASS
+            elif scope.mode == "forward" and (default is None or known(default) is None) and \
+                    not _is_python_annotation(a):
                 scope.kinds[a.arg] = TENSOR
             else:
                 scope.kinds[a.arg] = PYTHON if scope.mode != "helper" else UNKNOWN
@@ -633,6 +648,8 @@ class Translator:
                                            "drawn outside weight initialisation are not translated)")
             elif path and self.functions.find(path) is not None:
                 return self._function_as_layer(node, path, [], [])
+            elif path and self.layers.find(path) is not None:
+                return self._layer_class(node, path)
             elif path:
                 self._block(node, f"name {node.id}", "a framework object used as a value")
             return node, UNKNOWN
@@ -720,6 +737,8 @@ class Translator:
             return ast.Constant(self.src.dtypes[path]), PYTHON
         if path and self.functions.find(path) is not None:
             return self._function_as_layer(node, path, [], [])
+        if path and self.layers.find(path) is not None:
+            return self._layer_class(node, path)
         if path:
             self._block(node, path, "no translation for this framework attribute")
             return node, UNKNOWN
@@ -784,6 +803,9 @@ class Translator:
         path = self.imports.path(func)
         if path in self.src.data_wrappers and len(node.args) == 1 and not node.keywords:
             return self._expr(node.args[0], scope, info)
+        if path == "functools.partial" and node.args and self._is_layer_class(node.args[0]):
+            (args, keywords), _ = self._arguments(node, scope, info)
+            return ast.Call(node.func, args, keywords), CLASS
         if path == "functools.partial" and node.args and self._framework_path(node.args[0]):
             bound = ast.Call(node.func, node.args[1:], node.keywords)
             (args, keywords), _ = self._arguments(bound, scope, info)
@@ -824,6 +846,13 @@ class Translator:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
                                          "enumerate", "round", "divmod") else _combine(*kinds) if kinds else PYTHON
             return ast.Call(callee, *args), kind
+        if callee_kind == CLASS or scope.mode == "init" and isinstance(func, ast.Name) and func.id in scope.optional:
+            # `norm_layer(dim)`: a layer made by the class passed
+            call = ast.Call(callee, *args)
+            if self.dst.init_argument is not None:  # every layer factory takes it (NNX's rngs)
+                name = self.dst.init_argument[0]
+                call.keywords.append(ast.keyword(name, ast.Name(name, ast.Load())))
+            return call, MODULE
         if callee_kind in (MODULE, OWN):
             self._check_mode_arguments(node)
             return ast.Call(callee, *args), TENSOR
@@ -902,6 +931,55 @@ class Translator:
         else:
             self._block(node, path, f"no {self.target.framework} translation for this call")
         return node, UNKNOWN
+
+    def _is_layer_class(self, node) -> bool:
+        """A framework layer class (`nn.LayerNorm`), or a `partial` of one, written as a value."""
+        if isinstance(node, ast.Call) and self.imports.path(node.func) == "functools.partial" and node.args:
+            node = node.args[0]
+        path = self._framework_path(node)
+        return path is not None and self.layers.find(path) is not None
+
+    def _layer_class(self, node, path: str):
+        """A framework layer class used as a value (`act_layer=nn.GELU`, later `act_layer()`): a module-level
+        function of the class's parameters, named after it, that makes the target's layer. Parameters a row
+        takes only as literals keep their defaults (passing them is then a TypeError, never a different layer)."""
+        row = self.layers.find(path)
+        name = path.split(".")[-1]
+        while name in self.classes or name in self.helpers or name in self.dst.reserved_names or \
+                self.factory_paths.get(name, path) != path:
+            name += "_"
+        if name not in self.factories:
+            self.factory_paths[name] = path
+            self.factories[name] = self._factory(node, row, name, path)
+        return ast.Name(name, ast.Load()), CLASS
+
+    def _factory(self, node, row, name: str, path: str) -> ast.FunctionDef:
+        params = [(n, d) for n, d in row.signature.params if n not in ("device", "dtype")]
+        variable = [n for n, d in params if d is REQUIRED]
+        for n, _ in params:  # the optional parameters the row also reads from a variable
+            trial = {p: ast.Name(p, ast.Load()) if p == n or p in variable else d for p, d in params}
+            try:
+                self.target.write_layer(row.read(trial))
+                variable += [] if n in variable else [n]
+            except (Refused, KeyError, TypeError):
+                continue
+        try:
+            if row.signature.varargs or row.signature.varkw or row.layer_arguments:
+                raise Refused("a layer class taking other layers or any arguments")
+            written = self.target.write_layer(row.read({p: ast.Name(p, ast.Load()) if p in variable else d
+                                                        for p, d in params}))
+        except Refused as e:
+            self._block(node, f"{_short(path)} as a value", str(e))
+            written = ast.Constant(None)
+        kept = [(p, d) for p, d in params if p in variable]
+        args = ast.arguments([], [ast.arg(p) for p, _ in kept], None, [], [], None,
+                             [P.lit(d) for _, d in kept if d is not REQUIRED])
+        if self.dst.init_argument is not None and self.dst.init_argument[0] not in {
+                n.id for n in ast.walk(written) if isinstance(n, ast.Name)}:  # taken by every factory, as called
+            args.kwonlyargs.append(ast.arg(self.dst.init_argument[0], P.name(self.dst.init_argument[1])))
+            args.kw_defaults.append(None)
+        doc = ast.Expr(ast.Constant(f"{_short(path)}'s arguments -> the {self.target.framework} layer."))
+        return ast.FunctionDef(name, args, [doc, ast.Return(written)], [], None, lineno=0)
 
     def _function_as_layer(self, node, path: str, args: list, keywords: list):
         """A tensor function used as a value (`nnx.Sequential(..., nnx.relu)`, `partial(nnx.gelu, ...)`, a
@@ -1084,6 +1162,8 @@ def _short(path: str) -> str:
 def _combine(*kinds) -> str:
     if TENSOR in kinds or "tensors" in kinds:
         return TENSOR
+    if CLASS in kinds and all(k in (CLASS, PYTHON) for k in kinds):  # `norm_layer or partial(nn.LayerNorm, ...)`
+        return CLASS
     if all(k == PYTHON for k in kinds):
         return PYTHON
     return UNKNOWN
@@ -1227,6 +1307,13 @@ class _DropArgument(ast.NodeTransformer):
         node.keywords = [k for k in node.keywords if not (k.arg == self.name and isinstance(k.value, ast.Name)
                                                           and k.value.id == self.name)]
         return self.generic_visit(node)
+
+
+def _single(stmt, alias) -> ast.stmt:
+    """The import statement `stmt` binding only `alias`."""
+    if isinstance(stmt, ast.Import):
+        return ast.Import([alias])
+    return ast.ImportFrom(stmt.module, [alias], stmt.level)
 
 
 class _Rename(ast.NodeTransformer):

@@ -7,6 +7,7 @@ rates (docs/transpile.md). Classes the translation must refuse live in `REFUSED`
 
 import math
 from collections import OrderedDict
+from functools import partial
 
 import torch
 import torch.nn as nn
@@ -1143,6 +1144,8 @@ CASES = [
     ("EinopsViT", (), (2, 3, 6, 4)),
     ("TiedEmbeddingLM", (), (2, 7), "int64"),
     ("FunctionalDropoutMLP", (), (2, 6)),
+    ("TimmMlp", (6, 10, 4), (2, 3, 6)),
+    ("TimmBlock", (), (2, 5, 8)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1592,6 +1595,39 @@ class FunctionalDropoutMLP(nn.Module):
         x = F.dropout(x, self.p, training=self.training)
         h = F.dropout(F.relu(self.fc1(x)), 0.5, self.training)
         return self.fc2(h)
+
+
+class TimmMlp(nn.Module):
+    """timm's Mlp: the activation and norm classes are constructor arguments (`act_layer=nn.GELU`)."""
+
+    def __init__(self, in_features, hidden_features=None, out_features=None, act_layer=nn.GELU, norm_layer=None,
+                 bias=True, drop=0.0):
+        super().__init__()
+        out_features = out_features or in_features
+        hidden_features = hidden_features or in_features
+        self.fc1 = nn.Linear(in_features, hidden_features, bias=bias)
+        self.act = act_layer()
+        self.norm = norm_layer(hidden_features) if norm_layer is not None else nn.Identity()
+        self.fc2 = nn.Linear(hidden_features, out_features, bias=bias)
+        self.drop = nn.Dropout(drop)
+
+    def forward(self, x):
+        return self.drop(self.fc2(self.norm(self.drop(self.act(self.fc1(x))))))
+
+
+class TimmBlock(nn.Module):
+    """A timm-style pre-norm block: `norm_layer = norm_layer or partial(nn.LayerNorm, eps=1e-6)`, classes passed
+    down to a sub-module, a norm with a variable bias flag."""
+
+    def __init__(self, dim=8, mlp_ratio=2.0, norm_layer=None, act_layer=nn.SiLU, proj_bias=False):
+        super().__init__()
+        norm_layer = norm_layer or partial(nn.LayerNorm, eps=1e-6)
+        self.norm1 = norm_layer(dim)
+        self.mlp = TimmMlp(dim, int(dim * mlp_ratio), act_layer=act_layer, norm_layer=norm_layer)
+        self.norm2 = nn.LayerNorm(dim, bias=proj_bias)
+
+    def forward(self, x):
+        return self.norm2(x + self.mlp(self.norm1(x)))
 
 
 class PreNormEncoderLayer(nn.Module):

@@ -25,6 +25,7 @@ from tensorbridge.rules.code import (
     definition,
     keywords,
     known,
+    norm_offset,
     pairs,
     softmax_axis,
     value_of,
@@ -165,9 +166,7 @@ C.layer("flax.nnx.Linear", "Dense", "",
 
 
 def _affine(a) -> dict:
-    affine = value_of(a.get("affine", True))
-    bias = affine if known(a.get("bias", True)) is True else False
-    return keywords(use_scale=(affine, True), use_bias=(bias, True))
+    return keywords(use_scale=(value_of(a.get("affine", True)), True), use_bias=(norm_offset(a), True))
 
 
 NORM_WEIGHTS = Renamed(scale="scale", bias="B", mean="mean", var="var")

@@ -23,6 +23,7 @@ from tensorbridge.rules.code import (
     definition,
     keywords,
     known,
+    norm_offset,
     pairs,
     softmax_axis,
     value_of,
@@ -164,8 +165,7 @@ C.layer("keras.layers.Dense", "Dense", "",
 
 def _norm_kwargs(a, eps_default):
     affine = value_of(a.get("affine", True))
-    center = affine if known(a.get("bias", True)) is True else False
-    return keywords(epsilon=(a["epsilon"], eps_default), center=(center, True), scale=(affine, True))
+    return keywords(epsilon=(a["epsilon"], eps_default), center=(norm_offset(a), True), scale=(affine, True))
 
 
 NORM_WEIGHTS = Renamed(gamma="scale", beta="B", moving_mean="mean", moving_variance="var")
