@@ -356,6 +356,9 @@ class Translator:
                                                         ast.Load()), [], []))]
             if scope.mode == "init" and _method_name(stmt.value) == "register_buffer":
                 return self._buffer(stmt.value, scope, info)
+            inplace = self._inplace_statement(stmt, scope, info)
+            if inplace is not None:
+                return inplace
             value, _ = self.expr(stmt.value, scope, info)
             return [ast.Expr(value)]
         if isinstance(stmt, ast.Assign):
@@ -401,6 +404,24 @@ class Translator:
             return [self._function(stmt, Scope("helper"), info, stmt.name)]
         self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
         return []
+
+    def _inplace_statement(self, stmt: ast.Expr, scope: Scope, info) -> list[ast.stmt] | None:
+        """`t.div_(k)` as a statement, on a tensor no other name refers to: `t = t / k` (the method's out-of-place
+        form); None for any other statement."""
+        call = stmt.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and
+                isinstance(call.func.value, ast.Name) and _is_inplace_method(call.func.attr) and
+                scope.kinds.get(call.func.value.id) == TENSOR and
+                f"Tensor.{call.func.attr[:-1]}" in self.source_table.functions):
+            return None
+        name = call.func.value.id
+        aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(name) and n != name]
+        if aliases:
+            self._block(stmt, f"in-place `{ast.unparse(call)}`",
+                        f"{', '.join(aliases)} refers to the same tensor and would change with it")
+            return []
+        outplace = ast.Call(ast.Attribute(call.func.value, call.func.attr[:-1], ast.Load()), call.args, call.keywords)
+        return self._assign(ast.Assign([ast.Name(name, ast.Store())], outplace, lineno=stmt.lineno), scope, info)
 
     def _skip_initialisation(self, node, what: str) -> None:
         self.notes.append(f"line {node.lineno}: {what} (weight initialisation) is not translated; port_weights "

@@ -1146,6 +1146,7 @@ CASES = [
     ("FunctionalDropoutMLP", (), (2, 6)),
     ("TimmMlp", (6, 10, 4), (2, 3, 6)),
     ("TimmBlock", (), (2, 5, 8)),
+    ("InPlaceSteps", (), (2, 6)),
 ]
 
 class PReLUConvNet(nn.Module):
@@ -1630,6 +1631,26 @@ class TimmBlock(nn.Module):
         return self.norm2(x + self.mlp(self.norm1(x)))
 
 
+class InPlaceSteps(nn.Module):
+    """In-place tensor methods as statements on tensors no other name refers to (`h.mul_(0.5)`)."""
+
+    def __init__(self, dim=6):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.shift = nn.Parameter(torch.randn(dim))
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.mul_(0.5)
+        h.add_(self.shift)
+        h.clamp_(-0.3, 0.4)
+        g = torch.sigmoid(x)
+        g.sub_(0.5)
+        g.abs_()
+        g.div_(2)
+        return h + g
+
+
 class PreNormEncoderLayer(nn.Module):
     """A time-major pre-norm GELU nn.TransformerEncoderLayer with a projection in front."""
 
@@ -1898,8 +1919,8 @@ REFUSED = [
      "        return getattr(self, name)(x)\n",
      "dynamic attribute access"),
     (HEADER + "class InPlace(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        y.mul_(2)\n"
-     "        return y\n", "in-place tensor method"),
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n"
+     "        return y.mul_(2)\n", "in-place tensor method"),
     (HEADER + "class Aliased(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        z = y\n"
      "        y += 1\n        return z\n", "refers to the same tensor"),

@@ -452,6 +452,10 @@ _fn("torch.cat torch.concat torch.concatenate", "Concat", "tensors dim=0", input
 _fn("torch.stack", "Stack", "tensors dim=0", inputs="tensors", axis="dim")
 _fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm", "MatMul", "input other", inputs="input other")
 _fn("torch.pow Tensor.pow", "Pow", "input exponent", inputs="input exponent")
+for _name, _op, _extra in (("add", "Add", " alpha=1"), ("sub", "Sub", " alpha=1"), ("mul", "Mul", ""),
+                           ("div", "Div", " rounding_mode=None")):
+    _fn(f"torch.{_name} Tensor.{_name}", _op, f"input other{_extra} out=None", inputs="input other",
+        check=lambda a: only(a, **{k: v for k, v in (("alpha", 1), ("rounding_mode", None), ("out", None)) if k in a}))
 for _op, (_long, _name) in COMPARISONS.items():
     _aliases = f" torch.{_long} Tensor.{_long}" if _long != _name and not _long.startswith("logical") else ""
     _fn(f"torch.{_name} Tensor.{_name}{_aliases}", _op, "input other", inputs="input other")
