@@ -365,6 +365,24 @@ def integer_scale(attrs, who: str):
 ATTENTION_LAYERS = ("q_proj", "k_proj", "v_proj", "out_proj")
 
 
+#: the helpers written for another framework's attention layer -> (the attributes passed first, then the options
+#: and their defaults, passed by name when they differ)
+ATTENTION_HELPERS = {
+    "KerasMultiHeadAttention": (("num_heads", "key_dim"), {"value_dim": None, "dropout": 0.0, "use_bias": True}),
+    "NnxMultiHeadAttention": (("num_heads", "in_features"), {"qkv_features": None, "out_features": None,
+                                                             "in_kv_features": None, "dropout_rate": 0.0,
+                                                             "use_bias": True})}
+
+
+def attention_helper(helper: str, **extra) -> Callable[[OpCall], ast.expr]:
+    """The writer of `helper(...)` (ATTENTION_HELPERS), with `extra` keywords (Flax's rngs)."""
+    leading, options = ATTENTION_HELPERS[helper]
+
+    def write(c: OpCall) -> ast.expr:
+        return P.call(helper, *[c.attrs[k] for k in leading], **changed(c.attrs, options), **extra)
+    return write
+
+
 def per_head_projections_to_ir(w: dict, layers: tuple) -> dict:
     """Per-head projection kernels (Keras' and NNX's attention: (in, heads, dim) for query/key/value, (heads, dim,
     out) for the output; biases (heads, dim) and (out,)) of the four `layers`, in the IR's roles order, as the IR's

@@ -34,11 +34,12 @@ from tensorbridge.rules.code import (
 from tensorbridge.rules.einops_code import einops_functions
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.code_attention import HELPERS as ATTENTION_HELPERS
-from tensorbridge.rules.flax.code_attention import write_attention, write_keras_attention
+from tensorbridge.rules.flax.code_attention import write_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     TRANSFORMER_OPS,
+    attention_helper,
     attention_weights,
     conv_weights,
     dense_weights,
@@ -238,7 +239,8 @@ C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
-C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "", write=write_keras_attention,
+C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "",
+        write=attention_helper("KerasMultiHeadAttention", rngs=P.name("rngs")),
         from_ir=partial(attention_weights, layers=("query_dense", "key_dense", "value_dense", "output_dense")))
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)

@@ -119,13 +119,6 @@ HELPERS["KerasMultiHeadAttention"] = definition(
     "        return (out, weights) if return_attention_scores else out\n")
 
 
-def write_keras_attention(c: OpCall) -> ast.expr:
-    """`KerasMultiHeadAttention(num_heads, key_dim, ..., rngs=rngs)`."""
-    a = c.attrs
-    return P.call("KerasMultiHeadAttention", a["num_heads"], a["key_dim"],
-                  **changed(a, {"value_dim": None, "dropout": 0.0, "use_bias": True}), rngs=P.name("rngs"))
-
-
 HELPERS["TorchTransformerEncoderLayer"] = definition(
     "class TorchTransformerEncoderLayer(nnx.Module):\n"
     "    \"\"\"PyTorch's nn.TransformerEncoderLayer over nnx layers: self-attention and a feed-forward block, each\n"

@@ -30,11 +30,12 @@ from tensorbridge.rules.code import (
 )
 from tensorbridge.rules.keras.base import R
 from tensorbridge.rules.keras.code_attention import HELPERS as ATTENTION_HELPERS
-from tensorbridge.rules.keras.code_attention import write_attention, write_nnx_attention
+from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     TRANSFORMER_OPS,
+    attention_helper,
     attention_weights,
     conv_weights,
     dense_weights,
@@ -218,7 +219,7 @@ for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
-C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=write_nnx_attention,
+C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=attention_helper("NnxMultiHeadAttention"),
         from_ir=partial(attention_weights, layers=("query", "key", "value", "out")))
 for _op in TRANSFORMER_OPS:
     C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c),

@@ -109,13 +109,6 @@ HELPERS["NnxMultiHeadAttention"] = definition(
     "        return None  # `mask` is the attention mask, not a Keras mask to pass on\n")
 
 
-def write_nnx_attention(c: OpCall) -> ast.expr:
-    """`NnxMultiHeadAttention(num_heads, in_features, ...)`."""
-    a = c.attrs
-    return P.call("NnxMultiHeadAttention", a["num_heads"], a["in_features"], **changed(a, {
-        "qkv_features": None, "out_features": None, "in_kv_features": None, "dropout_rate": 0.0, "use_bias": True}))
-
-
 HELPERS["TorchTransformerEncoderLayer"] = definition(
     "class TorchTransformerEncoderLayer(layers.Layer):\n"
     "    \"\"\"PyTorch's nn.TransformerEncoderLayer over Keras layers: self-attention and a feed-forward block, each\n"

@@ -7,13 +7,10 @@ and the IR's [in, out] projection weights into the Linear layers.
 
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 
-from tensorbridge.codegen import pyast as P
 from tensorbridge.ops.attention_layer import PROJECTIONS
-from tensorbridge.rules.code import OpCall, changed, definition
+from tensorbridge.rules.code import definition
 
 HELPERS = {"KerasMultiHeadAttention": definition(
     "class KerasMultiHeadAttention(nn.modules.lazy.LazyModuleMixin, nn.Module):\n"
@@ -102,24 +99,7 @@ HELPERS["NnxMultiHeadAttention"] = definition(
     "        out = (weights @ self.heads(self.value(inputs_v))).transpose(1, 2)\n"
     "        return self.out(out.reshape(*out.shape[:2], -1))\n")
 
-LAYERS = ("query_dense", "key_dense", "value_dense", "output_dense")
-
-
-def write_keras_attention(c: OpCall) -> ast.expr:
-    """`KerasMultiHeadAttention(num_heads, key_dim, ...)`."""
-    a = c.attrs
-    return P.call("KerasMultiHeadAttention", a["num_heads"], a["key_dim"],
-                  **changed(a, {"value_dim": None, "dropout": 0.0, "use_bias": True}))
-
-
-def write_nnx_attention(c: OpCall) -> ast.expr:
-    """`NnxMultiHeadAttention(num_heads, in_features, ...)`."""
-    a = c.attrs
-    return P.call("NnxMultiHeadAttention", a["num_heads"], a["in_features"], **changed(a, {
-        "qkv_features": None, "out_features": None, "in_kv_features": None, "dropout_rate": 0.0, "use_bias": True}))
-
-
-def keras_attention_weights(w: dict, attrs) -> list:
+def linear_projection_weights(w: dict, attrs) -> list:
     """The IR's query/key/value/output weights ([in, out]) and biases -> the four Linear layers' (in that order)."""
     return [{"weight": np.ascontiguousarray(w[f"{role}_weight"].T),
              **({"bias": w[f"{role}_bias"]} if f"{role}_bias" in w else {})} for role in PROJECTIONS]

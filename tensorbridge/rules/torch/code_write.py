@@ -33,14 +33,10 @@ from tensorbridge.rules.code import (
     pairs,
     with_activation,
 )
-from tensorbridge.rules.numpy_code import separable_conv_writer
+from tensorbridge.rules.numpy_code import attention_helper, separable_conv_writer
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.torch.code_attention import HELPERS as ATTENTION_HELPERS
-from tensorbridge.rules.torch.code_attention import (
-    keras_attention_weights,
-    write_keras_attention,
-    write_nnx_attention,
-)
+from tensorbridge.rules.torch.code_attention import linear_projection_weights
 from tensorbridge.rules.torch.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.torch.code_recurrent import recurrent_weights, write_recurrent
 
@@ -284,10 +280,8 @@ def _write_zero_pad(c):
 
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a Keras-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
-C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "", write=write_keras_attention,
-        from_ir=keras_attention_weights)
-C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=write_nnx_attention,
-        from_ir=keras_attention_weights)
+for _helper in ("KerasMultiHeadAttention", "NnxMultiHeadAttention"):  # the code op is the helper's name
+    C.layer("(an attention helper)", _helper, "", write=attention_helper(_helper), from_ir=linear_projection_weights)
 C.layer("torch.nn.Upsample", "Resize", "", write=_write_upsample)
 C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
 
