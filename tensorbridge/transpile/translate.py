@@ -103,9 +103,9 @@ class Translator:
         self._group = 0
         self._temporaries = 0
         self.hoisted: list[ast.stmt] = []  # statements an expression needs first (see _once)
-        #: framework layer classes used as values -> the module-level function written for each (see _layer_class)
+        #: framework layer classes used as values, by path -> the module-level function written for each
+        #: (see _layer_class)
         self.factories: dict[str, ast.FunctionDef] = {}
-        self.factory_paths: dict[str, str] = {}  # its name -> the class it stands for
 
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
@@ -132,7 +132,7 @@ class Translator:
             out = self._top_level(stmt)
             if out is not None:
                 body.append(out)
-        body = list(self.factories.values()) + body
+        body = [*self.factories.values(), *body]
         if self.dst.init_argument is not None:
             for fn in init_argument.thread(body, *self.dst.init_argument, self.dst.forward):
                 self._block(fn, f"layer built in {fn.name}", f"{self.target.framework} layers are built in "
@@ -964,29 +964,29 @@ class Translator:
         """A framework layer class used as a value (`act_layer=nn.GELU`, later `act_layer()`): a module-level
         function of the class's parameters, named after it, that makes the target's layer. Parameters a row
         takes only as literals keep their defaults (passing them is then a TypeError, never a different layer)."""
-        row = self.layers.find(path)
-        name = path.split(".")[-1]
-        while name in self.classes or name in self.helpers or name in self.dst.reserved_names or \
-                self.factory_paths.get(name, path) != path:
-            name += "_"
-        if name not in self.factories:
-            self.factory_paths[name] = path
-            self.factories[name] = self._factory(node, row, name, path)
-        return ast.Name(name, ast.Load()), CLASS
+        if path not in self.factories:
+            name = path.split(".")[-1]
+            taken = self.classes.keys() | self.helpers | self.dst.reserved_names | {
+                f.name for f in self.factories.values()}
+            while name in taken:
+                name += "_"
+            self.factories[path] = self._factory(node, self.layers.find(path), name, path)
+        return ast.Name(self.factories[path].name, ast.Load()), CLASS
 
     def _factory(self, node, row, name: str, path: str) -> ast.FunctionDef:
         params = [(n, d) for n, d in row.signature.params if n not in ("device", "dtype")]
         variable = [n for n, d in params if d is REQUIRED]
-        for n, _ in params:  # the optional parameters the row also reads from a variable
-            trial = {p: ast.Name(p, ast.Load()) if p == n or p in variable else d for p, d in params}
-            try:
-                self.target.write_layer(row.read(trial))
-                variable += [] if n in variable else [n]
-            except (Refused, KeyError, TypeError):
-                continue
         try:
             if row.signature.varargs or row.signature.varkw or row.layer_arguments:
                 raise Refused("a layer class taking other layers or any arguments")
+            for n, d in params:  # the optional parameters the row also reads from a variable
+                trial = {p: ast.Name(p, ast.Load()) if p == n or p in variable else d2 for p, d2 in params}
+                try:
+                    self.target.write_layer(row.read(trial))
+                except (Refused, KeyError, TypeError):
+                    continue
+                if d is not REQUIRED:
+                    variable.append(n)
             written = self.target.write_layer(row.read({p: ast.Name(p, ast.Load()) if p in variable else d
                                                         for p, d in params}))
         except Refused as e:
