@@ -307,6 +307,14 @@ class TargetSkeleton:
     #: a Python number as the tensor a tensor function needs (`torch.sqrt(torch.as_tensor(2.0))`), or None when the
     #: target's functions take numbers
     scalar_tensor: Callable | None = None
+    #: the code table writing the tensor code that runs in `__init__` (NumPy's, for targets whose tensors are not
+    #: written in place: rules/numpy_constants.py), or None to write it as the forward's
+    init_tensors: object | None = None
+    #: (a value computed in `__init__` by `init_tensors`, trainable, name) -> the weight holding it (a buffer or
+    #: parameter the source computes: `self.register_buffer("pe", pe)`)
+    constant_weight: Callable | None = None
+    #: a value computed in `__init__` by `init_tensors` -> the target's tensor of it (a plain attribute)
+    constant: Callable | None = None
 
     def attribute(self, name: str) -> str:
         """The translation's name for a source attribute `name`."""

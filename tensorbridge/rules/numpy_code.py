@@ -35,10 +35,12 @@ REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "Red
 
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,
-                  pad_modes: tuple = ("constant", "reflect", "edge", "wrap"), attention_dropout: bool = False) -> None:
-    """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp"); `shape(x)` is the
+                  pad_modes: tuple = ("constant", "reflect", "edge", "wrap"), attention_dropout: bool = False,
+                  mutable: bool = False) -> None:
+    """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp", "np"); `shape(x)` is the
     expression of x's shape, `norm` the vector norm's path, `pad_modes` the modes its pad has,
-    `attention_dropout` whether its attention helper applies a dropout (`function_helpers`)."""
+    `attention_dropout` whether its attention helper applies a dropout (`function_helpers`), `mutable` whether its
+    arrays are written in place (NumPy's: a copy the source makes is then written as one)."""
     def fn(name: str) -> str:
         return f"{ns}.{name}"
 
@@ -111,7 +113,11 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes_call("Split", fn("split"), "sections", axis="axis")
     table.writes("Einsum", fn("einsum"))(lambda c: P.call(fn("einsum"), c.attrs["equation"], *c.inputs[0]))
     table.writes("MaskedFill", fn("where"))(lambda c: P.call(fn("where"), c.inputs[1], c.attrs["value"], c.inputs[0]))
-    table.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
+    table.writes("Identity", "(the input itself)")(lambda c: _copied(c, ns) if mutable else c.inputs[0])
+    if ns != "ops":  # NumPy's and JAX's arrays index as PyTorch's do; keras.ops has a helper (rules/keras/code.py)
+        table.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
+    table.writes("MeshGrid", fn("meshgrid"))(
+        lambda c: P.call(fn("meshgrid"), *c.inputs[0], indexing=c.attrs["indexing"]))
     table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))
     table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
     table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
@@ -175,8 +181,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         return P.binop(x, "/", P.call(fn("maximum"), P.call(norm, x, axis=c.attrs["axis"], keepdims=True),
                                       c.attrs["epsilon"]))
 
-    table.writes("GlobalAveragePool", fn("mean"))(
-        lambda c: P.call(fn("mean"), c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True))
+    for op, name in (("GlobalAveragePool", "mean"), ("GlobalMaxPool", "max")):  # functional (channels first)
+        table.writes(op, fn(name))(lambda c, n=name: P.call(
+            fn(n), c.inputs[0], axis=tuple(range(2, 2 + c.attrs["rank"])), keepdims=True))
 
     table.writes("LayerNormFn", "layer_norm")(_write_layer_norm_function)
     table.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
@@ -231,6 +238,16 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         if mode != "constant":
             return P.call(fn("pad"), c.inputs[0], widths, mode=mode)
         return P.call(fn("pad"), c.inputs[0], widths, **keywords(constant_values=(c.attrs["value"], 0.0)))
+
+
+def _copied(c: OpCall, ns: str) -> ast.expr:
+    """The input itself, or the copy the source made of it (`clone()`; `contiguous()` copies a strided view only),
+    for arrays written in place."""
+    if c.attrs.get("copy") == "always":
+        return P.method(c.inputs[0], "copy")
+    if c.attrs.get("copy") == "if_strided":
+        return P.call(f"{ns}.ascontiguousarray", c.inputs[0])
+    return c.inputs[0]
 
 
 def _index(*items) -> ast.expr:

@@ -473,12 +473,14 @@ class Translator:
             scope.constructed[target.id] = stmt.value
         if isinstance(target, ast.Subscript):
             _, target_kind = self.expr(target.value, scope, info)
-            if target_kind == TENSOR:
+            if target_kind == TENSOR and not self._init_tensors(scope):
                 self._block(stmt, "assignment into a tensor", "in-place writes into tensors are not translated")
             if kind in (MODULE, OWN, MODULES):
                 self._fill_container(target.value, info)
             return [ast.Assign([target], value, lineno=stmt.lineno)]
         if _is_self_attr(target) and info is not None:
+            if kind == TENSOR and self._init_tensors(scope):
+                value = self.dst.constant(value)
             out = ast.Assign([target], value, lineno=stmt.lineno)
             if scope.mode == "init" and (self.src.plain_containers or self._is_data_wrapper(stmt.value)):
                 if kind == MODULES and isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
@@ -533,6 +535,8 @@ class Translator:
     def _aug_assign(self, stmt: ast.AugAssign, scope: Scope, info) -> list[ast.stmt]:
         value, kind = self.expr(stmt.value, scope, info)
         target_value, target_kind = self.expr(stmt.target, scope, info)
+        if target_kind == TENSOR and self._init_tensors(scope) and not isinstance(stmt.target, ast.Name):
+            return [ast.AugAssign(target_value, stmt.op, value)]  # an array's items, updated in place as the source's
         if target_kind == TENSOR:
             if not isinstance(stmt.target, ast.Name):
                 self._block(stmt, "in-place update of a tensor", "only names are updated in place")
@@ -570,6 +574,12 @@ class Translator:
             if k.arg == "requires_grad":
                 trainable = known(k.value)
         made = self._initial_value(data, scope, info) if data is not None else None
+        if made is None and data is not None and trainable in (True, False) and self._init_tensors(scope):
+            value, kind = self.expr(data, scope, info)
+            if kind == TENSOR:  # computed by the source's code: the same code with NumPy
+                info.attrs[target.attr] = TENSOR
+                weight = self.dst.constant_weight(value, trainable, target.attr)
+                return [ast.Assign([target], weight, lineno=call.lineno)]
         if made is None or trainable not in (True, False):
             self._block(call, f"parameter self.{target.attr}",
                         "its initial value is not a float32 zeros/ones/randn/rand/empty(shape) (times a constant)")
@@ -714,9 +724,8 @@ class Translator:
         if isinstance(node, ast.Subscript):
             value, kind = self._expr(node.value, scope, info)
             index, ik = self._expr(node.slice, scope, info)
-            if kind == TENSOR and ik == TENSOR:
-                self._block(node, f"indexing with a tensor `{ast.unparse(node)}`",
-                            "advanced indexing is not translated")
+            if kind == TENSOR and ik == TENSOR:  # one index tensor: the items it names along the first axis
+                return self._write(OpCall("TensorIndex", [value, index]), node, scope), TENSOR
             out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR}.get(kind, UNKNOWN if kind != PYTHON
                                                                                else PYTHON)
             return _item(value, index), out_kind
@@ -782,7 +791,7 @@ class Translator:
             rows = self.src.tensor_attributes
             if node.attr in rows:
                 kind = PYTHON if node.attr in ("shape", "ndim", "device") else TENSOR
-                return self._write(rows[node.attr](value), node), kind
+                return self._write(rows[node.attr](value), node, scope), kind
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
 
@@ -1072,16 +1081,21 @@ class Translator:
             opcall = row.read(bound)
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
-            return self._write(opcall, node), row.returns
+            return self._write(opcall, node, scope), row.returns
         except Refused as e:
             self._block(node, _short(row.path), str(e))
             return node, UNKNOWN
 
-    def _write(self, opcall: OpCall, node) -> ast.expr:
-        writer = self.target.function_writers.get(opcall.op)
+    def _init_tensors(self, scope: Scope) -> bool:
+        """Whether tensor code in `scope` is written with the target's table for constants made in `__init__`."""
+        return scope.mode == "init" and self.dst.init_tensors is not None
+
+    def _write(self, opcall: OpCall, node, scope: Scope) -> ast.expr:
+        table = self.dst.init_tensors if self._init_tensors(scope) else self.target
+        writer = table.function_writers.get(opcall.op)
         try:
             if writer is None:
-                raise Refused(f"{self.target.framework} has no function for {opcall.op}")
+                raise Refused(f"{table.framework} has no function for {opcall.op}")
             # literals stay themselves, so that a writer can see a number (torch.maximum(x, 0.0) -> torch.clamp)
             placeholders = [v if isinstance(v, list) or isinstance(v, ast.AST) and known(v) is not NOT_LITERAL
                             else P.lit(v) if not isinstance(v, ast.AST)  # an optional input left out: None

@@ -14,7 +14,7 @@ pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 
 #: classes the translation refuses today, with the reason (a refusal that goes away fails the test: update it)
-KNOWN_REFUSALS = {"PositionalEmbeddingModel": "not a float32"}
+KNOWN_REFUSALS: dict = {}
 #: classes one target refuses, with the reason
 KNOWN_TARGET_REFUSALS = {"keras": {"EdgePadding": "no 'edge' mode", "WrappedConv": "no 'wrap' mode"},
                          "flax": {"NanoGPTAttention": "no training flag", "FunctionalDropoutMLP": "no training flag"}}
@@ -163,7 +163,8 @@ def test_flax_row_signatures_are_the_real_ones():
             continue  # jax array methods take `*args` and parse them themselves
         params = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj).parameters
         real = [n for n, p in params.items() if n != "self" and p.kind != p.VAR_KEYWORD]
-        declared = row.signature.names() + ([row.signature.varargs] if row.signature.varargs else [])
+        sig, names = row.signature, row.signature.names()
+        declared = names[:sig.leading] + [sig.varargs] + names[sig.leading:] if sig.varargs else names
         if any(p.kind == p.VAR_POSITIONAL for p in params.values()) and not row.signature.varargs:
             continue  # NumPy-style ufuncs (`*args`): the declared signature is what binds
         assert [n for n in real if n in declared] == [n for n in declared if n in real], f"{path}: order"

@@ -15,6 +15,7 @@ import ast
 from functools import partial
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.rules import numpy_constants
 from tensorbridge.rules.code import (
     NOT_LITERAL,
     CodeTable,
@@ -54,6 +55,7 @@ from tensorbridge.rules.numpy_code import (
     write_channel_prelu,
     write_transformer,
 )
+from tensorbridge.rules.numpy_constants import as_float32
 
 C = R.code = CodeTable("flax")
 RNGS = "rngs"
@@ -421,6 +423,7 @@ HELPERS = {
         "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),
 }
 HELPERS.update(RECURRENT_HELPERS)
+HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(function_helpers("jnp", "jax.lax.rsqrt", "jax.nn.softmax", "jnp.astype"))
 
@@ -488,7 +491,11 @@ C.weight_attributes = {"Embedding": {"embedding": ("W", False)},
 C.skeleton = TargetSkeleton(
     layer_base="nnx.Module", forward="__call__",
     imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]), P.import_("einops"),
-             P.from_import("functools", ["partial"])),
+             P.from_import("functools", ["partial"]), P.import_("numpy", "np")),
+    init_tensors=numpy_constants.TABLE,
+    constant_weight=lambda value, trainable, name: P.call("nnx.Param" if trainable else "nnx.Variable",
+                                                          P.call("jnp.asarray", as_float32(value))),
+    constant=lambda value: P.call("jnp.asarray", as_float32(value)),
     sequential=_nnx_sequential, add_weight=_nnx_weight, helpers=HELPERS, port=NnxWeights(),
     module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
     empty_layer=lambda none: P.call("nnx.data", none), function_layer=lambda fn: fn,
@@ -497,6 +504,6 @@ C.skeleton = TargetSkeleton(
     first_call=_nnx_first_call,
     wrappers=frozenset(WRAPPERS),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
-    reserved_names=frozenset({"jax", "jnp", "nnx", "partial", RNGS, *HELPERS}),
+    reserved_names=frozenset({"jax", "jnp", "nnx", "np", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",
                                    "iter_modules"}))

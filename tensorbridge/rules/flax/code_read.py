@@ -308,6 +308,15 @@ _fn(f"{JNP}concatenate", "Concat", "arrays axis=0 dtype=None", inputs="arrays", 
     check=lambda a: only(a, dtype=None))
 _fn(f"{JNP}stack", "Stack", "arrays axis=0 out=None dtype=None", inputs="arrays", axis="axis",
     check=lambda a: only(a, dtype=None))
+
+
+def _meshgrid(a):
+    only(a, sparse=False)
+    return OpCall("MeshGrid", [list(a["xi"])], {"indexing": a["indexing"]})
+
+
+C.function(f"{JNP}meshgrid", "MeshGrid", "*xi copy=True sparse=False indexing='xy'", read=_meshgrid,
+           returns="tensors")
 _fn(f"{JNP}swapaxes", "SwapAxes", "a axis1 axis2", inputs="a", axis1="axis1", axis2="axis2")
 _fn(f"{JNP}expand_dims", "Unsqueeze", "a axis", inputs="a", axis="axis")
 _fn(f"{JNP}squeeze", "Squeeze", "a axis=None", inputs="a", axis="axis")

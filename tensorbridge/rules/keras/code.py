@@ -12,6 +12,7 @@ import ast
 from functools import partial
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.rules import numpy_constants
 from tensorbridge.rules.code import (
     NOT_LITERAL,
     CodeTable,
@@ -49,6 +50,7 @@ from tensorbridge.rules.numpy_code import (
     write_channel_prelu,
     write_transformer,
 )
+from tensorbridge.rules.numpy_constants import as_float32
 
 C = R.code = CodeTable("keras")
 
@@ -142,6 +144,13 @@ HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
+HELPERS.update(numpy_constants.HELPERS)
+HELPERS["index_rows"] = definition('''def index_rows(x, index):
+    """`x[index]` as PyTorch and NumPy index by an integer tensor: the items it names along the first axis."""
+    if "bool" in str(index.dtype):
+        raise TypeError("indexing by a boolean mask (a result of data-dependent size) is not translated")
+    return ops.take(x, index, axis=0)''')
+C.writes("TensorIndex", "index_rows")(lambda c: P.call("index_rows", *c.inputs))
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -443,12 +452,17 @@ def _build_layer(layer: ast.expr, call: OpCall) -> ast.stmt:
 
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
-    imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras")),
+    imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras"),
+             P.import_("numpy", "np")),
+    init_tensors=numpy_constants.TABLE,
+    constant_weight=lambda value, trainable, name: P.call(
+        "keras.Variable", as_float32(value), **({} if trainable else {"trainable": False}), name=name),
+    constant=lambda value: P.call("ops.convert_to_tensor", as_float32(value)),
     sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS, port=KerasWeights(),
     function_layer=lambda fn: P.call("layers.Lambda", fn),
     weight_value=lambda weight: ast.Attribute(weight, "value", ast.Load()),
     build_layer=_build_layer,
-    reserved_names=frozenset({"keras", "layers", "ops", "training", *HELPERS}),
+    reserved_names=frozenset({"keras", "layers", "ops", "np", "training", *HELPERS}),
     reserved_attributes=frozenset({"weights", "dtype", "input", "output", "variables", "losses", "trainable", "path",
                                    "compute_dtype", "metrics", "name", "built", "non_trainable_weights",
                                    "trainable_weights", "dtype_policy", "supports_masking", "input_spec"}))

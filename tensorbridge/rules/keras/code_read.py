@@ -441,6 +441,8 @@ _fn("keras.ops.leaky_relu", "LeakyRelu", "x negative_slope=0.2", alpha="negative
 _fn("keras.ops.elu", "Elu", "x alpha=1.0", alpha="alpha")
 _fn("keras.ops.concatenate", "Concat", "xs axis=0", inputs="xs", axis="axis")
 _fn("keras.ops.stack", "Stack", "x axis=0", axis="axis")
+C.function("keras.ops.meshgrid", "MeshGrid", "*x indexing='xy'",
+           read=lambda a: OpCall("MeshGrid", [list(a["x"])], {"indexing": a["indexing"]}), returns="tensors")
 _fn("keras.ops.reshape", "Reshape", "x newshape", shape="newshape")
 _fn("keras.ops.transpose", "Transpose", "x axes=None", perm="axes")
 _fn("keras.ops.swapaxes", "SwapAxes", "x axis1 axis2", axis1="axis1", axis2="axis2")

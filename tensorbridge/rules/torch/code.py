@@ -371,6 +371,8 @@ def _adaptive_pool(op, rank):
     """An adaptive pool: to size 1, a global pool; to other sizes (literal ones, None keeping an axis), an
     AdaptivePool of `reduce` ("mean" / "max") over the trailing `rank` axes."""
     def read(a):
+        if "return_indices" in a:
+            only(a, return_indices=False)
         size = known(a["output_size"])
         if size in (1, (1,) * rank, [1] * rank):
             return OpCall(op, attrs={"rank": rank, "keepdims": True, "layout": "channels_first"})
@@ -450,6 +452,22 @@ _fn("torch.softmax Tensor.softmax", "Softmax", "input dim dtype=None", axis="dim
 _fn("torch.log_softmax Tensor.log_softmax", "LogSoftmax", "input dim dtype=None", axis="dim", check=_no_dtype)
 _fn("torch.cat torch.concat torch.concatenate", "Concat", "tensors dim=0", inputs="tensors", axis="dim")
 _fn("torch.stack", "Stack", "tensors dim=0", inputs="tensors", axis="dim")
+
+
+def _meshgrid(a):
+    """Coordinate grids of 1-D tensors, given one by one or as one list; PyTorch's default indexing is "ij"."""
+    tensors = a["tensors"]
+    if len(tensors) == 1 and isinstance(tensors[0], (ast.List, ast.Tuple)):
+        tensors = tensors[0].elts
+    if any(isinstance(t, ast.Starred) for t in tensors):
+        raise Refused("tensors given by *args")
+    indexing = known(a["indexing"])
+    if indexing not in (None, "ij", "xy"):
+        raise Refused("indexing given by a variable")
+    return OpCall("MeshGrid", [list(tensors)], {"indexing": indexing or "ij"})
+
+
+C.function("torch.meshgrid", "MeshGrid", "*tensors indexing=None", read=_meshgrid, returns="tensors")
 _fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm", "MatMul", "input other", inputs="input other")
 _fn("torch.pow Tensor.pow", "Pow", "input exponent", inputs="input exponent")
 for _name, _op, _extra in (("add", "Add", " alpha=1"), ("sub", "Sub", " alpha=1"), ("mul", "Mul", ""),
@@ -490,7 +508,7 @@ _fn("torch.transpose Tensor.transpose", "SwapAxes", "input dim0 dim1", axis1="di
 _fn("torch.t Tensor.t", "SwapAxes", "input", axis1=0, axis2=-1)  # a 2-D transpose (1-D: the vector itself)
 _fn("torch.unsqueeze Tensor.unsqueeze", "Unsqueeze", "input dim", axis="dim")
 _fn("torch.squeeze Tensor.squeeze", "Squeeze", "input dim=None", axis="dim")
-_fn("Tensor.contiguous", "Identity", "input")
+_fn("Tensor.contiguous", "Identity", "input memory_format=None", copy="if_strided")
 _fn("torch.chunk Tensor.chunk", "Split", "input chunks dim=0", returns="tensors", sections="chunks", axis="dim")
 _fn("Tensor.size", "Shape", "input dim=None", returns="python", index="dim")
 _fn("Tensor.dim", "Rank", "input", returns="python")
@@ -527,6 +545,8 @@ def _adaptive_pool_fn(op, rank):
 for _n in (1, 2, 3):
     C.function(f"{F}adaptive_avg_pool{_n}d", "GlobalAveragePool", "input output_size",
                read=_adaptive_pool_fn("GlobalAveragePool", _n))
+    C.function(f"{F}adaptive_max_pool{_n}d", "GlobalMaxPool", "input output_size return_indices=False",
+               read=_adaptive_pool_fn("GlobalMaxPool", _n))
 
 
 def _pool_fn(op, rank):

@@ -54,7 +54,7 @@ def _type(a):
 
 C.function("Tensor.type", "Cast", "input dtype=None non_blocking=False", read=_type)
 _fn("Tensor.type_as", "CastLike", "input other", inputs="input other")
-_fn("Tensor.clone torch.clone", "Identity", "input memory_format=None")
+_fn("Tensor.clone torch.clone", "Identity", "input memory_format=None", copy="always")
 _fn("Tensor.cpu", "Identity", "input memory_format=None")
 _fn("Tensor.detach torch.detach", "StopGradient", "input")
 

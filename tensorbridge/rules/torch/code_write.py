@@ -326,6 +326,8 @@ C.writes("Softmax", "torch.softmax")(lambda c: P.call("torch.softmax", c.inputs[
 C.writes("LogSoftmax", "torch.log_softmax")(lambda c: P.call("torch.log_softmax", c.inputs[0], dim=_axis(c)))
 C.writes_call("Concat", "torch.cat", dim="axis")
 C.writes_call("Stack", "torch.stack", dim="axis")
+C.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
+C.writes("MeshGrid", "torch.meshgrid")(lambda c: P.call("torch.meshgrid", *c.inputs[0], indexing=c.attrs["indexing"]))
 C.writes_call("SwapAxes", "torch.transpose", "axis1", "axis2")
 C.writes_call("Unsqueeze", "torch.unsqueeze", "axis")
 C.writes("Einsum", "torch.einsum")(lambda c: P.call("torch.einsum", c.attrs["equation"], *c.inputs[0]))
