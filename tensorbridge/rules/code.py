@@ -197,6 +197,9 @@ class SourceSkeleton:
     #: the forward method's parameter that says whether it trains (Keras' `training`), None when the layer has a
     #: `self.training` attribute instead
     training_parameter: str | None = None
+    #: paths of the class every layer of the source is an instance of (`isinstance(x, nn.Module)` asks "is x a
+    #: layer"); empty when the source writes some layers as functions (NNX's activations)
+    layer_classes: frozenset = frozenset()
     #: whether plain lists and dicts of layers assigned to attributes are tracked as sublayers (Keras)
     plain_containers: bool = False
     #: the `self.<method>(...)` call that creates a weight in `__init__` (Keras' add_weight), if any
@@ -283,8 +286,12 @@ class TargetSkeleton:
     #: layer it builds (NNX's `rngs`), or None
     init_argument: tuple[str, str] | None = None
     #: how the forward method reads whether it trains: "argument" (Keras passes `training`), "attribute"
-    #: (`self.training`, PyTorch), None (NNX has no such flag: refused)
+    #: (`self.training`, PyTorch), "deterministic" (NNX: `not self.deterministic`, the attribute model.train() and
+    #: model.eval() set, False until then as a class attribute), None (refused)
     training: str | None = "argument"
+    #: the object the written code draws random numbers from (NNX: `self.rngs`, kept by `__init__` from the
+    #: argument in `init_argument`), or None when the target's random functions need none
+    random_source: str | None = None
     #: how `port_weights` reaches the weights of the written classes' instances
     port: WeightPort | None = None
     #: names the written code's imports take; the source's own uses of them are renamed
@@ -315,6 +322,12 @@ class TargetSkeleton:
     constant_weight: Callable | None = None
     #: a value computed in `__init__` by `init_tensors` -> the target's tensor of it (a plain attribute)
     constant: Callable | None = None
+    #: a layer assigned in a class body -> the class attribute every instance reads it by (NNX: `staticmethod`,
+    #: as its activation layers are functions, which an instance would otherwise bind as methods)
+    class_layer: Callable = staticmethod(lambda layer: layer)
+    #: the class every layer the target writes is an instance of (`isinstance(act, nn.Module)`), or None when some
+    #: layers are written as functions (NNX's activations)
+    layer_class: str | None = None
 
     def attribute(self, name: str) -> str:
         """The translation's name for a source attribute `name`."""

@@ -36,11 +36,12 @@ REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "Red
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,
                   pad_modes: tuple = ("constant", "reflect", "edge", "wrap"), attention_dropout: bool = False,
-                  mutable: bool = False) -> None:
+                  mutable: bool = False, random_source: str | None = None) -> None:
     """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp", "np"); `shape(x)` is the
     expression of x's shape, `norm` the vector norm's path, `pad_modes` the modes its pad has,
-    `attention_dropout` whether its attention helper applies a dropout (`function_helpers`), `mutable` whether its
-    arrays are written in place (NumPy's: a copy the source makes is then written as one)."""
+    `attention_dropout` whether its attention helper applies a dropout (`function_helpers`), `random_source` what
+    the helper draws it from when it needs one passed (NNX: `self.rngs`), `mutable` whether its arrays are written
+    in place (NumPy's: a copy the source makes is then written as one)."""
     def fn(name: str) -> str:
         return f"{ns}.{name}"
 
@@ -116,6 +117,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("Identity", "(the input itself)")(lambda c: _copied(c, ns) if mutable else c.inputs[0])
     if ns != "ops":  # NumPy's and JAX's arrays index as PyTorch's do; keras.ops has a helper (rules/keras/code.py)
         table.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
+        table.writes("Item", "(the array's .item())")(lambda c: P.method(c.inputs[0], "item"))
+    table.writes("Linspace", fn("linspace"))(lambda c: P.call(fn("linspace"), c.attrs["start"], c.attrs["stop"],
+                                                              c.attrs["num"], **dtype_keyword(c)))
     table.writes("MeshGrid", fn("meshgrid"))(
         lambda c: P.call(fn("meshgrid"), *c.inputs[0], indexing=c.attrs["indexing"]))
     table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))
@@ -187,7 +191,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
 
     table.writes("LayerNormFn", "layer_norm")(_write_layer_norm_function)
     table.writes("ScaledDotProductAttention", "scaled_dot_product_attention")(
-        lambda c: _write_attention_function(c, attention_dropout))
+        lambda c: _write_attention_function(c, attention_dropout, random_source))
 
     @table.writes("DepthToSpace", "pixel_shuffle")
     def _pixel_shuffle(c):
@@ -238,6 +242,13 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         if mode != "constant":
             return P.call(fn("pad"), c.inputs[0], widths, mode=mode)
         return P.call(fn("pad"), c.inputs[0], widths, **keywords(constant_values=(c.attrs["value"], 0.0)))
+
+
+SPATIAL_PADDING = "spatial_padding"
+#: a pool's padding given by a variable, as PyTorch takes it (an int, or one per spatial axis)
+SPATIAL_PADDING_HELPER = {SPATIAL_PADDING: definition('''def spatial_padding(padding, rank):
+    """(before, after) pads of each spatial axis for PyTorch's padding: an int for every axis or one per axis."""
+    return [(p, p) for p in (padding if isinstance(padding, (tuple, list)) else [padding] * rank)]''')}
 
 
 def _copied(c: OpCall, ns: str) -> ast.expr:
@@ -521,11 +532,12 @@ GATHER = '''def gather(x, dim, index):
 '''
 
 
-def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str = "") -> dict:
+def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str = "", random_source: str = "") -> dict:
     """The helper functions of namespace `ns` (`rsqrt`, `softmax`, `cast`: its functions) for PyTorch's functional
     layers (rules/code.py `definition`); `dropout` applies the attention's dropout (`weights` by `dropout_p`),
-    where the target can."""
-    fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": ", dropout_p=0.0" if dropout else "",
+    where the target can, drawing from the parameter `random_source` when the target needs one (NNX's rngs)."""
+    extra = ", dropout_p=0.0" + (f", {random_source}=None" if random_source else "") if dropout else ""
+    fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": extra,
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
     pixel_shuffle, channel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
     return {"layer_norm": definition(LAYER_NORM.format(**fill)),
@@ -543,12 +555,16 @@ def _write_layer_norm_function(c: OpCall) -> ast.expr:
                                                               eps=(c.attrs["epsilon"], 1e-05)))
 
 
-def _write_attention_function(c: OpCall, dropout: bool) -> ast.expr:
-    """`scaled_dot_product_attention(q, k, v, ...)` (the helper); a dropout only where the helper applies it."""
+def _write_attention_function(c: OpCall, dropout: bool, random_source: str | None = None) -> ast.expr:
+    """`scaled_dot_product_attention(q, k, v, ...)` (the helper); a dropout only where the helper applies it, with
+    the random source passed where the target needs one."""
     q, k, v, mask = c.inputs
-    if not dropout and known(c.attrs["dropout"]) not in (0, 0.0):
+    no_dropout = known(c.attrs["dropout"]) in (0, 0.0)
+    if not dropout and not no_dropout:
         raise Refused("attention dropout (the written helper has no random numbers; 0.0 in inference)")
     extra = keywords(dropout_p=(c.attrs["dropout"], 0.0)) if dropout else {}
+    if dropout and random_source and not no_dropout:
+        extra[random_source.rsplit(".", 1)[-1]] = P.name(random_source)
     return P.call("scaled_dot_product_attention", q, k, v, **keywords(
         attn_mask=(mask, None), is_causal=(c.attrs["is_causal"], False), scale=(c.attrs["scale"], None)), **extra)
 

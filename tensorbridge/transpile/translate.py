@@ -43,6 +43,10 @@ PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "valu
 #: Keras' `Layer.add_weight`, as a weight created in `__init__` is read (keyword arguments)
 ADD_WEIGHT = Signature.parse("shape=None initializer=None dtype=None trainable=True autocast=True regularizer=None "
                              "constraint=None aggregation='none' overwrite_with_gradient=False name=None")
+#: IR ops whose result is a new tensor: an in-place method on it (`x.new_empty(shape).bernoulli_(p)`) changes
+#: nothing else, so its out-of-place form computes the same
+FRESH_TENSOR_OPS = frozenset({"ConstantOfShape", "ConstantLike", "Range", "RandomUniform", "RandomNormal",
+                              "RandomUniformLike", "RandomNormalLike", "Bernoulli"})
 INIT_METHODS = frozenset({"_init_weights", "init_weights", "reset_parameters", "_reset_parameters",
                           "initialize_weights", "_initialize_weights", "weights_init"})
 
@@ -53,6 +57,7 @@ class ClassInfo:
     attrs: dict = field(default_factory=dict)  # self.<name> -> kind
     inplace: set = field(default_factory=set)  # self.<name> layers that overwrite their input
     training: bool = False  # forward reads self.training
+    deterministic: bool = False  # reads the target's `self.deterministic` (NNX's mode attribute)
     own_base: bool = False  # derives from another model class of the module (its __init__ takes arguments)
     none_slots: dict = field(default_factory=dict)  # self.<name> -> `self.<name> = None` assignments in __init__
     #: self.<name> -> its `self.<name> = []` / `{}` assignment in __init__, for sources whose plain containers hold
@@ -133,11 +138,27 @@ class Translator:
             if out is not None:
                 body.append(out)
         body = [*self.factories.values(), *body]
+        if self.dst.random_source is not None:
+            self._pass_random_source(body)
         if self.dst.init_argument is not None:
             for fn in init_argument.thread(body, *self.dst.init_argument, self.dst.forward):
                 self._block(fn, f"layer built in {fn.name}", f"{self.target.framework} layers are built in "
                                                              f"__init__, which receives {self.dst.init_argument[0]}")
         return body, list(self.classes)
+
+    def _pass_random_source(self, body: list) -> None:
+        """Functions that draw random numbers take the target's source of them (NNX: `rngs`); a class method
+        calling one passes its own (`self.rngs`), which its class then keeps."""
+        name = self.dst.init_argument[0]
+        drawing = _drawing_functions(body, name, set(self.dst.helpers))
+        for cls in [c for c in body if isinstance(c, ast.ClassDef) and c.name in self.classes]:
+            calls = [n for f in cls.body if isinstance(f, ast.FunctionDef) and f.name != "__init__"
+                     for n in ast.walk(f) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id in drawing and all(k.arg != name for k in n.keywords)]
+            for call in calls:
+                call.keywords.append(ast.keyword(name, P.name(self.dst.random_source)))
+            if calls:
+                cls.body = self._keep_random_source(cls, cls.body, self.classes[cls.name])
 
     def _is_model_class(self, cls: ast.ClassDef) -> bool:
         for base in cls.bases:
@@ -206,6 +227,9 @@ class Translator:
                 body.append(self._function(stmt, Scope(mode), info, name))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 body.append(stmt)  # docstring
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and self._uses_framework(stmt.value):
+                body += self._class_layer(stmt, info)
             else:
                 out = self._plain(stmt)
                 if out is not None:
@@ -214,8 +238,13 @@ class Translator:
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
+        if info.deterministic:  # NNX: model.train() / model.eval() set it on every module that has it
+            at = 1 if ast.get_docstring(cls) else 0
+            body.insert(at, ast.Assign([ast.Name("deterministic", ast.Store())], ast.Constant(False), lineno=0))
         if built is not None:
             body = self.dst.first_call(bases, body, *built)
+        if self.dst.random_source is not None:
+            body = self._keep_random_source(cls, body, info)
         if info.weights_read and self.dst.build_layer is not None:
             self._build_read_layers(body, info)
         if not info.own_base:
@@ -225,6 +254,40 @@ class Translator:
                 for assign in assigns:
                     assign.value = self.dst.empty_layer(assign.value)
         return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
+
+    def _class_layer(self, stmt: ast.Assign, info: ClassInfo) -> list[ast.stmt]:
+        """`default_act = nn.SiLU()` in a class body: a layer every instance shares, read as `self.default_act`."""
+        name = stmt.targets[0].id
+        value, kind = self.expr(stmt.value, Scope("init"), info)
+        if kind != MODULE:
+            self._block(stmt, f"class attribute {name}", "a class attribute using the framework is translated only "
+                                                         "when it is a layer")
+            return []
+        if self.dst.init_argument and any(isinstance(n, ast.Name) and n.id == self.dst.init_argument[0]
+                                          for n in ast.walk(value)):
+            self._block(stmt, f"class attribute {name}", f"a layer made in the class body, where there are no "
+                                                         f"{self.dst.init_argument[0]} to build it with")
+            return []
+        info.attrs[name] = MODULE
+        return [ast.Assign([stmt.targets[0]], self.dst.class_layer(value), lineno=stmt.lineno)]
+
+    def _keep_random_source(self, cls: ast.ClassDef, body: list, info: ClassInfo) -> list:
+        """A class whose methods draw random numbers from the target's source (NNX's `self.rngs`) keeps it from its
+        constructor's argument."""
+        source = self.dst.random_source
+        methods = [f for f in body if isinstance(f, ast.FunctionDef)]
+        if not any(source in ast.unparse(f) for f in methods if f.name != "__init__"):
+            return body
+        keep = P.assign_attr(source, P.name(self.dst.init_argument[0]))
+        init = next((f for f in methods if f.name == "__init__"), None)
+        if init is None and info.own_base:
+            self._block(cls, f"class {cls.name}", f"it draws random numbers, which needs its own __init__ to keep "
+                                                  f"the {self.dst.init_argument[0]} it draws them from")
+        elif init is None:
+            body = [P.function("__init__", ["self"], [keep]), *body]
+        elif not any(ast.dump(s) == ast.dump(keep) for s in init.body):
+            init.body.append(keep)
+        return body
 
     def _build_read_layers(self, body: list, info: ClassInfo) -> None:
         """After each `self.<layer> = ...` in `__init__` whose weights the code reads, the target's statement
@@ -349,7 +412,7 @@ class Translator:
         if isinstance(stmt, ast.Expr):
             if isinstance(stmt.value, ast.Constant):
                 return [stmt]
-            if self._is_init_only(stmt.value, scope):
+            if self._is_init_only(stmt.value, scope, info):
                 return []
             if _is_super_init(stmt.value) and not (info is not None and info.own_base):
                 return [ast.Expr(ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__",
@@ -383,7 +446,7 @@ class Translator:
                 self._skip_initialisation(stmt, "the loop")
                 return []
             it, kind = self.expr(stmt.iter, scope, info)
-            if kind == TENSOR:
+            if kind == TENSOR and not self._init_tensors(scope):  # in __init__: a constant's values
                 self._block(stmt, "for loop over a tensor", "iterating a tensor's values is data-dependent")
             for n in _names(stmt.target):
                 scope.kinds[n] = MODULE if kind == MODULES else UNKNOWN if kind != PYTHON else PYTHON
@@ -427,10 +490,20 @@ class Translator:
         self.notes.append(f"line {node.lineno}: {what} (weight initialisation) is not translated; port_weights "
                           "copies the trained weights")
 
-    def _is_init_only(self, call, scope: Scope) -> bool:
-        """Weight-initialisation statements (`nn.init.*`, `self.apply(...)`, `self._init_weights()`)."""
+    def _is_init_only(self, call, scope: Scope, info=None) -> bool:
+        """Weight-initialisation statements (`nn.init.*`, `self.apply(...)`, `self._init_weights()`, and in
+        `__init__` an in-place method on a sublayer's weight: `self.head.weight.data.mul_(scale)`)."""
         if not isinstance(call, ast.Call):
             return False
+        if scope.mode == "init" and info is not None and isinstance(call.func, ast.Attribute) and \
+                _is_inplace_method(call.func.attr):
+            root = call.func.value
+            while isinstance(root, ast.Attribute) and not _is_self_attr(root):
+                root = root.value
+            if _is_self_attr(root) and root is not call.func.value and \
+                    info.attrs.get(root.attr) in (MODULE, OWN, MODULES):
+                self._skip_initialisation(call, f"{ast.unparse(call.func)}(...)")
+                return True
         path = self.imports.path(call.func) or ""
         if path.startswith(self.src.init_module):
             self._skip_initialisation(call, f"{ast.unparse(call.func)}(...)")
@@ -468,6 +541,9 @@ class Translator:
             return []
         if scope.mode == "init" and _is_self_attr(target) and self._is_parameter(stmt.value):
             return self._parameter(target, stmt.value, scope, info)
+        if scope.mode == "init" and _is_self_attr(target) and isinstance(stmt.value, ast.IfExp) and \
+                any(self._is_parameter(b) for b in (stmt.value.body, stmt.value.orelse)):
+            return self._optional_parameter(target, stmt.value, scope, info)
         value, kind = self.expr(stmt.value, scope, info)
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Call):
             scope.constructed[target.id] = stmt.value
@@ -589,6 +665,22 @@ class Translator:
         weight = self.dst.add_weight(shape, *init, trainable, target.attr)
         return [ast.Assign([target], weight, lineno=call.lineno)]
 
+    def _optional_parameter(self, target, choice: ast.IfExp, scope, info) -> list[ast.stmt]:
+        """`self.gamma = nn.Parameter(...) if init_value > 0 else None`: the target's weight or None, on the same
+        condition."""
+        first = self._is_parameter(choice.body)
+        made, other = (choice.body, choice.orelse) if first else (choice.orelse, choice.body)
+        if not (isinstance(other, ast.Constant) and other.value is None):
+            self._block(choice, f"parameter self.{target.attr}", "a choice between a parameter and something other "
+                                                                "than None")
+            return []
+        condition = self._condition(choice.test, scope, info)
+        weight = self._parameter(target, made, scope, info)
+        if not weight:
+            return []
+        branches = (weight[0].value, other) if first else (other, weight[0].value)
+        return [ast.Assign([target], ast.IfExp(condition, *branches), lineno=choice.lineno)]
+
     def _added_weight(self, target, call: ast.Call, scope, info) -> list[ast.stmt]:
         """`self.w = self.add_weight(shape=..., initializer=..., trainable=...)` (Keras) as the target's weight."""
         try:
@@ -674,6 +766,8 @@ class Translator:
             if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
                 return node, PYTHON
             path = self._framework_path(node)
+            if path in self.src.module_classes:
+                return self._layer_base_class(node), PYTHON
             if node.id == self.src.init_argument:
                 self._block(node, node.id, f"{node.id} used other than passed on to the layers (random numbers "
                                            "drawn outside weight initialisation are not translated)")
@@ -694,6 +788,8 @@ class Translator:
             return ast.BinOp(left, node.op, right), _combine(lk, rk)
         if isinstance(node, ast.UnaryOp):
             operand, k = self._expr(node.operand, scope, info)
+            if isinstance(node.op, ast.Not) and isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+                return operand.operand, k  # `not self.training` where the target reads `not self.deterministic`
             return ast.UnaryOp(node.op, operand), k
         if isinstance(node, ast.BoolOp):
             values = [self._expr(v, scope, info) for v in node.values]
@@ -747,7 +843,7 @@ class Translator:
         generators = []
         for gen in node.generators:
             it, kind = self._expr(gen.iter, scope, info)
-            if kind == TENSOR:
+            if kind == TENSOR and not self._init_tensors(scope):  # in __init__: a constant's values
                 self._block(gen.iter, "comprehension over a tensor", "iterating a tensor's values is data-dependent")
             for n in _names(gen.target):
                 scope.kinds[n] = MODULE if kind == MODULES else PYTHON if kind == PYTHON else UNKNOWN
@@ -763,6 +859,8 @@ class Translator:
 
     def _attribute(self, node: ast.Attribute, scope, info):
         path = self._framework_path(node)
+        if path in self.src.module_classes:
+            return self._layer_base_class(node), PYTHON
         if path in self.src.dtypes:
             return ast.Constant(self.src.dtypes[path]), PYTHON
         if path and self.functions.find(path) is not None:
@@ -795,6 +893,16 @@ class Translator:
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
 
+    def _layer_base_class(self, node) -> ast.expr:
+        """The source's layer base class as a value (`isinstance(act, nn.Module)`): the target's, when the layers
+        of both are exactly the instances of their base class."""
+        path = self._framework_path(node)
+        if path not in self.src.layer_classes or self.dst.layer_class is None:
+            who = self.target.framework if self.dst.layer_class is None else self.source_table.framework
+            self._block(node, ast.unparse(node), f"{who} writes some layers as functions, so whether a value is a "
+                                                 "layer is not a question of its class")
+        return P.name(self.dst.layer_class or self.dst.layer_base)
+
     def _layer_weight(self, node: ast.Attribute, opcall, written, info):
         """`self.embed.weight` (a framework layer's weight, read): the target layer's weight of the same IR role,
         transposed where the two frameworks lay it out differently (a Linear's [out, in] and a Dense's [in, out])."""
@@ -824,6 +932,10 @@ class Translator:
             return node
         if self.dst.training == "attribute":
             return ast.Attribute(ast.Name("self", ast.Load()), "training", ast.Load())
+        if self.dst.training == "deterministic":
+            if info is not None:
+                info.deterministic = True
+            return ast.UnaryOp(ast.Not(), P.name("self.deterministic"))
         if info is not None:
             info.training = True
         return ast.Name("training", ast.Load())
@@ -847,7 +959,10 @@ class Translator:
             if not _is_self(func.value) and (kind == TENSOR or (
                     kind == UNKNOWN and f"Tensor.{func.attr}" in self.source_table.functions
                     and func.attr not in PYTHON_METHODS)):
-                return self._function_call(node, f"Tensor.{func.attr}", scope, info, receiver=receiver)
+                method = func.attr
+                if _is_inplace_method(method) and self._is_fresh(func.value):
+                    method = method[:-1]  # on a tensor just made, which nothing else refers to: the same values
+                return self._function_call(node, f"Tensor.{method}", scope, info, receiver=receiver)
             if not _is_self(func.value) and kind != PYTHON and func.attr not in PYTHON_METHODS and (
                     _is_inplace_method(func.attr) or func.attr in self.src.tensor_methods):
                 what = "in-place tensor method" if _is_inplace_method(func.attr) else "tensor method"
@@ -894,6 +1009,16 @@ class Translator:
             args = ([self._weight_value(a, info) for a in args[0]],
                     [ast.keyword(k.arg, self._weight_value(k.value, info)) for k in args[1]])
         return ast.Call(callee, *args), UNKNOWN if TENSOR not in kinds else TENSOR
+
+    def _is_fresh(self, node) -> bool:
+        """Whether `node` makes a new tensor (`x.new_empty(shape)`, `torch.zeros(n)`), which nothing else refers to."""
+        if not isinstance(node, ast.Call):
+            return False
+        path = self.imports.path(node.func)
+        if path is None and isinstance(node.func, ast.Attribute):
+            path = f"Tensor.{node.func.attr}"
+        row = self.functions.find(path) if path else None
+        return row is not None and row.op in FRESH_TENSOR_OPS
 
     def _weight_value(self, value, info):
         """A weight the class holds (`self.w`) as the target's tensor of its value, other values as they are."""
@@ -1104,6 +1229,8 @@ class Translator:
         except Refused as e:
             self._block(node, f"`{ast.unparse(node)}`", str(e))
             return node
+        if scope.mode == "helper" and self.dst.random_source:  # a function draws from the source it is passed
+            written = _Replace(self.dst.random_source, P.name(self.dst.init_argument[0])).visit(written)
         values = {p.id: v for p, v in zip(placeholders, self._once(opcall.inputs, written)) if isinstance(p, ast.Name)}
         return _Substitute(values).visit(written)
 
@@ -1144,6 +1271,35 @@ class Translator:
         if kind == "list":
             return self.dst.module_list(args[0] if args else ast.List([], ast.Load())), MODULES
         return self.dst.module_dict(args[0] if args else ast.Dict([], [])), MODULES
+
+
+def _drawing_functions(body: list, name: str, helpers: set) -> set[str]:
+    """Module-level functions that draw random numbers from their `name` argument (`rngs()`) and pass it only to
+    others that do (never to a layer they build)."""
+    functions = {f.name: f for f in body if isinstance(f, ast.FunctionDef)}
+    drawing: set[str] = set()
+    while new := {n for n, f in functions.items() if n not in drawing and _draws_only(f, name, drawing | helpers)}:
+        drawing |= new
+    return drawing
+
+
+def _draws_only(fn: ast.FunctionDef, name: str, drawing: set) -> bool:
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+    draws = any(isinstance(c.func, ast.Name) and c.func.id == name for c in calls)
+    passes = [c for c in calls if any(k.arg == name for k in c.keywords)]
+    if any(not (isinstance(c.func, ast.Name) and c.func.id in drawing) for c in passes):
+        return False
+    return draws or bool(passes)
+
+
+class _Replace(ast.NodeTransformer):
+    """Every occurrence of the dotted name `dotted` (`self.rngs`) replaced by `by`."""
+
+    def __init__(self, dotted: str, by: ast.expr):
+        self.dotted, self.by = dotted, by
+
+    def visit_Attribute(self, node):
+        return self.by if ast.unparse(node) == self.dotted else self.generic_visit(node)
 
 
 def _is_plain(value) -> bool:

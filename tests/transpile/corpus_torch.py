@@ -1032,6 +1032,295 @@ class WeightedSum(nn.Module):
         return out
 
 
+class TutorialPositionalEncoding(nn.Module):
+    """The PyTorch tutorial's sinusoidal table: a buffer written into slices in __init__."""
+
+    def __init__(self, d_model, dropout=0.1, max_len=5000):
+        super().__init__()
+        self.dropout = nn.Dropout(p=dropout)
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(position * div_term)
+        pe[:, 0, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        x = x + self.pe[:x.size(0)]
+        return self.dropout(x)
+
+
+class SwinWindowAttention(nn.Module):
+    """Swin's window attention: a relative-position index computed in __init__ (meshgrid, in-place updates of a
+    view) and a bias table gathered by it."""
+
+    def __init__(self, dim, window_size, num_heads, qkv_bias=True):
+        super().__init__()
+        self.window_size = window_size
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.relative_position_bias_table = nn.Parameter(
+            torch.zeros((2 * window_size[0] - 1) * (2 * window_size[1] - 1), num_heads))
+        coords = torch.stack(torch.meshgrid([torch.arange(window_size[0]), torch.arange(window_size[1])],
+                                            indexing="ij"))
+        coords_flatten = torch.flatten(coords, 1)
+        relative_coords = coords_flatten[:, :, None] - coords_flatten[:, None, :]
+        relative_coords = relative_coords.permute(1, 2, 0).contiguous()
+        relative_coords[:, :, 0] += window_size[0] - 1
+        relative_coords[:, :, 1] += window_size[1] - 1
+        relative_coords[:, :, 0] *= 2 * window_size[1] - 1
+        self.register_buffer("relative_position_index", relative_coords.sum(-1), persistent=False)
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.proj = nn.Linear(dim, dim)
+        nn.init.trunc_normal_(self.relative_position_bias_table, std=0.02)
+
+    def forward(self, x):
+        B_, N, C = x.shape
+        qkv = self.qkv(x).reshape(B_, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        n = self.window_size[0] * self.window_size[1]
+        bias = self.relative_position_bias_table[self.relative_position_index.view(-1)].view(n, n, -1)
+        attn = attn + bias.permute(2, 0, 1).contiguous().unsqueeze(0)
+        x = (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B_, N, C)
+        return self.proj(x)
+
+
+class CBAM(nn.Module):
+    """Convolutional block attention: channel attention from average- and max-pooled features, then spatial."""
+
+    def __init__(self, channels, reduction=4, kernel_size=7):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Conv2d(channels, channels // reduction, 1, bias=False), nn.ReLU(),
+                                 nn.Conv2d(channels // reduction, channels, 1, bias=False))
+        self.conv = nn.Conv2d(2, 1, kernel_size, padding=kernel_size // 2, bias=False)
+
+    def forward(self, x):
+        x = x * torch.sigmoid(self.mlp(F.adaptive_avg_pool2d(x, 1)) + self.mlp(F.adaptive_max_pool2d(x, 1)))
+        s = torch.cat([torch.mean(x, dim=1, keepdim=True), torch.max(x, dim=1, keepdim=True)[0]], dim=1)
+        return x * torch.sigmoid(self.conv(s))
+
+
+class ECALayer(nn.Module):
+    def __init__(self, channel, k_size=3):
+        super(ECALayer, self).__init__()  # noqa: UP008 (as the ECA-Net code writes it)
+        self.avg_pool = nn.AdaptiveAvgPool2d(1)
+        self.conv = nn.Conv1d(1, 1, kernel_size=k_size, padding=(k_size - 1) // 2, bias=False)
+        self.sigmoid = nn.Sigmoid()
+
+    def forward(self, x):
+        y = self.avg_pool(x)
+        y = self.conv(y.squeeze(-1).transpose(-1, -2)).transpose(-1, -2).unsqueeze(-1)
+        return x * self.sigmoid(y).expand_as(x)
+
+
+def drop_path(x, drop_prob: float = 0., training: bool = False, scale_by_keep: bool = True):
+    """timm's stochastic depth: whole samples dropped while training."""
+    if drop_prob == 0. or not training:
+        return x
+    keep_prob = 1 - drop_prob
+    shape = (x.shape[0],) + (1,) * (x.ndim - 1)
+    random_tensor = x.new_empty(shape).bernoulli_(keep_prob)
+    if keep_prob > 0.0 and scale_by_keep:
+        random_tensor.div_(keep_prob)
+    return x * random_tensor
+
+
+class DropPath(nn.Module):
+    def __init__(self, drop_prob: float = 0., scale_by_keep: bool = True):
+        super(DropPath, self).__init__()  # noqa: UP008 (as timm writes it)
+        self.drop_prob = drop_prob
+        self.scale_by_keep = scale_by_keep
+
+    def forward(self, x):
+        return drop_path(x, self.drop_prob, self.training, self.scale_by_keep)
+
+
+class ConvNeXtBlock(nn.Module):
+    """The ConvNeXt paper's block: an optional layer-scale parameter and stochastic depth."""
+
+    def __init__(self, dim, drop_path=0.1, layer_scale_init_value=1e-6):
+        super().__init__()
+        self.dwconv = nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.pwconv1 = nn.Linear(dim, 4 * dim)
+        self.act = nn.GELU()
+        self.pwconv2 = nn.Linear(4 * dim, dim)
+        self.gamma = nn.Parameter(layer_scale_init_value * torch.ones(dim),
+                                  requires_grad=True) if layer_scale_init_value > 0 else None
+        self.drop_path = DropPath(drop_path) if drop_path > 0. else nn.Identity()
+
+    def forward(self, x):
+        input = x
+        x = self.dwconv(x)
+        x = x.permute(0, 2, 3, 1)
+        x = self.pwconv2(self.act(self.pwconv1(self.norm(x))))
+        if self.gamma is not None:
+            x = self.gamma * x
+        x = x.permute(0, 3, 1, 2)
+        return input + self.drop_path(x)
+
+
+def autopad(k, p=None, d=1):
+    """YOLO's 'same' padding."""
+    if d > 1:
+        k = d * (k - 1) + 1 if isinstance(k, int) else [d * (x - 1) + 1 for x in k]
+    if p is None:
+        p = k // 2 if isinstance(k, int) else [x // 2 for x in k]
+    return p
+
+
+class YoloConv(nn.Module):
+    """YOLO's Conv: a layer shared by the class, and `act` either True, a layer, or anything else (none)."""
+
+    default_act = nn.SiLU()
+
+    def __init__(self, c1, c2, k=1, s=1, p=None, g=1, d=1, act=True):
+        super().__init__()
+        self.conv = nn.Conv2d(c1, c2, k, s, autopad(k, p, d), groups=g, dilation=d, bias=False)
+        self.bn = nn.BatchNorm2d(c2)
+        self.act = self.default_act if act is True else act if isinstance(act, nn.Module) else nn.Identity()
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class YoloBottleneck(nn.Module):
+    def __init__(self, c1, c2, shortcut=True, g=1, e=0.5):
+        super().__init__()
+        c_ = int(c2 * e)
+        self.cv1 = YoloConv(c1, c_, 1, 1)
+        self.cv2 = YoloConv(c_, c2, 3, 1, g=g, act=nn.ReLU())
+        self.add = shortcut and c1 == c2
+
+    def forward(self, x):
+        return x + self.cv2(self.cv1(x)) if self.add else self.cv2(self.cv1(x))
+
+
+class YoloC3(nn.Module):
+    def __init__(self, c1, c2, n=1, shortcut=True, g=1, e=0.5):
+        super().__init__()
+        c_ = int(c2 * e)
+        self.cv1 = YoloConv(c1, c_, 1, 1)
+        self.cv2 = YoloConv(c1, c_, 1, 1)
+        self.cv3 = YoloConv(2 * c_, c2, 1, act=False)
+        self.m = nn.Sequential(*(YoloBottleneck(c_, c_, shortcut, g, e=1.0) for _ in range(n)))
+
+    def forward(self, x):
+        return self.cv3(torch.cat((self.m(self.cv1(x)), self.cv2(x)), 1))
+
+
+class YoloSPPF(nn.Module):
+    """Spatial pyramid pooling (fast): one max pool whose padding is computed, applied three times."""
+
+    def __init__(self, c1, c2, k=5):
+        super().__init__()
+        c_ = c1 // 2
+        self.cv1 = YoloConv(c1, c_, 1, 1)
+        self.cv2 = YoloConv(c_ * 4, c2, 1, 1)
+        self.m = nn.MaxPool2d(kernel_size=k, stride=1, padding=k // 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        y1 = self.m(x)
+        y2 = self.m(y1)
+        return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
+
+
+class YoloFocus(nn.Module):
+    def __init__(self, c1, c2, k=1):
+        super().__init__()
+        self.conv = YoloConv(c1 * 4, c2, k)
+
+    def forward(self, x):
+        return self.conv(torch.cat((x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2], x[..., 1::2, 1::2]), 1))
+
+
+class InitAliasing(nn.Module):
+    """Constants built in __init__ through copies and views: a clone's writes leave its source alone, a view's
+    reach its base, a contiguous copy of a transposed view is its own."""
+
+    def __init__(self, n=4):
+        super().__init__()
+        base = torch.zeros(n, n)
+        copy = base.clone()
+        copy[0] = 1.0
+        view = base.view(-1)
+        view[1:3] = 2.0
+        grid = base.t().contiguous()
+        grid[0] += 5.0
+        self.register_buffer("base", base)
+        self.register_buffer("copy", copy)
+        self.register_buffer("grid", grid)
+
+    def forward(self, x):
+        return x @ self.base + x @ self.copy + x @ self.grid
+
+
+class NoisyEncoder(nn.Module):
+    """A denoising encoder: Gaussian noise on the input and stochastic depth in the forward pass, while training."""
+
+    def __init__(self, dim=8, noise=0.1, drop=0.2):
+        super().__init__()
+        self.noise, self.drop = noise, drop
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.training:
+            x = x + self.noise * torch.randn_like(x)
+        h = F.gelu(self.fc(x))
+        if self.drop == 0. or not self.training:
+            return x + h
+        keep = 1 - self.drop
+        mask = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep)
+        return x + h * mask / keep
+
+
+class ConvNeXtModel(nn.Module):
+    """The ConvNeXt paper's model (two small stages): drop-path rates from torch.linspace in __init__, the head's
+    initial weights scaled in place, weight initialisation by self.apply."""
+
+    def __init__(self, in_chans=3, num_classes=10, depths=[1, 1], dims=[8, 16], drop_path_rate=0.1,  # noqa: B006
+                 layer_scale_init_value=1e-6, head_init_scale=1.):
+        super().__init__()
+        self.downsample_layers = nn.ModuleList()
+        stem = nn.Sequential(nn.Conv2d(in_chans, dims[0], kernel_size=4, stride=4),
+                             ConvNeXtLayerNorm(dims[0], eps=1e-6, data_format="channels_first"))
+        self.downsample_layers.append(stem)
+        for i in range(len(dims) - 1):
+            downsample_layer = nn.Sequential(ConvNeXtLayerNorm(dims[i], eps=1e-6, data_format="channels_first"),
+                                             nn.Conv2d(dims[i], dims[i + 1], kernel_size=2, stride=2))
+            self.downsample_layers.append(downsample_layer)
+        self.stages = nn.ModuleList()
+        dp_rates = [x.item() for x in torch.linspace(0, drop_path_rate, sum(depths))]
+        cur = 0
+        for i in range(len(dims)):
+            stage = nn.Sequential(*[ConvNeXtBlock(dim=dims[i], drop_path=dp_rates[cur + j],
+                                                  layer_scale_init_value=layer_scale_init_value)
+                                    for j in range(depths[i])])
+            self.stages.append(stage)
+            cur += depths[i]
+        self.norm = nn.LayerNorm(dims[-1], eps=1e-6)
+        self.head = nn.Linear(dims[-1], num_classes)
+        self.apply(self._init_weights)
+        self.head.weight.data.mul_(head_init_scale)
+        self.head.bias.data.mul_(head_init_scale)
+
+    def _init_weights(self, m):
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            nn.init.trunc_normal_(m.weight, std=.02)
+            nn.init.constant_(m.bias, 0)
+
+    def forward_features(self, x):
+        for i in range(len(self.stages)):
+            x = self.downsample_layers[i](x)
+            x = self.stages[i](x)
+        return self.norm(x.mean([-2, -1]))
+
+    def forward(self, x):
+        return self.head(self.forward_features(x))
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1147,7 +1436,20 @@ CASES = [
     ("TimmMlp", (6, 10, 4), (2, 3, 6)),
     ("TimmBlock", (), (2, 5, 8)),
     ("InPlaceSteps", (), (2, 6)),
+    ("TutorialPositionalEncoding", (16,), (7, 2, 16)),
+    ("SwinWindowAttention", (16, (3, 3), 4), (2, 9, 16)),
+    ("CBAM", (8,), (2, 8, 7, 7)),
+    ("ECALayer", (8,), (2, 8, 5, 5)),
+    ("ConvNeXtBlock", (8,), (2, 8, 9, 9)),
+    ("YoloConv", (3, 8, 3, 2), (2, 3, 8, 8)),
+    ("YoloC3", (8, 8, 2), (2, 8, 8, 8)),
+    ("YoloSPPF", (8, 8), (2, 8, 9, 9)),
+    ("YoloFocus", (3, 8), (2, 3, 8, 8)),
+    ("InitAliasing", (), (2, 4)),
+    ("NoisyEncoder", (), (3, 8)),
+    ("ConvNeXtModel", (), (2, 3, 16, 16)),
 ]
+
 
 class PReLUConvNet(nn.Module):
     """PReLU with one slope per channel after a convolution, and one shared slope after the head."""

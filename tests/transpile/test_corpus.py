@@ -7,7 +7,7 @@ import pytest
 import tensorbridge as tb
 from tensorbridge.errors import UnsupportedError
 from tests.transpile import corpus_flax, corpus_keras
-from tests.transpile.check import CORPORA, CORPUS, check, load_module
+from tests.transpile.check import CORPORA, CORPUS, build, check, load_module
 from tests.transpile.corpus_torch import CASES, HEADER, REFUSED
 
 pytest.importorskip("keras")
@@ -17,7 +17,9 @@ torch = pytest.importorskip("torch")
 KNOWN_REFUSALS: dict = {}
 #: classes one target refuses, with the reason
 KNOWN_TARGET_REFUSALS = {"keras": {"EdgePadding": "no 'edge' mode", "WrappedConv": "no 'wrap' mode"},
-                         "flax": {"NanoGPTAttention": "no training flag", "FunctionalDropoutMLP": "no training flag"}}
+                         "flax": {"YoloConv": "layers as functions",
+                                  "YoloC3": "layers as functions", "YoloSPPF": "layers as functions",
+                                  "YoloFocus": "layers as functions"}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
 KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"}, "flax": {}}
 TARGETS = ("keras", "flax")
@@ -242,6 +244,59 @@ def test_functional_dropout_drops_while_training_only(tmp_path):
     assert np.array_equal(*inference) and not np.allclose(training, inference[0])
 
 
+def test_stochastic_depth_drops_whole_samples_while_training_only(tmp_path):
+    """timm's drop_path (`x.new_empty(shape).bernoulli_(keep)`, `.div_(keep)`) -> Keras: the identity in
+    inference; while training each sample is either zero or scaled by 1 / keep."""
+    import numpy as np
+
+    code = tb.transpile(CORPUS.read_text(), to="keras", cls="DropPath")
+    path = tmp_path / "drop_path_keras.py"
+    path.write_text(code)
+    layer = load_module(path, "drop_path_keras").DropPath(0.5)
+    x = np.ones((64, 3), "float32")
+    assert np.array_equal(np.asarray(layer(x, training=False)), x)
+    rows = np.asarray(layer(x, training=True))[:, 0]
+    assert set(np.unique(rows)) == {0.0, 2.0}
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("name, args", [("TutorialPositionalEncoding", (16, 0.1, 50)),
+                                        ("SwinWindowAttention", (16, (3, 4), 4)), ("InitAliasing", ())])
+def test_constants_computed_in_init_equal_the_source_before_porting(name, args, to, source_module, tmp_path):
+    """Buffers the source computes in __init__ (slice writes, views, copies, meshgrid) are computed by the
+    translation itself (port_weights would overwrite them, so they are compared unported)."""
+    import numpy as np
+
+    code = tb.transpile(CORPUS.read_text(), to=to, cls=name)
+    path = tmp_path / f"init_{to}_{name}.py"
+    path.write_text(code)
+    translated = build(load_module(path, f"init_{to}_{name}"), name, args, to)
+    for buffer, expected in getattr(source_module, name)(*args).named_buffers():
+        got = np.asarray(getattr(translated, buffer)[...] if to == "flax" else getattr(translated, buffer))
+        assert got.shape == tuple(expected.shape) and got.dtype.kind == expected.numpy().dtype.kind, buffer
+        np.testing.assert_allclose(got, expected.numpy(), rtol=1e-6, atol=1e-6, err_msg=buffer)
+
+
+@pytest.mark.parametrize("name, args, dim", [("FunctionalDropoutMLP", (), 6), ("NoisyEncoder", (), 8),
+                                             ("NanoGPTAttention", (), 16), ("DropPath", (0.5,), 8)])
+def test_flax_translation_draws_while_training_only(name, args, dim, tmp_path):
+    """`self.training` -> NNX's `not self.deterministic` (set by model.train() / model.eval()); random numbers are
+    drawn from the rngs the module keeps (and passes to the functions that draw them, as timm's drop_path):
+    different outputs while training, the same in inference."""
+    import numpy as np
+
+    code = tb.transpile(CORPUS.read_text(), to="flax", cls=name)
+    assert "deterministic = False" in code and "rngs()" in code
+    path = tmp_path / f"random_flax_{name}.py"
+    path.write_text(code)
+    model = build(load_module(path, f"random_flax_{name}"), name, args, "flax")
+    x = np.random.default_rng(0).random((16, 5, dim) if name == "NanoGPTAttention" else (16, dim), "float32")
+    training = [np.asarray(model(x)) for _ in range(2)]
+    model.eval()
+    inference = [np.asarray(model(x)) for _ in range(2)]
+    assert not np.allclose(*training) and np.array_equal(*inference)
+
+
 def test_translation_keeps_the_source_layout_explicit():
     text = tb.transpile(CORPUS.read_text(), to="keras", cls="DoubleConv")
     assert "data_format='channels_first'" in text and "axis=1" in text
@@ -311,7 +366,7 @@ def test_flax_refuses_what_nnx_cannot_hold():
     with pytest.raises(UnsupportedError) as e:
         tb.transpile(source, to="flax", filename="late.py")
     text = str(e.value)
-    assert "late.py:" in text and "layer built in __call__" in text and "no training flag" in text
+    assert "late.py:" in text and "layer built in __call__" in text
 
 
 def test_flax_port_weights_names_the_mismatching_parameter(source_module, tmp_path):

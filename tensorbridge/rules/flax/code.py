@@ -39,6 +39,8 @@ from tensorbridge.rules.flax.code_attention import write_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    SPATIAL_PADDING,
+    SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
     attention_helper,
     attention_weights,
@@ -51,6 +53,7 @@ from tensorbridge.rules.numpy_code import (
     numpy_writers,
     prelu_weights,
     separable_conv_writer,
+    shape_argument,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,
@@ -258,11 +261,11 @@ def _pool(op: str, a) -> ast.expr:
     """`partial(nnx.max_pool | nnx.avg_pool, ...)` over the channels-last spatial dims."""
     rank = a["rank"]
     pads = pairs(a["pads"], rank)
-    if pads is NOT_LITERAL:
-        raise Refused("pool padding given by a variable")
     kwargs = {"window_shape": _size(a["kernel_shape"], rank), "strides": _size(a["strides"], rank)}
-    if any(pads):
-        kwargs["padding"] = [(p, p) for p in pads]  # max_pool pads with -inf; avg_pool counts the zeros, as torch
+    if pads is NOT_LITERAL:  # max_pool pads with -inf; avg_pool counts the zeros, as torch
+        kwargs["padding"] = P.call(SPATIAL_PADDING, a["pads"], rank)
+    elif any(pads):
+        kwargs["padding"] = [(p, p) for p in pads]
     return _channels_first(_partial("nnx.max_pool" if op == "MaxPool" else "nnx.avg_pool", **kwargs), a)
 
 
@@ -308,12 +311,47 @@ C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsa
 
 
 # -- functions ---------------------------------------------------------------------------------------
-numpy_writers(C, "jnp", _shape, "jnp.linalg.norm")
+numpy_writers(C, "jnp", _shape, "jnp.linalg.norm", attention_dropout=True, random_source=f"self.{RNGS}")
 C.writes("Cast", "jnp.astype")(lambda c: P.call("jnp.astype", c.inputs[0], c.attrs["to"]))
 C.writes("CastLike", "(jnp.astype to an array's dtype)")(
     lambda c: P.call("jnp.astype", c.inputs[0], ast.Attribute(c.inputs[1], "dtype", ast.Load())))
 C.writes("Constant", "jnp.asarray")(lambda c: P.call("jnp.asarray", c.attrs["value"], **dtype_keyword(c)))
 C.writes_call("StopGradient", "jax.lax.stop_gradient")
+
+
+# random numbers drawn in the forward pass: from the rngs the module keeps (TargetSkeleton.random_source)
+def _key() -> ast.expr:
+    return P.call(P.name(f"self.{RNGS}"))
+
+
+def _dtype_of(c, x=None) -> dict:
+    given = dtype_keyword(c)
+    return given if given or x is None else {"dtype": ast.Attribute(x, "dtype", ast.Load())}
+
+
+for _op, _fn_name in (("RandomUniform", "jax.random.uniform"), ("RandomNormal", "jax.random.normal")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, _key(), shape_argument(c.attrs["shape"]),
+                                                         **dtype_keyword(c)))
+    C.writes(f"{_op}Like", _fn_name)(lambda c, f=_fn_name: P.call(f, _key(), _shape(c.inputs[0]),
+                                                                  **_dtype_of(c, c.inputs[0])))
+
+
+@C.writes("Bernoulli", "jax.random.bernoulli")
+def _bernoulli(c):
+    """1 with probability p (or the input's values), in the input's shape and dtype."""
+    x = c.inputs[0]
+    drawn = P.call("jax.random.bernoulli", _key(), c.attrs["p"], _shape(x)) if known(c.attrs["p"]) is not None \
+        else P.call("jax.random.bernoulli", _key(), x)
+    return P.call("jnp.astype", drawn, ast.Attribute(x, "dtype", ast.Load()))
+
+
+@C.writes("Dropout", "jax.random.bernoulli")
+def _dropout(c):
+    """A dropout applied while training (the source's flag): kept items scaled by 1 / (1 - rate)."""
+    x, rate = c.inputs[0], c.attrs["ratio"]
+    keep = P.lit(1.0 - known(rate)) if isinstance(known(rate), (int, float)) else P.binop(1.0, "-", rate)
+    dropped = P.call("jnp.where", P.call("jax.random.bernoulli", _key(), keep, _shape(x)), P.binop(x, "/", keep), 0.0)
+    return ast.IfExp(c.attrs["training"], dropped, x)
 C.writes_call("LogSigmoid", "jax.nn.log_sigmoid")
 C.writes_call("Softsign", "jax.nn.soft_sign")
 C.writes_call("Glu", "jax.nn.glu", axis="axis")
@@ -424,8 +462,12 @@ HELPERS = {
 }
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
+HELPERS.update(SPATIAL_PADDING_HELPER)
 HELPERS.update(ATTENTION_HELPERS)
-HELPERS.update(function_helpers("jnp", "jax.lax.rsqrt", "jax.nn.softmax", "jnp.astype"))
+HELPERS.update(function_helpers(
+    "jnp", "jax.lax.rsqrt", "jax.nn.softmax", "jnp.astype", random_source=RNGS,
+    dropout="jnp.where(jax.random.bernoulli(rngs(), 1.0 - dropout_p, weights.shape), weights / (1.0 - dropout_p), "
+            "0.0)"))
 
 #: helper classes holding the layer that has the weights as `.layer`
 WRAPPERS = ("ChannelsFirst", "Lazy")
@@ -493,6 +535,7 @@ C.skeleton = TargetSkeleton(
     imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]), P.import_("einops"),
              P.from_import("functools", ["partial"]), P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
+    class_layer=lambda layer: P.call("staticmethod", layer),
     constant_weight=lambda value, trainable, name: P.call("nnx.Param" if trainable else "nnx.Variable",
                                                           P.call("jnp.asarray", as_float32(value))),
     constant=lambda value: P.call("jnp.asarray", as_float32(value)),
@@ -500,10 +543,11 @@ C.skeleton = TargetSkeleton(
     module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
     empty_layer=lambda none: P.call("nnx.data", none), function_layer=lambda fn: fn,
     init_argument=(RNGS, "nnx.Rngs"),
-    training=None,
+    training="deterministic",
+    random_source=f"self.{RNGS}",
     first_call=_nnx_first_call,
     wrappers=frozenset(WRAPPERS),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
     reserved_names=frozenset({"jax", "jnp", "nnx", "np", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",
-                                   "iter_modules"}))
+                                   "iter_modules", "deterministic", RNGS}))

@@ -334,6 +334,9 @@ _fn(f"{JNP}zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="shap
     check=lambda a: only(a, dtype=None))
 _fn(f"{JNP}arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
     step="step", check=lambda a: only(a, dtype=None))
+_fn(f"{JNP}linspace", "Linspace", "start stop num=50 endpoint=True retstep=False dtype=None axis=0 device=None",
+    inputs="", start="start", stop="stop", num="num", dtype="float32",
+    check=lambda a: only(a, endpoint=True, retstep=False, dtype=None, axis=0, device=None))
 _fn(f"{JNP}reshape", "Reshape", "a shape order='C'", inputs="a", shape="shape", check=lambda a: only(a, order="C"))
 _fn(f"{JNP}transpose", "Transpose", "a axes=None", inputs="a", perm="axes")
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum")):

@@ -35,6 +35,8 @@ from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    SPATIAL_PADDING,
+    SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
     attention_helper,
     attention_weights,
@@ -46,6 +48,7 @@ from tensorbridge.rules.numpy_code import (
     mode_padded,
     numpy_writers,
     prelu_weights,
+    shape_argument,
     transformer_layer_weights,
     write_channel_prelu,
     write_transformer,
@@ -145,12 +148,14 @@ HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
+HELPERS.update(SPATIAL_PADDING_HELPER)
 HELPERS["index_rows"] = definition('''def index_rows(x, index):
     """`x[index]` as PyTorch and NumPy index by an integer tensor: the items it names along the first axis."""
     if "bool" in str(index.dtype):
         raise TypeError("indexing by a boolean mask (a result of data-dependent size) is not translated")
     return ops.take(x, index, axis=0)''')
 C.writes("TensorIndex", "index_rows")(lambda c: P.call("index_rows", *c.inputs))
+C.writes("Item", "ops.convert_to_numpy")(lambda c: P.method(P.call("ops.convert_to_numpy", c.inputs[0]), "item"))
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -237,10 +242,16 @@ C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prel
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 
 
-def _pad_widths(pads, attrs) -> list:
-    """`ops.pad` widths for every axis of a pool's input: the spatial pads, none on the batch and channel axes."""
+def _pad_widths(pads, attrs) -> list | ast.expr:
+    """`ops.pad` widths for every axis of a pool's input: the spatial pads, none on the batch and channel axes;
+    pads given by a variable (an int or one per axis, as PyTorch takes them) through the spatial_padding helper."""
+    last = attrs.get("layout") == "channels_last"
+    if pads is NOT_LITERAL:
+        spatial = P.call(SPATIAL_PADDING, attrs["pads"], attrs["rank"])
+        return P.binop(P.binop([[0, 0]], "+", spatial), "+", [[0, 0]]) if last else P.binop([[0, 0], [0, 0]], "+",
+                                                                                               spatial)
     spatial = [[p, p] for p in pads]
-    return [[0, 0]] + spatial + [[0, 0]] if attrs.get("layout") == "channels_last" else [[0, 0], [0, 0]] + spatial
+    return [[0, 0]] + spatial + [[0, 0]] if last else [[0, 0], [0, 0]] + spatial
 
 
 def _write_pool(call):
@@ -255,8 +266,6 @@ def _write_pool(call):
         return pool
     if kind == "Average":  # count_include_pad=True: the zeros count, as after ZeroPadding
         return _sequential(P.call(f"layers.ZeroPadding{rank}D", a["pads"], **_channels(a)), pool)
-    if pads is NOT_LITERAL:
-        raise Refused("max-pool padding given by a variable")
     width = _pad_widths(pads, a)
     pad = P.call("layers.Lambda", ast.Lambda(
         ast.arguments(posonlyargs=[], args=[ast.arg("t")], kwonlyargs=[], kw_defaults=[], defaults=[]),
@@ -331,9 +340,7 @@ def _pool_fn(op: str, fn: str):
     def write(c):
         a, x = c.attrs, c.inputs[0]
         pads = pairs(a["pads"], a["rank"])
-        if pads is NOT_LITERAL:
-            raise Refused("pool padding given by a variable")
-        if any(pads):
+        if pads is NOT_LITERAL or any(pads):
             width = _pad_widths(pads, a)
             fill = {"constant_values": P.call("float", "-inf")} if op == "MaxPool" else {}
             x = P.call("ops.pad", x, width, **fill)
@@ -428,6 +435,22 @@ class KerasWeights(WeightPort):
         variable.assign(array.astype(str(variable.dtype), copy=False))
 
 
+for _op, _fn_name in (("RandomUniform", "keras.random.uniform"), ("RandomNormal", "keras.random.normal")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, shape_argument(c.attrs["shape"]), **dtype_keyword(c)))
+    C.writes(f"{_op}Like", _fn_name)(lambda c, f=_fn_name: P.call(
+        f, P.call("ops.shape", c.inputs[0]), dtype=c.attrs["dtype"] if known(c.attrs["dtype"]) is not None else
+        ast.Attribute(c.inputs[0], "dtype", ast.Load())))
+
+
+@C.writes("Bernoulli", "keras.random.uniform")
+def _bernoulli(c):
+    """1 where a uniform draw is below the probability (p, or the input's values), in the input's shape and dtype."""
+    x = c.inputs[0]
+    probability = c.attrs["p"] if known(c.attrs["p"]) is not None else x
+    drawn = P.call("keras.random.uniform", P.call("ops.shape", x))
+    return P.call("ops.cast", P.binop(drawn, "<", probability), ast.Attribute(x, "dtype", ast.Load()))
+
+
 @C.writes("Dropout", "keras.random.dropout")
 def _dropout(c):
     """A dropout applied while `training` (the source's flag): `keras.random.dropout(x, rate) if training else x`."""
@@ -455,6 +478,7 @@ C.skeleton = TargetSkeleton(
     imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras"),
              P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
+    layer_class="keras.layers.Layer",
     constant_weight=lambda value, trainable, name: P.call(
         "keras.Variable", as_float32(value), **({} if trainable else {"trainable": False}), name=name),
     constant=lambda value: P.call("ops.convert_to_tensor", as_float32(value)),

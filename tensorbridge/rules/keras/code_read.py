@@ -463,6 +463,9 @@ _fn("keras.ops.zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="
     check=lambda a: only(a, dtype=None))
 _fn("keras.ops.arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
     step="step", check=lambda a: only(a, dtype=None))
+_fn("keras.ops.linspace", "Linspace", "start stop num=50 endpoint=True retstep=False dtype=None axis=0", inputs="",
+    start="start", stop="stop", num="num", dtype="float32",
+    check=lambda a: only(a, endpoint=True, retstep=False, dtype=None, axis=0))
 
 for _name, _op in (("sign", "Sign"), ("log_sigmoid", "LogSigmoid")):
     _fn(_ops(_name), _op, "x")
@@ -555,6 +558,7 @@ C.weight_attributes = {"Embedding": {"embeddings": ("W", False)},
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
+    layer_classes=frozenset({"keras.layers.Layer", "keras.Layer"}),
     containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
     parameter_classes={},
     init_module="keras.initializers",

@@ -680,6 +680,7 @@ C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight"
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
+    layer_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
     parameter_classes={f"{NN}Parameter": True, f"{NN}parameter.Parameter": True},
     init_module=f"{NN}init",

@@ -92,6 +92,9 @@ def _arange(a):
 
 
 C.function("torch.arange", "Range", f"start end=None step=None out=None {_CREATION}", read=_arange)
+C.function("torch.linspace", "Linspace", f"start end steps out=None {_CREATION}", read=lambda a: OpCall(
+    "Linspace", [], {"start": a["start"], "stop": a["end"], "num": a["steps"], "dtype": _dtype(a) or "float32"}))
+C.function("Tensor.item", "Item", "input", read=lambda a: OpCall("Item", [a["input"]]), returns="python")
 
 
 def _tensor(a):
@@ -119,6 +122,33 @@ C.function("Tensor.new_zeros", "ConstantOfShape", f"input *size {_NEW}", read=_n
 C.function("Tensor.new_empty", "ConstantOfShape", f"input *size {_NEW}", read=_new_filled(0.0))
 C.function("Tensor.new_ones", "ConstantOfShape", f"input *size {_NEW}", read=_new_filled(1.0))
 C.function("Tensor.new_full", "ConstantOfShape", f"input size fill_value {_NEW}", read=_new_filled(None))
+
+
+# -- random values (drawn in the forward pass: stochastic depth, noise) -------------------------------------
+def _random(op):
+    def read(a):
+        only(a, generator=None)
+        if op.endswith("Like"):
+            return OpCall(op, [a["input"]], {"dtype": _dtype(a)})
+        return OpCall(op, [], {"shape": _sizes(a["size"]), "dtype": _dtype(a)})
+    return read
+
+
+for _name, _op in (("rand", "RandomUniform"), ("randn", "RandomNormal")):
+    C.function(f"torch.{_name}", _op, f"*size generator=None out=None {_CREATION} pin_memory=False",
+               read=_random(_op))
+    C.function(f"torch.{_name}_like", f"{_op}Like", f"input {_CREATION} memory_format=None generator=None",
+               read=_random(f"{_op}Like"))
+
+
+def _bernoulli(a):
+    """`t.bernoulli()`: 1 with t's probabilities; `t.bernoulli(p)` (as `t.new_empty(shape).bernoulli_(p)` computes):
+    1 with probability p, in t's shape and dtype."""
+    only(a, generator=None)
+    return OpCall("Bernoulli", [a["input"]], {"p": a["p"]})
+
+
+C.function("Tensor.bernoulli torch.bernoulli", "Bernoulli", "input p=None generator=None", read=_bernoulli)
 
 
 # -- selections --------------------------------------------------------------------------------------------

@@ -327,6 +327,9 @@ C.writes("LogSoftmax", "torch.log_softmax")(lambda c: P.call("torch.log_softmax"
 C.writes_call("Concat", "torch.cat", dim="axis")
 C.writes_call("Stack", "torch.stack", dim="axis")
 C.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
+C.writes("Item", "Tensor.item")(lambda c: P.method(c.inputs[0], "item"))
+C.writes("Linspace", "torch.linspace")(lambda c: P.call("torch.linspace", c.attrs["start"], c.attrs["stop"],
+                                                        c.attrs["num"], **_dtype_keyword(c)))
 C.writes("MeshGrid", "torch.meshgrid")(lambda c: P.call("torch.meshgrid", *c.inputs[0], indexing=c.attrs["indexing"]))
 C.writes_call("SwapAxes", "torch.transpose", "axis1", "axis2")
 C.writes_call("Unsqueeze", "torch.unsqueeze", "axis")
@@ -338,13 +341,13 @@ C.writes("Tril", "torch.tril")(lambda c: P.call("torch.tril", c.inputs[0], **key
 C.writes("Expand", "Tensor.expand")(lambda c: P.method(c.inputs[0], "expand", _sequence(c.attrs["sizes"])))
 C.writes("LpNormalize", "F.normalize")(
     lambda c: P.call("F.normalize", c.inputs[0], dim=c.attrs["axis"], eps=c.attrs["epsilon"]))
-C.writes("Range", "torch.arange")(lambda c: P.call("torch.arange", *_range_bounds(c.attrs)))
+C.writes("Range", "torch.arange")(lambda c: P.call("torch.arange", *_range_bounds(c.attrs), **_dtype_keyword(c)))
 @C.writes("ConstantOfShape", "torch.full")
 def _constant(c):
     shape, value = _sequence(c.attrs["shape"]), known(c.attrs["value"])
     if value in (0.0, 1.0):
-        return P.call("torch.ones" if value else "torch.zeros", shape)
-    return P.call("torch.full", shape, c.attrs["value"])
+        return P.call("torch.ones" if value else "torch.zeros", shape, **_dtype_keyword(c))
+    return P.call("torch.full", shape, c.attrs["value"], **_dtype_keyword(c))
 C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes_call("Reciprocal", "torch.reciprocal")
@@ -378,6 +381,25 @@ def _dtype(name) -> ast.expr:
     return P.name(f"torch.{known(name)}")
 
 
+for _op, _fn_name in (("RandomUniform", "torch.rand"), ("RandomNormal", "torch.randn")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, _sequence(c.attrs["shape"]), **_dtype_keyword(c)))
+    C.writes(f"{_op}Like", f"{_fn_name}_like")(
+        lambda c, f=_fn_name: P.call(f"{f}_like", c.inputs[0], **_dtype_keyword(c)))
+C.writes("Bernoulli", "torch.bernoulli")(
+    lambda c: P.call("torch.bernoulli", c.inputs[0], *[c.attrs["p"]] if known(c.attrs["p"]) is not None else []))
+
+
+def _dtype_keyword(c) -> dict:
+    """`dtype=` of a creation call when the source gives one: a named dtype as torch's, another tensor's as it is
+    (`dtype=x.dtype`)."""
+    dtype = c.attrs.get("dtype")
+    if known(dtype) is None:
+        return {}
+    if isinstance(dtype, ast.Attribute) and dtype.attr == "dtype":
+        return {"dtype": dtype}
+    return {"dtype": _dtype(dtype)}
+
+
 C.writes("Cast", "Tensor.to")(lambda c: P.method(c.inputs[0], "to", _dtype(c.attrs["to"])))
 C.writes("Flip", "torch.flip")(lambda c: P.call("torch.flip", c.inputs[0], tuple(c.attrs["axes"]) if isinstance(
     c.attrs["axes"], list) else (c.attrs["axes"],) if isinstance(known(c.attrs["axes"]), int) else c.attrs["axes"]))
@@ -386,7 +408,7 @@ C.writes("Flip", "torch.flip")(lambda c: P.call("torch.flip", c.inputs[0], tuple
 @C.writes("ConstantLike", "torch.full_like")
 def _constant_like(c):
     value = known(c.attrs["value"])
-    dtype = {"dtype": _dtype(c.attrs["dtype"])} if known(c.attrs.get("dtype")) is not None else {}
+    dtype = _dtype_keyword(c)
     if value in (0.0, 1.0):
         return P.call("torch.ones_like" if value else "torch.zeros_like", c.inputs[0], **dtype)
     return P.call("torch.full_like", c.inputs[0], c.attrs["value"], **dtype)
@@ -638,6 +660,7 @@ C.skeleton = TargetSkeleton(
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
+    layer_class="nn.Module",
     first_call=_torch_first_call,
     wrappers=frozenset({"ChannelsLast", "PadSame"}),
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
