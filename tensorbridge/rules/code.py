@@ -471,6 +471,18 @@ def known(value):
         return NOT_LITERAL
 
 
+def mark_dtype(node: ast.expr) -> ast.expr:
+    """Mark an argument the translation knows holds a dtype (a name bound to `x.dtype`), for rows that take a
+    dtype or a device in one parameter (`x.to(input_dtype)`)."""
+    node.holds_dtype = True
+    return node
+
+
+def holds_dtype(node) -> bool:
+    """Whether `node` is a dtype: marked by the translation, or another tensor's `.dtype`."""
+    return getattr(node, "holds_dtype", False) or isinstance(node, ast.Attribute) and node.attr == "dtype"
+
+
 def only(args: dict, **supported) -> None:
     """Refuse a call whose arguments differ from the values the translation supports (name=value)."""
     for name, value in supported.items():

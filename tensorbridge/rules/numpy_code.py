@@ -124,6 +124,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         lambda c: P.call(fn("meshgrid"), *c.inputs[0], indexing=c.attrs["indexing"]))
     table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))
     table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
+    table.writes("DType", "(the array's .dtype)")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
     table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
     table.writes("Expand", fn("broadcast_to"))(
         lambda c: P.call(fn("broadcast_to"), c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], shape)))

@@ -25,17 +25,27 @@ from dataclasses import dataclass, field
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import BlockerReport
-from tensorbridge.rules.code import NOT_LITERAL, REQUIRED, OpCall, Refused, Signature, is_empty_literal, known
+from tensorbridge.rules.code import (
+    NOT_LITERAL,
+    REQUIRED,
+    OpCall,
+    Refused,
+    Signature,
+    is_empty_literal,
+    known,
+    mark_dtype,
+)
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
+DTYPE = "dtype"  # a tensor's dtype (`input_dtype = x.dtype`), which rows taking a dtype or a device must tell apart
 OWN = "own"  # an instance of a model class of the module: a layer whose attributes keep their names
 CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn.LayerNorm`): calling it makes a layer
 #: Python built-ins model code calls; they stay as written
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
-                      "print", "hasattr", "divmod", "pow", "map", "set"})
+                      "print", "hasattr", "divmod", "pow", "map", "set", "slice"})
 #: methods of Python lists and dicts model code calls while building layers
 PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
                             "index", "count", "update", "copy"})
@@ -888,7 +898,7 @@ class Translator:
         if kind == TENSOR:
             rows = self.src.tensor_attributes
             if node.attr in rows:
-                kind = PYTHON if node.attr in ("shape", "ndim", "device") else TENSOR
+                kind = PYTHON if node.attr in ("shape", "ndim", "device") else DTYPE if node.attr == "dtype" else TENSOR
                 return self._write(rows[node.attr](value), node, scope), kind
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
@@ -1061,7 +1071,7 @@ class Translator:
         args, kinds = [], []
         for a in node.args:
             v, k = self._expr(a, scope, info)
-            args.append(v)
+            args.append(mark_dtype(v) if k == DTYPE else v)
             kinds.append(k)
         keywords = []
         for kw in node.keywords:

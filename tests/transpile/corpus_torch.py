@@ -1321,6 +1321,177 @@ class ConvNeXtModel(nn.Module):
         return self.head(self.forward_features(x))
 
 
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding: inverse frequencies as a buffer, cos/sin tables computed in the call."""
+
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x):
+        seq_len = x.shape[1]
+        t = torch.arange(seq_len, device=x.device).type_as(self.inv_freq)
+        freqs = torch.einsum("i,j->ij", t, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos()[None, :, :], emb.sin()[None, :, :]
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class RotaryAttention(nn.Module):
+    def __init__(self, dim, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.rotary = RotaryEmbedding(dim // heads)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = [t.view(b, n, self.heads, -1).transpose(1, 2) for t in (q, k, v)]
+        cos, sin = self.rotary(x)
+        cos, sin = cos[:, None], sin[:, None]
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+        y = att.softmax(dim=-1) @ v
+        return self.out(y.transpose(1, 2).reshape(b, n, d))
+
+
+class LlamaRMSNorm(nn.Module):
+    """Hugging Face Llama's RMSNorm: computed in float32, cast back to the input's dtype."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class NewGELUActivation(nn.Module):
+    """GPT-2's tanh GELU written out."""
+
+    def forward(self, input):
+        return 0.5 * input * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (input + 0.044715 * torch.pow(input, 3.0))))
+
+
+class GPT2Attention(nn.Module):
+    """GPT-2's attention as minGPT writes it: a causal mask buffer from tril(...).view(...), masked_fill."""
+
+    def __init__(self, n_embd=16, n_head=4, block_size=8):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
+                             .view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+def window_partition(x, window_size):
+    B, H, W, C = x.shape
+    x = x.view(B, H // window_size, window_size, W // window_size, window_size, C)
+    windows = x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, window_size, window_size, C)
+    return windows
+
+
+def window_reverse(windows, window_size, H, W):
+    B = int(windows.shape[0] / (H * W / window_size / window_size))
+    x = windows.view(B, H // window_size, W // window_size, window_size, window_size, -1)
+    x = x.permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, -1)
+    return x
+
+
+class ShiftedWindowMask(nn.Module):
+    """Swin's attention mask for shifted windows, built in __init__ by writing region ids into slices."""
+
+    def __init__(self, H=8, W=8, window_size=4, shift_size=2):
+        super().__init__()
+        self.window_size = window_size
+        img_mask = torch.zeros((1, H, W, 1))
+        h_slices = (slice(0, -window_size), slice(-window_size, -shift_size), slice(-shift_size, None))
+        w_slices = (slice(0, -window_size), slice(-window_size, -shift_size), slice(-shift_size, None))
+        cnt = 0
+        for h in h_slices:
+            for w in w_slices:
+                img_mask[:, h, w, :] = cnt
+                cnt += 1
+        mask_windows = window_partition(img_mask, window_size)
+        mask_windows = mask_windows.view(-1, window_size * window_size)
+        attn_mask = mask_windows.unsqueeze(1) - mask_windows.unsqueeze(2)
+        attn_mask = attn_mask.masked_fill(attn_mask != 0, -100.0).masked_fill(attn_mask == 0, 0.0)
+        self.register_buffer("attn_mask", attn_mask)
+        self.proj = nn.Linear(3, 3)
+
+    def forward(self, x):
+        B, H, W, C = x.shape
+        shifted = torch.roll(x, shifts=(-2, -2), dims=(1, 2))
+        windows = window_partition(shifted, self.window_size).view(-1, self.window_size * self.window_size, C)
+        scores = windows @ windows.transpose(1, 2) + self.attn_mask.repeat(B, 1, 1)
+        out = scores.softmax(-1) @ self.proj(windows)
+        return window_reverse(out.view(-1, self.window_size, self.window_size, C), self.window_size, H, W)
+
+
+class ConformerConvModule(nn.Module):
+    """Conformer's convolution module: pointwise, GLU, depthwise, BatchNorm, SiLU, pointwise."""
+
+    def __init__(self, dim, kernel_size=7, expansion=2, dropout=0.1):
+        super().__init__()
+        inner = dim * expansion
+        self.norm = nn.LayerNorm(dim)
+        self.pw1 = nn.Conv1d(dim, inner * 2, 1)
+        self.glu = nn.GLU(dim=1)
+        self.dw = nn.Conv1d(inner, inner, kernel_size, padding=kernel_size // 2, groups=inner)
+        self.bn = nn.BatchNorm1d(inner)
+        self.act = nn.SiLU()
+        self.pw2 = nn.Conv1d(inner, dim, 1)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x = self.norm(x).transpose(1, 2)
+        x = self.glu(self.pw1(x))
+        x = self.act(self.bn(self.dw(x)))
+        return self.drop(self.pw2(x)).transpose(1, 2)
+
+
+class EfficientSE(nn.Module):
+    """EfficientNet's squeeze-excitation: mean over the spatial axes, SiLU, sigmoid gate."""
+
+    def __init__(self, c, r=4):
+        super().__init__()
+        self.fc1 = nn.Conv2d(c, c // r, 1)
+        self.fc2 = nn.Conv2d(c // r, c, 1)
+
+    def forward(self, x):
+        s = x.mean((2, 3), keepdim=True)
+        s = self.fc2(F.silu(self.fc1(s)))
+        return x * s.sigmoid()
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1448,6 +1619,13 @@ CASES = [
     ("InitAliasing", (), (2, 4)),
     ("NoisyEncoder", (), (3, 8)),
     ("ConvNeXtModel", (), (2, 3, 16, 16)),
+    ("RotaryAttention", (8,), (2, 5, 8)),
+    ("LlamaRMSNorm", (8,), (2, 5, 8)),
+    ("NewGELUActivation", (), (2, 5)),
+    ("GPT2Attention", (), (2, 6, 16)),
+    ("ShiftedWindowMask", (), (2, 8, 8, 3)),
+    ("ConformerConvModule", (8,), (2, 9, 8)),
+    ("EfficientSE", (8,), (2, 8, 5, 5)),
 ]
 
 

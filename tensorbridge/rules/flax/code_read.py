@@ -479,7 +479,7 @@ C.source = SourceSkeleton(
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
                        "ndim": lambda x: OpCall("Rank", [x]),
                        "T": lambda x: OpCall("Transpose", [x], {"perm": None}),
-                       "value": lambda x: OpCall("Identity", [x])},
+                       "value": lambda x: OpCall("Identity", [x]), "dtype": lambda x: OpCall("DType", [x])},
     tensor_methods=frozenset(ARRAY_METHODS.split()),
     float_dtypes=frozenset({f"{JNP}float32"}),
     dtypes={f"{JNP}{name}": name for name in DTYPE_NAMES},

@@ -564,7 +564,7 @@ C.source = SourceSkeleton(
     init_module="keras.initializers",
     initializers={},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
-                       "ndim": lambda x: OpCall("Rank", [x])},
+                       "ndim": lambda x: OpCall("Rank", [x]), "dtype": lambda x: OpCall("DType", [x])},
     forward="call",
     training_parameter="training",
     plain_containers=True,

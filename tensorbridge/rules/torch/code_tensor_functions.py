@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from functools import partial
 
-from tensorbridge.rules.code import DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, known, only
+from tensorbridge.rules.code import DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, holds_dtype, known, only
 from tensorbridge.rules.torch.code import C, F
 
 _fn = partial(C.reads, inputs="input")
@@ -38,6 +38,8 @@ def _to(a):
     target = known(args[0]) if args else None
     if target in DTYPE_NAMES:
         return OpCall("Cast", [a["input"]], {"to": target})
+    if args and holds_dtype(args[0]):  # `x.to(y.dtype)`, `x.to(input_dtype)` after `input_dtype = x.dtype`
+        return OpCall("Cast", [a["input"]], {"to": args[0]})
     if isinstance(target, str) or target is None and args:  # a device: a literal, or x.device (None here)
         return OpCall("Identity", [a["input"]])
     raise Refused("a device or dtype given by a variable (only literal ones are translated)")

@@ -27,6 +27,7 @@ from tensorbridge.rules.code import (
     TargetSkeleton,
     WeightPort,
     definition,
+    holds_dtype,
     is_empty_literal,
     keywords,
     known,
@@ -327,6 +328,7 @@ C.writes("LogSoftmax", "torch.log_softmax")(lambda c: P.call("torch.log_softmax"
 C.writes_call("Concat", "torch.cat", dim="axis")
 C.writes_call("Stack", "torch.stack", dim="axis")
 C.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
+C.writes("DType", "Tensor.dtype")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
 C.writes("Item", "Tensor.item")(lambda c: P.method(c.inputs[0], "item"))
 C.writes("Linspace", "torch.linspace")(lambda c: P.call("torch.linspace", c.attrs["start"], c.attrs["stop"],
                                                         c.attrs["num"], **_dtype_keyword(c)))
@@ -375,7 +377,9 @@ for _op, _fn_name in (("ReduceVar", "torch.var"), ("ReduceStd", "torch.std")):
 
 
 def _dtype(name) -> ast.expr:
-    """A dtype the code names ("float32") as torch's (`torch.float32`)."""
+    """A dtype the code names ("float32") as torch's (`torch.float32`); another tensor's (`x.dtype`) as it is."""
+    if holds_dtype(name):
+        return name
     if known(name) not in DTYPE_NAMES:
         raise Refused("a dtype given by a variable (torch names its dtypes torch.float32, ...)")
     return P.name(f"torch.{known(name)}")
