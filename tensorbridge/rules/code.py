@@ -322,6 +322,9 @@ class TargetSkeleton:
     constant_weight: Callable | None = None
     #: a value computed in `__init__` by `init_tensors` -> the target's tensor of it (a plain attribute)
     constant: Callable | None = None
+    #: a NumPy array the source keeps as an attribute -> the target's tensor of it (PyTorch's tensors do not take
+    #: part in arithmetic with arrays), or None where arrays mix with the target's tensors
+    array_constant: Callable | None = None
     #: a layer assigned in a class body -> the class attribute every instance reads it by (NNX: `staticmethod`,
     #: as its activation layers are functions, which an instance would otherwise bind as methods)
     class_layer: Callable = staticmethod(lambda layer: layer)

@@ -39,6 +39,7 @@ from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
+ARRAY = "array"  # a NumPy array the source computes (`np.concatenate(...)` in a helper)
 DTYPE = "dtype"  # a tensor's dtype (`input_dtype = x.dtype`), which rows taking a dtype or a device must tell apart
 OWN = "own"  # an instance of a model class of the module: a layer whose attributes keep their names
 CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn.LayerNorm`): calling it makes a layer
@@ -567,6 +568,8 @@ class Translator:
         if _is_self_attr(target) and info is not None:
             if kind == TENSOR and self._init_tensors(scope):
                 value = self.dst.constant(value)
+            elif kind == ARRAY and scope.mode == "init" and self.dst.array_constant is not None:
+                value = self.dst.array_constant(value)
             out = ast.Assign([target], value, lineno=stmt.lineno)
             if scope.mode == "init" and (self.src.plain_containers or self._is_data_wrapper(stmt.value)):
                 if kind == MODULES and isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
@@ -832,8 +835,8 @@ class Translator:
             index, ik = self._expr(node.slice, scope, info)
             if kind == TENSOR and ik == TENSOR:  # one index tensor: the items it names along the first axis
                 return self._write(OpCall("TensorIndex", [value, index]), node, scope), TENSOR
-            out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR}.get(kind, UNKNOWN if kind != PYTHON
-                                                                               else PYTHON)
+            out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR, ARRAY: ARRAY}.get(
+                kind, UNKNOWN if kind != PYTHON else PYTHON)
             return _item(value, index), out_kind
         if isinstance(node, ast.Slice):
             parts = [self._expr(p, scope, info)[0] if p is not None else None
@@ -990,6 +993,8 @@ class Translator:
                 return result, TENSOR
             if _is_self(func.value):
                 return result, UNKNOWN
+            if kind == ARRAY:  # `.astype("float32")`, `.reshape(...)`
+                return result, ARRAY
             return result, PYTHON if kind == PYTHON and func.attr in PYTHON_METHODS else UNKNOWN
         args, kinds = self._arguments(node, scope, info)
         callee, callee_kind = self._expr(func, scope, info)
@@ -1015,10 +1020,13 @@ class Translator:
             self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
             self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
-        if self.imports.path(func) is not None:  # a library's function (einops): it takes tensors, not weights
+        library = self.imports.path(func)
+        if library is not None:  # a library's function (einops): it takes tensors, not weights
             args = ([self._weight_value(a, info) for a in args[0]],
                     [ast.keyword(k.arg, self._weight_value(k.value, info)) for k in args[1]])
-        return ast.Call(callee, *args), UNKNOWN if TENSOR not in kinds else TENSOR
+        if TENSOR in kinds:
+            return ast.Call(callee, *args), TENSOR
+        return ast.Call(callee, *args), ARRAY if library and library.startswith("numpy.") else UNKNOWN
 
     def _is_fresh(self, node) -> bool:
         """Whether `node` makes a new tensor (`x.new_empty(shape)`, `torch.zeros(n)`), which nothing else refers to."""
@@ -1365,6 +1373,8 @@ def _combine(*kinds) -> str:
         return TENSOR
     if CLASS in kinds and all(k in (CLASS, PYTHON) for k in kinds):  # `norm_layer or partial(nn.LayerNorm, ...)`
         return CLASS
+    if ARRAY in kinds and all(k in (ARRAY, PYTHON) for k in kinds):
+        return ARRAY
     if all(k == PYTHON for k in kinds):
         return PYTHON
     return UNKNOWN

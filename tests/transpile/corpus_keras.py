@@ -7,6 +7,7 @@ translates each class, ports its weights and compares outputs. Images are channe
 
 import einops.layers.keras
 import keras
+import numpy as np
 from einops import rearrange, reduce
 from keras import layers, ops
 
@@ -1228,6 +1229,31 @@ class TiedDecoder(layers.Layer):
         return ops.matmul(h, ops.transpose(self.embed.embeddings))
 
 
+def positional_encoding(length, depth):
+    """The TensorFlow transformer tutorial's sinusoidal table, computed with NumPy."""
+    depth = depth / 2
+    positions = np.arange(length)[:, np.newaxis]
+    depths = np.arange(depth)[np.newaxis, :] / depth
+    angle_rads = positions * (1 / (10000 ** depths))
+    return np.concatenate([np.sin(angle_rads), np.cos(angle_rads)], axis=-1).astype("float32")
+
+
+class TutorialPositionalEmbedding(keras.layers.Layer):
+    """Token embeddings scaled by sqrt(d_model) plus the NumPy table kept as an attribute."""
+
+    def __init__(self, vocab_size=20, d_model=8, max_len=64):
+        super().__init__()
+        self.d_model = d_model
+        self.embedding = layers.Embedding(vocab_size, d_model)
+        self.pos_encoding = positional_encoding(max_len, d_model)
+
+    def call(self, x):
+        length = ops.shape(x)[1]
+        x = self.embedding(x)
+        x = x * ops.sqrt(ops.cast(self.d_model, "float32"))
+        return x + self.pos_encoding[None, :length, :]
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1317,6 +1343,7 @@ CASES = [
     ("PreNormMLPBlock", (), (2, 4, 6)),
     ("EinopsMixer", (), (2, 4, 6, 3)),
     ("TiedDecoder", (), (2, 5), "int64"),
+    ("TutorialPositionalEmbedding", (), (2, 7), "int64"),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

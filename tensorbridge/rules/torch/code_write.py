@@ -19,6 +19,7 @@ import copy
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.rules import numpy_constants
 from tensorbridge.rules.code import (
     COMPARISONS,
     DTYPE_NAMES,
@@ -35,6 +36,7 @@ from tensorbridge.rules.code import (
     with_activation,
 )
 from tensorbridge.rules.numpy_code import attention_helper, separable_conv_writer
+from tensorbridge.rules.numpy_constants import as_float32
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.torch.code_attention import HELPERS as ATTENTION_HELPERS
 from tensorbridge.rules.torch.code_attention import linear_projection_weights
@@ -612,6 +614,7 @@ HELPERS = {
 }
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
+HELPERS.update(numpy_constants.HELPERS)
 
 
 class TorchWeights(WeightPort):
@@ -659,16 +662,17 @@ class TorchWeights(WeightPort):
 C.skeleton = TargetSkeleton(
     layer_base="nn.Module", forward="forward",
     imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F"),
-             P.import_("einops.layers.torch")),
+             P.import_("einops.layers.torch"), P.import_("numpy", "np")),
     sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
     module_list=lambda items: _container("nn.ModuleList", items),
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
     layer_class="nn.Module",
+    array_constant=lambda value: P.call("torch.as_tensor", as_float32(value)),
     first_call=_torch_first_call,
     wrappers=frozenset({"ChannelsLast", "PadSame"}),
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
-    reserved_names=frozenset({"torch", "nn", "F", *HELPERS}),
+    reserved_names=frozenset({"torch", "nn", "F", "np", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
                                    "eval", "to", "type", "float", "double", "half", "cuda", "cpu", "state_dict",
                                    "buffers", "zero_grad", "register_buffer", "register_parameter", "add_module",
