@@ -351,6 +351,9 @@ class CodeTable:
         #: IR op -> {a layer's weight attribute: (its IR weight role, whether it is the role's array transposed)},
         #: read both ways: a source's `self.embed.weight` is the target layer's attribute of the same role
         self.weight_attributes: dict[str, dict[str, tuple[str, bool]]] = {}
+        #: IR op -> {a layer's configuration attribute: the IR attribute it holds}, read both ways: a source's
+        #: `self.drop.p` is the target layer's attribute holding the same IR attribute (`self.drop.rate`)
+        self.config_attributes: dict[str, dict[str, str]] = {}
 
     def layer(self, path: str, op: str, signature: str, read=None, write=None, to_ir=None, from_ir=None,
               inplace=None, layer_arguments=(), call="input") -> LayerRow:

@@ -922,6 +922,9 @@ class Translator:
         role = self.source_table.weight_attributes.get(opcall.op, {}).get(node.attr)
         held = {r: (name, t) for name, (r, t) in self.target.weight_attributes.get(opcall.op, {}).items()}
         path = _held_layer(written, self.dst.wrappers)
+        setting = self.source_table.config_attributes.get(opcall.op, {}).get(node.attr)
+        if role is None and setting is not None:
+            return self._layer_setting(node, opcall, setting, path)
         if role is None or role[0] not in held or path is None:
             reason = ("reading a layer's attributes, or the weights of a layer other than an embedding, a dense layer "
                       "or a layer norm, is not translated (their names differ per framework)" if role is None else
@@ -936,6 +939,17 @@ class Translator:
             weight = self.target.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0,
                                                                                                  "axis2": 1}))
         return weight, TENSOR
+
+    def _layer_setting(self, node: ast.Attribute, opcall, setting: str, path):
+        """`self.drop.p`, `self.fc.out_features` (a framework layer's configuration, read): the target layer's
+        attribute holding the same IR attribute (`self.drop.rate`, `self.fc.units`)."""
+        held = {key: name for name, key in self.target.config_attributes.get(opcall.op, {}).items()}
+        if setting not in held or path is None:
+            reason = (f"{self.target.framework}'s layer does not keep this setting" if setting not in held else
+                      "the target writes this layer together with others (a fused activation, a padding)")
+            self._block(node, f"layer attribute .{node.attr}", reason)
+            return node, UNKNOWN
+        return P.name(".".join(["self", node.value.attr, *path, held[setting]])), PYTHON
 
     def _training_flag(self, node, info) -> ast.expr:
         """The target's way of reading whether the layer trains (the source's `self.training` or `training`)."""

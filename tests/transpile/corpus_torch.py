@@ -1492,6 +1492,56 @@ class EfficientSE(nn.Module):
         return x * s.sigmoid()
 
 
+class TimmAttention(nn.Module):
+    """timm's Attention: optional q/k norms, fused attention whose dropout reads the Dropout layer's p."""
+
+    def __init__(self, dim, num_heads=2, qkv_bias=False, qk_norm=False, attn_drop=0.1, proj_drop=0.,
+                 norm_layer=nn.LayerNorm):
+        super().__init__()
+        assert dim % num_heads == 0, 'dim should be divisible by num_heads'
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = self.head_dim ** -0.5
+        self.fused_attn = True
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.q_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+        self.k_norm = norm_layer(self.head_dim) if qk_norm else nn.Identity()
+        self.attn_drop = nn.Dropout(attn_drop)
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        q, k = self.q_norm(q), self.k_norm(k)
+        if self.fused_attn:
+            x = F.scaled_dot_product_attention(q, k, v, dropout_p=self.attn_drop.p if self.training else 0.)
+        else:
+            q = q * self.scale
+            attn = q @ k.transpose(-2, -1)
+            attn = attn.softmax(dim=-1)
+            attn = self.attn_drop(attn)
+            x = attn @ v
+        x = x.transpose(1, 2).reshape(B, N, C)
+        x = self.proj(x)
+        x = self.proj_drop(x)
+        return x
+
+
+class LayerSettingsHead(nn.Module):
+    """Reads its layers' settings (out_features, embedding_dim) in the forward pass."""
+
+    def __init__(self, dim=8, classes=3):
+        super().__init__()
+        self.fc = nn.Linear(dim, classes)
+        self.embed = nn.Embedding(10, dim)
+
+    def forward(self, ids):
+        h = self.embed(ids).mean(1)
+        return self.fc(h).view(-1, self.fc.out_features) * (self.embed.embedding_dim ** -0.5)
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1626,6 +1676,8 @@ CASES = [
     ("ShiftedWindowMask", (), (2, 8, 8, 3)),
     ("ConformerConvModule", (8,), (2, 9, 8)),
     ("EfficientSE", (8,), (2, 8, 5, 5)),
+    ("TimmAttention", (8,), (2, 5, 8)),
+    ("LayerSettingsHead", (), (2, 5), "int64"),
 ]
 
 
@@ -2417,8 +2469,8 @@ REFUSED = [
      "        self.head.weight = self.tok.weight\n\n    def forward(self, ids):\n"
      "        return self.head(self.tok(ids))\n", "weight tying by assignment"),
     (HEADER + "class LayerSize(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n"
-     "        return x.new_zeros(x.shape[0], self.fc.out_features)\n", "reading a layer's attributes"),
+     "        self.conv = nn.Conv2d(4, 3, 3)\n\n    def forward(self, x):\n"
+     "        return x.new_zeros(x.shape[0], self.conv.kernel_size[0])\n", "reading a layer's attributes"),
     (HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),
     (HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -529,6 +529,9 @@ einops_functions(C)
 C.weight_attributes = {"Embedding": {"embedding": ("W", False)},
                        "Dense": {"kernel": ("W", False), "bias": ("B", False)},
                        "LayerNormalization": {"scale": ("scale", False), "bias": ("B", False)}}
+C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
+                       "Conv": {"in_features": "in_channels", "out_features": "filters"}, "Dropout": {"rate": "ratio"},
+                       "Embedding": {"num_embeddings": "num_embeddings", "features": "embedding_dim"}}
 
 C.skeleton = TargetSkeleton(
     layer_base="nnx.Module", forward="__call__",

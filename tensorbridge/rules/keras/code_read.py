@@ -555,6 +555,8 @@ einops_layers(C, "einops.layers.keras")
 C.weight_attributes = {"Embedding": {"embeddings": ("W", False)},
                        "Dense": {"kernel": ("W", False), "bias": ("B", False)},
                        "LayerNormalization": {"gamma": ("scale", False), "beta": ("B", False)}}
+C.config_attributes = {"Dense": {"units": "units"}, "Conv": {"filters": "filters"}, "Dropout": {"rate": "ratio"},
+                       "Embedding": {"input_dim": "num_embeddings", "output_dim": "embedding_dim"}}
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),

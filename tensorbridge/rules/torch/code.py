@@ -677,6 +677,9 @@ class TorchWeightSource(WeightSource):
 einops_layers(C, "einops.layers.torch")
 C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight": ("W", True), "bias": ("B", False)},
                        "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
+C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
+                       "Conv": {"in_channels": "in_channels", "out_channels": "filters"}, "Dropout": {"p": "ratio"},
+                       "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"}}
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
