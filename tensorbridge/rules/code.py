@@ -197,6 +197,8 @@ class SourceSkeleton:
     #: the forward method's parameter that says whether it trains (Keras' `training`), None when the layer has a
     #: `self.training` attribute instead
     training_parameter: str | None = None
+    #: paths of the framework's tensor class (`isinstance(x, torch.Tensor)` asks "is x a tensor")
+    tensor_classes: frozenset = frozenset()
     #: paths of the class every layer of the source is an instance of (`isinstance(x, nn.Module)` asks "is x a
     #: layer"); empty when the source writes some layers as functions (NNX's activations)
     layer_classes: frozenset = frozenset()
@@ -322,6 +324,8 @@ class TargetSkeleton:
     constant_weight: Callable | None = None
     #: a value computed in `__init__` by `init_tensors` -> the target's tensor of it (a plain attribute)
     constant: Callable | None = None
+    #: a value -> the target's test of whether it is a tensor (`isinstance(x, torch.Tensor)`, `ops.is_tensor(x)`)
+    is_tensor: Callable | None = None
     #: a NumPy array the source keeps as an attribute -> the target's tensor of it (PyTorch's tensors do not take
     #: part in arithmetic with arrays), or None where arrays mix with the target's tensors
     array_constant: Callable | None = None

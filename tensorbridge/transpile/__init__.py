@@ -65,7 +65,8 @@ def _source_framework(text: str, filename: str) -> str:
     tree = parse(text, filename)
     imports = Imports(tree)
     bases = {imports.path(b) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.bases}
-    found = [f for f in SOURCES if bases & _table(f).source.module_classes]
+    found = [f for f in SOURCES if bases & {*_table(f).source.module_classes, *(
+        path for path, kind in _table(f).source.containers.items() if kind == "sequential")}]
     return found[0] if found else "torch"
 
 

@@ -70,6 +70,7 @@ class ClassInfo:
     training: bool = False  # forward reads self.training
     deterministic: bool = False  # reads the target's `self.deterministic` (NNX's mode attribute)
     own_base: bool = False  # derives from another model class of the module (its __init__ takes arguments)
+    sequential: bool = False  # derives from the framework's sequential container (torchvision's ConvBNReLU)
     none_slots: dict = field(default_factory=dict)  # self.<name> -> `self.<name> = None` assignments in __init__
     #: self.<name> -> its `self.<name> = []` / `{}` assignment in __init__, for sources whose plain containers hold
     #: layers (Keras): it becomes the target's layer container once a layer is put in it
@@ -143,7 +144,7 @@ class Translator:
             if wanted is not None and isinstance(stmt, (ast.ClassDef, ast.FunctionDef)) and stmt.name not in wanted:
                 continue
             if wanted is not None and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and not (
-                    set(_names(stmt)) & wanted):
+                    set(_bound(stmt)) & wanted):
                 continue
             out = self._top_level(stmt)
             if out is not None:
@@ -175,9 +176,12 @@ class Translator:
         for base in cls.bases:
             if isinstance(base, ast.Name) and base.id in self.classes:
                 return True
-            if self.imports.path(base) in self.src.module_classes:
+            if self.imports.path(base) in self.src.module_classes or self._is_sequential_base(base):
                 return True
         return False
+
+    def _is_sequential_base(self, base) -> bool:
+        return self.src.containers.get(self.imports.path(base)) == "sequential"
 
     def _top_level(self, stmt):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -215,8 +219,12 @@ class Translator:
     # -- classes ---------------------------------------------------------------------------------
     def _class(self, cls: ast.ClassDef) -> ast.ClassDef:
         info = self.classes[cls.name]
+        info.sequential = any(self._is_sequential_base(b) for b in cls.bases[:1])
+        # a subclass of the sequential container derives from the target's: the class its writer calls
+        base = self.dst.sequential(ast.List([P.name("layer")], ast.Load())).func if info.sequential else \
+            P.name(self.dst.layer_base)
         bases = [ast.Name(b.id, ast.Load()) if isinstance(b, ast.Name) and b.id in self.classes
-                 else P.name(self.dst.layer_base) for b in cls.bases[:1]]
+                 else base for b in cls.bases[:1]]
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
         build = methods.get(self.src.build_method) if self.src.build_method else None
@@ -245,7 +253,7 @@ class Translator:
                 out = self._plain(stmt)
                 if out is not None:
                     body.append(out)
-        if self.src.forward not in methods and not info.own_base:
+        if self.src.forward not in methods and not info.own_base and not info.sequential:
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
@@ -425,6 +433,8 @@ class Translator:
                 return [stmt]
             if self._is_init_only(stmt.value, scope, info):
                 return []
+            if _is_super_init(stmt.value) and info is not None and info.sequential:
+                return [self._sequential_init(stmt.value, scope, info)]
             if _is_super_init(stmt.value) and not (info is not None and info.own_base):
                 return [ast.Expr(ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__",
                                                         ast.Load()), [], []))]
@@ -478,6 +488,20 @@ class Translator:
             return [self._function(stmt, Scope("helper"), info, stmt.name)]
         self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
         return []
+
+    def _sequential_init(self, call: ast.Call, scope: Scope, info) -> ast.stmt:
+        """`super().__init__(conv, bn, act)` of a sequential container's subclass: the target container's
+        `super().__init__` with the layers as its constructor takes them."""
+        (args, keywords), kinds = self._arguments(call, scope, info)
+        args += [k.value for k in keywords if k.arg == "layers"]  # Keras: one list, maybe by keyword
+        if [k for k in keywords if k.arg not in ("layers", "name")] or \
+                any(k not in (MODULE, OWN, MODULES) for k in kinds):
+            self._block(call, "super().__init__(...) of a sequential container", "only layers are translated there")
+        one = args[0] if len(args) == 1 else None
+        items = one.value if isinstance(one, ast.Starred) else one if isinstance(one, (ast.List, ast.Tuple)) \
+            else ast.List(args, ast.Load())
+        made = self.dst.sequential(items)
+        return ast.Expr(P.method(P.call("super"), "__init__", *made.args, **{k.arg: k.value for k in made.keywords}))
 
     def _inplace_statement(self, stmt: ast.Expr, scope: Scope, info) -> list[ast.stmt] | None:
         """`t.div_(k)` as a statement, on a tensor no other name refers to: `t = t / k` (the method's out-of-place
@@ -970,6 +994,9 @@ class Translator:
     def _call(self, node: ast.Call, scope, info):
         func = node.func
         path = self.imports.path(func)
+        if isinstance(func, ast.Name) and func.id == "isinstance" and len(node.args) == 2 and \
+                self.imports.path(node.args[1]) in self.src.tensor_classes and self.dst.is_tensor is not None:
+            return self.dst.is_tensor(self._expr(node.args[0], scope, info)[0]), PYTHON
         if path in self.src.data_wrappers and len(node.args) == 1 and not node.keywords:
             return self._expr(node.args[0], scope, info)
         if path == "functools.partial" and node.args and self._is_layer_class(node.args[0]):
@@ -1354,6 +1381,8 @@ def _named_layers(call: ast.Call) -> list | None:
 def _reachable(tree: ast.Module, name: str) -> set[str]:
     """`name` and the module-level classes and functions it refers to, transitively."""
     defs = {s.name: s for s in tree.body if isinstance(s, (ast.ClassDef, ast.FunctionDef))}
+    # module-level assignments (constants, `CONFIG = Config()`), by the names they bind
+    defs.update({n: s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign)) for n in _bound(s)})
     seen, todo = set(), [name]
     while todo:
         n = todo.pop()
@@ -1361,8 +1390,7 @@ def _reachable(tree: ast.Module, name: str) -> set[str]:
             continue
         seen.add(n)
         todo += [x.id for x in ast.walk(defs[n]) if isinstance(x, ast.Name)]
-    # module-level names the wanted definitions read (constants) are wanted too
-    return seen | {x.id for d in seen for x in ast.walk(defs[d]) if isinstance(x, ast.Name)}
+    return seen
 
 
 # -- small predicates --------------------------------------------------------------------------------
@@ -1498,6 +1526,11 @@ def _is_python_annotation(arg: ast.arg) -> bool:
 
 def _is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.endswith("__")
+
+
+def _bound(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
+    """The names a module-level assignment binds."""
+    return [n for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in _names(t)]
 
 
 def _names(target) -> list[str]:

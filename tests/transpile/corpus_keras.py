@@ -1254,6 +1254,13 @@ class TutorialPositionalEmbedding(keras.layers.Layer):
         return x + self.pos_encoding[None, :length, :]
 
 
+class SequentialConvBlock(keras.Sequential):
+    """A subclass of keras.Sequential passing its layers to super().__init__."""
+
+    def __init__(self, filters=8):
+        super().__init__([layers.Conv2D(filters, 3, padding="same"), layers.BatchNormalization(), layers.ReLU()])
+
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1344,6 +1351,7 @@ CASES = [
     ("EinopsMixer", (), (2, 4, 6, 3)),
     ("TiedDecoder", (), (2, 5), "int64"),
     ("TutorialPositionalEmbedding", (), (2, 7), "int64"),
+    ("SequentialConvBlock", (), (2, 8, 8, 3)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

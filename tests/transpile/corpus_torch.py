@@ -1542,6 +1542,130 @@ class LayerSettingsHead(nn.Module):
         return self.fc(h).view(-1, self.fc.out_features) * (self.embed.embedding_dim ** -0.5)
 
 
+class BertConfig:
+    """A Hugging Face-style configuration object (a plain class) passed to the layers."""
+
+    hidden_size = 16
+    num_attention_heads = 4
+    attention_probs_dropout_prob = 0.1
+    hidden_dropout_prob = 0.1
+    vocab_size = 30
+    max_position_embeddings = 12
+    type_vocab_size = 2
+    layer_norm_eps = 1e-12
+    pad_token_id = 0
+
+
+BERT_CONFIG = BertConfig()
+
+
+class BertSelfAttention(nn.Module):
+    """Hugging Face BERT's self-attention: transpose_for_scores, size() tuples, an additive mask."""
+
+    def __init__(self, config=BERT_CONFIG):
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.attention_head_size = int(config.hidden_size / config.num_attention_heads)
+        self.all_head_size = self.num_attention_heads * self.attention_head_size
+        self.query = nn.Linear(config.hidden_size, self.all_head_size)
+        self.key = nn.Linear(config.hidden_size, self.all_head_size)
+        self.value = nn.Linear(config.hidden_size, self.all_head_size)
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        x = x.view(new_x_shape)
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask=None):
+        query_layer = self.transpose_for_scores(self.query(hidden_states))
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+        attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+        if attention_mask is not None:
+            attention_scores = attention_scores + attention_mask
+        attention_probs = nn.functional.softmax(attention_scores, dim=-1)
+        attention_probs = self.dropout(attention_probs)
+        context_layer = torch.matmul(attention_probs, value_layer)
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+        context_layer = context_layer.view(new_context_layer_shape)
+        return context_layer
+
+
+class BertEmbeddings(nn.Module):
+    """Hugging Face BERT's embeddings: position and token-type id buffers sliced to the sequence length."""
+
+    def __init__(self, config=BERT_CONFIG):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.register_buffer("position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)),
+                             persistent=False)
+        self.register_buffer("token_type_ids", torch.zeros(self.position_ids.size(), dtype=torch.long),
+                             persistent=False)
+
+    def forward(self, input_ids, past_key_values_length=0):
+        input_shape = input_ids.size()
+        seq_length = input_shape[1]
+        position_ids = self.position_ids[:, past_key_values_length: seq_length + past_key_values_length]
+        token_type_ids = self.token_type_ids[:, :seq_length].expand(input_shape[0], seq_length)
+        inputs_embeds = self.word_embeddings(input_ids)
+        token_type_embeddings = self.token_type_embeddings(token_type_ids)
+        embeddings = inputs_embeds + token_type_embeddings
+        position_embeddings = self.position_embeddings(position_ids)
+        embeddings += position_embeddings
+        embeddings = self.LayerNorm(embeddings)
+        embeddings = self.dropout(embeddings)
+        return embeddings
+
+
+class ConvNormAct(nn.Sequential):
+    """torchvision's style of block: a subclass of nn.Sequential passing its layers to super().__init__."""
+
+    def __init__(self, in_planes, out_planes, kernel_size=3, stride=1, groups=1):
+        padding = (kernel_size - 1) // 2
+        super().__init__(
+            nn.Conv2d(in_planes, out_planes, kernel_size, stride, padding, groups=groups, bias=False),
+            nn.BatchNorm2d(out_planes),
+            nn.ReLU6(inplace=True),
+        )
+
+
+class DenseNetLayer(nn.Module):
+    """torchvision's DenseNet layer: takes a tensor or a list of them (isinstance(input, torch.Tensor))."""
+
+    def __init__(self, num_input_features, growth_rate=4, bn_size=2, drop_rate=0.0):
+        super().__init__()
+        self.norm1 = nn.BatchNorm2d(num_input_features)
+        self.relu1 = nn.ReLU(inplace=True)
+        self.conv1 = nn.Conv2d(num_input_features, bn_size * growth_rate, kernel_size=1, stride=1, bias=False)
+        self.norm2 = nn.BatchNorm2d(bn_size * growth_rate)
+        self.relu2 = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(bn_size * growth_rate, growth_rate, kernel_size=3, stride=1, padding=1, bias=False)
+        self.drop_rate = float(drop_rate)
+
+    def bn_function(self, inputs):
+        concated_features = torch.cat(inputs, 1)
+        bottleneck_output = self.conv1(self.relu1(self.norm1(concated_features)))
+        return bottleneck_output
+
+    def forward(self, input):
+        if isinstance(input, torch.Tensor):
+            prev_features = [input]
+        else:
+            prev_features = input
+        bottleneck_output = self.bn_function(prev_features)
+        new_features = self.conv2(self.relu2(self.norm2(bottleneck_output)))
+        if self.drop_rate > 0:
+            new_features = F.dropout(new_features, p=self.drop_rate, training=self.training)
+        return new_features
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1678,6 +1802,10 @@ CASES = [
     ("EfficientSE", (8,), (2, 8, 5, 5)),
     ("TimmAttention", (8,), (2, 5, 8)),
     ("LayerSettingsHead", (), (2, 5), "int64"),
+    ("BertSelfAttention", (), (2, 5, 16)),
+    ("BertEmbeddings", (), (2, 7), "int64"),
+    ("ConvNormAct", (3, 8), (2, 3, 8, 8)),
+    ("DenseNetLayer", (8,), (2, 8, 6, 6)),
 ]
 
 

@@ -539,6 +539,9 @@ C.skeleton = TargetSkeleton(
              P.from_import("functools", ["partial"]), P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
     class_layer=lambda layer: P.call("staticmethod", layer),
+    # NNX modules take NumPy arrays as they are (Keras and PyTorch convert or require tensors)
+    is_tensor=lambda value: P.call("isinstance", value, ast.Tuple([P.name("jax.Array"), P.name("np.ndarray")],
+                                                                 ast.Load())),
     constant_weight=lambda value, trainable, name: P.call("nnx.Param" if trainable else "nnx.Variable",
                                                           P.call("jnp.asarray", as_float32(value))),
     constant=lambda value: P.call("jnp.asarray", as_float32(value)),

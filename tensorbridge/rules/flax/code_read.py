@@ -471,6 +471,7 @@ ARRAY_METHODS = ("all any argmax argmin astype at clip conj copy cumprod cumsum 
 
 C.source = SourceSkeleton(
     module_classes=frozenset({f"{NNX}Module", "flax.nnx.module.Module"}),
+    tensor_classes=frozenset({"jax.Array"}),
     containers={f"{NNX}Sequential": "sequential", f"{NNX}List": "list", f"{NNX}Dict": "dict"},
     parameter_classes={f"{NNX}Param": True, f"{NNX}Variable": False, f"{NNX}BatchStat": False},
     init_module=f"{NNX}initializers",

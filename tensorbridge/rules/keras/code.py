@@ -479,6 +479,7 @@ C.skeleton = TargetSkeleton(
              P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
     layer_class="keras.layers.Layer",
+    is_tensor=lambda value: P.call("ops.is_tensor", value),
     constant_weight=lambda value, trainable, name: P.call(
         "keras.Variable", as_float32(value), **({} if trainable else {"trainable": False}), name=name),
     constant=lambda value: P.call("ops.convert_to_tensor", as_float32(value)),

@@ -684,6 +684,7 @@ C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     layer_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
+    tensor_classes=frozenset({"torch.Tensor"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
     parameter_classes={f"{NN}Parameter": True, f"{NN}parameter.Parameter": True},
     init_module=f"{NN}init",

@@ -668,6 +668,7 @@ C.skeleton = TargetSkeleton(
     module_dict=lambda items: _container("nn.ModuleDict", items),
     training="attribute",
     layer_class="nn.Module",
+    is_tensor=lambda value: P.call("isinstance", value, P.name("torch.Tensor")),
     array_constant=lambda value: P.call("torch.as_tensor", as_float32(value)),
     first_call=_torch_first_call,
     wrappers=frozenset({"ChannelsLast", "PadSame"}),
