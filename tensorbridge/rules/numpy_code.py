@@ -123,6 +123,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("MeshGrid", fn("meshgrid"))(
         lambda c: P.call(fn("meshgrid"), *c.inputs[0], indexing=c.attrs["indexing"]))
     table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))
+    table.writes("IsCuda", "(no device: the framework places arrays itself)")(lambda c: P.lit(False))
+    table.writes("AsTensor", fn("asarray" if ns != "ops" else "convert_to_tensor"))(
+        lambda c: P.call(fn("asarray" if ns != "ops" else "convert_to_tensor"), c.inputs[0]))
     table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
     table.writes("DType", "(the array's .dtype)")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
     table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))

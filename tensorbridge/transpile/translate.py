@@ -79,6 +79,7 @@ class ClassInfo:
     #: self.<name> -> (the layer's OpCall, the target's constructor written for it)
     written_layers: dict = field(default_factory=dict)
     weights_read: set = field(default_factory=set)  # self.<name> layers whose weights the code reads
+    forward_state: set = field(default_factory=set)  # self.<name> set in the forward pass (`self.attn = p_attn`)
 
 
 @dataclass
@@ -269,7 +270,8 @@ class Translator:
         if not info.own_base:
             _call_base_init(body)
         for attr, assigns in info.none_slots.items():
-            if info.attrs.get(attr) in (MODULE, MODULES, OWN):  # a layer slot left empty, then maybe filled
+            # a layer slot left empty, then maybe filled; or a value the forward pass keeps there
+            if info.attrs.get(attr) in (MODULE, MODULES, OWN) or attr in info.forward_state:
                 for assign in assigns:
                     assign.value = self.dst.empty_layer(assign.value)
         return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
@@ -486,6 +488,10 @@ class Translator:
             return []
         if isinstance(stmt, ast.FunctionDef):
             return [self._function(stmt, Scope("helper"), info, stmt.name)]
+        if isinstance(stmt, ast.Delete) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            for t in stmt.targets:  # `del query`: the name is gone, as in the source
+                scope.kinds.pop(t.id, None)
+            return [stmt]
         self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
         return []
 
@@ -615,8 +621,15 @@ class Translator:
                     info.inplace.add(target.attr)
             elif info.attrs.get(target.attr) in (MODULE, MODULES, OWN):
                 self._block(stmt, f"assignment to self.{target.attr}", "replacing a layer in the forward pass")
+            else:
+                info.forward_state.add(target.attr)
             return [out]
-        names = _names(target)
+        names = [n for n in _names(target) if n != "self"]
+        for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)] if info is not None else []:
+            if scope.mode != "init" and info.attrs.get(attr) in (MODULE, MODULES, OWN):
+                self._block(stmt, f"assignment to self.{attr}", "replacing a layer in the forward pass")
+            elif scope.mode != "init":
+                info.forward_state.add(attr)  # `x, self.attn = attention(...)`: kept for inspection
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
             scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
         else:
@@ -873,8 +886,22 @@ class Translator:
             return self._comprehension(node, scope, info)
         if isinstance(node, ast.JoinedStr):
             return node, PYTHON
+        if isinstance(node, ast.Lambda):
+            return self._lambda(node, scope, info)
         self._block(node, f"expression `{ast.unparse(node)}`", f"{type(node).__name__} is not translated")
         return node, UNKNOWN
+
+    def _lambda(self, node: ast.Lambda, scope: Scope, info):
+        """`lambda x: self.self_attn(x, x, x, mask)`: its body translated where it is written, its parameters
+        values of the kind a forward pass's are."""
+        inner = copy.copy(scope)
+        inner.kinds = dict(scope.kinds)
+        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        inner.kinds.update({p: TENSOR if scope.mode == "forward" else UNKNOWN for p in params})
+        if node.args.vararg or node.args.kwarg or node.args.defaults or any(node.args.kw_defaults):
+            self._block(node, f"`{ast.unparse(node)}`", "a lambda with *args, **kwargs or defaults")
+        body, _ = self._expr(node.body, inner, info)
+        return ast.Lambda(node.args, body), UNKNOWN
 
     def _comprehension(self, node, scope, info):
         generators = []
@@ -925,7 +952,8 @@ class Translator:
         if kind == TENSOR:
             rows = self.src.tensor_attributes
             if node.attr in rows:
-                kind = PYTHON if node.attr in ("shape", "ndim", "device") else DTYPE if node.attr == "dtype" else TENSOR
+                kind = PYTHON if node.attr in ("shape", "ndim", "device", "is_cuda") else \
+                    DTYPE if node.attr == "dtype" else TENSOR
                 return self._write(rows[node.attr](value), node, scope), kind
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON

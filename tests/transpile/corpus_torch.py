@@ -5,16 +5,19 @@ translates each class, ports its weights and compares outputs; `benchmarks/trans
 rates (docs/transpile.md). Classes the translation must refuse live in `REFUSED` (source text, reason).
 """
 
+import copy
 import math
 from collections import OrderedDict
 from functools import partial
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from einops import rearrange, reduce, repeat
 from einops.layers.torch import Rearrange, Reduce
 from torch import nn as tnn
+from torch.autograd import Variable
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -1666,6 +1669,138 @@ class DenseNetLayer(nn.Module):
         return new_features
 
 
+def clones(module, N):
+    "Produce N identical layers."
+    return nn.ModuleList([copy.deepcopy(module) for _ in range(N)])
+
+
+def attention(query, key, value, mask=None, dropout=None):
+    "Compute 'Scaled Dot Product Attention'"
+    d_k = query.size(-1)
+    scores = torch.matmul(query, key.transpose(-2, -1)) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(mask == 0, -1e9)
+    p_attn = scores.softmax(dim=-1)
+    if dropout is not None:
+        p_attn = dropout(p_attn)
+    return torch.matmul(p_attn, value), p_attn
+
+
+class MultiHeadedAttention(nn.Module):
+    """The Annotated Transformer's attention: clones() by copy.deepcopy, a helper taking the dropout layer, the
+    weights kept as self.attn, del statements."""
+
+    def __init__(self, h=2, d_model=8, dropout=0.1):
+        super(MultiHeadedAttention, self).__init__()  # noqa: UP008 (as the original writes it)
+        assert d_model % h == 0
+        self.d_k = d_model // h
+        self.h = h
+        self.linears = clones(nn.Linear(d_model, d_model), 4)
+        self.attn = None
+        self.dropout = nn.Dropout(p=dropout)
+
+    def forward(self, query, key, value, mask=None):
+        if mask is not None:
+            mask = mask.unsqueeze(1)
+        nbatches = query.size(0)
+        query, key, value = [
+            lin(x).view(nbatches, -1, self.h, self.d_k).transpose(1, 2)
+            for lin, x in zip(self.linears, (query, key, value))
+        ]
+        x, self.attn = attention(query, key, value, mask=mask, dropout=self.dropout)
+        x = x.transpose(1, 2).contiguous().view(nbatches, -1, self.h * self.d_k)
+        del query
+        del key
+        del value
+        return self.linears[-1](x)
+
+
+class AnnotatedLayerNorm(nn.Module):
+    """The Annotated Transformer's LayerNorm (a_2, b_2, the unbiased std)."""
+
+    def __init__(self, features, eps=1e-6):
+        super(AnnotatedLayerNorm, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.a_2 = nn.Parameter(torch.ones(features))
+        self.b_2 = nn.Parameter(torch.zeros(features))
+        self.eps = eps
+
+    def forward(self, x):
+        mean = x.mean(-1, keepdim=True)
+        std = x.std(-1, keepdim=True)
+        return self.a_2 * (x - mean) / (std + self.eps) + self.b_2
+
+
+class SublayerConnection(nn.Module):
+    """A residual connection around any sublayer (a function argument)."""
+
+    def __init__(self, size, dropout):
+        super(SublayerConnection, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.norm = AnnotatedLayerNorm(size)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, sublayer):
+        return x + self.dropout(sublayer(self.norm(x)))
+
+
+class PositionwiseFeedForward(nn.Module):
+    """The position-wise feed-forward block."""
+
+    def __init__(self, d_model, d_ff, dropout=0.1):
+        super(PositionwiseFeedForward, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.w_2(self.dropout(self.w_1(x).relu()))
+
+
+class AnnotatedEncoderLayer(nn.Module):
+    """The Annotated Transformer's encoder layer: sublayers called with a lambda and with a layer."""
+
+    def __init__(self, size=8, dropout=0.1):
+        super(AnnotatedEncoderLayer, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.self_attn = MultiHeadedAttention(2, size, dropout)
+        self.feed_forward = PositionwiseFeedForward(size, 16, dropout)
+        self.sublayer = clones(SublayerConnection(size, dropout), 2)
+        self.size = size
+
+    def forward(self, x, mask=None):
+        x = self.sublayer[0](x, lambda x: self.self_attn(x, x, x, mask))
+        return self.sublayer[1](x, self.feed_forward)
+
+
+class STN3d(nn.Module):
+    """PointNet's input transform: Variable(torch.from_numpy(...)), .is_cuda / .cuda()."""
+
+    def __init__(self):
+        super(STN3d, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.conv1 = torch.nn.Conv1d(3, 16, 1)
+        self.conv2 = torch.nn.Conv1d(16, 32, 1)
+        self.fc1 = nn.Linear(32, 16)
+        self.fc2 = nn.Linear(16, 9)
+        self.relu = nn.ReLU()
+        self.bn1 = nn.BatchNorm1d(16)
+        self.bn2 = nn.BatchNorm1d(32)
+        self.bn4 = nn.BatchNorm1d(16)
+
+    def forward(self, x):
+        batchsize = x.size()[0]
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = torch.max(x, 2, keepdim=True)[0]
+        x = x.view(-1, 32)
+        x = F.relu(self.bn4(self.fc1(x)))
+        x = self.fc2(x)
+        iden = Variable(torch.from_numpy(np.array([1, 0, 0, 0, 1, 0, 0, 0, 1]).astype(np.float32))).view(1, 9).repeat(
+            batchsize, 1)
+        if x.is_cuda:
+            iden = iden.cuda()
+        x = x + iden
+        x = x.view(-1, 3, 3)
+        return x
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1806,6 +1941,10 @@ CASES = [
     ("BertEmbeddings", (), (2, 7), "int64"),
     ("ConvNormAct", (3, 8), (2, 3, 8, 8)),
     ("DenseNetLayer", (8,), (2, 8, 6, 6)),
+    ("MultiHeadedAttention", (), [(2, 5, 8), (2, 5, 8), (2, 5, 8)]),
+    ("AnnotatedLayerNorm", (8,), (2, 5, 8)),
+    ("AnnotatedEncoderLayer", (), (2, 5, 8)),
+    ("STN3d", (), (2, 3, 10)),
 ]
 
 

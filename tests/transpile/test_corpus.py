@@ -21,7 +21,8 @@ KNOWN_TARGET_REFUSALS = {"keras": {"EdgePadding": "no 'edge' mode", "WrappedConv
                                   "YoloC3": "layers as functions", "YoloSPPF": "layers as functions",
                                   "YoloFocus": "layers as functions"}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
-KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"}, "flax": {}}
+KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called", "AnnotatedEncoderLayer": "Could not locate class"},
+                "flax": {}}
 TARGETS = ("keras", "flax")
 
 

@@ -58,6 +58,8 @@ C.function("Tensor.type", "Cast", "input dtype=None non_blocking=False", read=_t
 _fn("Tensor.type_as", "CastLike", "input other", inputs="input other")
 _fn("Tensor.clone torch.clone", "Identity", "input memory_format=None", copy="always")
 _fn("Tensor.cpu", "Identity", "input memory_format=None")
+_fn("Tensor.cuda", "Identity", "input device=None non_blocking=False memory_format=None")
+_fn("torch.from_numpy", "AsTensor", "ndarray", inputs="ndarray")
 _fn("Tensor.detach torch.detach", "StopGradient", "input")
 
 

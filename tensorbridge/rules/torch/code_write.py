@@ -331,6 +331,8 @@ C.writes_call("Concat", "torch.cat", dim="axis")
 C.writes_call("Stack", "torch.stack", dim="axis")
 C.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
 C.writes("DType", "Tensor.dtype")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
+C.writes("IsCuda", "Tensor.is_cuda")(lambda c: ast.Attribute(c.inputs[0], "is_cuda", ast.Load()))
+C.writes("AsTensor", "torch.as_tensor")(lambda c: P.call("torch.as_tensor", c.inputs[0]))
 C.writes("Item", "Tensor.item")(lambda c: P.method(c.inputs[0], "item"))
 C.writes("Linspace", "torch.linspace")(lambda c: P.call("torch.linspace", c.attrs["start"], c.attrs["stop"],
                                                         c.attrs["num"], **_dtype_keyword(c)))
