@@ -255,6 +255,21 @@ SPATIAL_PADDING_HELPER = {SPATIAL_PADDING: definition('''def spatial_padding(pad
     return [(p, p) for p in (padding if isinstance(padding, (tuple, list)) else [padding] * rank)]''')}
 
 
+EXTRACT_PATCHES = '''def extract_patches(images, size):
+    """keras.ops.image.extract_patches of channels-last images into non-overlapping size x size patches (the
+    rows and columns that do not fill a patch dropped): each patch's values in (row, column, channel) order."""
+    b, h, w, c = images.shape
+    rows, columns = h // size, w // size
+    patches = images[:, :rows * size, :columns * size].reshape(b, rows, size, columns, size, c)
+    return patches.{transpose}(0, 1, 3, 2, 4, 5).reshape(b, rows, columns, size * size * c)
+'''
+
+
+def extract_patches_helper(transpose: str) -> dict:
+    """The extract_patches helper for arrays whose axes are reordered by the method `transpose`."""
+    return {"extract_patches": definition(EXTRACT_PATCHES.format(transpose=transpose))}
+
+
 def _copied(c: OpCall, ns: str) -> ast.expr:
     """The input itself, or the copy the source made of it (`clone()`; `contiguous()` copies a strided view only),
     for arrays written in place."""

@@ -1261,6 +1261,27 @@ class SequentialConvBlock(keras.Sequential):
         super().__init__([layers.Conv2D(filters, 3, padding="same"), layers.BatchNormalization(), layers.ReLU()])
 
 
+
+class Patches(layers.Layer):
+    """keras.io's ViT patches: ops.image.extract_patches, reshaped to a sequence."""
+
+    def __init__(self, patch_size=4):
+        super().__init__()
+        self.patch_size = patch_size
+
+    def call(self, images):
+        input_shape = ops.shape(images)
+        batch_size = input_shape[0]
+        height = input_shape[1]
+        width = input_shape[2]
+        channels = input_shape[3]
+        num_patches_h = height // self.patch_size
+        num_patches_w = width // self.patch_size
+        patches = keras.ops.image.extract_patches(images, size=self.patch_size)
+        patches = ops.reshape(patches, (batch_size, num_patches_h * num_patches_w,
+                                        self.patch_size * self.patch_size * channels))
+        return patches
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1352,6 +1373,7 @@ CASES = [
     ("TiedDecoder", (), (2, 5), "int64"),
     ("TutorialPositionalEmbedding", (), (2, 7), "int64"),
     ("SequentialConvBlock", (), (2, 8, 8, 3)),
+    ("Patches", (), (2, 9, 8, 3)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -47,6 +47,7 @@ from tensorbridge.rules.numpy_code import (
     conv_weights,
     dense_weights,
     dtype_keyword,
+    extract_patches_helper,
     function_helpers,
     integer_scale,
     mode_padded,
@@ -462,6 +463,8 @@ HELPERS = {
 }
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
+HELPERS.update(extract_patches_helper("transpose"))
+C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 HELPERS.update(SPATIAL_PADDING_HELPER)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(function_helpers(

@@ -444,6 +444,9 @@ _fn("keras.ops.stack", "Stack", "x axis=0", axis="axis")
 C.function("keras.ops.meshgrid", "MeshGrid", "*x indexing='xy'",
            read=lambda a: OpCall("MeshGrid", [list(a["x"])], {"indexing": a["indexing"]}), returns="tensors")
 _fn("keras.ops.reshape", "Reshape", "x newshape", shape="newshape")
+_fn("keras.ops.image.extract_patches", "ExtractPatches", "images size strides=None dilation_rate=1 padding='valid' "
+    "data_format=None", inputs="images", size="size",
+    check=lambda a: only(a, strides=None, dilation_rate=1, padding="valid", data_format=None))
 _fn("keras.ops.transpose", "Transpose", "x axes=None", perm="axes")
 _fn("keras.ops.swapaxes", "SwapAxes", "x axis1 axis2", axis1="axis1", axis2="axis2")
 _fn("keras.ops.expand_dims", "Unsqueeze", "x axis", axis="axis")

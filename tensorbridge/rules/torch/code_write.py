@@ -35,7 +35,7 @@ from tensorbridge.rules.code import (
     pairs,
     with_activation,
 )
-from tensorbridge.rules.numpy_code import attention_helper, separable_conv_writer
+from tensorbridge.rules.numpy_code import attention_helper, extract_patches_helper, separable_conv_writer
 from tensorbridge.rules.numpy_constants import as_float32
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.torch.code_attention import HELPERS as ATTENTION_HELPERS
@@ -617,6 +617,8 @@ HELPERS = {
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
+HELPERS.update(extract_patches_helper("permute"))
+C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 
 
 class TorchWeights(WeightPort):
