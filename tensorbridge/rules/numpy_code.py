@@ -265,6 +265,45 @@ EXTRACT_PATCHES = '''def extract_patches(images, size):
 '''
 
 
+KERAS_CONV = '''def functional_conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """PyTorch's F.conv1d/2d/3d: channels-first x, a [out, in / groups, *kernel] weight (ops.conv takes the
+    groups from it), padding an int, one per axis, "valid" or "same"."""
+    rank = len(weight.shape) - 2
+    x = ops.moveaxis(x, 1, -1)
+    if not isinstance(padding, str):
+        pads = padding if isinstance(padding, (tuple, list)) else (padding,) * rank
+        x = ops.pad(x, [(0, 0), *[(p, p) for p in pads], (0, 0)])
+        padding = "valid"
+    kernel = ops.transpose(weight, (*range(2, rank + 2), 1, 0))
+    y = ops.conv(x, kernel, strides=stride, padding=padding, dilation_rate=dilation)
+    if bias is not None:
+        y = y + bias
+    return ops.moveaxis(y, -1, 1)
+'''
+JAX_CONV = '''def functional_conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """PyTorch's F.conv1d/2d/3d: channels-first x, a [out, in / groups, *kernel] weight, padding an int, one per
+    axis, "valid" or "same"."""
+    weight = jnp.asarray(weight)  # a weight the module holds (nnx.Param) as its array
+    rank = weight.ndim - 2
+    spatial = "DHW"[-rank:]
+    if isinstance(padding, str):
+        pads = padding.upper()
+    else:
+        pads = [(p, p) for p in (padding if isinstance(padding, (tuple, list)) else (padding,) * rank)]
+    y = jax.lax.conv_general_dilated(
+        x, weight, ntuple(stride, rank), pads, rhs_dilation=ntuple(dilation, rank),
+        dimension_numbers=(f"NC{spatial}", f"OI{spatial}", f"NC{spatial}"), feature_group_count=groups)
+    return y if bias is None else y + bias.reshape((1, -1) + (1,) * rank)
+'''
+
+
+def write_conv_function(c: OpCall) -> ast.expr:
+    """F.conv2d(x, weight, ...) as the `functional_conv` helper (KERAS_CONV, JAX_CONV)."""
+    return P.call("functional_conv", *c.inputs[:2], **keywords(
+        bias=(c.inputs[2], None), stride=(c.attrs["stride"], 1), padding=(c.attrs["padding"], 0),
+        dilation=(c.attrs["dilation"], 1), groups=(c.attrs["groups"], 1)))
+
+
 def extract_patches_helper(transpose: str) -> dict:
     """The extract_patches helper for arrays whose axes are reordered by the method `transpose`."""
     return {"extract_patches": definition(EXTRACT_PATCHES.format(transpose=transpose))}

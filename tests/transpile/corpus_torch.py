@@ -1801,6 +1801,48 @@ class STN3d(nn.Module):
         return x
 
 
+class SobelEdges(nn.Module):
+    """Fixed Sobel kernels built in __init__ as a buffer, applied per channel by F.conv2d(groups=channels)."""
+
+    def __init__(self, channels=3):
+        super().__init__()
+        kx = torch.tensor([[-1., 0., 1.], [-2., 0., 2.], [-1., 0., 1.]])
+        kernel = torch.stack([kx, kx.t()]).unsqueeze(1).repeat(channels, 1, 1, 1)
+        self.register_buffer("kernel", kernel)
+        self.channels = channels
+
+    def forward(self, x):
+        g = F.conv2d(x, self.kernel, padding=1, groups=self.channels)
+        return torch.sqrt(g[:, 0::2] ** 2 + g[:, 1::2] ** 2 + 1e-6)
+
+
+class WeightStandardizedConv(nn.Module):
+    """A convolution whose weight is standardised in the forward pass (BiT's StdConv), by F.conv2d."""
+
+    def __init__(self, cin=4, cout=8, k=3):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(cout, cin, k, k) * 0.1)
+        self.bias = nn.Parameter(torch.zeros(cout))
+
+    def forward(self, x):
+        w = self.weight
+        m = w.mean(dim=(1, 2, 3), keepdim=True)
+        v = w.var(dim=(1, 2, 3), keepdim=True, unbiased=False)
+        w = (w - m) / torch.sqrt(v + 1e-5)
+        return F.conv2d(x, w, self.bias, stride=2, padding=1)
+
+
+class GroupedKernelConv1d(nn.Module):
+    """F.conv1d with a held kernel: dilated, grouped, padding="same"."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(6, 2, 3))
+
+    def forward(self, x):
+        return F.conv1d(x, self.weight, dilation=2, groups=2, padding="same")
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1945,6 +1987,9 @@ CASES = [
     ("AnnotatedLayerNorm", (8,), (2, 5, 8)),
     ("AnnotatedEncoderLayer", (), (2, 5, 8)),
     ("STN3d", (), (2, 3, 10)),
+    ("SobelEdges", (), (2, 3, 8, 8)),
+    ("WeightStandardizedConv", (), (2, 4, 9, 9)),
+    ("GroupedKernelConv1d", (), (2, 4, 11)),
 ]
 
 

@@ -39,6 +39,7 @@ from tensorbridge.rules.flax.code_attention import write_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    JAX_CONV,
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
@@ -57,6 +58,7 @@ from tensorbridge.rules.numpy_code import (
     shape_argument,
     transformer_layer_weights,
     write_channel_prelu,
+    write_conv_function,
     write_transformer,
 )
 from tensorbridge.rules.numpy_constants import as_float32
@@ -466,6 +468,8 @@ HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(extract_patches_helper("transpose"))
 C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS["functional_conv"] = definition(JAX_CONV)
+C.writes("ConvFn", "functional_conv")(write_conv_function)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(function_helpers(
     "jnp", "jax.lax.rsqrt", "jax.nn.softmax", "jnp.astype", random_source=RNGS,

@@ -35,6 +35,7 @@ from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    KERAS_CONV,
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
@@ -51,6 +52,7 @@ from tensorbridge.rules.numpy_code import (
     shape_argument,
     transformer_layer_weights,
     write_channel_prelu,
+    write_conv_function,
     write_transformer,
 )
 from tensorbridge.rules.numpy_constants import as_float32
@@ -149,6 +151,8 @@ HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS["functional_conv"] = definition(KERAS_CONV)
+C.writes("ConvFn", "functional_conv")(write_conv_function)
 HELPERS["index_rows"] = definition('''def index_rows(x, index):
     """`x[index]` as PyTorch and NumPy index by an integer tensor: the items it names along the first axis."""
     if "bool" in str(index.dtype):

@@ -547,6 +547,9 @@ for _n in (1, 2, 3):
                read=_adaptive_pool_fn("GlobalAveragePool", _n))
     C.function(f"{F}adaptive_max_pool{_n}d", "GlobalMaxPool", "input output_size return_indices=False",
                read=_adaptive_pool_fn("GlobalMaxPool", _n))
+    # a convolution by a weight the code holds or computes ([out, in / groups, *kernel], channels first)
+    C.reads(f"{F}conv{_n}d", "ConvFn", "input weight bias=None stride=1 padding=0 dilation=1 groups=1",
+            "input weight bias", rank=_n, stride="stride", padding="padding", dilation="dilation", groups="groups")
 
 
 def _pool_fn(op, rank):

@@ -333,6 +333,9 @@ C.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.input
 C.writes("DType", "Tensor.dtype")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
 C.writes("IsCuda", "Tensor.is_cuda")(lambda c: ast.Attribute(c.inputs[0], "is_cuda", ast.Load()))
 C.writes("AsTensor", "torch.as_tensor")(lambda c: P.call("torch.as_tensor", c.inputs[0]))
+C.writes("ConvFn", "F.conv2d")(lambda c: P.call(f"F.conv{c.attrs['rank']}d", *c.inputs[:2], **keywords(
+    bias=(c.inputs[2], None), stride=(c.attrs["stride"], 1), padding=(c.attrs["padding"], 0),
+    dilation=(c.attrs["dilation"], 1), groups=(c.attrs["groups"], 1))))
 C.writes("Item", "Tensor.item")(lambda c: P.method(c.inputs[0], "item"))
 C.writes("Linspace", "torch.linspace")(lambda c: P.call("torch.linspace", c.attrs["start"], c.attrs["stop"],
                                                         c.attrs["num"], **_dtype_keyword(c)))
