@@ -172,6 +172,10 @@ class WeightSource(ABC):
     def children(self, obj) -> dict:
         """The sublayers and containers a model class holds, by attribute name."""
 
+    def weight_array(self, obj) -> np.ndarray | None:
+        """`obj`'s values when it is a weight itself (a member of PyTorch's ParameterList), else None."""
+        return None
+
     def layer_attrs(self, layer) -> dict:
         """What a layer's row's `to_ir` needs to know of its configuration (Flax's transpose_kernel), by name."""
         return {}
@@ -324,6 +328,9 @@ class TargetSkeleton:
     constant_weight: Callable | None = None
     #: a value computed in `__init__` by `init_tensors` -> the target's tensor of it (a plain attribute)
     constant: Callable | None = None
+    #: (an ast operator, left, right) -> the arithmetic written with functions that promote an integer tensor with a
+    #: float as PyTorch does (Keras' `ops.multiply`: TensorFlow's operators refuse int32 * float), or None
+    promoting_arithmetic: Callable | None = None
     #: a value -> the target's test of whether it is a tensor (`isinstance(x, torch.Tensor)`, `ops.is_tensor(x)`)
     is_tensor: Callable | None = None
     #: a NumPy array the source keeps as an attribute -> the target's tensor of it (PyTorch's tensors do not take

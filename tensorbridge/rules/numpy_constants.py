@@ -32,4 +32,8 @@ HELPERS = {AS_FLOAT32: definition('''def as_float32(value):
 
 
 def as_float32(value: ast.expr) -> ast.expr:
+    """`as_float32(value)`, or the value itself when it is made with an explicit dtype other than float64."""
+    dtype = next((k.value for k in getattr(value, "keywords", []) if k.arg == "dtype"), None)
+    if isinstance(dtype, ast.Constant) and dtype.value not in ("float64", "double"):
+        return value
     return P.call(AS_FLOAT32, value)

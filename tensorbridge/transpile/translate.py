@@ -94,6 +94,7 @@ class Scope:
     folded: set = field(default_factory=set)  # names of layers read into the layer that wraps them
     #: parameters that default to None: called in `__init__`, one is a layer class passed (`norm_layer=None`)
     optional: set = field(default_factory=set)
+    integers: set = field(default_factory=set)  # names bound to integer tensors (see _makes_integers)
 
 
 class Translator:
@@ -442,6 +443,9 @@ class Translator:
                                                         ast.Load()), [], []))]
             if scope.mode == "init" and _method_name(stmt.value) == "register_buffer":
                 return self._buffer(stmt.value, scope, info)
+            if scope.mode == "init" and _method_name(stmt.value) == "register_parameter" and \
+                    _is_self_attr(stmt.value.func):
+                return self._registered_parameter(stmt.value, scope, info)
             inplace = self._inplace_statement(stmt, scope, info)
             if inplace is not None:
                 return inplace
@@ -625,6 +629,8 @@ class Translator:
                 info.forward_state.add(target.attr)
             return [out]
         names = [n for n in _names(target) if n != "self"]
+        if isinstance(target, ast.Name):  # a name bound to an integer tensor (`steps = torch.arange(n)`)
+            (scope.integers.add if _is_integer_tensor(value, scope) else scope.integers.discard)(target.id)
         for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)] if info is not None else []:
             if scope.mode != "init" and info.attrs.get(attr) in (MODULE, MODULES, OWN):
                 self._block(stmt, f"assignment to self.{attr}", "replacing a layer in the forward pass")
@@ -769,6 +775,27 @@ class Translator:
         value = ast.copy_location(ast.Call(call.func, [call.args[1]], []), call)
         return self._parameter(target, value, scope, info, trainable=False)
 
+    def _parameter_value(self, call: ast.Call, scope, info) -> ast.expr:
+        """`nn.Parameter(data)` as a value (a member of `nn.ParameterList([...])`): the target's weight of the data."""
+        trainable = self.src.parameter_classes[self.imports.path(call.func)]
+        for k in call.keywords:
+            if k.arg == "requires_grad":
+                trainable = known(k.value)
+        value, kind = self.expr(call.args[0], scope, info)
+        if kind != TENSOR or trainable not in (True, False):
+            self._block(call, ast.unparse(call.func), "a parameter of a value that is not a tensor, or trainable "
+                                                      "given by a variable")
+        return self.dst.constant_weight(value, trainable, None)
+
+    def _registered_parameter(self, call: ast.Call, scope, info) -> list[ast.stmt]:
+        """`self.register_parameter("bias", None)` (no such weight: the attribute is None) or with a parameter
+        (`self.bias = nn.Parameter(...)`)."""
+        if len(call.args) != 2 or not isinstance(known(call.args[0]), str):
+            self._block(call, "register_parameter", "the parameter's name must be a string literal")
+            return []
+        target = ast.Attribute(ast.Name("self", ast.Load()), known(call.args[0]), ast.Store())
+        return self._assign(ast.Assign([target], call.args[1], lineno=call.lineno), scope, info)
+
     def _initial_value(self, data, scope, info):
         """(shape expression, initializer) of `torch.zeros(shape)`-like data, scaled by a constant or not."""
         scale = None
@@ -835,7 +862,18 @@ class Translator:
         if isinstance(node, ast.BinOp):
             left, lk = self._expr(node.left, scope, info)
             right, rk = self._expr(node.right, scope, info)
-            return ast.BinOp(left, node.op, right), _combine(lk, rk)
+            integer = [_is_integer_tensor(v, scope) for v in (left, right)]
+            promote = self.dst.promoting_arithmetic
+            if promote is not None and any(integer) and (isinstance(node.op, ast.Div) or not all(integer)) and \
+                    not any(isinstance(known(v), int) for v in (left, right)):
+                # an integer tensor with a float: PyTorch promotes, TensorFlow's operators refuse
+                written = promote(node.op, left, right)
+                if written is not None:
+                    return written, _combine(lk, rk)
+            out = ast.BinOp(left, node.op, right)
+            if all(integer) and not isinstance(node.op, ast.Div):
+                out.integer_tensor = True
+            return out, _combine(lk, rk)
         if isinstance(node, ast.UnaryOp):
             operand, k = self._expr(node.operand, scope, info)
             if isinstance(node.op, ast.Not) and isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
@@ -1168,8 +1206,11 @@ class Translator:
         row = self.functions.find(path)
         if row is not None:
             return self._function_call(node, row.path, scope, info)
+        if path in self.src.parameter_classes and self._init_tensors(scope) and node.args:
+            return self._parameter_value(node, scope, info), TENSOR
         if path in self.src.parameter_classes:
-            self._block(node, path, "parameters are translated only as `self.name = nn.Parameter(...)` in __init__")
+            self._block(node, path, "parameters are translated only as `self.name = nn.Parameter(...)` in __init__ "
+                                    "or in a list of them")
         else:
             self._block(node, path, f"no {self.target.framework} translation for this call")
         return node, UNKNOWN
@@ -1293,7 +1334,10 @@ class Translator:
             opcall = row.read(bound)
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
-            return self._write(opcall, node, scope), row.returns
+            written = self._write(opcall, node, scope)
+            if _makes_integers(opcall):
+                written.integer_tensor = True
+            return written, row.returns
         except Refused as e:
             self._block(node, _short(row.path), str(e))
             return node, UNKNOWN
@@ -1358,6 +1402,24 @@ class Translator:
         if kind == "list":
             return self.dst.module_list(args[0] if args else ast.List([], ast.Load())), MODULES
         return self.dst.module_dict(args[0] if args else ast.Dict([], [])), MODULES
+
+
+#: IR ops whose result is an integer tensor when no dtype is given (arange of integers, arg-max indices)
+INTEGER_RESULTS = frozenset({"ArgMax", "ArgMin"})
+
+
+def _makes_integers(opcall: OpCall) -> bool:
+    if opcall.op in INTEGER_RESULTS:
+        return True
+    if opcall.op == "Range":
+        bounds = [known(opcall.attrs[k]) for k in ("start", "stop", "step")]
+        return known(opcall.attrs.get("dtype")) in (None, "int32", "int64") and \
+            not any(isinstance(b, float) for b in bounds)
+    return opcall.op == "Cast" and known(opcall.attrs["to"]) in ("int32", "int64")
+
+
+def _is_integer_tensor(value: ast.expr, scope: Scope) -> bool:
+    return getattr(value, "integer_tensor", False) or isinstance(value, ast.Name) and value.id in scope.integers
 
 
 def _drawing_functions(body: list, name: str, helpers: set) -> set[str]:

@@ -65,6 +65,9 @@ class _Porter:
         self.assigned: set[int] = set()
 
     def walk(self, src, dst, path: str) -> None:
+        array = self.source.weight_array(src)
+        if array is not None:  # a member of a list of weights
+            return self.assign(dst, array, path)
         row = self.rows.find(f"{type(src).__module__}.{type(src).__qualname__}")
         if row is not None:
             return self.layer(src, dst, row, path)

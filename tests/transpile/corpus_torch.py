@@ -16,6 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from einops import rearrange, reduce, repeat
 from einops.layers.torch import Rearrange, Reduce
+from torch import Tensor
 from torch import nn as tnn
 from torch.autograd import Variable
 
@@ -1843,6 +1844,94 @@ class GroupedKernelConv1d(nn.Module):
         return F.conv1d(x, self.weight, dilation=2, groups=2, padding="same")
 
 
+class SinusoidalPosEmb(nn.Module):
+    """denoising-diffusion-pytorch's time embedding: an integer arange times a float (PyTorch promotes)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        half_dim = self.dim // 2
+        emb = math.log(10000) / (half_dim - 1)
+        emb = torch.exp(torch.arange(half_dim, device=x.device) * -emb)
+        emb = x[:, None] * emb[None, :]
+        emb = torch.cat((emb.sin(), emb.cos()), dim=-1)
+        return emb
+
+
+class TimeMLP(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.time_mlp = nn.Sequential(SinusoidalPosEmb(dim), nn.Linear(dim, dim * 4), nn.GELU(),
+                                      nn.Linear(dim * 4, dim))
+
+    def forward(self, t):
+        return self.time_mlp(t)
+
+
+class GraphConvolution(nn.Module):
+    """pygcn's GraphConvolution: legacy torch.FloatTensor(shape) weights, register_parameter('bias', None),
+    torch.mm / torch.spmm."""
+
+    def __init__(self, in_features=6, out_features=4, bias=True):
+        super(GraphConvolution, self).__init__()  # noqa: UP008 (as pygcn writes it)
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = nn.Parameter(torch.FloatTensor(in_features, out_features))
+        if bias:
+            self.bias = nn.Parameter(torch.FloatTensor(out_features))
+        else:
+            self.register_parameter('bias', None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        stdv = 1. / math.sqrt(self.weight.size(1))
+        self.weight.data.uniform_(-stdv, stdv)
+        if self.bias is not None:
+            self.bias.data.uniform_(-stdv, stdv)
+
+    def forward(self, input, adj):
+        support = torch.mm(input, self.weight)
+        output = torch.spmm(adj, support)
+        if self.bias is not None:
+            return output + self.bias
+        else:
+            return output
+
+
+class ScalarMix(nn.Module):
+    """AllenNLP's scalar mix: a ParameterList of legacy torch.FloatTensor([0.0]) weights, softmax-normalised."""
+
+    def __init__(self, mixture_size=3):
+        super().__init__()
+        self.scalar_parameters = nn.ParameterList(
+            [nn.Parameter(torch.FloatTensor([0.0])) for _ in range(mixture_size)])
+        self.gamma = nn.Parameter(torch.FloatTensor([1.0]))
+
+    def forward(self, x):
+        normed_weights = torch.split(F.softmax(torch.cat([p for p in self.scalar_parameters]), dim=0), 1)
+        pieces = [weight * x * (i + 1) for i, weight in enumerate(normed_weights)]
+        return self.gamma * sum(pieces)
+
+
+class TypedBlock(nn.Module):
+    """Type-annotated code: Optional[float] and Optional[Tensor] parameters, -> None."""
+
+    def __init__(self, dim: int = 8, dropout: float | None = None) -> None:
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.drop = nn.Dropout(dropout) if dropout is not None else None
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        y = F.gelu(self.fc(x), approximate="tanh")
+        if self.drop is not None:
+            y = self.drop(y)
+        if mask is not None:
+            y = y * mask
+        return x + y
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -1990,6 +2079,11 @@ CASES = [
     ("SobelEdges", (), (2, 3, 8, 8)),
     ("WeightStandardizedConv", (), (2, 4, 9, 9)),
     ("GroupedKernelConv1d", (), (2, 4, 11)),
+    ("TimeMLP", (), (3,)),
+    ("GraphConvolution", (), [(5, 6), (5, 5)]),
+    ("GraphConvolution", (6, 4, False), [(5, 6), (5, 5)]),
+    ("ScalarMix", (), (2, 4)),
+    ("TypedBlock", (), (2, 8)),
 ]
 
 

@@ -477,6 +477,16 @@ def _build_layer(layer: ast.expr, call: OpCall) -> ast.stmt:
     return P.expr_stmt(P.method(layer, "build", ast.Tuple([ast.Constant(None), size], ast.Load())))
 
 
+#: Python's arithmetic operators -> the keras.ops functions that promote dtypes as PyTorch does
+PROMOTING = {ast.Add: "ops.add", ast.Sub: "ops.subtract", ast.Mult: "ops.multiply", ast.Div: "ops.divide",
+             ast.Pow: "ops.power"}
+
+
+def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> ast.expr | None:
+    fn = PROMOTING.get(type(op))
+    return P.call(fn, left, right) if fn else None
+
+
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
     imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras"),
@@ -484,8 +494,10 @@ C.skeleton = TargetSkeleton(
     init_tensors=numpy_constants.TABLE,
     layer_class="keras.layers.Layer",
     is_tensor=lambda value: P.call("ops.is_tensor", value),
+    promoting_arithmetic=_promoting_arithmetic,
     constant_weight=lambda value, trainable, name: P.call(
-        "keras.Variable", as_float32(value), **({} if trainable else {"trainable": False}), name=name),
+        "keras.Variable", as_float32(value), **({} if trainable else {"trainable": False}),
+        **({"name": name} if name else {})),
     constant=lambda value: P.call("ops.convert_to_tensor", as_float32(value)),
     sequential=_keras_sequential, add_weight=_keras_weight, helpers=HELPERS, port=KerasWeights(),
     function_layer=lambda fn: P.call("layers.Lambda", fn),

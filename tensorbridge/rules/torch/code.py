@@ -468,7 +468,10 @@ def _meshgrid(a):
 
 
 C.function("torch.meshgrid", "MeshGrid", "*tensors indexing=None", read=_meshgrid, returns="tensors")
-_fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm", "MatMul", "input other", inputs="input other")
+_fn("torch.matmul torch.bmm Tensor.matmul Tensor.bmm torch.mm Tensor.mm", "MatMul", "input other",
+    inputs="input other")
+# a sparse matrix times a dense one: the same values as the dense product (sparsity is a storage format)
+_fn("torch.spmm torch.sparse.mm", "MatMul", "input mat2", inputs="input mat2")
 _fn("torch.pow Tensor.pow", "Pow", "input exponent", inputs="input exponent")
 for _name, _op, _extra in (("add", "Add", " alpha=1"), ("sub", "Sub", " alpha=1"), ("mul", "Mul", ""),
                            ("div", "Div", " rounding_mode=None")):
@@ -661,12 +664,18 @@ class TorchWeightSource(WeightSource):
     def members(self, obj) -> list | None:
         import torch
 
-        return list(obj) if isinstance(obj, (torch.nn.Sequential, torch.nn.ModuleList)) else None
+        return list(obj) if isinstance(obj, (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ParameterList)) \
+            else None
 
     def mapping(self, obj) -> dict | None:
         import torch
 
-        return dict(obj.items()) if isinstance(obj, torch.nn.ModuleDict) else None
+        return dict(obj.items()) if isinstance(obj, (torch.nn.ModuleDict, torch.nn.ParameterDict)) else None
+
+    def weight_array(self, obj):
+        import torch
+
+        return obj.detach().cpu().numpy() if isinstance(obj, torch.Tensor) else None
 
     def own_weights(self, obj) -> dict:
         return {n: t.detach().cpu().numpy() for n, t in [*obj.named_parameters(recurse=False),
@@ -689,7 +698,8 @@ C.source = SourceSkeleton(
     layer_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     tensor_classes=frozenset({"torch.Tensor"}),
     data_wrappers=frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"}),
-    containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict"},
+    containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict",
+                f"{NN}ParameterList": "list", f"{NN}ParameterDict": "dict"},
     parameter_classes={f"{NN}Parameter": True, f"{NN}parameter.Parameter": True},
     init_module=f"{NN}init",
     initializers={"torch.zeros": "zeros", "torch.ones": "ones", "torch.randn": "normal", "torch.rand": "uniform",

@@ -107,6 +107,23 @@ def _tensor(a):
     return OpCall("Constant", [], {"value": a["data"], "dtype": _dtype(a)})
 
 
+def _legacy_constructor(dtype):
+    """`torch.FloatTensor(2, 3)` (a tensor of that shape, its values unset: zeros here) or `torch.FloatTensor([0.5])`
+    (of those values)."""
+    def read(a):
+        given = a["args"]
+        if len(given) == 1 and isinstance(given[0], (ast.List, ast.Tuple)):
+            if known(given[0]) is NOT_LITERAL:
+                raise Refused("values computed at run time (only literal values are translated)")
+            return OpCall("Constant", [], {"value": given[0], "dtype": dtype})
+        return OpCall("ConstantOfShape", [], {"shape": _sizes(given), "value": 0.0, "dtype": dtype})
+    return read
+
+
+for _name, _dtype_name in (("FloatTensor", "float32"), ("LongTensor", "int64"), ("BoolTensor", "bool")):
+    C.function(f"torch.{_name}", "ConstantOfShape", "*args", read=_legacy_constructor(_dtype_name))
+
+
 C.function("torch.tensor", "Constant", "data dtype=None device=None requires_grad=False pin_memory=False",
            read=_tensor)
 
