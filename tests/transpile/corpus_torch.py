@@ -1932,6 +1932,18 @@ class TypedBlock(nn.Module):
         return x + y
 
 
+class OneHotFeatures(nn.Module):
+    """Labels as one-hot vectors (F.one_hot, int64) through a linear layer."""
+
+    def __init__(self, classes=8, dim=4):
+        super().__init__()
+        self.classes = classes
+        self.fc = nn.Linear(classes, dim)
+
+    def forward(self, labels):
+        return self.fc(F.one_hot(labels, num_classes=self.classes).float())
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2084,6 +2096,7 @@ CASES = [
     ("GraphConvolution", (6, 4, False), [(5, 6), (5, 5)]),
     ("ScalarMix", (), (2, 4)),
     ("TypedBlock", (), (2, 8)),
+    ("OneHotFeatures", (), (2, 5), "int64"),
 ]
 
 

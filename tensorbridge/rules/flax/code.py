@@ -320,6 +320,8 @@ C.writes("CastLike", "(jnp.astype to an array's dtype)")(
     lambda c: P.call("jnp.astype", c.inputs[0], ast.Attribute(c.inputs[1], "dtype", ast.Load())))
 C.writes("Constant", "jnp.asarray")(lambda c: P.call("jnp.asarray", c.attrs["value"], **dtype_keyword(c)))
 C.writes_call("StopGradient", "jax.lax.stop_gradient")
+C.writes("OneHot", "jax.nn.one_hot")(  # PyTorch's one-hot vectors are int64 (int32 unless JAX enables x64)
+    lambda c: P.call("jax.nn.one_hot", c.inputs[0], c.attrs["num_classes"], dtype="int64"))
 
 
 # random numbers drawn in the forward pass: from the rngs the module keeps (TargetSkeleton.random_source)

@@ -172,6 +172,15 @@ def _bernoulli(a):
 C.function("Tensor.bernoulli torch.bernoulli", "Bernoulli", "input p=None generator=None", read=_bernoulli)
 
 
+def _one_hot(a):
+    if known(a["num_classes"]) == -1:
+        raise Refused("num_classes=-1 (the largest value plus one: a size that depends on the data)")
+    return OpCall("OneHot", [a["input"]], {"num_classes": a["num_classes"]})
+
+
+C.function(f"{F}one_hot", "OneHot", "input num_classes=-1", read=_one_hot)
+
+
 # -- selections --------------------------------------------------------------------------------------------
 def _extremum(op):
     """`x.max()` (over everything), `x.max(dim)` ((values, indices)), `torch.max(x, y)` (elementwise)."""

@@ -336,6 +336,7 @@ C.writes("AsTensor", "torch.as_tensor")(lambda c: P.call("torch.as_tensor", c.in
 C.writes("ConvFn", "F.conv2d")(lambda c: P.call(f"F.conv{c.attrs['rank']}d", *c.inputs[:2], **keywords(
     bias=(c.inputs[2], None), stride=(c.attrs["stride"], 1), padding=(c.attrs["padding"], 0),
     dilation=(c.attrs["dilation"], 1), groups=(c.attrs["groups"], 1))))
+C.writes("OneHot", "F.one_hot")(lambda c: P.call("F.one_hot", c.inputs[0], c.attrs["num_classes"]))
 C.writes("Item", "Tensor.item")(lambda c: P.method(c.inputs[0], "item"))
 C.writes("Linspace", "torch.linspace")(lambda c: P.call("torch.linspace", c.attrs["start"], c.attrs["stop"],
                                                         c.attrs["num"], **_dtype_keyword(c)))
