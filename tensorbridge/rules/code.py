@@ -172,6 +172,10 @@ class WeightSource(ABC):
     def children(self, obj) -> dict:
         """The sublayers and containers a model class holds, by attribute name."""
 
+    def class_path(self, obj) -> str:
+        """The path of `obj`'s class, by which its code row is found."""
+        return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
     def weight_array(self, obj) -> np.ndarray | None:
         """`obj`'s values when it is a weight itself (a member of PyTorch's ParameterList), else None."""
         return None
@@ -201,6 +205,9 @@ class SourceSkeleton:
     #: the forward method's parameter that says whether it trains (Keras' `training`), None when the layer has a
     #: `self.training` attribute instead
     training_parameter: str | None = None
+    #: functions that re-express a layer's weight and return the layer, computing the same outputs (weight_norm):
+    #: path -> the signature their calls are bound with (the layer is the first parameter)
+    reparametrizations: dict = field(default_factory=dict)
     #: paths of the framework's tensor class (`isinstance(x, torch.Tensor)` asks "is x a tensor")
     tensor_classes: frozenset = frozenset()
     #: paths of the class every layer of the source is an instance of (`isinstance(x, nn.Module)` asks "is x a

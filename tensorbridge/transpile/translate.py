@@ -1198,6 +1198,8 @@ class Translator:
         return (args, keywords), kinds
 
     def _framework_call(self, node: ast.Call, path: str, scope, info):
+        if path in self.src.reparametrizations:
+            return self._reparametrized(node, path, scope, info)
         if path in self.src.containers:
             return self._container(node, self.src.containers[path], scope, info)
         row = self.layers.find(path)
@@ -1214,6 +1216,20 @@ class Translator:
         else:
             self._block(node, path, f"no {self.target.framework} translation for this call")
         return node, UNKNOWN
+
+    def _reparametrized(self, node: ast.Call, path: str, scope, info):
+        """`weight_norm(nn.Conv1d(...))`: the layer, holding the weight the re-expression computes."""
+        try:
+            bound = self.src.reparametrizations[path].bind(node)
+            if known(bound["name"]) != "weight":
+                raise Refused(f"name={ast.unparse(bound['name'])} (only the layer's weight is translated)")
+        except Refused as e:
+            self._block(node, _short(path), str(e))
+            return node, UNKNOWN
+        self.notes.append(f"line {node.lineno}: {_short(path)}(...) is not kept: the layer holds the weight it "
+                          "computes (port_weights copies g * v / |v|), so training no longer separates magnitude and "
+                          "direction")
+        return self._expr(bound["module"], scope, info)
 
     def _is_layer_class(self, node) -> bool:
         """A framework layer class (`nn.LayerNorm`), or a `partial` of one, written as a value."""

@@ -68,7 +68,7 @@ class _Porter:
         array = self.source.weight_array(src)
         if array is not None:  # a member of a list of weights
             return self.assign(dst, array, path)
-        row = self.rows.find(f"{type(src).__module__}.{type(src).__qualname__}")
+        row = self.rows.find(self.source.class_path(src))
         if row is not None:
             return self.layer(src, dst, row, path)
         children = self.source.members(src)

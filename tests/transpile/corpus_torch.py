@@ -19,6 +19,7 @@ from einops.layers.torch import Rearrange, Reduce
 from torch import Tensor
 from torch import nn as tnn
 from torch.autograd import Variable
+from torch.nn.utils import weight_norm
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -1944,6 +1945,60 @@ class OneHotFeatures(nn.Module):
         return self.fc(F.one_hot(labels, num_classes=self.classes).float())
 
 
+class Chomp1d(nn.Module):
+    """Drops the last steps a causal convolution's padding added."""
+
+    def __init__(self, chomp_size):
+        super(Chomp1d, self).__init__()  # noqa: UP008 (as the TCN code writes it)
+        self.chomp_size = chomp_size
+
+    def forward(self, x):
+        return x[:, :, :-self.chomp_size].contiguous()
+
+
+class TCNBlock(nn.Module):
+    """locuslab's TemporalBlock: weight-normalised causal convolutions, chomped."""
+
+    def __init__(self, n_inputs=4, n_outputs=6, kernel_size=3, stride=1, dilation=2, padding=4, dropout=0.2):
+        super(TCNBlock, self).__init__()  # noqa: UP008 (as the TCN code writes it)
+        self.conv1 = weight_norm(nn.Conv1d(n_inputs, n_outputs, kernel_size, stride=stride, padding=padding,
+                                           dilation=dilation))
+        self.chomp1 = Chomp1d(padding)
+        self.relu1 = nn.ReLU()
+        self.dropout1 = nn.Dropout(dropout)
+        self.conv2 = weight_norm(nn.Conv1d(n_outputs, n_outputs, kernel_size, stride=stride, padding=padding,
+                                           dilation=dilation))
+        self.chomp2 = Chomp1d(padding)
+        self.relu2 = nn.ReLU()
+        self.dropout2 = nn.Dropout(dropout)
+        self.net = nn.Sequential(self.conv1, self.chomp1, self.relu1, self.dropout1,
+                                 self.conv2, self.chomp2, self.relu2, self.dropout2)
+        self.downsample = nn.Conv1d(n_inputs, n_outputs, 1) if n_inputs != n_outputs else None
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        out = self.net(x)
+        res = x if self.downsample is None else self.downsample(x)
+        return self.relu(out + res)
+
+
+class HifiResBlock(nn.Module):
+    """HiFi-GAN-style residual block on the parametrization API."""
+
+    def __init__(self, channels=4, kernel_size=3, dilation=(1, 3)):
+        super().__init__()
+        self.convs = nn.ModuleList([
+            nn.utils.parametrizations.weight_norm(nn.Conv1d(channels, channels, kernel_size, 1, dilation=d,
+                                                            padding=(kernel_size * d - d) // 2))
+            for d in dilation])
+
+    def forward(self, x):
+        for c in self.convs:
+            xt = torch.nn.functional.leaky_relu(x, 0.1)
+            x = c(xt) + x
+        return x
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2097,6 +2152,8 @@ CASES = [
     ("ScalarMix", (), (2, 4)),
     ("TypedBlock", (), (2, 8)),
     ("OneHotFeatures", (), (2, 5), "int64"),
+    ("TCNBlock", (), (2, 4, 12)),
+    ("HifiResBlock", (), (2, 4, 12)),
 ]
 
 

@@ -300,6 +300,13 @@ def test_flax_translation_draws_while_training_only(name, args, dim, tmp_path):
     assert not np.allclose(*training) and np.array_equal(*inference)
 
 
+@pytest.mark.parametrize("to", TARGETS)
+def test_weight_norm_is_said_in_the_docstring(to):
+    """weight_norm's layer is translated as the layer holding the weight it computes; the written module says so."""
+    text = tb.transpile(CORPUS.read_text(), to=to, cls="TCNBlock")
+    assert "weight_norm(...) is not kept" in text and "weight_norm(" not in text.split('"""', 2)[2]
+
+
 def test_translation_keeps_the_source_layout_explicit():
     text = tb.transpile(CORPUS.read_text(), to="keras", cls="DoubleConv")
     assert "data_format='channels_first'" in text and "axis=1" in text

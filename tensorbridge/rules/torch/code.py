@@ -19,6 +19,7 @@ from tensorbridge.rules.code import (
     OpCall,
     Refused,
     Renamed,
+    Signature,
     SourceSkeleton,
     WeightSource,
     known,
@@ -657,9 +658,15 @@ class TorchWeightSource(WeightSource):
         return isinstance(obj, torch.nn.Module)
 
     def layer_weights(self, layer) -> dict:
-        """Its parameters and buffers, a sublayer's by its dotted name (nn.MultiheadAttention's out_proj.weight)."""
-        return {n: t.detach().cpu().numpy() for n, t in [*layer.named_parameters(), *layer.named_buffers()]
-                if t is not None and not n.endswith("num_batches_tracked")}
+        """Its parameters and buffers, a sublayer's by its dotted name (nn.MultiheadAttention's out_proj.weight); a
+        weight under weight_norm as the weight it computes (g * v / |v|)."""
+        out = {n: t.detach().cpu().numpy() for n, t in [*layer.named_parameters(), *layer.named_buffers()]
+               if t is not None and not n.endswith("num_batches_tracked")}
+        for name, weight in _normalised_weights(layer).items():
+            out = {n: v for n, v in out.items() if not (n.startswith(f"parametrizations.{name}.") or
+                                                         n in (f"{name}_g", f"{name}_v"))}
+            out[name] = weight
+        return out
 
     def members(self, obj) -> list | None:
         import torch
@@ -671,6 +678,13 @@ class TorchWeightSource(WeightSource):
         import torch
 
         return dict(obj.items()) if isinstance(obj, (torch.nn.ModuleDict, torch.nn.ParameterDict)) else None
+
+    def class_path(self, obj) -> str:
+        """A layer under a parametrization (weight_norm) is of a class made for it, deriving from its own."""
+        import torch
+
+        cls = type(obj).__bases__[0] if torch.nn.utils.parametrize.is_parametrized(obj) else type(obj)
+        return f"{cls.__module__}.{cls.__qualname__}"
 
     def weight_array(self, obj):
         import torch
@@ -686,6 +700,20 @@ class TorchWeightSource(WeightSource):
         return dict(obj.named_children())
 
 
+def _normalised_weights(layer) -> dict:
+    """The weights weight_norm re-expresses, computed from their magnitude and direction: the parametrization's
+    (torch.nn.utils.parametrizations.weight_norm) or the forward hook's (torch.nn.utils.weight_norm)."""
+    import torch
+
+    out = {name: getattr(layer, name).detach().cpu().numpy()
+           for name in getattr(layer, "parametrizations", {})}
+    for hook in layer._forward_pre_hooks.values():
+        if type(hook).__name__ == "WeightNorm":
+            g, v = getattr(layer, f"{hook.name}_g"), getattr(layer, f"{hook.name}_v")
+            out[hook.name] = torch._weight_norm(v, g, hook.dim).detach().cpu().numpy()
+    return out
+
+
 einops_layers(C, "einops.layers.torch")
 C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight": ("W", True), "bias": ("B", False)},
                        "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
@@ -697,6 +725,8 @@ C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     layer_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     tensor_classes=frozenset({"torch.Tensor"}),
+    reparametrizations={f"{NN}utils.weight_norm": Signature.parse("module name='weight' dim=0"),
+                        f"{NN}utils.parametrizations.weight_norm": Signature.parse("module name='weight' dim=0")},
     data_wrappers=frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict",
                 f"{NN}ParameterList": "list", f"{NN}ParameterDict": "dict"},
