@@ -114,12 +114,16 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes_call("Split", fn("split"), "sections", axis="axis")
     table.writes("Einsum", fn("einsum"))(lambda c: P.call(fn("einsum"), c.attrs["equation"], *c.inputs[0]))
     table.writes("MaskedFill", fn("where"))(lambda c: P.call(fn("where"), c.inputs[1], c.attrs["value"], c.inputs[0]))
+    write_merge_arithmetic(table)
     table.writes("Identity", "(the input itself)")(lambda c: _copied(c, ns) if mutable else c.inputs[0])
     if ns != "ops":  # NumPy's and JAX's arrays index as PyTorch's do; keras.ops has a helper (rules/keras/code.py)
         table.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
         table.writes("Item", "(the array's .item())")(lambda c: P.method(c.inputs[0], "item"))
     table.writes("Linspace", fn("linspace"))(lambda c: P.call(fn("linspace"), c.attrs["start"], c.attrs["stop"],
                                                               c.attrs["num"], **dtype_keyword(c)))
+    table.writes("ReshapeItems", fn("reshape"))(lambda c: P.call(fn("reshape"), c.inputs[0], ast.Tuple(
+        [P.subscript(shape(c.inputs[0]), 0), ast.Starred(c.attrs["shape"], ast.Load())], ast.Load())))
+    table.writes("Merge", MERGE)(lambda c: write_merge(c, fn))
     table.writes("MeshGrid", fn("meshgrid"))(
         lambda c: P.call(fn("meshgrid"), *c.inputs[0], indexing=c.attrs["indexing"]))
     table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))
@@ -307,6 +311,33 @@ def write_conv_function(c: OpCall) -> ast.expr:
 def extract_patches_helper(transpose: str) -> dict:
     """The extract_patches helper for arrays whose axes are reordered by the method `transpose`."""
     return {"extract_patches": definition(EXTRACT_PATCHES.format(transpose=transpose))}
+
+
+MERGE = "merge"
+#: a Keras merge layer's list of tensors combined pairwise (they broadcast: Multiply of a feature map and a gate)
+MERGE_HELPER = {MERGE: definition('''def merge(tensors, combine):
+    """A Keras merge layer (Add, Multiply, Maximum, ...): `combine` applied across the list, pair by pair."""
+    out = tensors[0]
+    for tensor in tensors[1:]:
+        out = combine(out, tensor)
+    return out''')}
+
+
+def write_merge(c: OpCall, fn: Callable[[str], str]) -> ast.expr:
+    """`merge(tensors, <the target's add / multiply / ...>)`, divided by the count for an average; `fn(name)` is
+    the target's function of NumPy's name."""
+    average = c.attrs["combine"] == "average"
+    merged = P.call(MERGE, c.inputs[0], P.name(fn("add" if average else c.attrs["combine"])))
+    return P.binop(merged, "/", P.call("len", c.inputs[0])) if average else merged
+
+
+def write_merge_arithmetic(table: CodeTable) -> None:
+    """Keras' Subtract of a list of two tensors and Rescaling, written with Python's operators (every target)."""
+    table.writes("Difference", "(the - operator)")(
+        lambda c: P.binop(P.subscript(c.inputs[0], 0), "-", P.subscript(c.inputs[0], 1)))
+    table.writes("Rescale", "(the * and + operators)")(lambda c: P.binop(
+        P.binop(c.inputs[0], "*", c.attrs["scale"]), "+", c.attrs["offset"]) if known(c.attrs["offset"]) != 0 else
+        P.binop(c.inputs[0], "*", c.attrs["scale"]))
 
 
 def _copied(c: OpCall, ns: str) -> ast.expr:

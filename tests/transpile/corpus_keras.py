@@ -1282,6 +1282,58 @@ class Patches(layers.Layer):
                                         self.patch_size * self.patch_size * channels))
         return patches
 
+
+class MergeSEBlock(layers.Layer):
+    """Squeeze-excitation with Keras' layers: GlobalAveragePooling2D, Reshape, and a Multiply merge that
+    broadcasts the gate."""
+
+    def __init__(self, filters=8, ratio=4):
+        super().__init__()
+        self.gap = layers.GlobalAveragePooling2D()
+        self.reshape = layers.Reshape((1, 1, filters))
+        self.fc1 = layers.Dense(filters // ratio, activation="relu")
+        self.fc2 = layers.Dense(filters, activation="sigmoid")
+        self.mul = layers.Multiply()
+
+    def call(self, x):
+        s = self.reshape(self.gap(x))
+        s = self.fc2(self.fc1(s))
+        return self.mul([x, s])
+
+
+class MergeResBlock(layers.Layer):
+    """A residual block joined by Add and Concatenate layers, with swish."""
+
+    def __init__(self, filters=8):
+        super().__init__()
+        self.c1 = layers.Conv2D(filters, 3, padding="same")
+        self.b1 = layers.BatchNormalization()
+        self.c2 = layers.Conv2D(filters, 3, padding="same")
+        self.b2 = layers.BatchNormalization()
+        self.add = layers.Add()
+        self.act = layers.Activation("swish")
+        self.cat = layers.Concatenate(axis=-1)
+
+    def call(self, x, training=False):
+        y = self.act(self.b1(self.c1(x), training=training))
+        y = self.b2(self.c2(y), training=training)
+        return self.cat([self.act(self.add([x, y])), x])
+
+
+class RescaledStem(layers.Layer):
+    """Rescaling of pixel values before a convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.rescale = layers.Rescaling(1.0 / 255, offset=-0.5)
+        self.conv = layers.Conv2D(4, 3)
+        self.avg = layers.Average()
+        self.sub = layers.Subtract()
+
+    def call(self, x):
+        y = self.conv(self.rescale(x))
+        return self.sub([self.avg([y, y * 2.0]), y])
+
 CASES = [
     ("Mlp", (16, 8), (2, 12)),
     ("ConvBNReLU", (8,), (2, 10, 10, 3)),
@@ -1374,6 +1426,9 @@ CASES = [
     ("TutorialPositionalEmbedding", (), (2, 7), "int64"),
     ("SequentialConvBlock", (), (2, 8, 8, 3)),
     ("Patches", (), (2, 9, 8, 3)),
+    ("MergeSEBlock", (), (2, 6, 6, 8)),
+    ("MergeResBlock", (), (2, 6, 6, 8)),
+    ("RescaledStem", (), (2, 7, 7, 3)),
 ]
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -40,6 +40,7 @@ from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     JAX_CONV,
+    MERGE_HELPER,
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
@@ -470,6 +471,7 @@ HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(extract_patches_helper("transpose"))
 C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS.update(MERGE_HELPER)
 HELPERS["functional_conv"] = definition(JAX_CONV)
 C.writes("ConvFn", "functional_conv")(write_conv_function)
 HELPERS.update(ATTENTION_HELPERS)

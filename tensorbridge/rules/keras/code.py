@@ -36,6 +36,7 @@ from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     KERAS_CONV,
+    MERGE_HELPER,
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
@@ -151,6 +152,7 @@ HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS.update(MERGE_HELPER)
 HELPERS["functional_conv"] = definition(KERAS_CONV)
 C.writes("ConvFn", "functional_conv")(write_conv_function)
 HELPERS["index_rows"] = definition('''def index_rows(x, index):

@@ -290,6 +290,16 @@ def _dropout(a):
 
 C.layer(f"{K}Dropout", "Dropout", f"rate noise_shape=None seed=None {BASE}", read=_dropout)
 C.layer(f"{K}Identity", "Identity", BASE, read=lambda a: OpCall("Identity"))
+C.layer(f"{K}Reshape", "ReshapeItems", f"target_shape {BASE}",
+        read=lambda a: OpCall("ReshapeItems", attrs={"shape": a["target_shape"]}))
+C.layer(f"{K}Rescaling", "Rescale", f"scale offset=0.0 {BASE}",
+        read=lambda a: OpCall("Rescale", attrs={"scale": a["scale"], "offset": a["offset"]}))
+# the merge layers, called with a list of tensors
+for _name, _combine in (("Add", "add"), ("Multiply", "multiply"), ("Average", "average"), ("Maximum", "maximum"),
+                        ("Minimum", "minimum")):
+    C.layer(f"{K}{_name}", "Merge", BASE, read=lambda a, m=_combine: OpCall("Merge", attrs={"combine": m}))
+C.layer(f"{K}Subtract", "Difference", BASE, read=lambda a: OpCall("Difference"))
+C.layer(f"{K}Concatenate", "Concat", f"axis=-1 {BASE}", read=lambda a: OpCall("Concat", attrs={"axis": a["axis"]}))
 C.layer(f"{K}Flatten", "Flatten", f"data_format=None {BASE}",
         read=lambda a: OpCall("Flatten", attrs={"axis": 1, "layout": _layout(a)}))
 

@@ -35,7 +35,14 @@ from tensorbridge.rules.code import (
     pairs,
     with_activation,
 )
-from tensorbridge.rules.numpy_code import attention_helper, extract_patches_helper, separable_conv_writer
+from tensorbridge.rules.numpy_code import (
+    MERGE_HELPER,
+    attention_helper,
+    extract_patches_helper,
+    separable_conv_writer,
+    write_merge,
+    write_merge_arithmetic,
+)
 from tensorbridge.rules.numpy_constants import as_float32
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.torch.code_attention import HELPERS as ATTENTION_HELPERS
@@ -337,6 +344,10 @@ C.writes("ConvFn", "F.conv2d")(lambda c: P.call(f"F.conv{c.attrs['rank']}d", *c.
     bias=(c.inputs[2], None), stride=(c.attrs["stride"], 1), padding=(c.attrs["padding"], 0),
     dilation=(c.attrs["dilation"], 1), groups=(c.attrs["groups"], 1))))
 C.writes("OneHot", "F.one_hot")(lambda c: P.call("F.one_hot", c.inputs[0], c.attrs["num_classes"]))
+C.writes("ReshapeItems", "Tensor.reshape")(lambda c: P.method(c.inputs[0], "reshape", P.subscript(
+    ast.Attribute(c.inputs[0], "shape", ast.Load()), 0), ast.Starred(c.attrs["shape"], ast.Load())))
+C.writes("Merge", "merge")(lambda c: write_merge(c, lambda name: {"multiply": "torch.mul"}.get(name, f"torch.{name}")))
+write_merge_arithmetic(C)
 C.writes("Item", "Tensor.item")(lambda c: P.method(c.inputs[0], "item"))
 C.writes("Linspace", "torch.linspace")(lambda c: P.call("torch.linspace", c.attrs["start"], c.attrs["stop"],
                                                         c.attrs["num"], **_dtype_keyword(c)))
@@ -554,6 +565,14 @@ LAZY_DEPTHWISE = (
 
 
 HELPERS = {
+    "Lambda": definition(
+        "class Lambda(nn.Module):\n"
+        "    \"\"\"A layer computing a function of its input (one PyTorch has as a function only).\"\"\"\n\n"
+        "    def __init__(self, function):\n"
+        "        super().__init__()\n"
+        "        self.function = function\n\n"
+        "    def forward(self, x):\n"
+        "        return self.function(x)\n"),
     "ChannelsLast": definition(
         "class ChannelsLast(nn.Module):\n"
         "    \"\"\"A channels-first torch layer applied to channels-last data (docs/transpile.md: layout).\"\"\"\n\n"
@@ -621,6 +640,7 @@ HELPERS = {
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
+HELPERS.update(MERGE_HELPER)
 HELPERS.update(extract_patches_helper("permute"))
 C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 
@@ -678,6 +698,7 @@ C.skeleton = TargetSkeleton(
     layer_class="nn.Module",
     is_tensor=lambda value: P.call("isinstance", value, P.name("torch.Tensor")),
     array_constant=lambda value: P.call("torch.as_tensor", as_float32(value)),
+    function_layer=lambda fn: P.call("Lambda", fn),
     first_call=_torch_first_call,
     wrappers=frozenset({"ChannelsLast", "PadSame"}),
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
