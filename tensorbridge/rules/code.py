@@ -591,3 +591,25 @@ def changed(attrs: dict, defaults: dict) -> dict:
     """The attributes named in `defaults` (name -> default) as keyword arguments of the same names, those
     literally equal to their default left out."""
     return keywords(**{name: (value_of(attrs[name]), default) for name, default in defaults.items()})
+
+
+#: IR ops whose result is a new tensor: an in-place method on it (`x.new_empty(shape).bernoulli_(p)`) changes
+#: nothing else, so its out-of-place form computes the same
+FRESH_TENSOR_OPS = frozenset({"ConstantOfShape", "ConstantLike", "Range", "RandomUniform", "RandomNormal",
+                              "RandomUniformLike", "RandomNormalLike", "Bernoulli"})
+
+
+#: IR ops whose result is an integer tensor when no dtype is given (arange of integers, arg-max indices)
+INTEGER_RESULTS = frozenset({"ArgMax", "ArgMin"})
+
+
+def makes_integers(opcall: OpCall) -> bool:
+    """Whether the code op's result is an integer tensor (an arange of integers, arg-max indices, a cast to an
+    integer type): arithmetic with a float promotes it in PyTorch, which some targets must write out."""
+    if opcall.op in INTEGER_RESULTS:
+        return True
+    if opcall.op == "Range":
+        bounds = [known(opcall.attrs[k]) for k in ("start", "stop", "step")]
+        return known(opcall.attrs.get("dtype")) in (None, "int32", "int64") and \
+            not any(isinstance(b, float) for b in bounds)
+    return opcall.op == "Cast" and known(opcall.attrs["to"]) in ("int32", "int64")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import BlockerReport
 from tensorbridge.rules.code import (
+    FRESH_TENSOR_OPS,
     NOT_LITERAL,
     REQUIRED,
     OpCall,
@@ -33,6 +34,7 @@ from tensorbridge.rules.code import (
     Signature,
     is_empty_literal,
     known,
+    makes_integers,
     mark_dtype,
 )
 from tensorbridge.transpile import init_argument
@@ -54,10 +56,6 @@ PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "valu
 #: Keras' `Layer.add_weight`, as a weight created in `__init__` is read (keyword arguments)
 ADD_WEIGHT = Signature.parse("shape=None initializer=None dtype=None trainable=True autocast=True regularizer=None "
                              "constraint=None aggregation='none' overwrite_with_gradient=False name=None")
-#: IR ops whose result is a new tensor: an in-place method on it (`x.new_empty(shape).bernoulli_(p)`) changes
-#: nothing else, so its out-of-place form computes the same
-FRESH_TENSOR_OPS = frozenset({"ConstantOfShape", "ConstantLike", "Range", "RandomUniform", "RandomNormal",
-                              "RandomUniformLike", "RandomNormalLike", "Bernoulli"})
 INIT_METHODS = frozenset({"_init_weights", "init_weights", "reset_parameters", "_reset_parameters",
                           "initialize_weights", "_initialize_weights", "weights_init"})
 
@@ -1351,7 +1349,7 @@ class Translator:
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
             written = self._write(opcall, node, scope)
-            if _makes_integers(opcall):
+            if makes_integers(opcall):
                 written.integer_tensor = True
             return written, row.returns
         except Refused as e:
@@ -1418,20 +1416,6 @@ class Translator:
         if kind == "list":
             return self.dst.module_list(args[0] if args else ast.List([], ast.Load())), MODULES
         return self.dst.module_dict(args[0] if args else ast.Dict([], [])), MODULES
-
-
-#: IR ops whose result is an integer tensor when no dtype is given (arange of integers, arg-max indices)
-INTEGER_RESULTS = frozenset({"ArgMax", "ArgMin"})
-
-
-def _makes_integers(opcall: OpCall) -> bool:
-    if opcall.op in INTEGER_RESULTS:
-        return True
-    if opcall.op == "Range":
-        bounds = [known(opcall.attrs[k]) for k in ("start", "stop", "step")]
-        return known(opcall.attrs.get("dtype")) in (None, "int32", "int64") and \
-            not any(isinstance(b, float) for b in bounds)
-    return opcall.op == "Cast" and known(opcall.attrs["to"]) in ("int32", "int64")
 
 
 def _is_integer_tensor(value: ast.expr, scope: Scope) -> bool:
