@@ -1258,9 +1258,11 @@ class InitAliasing(nn.Module):
         self.register_buffer("copy", copy)
         self.register_buffer("grid", grid)
         self.register_buffer("causal", torch.tril(torch.ones(n, n)).view(1, n, n))  # minGPT's mask
+        scales = [0.5 * (i + 1) for i in range(n)]
+        self.register_buffer("scales", torch.FloatTensor(scales))  # a legacy constructor given values by a name
 
     def forward(self, x):
-        return x @ self.base + x @ self.copy + x @ self.grid + (x[:, None, :] @ self.causal)[:, 0]
+        return x @ self.base + x @ self.copy + x @ self.grid + (x[:, None, :] @ self.causal)[:, 0] * self.scales
 
 
 class NoisyEncoder(nn.Module):

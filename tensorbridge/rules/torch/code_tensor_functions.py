@@ -116,6 +116,8 @@ def _legacy_constructor(dtype):
             if known(given[0]) is NOT_LITERAL:
                 raise Refused("values computed at run time (only literal values are translated)")
             return OpCall("Constant", [], {"value": given[0], "dtype": dtype})
+        if len(given) == 1 and not isinstance(given[0], ast.Starred) and not isinstance(known(given[0]), int):
+            return OpCall("SizeOrValues", [given[0]], {"dtype": dtype})  # which one, the value says at run time
         return OpCall("ConstantOfShape", [], {"shape": _sizes(given), "value": 0.0, "dtype": dtype})
     return read
 
