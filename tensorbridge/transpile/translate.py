@@ -521,12 +521,16 @@ class Translator:
                 f"Tensor.{call.func.attr[:-1]}" in self.source_table.functions):
             return None
         name = call.func.value.id
+        outplace = ast.Call(ast.Attribute(call.func.value, call.func.attr[:-1], ast.Load()), call.args, call.keywords)
+        if self._init_tensors(scope):  # NumPy writes the array itself, which the views of it see, as PyTorch does
+            value, _ = self.expr(outplace, scope, info)
+            everything = ast.Subscript(ast.Name(name, ast.Load()), ast.Constant(Ellipsis), ast.Store())
+            return [ast.Assign([everything], value, lineno=stmt.lineno)]
         aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(name) and n != name]
         if aliases:
             self._block(stmt, f"in-place `{ast.unparse(call)}`",
                         f"{', '.join(aliases)} refers to the same tensor and would change with it")
             return []
-        outplace = ast.Call(ast.Attribute(call.func.value, call.func.attr[:-1], ast.Load()), call.args, call.keywords)
         return self._assign(ast.Assign([ast.Name(name, ast.Store())], outplace, lineno=stmt.lineno), scope, info)
 
     def _skip_initialisation(self, node, what: str) -> None:
@@ -665,8 +669,8 @@ class Translator:
     def _aug_assign(self, stmt: ast.AugAssign, scope: Scope, info) -> list[ast.stmt]:
         value, kind = self.expr(stmt.value, scope, info)
         target_value, target_kind = self.expr(stmt.target, scope, info)
-        if target_kind == TENSOR and self._init_tensors(scope) and not isinstance(stmt.target, ast.Name):
-            return [ast.AugAssign(target_value, stmt.op, value)]  # an array's items, updated in place as the source's
+        if target_kind == TENSOR and self._init_tensors(scope):
+            return [ast.AugAssign(target_value, stmt.op, value)]  # the array updated in place, as the source's
         if target_kind == TENSOR:
             if not isinstance(stmt.target, ast.Name):
                 self._block(stmt, "in-place update of a tensor", "only names are updated in place")

@@ -1243,7 +1243,8 @@ class YoloFocus(nn.Module):
 
 class InitAliasing(nn.Module):
     """Constants built in __init__ through copies and views: a clone's writes leave its source alone, a view's
-    reach its base, a contiguous copy of a transposed view is its own."""
+    reach its base (and in-place methods and += on the base reach the view), a contiguous copy of a transposed view
+    is its own."""
 
     def __init__(self, n=4):
         super().__init__()
@@ -1254,6 +1255,8 @@ class InitAliasing(nn.Module):
         view[1:3] = 2.0
         grid = base.t().contiguous()
         grid[0] += 5.0
+        base.add_(0.25)  # in place: the view sees it
+        view *= 2
         self.register_buffer("base", base)
         self.register_buffer("copy", copy)
         self.register_buffer("grid", grid)
