@@ -360,9 +360,12 @@ def _index(*items) -> ast.expr:
     return ast.Tuple(parts, ast.Load())
 
 
-def dtype_keyword(c) -> dict:
-    """`dtype=` of a creation call, when the source gives one."""
-    return {"dtype": c.attrs["dtype"]} if known(c.attrs.get("dtype")) is not None else {}
+def dtype_keyword(c, like: ast.expr | None = None) -> dict:
+    """`dtype=` of a creation call, when the source gives one; else, for a call making values like the array
+    `like`, that array's dtype."""
+    if known(c.attrs.get("dtype")) is not None:
+        return {"dtype": c.attrs["dtype"]}
+    return {"dtype": ast.Attribute(like, "dtype", ast.Load())} if like is not None else {}
 
 
 def _axes(axes):

@@ -92,7 +92,7 @@ class Scope:
     folded: set = field(default_factory=set)  # names of layers read into the layer that wraps them
     #: parameters that default to None: called in `__init__`, one is a layer class passed (`norm_layer=None`)
     optional: set = field(default_factory=set)
-    integers: set = field(default_factory=set)  # names bound to integer tensors (see _makes_integers)
+    integers: set = field(default_factory=set)  # names bound to integer tensors (rules/code.makes_integers)
 
 
 class Translator:
@@ -160,7 +160,7 @@ class Translator:
 
     def _pass_random_source(self, body: list) -> None:
         """Functions that draw random numbers take the target's source of them (NNX: `rngs`); a class method
-        calling one passes its own (`self.rngs`), which its class then keeps."""
+        calling one passes its own (`self.rngs`); a class whose methods draw from it keeps it."""
         name = self.dst.init_argument[0]
         drawing = _drawing_functions(body, name, set(self.dst.helpers))
         for cls in [c for c in body if isinstance(c, ast.ClassDef) and c.name in self.classes]:
@@ -169,8 +169,7 @@ class Translator:
                      and n.func.id in drawing and all(k.arg != name for k in n.keywords)]
             for call in calls:
                 call.keywords.append(ast.keyword(name, P.name(self.dst.random_source)))
-            if calls:
-                cls.body = self._keep_random_source(cls, cls.body, self.classes[cls.name])
+            cls.body = self._keep_random_source(cls, cls.body, self.classes[cls.name])
 
     def _is_model_class(self, cls: ast.ClassDef) -> bool:
         for base in cls.bases:
@@ -262,8 +261,6 @@ class Translator:
             body.insert(at, ast.Assign([ast.Name("deterministic", ast.Store())], ast.Constant(False), lineno=0))
         if built is not None:
             body = self.dst.first_call(bases, body, *built)
-        if self.dst.random_source is not None:
-            body = self._keep_random_source(cls, body, info)
         if info.weights_read and self.dst.build_layer is not None:
             self._build_read_layers(body, info)
         if not info.own_base:
@@ -625,19 +622,15 @@ class Translator:
                         info.written_layers[target.attr] = self._last_layer
                 if self._last_inplace:
                     info.inplace.add(target.attr)
-            elif info.attrs.get(target.attr) in (MODULE, MODULES, OWN):
-                self._block(stmt, f"assignment to self.{target.attr}", "replacing a layer in the forward pass")
             else:
-                info.forward_state.add(target.attr)
+                self._set_in_forward(stmt, target.attr, info)
             return [out]
         names = [n for n in _names(target) if n != "self"]
         if isinstance(target, ast.Name):  # a name bound to an integer tensor (`steps = torch.arange(n)`)
             (scope.integers.add if _is_integer_tensor(value, scope) else scope.integers.discard)(target.id)
-        for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)] if info is not None else []:
-            if scope.mode != "init" and info.attrs.get(attr) in (MODULE, MODULES, OWN):
-                self._block(stmt, f"assignment to self.{attr}", "replacing a layer in the forward pass")
-            elif scope.mode != "init":
-                info.forward_state.add(attr)  # `x, self.attn = attention(...)`: kept for inspection
+        if scope.mode != "init" and info is not None:  # `x, self.attn = attention(...)`
+            for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)]:
+                self._set_in_forward(stmt, attr, info)
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
             scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
         else:
@@ -650,6 +643,13 @@ class Translator:
         if self._overwritten and isinstance(target, ast.Name):
             out += self._follow_inplace(target.id, stmt, scope)
         return out
+
+    def _set_in_forward(self, stmt, attr: str, info: ClassInfo) -> None:
+        """`self.<attr> = ...` in the forward pass: a value kept for inspection; replacing a layer is refused."""
+        if info.attrs.get(attr) in (MODULE, MODULES, OWN):
+            self._block(stmt, f"assignment to self.{attr}", "replacing a layer in the forward pass")
+        else:
+            info.forward_state.add(attr)
 
     def _follow_inplace(self, result: str, stmt, scope) -> list[ast.stmt]:
         """After `y = <in-place op>(x)`: in the source x now holds y too."""
@@ -700,13 +700,9 @@ class Translator:
     def _parameter(self, target, call: ast.Call, scope, info, trainable=None) -> list[ast.stmt]:
         if _method_name(call) == self.src.weight_method and _is_self_attr(call.func):
             return self._added_weight(target, call, scope, info)
-        if trainable is None:
-            trainable = self.src.parameter_classes.get(self.imports.path(call.func), True)
+        trainable = self._trainable(call, trainable)
         data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("data", "value")),
                                                    None)
-        for k in call.keywords:
-            if k.arg == "requires_grad":
-                trainable = known(k.value)
         made = self._initial_value(data, scope, info) if data is not None else None
         if made is None and data is not None and trainable in (True, False) and self._init_tensors(scope):
             value, kind = self.expr(data, scope, info)
@@ -779,15 +775,19 @@ class Translator:
 
     def _parameter_value(self, call: ast.Call, scope, info) -> ast.expr:
         """`nn.Parameter(data)` as a value (a member of `nn.ParameterList([...])`): the target's weight of the data."""
-        trainable = self.src.parameter_classes[self.imports.path(call.func)]
-        for k in call.keywords:
-            if k.arg == "requires_grad":
-                trainable = known(k.value)
+        trainable = self._trainable(call)
         value, kind = self.expr(call.args[0], scope, info)
         if kind != TENSOR or trainable not in (True, False):
             self._block(call, ast.unparse(call.func), "a parameter of a value that is not a tensor, or trainable "
                                                       "given by a variable")
         return self.dst.constant_weight(value, trainable, None)
+
+    def _trainable(self, call: ast.Call, default=None):
+        """Whether the parameter `call` makes is trained: its `requires_grad`, else `default`, else its class's."""
+        for k in call.keywords:
+            if k.arg == "requires_grad":
+                return known(k.value)
+        return default if default is not None else self.src.parameter_classes.get(self.imports.path(call.func), True)
 
     def _registered_parameter(self, call: ast.Call, scope, info) -> list[ast.stmt]:
         """`self.register_parameter("bias", None)` (no such weight: the attribute is None) or with a parameter

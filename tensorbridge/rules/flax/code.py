@@ -330,16 +330,11 @@ def _key() -> ast.expr:
     return P.call(P.name(f"self.{RNGS}"))
 
 
-def _dtype_of(c, x=None) -> dict:
-    given = dtype_keyword(c)
-    return given if given or x is None else {"dtype": ast.Attribute(x, "dtype", ast.Load())}
-
-
 for _op, _fn_name in (("RandomUniform", "jax.random.uniform"), ("RandomNormal", "jax.random.normal")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, _key(), shape_argument(c.attrs["shape"]),
                                                          **dtype_keyword(c)))
     C.writes(f"{_op}Like", _fn_name)(lambda c, f=_fn_name: P.call(f, _key(), _shape(c.inputs[0]),
-                                                                  **_dtype_of(c, c.inputs[0])))
+                                                                  **dtype_keyword(c, like=c.inputs[0])))
 
 
 @C.writes("Bernoulli", "jax.random.bernoulli")

@@ -446,8 +446,7 @@ class KerasWeights(WeightPort):
 for _op, _fn_name in (("RandomUniform", "keras.random.uniform"), ("RandomNormal", "keras.random.normal")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, shape_argument(c.attrs["shape"]), **dtype_keyword(c)))
     C.writes(f"{_op}Like", _fn_name)(lambda c, f=_fn_name: P.call(
-        f, P.call("ops.shape", c.inputs[0]), dtype=c.attrs["dtype"] if known(c.attrs["dtype"]) is not None else
-        ast.Attribute(c.inputs[0], "dtype", ast.Load())))
+        f, P.call("ops.shape", c.inputs[0]), **dtype_keyword(c, like=c.inputs[0])))
 
 
 @C.writes("Bernoulli", "keras.random.uniform")
