@@ -233,6 +233,32 @@ class SourceSkeleton:
     mode_arguments: frozenset = frozenset()
     #: calls that only mark a value as the layer's data (`nnx.data(...)`): the value itself, a plain container
     data_wrappers: frozenset = frozenset()
+    #: whether every layer's constructor takes the base layer's options as keywords (Keras' name, dtype): a
+    #: subclass of a layer passing on `**kwargs` passes them to the base, not to the layer's own parameters
+    base_options: bool = False
+    #: the attribute of a weight holding its values, which `__init__` may set (`self.conv.weight.data = ...`):
+    #: initialisation, replaced by the trained weights port_weights copies
+    weight_values: str | None = None
+    #: methods of the framework's layer base class (`self.parameters()`, `self.modules()`): refused when called
+    #: from model code (weight initialisation and the freezing loop excepted)
+    base_methods: frozenset = frozenset()
+    #: a layer's method listing its weights and each weight's flag saying it trains (`for p in
+    #: self.backbone.parameters(): p.requires_grad = False`): written with the target's flag for a whole layer
+    parameters_method: str | None = None
+    trainable_attribute: str | None = None
+    #: classes whose instances a layer keeps for training only (Keras' metrics, a seed generator): left out of
+    #: `__init__`, refused where what the layer computes reads them (random draws ignore their seed argument)
+    bookkeeping: frozenset = frozenset()
+    #: decorators after which a function's results carry no gradient (`torch.no_grad()`): its tensors returned
+    #: with gradients stopped
+    no_grad_decorators: frozenset = frozenset()
+    #: functions that run a layer (first argument) on an input (second) on several devices and gather the output
+    #: (`nn.parallel.data_parallel`): the layer's call, which they compute (in evaluation mode exactly; while
+    #: training, a batch norm normalises each device's share of the batch)
+    layer_appliers: frozenset = frozenset()
+    #: classes whose instances name a device (`torch.device`): a module-level one is not kept, as targets that
+    #: place arrays themselves write every device as None
+    device_classes: frozenset = frozenset()
     #: paths naming a dtype (`torch.long`) -> its name ("int64"), which the code carries as a string literal
     dtypes: dict = field(default_factory=dict)
     #: the fields of the named tuples some functions return (`x.max(dim).values`) -> their positions
@@ -302,6 +328,11 @@ class TargetSkeleton:
     #: (`self.training`, PyTorch), "deterministic" (NNX: `not self.deterministic`, the attribute model.train() and
     #: model.eval() set, False until then as a class attribute), None (refused)
     training: str | None = "argument"
+    #: a layer's attribute saying whether its weights train (Keras' `trainable`), or None
+    trainable_attribute: str | None = None
+    #: whether the framework runs the forward method on symbolic values to build a model (Keras): a tensor the
+    #: forward pass keeps on the layer and reads back later would be out of scope (refused)
+    traced_forward: bool = False
     #: the object the written code draws random numbers from (NNX: `self.rngs`, kept by `__init__` from the
     #: argument in `init_argument`), or None when the target's random functions need none
     random_source: str | None = None
@@ -495,16 +526,28 @@ def known(value):
         return NOT_LITERAL
 
 
-def mark_dtype(node: ast.expr) -> ast.expr:
-    """Mark an argument the translation knows holds a dtype (a name bound to `x.dtype`), for rows that take a
-    dtype or a device in one parameter (`x.to(input_dtype)`)."""
-    node.holds_dtype = True
+def mark_held(node: ast.expr, what: str) -> ast.expr:
+    """Mark an argument the translation knows holds a dtype, a device or a number (`what`: a name bound to
+    `x.dtype`, `x.device`, `k // 2`), for rows whose parameter takes several kinds of value (`x.to(input_dtype)`,
+    `x.to(device)`, a pad's widths: one number or a tuple)."""
+    setattr(node, f"holds_{what}", True)
     return node
 
 
 def holds_dtype(node) -> bool:
     """Whether `node` is a dtype: marked by the translation, or another tensor's `.dtype`."""
     return getattr(node, "holds_dtype", False) or isinstance(node, ast.Attribute) and node.attr == "dtype"
+
+
+def holds_number(node) -> bool:
+    """Whether `node` is a Python number: a literal one, or marked by the translation (`kernel_size // 2`)."""
+    return getattr(node, "holds_number", False) or isinstance(known(node), (int, float)) and \
+        not isinstance(known(node), bool)
+
+
+def holds_device(node) -> bool:
+    """Whether `node` is a device: marked by the translation (a device the target does not name: None)."""
+    return getattr(node, "holds_device", False)
 
 
 def only(args: dict, **supported) -> None:

@@ -36,12 +36,14 @@ REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "Red
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,
                   pad_modes: tuple = ("constant", "reflect", "edge", "wrap"), attention_dropout: bool = False,
-                  mutable: bool = False, random_source: str | None = None) -> None:
+                  mutable: bool = False, random_source: str | None = None, logsumexp: str | None = None,
+                  pad_helper: str | None = None) -> None:
     """Register on `table` the writers of NumPy-style namespace `ns` ("ops", "jnp", "np"); `shape(x)` is the
     expression of x's shape, `norm` the vector norm's path, `pad_modes` the modes its pad has,
     `attention_dropout` whether its attention helper applies a dropout (`function_helpers`), `random_source` what
     the helper draws it from when it needs one passed (NNX: `self.rngs`), `mutable` whether its arrays are written
-    in place (NumPy's: a copy the source makes is then written as one)."""
+    in place (NumPy's: a copy the source makes is then written as one), `logsumexp` its log-sum-exp's path,
+    `pad_helper` the helper `(x, widths, mode)` padding in the modes its pad lacks."""
     def fn(name: str) -> str:
         return f"{ns}.{name}"
 
@@ -136,6 +138,11 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         lambda c: P.call(fn("asarray" if ns != "ops" else "convert_to_tensor"), c.inputs[0]))
     table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
     table.writes("DType", "(the array's .dtype)")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
+
+    @table.writes("FInfo", "np.finfo" if ns == "ops" else fn("finfo"))
+    def _finfo(c):  # Keras names a tensor's dtype by its backend's class (tf.float32): NumPy takes Keras' name
+        dtype = c.inputs[0] if ns != "ops" else P.call("keras.backend.standardize_dtype", c.inputs[0])
+        return P.call("np.finfo" if ns == "ops" else fn("finfo"), dtype)
     table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
     table.writes("Expand", fn("broadcast_to"))(
         lambda c: P.call(fn("broadcast_to"), c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], shape)))
@@ -178,18 +185,20 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
             return P.call(fn("squeeze"), c.inputs[0])
         return P.call(fn("squeeze"), c.inputs[0], c.attrs["axis"])
 
-    def reduction(op, name):
-        @table.writes(op, fn(name))
+    def reduction(op, path):
+        @table.writes(op, path)
         def write(c):
             kwargs = {}
             if known(c.attrs["axis"]) is not None:
                 kwargs["axis"] = c.attrs["axis"]
             if known(c.attrs["keepdims"]) is not False:
                 kwargs["keepdims"] = c.attrs["keepdims"]
-            return P.call(fn(name), c.inputs[0], **kwargs)
+            return P.call(path, c.inputs[0], **kwargs)
 
     for op, name in REDUCTIONS.items():
-        reduction(op, name)
+        reduction(op, fn(name))
+    if logsumexp is not None:
+        reduction("ReduceLogSumExp", logsumexp)
 
     @table.writes("LpNormalize", norm)
     def _normalize(c):
@@ -248,9 +257,11 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     @table.writes("Pad", fn("pad"))
     def _pad(c):
         mode = c.attrs.get("mode", "constant")
-        if mode not in pad_modes:
+        if mode not in pad_modes and pad_helper is None:
             raise Refused(f"{ns}.pad has no {mode!r} mode here")
         widths = leading_zero_pads(c.inputs[0], c.attrs["trailing_pads"], fn("ndim"))
+        if mode not in pad_modes:
+            return P.call(pad_helper, c.inputs[0], widths, mode)
         if mode != "constant":
             return P.call(fn("pad"), c.inputs[0], widths, mode=mode)
         return P.call(fn("pad"), c.inputs[0], widths, **keywords(constant_values=(c.attrs["value"], 0.0)))

@@ -58,16 +58,22 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
 
 
 def _source_framework(text: str, filename: str) -> str:
-    """The framework whose layer classes the module's classes derive from (PyTorch when none does)."""
-    from tensorbridge.transpile.imports import Imports
+    """The framework whose layer classes (its base layer, sequential container or any layer it has a row for)
+    the module's classes derive from (PyTorch when none does)."""
+    from tensorbridge.transpile.imports import Imports, Rows
     from tensorbridge.transpile.translate import parse
 
     tree = parse(text, filename)
     imports = Imports(tree)
-    bases = {imports.path(b) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.bases}
-    found = [f for f in SOURCES if bases & {*_table(f).source.module_classes, *(
-        path for path, kind in _table(f).source.containers.items() if kind == "sequential")}]
-    return found[0] if found else "torch"
+    bases = {imports.path(b) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for b in c.bases} - {None}
+
+    def derives(framework):
+        source = _table(framework).source
+        rows = Rows(_table(framework).layers)
+        return any(b in source.module_classes or source.containers.get(b) == "sequential" or rows.find(b)
+                   for b in bases)
+
+    return next((f for f in SOURCES if derives(f)), "torch")
 
 
 def _helpers_used(helpers: dict, stmts: list) -> list[ast.stmt]:

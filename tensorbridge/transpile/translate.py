@@ -32,18 +32,24 @@ from tensorbridge.rules.code import (
     OpCall,
     Refused,
     Signature,
+    holds_number,
     is_empty_literal,
     known,
     makes_integers,
-    mark_dtype,
+    mark_held,
 )
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import Imports, Rows
+from tensorbridge.transpile.layer_subclass import hold_parent_layer
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
 ARRAY = "array"  # a NumPy array the source computes (`np.concatenate(...)` in a helper)
 DTYPE = "dtype"  # a tensor's dtype (`input_dtype = x.dtype`), which rows taking a dtype or a device must tell apart
+#: operators whose result is a number when both operands are Python values (a tuple has none of them)
+NUMERIC_OPERATORS = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+DEVICE = "device"  # a device (`x.device`, `torch.device("cuda")`): targets that place arrays themselves write None
 OWN = "own"  # an instance of a model class of the module: a layer whose attributes keep their names
+KEY = "random key"  # NNX's `key = rngs.params()` in __init__: the key of an initial value, which port_weights replaces
 CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn.LayerNorm`): calling it makes a layer
 #: Python built-ins model code calls; they stay as written
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
@@ -78,6 +84,10 @@ class ClassInfo:
     written_layers: dict = field(default_factory=dict)
     weights_read: set = field(default_factory=set)  # self.<name> layers whose weights the code reads
     forward_state: set = field(default_factory=set)  # self.<name> set in the forward pass (`self.attn = p_attn`)
+    methods: dict = field(default_factory=dict)  # name -> the class's own method
+    dropped: set = field(default_factory=set)  # self.<name> bookkeeping left out (SourceSkeleton.bookkeeping)
+    #: method -> its parameters some call passes a framework layer class (`self.build(norm_layer)`)
+    passed_classes: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -89,10 +99,16 @@ class Scope:
     returns: list = field(default_factory=list)  # kinds of the values returned
     reads_training: bool = False  # the source's training flag is this function's parameter (Keras' `training`)
     constructed: dict = field(default_factory=dict)  # name -> the call that built it (`layer = nn.X(...)`)
-    folded: set = field(default_factory=set)  # names of layers read into the layer that wraps them
+    #: names whose assignment goes when nothing reads them: a layer read into the one that wraps it, a device
+    folded: set = field(default_factory=set)
     #: parameters that default to None: called in `__init__`, one is a layer class passed (`norm_layer=None`)
     optional: set = field(default_factory=set)
     integers: set = field(default_factory=set)  # names bound to integer tensors (rules/code.makes_integers)
+    numbers: set = field(default_factory=set)  # names bound to Python numbers (rules/code.holds_number)
+    arguments: set = field(default_factory=set)  # the function's parameters
+    no_grad: bool = False  # under a decorator that stops gradients (SourceSkeleton.no_grad_decorators)
+    bound_once: set = field(default_factory=set)  # local names the function binds exactly once
+    literals: dict = field(default_factory=dict)  # name -> the immutable literal it is bound to once (`pad = (0, 1)`)
 
 
 class Translator:
@@ -108,7 +124,10 @@ class Translator:
         # a name the source imports as the target's code does (`from functools import partial`) keeps its name
         shared = {a.asname or a.name for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
                   for a in s.names if any(ast.dump(_single(s, a)) == ast.dump(i) for i in target.skeleton.imports)}
-        self.tree = _Rename(target.skeleton.reserved_names - shared, target.skeleton.reserved_attributes).visit(tree)
+        imported = {(a.asname or a.name).split(".")[0] for s in ast.walk(tree)
+                    if isinstance(s, (ast.Import, ast.ImportFrom)) for a in s.names}
+        self.tree = _Rename(target.skeleton.reserved_names - shared, target.skeleton.reserved_attributes,
+                            imported).visit(tree)
         if self.src.init_argument is not None:
             _DropArgument(self.src.init_argument).visit(self.tree)
         self.imports = Imports(self.tree)
@@ -123,11 +142,14 @@ class Translator:
         #: framework layer classes used as values, by path -> the module-level function written for each
         #: (see _layer_class)
         self.factories: dict[str, ast.FunctionDef] = {}
+        self.devices: set[str] = set()  # module-level names bound to a device (`device = torch.device(...)`)
 
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
         """The translated module body and the model class names."""
         for stmt in self.tree.body:
+            if isinstance(stmt, ast.ClassDef) and self._parent_layer(stmt) is not None:
+                self._hold_parent_layer(stmt, self._parent_layer(stmt))
             if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
                 self.classes[stmt.name] = ClassInfo(stmt.name)
             elif isinstance(stmt, ast.FunctionDef):
@@ -171,7 +193,31 @@ class Translator:
                 call.keywords.append(ast.keyword(name, P.name(self.dst.random_source)))
             cls.body = self._keep_random_source(cls, cls.body, self.classes[cls.name])
 
+    def _parent_layer(self, cls: ast.ClassDef):
+        """The framework layer class `cls` derives from (`class LayerNorm(nn.LayerNorm)`), else None."""
+        path = self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
+        return self.layers.find(path) if path and path not in self.src.module_classes and \
+            path not in self.src.containers else None
+
+    def _hold_parent_layer(self, cls: ast.ClassDef, row) -> None:
+        """Read a subclass of a framework layer as a class holding that layer (see layer_subclass)."""
+        try:
+            params = self._variable_parameters(row)
+        except Refused as e:
+            self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})", str(e))
+            return
+        table = self.source_table
+        reads = {n for n, _ in row.signature.params} | {
+            a for attributes in [*table.weight_attributes.values(), *table.config_attributes.values()]
+            for a in attributes}
+        why = hold_parent_layer(cls, cls.bases[0], params, (self.src.forward, row.call.params), reads,
+                                self.src.base_options)
+        if why is not None:
+            self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})", why)
+
     def _is_model_class(self, cls: ast.ClassDef) -> bool:
+        if self._parent_layer(cls) is not None:
+            return True
         for base in cls.bases:
             if isinstance(base, ast.Name) and base.id in self.classes:
                 return True
@@ -202,6 +248,12 @@ class Translator:
 
     def _plain(self, stmt):
         """A statement outside model code: kept when it does not use the source framework."""
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                isinstance(stmt.value, ast.Call) and self._framework_path(stmt.value.func) in self.src.device_classes:
+            self.devices.add(stmt.targets[0].id)
+            self.notes.append(f"line {stmt.lineno}: `{stmt.targets[0].id} = {ast.unparse(stmt.value.func)}(...)` is "
+                              f"not kept: {self.target.framework} places arrays itself")
+            return None
         if self._uses_framework(stmt):
             self._block(stmt, "module-level code using the framework",
                         "only model classes and their helper functions are translated")
@@ -225,22 +277,29 @@ class Translator:
         bases = [ast.Name(b.id, ast.Load()) if isinstance(b, ast.Name) and b.id in self.classes
                  else base for b in cls.bases[:1]]
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+        info.methods = methods
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
         build = methods.get(self.src.build_method) if self.src.build_method else None
+        if build is not None and all(_marks_built(s) or _is_docstring(s) for s in build.body):
+            self.notes.append(f"line {build.lineno}: {cls.name}.{build.name} only marks the layer built")
+            build, methods = None, {n: m for n, m in methods.items() if m is not build}
         built = self._build(build, methods.get(self.src.forward), info) if build is not None else None
         body = []
+        init_only = _init_only_methods(methods)
         for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name not in methods:
+                continue
             if isinstance(stmt, ast.FunctionDef):
                 if stmt.name in INIT_METHODS:
                     self._skip_initialisation(stmt, f"{cls.name}.{stmt.name}")
                     continue
                 if stmt.name in self.src.config_methods:
-                    self.notes.append(f"line {stmt.lineno}: {cls.name}.{stmt.name} (configuration, not computation) "
-                                      "is not translated")
+                    self.notes.append(f"line {stmt.lineno}: {cls.name}.{stmt.name} (configuration or training, not "
+                                      "what the layer computes) is not translated")
                     continue
                 if stmt is build:
                     continue
-                mode = "init" if stmt.name == "__init__" else "forward"
+                mode = "init" if stmt.name in init_only else "forward"
                 name = self.dst.forward if stmt.name == self.src.forward else stmt.name
                 body.append(self._function(stmt, Scope(mode), info, name))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
@@ -265,6 +324,12 @@ class Translator:
             self._build_read_layers(body, info)
         if not info.own_base:
             _call_base_init(body)
+        if self.dst.traced_forward:
+            self._check_state_read_back(cls, info, init_only)
+        for n in (n for f in body for n in ast.walk(f) if _is_self_attr(n) and n.attr in info.dropped):
+            self._block(n, f"self.{n.attr}", "training bookkeeping (a metric, a seed generator) used in what the "
+                                             "layer computes")
+            break
         for attr, assigns in info.none_slots.items():
             # a layer slot left empty, then maybe filled; or a value the forward pass keeps there
             if info.attrs.get(attr) in (MODULE, MODULES, OWN) or attr in info.forward_state:
@@ -351,21 +416,30 @@ class Translator:
     # -- functions -------------------------------------------------------------------------------
     def _function(self, fn: ast.FunctionDef, scope: Scope, info: ClassInfo | None, name: str) -> ast.FunctionDef:
         for deco in fn.decorator_list:
-            if self._framework_path(deco if not isinstance(deco, ast.Call) else deco.func):
+            path = self._framework_path(deco if not isinstance(deco, ast.Call) else deco.func)
+            if path in self.src.no_grad_decorators:
+                scope.no_grad = True
+            elif path:
                 self._block(deco, f"decorator {ast.unparse(deco)}", "framework decorators have no translation")
         args = copy.deepcopy(fn.args)
         params = args.posonlyargs + args.args + args.kwonlyargs
         defaults = dict(zip([a.arg for a in (args.posonlyargs + args.args)][::-1], args.defaults[::-1]))
         defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
         for a in params:
+            tensor = a.annotation is not None and self.imports.path(a.annotation) in self.src.tensor_classes
             if a.annotation is not None and self._uses_framework(a.annotation):
                 a.annotation = None
             if a.arg == "self":
                 continue
+            scope.arguments.add(a.arg)
             default = defaults.get(a.arg)
             if isinstance(default, ast.Constant) and default.value is None:
                 scope.optional.add(a.arg)
-            if default is not None and self._is_layer_class(default):
+            if tensor:  # `attn_mask: torch.Tensor = None`
+                scope.kinds[a.arg] = TENSOR
+            elif info is not None and a.arg in info.passed_classes.get(fn.name, ()):
+                scope.kinds[a.arg] = CLASS
+            elif default is not None and self._is_layer_class(default):
                 scope.kinds[a.arg] = CLASS
             elif scope.mode == "forward" and (default is None or known(default) is None) and \
                     not _is_python_annotation(a):
@@ -383,6 +457,7 @@ class Translator:
             _remove_parameter(args, self.src.training_parameter)
             scope.reads_training = True
         returns = None if fn.returns is None or self._uses_framework(fn.returns) else fn.returns
+        scope.bound_once = _bound_once(fn)
         body = self._statements(fn.body, scope, info)
         if scope.mode == "init" and args.kwarg is not None and _only_passed_to_super(fn, args.kwarg.arg) and \
                 args.kwarg.arg not in {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}:
@@ -418,7 +493,7 @@ class Translator:
             self.hoisted = []
             out.extend(translated)
             scope.rest = saved
-        if scope.folded:  # a layer built only to be wrapped (`layer = ...; nn.TransformerEncoder(layer, 2)`)
+        if scope.folded:  # `layer = ...; nn.TransformerEncoder(layer, 2)`; `device = x.device`
             read = {n.id for s in [*out, *scope.rest] for n in ast.walk(s) if isinstance(n, ast.Name)
                     and isinstance(n.ctx, ast.Load)}
             out = [s for s in out if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
@@ -457,6 +532,8 @@ class Translator:
         if isinstance(stmt, ast.Return):
             value, kind = self.expr(stmt.value, scope, info) if stmt.value is not None else (None, PYTHON)
             scope.returns.append(kind)
+            if scope.no_grad:
+                value = self._no_grad(stmt, value, kind, scope)
             return [ast.Return(value)]
         if isinstance(stmt, (ast.If, ast.While)):
             test = self._condition(stmt.test, scope, info)
@@ -467,6 +544,9 @@ class Translator:
             if self._is_init_loop(stmt):
                 self._skip_initialisation(stmt, "the loop")
                 return []
+            frozen = self._freezing(stmt)
+            if frozen is not None:
+                return self._freeze(stmt, *frozen, scope, info)
             it, kind = self.expr(stmt.iter, scope, info)
             if kind == TENSOR and not self._init_tensors(scope):  # in __init__: a constant's values
                 self._block(stmt, "for loop over a tensor", "iterating a tensor's values is data-dependent")
@@ -583,6 +663,21 @@ class Translator:
             self._block(stmt, f"assignment to self.{target.value.attr}.{target.attr}",
                         "setting a layer's weight or attribute (weight tying by assignment) is not translated")
             return []
+        if isinstance(target, ast.Name) and target.id in scope.bound_once and _is_immutable_literal(stmt.value):
+            scope.literals[target.id] = stmt.value
+            scope.folded.add(target.id)
+        if scope.mode == "init" and self._sets_weight_values(target, info):
+            self._skip_initialisation(stmt, f"{ast.unparse(target)} = ...")
+            return []
+        if scope.mode == "init" and isinstance(target, ast.Name) and self._draws_key(stmt.value):
+            scope.kinds[target.id] = KEY  # `key = rngs.params()`: only an initial value's key (never translated)
+            return []
+        if scope.mode == "init" and _is_self_attr(target) and info is not None and isinstance(stmt.value, ast.Call) \
+                and _under(self._framework_path(stmt.value.func) or "", self.src.bookkeeping):
+            self.notes.append(f"line {stmt.lineno}: self.{target.attr} = {ast.unparse(stmt.value.func)}(...) "
+                              "(bookkeeping, not what the layer computes) is not translated")
+            info.dropped.add(target.attr)
+            return []
         if scope.mode == "init" and _is_self_attr(target) and self._is_parameter(stmt.value):
             return self._parameter(target, stmt.value, scope, info)
         if scope.mode == "init" and _is_self_attr(target) and isinstance(stmt.value, ast.IfExp) and \
@@ -599,7 +694,8 @@ class Translator:
                 self._fill_container(target.value, info)
             return [ast.Assign([target], value, lineno=stmt.lineno)]
         if _is_self_attr(target) and info is not None:
-            if kind == TENSOR and self._init_tensors(scope):
+            passed = isinstance(stmt.value, ast.Name) and stmt.value.id in scope.arguments
+            if kind == TENSOR and self._init_tensors(scope) and not passed:  # a tensor made here: a constant
                 value = self.dst.constant(value)
             elif kind == ARRAY and scope.mode == "init" and self.dst.array_constant is not None:
                 value = self.dst.array_constant(value)
@@ -626,8 +722,12 @@ class Translator:
                 self._set_in_forward(stmt, target.attr, info)
             return [out]
         names = [n for n in _names(target) if n != "self"]
+        if scope.mode == "init" and isinstance(target, ast.Name) and kind in (TENSOR, ARRAY) and not any(
+                isinstance(n, ast.Call) and _is_self_attr(n.func) for n in ast.walk(stmt.value)):
+            scope.folded.add(target.id)  # a constant's part that nothing reads (once initialisation is left out)
         if isinstance(target, ast.Name):  # a name bound to an integer tensor (`steps = torch.arange(n)`)
             (scope.integers.add if _is_integer_tensor(value, scope) else scope.integers.discard)(target.id)
+            (scope.numbers.add if holds_number(value) else scope.numbers.discard)(target.id)
         if scope.mode != "init" and info is not None:  # `x, self.attn = attention(...)`
             for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)]:
                 self._set_in_forward(stmt, attr, info)
@@ -636,6 +736,8 @@ class Translator:
         else:
             for n in names:
                 scope.groups[n] = self._new_group()
+        if kind == DEVICE and isinstance(target, ast.Name):
+            scope.folded.add(target.id)
         for n in names:
             scope.kinds[n] = kind if isinstance(target, ast.Name) else (TENSOR if kind in (TENSOR, "tensors")
                                                                         else UNKNOWN)
@@ -643,6 +745,86 @@ class Translator:
         if self._overwritten and isinstance(target, ast.Name):
             out += self._follow_inplace(target.id, stmt, scope)
         return out
+
+    @staticmethod
+    def _note_passed_classes(call: ast.Call, method: ast.FunctionDef, kinds: list, info: ClassInfo) -> None:
+        """Record the parameters of `method` that `call` passes a layer class, so calling one makes a layer."""
+        names = [a.arg for a in method.args.posonlyargs + method.args.args][1:]
+        if len(kinds) != len(call.args) + len(call.keywords):  # an argument left out (the training flag)
+            return
+        passed = [*zip(names, kinds[:len(call.args)]), *[(k.arg, kind) for k, kind in zip(
+            call.keywords, kinds[len(call.args):])]]
+        info.passed_classes.setdefault(method.name, set()).update(n for n, kind in passed if kind == CLASS)
+
+    def _freezing(self, loop: ast.For):
+        """(layer, flag) of `for p in <layer>.parameters(): p.requires_grad = <flag>`, else None."""
+        body, it = loop.body, loop.iter
+        if not (len(body) == 1 and isinstance(body[0], ast.Assign) and isinstance(loop.target, ast.Name) and
+                isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args and
+                it.func.attr == self.src.parameters_method and not loop.orelse):
+            return None
+        target = body[0].targets[0]
+        flag = known(body[0].value)
+        if isinstance(target, ast.Attribute) and target.attr == self.src.trainable_attribute and \
+                isinstance(target.value, ast.Name) and target.value.id == loop.target.id and isinstance(flag, bool):
+            return it.func.value, flag
+        return None
+
+    def _freeze(self, loop: ast.For, layer: ast.expr, flag: bool, scope: Scope, info) -> list[ast.stmt]:
+        """Whether a layer's weights train, set for all of them: the target's flag, or a note where it has none."""
+        written, kind = self.expr(layer, scope, info)
+        if kind not in (MODULE, OWN) and not _is_self(layer):
+            self._block(loop, ast.unparse(loop.iter), "the parameters of something other than a layer")
+            return []
+        if self.dst.trainable_attribute is None:
+            self.notes.append(f"line {loop.lineno}: {ast.unparse(layer)}'s weights set {'' if flag else 'not '}"
+                              f"to train: {self.target.framework} layers have no such flag (choose the weights an "
+                              "optimizer updates instead)")
+            return []
+        return [ast.Assign([ast.Attribute(written, self.dst.trainable_attribute, ast.Store())], ast.Constant(flag),
+                           lineno=loop.lineno)]
+
+    def _sets_weight_values(self, target, info) -> bool:
+        """`self.conv.weight.data = ...`: the values of a layer's weight set (initialisation, in `__init__`)."""
+        if not (isinstance(target, ast.Attribute) and target.attr == self.src.weight_values):
+            return False
+        root = target.value
+        while isinstance(root, ast.Attribute) and not _is_self_attr(root):
+            root = root.value
+        return info is not None and _is_self_attr(root) and info.attrs.get(root.attr) in (MODULE, OWN, MODULES)
+
+    def _draws_key(self, value) -> bool:
+        """`rngs.params()` / `rngs()`: a random key from the constructor argument every layer takes (NNX)."""
+        func = value.func if isinstance(value, ast.Call) and not value.args and not value.keywords else None
+        func = func.value if isinstance(func, ast.Attribute) else func
+        return self.src.init_argument is not None and isinstance(func, ast.Name) and \
+            func.id == self.src.init_argument
+
+    def _no_grad(self, stmt: ast.Return, value, kind: str, scope: Scope):
+        """What a function under `@torch.no_grad()` returns: its tensors with gradients stopped, as PyTorch's are
+        (the values are the same)."""
+        def stopped(v):
+            return self._write(OpCall("StopGradient", [v]), stmt, scope)
+        if kind == TENSOR:
+            return stopped(value)
+        if isinstance(value, ast.Tuple) and kind == "tensors":
+            return ast.Tuple([stopped(v) for v in value.elts], ast.Load())
+        if kind != PYTHON:
+            self._block(stmt, "return under torch.no_grad()", "only tensors or a tuple of tensors are returned there")
+        return value
+
+    def _check_state_read_back(self, cls: ast.ClassDef, info: ClassInfo, init_only: set) -> None:
+        """Refuse a value the forward pass keeps on the layer and reads (CLIP's `self.attn_mask = self.attn_mask.to(
+        x.dtype)`), for targets that run the forward pass on symbolic values (TargetSkeleton.traced_forward)."""
+        for m in cls.body:
+            if not isinstance(m, ast.FunctionDef) or m.name in init_only:
+                continue
+            for n in ast.walk(m):
+                if _is_self_attr(n) and n.attr in info.forward_state and isinstance(n.ctx, ast.Load):
+                    self._block(n, f"self.{n.attr} set and read in the forward pass",
+                                f"{self.target.framework} runs it on symbolic values to build the model; a value it "
+                                "keeps there is out of scope when a later call reads it")
+                    return
 
     def _set_in_forward(self, stmt, attr: str, info: ClassInfo) -> None:
         """`self.<attr> = ...` in the forward pass: a value kept for inspection; replacing a layer is refused."""
@@ -840,10 +1022,16 @@ class Translator:
         if isinstance(node, ast.Name):
             if scope.reads_training and node.id == self.src.training_parameter:
                 return self._training_flag(node, info), PYTHON
+            if node.id in scope.literals:  # written as its value, which rows taking only literals can read
+                return copy.deepcopy(scope.literals[node.id]), PYTHON
+            if scope.kinds.get(node.id) == KEY:
+                self._block(node, node.id, "a random key used other than to draw a weight's initial value")
             if node.id in scope.kinds:
-                return node, scope.kinds[node.id]
+                return (mark_held(node, "number") if node.id in scope.numbers else node), scope.kinds[node.id]
             if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
                 return node, PYTHON
+            if node.id in self.devices:
+                return self._write(OpCall("Device", [node]), node, scope), DEVICE
             path = self._framework_path(node)
             if path in self.src.module_classes:
                 return self._layer_base_class(node), PYTHON
@@ -875,6 +1063,8 @@ class Translator:
             out = ast.BinOp(left, node.op, right)
             if all(integer) and not isinstance(node.op, ast.Div):
                 out.integer_tensor = True
+            if lk == rk == PYTHON and isinstance(node.op, NUMERIC_OPERATORS):
+                mark_held(out, "number")
             return out, _combine(lk, rk)
         if isinstance(node, ast.UnaryOp):
             operand, k = self._expr(node.operand, scope, info)
@@ -992,8 +1182,8 @@ class Translator:
         if kind == TENSOR:
             rows = self.src.tensor_attributes
             if node.attr in rows:
-                kind = PYTHON if node.attr in ("shape", "ndim", "device", "is_cuda") else \
-                    DTYPE if node.attr == "dtype" else TENSOR
+                kind = PYTHON if node.attr in ("shape", "ndim", "is_cuda") else \
+                    node.attr if node.attr in (DTYPE, DEVICE) else TENSOR
                 return self._write(rows[node.attr](value), node, scope), kind
             self._block(node, f"tensor attribute .{node.attr}", "no translation")
         return ast.Attribute(value, node.attr, ast.Load()), UNKNOWN if kind != PYTHON else PYTHON
@@ -1074,6 +1264,8 @@ class Translator:
             bound = ast.Call(node.func, node.args[1:], node.keywords)
             (args, keywords), _ = self._arguments(bound, scope, info)
             return self._function_as_layer(node, self._framework_path(node.args[0]), args, keywords)
+        if path in self.src.layer_appliers and len(node.args) >= 2 and not isinstance(node.args[1], ast.Tuple):
+            return self._expr(ast.Call(node.args[0], [node.args[1]], [], lineno=node.lineno), scope, info)
         if path is not None and _under(path, self.roots):
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
@@ -1091,7 +1283,13 @@ class Translator:
                 self._block(node, f".{func.attr}()", f"no {self.target.framework} translation for this {what}")
             if kind == MODULE and not _is_self(func.value) or kind == MODULES and func.attr not in PYTHON_METHODS:
                 self._block(node, f"method .{func.attr}() of a layer", "only calling a layer is translated")
+            if _is_self(func.value) and func.attr in self.src.base_methods and not any(
+                    func.attr in c.methods for c in self.classes.values()):
+                self._block(node, f"self.{func.attr}()", f"a method of {self.source_table.framework}'s layer base "
+                                                         "class: no translation")
             args, kinds = self._arguments(node, scope, info)
+            if _is_self(func.value) and info is not None and func.attr in info.methods and CLASS in kinds:
+                self._note_passed_classes(node, info.methods[func.attr], kinds, info)
             result = ast.Call(ast.Attribute(receiver, func.attr, ast.Load()), *args)
             if func.attr in PYTHON_METHODS and {MODULE, OWN, MODULES} & set(kinds):
                 self._fill_container(func.value, info)
@@ -1188,14 +1386,14 @@ class Translator:
         args, kinds = [], []
         for a in node.args:
             v, k = self._expr(a, scope, info)
-            args.append(mark_dtype(v) if k == DTYPE else v)
+            args.append(mark_held(v, k) if k in (DTYPE, DEVICE) else v)
             kinds.append(k)
         keywords = []
         for kw in node.keywords:
             if kw.arg == self.src.training_parameter and self._drops_training_argument():
                 continue  # the target's layers read their own training flag
             v, k = self._expr(kw.value, scope, info)
-            keywords.append(ast.keyword(kw.arg, v))
+            keywords.append(ast.keyword(kw.arg, mark_held(v, k) if k in (DTYPE, DEVICE) else v))
             kinds.append(k)
         return (args, keywords), kinds
 
@@ -1253,26 +1451,32 @@ class Translator:
             self.factories[path] = self._factory(node, self.layers.find(path), name, path)
         return ast.Name(self.factories[path].name, ast.Load()), CLASS
 
-    def _factory(self, node, row, name: str, path: str) -> ast.FunctionDef:
+    def _variable_parameters(self, row) -> list:
+        """The (name, default) parameters of a layer row the target writes from variables: the required ones and
+        the optional ones it also reads from a variable (the others only as literals: they keep their defaults)."""
         params = [(n, d) for n, d in row.signature.params if n not in ("device", "dtype")]
         variable = [n for n, d in params if d is REQUIRED]
+        if row.signature.varargs or row.signature.varkw or row.layer_arguments:
+            raise Refused("a layer class taking other layers or any arguments")
+        for n, d in params:
+            trial = {p: ast.Name(p, ast.Load()) if p == n or p in variable else d2 for p, d2 in params}
+            try:
+                self.target.write_layer(row.read(trial))
+            except (Refused, KeyError, TypeError):
+                continue
+            if d is not REQUIRED:
+                variable.append(n)
+        return [(p, d) for p, d in params if p in variable]
+
+    def _factory(self, node, row, name: str, path: str) -> ast.FunctionDef:
         try:
-            if row.signature.varargs or row.signature.varkw or row.layer_arguments:
-                raise Refused("a layer class taking other layers or any arguments")
-            for n, d in params:  # the optional parameters the row also reads from a variable
-                trial = {p: ast.Name(p, ast.Load()) if p == n or p in variable else d2 for p, d2 in params}
-                try:
-                    self.target.write_layer(row.read(trial))
-                except (Refused, KeyError, TypeError):
-                    continue
-                if d is not REQUIRED:
-                    variable.append(n)
-            written = self.target.write_layer(row.read({p: ast.Name(p, ast.Load()) if p in variable else d
-                                                        for p, d in params}))
+            kept = self._variable_parameters(row)
+            written = self.target.write_layer(row.read({p: ast.Name(p, ast.Load()) if p in dict(kept) else d
+                                                        for p, d in row.signature.params
+                                                        if p not in ("device", "dtype")}))
         except Refused as e:
             self._block(node, f"{_short(path)} as a value", str(e))
-            written = ast.Constant(None)
-        kept = [(p, d) for p, d in params if p in variable]
+            written, kept = ast.Constant(None), []
         args = ast.arguments([], [ast.arg(p) for p, _ in kept], None, [], [], None,
                              [P.lit(d) for _, d in kept if d is not REQUIRED])
         if self.dst.init_argument is not None and self.dst.init_argument[0] not in {
@@ -1557,9 +1761,39 @@ def _under(path: str, roots) -> bool:
     return any(path == r or path.startswith(r + ".") for r in roots)
 
 
+def _bound_once(fn: ast.FunctionDef) -> set:
+    """The local names `fn` binds exactly once (by any statement, loop, `with` or comprehension) and no function
+    in it takes as a parameter."""
+    counts: dict = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            counts[n.id] = counts.get(n.id, 0) + 1
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            counts[n.target.id] = counts.get(n.target.id, 0) + 1
+    # parameters, also of lambdas and nested functions (which shadow the name), and names declared global
+    shadowed = {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)} | {
+        name for n in ast.walk(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    return {name for name, count in counts.items() if count == 1 and name not in shadowed}
+
+
+def _is_immutable_literal(value) -> bool:
+    """A number, string, bool, None or a tuple of them, written as a literal."""
+    if isinstance(value, ast.Tuple):
+        return all(_is_immutable_literal(e) for e in value.elts)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        return _is_immutable_literal(value.operand)
+    return isinstance(value, ast.Constant) and not isinstance(value.value, bytes)
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
 def _marks_built(stmt) -> bool:
-    """`super().build(shape)` or `self.built = True`: the source's bookkeeping of a layer built on its first call."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _method_name(stmt.value) == "build":
+    """`super().build(shape)` (or returned) or `self.built = True`: the source's bookkeeping of a layer built on its
+    first call."""
+    if isinstance(stmt, (ast.Expr, ast.Return)) and isinstance(stmt.value, ast.Call) and \
+            _method_name(stmt.value) == "build":
         owner = stmt.value.func.value
         return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_self_attr(stmt.targets[0]) and \
@@ -1589,6 +1823,24 @@ def _remove_parameter(args: ast.arguments, name: str) -> None:
         if a.arg == name:
             del args.kwonlyargs[i], args.kw_defaults[i]
             return
+
+
+def _init_only_methods(methods: dict) -> set:
+    """`__init__` and the methods only it calls, directly or not (CLIP's build_attention_mask): they run when the
+    layer is made, so their tensor code is written as __init__'s."""
+    def called(names):
+        out, todo = set(), list(names)
+        while todo:
+            fn = methods.get(todo.pop())
+            for n in ast.walk(fn) if fn is not None else ():
+                if isinstance(n, ast.Call) and _is_self_attr(n.func) and n.func.attr in methods and \
+                        n.func.attr not in out:
+                    out.add(n.func.attr)
+                    todo.append(n.func.attr)
+        return out
+    from_init = called(["__init__"])
+    entries = [m for m in methods if m != "__init__" and m not in from_init]  # the forward pass, its callers
+    return {"__init__"} | (from_init - called(entries) - set(entries))
 
 
 def _only_passed_to_super(fn: ast.FunctionDef, name: str) -> bool:
@@ -1672,8 +1924,8 @@ class _Rename(ast.NodeTransformer):
     """Local names that the translation's imports take (`layers`, `ops`) and attribute names the target's
     layer class owns (`self.weights`) get a trailing underscore, everywhere in the module."""
 
-    def __init__(self, names, attributes):
-        self.names, self.attributes = frozenset(names), frozenset(attributes)
+    def __init__(self, names, attributes, imported):
+        self.names, self.attributes, self.imported = frozenset(names), frozenset(attributes), frozenset(imported)
 
     def visit_Name(self, node):
         return ast.copy_location(ast.Name(node.id + "_", node.ctx), node) if node.id in self.names else node
@@ -1682,6 +1934,18 @@ class _Rename(ast.NodeTransformer):
         if node.arg in self.names:
             node.arg += "_"
         return self.generic_visit(node)
+
+    def visit_Call(self, node):
+        """Keywords naming a renamed parameter, in calls of the module's own classes and functions."""
+        self.generic_visit(node)
+        root = node.func
+        while isinstance(root, (ast.Attribute, ast.Call)):
+            root = root.value if isinstance(root, ast.Attribute) else root.func
+        if not (isinstance(root, ast.Name) and root.id in self.imported):
+            for k in node.keywords:
+                if k.arg in self.names:
+                    k.arg += "_"
+        return node
 
     def visit_Attribute(self, node):
         self.generic_visit(node)

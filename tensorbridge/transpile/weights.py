@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import TensorbridgeError
+from tensorbridge.transpile.layer_subclass import held_layer_name
 
 
 class PortError(TensorbridgeError):
@@ -71,6 +72,12 @@ class _Porter:
         row = self.rows.find(self.source.class_path(src))
         if row is not None:
             return self.layer(src, dst, row, path)
+        parent = self._parent_layer(src)
+        if parent is not None:  # a class deriving from a framework layer: its translation holds that layer
+            row, name = parent
+            if not hasattr(dst, name):
+                raise PortError(f"{path}: the target holds no {name!r} (the layer {type(src).__name__} derives from)")
+            return self.layer(src, getattr(dst, name), row, f"{path}.{name}")
         children = self.source.members(src)
         if children is not None:
             targets = self.port.members(dst) if children else []
@@ -96,6 +103,14 @@ class _Porter:
             if not hasattr(dst, attribute):
                 raise PortError(f"{path}.{name}: the target has no attribute {attribute!r}")
             self.walk(child, getattr(dst, attribute), f"{path}.{name}")
+
+    def _parent_layer(self, src):
+        """(row, attribute holding it) of the framework layer class `src`'s class derives from, else None."""
+        for cls in type(src).__mro__[1:]:
+            row = self.rows.find(f"{cls.__module__}.{cls.__qualname__}")
+            if row is not None:
+                return row, held_layer_name(cls.__name__)
+        return None
 
     def layer(self, src, dst, row, path: str) -> None:
         weights = self.source.layer_weights(src)

@@ -1035,7 +1035,66 @@ CASES = [
     ("RMSNormBlock", (), (2, 3, 8)),
     ("NnxTransformerBlock", (), (2, 5, 8)),
     ("NnxCrossAttention", (), [(2, 4, 6), (2, 7, 5)]),
+    ("HalfLinear", (4, 6), (2, 4)),
+    ("FixedEpsNorm", (8,), (2, 3, 8)),
+    ("NnxDocsLinear", (4, 3), (2, 4)),
+    ("NnxDocsMLP", (4, 8, 3), (2, 4)),
+    ("GemmaRMSNorm", (8,), (2, 3, 8)),
 ]
+
+
+class HalfLinear(nnx.Linear):
+    """A subclass of a framework layer: the parent's call, halved, plus its kernel's sum."""
+
+    def __call__(self, x):
+        return super().__call__(x) * 0.5 + jnp.sum(self.kernel[...])
+
+
+class FixedEpsNorm(nnx.LayerNorm):
+    def __init__(self, dim, *, rngs: nnx.Rngs):
+        super().__init__(dim, epsilon=1e-6, rngs=rngs)
+
+    def __call__(self, x):
+        return super().__call__(x.astype(jnp.float32))
+
+
+
+
+class NnxDocsLinear(nnx.Module):
+    """The NNX docs' first module: a weight drawn with a key taken from rngs first."""
+
+    def __init__(self, din: int, dout: int, *, rngs: nnx.Rngs):
+        key = rngs.params()
+        self.w = nnx.Param(jax.random.uniform(key, (din, dout)))
+        self.b = nnx.Param(jnp.zeros((dout,)))
+        self.din, self.dout = din, dout
+
+    def __call__(self, x: jax.Array):
+        return x @ self.w + self.b
+
+
+class NnxDocsMLP(nnx.Module):
+    def __init__(self, din, dmid, dout, *, rngs: nnx.Rngs):
+        self.linear1 = NnxDocsLinear(din, dmid, rngs=rngs)
+        self.dropout = nnx.Dropout(rate=0.1, rngs=rngs)
+        self.bn = nnx.BatchNorm(dmid, rngs=rngs)
+        self.linear2 = NnxDocsLinear(dmid, dout, rngs=rngs)
+
+    def __call__(self, x: jax.Array):
+        x = nnx.gelu(self.dropout(self.bn(self.linear1(x))))
+        return self.linear2(x)
+
+
+class GemmaRMSNorm(nnx.Module):
+    def __init__(self, dim: int, *, rngs: nnx.Rngs):
+        self.scale = nnx.Param(jnp.zeros((dim,)))
+
+    def __call__(self, x):
+        var = jnp.mean(jnp.square(x), axis=-1, keepdims=True)
+        normed_inputs = jnp.asarray(x * jax.lax.rsqrt(var + 1e-06))
+        normed_inputs = normed_inputs * (1 + self.scale.value)
+        return jnp.asarray(normed_inputs, dtype=jnp.float32)
+
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import jax\nimport jax.numpy as jnp\nfrom flax import nnx\n\n\n"
@@ -1061,4 +1120,7 @@ REFUSED = [
     (HEADER + "class HalfPrecision(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
      "        self.fc = nnx.Linear(4, 4, dtype=jnp.bfloat16, rngs=rngs)\n\n    def __call__(self, x):\n"
      "        return self.fc(x)\n", "dtype="),
+    (HEADER + "class KeptKey(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
+     "        key = rngs.params()\n        self.key = key\n\n    def __call__(self, x):\n        return x\n",
+     "random key used other than"),
 ]

@@ -1429,7 +1429,149 @@ CASES = [
     ("MergeSEBlock", (), (2, 6, 6, 8)),
     ("MergeResBlock", (), (2, 6, 6, 8)),
     ("RescaledStem", (), (2, 7, 7, 3)),
+    ("ScaledDense", (6,), (2, 4)),
+    ("FloatNorm", (), (2, 3, 8)),
+    ("MaskingPositionalEmbedding", (6, 11, 8), (2, 5), "int64"),
+    ("MaskedTransformerEncoder", (8, 16, 2), (2, 5, 8)),
+    ("MLPMixerLayer", (5, 8, 0.1), (2, 5, 8)),
+    ("CustomTrainStepModel", (), (2, 4)),
 ]
+
+
+class ScaledDense(layers.Dense):
+    """A subclass of a framework layer: the parent's call, scaled, plus its kernel's sum."""
+
+    def call(self, inputs):
+        return super().call(inputs) * 0.5 + ops.sum(self.kernel)
+
+
+class FloatNorm(keras.layers.LayerNormalization):
+    """A subclass fixing the parent's epsilon, passing Keras' own options on, reading the epsilon back."""
+
+    def __init__(self, **kwargs):
+        super().__init__(epsilon=1e-6, **kwargs)
+
+    def call(self, x):
+        return super().call(ops.cast(x, "float32")) * (1.0 + self.epsilon)
+
+
+
+
+class MaskingPositionalEmbedding(layers.Layer):
+    """keras.io's English-to-Spanish translation: token and position embeddings, a padding mask computed for
+    the layers after it, a config for saving."""
+
+    def __init__(self, sequence_length, vocab_size, embed_dim, **kwargs):
+        super().__init__(**kwargs)
+        self.token_embeddings = layers.Embedding(input_dim=vocab_size, output_dim=embed_dim)
+        self.position_embeddings = layers.Embedding(input_dim=sequence_length, output_dim=embed_dim)
+        self.sequence_length = sequence_length
+        self.vocab_size = vocab_size
+        self.embed_dim = embed_dim
+
+    def call(self, inputs):
+        length = ops.shape(inputs)[-1]
+        positions = ops.arange(0, length, 1)
+        embedded_tokens = self.token_embeddings(inputs)
+        embedded_positions = self.position_embeddings(positions)
+        return embedded_tokens + embedded_positions
+
+    def compute_mask(self, inputs, mask=None):
+        return ops.not_equal(inputs, 0)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"sequence_length": self.sequence_length, "vocab_size": self.vocab_size,
+                       "embed_dim": self.embed_dim})
+        return config
+
+
+class MaskedTransformerEncoder(layers.Layer):
+    """keras.io's TransformerEncoder: an optional padding mask turned into the attention mask."""
+
+    def __init__(self, embed_dim, dense_dim, num_heads, **kwargs):
+        super().__init__(**kwargs)
+        self.embed_dim = embed_dim
+        self.dense_dim = dense_dim
+        self.num_heads = num_heads
+        self.attention = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+        self.dense_proj = keras.Sequential([layers.Dense(dense_dim, activation="relu"), layers.Dense(embed_dim)])
+        self.layernorm_1 = layers.LayerNormalization()
+        self.layernorm_2 = layers.LayerNormalization()
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is not None:
+            padding_mask = ops.cast(mask[:, None, :], dtype="int32")
+        else:
+            padding_mask = None
+        attention_output = self.attention(query=inputs, value=inputs, key=inputs, attention_mask=padding_mask)
+        proj_input = self.layernorm_1(inputs + attention_output)
+        proj_output = self.dense_proj(proj_input)
+        return self.layernorm_2(proj_input + proj_output)
+
+
+class MLPMixerLayer(layers.Layer):
+    """keras.io's MLP-Mixer layer, with a build that only marks the layer built."""
+
+    def __init__(self, num_patches, hidden_units, dropout_rate, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mlp1 = keras.Sequential([layers.Dense(units=num_patches, activation="gelu"),
+                                      layers.Dense(units=num_patches), layers.Dropout(rate=dropout_rate)])
+        self.mlp2 = keras.Sequential([layers.Dense(units=num_patches, activation="gelu"),
+                                      layers.Dense(units=hidden_units), layers.Dropout(rate=dropout_rate)])
+        self.normalize = layers.LayerNormalization(epsilon=1e-6)
+
+    def build(self, input_shape):
+        return super().build(input_shape)
+
+    def call(self, inputs):
+        x = self.normalize(inputs)
+        x_channels = ops.transpose(x, axes=(0, 2, 1))
+        mlp1_outputs = self.mlp1(x_channels)
+        mlp1_outputs = ops.transpose(mlp1_outputs, axes=(0, 2, 1))
+        x = mlp1_outputs + inputs
+        x_patches = self.normalize(x)
+        mlp2_outputs = self.mlp2(x_patches)
+        x = x + mlp2_outputs
+        return x
+
+
+class CustomTrainStepModel(keras.Model):
+    """A model with its own training step and loss tracker (the Keras guide's "customizing fit")."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.dense1 = layers.Dense(8, activation="relu")
+        self.dense2 = layers.Dense(3)
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+
+    def call(self, x):
+        return self.dense2(self.dense1(x))
+
+    @property
+    def metrics(self):
+        return [self.loss_tracker]
+
+    def train_step(self, data):
+        x, y = data
+        return {"loss": self.loss_tracker.result()}
+
+
+class Sampling(layers.Layer):
+    """keras.io's VAE: samples z from (z_mean, z_log_var) with a seed generator."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seed_generator = keras.random.SeedGenerator(1337)
+
+    def call(self, inputs):
+        z_mean, z_log_var = inputs
+        batch = ops.shape(z_mean)[0]
+        dim = ops.shape(z_mean)[1]
+        epsilon = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
+        return z_mean + ops.exp(0.5 * z_log_var) * epsilon
+
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import keras\nfrom keras import layers, ops\n\n\n"
@@ -1462,4 +1604,7 @@ REFUSED = [
     (HEADER + "class Seeded(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.lstm = layers.LSTM(8)\n\n    def call(self, x, h, c):\n"
      "        return self.lstm(x, initial_state=[h, c])\n", "initial_state"),
+    (HEADER + "class Tracked(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.total = keras.metrics.Sum()\n\n    def call(self, x):\n"
+     "        return x * self.total.result()\n", "training bookkeeping"),
 ]

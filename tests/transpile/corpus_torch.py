@@ -2133,6 +2133,38 @@ CASES = [
     ("OneHotFeatures", (), (2, 5), "int64"),
     ("TCNBlock", (), (2, 4, 12)),
     ("HifiResBlock", (), (2, 4, 12)),
+    ("QuickGELU", (), (2, 5)),
+    ("CLIPLayerNorm", (8,), (2, 3, 8)),
+    ("GroupNorm32", (2, 8), (2, 8, 5)),
+    ("WhisperLinear", (4, 6), (2, 4)),
+    ("ScaledLayerNorm", (8,), (2, 3, 8)),
+    ("CLIPResidualAttentionBlock", (8, 2), (5, 2, 8)),
+    ("CLIPTextEncoder", (), (2, 5), "int64"),
+    ("TutorialRNN", (4, 8, 2, 3), (2, 5, 4)),
+    ("DeviceMoves", (), (2, 6)),
+    ("DCGANGenerator", (1,), (2, 16, 1, 1)),
+    ("DCGANDiscriminator", (1,), (2, 3, 16, 16)),
+    ("StyleResidualBlock", (4,), (1, 4, 6, 6)),
+    ("StyleUpsampleConvLayer", (3, 4, 3, 1, 2), (1, 3, 6, 6)),
+    ("ConvPadFromKernel", (3, 4, 5), (1, 3, 9, 9)),
+    ("MaxLikelihoodHead", (4, 5), (2, 4)),
+    ("GPT2Conv1D", (6, 4), (2, 3, 4)),
+    ("GPT2Attention", (), (2, 5, 8)),
+    ("T5LayerNorm", (8,), (2, 3, 8)),
+    ("LlamaRotaryApplied", (8,), [(2, 5, 8), (2, 5)]),
+    ("GRN", (4,), (2, 3, 3, 4)),
+    ("AttentionGate", (4, 4, 2), [(2, 4, 6, 6), (2, 4, 6, 6)]),
+    ("CycleGANResnetBlock", (4,), (1, 4, 6, 6)),
+    ("CycleGANResnetBlock", (4, "replicate"), (1, 4, 6, 6)),
+    ("CycleGANResnetBlock", (4, "zero"), (1, 4, 6, 6)),
+    ("LdmDownsample", (4, True), (1, 4, 6, 6)),
+    ("LdmDownsample", (4, False), (1, 4, 6, 6)),
+    ("LdmResnetStage", (), [(1, 4, 6, 6), (1, 6)]),
+    ("LdmAttnBlock", (8,), (2, 8, 4, 4)),
+    ("FrozenBatchNorm2d", (4,), (2, 4, 3, 3)),
+    ("MeanShift", (255,), (1, 3, 5, 5)),
+    ("FrozenBackboneHead", (), (2, 6)),
+    ("ResidualDenseBlock", (), (1, 8, 5, 5)),
 ]
 
 
@@ -2897,6 +2929,656 @@ class PrototypeDistances(nn.Module):
         return scores - manhattan, flat
 
 
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class QuickGELU(nn.Module):
+    """CLIP's activation."""
+
+    def forward(self, x: torch.Tensor):
+        return x * torch.sigmoid(1.702 * x)
+
+
+class CLIPLayerNorm(nn.LayerNorm):
+    """CLIP's LayerNorm: a subclass of the framework's, computing in float32."""
+
+    def forward(self, x: torch.Tensor):
+        orig_type = x.dtype
+        ret = super().forward(x.type(torch.float32))
+        return ret.type(orig_type)
+
+
+class GroupNorm32(nn.GroupNorm):
+    """Guided diffusion's group norm, subclassed to compute in float32."""
+
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+class WhisperLinear(nn.Linear):
+    """Whisper's Linear: the parent's weights cast to the input's dtype, in F.linear."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight.to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+
+class ScaledLayerNorm(nn.LayerNorm):
+    """A subclass with its own constructor, reading the parent's eps."""
+
+    def __init__(self, dim, scale=0.5):
+        super().__init__(dim, eps=1e-6)
+        self.scale = scale
+
+    def forward(self, x):
+        return super().forward(x) * self.scale + self.eps
+
+
+class CLIPResidualAttentionBlock(nn.Module):
+    def __init__(self, d_model: int, n_head: int, attn_mask: torch.Tensor = None):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, n_head)
+        self.ln_1 = CLIPLayerNorm(d_model)
+        self.mlp = nn.Sequential(OrderedDict([
+            ("c_fc", WhisperLinear(d_model, d_model * 4)),
+            ("gelu", QuickGELU()),
+            ("c_proj", nn.Linear(d_model * 4, d_model))
+        ]))
+        self.ln_2 = CLIPLayerNorm(d_model)
+        self.attn_mask = attn_mask
+
+    def attention(self, x: torch.Tensor):
+        self.attn_mask = self.attn_mask.to(dtype=x.dtype, device=x.device) if self.attn_mask is not None else None
+        return self.attn(x, x, x, need_weights=False, attn_mask=self.attn_mask)[0]
+
+    def forward(self, x: torch.Tensor):
+        x = x + self.attention(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+class CLIPTransformer(nn.Module):
+    def __init__(self, width: int, layers: int, heads: int, attn_mask: torch.Tensor = None):
+        super().__init__()
+        self.width = width
+        self.layers = layers
+        self.resblocks = nn.Sequential(*[CLIPResidualAttentionBlock(width, heads, attn_mask) for _ in range(layers)])
+
+    def forward(self, x: torch.Tensor):
+        return self.resblocks(x)
+
+
+class CLIPTextEncoder(nn.Module):
+    """CLIP's text tower: a causal mask built by a method __init__ calls (empty, fill_, triu_), token and position
+    embeddings, the end-of-text token's features projected."""
+
+    def __init__(self, context_length=5, width=8, layers=2, heads=2, vocab_size=11, embed_dim=6):
+        super().__init__()
+        self.context_length = context_length
+        self.transformer = CLIPTransformer(width=width, layers=layers, heads=heads,
+                                           attn_mask=self.build_attention_mask())
+        self.token_embedding = nn.Embedding(vocab_size, width)
+        self.positional_embedding = nn.Parameter(torch.empty(self.context_length, width))
+        self.ln_final = CLIPLayerNorm(width)
+        self.text_projection = nn.Parameter(torch.empty(width, embed_dim))
+        nn.init.normal_(self.token_embedding.weight, std=0.02)
+        nn.init.normal_(self.positional_embedding, std=0.01)
+        nn.init.normal_(self.text_projection, std=width ** -0.5)
+
+    def build_attention_mask(self):
+        mask = torch.empty(self.context_length, self.context_length)
+        mask.fill_(float("-inf"))
+        mask.triu_(1)
+        return mask
+
+    def forward(self, text):
+        x = self.token_embedding(text)
+        x = x + self.positional_embedding
+        x = x.permute(1, 0, 2)
+        x = self.transformer(x)
+        x = x.permute(1, 0, 2)
+        x = self.ln_final(x)
+        x = x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.text_projection
+        return x
+
+
+class TutorialRNN(nn.Module):
+    """The classic tutorials' LSTM classifier: initial states made with a module-level device."""
+
+    def __init__(self, input_size, hidden_size, num_layers, num_classes):
+        super(TutorialRNN, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.lstm = nn.LSTM(input_size, hidden_size, num_layers, batch_first=True)
+        self.fc = nn.Linear(hidden_size, num_classes)
+
+    def forward(self, x):
+        h0 = torch.zeros(self.num_layers, x.size(0), self.hidden_size).to(device)
+        c0 = torch.zeros(self.num_layers, x.size(0), self.hidden_size).to(device)
+        out, _ = self.lstm(x, (h0, c0))
+        out = self.fc(out[:, -1, :])
+        return out
+
+
+class DeviceMoves(nn.Module):
+    """Tensors moved to devices every way model code does it."""
+
+    def __init__(self, n=6):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+        self.register_buffer("scale", torch.ones(n))
+
+    def forward(self, x):
+        dev = x.device
+        s = self.scale.to(dtype=x.dtype, device=x.device)
+        h = self.fc(x).to(dev) * s
+        noise = torch.zeros(x.shape, device=dev).to(device)
+        return h.to(torch.device("cpu")) + noise.cpu()
+
+
+class DCGANGenerator(nn.Module):
+    """The PyTorch examples' DCGAN generator, with its data_parallel branch."""
+
+    def __init__(self, ngpu, nz=16, ngf=8, nc=3):
+        super(DCGANGenerator, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.ngpu = ngpu
+        self.main = nn.Sequential(
+            nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False),
+            nn.BatchNorm2d(ngf * 8),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 8, ngf * 4, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ngf * 4),
+            nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 4, nc, 4, 2, 1, bias=False),
+            nn.Tanh()
+        )
+
+    def forward(self, input):
+        if input.is_cuda and self.ngpu > 1:
+            output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+        else:
+            output = self.main(input)
+        return output
+
+
+class DCGANDiscriminator(nn.Module):
+    def __init__(self, ngpu, nc=3, ndf=8):
+        super(DCGANDiscriminator, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.ngpu = ngpu
+        self.main = nn.Sequential(
+            nn.Conv2d(nc, ndf, 4, 2, 1, bias=False),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(ndf * 2),
+            nn.LeakyReLU(0.2, inplace=True),
+            nn.Conv2d(ndf * 2, 1, 4, 1, 0, bias=False),
+            nn.Sigmoid()
+        )
+
+    def forward(self, input):
+        if input.is_cuda and self.ngpu > 1:
+            output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+        else:
+            output = self.main(input)
+        return output.view(-1, 1).squeeze(1)
+
+
+class StyleConvLayer(torch.nn.Module):
+    """fast-neural-style's ConvLayer: a reflection pad sized by the kernel."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride):
+        super(StyleConvLayer, self).__init__()  # noqa: UP008 (as the original writes it)
+        reflection_padding = kernel_size // 2
+        self.reflection_pad = torch.nn.ReflectionPad2d(reflection_padding)
+        self.conv2d = torch.nn.Conv2d(in_channels, out_channels, kernel_size, stride)
+
+    def forward(self, x):
+        out = self.reflection_pad(x)
+        out = self.conv2d(out)
+        return out
+
+
+class StyleResidualBlock(torch.nn.Module):
+    def __init__(self, channels):
+        super(StyleResidualBlock, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.conv1 = StyleConvLayer(channels, channels, kernel_size=3, stride=1)
+        self.in1 = torch.nn.InstanceNorm2d(channels, affine=True)
+        self.conv2 = StyleConvLayer(channels, channels, kernel_size=3, stride=1)
+        self.in2 = torch.nn.InstanceNorm2d(channels, affine=True)
+        self.relu = torch.nn.ReLU()
+
+    def forward(self, x):
+        residual = x
+        out = self.relu(self.in1(self.conv1(x)))
+        out = self.in2(self.conv2(out))
+        out = out + residual
+        return out
+
+
+class StyleUpsampleConvLayer(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, upsample=None):
+        super(StyleUpsampleConvLayer, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.upsample = upsample
+        reflection_padding = kernel_size // 2
+        self.reflection_pad = torch.nn.ReflectionPad2d(reflection_padding)
+        self.conv2d = torch.nn.Conv2d(in_channels, out_channels, kernel_size, stride)
+
+    def forward(self, x):
+        x_in = x
+        if self.upsample:
+            x_in = torch.nn.functional.interpolate(x_in, mode='nearest', scale_factor=self.upsample)
+        out = self.reflection_pad(x_in)
+        out = self.conv2d(out)
+        return out
+
+
+class ConvPadFromKernel(nn.Module):
+    """Paddings computed from the kernel size."""
+
+    def __init__(self, cin, cout, kernel_size=3):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, kernel_size, 1, padding=kernel_size // 2, bias=False)
+        self.pool = nn.MaxPool2d(kernel_size, stride=1, padding=(kernel_size - 1) // 2)
+
+    def forward(self, x):
+        return self.pool(self.conv(x)).type(torch.float32)
+
+
+class MaxLikelihoodHead(nn.Module):
+    """Log-sum-exp and a dtype kept in a local (x.type(orig))."""
+
+    def __init__(self, dim, n):
+        super().__init__()
+        self.proj = nn.Linear(dim, n)
+
+    def forward(self, x):
+        orig = x.dtype
+        logits = self.proj(x).type(torch.float64).type(orig)
+        probs = logits.softmax(dim=-1)
+        top = probs.argmax(dim=-1, keepdim=True)
+        return torch.gather(probs, -1, top).squeeze(-1) + logits.logsumexp(-1) - torch.logsumexp(logits, dim=0).sum()
+
+
+
+class GPT2Conv1D(nn.Module):
+    """GPT-2's Conv1D: a linear layer with transposed weights, applied with addmm on the flattened input."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        x = x.view(size_out)
+        return x
+
+
+class GPT2Attention(nn.Module):
+    """GPT-2's attention as transformers writes it: a boolean causal buffer, torch.finfo's minimum as the mask
+    value, dtypes carried from tensor to tensor, heads split and merged by methods."""
+
+    def __init__(self, embed_dim=8, num_heads=2, max_positions=16):
+        super().__init__()
+        self.register_buffer(
+            "bias",
+            torch.tril(torch.ones((max_positions, max_positions), dtype=torch.bool)).view(
+                1, 1, max_positions, max_positions
+            ),
+            persistent=False,
+        )
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.head_dim = self.embed_dim // self.num_heads
+        self.split_size = self.embed_dim
+        self.scale_attn_weights = True
+        self.c_attn = GPT2Conv1D(3 * self.embed_dim, self.embed_dim)
+        self.c_proj = GPT2Conv1D(self.embed_dim, self.embed_dim)
+        self.attn_dropout = nn.Dropout(0.1)
+        self.resid_dropout = nn.Dropout(0.1)
+
+    def _attn(self, query, key, value, attention_mask=None):
+        attn_weights = torch.matmul(query, key.transpose(-1, -2))
+        if self.scale_attn_weights:
+            attn_weights = attn_weights / torch.full(
+                [], value.size(-1) ** 0.5, dtype=attn_weights.dtype, device=attn_weights.device
+            )
+        query_length, key_length = query.size(-2), key.size(-2)
+        causal_mask = self.bias[:, :, key_length - query_length: key_length, :key_length]
+        mask_value = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.full([], mask_value, dtype=attn_weights.dtype, device=attn_weights.device)
+        attn_weights = torch.where(causal_mask, attn_weights.to(attn_weights.dtype), mask_value)
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+        attn_weights = attn_weights.type(value.dtype)
+        attn_weights = self.attn_dropout(attn_weights)
+        attn_output = torch.matmul(attn_weights, value)
+        return attn_output, attn_weights
+
+    def _split_heads(self, tensor, num_heads, attn_head_size):
+        new_shape = tensor.size()[:-1] + (num_heads, attn_head_size)
+        tensor = tensor.view(new_shape)
+        return tensor.permute(0, 2, 1, 3)
+
+    def _merge_heads(self, tensor, num_heads, attn_head_size):
+        tensor = tensor.permute(0, 2, 1, 3).contiguous()
+        new_shape = tensor.size()[:-2] + (num_heads * attn_head_size,)
+        return tensor.view(new_shape)
+
+    def forward(self, hidden_states):
+        query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
+        query = self._split_heads(query, self.num_heads, self.head_dim)
+        key = self._split_heads(key, self.num_heads, self.head_dim)
+        value = self._split_heads(value, self.num_heads, self.head_dim)
+        attn_output, attn_weights = self._attn(query, key, value)
+        attn_output = self._merge_heads(attn_output, self.num_heads, self.head_dim)
+        attn_output = self.c_proj(attn_output)
+        attn_output = self.resid_dropout(attn_output)
+        return attn_output
+
+
+class T5LayerNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        if self.weight.dtype in [torch.float16, torch.bfloat16]:
+            hidden_states = hidden_states.to(self.weight.dtype)
+        return self.weight * hidden_states
+
+
+def llama_rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaRotaryApplied(nn.Module):
+    """transformers' Llama rotary embedding under @torch.no_grad(), applied to its input."""
+
+    def __init__(self, dim, base=10000):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos = emb.cos()
+        sin = emb.sin()
+        q = x * cos + llama_rotate_half(x) * sin
+        return q.to(dtype=x.dtype)
+
+
+class GRN(nn.Module):
+    """ConvNeXt-V2's global response normalization (channels last)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.zeros(1, 1, 1, dim))
+        self.beta = nn.Parameter(torch.zeros(1, 1, 1, dim))
+
+    def forward(self, x):
+        Gx = torch.norm(x, p=2, dim=(1, 2), keepdim=True)
+        Nx = Gx / (Gx.mean(dim=-1, keepdim=True) + 1e-6)
+        return self.gamma * (x * Nx) + self.beta + x
+
+
+class AttentionGate(nn.Module):
+    """Attention U-Net's attention gate."""
+
+    def __init__(self, F_g, F_l, F_int):
+        super(AttentionGate, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.W_g = nn.Sequential(
+            nn.Conv2d(F_g, F_int, kernel_size=1, stride=1, padding=0, bias=True),
+            nn.BatchNorm2d(F_int)
+        )
+        self.W_x = nn.Sequential(
+            nn.Conv2d(F_l, F_int, kernel_size=1, stride=1, padding=0, bias=True),
+            nn.BatchNorm2d(F_int)
+        )
+        self.psi = nn.Sequential(
+            nn.Conv2d(F_int, 1, kernel_size=1, stride=1, padding=0, bias=True),
+            nn.BatchNorm2d(1),
+            nn.Sigmoid()
+        )
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, g, x):
+        g1 = self.W_g(g)
+        x1 = self.W_x(x)
+        psi = self.relu(g1 + x1)
+        psi = self.psi(psi)
+        return x * psi
+
+
+class CycleGANResnetBlock(nn.Module):
+    """pytorch-CycleGAN-and-pix2pix's ResnetBlock: its layers listed by a method __init__ calls, the norm layer
+    class passed on to it."""
+
+    def __init__(self, dim, padding_type='reflect', norm_layer=nn.BatchNorm2d, use_dropout=False, use_bias=True):
+        super(CycleGANResnetBlock, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.conv_block = self.build_conv_block(dim, padding_type, norm_layer, use_dropout, use_bias)
+
+    def build_conv_block(self, dim, padding_type, norm_layer, use_dropout, use_bias):
+        conv_block = []
+        p = 0
+        if padding_type == 'reflect':
+            conv_block += [nn.ReflectionPad2d(1)]
+        elif padding_type == 'replicate':
+            conv_block += [nn.ReplicationPad2d(1)]
+        elif padding_type == 'zero':
+            p = 1
+        else:
+            raise NotImplementedError('padding [%s] is not implemented' % padding_type)  # noqa: UP031 (as the original writes it)
+
+        conv_block += [nn.Conv2d(dim, dim, kernel_size=3, padding=p, bias=use_bias), norm_layer(dim), nn.ReLU(True)]
+        if use_dropout:
+            conv_block += [nn.Dropout(0.5)]
+
+        p = 0
+        if padding_type == 'reflect':
+            conv_block += [nn.ReflectionPad2d(1)]
+        elif padding_type == 'replicate':
+            conv_block += [nn.ReplicationPad2d(1)]
+        elif padding_type == 'zero':
+            p = 1
+        else:
+            raise NotImplementedError('padding [%s] is not implemented' % padding_type)  # noqa: UP031 (as the original writes it)
+        conv_block += [nn.Conv2d(dim, dim, kernel_size=3, padding=p, bias=use_bias), norm_layer(dim)]
+
+        return nn.Sequential(*conv_block)
+
+    def forward(self, x):
+        out = x + self.conv_block(x)
+        return out
+
+
+
+def ldm_nonlinearity(x):
+    # swish
+    return x * torch.sigmoid(x)
+
+
+def LdmNormalize(in_channels, num_groups=4):
+    return torch.nn.GroupNorm(num_groups=num_groups, num_channels=in_channels, eps=1e-6, affine=True)
+
+
+class LdmDownsample(nn.Module):
+    """latent-diffusion's Downsample: an asymmetric pad held in a local, then a strided convolution."""
+
+    def __init__(self, in_channels, with_conv):
+        super().__init__()
+        self.with_conv = with_conv
+        if self.with_conv:
+            self.conv = torch.nn.Conv2d(in_channels, in_channels, kernel_size=3, stride=2, padding=0)
+
+    def forward(self, x):
+        if self.with_conv:
+            pad = (0, 1, 0, 1)
+            x = torch.nn.functional.pad(x, pad, mode="constant", value=0)
+            x = self.conv(x)
+        else:
+            x = torch.nn.functional.avg_pool2d(x, kernel_size=2, stride=2)
+        return x
+
+
+class LdmResnetBlock(nn.Module):
+    """latent-diffusion's ResnetBlock: keyword-only options, a time embedding added per channel."""
+
+    def __init__(self, *, in_channels, out_channels=None, conv_shortcut=False, dropout=0.0, temb_channels=16):
+        super().__init__()
+        self.in_channels = in_channels
+        out_channels = in_channels if out_channels is None else out_channels
+        self.out_channels = out_channels
+        self.use_conv_shortcut = conv_shortcut
+        self.norm1 = LdmNormalize(in_channels)
+        self.conv1 = torch.nn.Conv2d(in_channels, out_channels, kernel_size=3, stride=1, padding=1)
+        if temb_channels > 0:
+            self.temb_proj = torch.nn.Linear(temb_channels, out_channels)
+        self.norm2 = LdmNormalize(out_channels)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.conv2 = torch.nn.Conv2d(out_channels, out_channels, kernel_size=3, stride=1, padding=1)
+        if self.in_channels != self.out_channels:
+            if self.use_conv_shortcut:
+                self.conv_shortcut = torch.nn.Conv2d(in_channels, out_channels, kernel_size=3, stride=1, padding=1)
+            else:
+                self.nin_shortcut = torch.nn.Conv2d(in_channels, out_channels, kernel_size=1, stride=1, padding=0)
+
+    def forward(self, x, temb):
+        h = x
+        h = self.norm1(h)
+        h = ldm_nonlinearity(h)
+        h = self.conv1(h)
+        if temb is not None:
+            h = h + self.temb_proj(ldm_nonlinearity(temb))[:, :, None, None]
+        h = self.norm2(h)
+        h = ldm_nonlinearity(h)
+        h = self.dropout(h)
+        h = self.conv2(h)
+        if self.in_channels != self.out_channels:
+            if self.use_conv_shortcut:
+                x = self.conv_shortcut(x)
+            else:
+                x = self.nin_shortcut(x)
+        return x + h
+
+
+class LdmAttnBlock(nn.Module):
+    """latent-diffusion's spatial self-attention with bmm and int(c) ** -0.5."""
+
+    def __init__(self, in_channels):
+        super().__init__()
+        self.in_channels = in_channels
+        self.norm = LdmNormalize(in_channels)
+        self.q = torch.nn.Conv2d(in_channels, in_channels, kernel_size=1, stride=1, padding=0)
+        self.k = torch.nn.Conv2d(in_channels, in_channels, kernel_size=1, stride=1, padding=0)
+        self.v = torch.nn.Conv2d(in_channels, in_channels, kernel_size=1, stride=1, padding=0)
+        self.proj_out = torch.nn.Conv2d(in_channels, in_channels, kernel_size=1, stride=1, padding=0)
+
+    def forward(self, x):
+        h_ = x
+        h_ = self.norm(h_)
+        q = self.q(h_)
+        k = self.k(h_)
+        v = self.v(h_)
+        b, c, h, w = q.shape
+        q = q.reshape(b, c, h * w)
+        q = q.permute(0, 2, 1)
+        k = k.reshape(b, c, h * w)
+        w_ = torch.bmm(q, k)
+        w_ = w_ * (int(c) ** (-0.5))
+        w_ = torch.nn.functional.softmax(w_, dim=2)
+        v = v.reshape(b, c, h * w)
+        w_ = w_.permute(0, 2, 1)
+        h_ = torch.bmm(v, w_)
+        h_ = h_.reshape(b, c, h, w)
+        h_ = self.proj_out(h_)
+        return x + h_
+
+
+class FrozenBatchNorm2d(nn.Module):
+    """torchvision / detectron2's batch norm with fixed statistics, all four held as buffers."""
+
+    def __init__(self, num_features, eps=1e-5):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.register_buffer("weight", torch.ones(num_features))
+        self.register_buffer("bias", torch.zeros(num_features))
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features) - eps)
+
+    def forward(self, x):
+        out_dtype = x.dtype
+        scale = self.weight * (self.running_var + self.eps).rsqrt()
+        bias = self.bias - self.running_mean * scale
+        scale = scale.reshape(1, -1, 1, 1)
+        bias = bias.reshape(1, -1, 1, 1)
+        return x * scale.to(out_dtype) + bias.to(out_dtype)
+
+
+class MeanShift(nn.Conv2d):
+    """EDSR's MeanShift: a 1x1 convolution subclass whose weights __init__ sets and freezes; no forward of its own."""
+
+    def __init__(self, rgb_range, rgb_mean=(0.4488, 0.4371, 0.4040), rgb_std=(1.0, 1.0, 1.0), sign=-1):
+        super(MeanShift, self).__init__(3, 3, kernel_size=1)  # noqa: UP008 (as the original writes it)
+        std = torch.Tensor(rgb_std)
+        self.weight.data = torch.eye(3).view(3, 3, 1, 1) / std.view(3, 1, 1, 1)
+        self.bias.data = sign * rgb_range * torch.Tensor(rgb_mean) / std
+        for p in self.parameters():
+            p.requires_grad = False
+
+
+class FrozenBackboneHead(nn.Module):
+    """Transfer learning: a backbone whose weights are frozen, a head that trains."""
+
+    def __init__(self, n=6):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Linear(n, 8), nn.ReLU())
+        self.head = nn.Linear(8, 2)
+        for param in self.backbone.parameters():
+            param.requires_grad = False
+
+    def forward(self, x):
+        return self.head(self.backbone(x))
+
+
+class ResidualDenseBlock(nn.Module):
+    """ESRGAN's residual dense block."""
+
+    def __init__(self, num_feat=8, num_grow_ch=4):
+        super(ResidualDenseBlock, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.conv1 = nn.Conv2d(num_feat, num_grow_ch, 3, 1, 1)
+        self.conv2 = nn.Conv2d(num_feat + num_grow_ch, num_grow_ch, 3, 1, 1)
+        self.conv3 = nn.Conv2d(num_feat + 2 * num_grow_ch, num_feat, 3, 1, 1)
+        self.lrelu = nn.LeakyReLU(negative_slope=0.2, inplace=True)
+
+    def forward(self, x):
+        x1 = self.lrelu(self.conv1(x))
+        x2 = self.lrelu(self.conv2(torch.cat((x, x1), 1)))
+        x3 = self.conv3(torch.cat((x, x1, x2), 1))
+        return x3 * 0.2 + x
+
+
+class LdmResnetStage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = LdmResnetBlock(in_channels=4, out_channels=8, temb_channels=6)
+        self.same = LdmResnetBlock(in_channels=8, temb_channels=0)
+
+    def forward(self, x, temb):
+        return self.same(self.block(x, temb), None)
+
+
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
@@ -2951,4 +3633,7 @@ REFUSED = [
      "        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, batch_first=True), 2)\n\n"
      "    def forward(self, x, pad):\n        return self.enc(x, src_key_padding_mask=pad)\n",
      "src_key_padding_mask"),
+    (HEADER + "class ParameterCount(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+     "        return self.fc(x) * sum(p.numel() for p in self.parameters())\n", "layer base class"),
 ]

@@ -315,7 +315,8 @@ C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsa
 
 
 # -- functions ---------------------------------------------------------------------------------------
-numpy_writers(C, "jnp", _shape, "jnp.linalg.norm", attention_dropout=True, random_source=f"self.{RNGS}")
+numpy_writers(C, "jnp", _shape, "jnp.linalg.norm", attention_dropout=True, random_source=f"self.{RNGS}",
+              logsumexp="jax.nn.logsumexp")
 C.writes("Cast", "jnp.astype")(lambda c: P.call("jnp.astype", c.inputs[0], c.attrs["to"]))
 C.writes("CastLike", "(jnp.astype to an array's dtype)")(
     lambda c: P.call("jnp.astype", c.inputs[0], ast.Attribute(c.inputs[1], "dtype", ast.Load())))
@@ -537,7 +538,8 @@ C.weight_attributes = {"Embedding": {"embedding": ("W", False)},
                        "LayerNormalization": {"scale": ("scale", False), "bias": ("B", False)}}
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_features": "in_channels", "out_features": "filters"}, "Dropout": {"rate": "ratio"},
-                       "Embedding": {"num_embeddings": "num_embeddings", "features": "embedding_dim"}}
+                       "Embedding": {"num_embeddings": "num_embeddings", "features": "embedding_dim"},
+                       "LayerNormalization": {"epsilon": "epsilon"}}
 
 C.skeleton = TargetSkeleton(
     layer_base="nnx.Module", forward="__call__",

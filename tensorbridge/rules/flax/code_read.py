@@ -342,11 +342,17 @@ _fn(f"{JNP}transpose", "Transpose", "a axes=None", inputs="a", perm="axes")
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum")):
     _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None dtype=None out=None keepdims=False", inputs="a",
         axis="axis", keepdims="keepdims", check=lambda a: only(a, dtype=None))
+_fn("jax.nn.logsumexp jax.scipy.special.logsumexp", "ReduceLogSumExp", "a axis=None b=None keepdims=False "
+    "return_sign=False where=None", inputs="a", axis="axis", keepdims="keepdims",
+    check=lambda a: only(a, b=None, return_sign=False, where=None))
 for _name, _op in (("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None out=None keepdims=False initial=None where=None",
         inputs="a", axis="axis", keepdims="keepdims", check=lambda a: only(a, initial=None, where=None))
 
 _fn(f"{JNP}sign", "Sign", "x")
+C.function(f"{JNP}asarray {JNP}array", "AsTensor", "a dtype=None copy=None", read=lambda a: OpCall(
+    "AsTensor", [a["a"]]) if known(a["dtype"]) is None else OpCall("Cast", [a["a"]], {"to": a["dtype"]}))
+C.function(f"{JNP}finfo", "FInfo", "dtype", read=lambda a: OpCall("FInfo", [a["dtype"]]), returns="python")
 _fn("jax.nn.log_sigmoid", "LogSigmoid", "x")
 _fn("jax.nn.soft_sign", "Softsign", "x")
 _fn("jax.nn.glu", "Glu", "x axis=-1", axis="axis")

@@ -152,6 +152,14 @@ HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS["pad_edges"] = definition('''def pad_edges(x, widths, mode):
+    """The pad modes ops.pad lacks, by taking values: "edge" repeats each border value, "wrap" continues from the
+    other end (PyTorch's replicate and circular pads); widths are (before, after) per axis."""
+    for axis, (before, after) in enumerate(widths):
+        lead, trail = ((ops.zeros((before,), "int32"), ops.full((after,), -1, "int32")) if mode == "edge" else
+                       (ops.arange(-before, 0), ops.arange(after)))
+        x = ops.concatenate([ops.take(x, lead, axis=axis), x, ops.take(x, trail, axis=axis)], axis=axis)
+    return x''')
 HELPERS.update(MERGE_HELPER)
 HELPERS["functional_conv"] = definition(KERAS_CONV)
 C.writes("ConvFn", "functional_conv")(write_conv_function)
@@ -300,7 +308,7 @@ C.layer("keras.layers.UpSampling2D", "Resize", "", write=_write_upsample)
 
 # -- functions ---------------------------------------------------------------------------------------
 numpy_writers(C, "ops", lambda x: P.call("ops.shape", x), "ops.norm", pad_modes=("constant", "reflect"),
-              attention_dropout=True)
+              attention_dropout=True, logsumexp="ops.logsumexp", pad_helper="pad_edges")
 C.writes("Cast", "ops.cast")(lambda c: P.call("ops.cast", c.inputs[0], c.attrs["to"]))
 C.writes("CastLike", "(ops.cast to a tensor's dtype)")(
     lambda c: P.call("ops.cast", c.inputs[0], P.call("ops.dtype", c.inputs[1])))
@@ -492,6 +500,8 @@ def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> 
 
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
+    traced_forward=True,
+    trainable_attribute="trainable",
     imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras"),
              P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,

@@ -516,6 +516,22 @@ def _normalize(a):
 
 
 C.function("keras.ops.normalize", "LpNormalize", "x axis=-1 order=2 epsilon=None", read=_normalize)
+
+
+def _random(op: str, defaults: dict):
+    """keras.random.normal / uniform with their default distribution; the draw comes from the target's random
+    source (a seed given is not carried over: the frameworks' generators differ)."""
+    def read(a):
+        only(a, **defaults)
+        return OpCall(op, [], {"shape": a["shape"], "dtype": a["dtype"]})
+    return read
+
+
+C.function("keras.random.normal", "RandomNormal", "shape mean=0.0 stddev=1.0 dtype=None seed=None",
+           read=_random("RandomNormal", {"mean": 0.0, "stddev": 1.0}))
+C.function("keras.random.uniform", "RandomUniform", "shape minval=0.0 maxval=1.0 dtype=None seed=None",
+           read=_random("RandomUniform", {"minval": 0.0, "maxval": 1.0}))
+_fn(_ops("logsumexp"), "ReduceLogSumExp", "x axis=None keepdims=False", axis="axis", keepdims="keepdims")
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(_ops(_name), _op, "x axis=None keepdims=False" + (" initial=None" if _name in ("max", "min") else ""),
         axis="axis", keepdims="keepdims", check=(lambda a: only(a, initial=None)) if _name in ("max", "min") else None)
@@ -569,11 +585,13 @@ C.weight_attributes = {"Embedding": {"embeddings": ("W", False)},
                        "Dense": {"kernel": ("W", False), "bias": ("B", False)},
                        "LayerNormalization": {"gamma": ("scale", False), "beta": ("B", False)}}
 C.config_attributes = {"Dense": {"units": "units"}, "Conv": {"filters": "filters"}, "Dropout": {"rate": "ratio"},
-                       "Embedding": {"input_dim": "num_embeddings", "output_dim": "embedding_dim"}}
+                       "Embedding": {"input_dim": "num_embeddings", "output_dim": "embedding_dim"},
+                       "LayerNormalization": {"epsilon": "epsilon"}}
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
     layer_classes=frozenset({"keras.layers.Layer", "keras.Layer"}),
+    base_options=True,
     containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
     parameter_classes={},
     init_module="keras.initializers",
@@ -586,6 +604,8 @@ C.source = SourceSkeleton(
     weight_method="add_weight",
     build_method="build",
     weights=KerasWeightSource(),
-    config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec"}),
+    config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec",
+                              "train_step", "test_step", "predict_step", "compute_loss", "compile", "metrics"}),
+    bookkeeping=frozenset({"keras.metrics", "keras.random.SeedGenerator"}),
     roots=frozenset({"einops.layers.keras"}),
 )

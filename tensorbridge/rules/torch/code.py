@@ -22,6 +22,7 @@ from tensorbridge.rules.code import (
     Signature,
     SourceSkeleton,
     WeightSource,
+    holds_number,
     known,
     only,
 )
@@ -518,6 +519,7 @@ _fn("Tensor.size", "Shape", "input dim=None", returns="python", index="dim")
 _fn("Tensor.dim", "Rank", "input", returns="python")
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("amax", "ReduceMax"), ("amin", "ReduceMin")):
     _fn(f"torch.{_name} Tensor.{_name}", _op, "input dim=None keepdim=False", axis="dim", keepdims="keepdim")
+_fn("torch.logsumexp Tensor.logsumexp", "ReduceLogSumExp", "input dim keepdim=False", axis="dim", keepdims="keepdim")
 
 
 def _dropout(a):
@@ -609,11 +611,13 @@ def _pad_layer(rank, mode):
     """nn.ZeroPad2d / ConstantPad2d / ReflectionPad2d / ...: `padding` one width for every side, or F.pad's list."""
     def read(a):
         widths = known(a["padding"])
-        if isinstance(widths, int):
-            widths = (widths,) * 2 * rank
-        if not isinstance(widths, (tuple, list)) or len(widths) != 2 * rank:
-            raise Refused("padding given by a variable, or not one width per side")
-        return OpCall("Pad", attrs=_pad_attrs([ast.Constant(w) for w in widths], a.get("value"), mode))
+        if holds_number(a["padding"]):  # one width for every side: a literal or a number (`kernel_size // 2`)
+            widths = [a["padding"]] * 2 * rank
+        elif isinstance(widths, (tuple, list)) and len(widths) == 2 * rank:
+            widths = [ast.Constant(w) for w in widths]
+        else:
+            raise Refused("padding given by a variable that may be a tuple, or not one width per side")
+        return OpCall("Pad", attrs=_pad_attrs(widths, a.get("value"), mode))
     return read
 
 
@@ -637,7 +641,7 @@ C.function(f"{F}interpolate", "Resize", "input size=None scale_factor=None mode=
 #: torch.Tensor's public methods that model code calls (a method named here without a row is refused)
 TENSOR_METHODS = """abs add addmm all amax amin any argmax argmin bmm ceil chunk clamp clip clone contiguous cos
 cpu cuda cumsum detach dim div double eq exp expand expand_as fill flatten flip float floor
-gather ge gt half index_select int item log log_softmax long lt masked_fill matmul max mean min
+gather ge gt half index_select int item log log_softmax logsumexp long lt masked_fill matmul max mean min
 mm mul ne neg new_zeros new_ones norm numel permute pow prod reciprocal relu repeat
 repeat_interleave reshape roll round rsqrt scatter sigmoid sign sin size softmax sort split
 sqrt square squeeze std sub sum t tanh to topk transpose type type_as unbind unflatten
@@ -719,7 +723,8 @@ C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight"
                        "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_channels": "in_channels", "out_channels": "filters"}, "Dropout": {"p": "ratio"},
-                       "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"}}
+                       "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
+                       "LayerNormalization": {"eps": "epsilon"}}
 
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
@@ -728,6 +733,16 @@ C.source = SourceSkeleton(
     reparametrizations={f"{NN}utils.weight_norm": Signature.parse("module name='weight' dim=0"),
                         f"{NN}utils.parametrizations.weight_norm": Signature.parse("module name='weight' dim=0")},
     data_wrappers=frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"}),
+    device_classes=frozenset({"torch.device"}),
+    weight_values="data",
+    parameters_method="parameters",
+    base_methods=frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+                            "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to",
+                            "cuda", "cpu", "half", "float", "double", "requires_grad_", "zero_grad", "get_parameter",
+                            "get_submodule", "register_forward_hook", "register_forward_pre_hook"}),
+    trainable_attribute="requires_grad",
+    no_grad_decorators=frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"}),
+    layer_appliers=frozenset({"torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict",
                 f"{NN}ParameterList": "list", f"{NN}ParameterDict": "dict"},
     parameter_classes={f"{NN}Parameter": True, f"{NN}parameter.Parameter": True},

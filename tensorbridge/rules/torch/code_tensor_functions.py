@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from functools import partial
 
-from tensorbridge.rules.code import DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, holds_dtype, known, only
+from tensorbridge.rules.code import DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, holds_device, holds_dtype, known, only
 from tensorbridge.rules.torch.code import C, F
 
 _fn = partial(C.reads, inputs="input")
@@ -20,7 +20,10 @@ CAST_METHODS = {"float": "float32", "double": "float64", "half": "float16", "bfl
 
 
 def _dtype(a, name="dtype"):
-    """The dtype argument as a dtype name (None when not given); Refused when it is not one."""
+    """The dtype argument as a dtype name (None when not given) or another tensor's dtype (`x.dtype`, a name bound
+    to one); Refused when it is not one."""
+    if holds_dtype(a[name]):
+        return a[name]
     value = known(a[name])
     if value is not None and value not in DTYPE_NAMES:
         raise Refused(f"{name} given by a variable or not a dtype")
@@ -33,22 +36,29 @@ for _method, _dtype_name in CAST_METHODS.items():
 
 
 def _to(a):
-    """`x.to(dtype)` casts; `x.to("cpu")` (a device named by a literal) is the tensor itself."""
+    """`x.to(dtype)` casts; `x.to(device)` (a literal, `y.device`, a name bound to one) is the tensor itself;
+    `x.to(y)` takes y's dtype."""
     args = [*a["args"], *([a["dtype"]] if known(a["dtype"]) is not None else [])]
+    if args and holds_device(args[0]):
+        args = args[1:]
     target = known(args[0]) if args else None
-    if target in DTYPE_NAMES:
-        return OpCall("Cast", [a["input"]], {"to": target})
-    if args and holds_dtype(args[0]):  # `x.to(y.dtype)`, `x.to(input_dtype)` after `input_dtype = x.dtype`
-        return OpCall("Cast", [a["input"]], {"to": args[0]})
-    if isinstance(target, str) or target is None and args:  # a device: a literal, or x.device (None here)
+    if not args or target in DTYPE_NAMES or holds_dtype(args[0]):  # `x.to(input_dtype)` after `input_dtype = x.dtype`
+        return OpCall("Cast", [a["input"]], {"to": args[0]}) if args else OpCall("Identity", [a["input"]])
+    if isinstance(target, str):  # a device named by a literal
         return OpCall("Identity", [a["input"]])
-    raise Refused("a device or dtype given by a variable (only literal ones are translated)")
+    raise Refused("a device or dtype given by a variable (only literal ones and those read from a tensor are "
+                  "translated)")
 
 
-C.function("Tensor.to", "Cast", "input *args dtype=None non_blocking=False copy=False", read=_to)
+C.function("Tensor.to", "Cast", "input *args dtype=None device=None non_blocking=False copy=False "
+           "memory_format=None", read=_to)
+C.function("torch.device", "Device", "type index=None", read=lambda a: OpCall("Device", [a["type"]]),
+           returns="device")
 
 
 def _type(a):
+    if holds_dtype(a["dtype"]):  # `x.type(orig_type)` after `orig_type = x.dtype`
+        return OpCall("Cast", [a["input"]], {"to": a["dtype"]})
     if _dtype(a) is None:
         raise Refused("type() without a dtype (it returns the type's name)")
     return OpCall("Cast", [a["input"]], {"to": _dtype(a)})
@@ -83,11 +93,20 @@ def _filled(value):
 _CREATION = "dtype=None layout=None device=None requires_grad=False"
 C.function("torch.zeros", "ConstantOfShape", f"*size out=None {_CREATION}", read=_filled(0.0))
 C.function("torch.ones", "ConstantOfShape", f"*size out=None {_CREATION}", read=_filled(1.0))
+C.function("torch.empty", "ConstantOfShape", f"*size out=None {_CREATION} pin_memory=False memory_format=None",
+           read=_filled(0.0))  # its values are unset: any are PyTorch's, zeros are the targets'
 C.function("torch.full", "ConstantOfShape", f"size fill_value out=None {_CREATION}", read=_filled(None))
 for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0), ("full_like", None)):
     C.function(f"torch.{_name}", "ConstantLike", "input " + ("fill_value " if _value is None else "") + _CREATION
                + " memory_format=None", read=lambda a, v=_value: OpCall(
                    "ConstantLike", [a["input"]], {"value": a["fill_value"] if v is None else v, "dtype": _dtype(a)}))
+
+
+# `x.fill_(v)`, `x.zero_()`: in-place methods are read by their out-of-place forms, written back to x
+C.function("Tensor.fill", "ConstantLike", "input value", read=lambda a: OpCall(
+    "ConstantLike", [a["input"]], {"value": a["value"], "dtype": None}))
+C.function("Tensor.zero", "ConstantLike", "input", read=lambda a: OpCall(
+    "ConstantLike", [a["input"]], {"value": 0.0, "dtype": None}))
 
 
 def _arange(a):
@@ -98,6 +117,7 @@ def _arange(a):
 C.function("torch.arange", "Range", f"start end=None step=None out=None {_CREATION}", read=_arange)
 C.function("torch.linspace", "Linspace", f"start end steps out=None {_CREATION}", read=lambda a: OpCall(
     "Linspace", [], {"start": a["start"], "stop": a["end"], "num": a["steps"], "dtype": _dtype(a) or "float32"}))
+C.function("torch.finfo", "FInfo", "type=None", read=lambda a: OpCall("FInfo", [a["type"]]), returns="python")
 C.function("Tensor.item", "Item", "input", read=lambda a: OpCall("Item", [a["input"]]), returns="python")
 
 
@@ -122,7 +142,8 @@ def _legacy_constructor(dtype):
     return read
 
 
-for _name, _dtype_name in (("FloatTensor", "float32"), ("LongTensor", "int64"), ("BoolTensor", "bool")):
+for _name, _dtype_name in (("Tensor", "float32"), ("FloatTensor", "float32"), ("LongTensor", "int64"),
+                           ("BoolTensor", "bool")):
     C.function(f"torch.{_name}", "ConstantOfShape", "*args", read=_legacy_constructor(_dtype_name))
 
 

@@ -404,6 +404,7 @@ def _dtype(name) -> ast.expr:
     return P.name(f"torch.{known(name)}")
 
 
+C.writes("FInfo", "torch.finfo")(lambda c: P.call("torch.finfo", _dtype(c.inputs[0])))
 for _op, _fn_name in (("RandomUniform", "torch.rand"), ("RandomNormal", "torch.randn")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, _sequence(c.attrs["shape"]), **_dtype_keyword(c)))
     C.writes(f"{_op}Like", f"{_fn_name}_like")(
@@ -494,6 +495,17 @@ def _reduction(op, fn):
 for _op, _fn_name in (("ReduceMean", "torch.mean"), ("ReduceSum", "torch.sum"), ("ReduceMax", "torch.amax"),
                       ("ReduceMin", "torch.amin")):
     _reduction(_op, _fn_name)
+
+
+@C.writes("ReduceLogSumExp", "torch.logsumexp")
+def _logsumexp(c):
+    """torch.logsumexp takes the dims to reduce: over every one, the flattened tensor's only dim."""
+    if known(c.attrs["axis"]) is None:
+        if known(c.attrs["keepdims"]) is not False:
+            raise Refused("a log-sum-exp over every axis that keeps the dims")
+        return P.call("torch.logsumexp", P.method(c.inputs[0], "flatten"), dim=0)
+    return P.call("torch.logsumexp", c.inputs[0], dim=c.attrs["axis"],
+                  **keywords(keepdim=(c.attrs["keepdims"], False)))
 
 
 # -- how PyTorch model code is written ---------------------------------------------------------------

@@ -1,0 +1,120 @@
+"""A model class deriving from one of the framework's layers (CLIP's `class LayerNorm(nn.LayerNorm)`, guided
+diffusion's `GroupNorm32(nn.GroupNorm)`, Whisper's `Linear(nn.Linear)`): read as a model class that holds that
+layer, before translation. The layer's constructor call becomes `self.<layer> = Base(...)`, the parent's forward
+pass `self.<layer>(...)`, and the layer's weights and settings the class reads (`self.weight`, `self.eps`) that
+layer's; the target's own layers differ in class and attribute names, so holding one is what every target can write.
+port_weights finds the held layer by the same name (`held_layer_name`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.rules.code import REQUIRED
+
+
+def held_layer_name(base_class: str) -> str:
+    """The attribute holding the parent layer: its class name in snake case (LayerNorm -> layer_norm)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", base_class).lower()
+
+
+def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: tuple, reads: set,
+                      base_options: bool) -> str | None:
+    """Rewrite `cls` (deriving from the layer class `base`) to hold that layer: its `__init__` builds it (one is
+    written taking `params`, (name, default) pairs, when the class has none), `super().<forward>(...)` calls it
+    (`forward`: the forward method's name and the layer's call parameters, for the forward method written when the
+    class has none), and `self.<a>` for each attribute `a` in `reads` the class does not set itself reads it;
+    `**kwargs` passed to the parent stay with the base when `base_options` (see SourceSkeleton.base_options).
+    Returns why it cannot (the class sets the held layer's attribute name, or its __init__ does not call the
+    parent's)."""
+    forward, call = forward
+    name = held_layer_name(ast.unparse(base).split(".")[-1])
+    own = {t.attr for n in ast.walk(cls) for t in _targets(n) if _is_self_attr(t)}
+    methods = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
+    if name in own | methods:
+        return f"the class sets self.{name}, the name of the layer it derives from"
+    init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+    if init is None:
+        init = _init(params)
+        cls.body.insert(_after_docstring(cls), init)
+    held = P.assign_attr(f"self.{name}", ast.Call(base, [], []))
+    for i, stmt in enumerate(init.body):
+        if isinstance(stmt, ast.Expr) and _is_super_call(stmt.value, "__init__"):
+            options = [k for k in stmt.value.keywords if k.arg is None and base_options]
+            held.value.args = stmt.value.args
+            held.value.keywords = [k for k in stmt.value.keywords if k not in options]
+            stmt.value.args, stmt.value.keywords = [], options
+            init.body.insert(i + 1, held)
+            break
+    else:
+        return "its __init__ does not call the parent layer's"
+    if forward not in methods:  # the parent's forward pass, as it is
+        cls.body.append(_forward(forward, call, name))
+    _Redirect(name, forward, reads - own - methods).visit(cls)
+    ast.fix_missing_locations(cls)
+    return None
+
+
+def _init(params: list) -> ast.FunctionDef:
+    """`def __init__(self, <params>): super().__init__(<params by name>)`."""
+    args = ast.arguments([], [ast.arg("self"), *[ast.arg(p) for p, _ in params]], None, [], [], None,
+                         [P.lit(d) for _, d in params if d is not REQUIRED])
+    call = ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__", ast.Load()), [],
+                    [ast.keyword(p, ast.Name(p, ast.Load())) for p, _ in params])
+    return ast.FunctionDef("__init__", args, [ast.Expr(call)], [], None, lineno=0)
+
+
+def _forward(method: str, params: list, held: str) -> ast.FunctionDef:
+    """`def <method>(self, <params>): return self.<held>(<params>)`."""
+    args = ast.arguments([], [ast.arg("self"), *[ast.arg(p) for p, _ in params]], None, [], [], None,
+                         [P.lit(d) for _, d in params if d is not REQUIRED])
+    call = ast.Call(P.name(f"self.{held}"), [ast.Name(p, ast.Load()) for p, _ in params], [])
+    return ast.FunctionDef(method, args, [ast.Return(call)], [], None, lineno=0)
+
+
+class _Redirect(ast.NodeTransformer):
+    """`super().<forward>(...)` -> `self.<held>(...)`; `self.<attribute read>` -> `self.<held>.<attribute>`."""
+
+    def __init__(self, held: str, forward: str, reads: set):
+        self.held, self.forward, self.reads = held, forward, reads
+
+    def _held(self):
+        return ast.Attribute(ast.Name("self", ast.Load()), self.held, ast.Load())
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if _is_super_call(node, self.forward):
+            return ast.copy_location(ast.Call(self._held(), node.args, node.keywords), node)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if _is_self_attr(node) and node.attr in self.reads and isinstance(node.ctx, ast.Load):
+            return ast.copy_location(ast.Attribute(self._held(), node.attr, ast.Load()), node)
+        return node
+
+
+def _is_super_call(node, method: str) -> bool:
+    """`super().<method>(...)` or `super(Cls, self).<method>(...)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and \
+        isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) and \
+        node.func.value.func.id == "super"
+
+
+def _is_self_attr(node) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _targets(node) -> list:
+    """What an assignment binds: its targets, and the items of tuple targets (`self.a, self.b = ...`)."""
+    if isinstance(node, ast.Assign):
+        return [t for target in node.targets for t in ([target] if not isinstance(target, (ast.Tuple, ast.List))
+                                                        else target.elts)]
+    return [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+
+
+def _after_docstring(cls: ast.ClassDef) -> int:
+    first = cls.body[0] if cls.body else None
+    return int(isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant))
