@@ -94,6 +94,9 @@ class Signature:
         for kw in call.keywords:
             if kw.arg is None:
                 raise Refused("a **kwargs call whose arguments cannot be bound statically")
+            if kw.arg == self.varargs and not bound[self.varargs]:  # torch's `zeros(size=(2, 3))`: the one item
+                bound[self.varargs] = [kw.value]
+                continue
             if kw.arg not in names and self.varkw is not None:
                 bound[self.varkw][kw.arg] = kw.value
                 continue
@@ -239,6 +242,8 @@ class SourceSkeleton:
     #: the attribute of a weight holding its values, which `__init__` may set (`self.conv.weight.data = ...`):
     #: initialisation, replaced by the trained weights port_weights copies
     weight_values: str | None = None
+    #: the layer base class's method adding a sublayer by name (`self.add_module(name, layer)`): setattr
+    add_child: str | None = None
     #: methods of the framework's layer base class (`self.parameters()`, `self.modules()`): refused when called
     #: from model code (weight initialisation and the freezing loop excepted)
     base_methods: frozenset = frozenset()

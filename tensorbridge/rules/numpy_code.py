@@ -86,7 +86,8 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     for op, name in (("ArgMax", "argmax"), ("ArgMin", "argmin")):
         table.writes(op, fn(name))(lambda c, n=name: P.call(fn(n), c.inputs[0], **keywords(
             axis=(c.attrs["axis"], None), keepdims=(c.attrs["keepdims"], False))))
-    table.writes("CumSum", fn("cumsum"))(lambda c: P.call(fn("cumsum"), c.inputs[0], axis=c.attrs["axis"]))
+    table.writes("CumSum", fn("cumsum"))(lambda c: P.call(fn("cumsum"), c.inputs[0], axis=c.attrs["axis"],
+                                                          **keywords(dtype=(c.attrs.get("dtype"), None))))
     table.writes("Flip", fn("flip"))(lambda c: P.call(fn("flip"), c.inputs[0], axis=_axes(c.attrs["axes"])))
     table.writes("Roll", fn("roll"))(lambda c: P.call(fn("roll"), c.inputs[0], c.attrs["shifts"],
                                                       **keywords(axis=(c.attrs["axes"], None))))
@@ -253,6 +254,8 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         size=(c.attrs["size"], None), scale_factor=(c.attrs["scale_factor"], None), mode=(c.attrs["mode"], "nearest"),
         align_corners=(c.attrs["align_corners"], False))))
     table.writes("GatherElements", "gather")(lambda c: P.call("gather", c.inputs[0], c.attrs["axis"], c.inputs[1]))
+    table.writes("CrossEntropy", "cross_entropy")(lambda c: P.call("cross_entropy", *c.inputs, **keywords(
+        ignore_index=(c.attrs["ignore_index"], -100), reduction=(c.attrs["reduction"], "mean"))))
 
     @table.writes("Pad", fn("pad"))
     def _pad(c):
@@ -639,12 +642,27 @@ GATHER = '''def gather(x, dim, index):
 '''
 
 
+CROSS_ENTROPY = '''def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    """PyTorch's F.cross_entropy of class scores (classes on axis 1) against class indices: each target's negative
+    log-probability, those equal to ignore_index left out; their mean, their sum, or each ("none")."""
+    keep = target != ignore_index
+    index = {ns}.expand_dims({ns}.where(keep, target, 0), 1)
+    picked = {ns}.take_along_axis({log_softmax}(logits, axis=1), index, axis=1)
+    losses = {ns}.where(keep, -{ns}.squeeze(picked, 1), 0.0)
+    if reduction == "none":
+        return losses
+    total = {ns}.sum(losses)
+    return total if reduction == "sum" else total / {ns}.sum({cast}(keep, losses.dtype))
+'''
+
+
 def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str = "", random_source: str = "") -> dict:
     """The helper functions of namespace `ns` (`rsqrt`, `softmax`, `cast`: its functions) for PyTorch's functional
     layers (rules/code.py `definition`); `dropout` applies the attention's dropout (`weights` by `dropout_p`),
     where the target can, drawing from the parameter `random_source` when the target needs one (NNX's rngs)."""
     extra = ", dropout_p=0.0" + (f", {random_source}=None" if random_source else "") if dropout else ""
     fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": extra,
+            "log_softmax": softmax.replace("softmax", "log_softmax"),
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
     pixel_shuffle, channel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
     return {"layer_norm": definition(LAYER_NORM.format(**fill)),
@@ -652,7 +670,8 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "pixel_shuffle": definition(pixel_shuffle), "pixel_unshuffle": definition(pixel_unshuffle),
             "channel_shuffle": definition(channel_shuffle),
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
-            "interpolate": definition(INTERPOLATE.format(**fill))}
+            "interpolate": definition(INTERPOLATE.format(**fill)),
+            "cross_entropy": definition(CROSS_ENTROPY.format(**fill))}
 
 
 def _write_layer_norm_function(c: OpCall) -> ast.expr:

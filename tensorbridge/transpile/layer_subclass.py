@@ -35,6 +35,10 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
     methods = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
     if name in own | methods:
         return f"the class sets self.{name}, the name of the layer it derives from"
+    called = {n.func.attr for n in ast.walk(cls) if isinstance(n, ast.Call) and _is_self_attr(n.func)}
+    hooks = methods - {"__init__", forward} - called
+    if hooks:  # methods of the parent the class overrides for the parent's own code to call (`_conv_forward`)
+        return f"it overrides {', '.join(sorted(hooks))}, which the parent layer's code calls (not translated)"
     init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
     if init is None:
         init = _init(params)

@@ -20,6 +20,7 @@ Everything the tables cannot prove is collected as a blocker with file:line, and
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 from dataclasses import dataclass, field
 
@@ -86,6 +87,7 @@ class ClassInfo:
     forward_state: set = field(default_factory=set)  # self.<name> set in the forward pass (`self.attn = p_attn`)
     methods: dict = field(default_factory=dict)  # name -> the class's own method
     dropped: set = field(default_factory=set)  # self.<name> bookkeeping left out (SourceSkeleton.bookkeeping)
+    entries: dict = field(default_factory=dict)  # self.<name> dict of layers -> the kind of each entry by key
     #: method -> its parameters some call passes a framework layer class (`self.build(norm_layer)`)
     passed_classes: dict = field(default_factory=dict)
 
@@ -109,6 +111,7 @@ class Scope:
     no_grad: bool = False  # under a decorator that stops gradients (SourceSkeleton.no_grad_decorators)
     bound_once: set = field(default_factory=set)  # local names the function binds exactly once
     literals: dict = field(default_factory=dict)  # name -> the immutable literal it is bound to once (`pad = (0, 1)`)
+    entries: dict = field(default_factory=dict)  # name of a dict of layers -> the kind of each entry by key
 
 
 class Translator:
@@ -147,8 +150,10 @@ class Translator:
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
         """The translated module body and the model class names."""
+        wanted = _reachable(self.tree, only) if only is not None else None
         for stmt in self.tree.body:
-            if isinstance(stmt, ast.ClassDef) and self._parent_layer(stmt) is not None:
+            if isinstance(stmt, ast.ClassDef) and self._parent_layer(stmt) is not None and (
+                    wanted is None or stmt.name in wanted):
                 self._hold_parent_layer(stmt, self._parent_layer(stmt))
             if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
                 self.classes[stmt.name] = ClassInfo(stmt.name)
@@ -160,7 +165,6 @@ class Translator:
         if only is not None and only not in self.classes:
             self.report.add("--class", self.filename, f"no model class named {only!r} (found: "
                                                       f"{', '.join(self.classes) or 'none'})")
-        wanted = _reachable(self.tree, only) if only is not None else None
         body = []
         for stmt in self.tree.body:
             if wanted is not None and isinstance(stmt, (ast.ClassDef, ast.FunctionDef)) and stmt.name not in wanted:
@@ -439,7 +443,8 @@ class Translator:
                 scope.kinds[a.arg] = TENSOR
             elif info is not None and a.arg in info.passed_classes.get(fn.name, ()):
                 scope.kinds[a.arg] = CLASS
-            elif default is not None and self._is_layer_class(default):
+            elif default is not None and (self._is_layer_class(default) or isinstance(default, ast.Name) and
+                                          default.id in self.classes):  # `block=BasicBlock`
                 scope.kinds[a.arg] = CLASS
             elif scope.mode == "forward" and (default is None or known(default) is None) and \
                     not _is_python_annotation(a):
@@ -639,12 +644,13 @@ class Translator:
         return False
 
     def _is_init_loop(self, loop: ast.For) -> bool:
-        """`for m in self.modules(): if isinstance(m, nn.Conv2d): nn.init...` (only initialisation inside)."""
+        """`for m in self.modules(): if isinstance(m, nn.Conv2d): nn.init...`, `for pn, p in self.named_parameters():
+        ... nn.init.normal_(p, ...)` (initialisation inside)."""
         calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
         inits = [c for c in calls if (self.imports.path(c.func) or "").startswith(self.src.init_module)
                  or isinstance(c.func, ast.Attribute) and c.func.attr.endswith("_") and not c.func.attr.endswith("__")]
-        return bool(inits) and isinstance(loop.iter, ast.Call) and _method_name(loop.iter) in ("modules",
-                                                                                              "named_modules")
+        return bool(inits) and isinstance(loop.iter, ast.Call) and _method_name(loop.iter) in (
+            "modules", "named_modules", "parameters", "named_parameters", "children", "named_children")
 
     def _condition(self, test, scope, info):
         value, kind = self.expr(test, scope, info)
@@ -700,13 +706,16 @@ class Translator:
             elif kind == ARRAY and scope.mode == "init" and self.dst.array_constant is not None:
                 value = self.dst.array_constant(value)
             out = ast.Assign([target], value, lineno=stmt.lineno)
-            if scope.mode == "init" and (self.src.plain_containers or self._is_data_wrapper(stmt.value)):
+            if scope.mode == "init" and (self.src.plain_containers or self._is_data_wrapper(stmt.value) or (
+                    kind == MODULES and isinstance(value, (ast.List, ast.ListComp)))):  # GAT's list of heads
                 if kind == MODULES and isinstance(value, (ast.List, ast.ListComp, ast.Tuple)):
                     out.value = self.dst.module_list(value)
                 elif kind == MODULES and isinstance(value, (ast.Dict, ast.DictComp)):
                     out.value = self.dst.module_dict(value)
                 elif is_empty_literal(value):
                     info.empty_containers[target.attr] = out
+            if getattr(value, "entry_kinds", None):
+                info.entries[target.attr] = value.entry_kinds
             if scope.mode == "init":
                 if known(value) is None:
                     info.none_slots.setdefault(target.attr, []).append(out)
@@ -728,6 +737,10 @@ class Translator:
         if isinstance(target, ast.Name):  # a name bound to an integer tensor (`steps = torch.arange(n)`)
             (scope.integers.add if _is_integer_tensor(value, scope) else scope.integers.discard)(target.id)
             (scope.numbers.add if holds_number(value) else scope.numbers.discard)(target.id)
+            if getattr(value, "entry_kinds", None):  # `m = self.mlp`: a dict of layers, its entries by key
+                scope.entries[target.id] = value.entry_kinds
+            else:
+                scope.entries.pop(target.id, None)
         if scope.mode != "init" and info is not None:  # `x, self.attn = attention(...)`
             for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)]:
                 self._set_in_forward(stmt, attr, info)
@@ -995,9 +1008,10 @@ class Translator:
             return None
         for k in data.keywords:
             if k.arg == "dtype" and self.imports.path(k.value) not in self.src.float_dtypes or \
-                    k.arg not in ("dtype", "requires_grad", "device"):
+                    k.arg not in ("dtype", "requires_grad", "device", "size"):
                 return None
         given = data.args[1:] if self.src.random_key and kind in ("normal", "uniform") else data.args
+        given = given or [k.value for k in data.keywords if k.arg == "size"]  # `torch.empty(size=(n, m))`
         dims = [self.expr(a, scope, info)[0] for a in given]
         # torch.ones(dim) and torch.ones((a, b)) both work in torch; a tuple is written as one
         one_tuple = len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List))
@@ -1026,6 +1040,8 @@ class Translator:
                 return copy.deepcopy(scope.literals[node.id]), PYTHON
             if scope.kinds.get(node.id) == KEY:
                 self._block(node, node.id, "a random key used other than to draw a weight's initial value")
+            if node.id in scope.entries:
+                return _with_entries(node, scope.entries[node.id]), scope.kinds[node.id]
             if node.id in scope.kinds:
                 return (mark_held(node, "number") if node.id in scope.numbers else node), scope.kinds[node.id]
             if node.id in self.classes or node.id in self.helpers or node.id in BUILTINS:
@@ -1096,7 +1112,8 @@ class Translator:
                      for k, v in zip(node.keys, node.values)]
             kinds = {k for _, (_, k) in items}
             kind = MODULES if kinds and kinds <= {MODULE, OWN} else UNKNOWN
-            return ast.Dict([k for k, _ in items], [v for _, (v, _) in items]), kind
+            return _with_entries(ast.Dict([k for k, _ in items], [v for _, (v, _) in items]), {
+                known(k): kind for k, (_, kind) in items if isinstance(known(k), str)}), kind
         if isinstance(node, ast.Subscript):
             value, kind = self._expr(node.value, scope, info)
             index, ik = self._expr(node.slice, scope, info)
@@ -1169,11 +1186,15 @@ class Translator:
                     self.src.training_parameter is None:
                 return self._training_flag(node, info), PYTHON
             if info is not None and node.attr in info.attrs:
-                return node, info.attrs[node.attr]
+                return (_with_entries(node, info.entries[node.attr]) if node.attr in info.entries else node), \
+                    info.attrs[node.attr]
             return node, UNKNOWN
         if _is_self_attr(node.value) and info is not None and node.value.attr in info.written_layers:
             return self._layer_weight(node, *info.written_layers[node.value.attr], info)
         value, kind = self._expr(node.value, scope, info)
+        entries = getattr(value, "entry_kinds", None) or {}
+        if kind == MODULES and node.attr in entries:  # an nn.ModuleDict's entry read as an attribute
+            return ast.Subscript(value, ast.Constant(node.attr), ast.Load()), entries[node.attr]
         if kind in (MODULE, MODULES):
             self._block(node, f"layer attribute .{node.attr}", "reading a layer's attributes or weights directly is "
                                                               "not translated (their names differ per framework)")
@@ -1270,6 +1291,11 @@ class Translator:
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
             receiver, kind = self._expr(func.value, scope, info)
+            entries = getattr(receiver, "entry_kinds", None) or {}
+            if kind == MODULES and entries.get(func.attr) in (MODULE, OWN):  # `self.transformer.wte(idx)`
+                self._check_mode_arguments(node)
+                args, _ = self._arguments(node, scope, info)
+                return ast.Call(ast.Subscript(receiver, ast.Constant(func.attr), ast.Load()), *args), TENSOR
             if not _is_self(func.value) and (kind == TENSOR or (
                     kind == UNKNOWN and f"Tensor.{func.attr}" in self.source_table.functions
                     and func.attr not in PYTHON_METHODS)):
@@ -1283,6 +1309,9 @@ class Translator:
                 self._block(node, f".{func.attr}()", f"no {self.target.framework} translation for this {what}")
             if kind == MODULE and not _is_self(func.value) or kind == MODULES and func.attr not in PYTHON_METHODS:
                 self._block(node, f"method .{func.attr}() of a layer", "only calling a layer is translated")
+            if _is_self(func.value) and func.attr == self.src.add_child and scope.mode == "init":
+                (args, keywords), _ = self._arguments(node, scope, info)  # `self.add_module(name, layer)`
+                return ast.Call(ast.Name("setattr", ast.Load()), [P.name("self"), *args], keywords), PYTHON
             if _is_self(func.value) and func.attr in self.src.base_methods and not any(
                     func.attr in c.methods for c in self.classes.values()):
                 self._block(node, f"self.{func.attr}()", f"a method of {self.source_table.framework}'s layer base "
@@ -1312,7 +1341,10 @@ class Translator:
         if isinstance(func, ast.Name) and func.id in BUILTINS:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
                                          "enumerate", "round", "divmod") else _combine(*kinds) if kinds else PYTHON
-            return ast.Call(callee, *args), kind
+            call = ast.Call(callee, *args)
+            if func.id == "dict" and not node.args:  # `dict(wte=nn.Embedding(...), h=nn.ModuleList(...))`
+                call = _with_entries(call, {k.arg: kind for k, kind in zip(node.keywords, kinds)})
+            return call, kind
         if callee_kind == CLASS or scope.mode == "init" and isinstance(func, ast.Name) and func.id in scope.optional:
             # `norm_layer(dim)`: a layer made by the class passed
             call = ast.Call(callee, *args)
@@ -1622,8 +1654,19 @@ class Translator:
                                   "kept; its layers are in order")
             return self.dst.sequential(ast.List(list(items), ast.Load())), MODULE
         if kind == "list":
-            return self.dst.module_list(args[0] if args else ast.List([], ast.Load())), MODULES
-        return self.dst.module_dict(args[0] if args else ast.Dict([], [])), MODULES
+            items = args[0] if args else ast.List([], ast.Load())
+            if isinstance(items, ast.GeneratorExp):  # `nn.ModuleList(nn.Linear(n, k) for ...)`: a list, made once
+                items = ast.ListComp(items.elt, items.generators)
+            return self.dst.module_list(items), MODULES
+        entries = getattr(args[0], "entry_kinds", {}) if args else {}
+        return _with_entries(self.dst.module_dict(args[0] if args else ast.Dict([], [])), entries), MODULES
+
+
+def _with_entries(value: ast.expr, kinds: dict) -> ast.expr:
+    """`value` (a dict of layers) marked with the kind of each entry by key, for attribute access by key
+    (`self.transformer.wte`, as nn.ModuleDict allows)."""
+    value.entry_kinds = kinds
+    return value
 
 
 def _is_integer_tensor(value: ast.expr, scope: Scope) -> bool:
@@ -1866,8 +1909,19 @@ def _is_none_check(test) -> bool:
     return False
 
 
+PYTHON_TYPES = frozenset({"int", "float", "bool", "str", "dict", "list", "tuple"})
+
+
 def _is_python_annotation(arg: ast.arg) -> bool:
-    return isinstance(arg.annotation, ast.Name) and arg.annotation.id in ("int", "float", "bool", "str")
+    """`int`, `Optional[dict]`, `dict | None`, `Optional[Dict[str, int]]`: a Python value, never a tensor."""
+    def python(node) -> bool:
+        if isinstance(node, ast.Subscript):  # Optional[X], Dict[K, V], typing.List[int]
+            name = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+            return name == "Optional" and python(node.slice) or name.lower() in PYTHON_TYPES
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return all(python(n) or isinstance(n, ast.Constant) and n.value is None for n in (node.left, node.right))
+        return isinstance(node, ast.Name) and node.id in PYTHON_TYPES
+    return arg.annotation is not None and python(arg.annotation)
 
 
 def _is_inplace_method(name: str) -> bool:
@@ -1941,7 +1995,8 @@ class _Rename(ast.NodeTransformer):
         root = node.func
         while isinstance(root, (ast.Attribute, ast.Call)):
             root = root.value if isinstance(root, ast.Attribute) else root.func
-        if not (isinstance(root, ast.Name) and root.id in self.imported):
+        if not (isinstance(root, ast.Name) and (root.id in self.imported or root.id != "super" and
+                                                root.id in vars(builtins))):  # `dict(layers=2)` keeps its keys
             for k in node.keywords:
                 if k.arg in self.names:
                     k.arg += "_"

@@ -1435,6 +1435,9 @@ CASES = [
     ("MaskedTransformerEncoder", (8, 16, 2), (2, 5, 8)),
     ("MLPMixerLayer", (5, 8, 0.1), (2, 5, 8)),
     ("CustomTrainStepModel", (), (2, 4)),
+    ("PatchEncoder", (4, 8), (2, 4, 6)),
+    ("StochasticDepth", (0.1,), (2, 4, 6)),
+    ("SequencePooling", (), (2, 5, 8)),
 ]
 
 
@@ -1571,6 +1574,55 @@ class Sampling(layers.Layer):
         dim = ops.shape(z_mean)[1]
         epsilon = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
         return z_mean + ops.exp(0.5 * z_log_var) * epsilon
+
+
+
+class PatchEncoder(layers.Layer):
+    """keras.io's ViT: patches projected, learned positions added."""
+
+    def __init__(self, num_patches, projection_dim):
+        super().__init__()
+        self.num_patches = num_patches
+        self.projection = layers.Dense(units=projection_dim)
+        self.position_embedding = layers.Embedding(input_dim=num_patches, output_dim=projection_dim)
+
+    def call(self, patch):
+        positions = ops.expand_dims(ops.arange(start=0, stop=self.num_patches, step=1), axis=0)
+        projected_patches = self.projection(patch)
+        encoded = projected_patches + self.position_embedding(positions)
+        return encoded
+
+
+class StochasticDepth(layers.Layer):
+    """keras.io's CCT: whole samples dropped while training, drawn with a seed generator."""
+
+    def __init__(self, drop_prop, **kwargs):
+        super().__init__(**kwargs)
+        self.drop_prob = drop_prop
+        self.seed_generator = keras.random.SeedGenerator(1337)
+
+    def call(self, x, training=None):
+        if training:
+            keep_prob = 1 - self.drop_prob
+            shape = (ops.shape(x)[0],) + (1,) * (len(x.shape) - 1)
+            random_tensor = keep_prob + keras.random.uniform(shape, 0, 1, seed=self.seed_generator)
+            random_tensor = ops.floor(random_tensor)
+            return (x / keep_prob) * random_tensor
+        return x
+
+
+class SequencePooling(layers.Layer):
+    """keras.io's CCT: attention-weighted pooling over the sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = layers.Dense(1)
+
+    def call(self, x):
+        attention_weights = ops.softmax(self.attention(x), axis=1)
+        attention_weights = ops.transpose(attention_weights, axes=(0, 2, 1))
+        weighted_representation = ops.matmul(attention_weights, x)
+        return ops.squeeze(weighted_representation, -2)
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

@@ -357,8 +357,8 @@ _fn("jax.nn.log_sigmoid", "LogSigmoid", "x")
 _fn("jax.nn.soft_sign", "Softsign", "x")
 _fn("jax.nn.glu", "Glu", "x axis=-1", axis="axis")
 _fn(f"{JNP}round", "Round", "a decimals=0 out=None", inputs="a", check=lambda a: only(a, decimals=0))
-_fn(f"{JNP}cumsum", "CumSum", "a axis=None dtype=None out=None", inputs="a", axis="axis",
-    check=lambda a: only(a, dtype=None) or required(a, "axis"))
+_fn(f"{JNP}cumsum", "CumSum", "a axis=None dtype=None out=None", inputs="a", axis="axis", dtype="dtype",
+    check=lambda a: only(a, out=None) or required(a, "axis"))
 _fn(f"{JNP}flip", "Flip", "m axis=None", inputs="m", axes="axis", check=lambda a: required(a, "axis"))
 _fn(f"{JNP}roll", "Roll", "a shift axis=None", inputs="a", shifts="shift", axes="axis")
 _fn(f"{JNP}tile", "Tile", "A reps", inputs="A", repeats="reps")

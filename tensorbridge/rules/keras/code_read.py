@@ -484,8 +484,8 @@ for _name, _op in (("sign", "Sign"), ("log_sigmoid", "LogSigmoid")):
     _fn(_ops(_name), _op, "x")
 _fn("keras.activations.softsign", "Softsign", "x")
 _fn("keras.ops.round", "Round", "x decimals=0", check=lambda a: only(a, decimals=0))
-_fn("keras.ops.cumsum", "CumSum", "x axis=None dtype=None", axis="axis",
-    check=lambda a: only(a, dtype=None) or required(a, "axis"))
+_fn("keras.ops.cumsum", "CumSum", "x axis=None dtype=None", axis="axis", dtype="dtype",
+    check=lambda a: required(a, "axis"))
 _fn("keras.ops.flip", "Flip", "x axis=None", axes="axis", check=lambda a: required(a, "axis"))
 _fn("keras.ops.roll", "Roll", "x shift axis=None", shifts="shift", axes="axis")
 _fn("keras.ops.tile", "Tile", "x repeats", repeats="repeats")

@@ -736,6 +736,7 @@ C.source = SourceSkeleton(
     device_classes=frozenset({"torch.device"}),
     weight_values="data",
     parameters_method="parameters",
+    add_child="add_module",
     base_methods=frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
                             "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to",
                             "cuda", "cpu", "half", "float", "double", "requires_grad_", "zero_grad", "get_parameter",

@@ -263,7 +263,8 @@ C.function("Tensor.split", "Split", "input split_size dim=0", returns="tensors",
 # -- elementwise and cumulative ------------------------------------------------------------------------------
 _fn("torch.sign Tensor.sign", "Sign", "input")
 _fn("torch.round Tensor.round", "Round", "input decimals=0", check=lambda a: only(a, decimals=0))
-_fn("torch.cumsum Tensor.cumsum", "CumSum", "input dim dtype=None", axis="dim", check=lambda a: only(a, dtype=None))
+C.function("torch.cumsum Tensor.cumsum", "CumSum", "input dim dtype=None", read=lambda a: OpCall(
+    "CumSum", [a["input"]], {"axis": a["dim"], "dtype": _dtype(a)}))
 _fn("torch.triu Tensor.triu", "Triu", "input diagonal=0", k="diagonal")
 _fn(f"{F}logsigmoid", "LogSigmoid", "input")
 _fn(f"{F}softsign", "Softsign", "input")
@@ -334,8 +335,28 @@ C.function("torch.linalg.vector_norm", "ReduceL2", "input ord=2 dim=None keepdim
            read=_l2("ord"))
 
 
+def _cross_entropy(a):
+    """F.cross_entropy of class scores against class indices (not probabilities: a float target is refused by
+    the written helper's indexing), without class weights or label smoothing."""
+    only(a, weight=None, size_average=None, reduce=None, label_smoothing=0.0)
+    return OpCall("CrossEntropy", [a["input"], a["target"]], {"ignore_index": a["ignore_index"],
+                                                               "reduction": a["reduction"]})
+
+
+C.function(f"{F}cross_entropy", "CrossEntropy", "input target weight=None size_average=None ignore_index=-100 "
+           "reduce=None reduction='mean' label_smoothing=0.0", read=_cross_entropy)
+
+
 # -- layers as functions ----------------------------------------------------------------------------------
-_fn(f"{F}linear", "Linear", "input weight bias=None", inputs="input weight bias")
+def _linear(a):
+    """F.linear; a bias that may be None at run time (`None if self.bias is None else self.bias`) adds 0 then."""
+    bias = a["bias"]
+    if isinstance(bias, ast.IfExp):
+        bias = ast.IfExp(bias.test, *[ast.Constant(0.0) if known(b) is None else b for b in (bias.body, bias.orelse)])
+    return OpCall("Linear", [a["input"], a["weight"], bias])
+
+
+C.function(f"{F}linear", "Linear", "input weight bias=None", read=_linear)
 
 
 def _layer_norm(a):

@@ -375,7 +375,8 @@ C.writes_call("Reciprocal", "torch.reciprocal")
 C.writes_call("Tile", "torch.tile", "repeats")
 C.writes_call("TopK", "torch.topk", "k")
 C.writes_call("Unstack", "torch.unbind", dim="axis")
-C.writes_call("CumSum", "torch.cumsum", dim="axis")
+C.writes("CumSum", "torch.cumsum")(lambda c: P.call("torch.cumsum", c.inputs[0], dim=c.attrs["axis"], **(
+    {"dtype": _dtype(c.attrs["dtype"])} if known(c.attrs.get("dtype")) is not None else {})))
 C.writes_call("Glu", "F.glu", dim="axis")
 C.writes_call("Roll", "torch.roll", "shifts", dims="axes")
 C.writes("Triu", "torch.triu")(lambda c: P.call("torch.triu", c.inputs[0], **keywords(diagonal=(c.attrs["k"], 0))))
@@ -404,6 +405,8 @@ def _dtype(name) -> ast.expr:
     return P.name(f"torch.{known(name)}")
 
 
+C.writes("CrossEntropy", "F.cross_entropy")(lambda c: P.call("F.cross_entropy", *c.inputs, **keywords(
+    ignore_index=(c.attrs["ignore_index"], -100), reduction=(c.attrs["reduction"], "mean"))))
 C.writes("FInfo", "torch.finfo")(lambda c: P.call("torch.finfo", _dtype(c.inputs[0])))
 for _op, _fn_name in (("RandomUniform", "torch.rand"), ("RandomNormal", "torch.randn")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, _sequence(c.attrs["shape"]), **_dtype_keyword(c)))
