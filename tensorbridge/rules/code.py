@@ -333,6 +333,11 @@ class TargetSkeleton:
     #: (`self.training`, PyTorch), "deterministic" (NNX: `not self.deterministic`, the attribute model.train() and
     #: model.eval() set, False until then as a class attribute), None (refused)
     training: str | None = "argument"
+    #: whether layers take only tensors (or None) as positional arguments after the first (Keras)
+    tensors_first: bool = False
+    #: the function written for `copy.deepcopy` where the framework's own does not copy layers of the module's
+    #: classes (Keras copies through registered configs), or None
+    deep_copy: str | None = None
     #: a layer's attribute saying whether its weights train (Keras' `trainable`), or None
     trainable_attribute: str | None = None
     #: whether the framework runs the forward method on symbolic values to build a model (Keras): a tensor the

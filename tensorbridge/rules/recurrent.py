@@ -113,6 +113,8 @@ GATE_OPS = {4: "LSTM", 3: "GRU", 1: "RNN"}
 #: helpers written for either take these as keyword arguments
 TORCH_CALL = {"num_layers": 1, "bidirectional": False, "batch_first": False, "dropout": 0.0}
 KERAS_CALL = {"bidirectional": False, "return_sequences": False, "return_state": False}
+#: the call of an NNX-style one (nnx.RNN over a cell; nnx.Bidirectional over two)
+NNX_CALL = {"bidirectional": False, "time_major": False, "return_carry": False, "reverse": False, "keep_order": False}
 
 
 def gate_blocks(a: np.ndarray, order: list[int], axis: int = 0) -> np.ndarray:

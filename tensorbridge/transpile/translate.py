@@ -88,6 +88,7 @@ class ClassInfo:
     methods: dict = field(default_factory=dict)  # name -> the class's own method
     dropped: set = field(default_factory=set)  # self.<name> bookkeeping left out (SourceSkeleton.bookkeeping)
     entries: dict = field(default_factory=dict)  # self.<name> dict of layers -> the kind of each entry by key
+    own_classes: dict = field(default_factory=dict)  # self.<name> -> the module's class of the layer it holds
     #: method -> its parameters some call passes a framework layer class (`self.build(norm_layer)`)
     passed_classes: dict = field(default_factory=dict)
 
@@ -716,6 +717,10 @@ class Translator:
                     info.empty_containers[target.attr] = out
             if getattr(value, "entry_kinds", None):
                 info.entries[target.attr] = value.entry_kinds
+            made = {n.func.id for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and
+                    isinstance(n.func, ast.Name) and n.func.id in self.classes}
+            if kind in (OWN, MODULES) and len(made) == 1:  # `Block(...)`, `clones(Sublayer(...), 2)`: its class
+                info.own_classes[target.attr] = made.pop()
             if scope.mode == "init":
                 if known(value) is None:
                     info.none_slots.setdefault(target.attr, []).append(out)
@@ -758,6 +763,32 @@ class Translator:
         if self._overwritten and isinstance(target, ast.Name):
             out += self._follow_inplace(target.id, stmt, scope)
         return out
+
+    def _tensors_first(self, node: ast.Call, call: ast.Call, kinds: list, own_class: str | None) -> ast.Call:
+        """A layer called with a value other than a tensor in a position after the first (the Annotated
+        Transformer's `sublayer(x, lambda x: ...)`), for targets whose layers take only tensors positionally
+        (Keras): passed by the parameter's name when the layer is one of the module's classes, else refused."""
+        if not self.dst.tensors_first:
+            return call
+        late = [i for i, (a, k) in enumerate(zip(node.args, kinds)) if i and not isinstance(a, ast.Starred) and (
+            isinstance(a, ast.Lambda) or k in (MODULE, OWN, MODULES, CLASS) or k == PYTHON and known(a) is not None)]
+        if not late:
+            return call
+        names = self._forward_parameters(own_class)
+        if names is None or len(names) < len(node.args):
+            self._block(node, f"positional argument {ast.unparse(node.args[late[0]])[:40]}",
+                        f"{self.target.framework} layers take only tensors positionally, and the parameter's name "
+                        "is not known here (the layer is not one of the module's classes held by name)")
+            return call
+        moved = [ast.keyword(names[i], call.args[i]) for i in range(late[0], len(call.args))]
+        return ast.Call(call.func, call.args[:late[0]], moved + call.keywords)
+
+    def _forward_parameters(self, class_name: str | None) -> list | None:
+        """The parameter names (after self) of the forward method of the module's class `class_name`."""
+        cls = next((c for c in self.tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None)
+        forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == self.src.forward),
+                       None) if cls is not None else None
+        return [a.arg for a in forward.args.args[1:]] if forward is not None else None
 
     @staticmethod
     def _note_passed_classes(call: ast.Call, method: ast.FunctionDef, kinds: list, info: ClassInfo) -> None:
@@ -1285,6 +1316,9 @@ class Translator:
             bound = ast.Call(node.func, node.args[1:], node.keywords)
             (args, keywords), _ = self._arguments(bound, scope, info)
             return self._function_as_layer(node, self._framework_path(node.args[0]), args, keywords)
+        if path == "copy.deepcopy" and self.dst.deep_copy is not None and len(node.args) == 1:
+            value, kind = self._expr(node.args[0], scope, info)
+            return ast.Call(P.name(self.dst.deep_copy), [value], []), kind
         if path in self.src.layer_appliers and len(node.args) >= 2 and not isinstance(node.args[1], ast.Tuple):
             return self._expr(ast.Call(node.args[0], [node.args[1]], [], lineno=node.lineno), scope, info)
         if path is not None and _under(path, self.roots):
@@ -1325,6 +1359,7 @@ class Translator:
             if _is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._check_mode_arguments(node)
                 self._check_layer_call(node, info.layer_rows.get(func.attr))
+                result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr))
                 self._note_inplace_layer(node, func.attr, info)
                 return result, TENSOR
             if _is_self(func.value):
@@ -1354,7 +1389,9 @@ class Translator:
             return call, MODULE
         if callee_kind in (MODULE, OWN):
             self._check_mode_arguments(node)
-            return ast.Call(callee, *args), TENSOR
+            held = func.value if isinstance(func, ast.Subscript) else None  # `self.sublayer[0](x, ...)`
+            own = info.own_classes.get(held.attr) if _is_self_attr(held) and info is not None else None
+            return self._tensors_first(node, ast.Call(callee, *args), kinds, own), TENSOR
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "eval", "exec"):
             self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
@@ -1566,6 +1603,9 @@ class Translator:
             inner = self.layers.find(self.imports.path(value.func)) if isinstance(value, ast.Call) else None
             if inner is None:
                 raise Refused(f"{name}= must be a layer constructed in place (one with a translation)")
+            if inner.layer_arguments:  # `nnx.Bidirectional(nnx.RNN(nnx.LSTMCell(...)), ...)`
+                bound[name] = inner.read(self._with_layer_arguments(value, inner, scope, info))
+                continue
             args, _ = self._arguments(value, scope, info)
             bound[name] = inner.read(inner.signature.bind(ast.Call(value.func, *args)))
         return bound

@@ -1040,6 +1040,12 @@ CASES = [
     ("NnxDocsLinear", (4, 3), (2, 4)),
     ("NnxDocsMLP", (4, 8, 3), (2, 4)),
     ("GemmaRMSNorm", (8,), (2, 3, 8)),
+    ("NnxLSTMTagger", (11, 4, 6, 3), (2, 5), "int64"),
+    ("NnxBiLSTM", (4, 6), (2, 5, 4)),
+    ("GRUCarry", (4, 6), (2, 5, 4)),
+    ("ReversedSimple", (4, 6), (2, 5, 4)),
+    ("TimeMajorLSTM", (4, 6), (5, 2, 4)),
+    ("BiGRUCarry", (4, 6), (2, 5, 4)),
 ]
 
 
@@ -1096,6 +1102,65 @@ class GemmaRMSNorm(nnx.Module):
         return jnp.asarray(normed_inputs, dtype=jnp.float32)
 
 
+
+# recurrent layers as NNX writes them: nnx.RNN over a cell, nnx.Bidirectional over two
+class NnxLSTMTagger(nnx.Module):
+    def __init__(self, vocab, dim, hidden, tags, *, rngs: nnx.Rngs):
+        self.embed = nnx.Embed(vocab, dim, rngs=rngs)
+        self.rnn = nnx.RNN(nnx.LSTMCell(dim, hidden, rngs=rngs))
+        self.out = nnx.Linear(hidden, tags, rngs=rngs)
+
+    def __call__(self, tokens):
+        return self.out(self.rnn(self.embed(tokens)))
+
+
+class NnxBiLSTM(nnx.Module):
+    def __init__(self, dim, hidden, *, rngs: nnx.Rngs):
+        self.bi = nnx.Bidirectional(nnx.RNN(nnx.LSTMCell(dim, hidden, rngs=rngs)),
+                                    nnx.RNN(nnx.LSTMCell(dim, hidden, rngs=rngs)))
+
+    def __call__(self, x):
+        return self.bi(x)
+
+
+class GRUCarry(nnx.Module):
+    def __init__(self, dim, hidden, *, rngs: nnx.Rngs):
+        self.rnn = nnx.RNN(nnx.GRUCell(dim, hidden, rngs=rngs), return_carry=True)
+
+    def __call__(self, x):
+        carry, y = self.rnn(x)
+        return carry, y
+
+
+class ReversedSimple(nnx.Module):
+    def __init__(self, dim, hidden, *, rngs: nnx.Rngs):
+        self.back = nnx.RNN(nnx.SimpleCell(dim, hidden, rngs=rngs), reverse=True, keep_order=True)
+        self.back_raw = nnx.RNN(nnx.SimpleCell(dim, hidden, rngs=rngs), reverse=True)
+
+    def __call__(self, x):
+        return self.back(x), self.back_raw(x)
+
+
+class TimeMajorLSTM(nnx.Module):
+    def __init__(self, dim, hidden, *, rngs: nnx.Rngs):
+        self.rnn = nnx.RNN(nnx.LSTMCell(dim, hidden, rngs=rngs), time_major=True, return_carry=True)
+
+    def __call__(self, x):
+        (c, h), y = self.rnn(x)
+        return c, h, y
+
+
+class BiGRUCarry(nnx.Module):
+    def __init__(self, dim, hidden, *, rngs: nnx.Rngs):
+        self.bi = nnx.Bidirectional(nnx.RNN(nnx.GRUCell(dim, hidden, rngs=rngs)),
+                                    nnx.RNN(nnx.GRUCell(dim, hidden, rngs=rngs)), return_carry=True)
+        self.head = nnx.Linear(2 * hidden, 3, rngs=rngs)
+
+    def __call__(self, x):
+        (fwd, bwd), y = self.bi(x)
+        return self.head(y[:, -1]) + jnp.sum(fwd) - jnp.sum(bwd)
+
+
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import jax\nimport jax.numpy as jnp\nfrom flax import nnx\n\n\n"
 REFUSED = [
@@ -1123,4 +1188,7 @@ REFUSED = [
     (HEADER + "class KeptKey(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
      "        key = rngs.params()\n        self.key = key\n\n    def __call__(self, x):\n        return x\n",
      "random key used other than"),
+    (HEADER + "class OwnCell(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
+     "        self.cell = nnx.LSTMCell(4, 6, rngs=rngs)\n\n    def __call__(self, x):\n"
+     "        carry = self.cell.initialize_carry(x.shape)\n        return self.cell(carry, x)[1]\n", "RecurrentCell"),
 ]

@@ -2178,6 +2178,8 @@ CASES = [
     ("WhisperResidualAttentionBlock", (8, 2, True), [(2, 5, 8), (2, 3, 8)]),
     ("DetrMLP", (4, 8, 3, 3), (2, 4)),
     ("PositionEmbeddingSine", (), (2, 3, 4, 5)),
+    ("DetrEncoder", (), (2, 5, 8)),
+    ("PositionalLambda", (), (2, 5, 8)),
 ]
 
 
@@ -4146,6 +4148,66 @@ class PositionEmbeddingSine(nn.Module):
         pos_y = torch.stack((pos_y[:, :, :, 0::2].sin(), pos_y[:, :, :, 1::2].cos()), dim=4).flatten(3)
         pos = torch.cat((pos_y, pos_x), dim=3).permute(0, 3, 1, 2)
         return pos + x[:, :1]
+
+
+
+def _get_clones(module, N):
+    """DETR's clones: deep copies of one layer."""
+    return nn.ModuleList([copy.deepcopy(module) for i in range(N)])
+
+
+class DetrEncoderLayer(nn.Module):
+    def __init__(self, d_model=8, dim_feedforward=16, dropout=0.1):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, dim_feedforward)
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(dim_feedforward, d_model)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, src):
+        src2 = self.linear2(self.dropout(F.relu(self.linear1(src))))
+        return self.norm(src + src2)
+
+
+class DetrEncoder(nn.Module):
+    def __init__(self, encoder_layer=None, num_layers=3, norm=None):
+        super().__init__()
+        encoder_layer = encoder_layer or DetrEncoderLayer()
+        self.layers = _get_clones(encoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src):
+        output = src
+        for layer in self.layers:
+            output = layer(output)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class SublayerApply(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+
+    def forward(self, x, fn):
+        return x + fn(self.norm(x))
+
+
+class PositionalLambda(nn.Module):
+    """A layer called with a function as its second positional argument, by a loop variable (Keras takes only
+    tensors positionally and the parameter's name is not known there: refused for Keras)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([SublayerApply(), SublayerApply()])
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x, lambda h: self.fc(h))
+        return x
 
 
 REFUSED = [

@@ -17,12 +17,13 @@ torch = pytest.importorskip("torch")
 KNOWN_REFUSALS: dict = {}
 #: classes one target refuses, with the reason
 KNOWN_TARGET_REFUSALS = {"keras": {"CLIPResidualAttentionBlock": "set and read in the forward pass",
-                                   "CLIPTextEncoder": "set and read in the forward pass"},
+                                   "CLIPTextEncoder": "set and read in the forward pass",
+                                   "PositionalLambda": "take only tensors positionally"},
                          "flax": {"YoloConv": "layers as functions",
                                   "YoloC3": "layers as functions", "YoloSPPF": "layers as functions",
                                   "YoloFocus": "layers as functions"}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
-KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called", "AnnotatedEncoderLayer": "Could not locate class"},
+KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"},
                 "flax": {}}
 TARGETS = ("keras", "flax")
 

@@ -32,7 +32,9 @@ from tensorbridge.rules.code import (
     required,
 )
 from tensorbridge.rules.flax.code import NORM_WEIGHTS, C
+from tensorbridge.rules.flax.code_recurrent import nnx_recurrent_to_ir
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, per_head_projections_to_ir, shape_argument
+from tensorbridge.rules.recurrent import NNX_CALL
 
 NNX = "flax.nnx."
 JNP = "jax.numpy."
@@ -264,6 +266,64 @@ C.layer(f"{NNX}MultiHeadAttention", "NnxMultiHeadAttention", "num_heads in_featu
         call="inputs_q inputs_k=None inputs_v=None mask=None is_causal=False")
 
 
+# -- recurrent layers: nnx.RNN over a cell, nnx.Bidirectional over two --------------------------------------
+CELLS = {"LSTMCell": "LSTM", "GRUCell": "GRU", "SimpleCell": "RNN"}
+CELL_ARGS = ("in_features hidden_features gate_fn=None activation_fn=None kernel_init=None recurrent_kernel_init=None "
+             "bias_init=None dtype=None param_dtype=None carry_init=None promote_dtype=None keep_rngs=False rngs=None "
+             "kernel_metadata=None recurrent_kernel_metadata=None bias_metadata=None")
+SIMPLE_CELL_ARGS = ("in_features hidden_features dtype=None param_dtype=None carry_init=None residual=False "
+                    "activation_fn=None kernel_init=None recurrent_kernel_init=None bias_init=None promote_dtype=None "
+                    "keep_rngs=False rngs=None kernel_metadata=None recurrent_kernel_metadata=None bias_metadata=None")
+
+
+def _cell(op: str):
+    """A cell (its default gates), read only as nnx.RNN's argument: no target writes a "RecurrentCell" (one step
+    of the recurrence, called on its own, is not translated)."""
+    def read(a):
+        _numerics(a)
+        only(a, activation_fn=None, **({"residual": False} if op == "RNN" else {"gate_fn": None}))
+        return OpCall("RecurrentCell", attrs={"op": op, "input_size": a["in_features"],
+                                              "hidden_size": a["hidden_features"]})
+    return read
+
+
+for _cls, _op in CELLS.items():
+    C.layer(f"{NNX}{_cls}", "RecurrentCell", SIMPLE_CELL_ARGS if _op == "RNN" else CELL_ARGS, read=_cell(_op))
+
+
+def _rnn(a):
+    """nnx.RNN(cell, ...) -> the cell's recurrent op with NNX's call (outputs, or (carry, outputs))."""
+    cell = a["cell"]
+    if not isinstance(cell, OpCall) or cell.op != "RecurrentCell":
+        raise Refused("a cell other than nnx.LSTMCell, GRUCell or SimpleCell made in the call")
+    only(a, unroll=1, state_axes=None, broadcast_rngs=None)
+    attrs = {k: v for k, v in cell.attrs.items() if k != "op"}
+    return OpCall(cell.attrs["op"], attrs={**attrs, "num_layers": 1, "bias": True, "bidirectional": False,
+                                  "activation": "tanh", **{k: a[k] for k in NNX_CALL if k != "bidirectional"}})
+
+
+def _bidirectional(a):
+    """nnx.Bidirectional(forward_rnn, backward_rnn): both directions' outputs concatenated, as PyTorch's and Keras'
+    bidirectional layers give them (the backward one runs reversed, its outputs kept in order)."""
+    forward, backward = a["forward_rnn"], a["backward_rnn"]
+    only(a, merge_fn=None)
+    if not all(isinstance(r, OpCall) and "return_carry" in r.attrs for r in (forward, backward)) or \
+            forward.op != backward.op or any(known(forward.attrs[k]) != known(backward.attrs[k]) for k in (
+                "input_size", "hidden_size")):
+        raise Refused("two nnx.RNN of one cell kind and size made in the call")
+    if any(known(forward.attrs[k]) is not False for k in ("time_major", "return_carry", "reverse", "keep_order")):
+        raise Refused("options of the wrapped nnx.RNN (only Bidirectional's own are translated)")
+    return OpCall(forward.op, attrs={**forward.attrs, "bidirectional": True, "time_major": a["time_major"],
+                                     "return_carry": a["return_carry"]})
+
+
+C.layer(f"{NNX}RNN", "RNN", "cell time_major=False return_carry=False reverse=False keep_order=False unroll=1 "
+        "state_axes=None broadcast_rngs=None rngs=None", read=_rnn, to_ir=nnx_recurrent_to_ir,
+        layer_arguments=("cell",))
+C.layer(f"{NNX}Bidirectional", "RNN", "forward_rnn backward_rnn merge_fn=None time_major=False return_carry=False "
+        "rngs=None", read=_bidirectional, to_ir=nnx_recurrent_to_ir, layer_arguments=("forward_rnn", "backward_rnn"))
+
+
 def _dropout(a):
     only(a, broadcast_dims=())
     deterministic = known(a["deterministic"])
@@ -435,6 +495,9 @@ class NnxWeightSource(WeightSource):
         if isinstance(layer, nnx.MultiHeadAttention):  # four projections, each a kernel and a bias
             return {f"{part}.{name}": w for part in ("query", "key", "value", "out")
                     for name, w in self.own_weights(getattr(layer, part)).items()}
+        if isinstance(layer, (nnx.RNN, nnx.Bidirectional)):  # the cells' dense layers, by dotted path
+            return {".".join(map(str, path)): np.array(v.get_value())
+                    for path, v in nnx.state(layer, nnx.Param).flat_state()}
         return self.own_weights(layer)
 
     def layer_attrs(self, layer) -> dict:

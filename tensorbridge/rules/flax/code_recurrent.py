@@ -122,6 +122,28 @@ def write_recurrent(c: OpCall) -> ast.expr:
                   rngs=P.name("rngs"))
 
 
+def nnx_recurrent_to_ir(w: dict, attrs) -> dict:
+    """nnx.RNN's (`cell.<dense>.kernel|bias`) or nnx.Bidirectional's (`forward_rnn.cell...`, `backward_rnn.cell...`)
+    weights -> W0, R0, B0 (the cells have no recurrent bias but LSTMCell's, held as the recurrent one)."""
+    prefixes = ["forward_rnn.cell.", "backward_rnn.cell."] if "forward_rnn.cell.hi.kernel" in w or \
+        "forward_rnn.cell.dense_i.kernel" in w else ["cell."]
+    kernels, recurrent, biases = [], [], []
+    for p in prefixes:
+        if p + "ii.kernel" in w:  # LSTM: one dense layer per gate
+            kernels.append(np.concatenate([w[f"{p}{i}.kernel"].T for i, _ in LSTM_GATES]))
+            recurrent.append(np.concatenate([w[f"{p}{h}.kernel"].T for _, h in LSTM_GATES]))
+            held = np.concatenate([w[f"{p}{h}.bias"] for _, h in LSTM_GATES])
+            biases.append(np.concatenate([np.zeros_like(held), held]))
+            continue
+        gates = w[p + "dense_i.kernel"].shape[1] // w[p + "dense_h.kernel"].shape[0]
+        order = GRU_ORDER if gates == 3 else [0]
+        kernels.append(gate_blocks(w[p + "dense_i.kernel"].T, order))
+        recurrent.append(gate_blocks(w[p + "dense_h.kernel"].T, order))
+        given = gate_blocks(w[p + "dense_i.bias"], order)
+        biases.append(np.concatenate([given, np.zeros_like(given)]))
+    return {"W0": np.stack(kernels), "R0": np.stack(recurrent), "B0": np.stack(biases)}
+
+
 def recurrent_weights(w: dict, attrs) -> dict:
     """W{l}, R{l}, B{l} -> `stack.{l}[.forward_rnn|.backward_rnn].cell.<dense>.kernel|bias`: input kernels and
     recurrent ones as (in, out); LSTM and SimpleCell: the two biases summed into the one the cell has."""

@@ -152,6 +152,21 @@ HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS["copy_layer"] = definition('''def copy_layer(value):
+    """copy.deepcopy, also of a layer: Keras copies layers through their saved config, which needs each class
+    registered and rebuilt from its arguments; the copy here is of the state of the layer and of every layer in
+    it, as PyTorch's deepcopy."""
+    if not isinstance(value, keras.layers.Layer):
+        return copy.deepcopy(value)
+    originals = list(value._flatten_layers())  # the layer and each one it holds, at any depth
+    memo = {id(module): module for module in list(sys.modules.values())}  # modules are shared, not copied
+    memo.update({id(layer): type(layer).__new__(type(layer)) for layer in originals})
+    for layer in originals:
+        clone = memo[id(layer)]
+        wrappers = {k: v for k, v in vars(clone).items() if callable(v)}  # Keras' __new__ wraps methods per instance
+        clone.__dict__.update(copy.deepcopy(layer.__dict__, memo))
+        clone.__dict__.update(wrappers)
+    return memo[id(value)]''')
 HELPERS["pad_edges"] = definition('''def pad_edges(x, widths, mode):
     """The pad modes ops.pad lacks, by taking values: "edge" repeats each border value, "wrap" continues from the
     other end (PyTorch's replicate and circular pads); widths are (before, after) per axis."""
@@ -501,8 +516,11 @@ def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> 
 C.skeleton = TargetSkeleton(
     layer_base="keras.layers.Layer", forward="call",
     traced_forward=True,
+    deep_copy="copy_layer",
+    tensors_first=True,
     trainable_attribute="trainable",
-    imports=(P.import_("keras"), P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras"),
+    imports=(P.import_("copy"), P.import_("sys"), P.import_("keras"), P.from_import("keras", ["layers", "ops"]),
+             P.import_("einops.layers.keras"),
              P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
     layer_class="keras.layers.Layer",

@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import OpCall, changed, definition, keywords, value_of
-from tensorbridge.rules.recurrent import TORCH_CALL, code_layers, code_op, gate_blocks
+from tensorbridge.rules.recurrent import NNX_CALL, TORCH_CALL, code_layers, code_op, gate_blocks
 
 LAYER = {"LSTM": "layers.LSTM", "GRU": "layers.GRU", "RNN": "layers.SimpleRNN"}
 #: the IR's gate blocks in Keras' order (LSTM: i f c o; GRU: z r h)
@@ -49,12 +49,44 @@ HELPERS = {"TorchRecurrent": definition(
     "            hidden += states[::per_direction]\n"
     "            cell += states[1::per_direction] if per_direction == 2 else []\n"
     "        x = x if self.batch_first else ops.swapaxes(x, 0, 1)\n"
-    "        return (x, (ops.stack(hidden), ops.stack(cell))) if cell else (x, ops.stack(hidden))\n")}
+    "        return (x, (ops.stack(hidden), ops.stack(cell))) if cell else (x, ops.stack(hidden))\n"),
+    "NnxRecurrent": definition(
+        "class NnxRecurrent(layers.Layer):\n"
+        "    \"\"\"Flax NNX's nnx.RNN call (nnx.Bidirectional's with `bidirectional`) over a Keras recurrent layer\n"
+        "    class (`rnn`): batch-major x (time-major with `time_major`) -> the output sequence or, with\n"
+        "    `return_carry`, (carry, outputs), an LSTM's carry being (c, h) and a bidirectional layer's one per\n"
+        "    direction; `reverse` runs backwards, its outputs in the order computed unless `keep_order`. `stack`\n"
+        "    holds the one layer, as in TorchRecurrent.\"\"\"\n"
+        "\n"
+        "    def __init__(self, rnn, units, bidirectional=False, time_major=False, return_carry=False,\n"
+        "                 reverse=False, keep_order=False):\n"
+        "        super().__init__()\n"
+        "        layer = rnn(units, return_sequences=True, return_state=True, go_backwards=reverse)\n"
+        "        self.stack = [layers.Bidirectional(layer) if bidirectional else layer]\n"
+        "        self.directions = 2 if bidirectional else 1\n"
+        "        self.time_major, self.return_carry = time_major, return_carry\n"
+        "        self.reverse, self.keep_order = reverse, keep_order\n"
+        "\n"
+        "    def call(self, x):\n"
+        "        x = ops.swapaxes(x, 0, 1) if self.time_major else x\n"
+        "        out, *states = self.stack[0](x)\n"
+        "        if self.reverse and self.keep_order:\n"
+        "            out = ops.flip(out, axis=1)\n"
+        "        out = ops.swapaxes(out, 0, 1) if self.time_major else out\n"
+        "        if not self.return_carry:\n"
+        "            return out\n"
+        "        per_direction = len(states) // self.directions  # (h,) or, LSTM, (h, c)\n"
+        "        carries = [(states[i + 1], states[i]) if per_direction == 2 else states[i]\n"
+        "                   for i in range(0, len(states), per_direction)]\n"
+        "        return (tuple(carries) if self.directions == 2 else carries[0]), out\n")}
 
 
 def write_recurrent(c: OpCall) -> ast.expr:
-    """`TorchRecurrent(layers.LSTM, units, ...)`."""
+    """`TorchRecurrent(layers.LSTM, units, ...)` for a layer with PyTorch's call, `NnxRecurrent(...)` for one with
+    NNX's."""
     a = c.attrs
+    if "return_carry" in a:
+        return P.call("NnxRecurrent", P.name(LAYER[c.op]), a["hidden_size"], **changed(a, NNX_CALL))
     options = {**changed(a, TORCH_CALL), **keywords(use_bias=(value_of(a["bias"]), True))}  # Keras names it use_bias
     if a.get("activation", "tanh") != "tanh":
         options["activation"] = a["activation"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import OpCall, Refused, changed, definition
-from tensorbridge.rules.recurrent import CODE_MODE, KERAS_CALL, code_layers, code_op, reorder
+from tensorbridge.rules.recurrent import CODE_MODE, KERAS_CALL, NNX_CALL, code_layers, code_op, reorder
 
 LAYER = {"LSTM": "nn.LSTM", "GRU": "nn.GRU", "RNN": "nn.RNN"}
 
@@ -40,12 +40,39 @@ HELPERS = {"KerasRecurrent": definition(
     "            out = torch.cat(list(states[0]), dim=-1)  # each direction's last step\n"
     "        if not self.return_state:\n"
     "            return out\n"
-    "        return [out, *(s[d] for d in range(len(states[0])) for s in states)]\n")}
+    "        return [out, *(s[d] for d in range(len(states[0])) for s in states)]\n"),
+    "NnxRecurrent": definition(
+        "class NnxRecurrent(nn.Module):\n"
+        "    \"\"\"Flax NNX's nnx.RNN call (nnx.Bidirectional's with `bidirectional`) over a torch recurrent layer\n"
+        "    class (`rnn`): batch-major x (time-major with `time_major`) -> the output sequence or, with\n"
+        "    `return_carry`, (carry, outputs), an LSTM's carry being (c, h) and a bidirectional layer's one per\n"
+        "    direction; `reverse` runs backwards, its outputs in the order computed unless `keep_order`.\"\"\"\n"
+        "\n"
+        "    def __init__(self, rnn, input_size, hidden_size, bidirectional=False, time_major=False,\n"
+        "                 return_carry=False, reverse=False, keep_order=False):\n"
+        "        super().__init__()\n"
+        "        self.rnn = rnn(input_size, hidden_size, batch_first=not time_major, bidirectional=bidirectional)\n"
+        "        self.time_axis = 0 if time_major else 1\n"
+        "        self.return_carry, self.reverse, self.keep_order = return_carry, reverse, keep_order\n"
+        "\n"
+        "    def forward(self, x):\n"
+        "        x = torch.flip(x, [self.time_axis]) if self.reverse else x\n"
+        "        out, state = self.rnn(x)\n"
+        "        if self.reverse and self.keep_order:\n"
+        "            out = torch.flip(out, [self.time_axis])\n"
+        "        if not self.return_carry:\n"
+        "            return out\n"
+        "        carries = [(state[1][d], state[0][d]) if isinstance(state, tuple) else state[d]\n"
+        "                   for d in range(2 if self.rnn.bidirectional else 1)]\n"
+        "        return (tuple(carries) if self.rnn.bidirectional else carries[0]), out\n")}
 
 
 def write_recurrent(c: OpCall) -> ast.expr:
-    """`KerasRecurrent(nn.LSTM, units, ...)` for a layer with Keras' call."""
+    """`KerasRecurrent(nn.LSTM, units, ...)` for a layer with Keras' call, `NnxRecurrent(nn.LSTM, ...)` for one
+    with NNX's."""
     a = c.attrs
+    if "return_carry" in a:  # NNX's call
+        return P.call("NnxRecurrent", P.name(LAYER[c.op]), a["input_size"], a["hidden_size"], **changed(a, NNX_CALL))
     if "return_sequences" not in a:
         raise Refused(f"{c.op} with this framework's call is not translated to PyTorch")
     options = {**changed(a, KERAS_CALL), **changed(a, {"bias": True})}
