@@ -242,6 +242,9 @@ class SourceSkeleton:
     #: the attribute of a weight holding its values, which `__init__` may set (`self.conv.weight.data = ...`):
     #: initialisation, replaced by the trained weights port_weights copies
     weight_values: str | None = None
+    #: dicts of activation layers by name that model code indexes (transformers' `ACT2FN[config.hidden_act]`):
+    #: path -> {name: (layer path, constructor keywords)}
+    activation_tables: dict = field(default_factory=dict)
     #: the layer base class's method adding a sublayer by name (`self.add_module(name, layer)`): setattr
     add_child: str | None = None
     #: methods of the framework's layer base class (`self.parameters()`, `self.modules()`): refused when called
@@ -264,6 +267,8 @@ class SourceSkeleton:
     #: classes whose instances name a device (`torch.device`): a module-level one is not kept, as targets that
     #: place arrays themselves write every device as None
     device_classes: frozenset = frozenset()
+    #: paths naming a constant (`tf.newaxis`) -> its value
+    constants: dict = field(default_factory=dict)
     #: paths naming a dtype (`torch.long`) -> its name ("int64"), which the code carries as a string literal
     dtypes: dict = field(default_factory=dict)
     #: the fields of the named tuples some functions return (`x.max(dim).values`) -> their positions

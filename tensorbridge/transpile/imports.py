@@ -14,6 +14,17 @@ import importlib
 
 FRAMEWORK_ROOTS = frozenset({"torch", "keras", "flax", "jax"})
 EINOPS_LAYERS = "einops.layers."
+#: packages that re-export a framework under another name: `tf.keras.layers.Dense` is keras.layers.Dense
+ALIASES = {"tensorflow.keras": "keras"}
+#: frameworks whose own functions model code may call, which no table reads (TensorFlow's `tf.nn.relu`)
+OTHER_FRAMEWORKS = frozenset({"tensorflow"})
+
+
+def _unaliased(path: str) -> str:
+    for alias, name in ALIASES.items():
+        if path == alias or path.startswith(alias + "."):
+            return name + path[len(alias):]
+    return path
 
 
 class Imports:
@@ -41,15 +52,17 @@ class Imports:
         """The dotted path an expression names (`nn.Conv2d` -> "torch.nn.Conv2d"), None when it is not a
         chain of attributes on an imported name."""
         if isinstance(node, ast.Name):
-            return self.bound.get(node.id)
+            path = self.bound.get(node.id)
+            return _unaliased(path) if path else None
         if isinstance(node, ast.Attribute):
             base = self.path(node.value)
-            return f"{base}.{node.attr}" if base else None
+            return _unaliased(f"{base}.{node.attr}") if base else None
         return None
 
     def framework_of(self, stmt: ast.stmt) -> str | None:
         """The framework an import statement brings in, if any."""
         names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]
+        names = [_unaliased(n) for n in names]
         # einops' layers are written per framework (einops.layers.torch); its functions take any framework's tensors
         roots = {n.split(".")[2] if n.startswith(EINOPS_LAYERS) else n.split(".")[0] for n in names}
         found = roots & FRAMEWORK_ROOTS
@@ -82,10 +95,10 @@ class Rows:
 
 
 def resolve(path: str):
-    """The object a dotted path names inside an installed framework (or einops' layers for one), else None (nothing
-    else is imported)."""
+    """The object a dotted path names inside an installed framework (TensorFlow's too, or einops' layers for one),
+    else None (nothing else is imported)."""
     parts = path.split(".")
-    if parts[0] not in FRAMEWORK_ROOTS and not path.startswith(EINOPS_LAYERS):
+    if parts[0] not in FRAMEWORK_ROOTS | OTHER_FRAMEWORKS and not path.startswith(EINOPS_LAYERS):
         return None
     for cut in range(len(parts), 0, -1):
         try:

@@ -40,7 +40,7 @@ from tensorbridge.rules.code import (
     mark_held,
 )
 from tensorbridge.transpile import init_argument
-from tensorbridge.transpile.imports import Imports, Rows
+from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
@@ -55,7 +55,7 @@ CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn
 #: Python built-ins model code calls; they stay as written
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
-                      "print", "hasattr", "divmod", "pow", "map", "set", "slice"})
+                      "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type"})
 #: methods of Python lists and dicts model code calls while building layers
 PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
                             "index", "count", "update", "copy"})
@@ -316,7 +316,9 @@ class Translator:
                 out = self._plain(stmt)
                 if out is not None:
                     body.append(out)
-        if self.src.forward not in methods and not info.own_base and not info.sequential:
+        derived = any(isinstance(b, ast.Name) and b.id == cls.name for c in self.tree.body
+                      if isinstance(c, ast.ClassDef) for b in c.bases)  # a base class the others complete
+        if self.src.forward not in methods and not info.own_base and not info.sequential and not derived:
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
@@ -1085,6 +1087,8 @@ class Translator:
             if node.id == self.src.init_argument:
                 self._block(node, node.id, f"{node.id} used other than passed on to the layers (random numbers "
                                            "drawn outside weight initialisation are not translated)")
+            elif path in self.src.tensor_classes:
+                self._block(node, path, "the tensor class as a value (only isinstance(x, ...) is translated)")
             elif path and self.functions.find(path) is not None:
                 return self._function_as_layer(node, path, [], [])
             elif path and self.layers.find(path) is not None:
@@ -1145,6 +1149,9 @@ class Translator:
             kind = MODULES if kinds and kinds <= {MODULE, OWN} else UNKNOWN
             return _with_entries(ast.Dict([k for k, _ in items], [v for _, (v, _) in items]), {
                 known(k): kind for k, (_, kind) in items if isinstance(known(k), str)}), kind
+        if isinstance(node, ast.Subscript) and self.imports.path(node.value) in self.src.activation_tables:
+            return self._activation_table(node, self.src.activation_tables[self.imports.path(node.value)], scope,
+                                          info)
         if isinstance(node, ast.Subscript):
             value, kind = self._expr(node.value, scope, info)
             index, ik = self._expr(node.slice, scope, info)
@@ -1205,6 +1212,11 @@ class Translator:
             return self._layer_base_class(node), PYTHON
         if path in self.src.dtypes:
             return ast.Constant(self.src.dtypes[path]), PYTHON
+        if path in self.src.constants:
+            return ast.Constant(self.src.constants[path]), PYTHON
+        if path in self.src.tensor_classes:
+            self._block(node, path, "the tensor class as a value (only isinstance(x, ...) is translated)")
+            return node, UNKNOWN
         if path and self.functions.find(path) is not None:
             return self._function_as_layer(node, path, [], [])
         if path and self.layers.find(path) is not None:
@@ -1311,7 +1323,7 @@ class Translator:
             return self._expr(node.args[0], scope, info)
         if path == "functools.partial" and node.args and self._is_layer_class(node.args[0]):
             (args, keywords), _ = self._arguments(node, scope, info)
-            return ast.Call(node.func, args, keywords), CLASS
+            return ast.Call(node.func, args, self._factory_keywords(node, keywords)), CLASS
         if path == "functools.partial" and node.args and self._framework_path(node.args[0]):
             bound = ast.Call(node.func, node.args[1:], node.keywords)
             (args, keywords), _ = self._arguments(bound, scope, info)
@@ -1375,7 +1387,8 @@ class Translator:
             return ast.Call(callee, *args), self.helper_kinds.get(func.id, UNKNOWN)
         if isinstance(func, ast.Name) and func.id in BUILTINS:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
-                                         "enumerate", "round", "divmod") else _combine(*kinds) if kinds else PYTHON
+                                         "enumerate", "round", "divmod", "type") else \
+                _combine(*kinds) if kinds else PYTHON
             call = ast.Call(callee, *args)
             if func.id == "dict" and not node.args:  # `dict(wte=nn.Embedding(...), h=nn.ModuleList(...))`
                 call = _with_entries(call, {k.arg: kind for k, kind in zip(node.keywords, kinds)})
@@ -1397,6 +1410,8 @@ class Translator:
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
             self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
         library = self.imports.path(func)
+        if library is not None and library.split(".")[0] in (OTHER_FRAMEWORKS | FRAMEWORK_ROOTS) - self.roots:
+            self._block(node, library, "a function of another framework than the source's (not translated)")
         if library is not None:  # a library's function (einops): it takes tensors, not weights
             args = ([self._weight_value(a, info) for a in args[0]],
                     [ast.keyword(k.arg, self._weight_value(k.value, info)) for k in args[1]])
@@ -1499,6 +1514,49 @@ class Translator:
                           "computes (port_weights copies g * v / |v|), so training no longer separates magnitude and "
                           "direction")
         return self._expr(bound["module"], scope, info)
+
+    def _activation_table(self, node: ast.Subscript, table: dict, scope: Scope, info):
+        """`ACT2FN["gelu"]` (transformers' activations by name): the target's layer for that name; by a name known
+        only at run time (`ACT2FN[config.hidden_act]`), a dict of the target's layers for every name translated,
+        indexed the same way (a name outside it is a KeyError)."""
+        def layer(name):
+            path, arguments = table[name]
+            row = self.layers.find(path)
+            call = ast.Call(ast.Name("layer", ast.Load()), [], [ast.keyword(k, ast.Constant(v))
+                                                                 for k, v in arguments.items()])
+            return self.target.write_layer(row.read(row.signature.bind(call)))
+        key = known(node.slice)
+        try:
+            if key is not NOT_LITERAL:
+                if key not in table:
+                    raise Refused(f"{key!r} (translated: {', '.join(table)})")
+                return layer(key), MODULE
+            index, _ = self._expr(node.slice, scope, info)
+            names = list(table)
+            return ast.Subscript(ast.Dict([ast.Constant(n) for n in names], [layer(n) for n in names]), index,
+                                 ast.Load()), MODULE
+        except Refused as e:
+            self._block(node, ast.unparse(node.value), str(e))
+            return node, UNKNOWN
+
+    def _factory_keywords(self, node: ast.Call, keywords: list) -> list:
+        """The keywords `partial(nn.InstanceNorm2d, affine=False, track_running_stats=False)` binds, for the written
+        factory (see _layer_class): one it leaves out (taken only as a literal) goes when given its default, and is
+        refused with any other value."""
+        row = self.layers.find(self._framework_path(node.args[0]))
+        try:
+            kept = dict(self._variable_parameters(row))
+        except Refused:
+            return keywords
+        defaults = dict(row.signature.params)
+        out = []
+        for k in keywords:
+            if k.arg is None or k.arg in kept or k.arg not in defaults:
+                out.append(k)
+            elif known(k.value) != defaults[k.arg]:
+                self._block(node, f"{_short(row.path)}({k.arg}=...) as a value",
+                            f"the layer is translated with {k.arg}={defaults[k.arg]!r} only")
+        return out
 
     def _is_layer_class(self, node) -> bool:
         """A framework layer class (`nn.LayerNorm`), or a `partial` of one, written as a value."""

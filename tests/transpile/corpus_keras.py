@@ -8,6 +8,7 @@ translates each class, ports its weights and compares outputs. Images are channe
 import einops.layers.keras
 import keras
 import numpy as np
+import tensorflow as tf
 from einops import rearrange, reduce
 from keras import layers, ops
 
@@ -1438,6 +1439,10 @@ CASES = [
     ("PatchEncoder", (4, 8), (2, 4, 6)),
     ("StochasticDepth", (0.1,), (2, 4, 6)),
     ("SequencePooling", (), (2, 5, 8)),
+    ("TFQuickstartModel", (), (2, 8, 8, 3)),
+    ("TFFunctionsLayer", (), (2, 5)),
+    ("TFTutorialFeedForward", (8, 16), (2, 5, 8)),
+    ("DoubledProjection", (4,), (2, 5)),
 ]
 
 
@@ -1625,6 +1630,74 @@ class SequencePooling(layers.Layer):
         return ops.squeeze(weighted_representation, -2)
 
 
+
+# written for TensorFlow's Keras: tf.keras paths (Keras' own) and TensorFlow's functions beside Keras layers
+class TFQuickstartModel(tf.keras.Model):
+    """TensorFlow's quickstart model."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = tf.keras.layers.Conv2D(8, 3, activation="relu")
+        self.flatten = tf.keras.layers.Flatten()
+        self.d1 = tf.keras.layers.Dense(16, activation="relu")
+        self.d2 = tf.keras.layers.Dense(10)
+
+    def call(self, x):
+        x = self.conv1(x)
+        x = self.flatten(x)
+        x = self.d1(x)
+        return self.d2(x)
+
+
+class TFFunctionsLayer(tf.keras.layers.Layer):
+    """TensorFlow's functions: activations, reductions, matmul, concat, reshape, a cast, newaxis, where."""
+
+    def __init__(self, units=6):
+        super().__init__()
+        self.d = tf.keras.layers.Dense(units)
+        self.units = units
+
+    def call(self, x):
+        h = tf.nn.relu(self.d(x)) + tf.reduce_sum(x, axis=-1, keepdims=True)
+        g = tf.nn.gelu(h) * tf.math.sigmoid(h) - tf.nn.silu(h)
+        scores = tf.nn.softmax(tf.matmul(h[:, :, tf.newaxis], g[:, tf.newaxis, :]), axis=-1)
+        flat = tf.reshape(scores, (-1, self.units * self.units))
+        both = tf.concat([flat, tf.cast(tf.shape(x)[-1], tf.float32) * tf.ones_like(h)], axis=1)
+        return tf.where(both > 0.1, tf.sqrt(tf.abs(both)), tf.square(both)), tf.reduce_mean(g, axis=0)
+
+
+class TFTutorialFeedForward(tf.keras.layers.Layer):
+    """The TensorFlow transformer tutorial's feed-forward block (Add layer named self.add)."""
+
+    def __init__(self, d_model, dff, dropout_rate=0.1):
+        super().__init__()
+        self.seq = tf.keras.Sequential([
+            tf.keras.layers.Dense(dff, activation="relu"),
+            tf.keras.layers.Dense(d_model),
+            tf.keras.layers.Dropout(dropout_rate)
+        ])
+        self.add = tf.keras.layers.Add()
+        self.layer_norm = tf.keras.layers.LayerNormalization()
+
+    def call(self, x):
+        x = self.add([x, self.seq(x)])
+        x = self.layer_norm(x)
+        return x
+
+
+class ProjectionBase(tf.keras.layers.Layer):
+    """A base class without call, which its subclasses complete."""
+
+    def __init__(self, units):
+        super().__init__()
+        self.proj = tf.keras.layers.Dense(units)
+
+
+class DoubledProjection(ProjectionBase):
+    def call(self, x):
+        return self.proj(x) * 2.0
+
+
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import keras\nfrom keras import layers, ops\n\n\n"
 REFUSED = [
@@ -1659,4 +1732,6 @@ REFUSED = [
     (HEADER + "class Tracked(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.total = keras.metrics.Sum()\n\n    def call(self, x):\n"
      "        return x * self.total.result()\n", "training bookkeeping"),
+    (HEADER + "import tensorflow as tf\n\n\nclass Sorted(layers.Layer):\n    def call(self, x):\n"
+     "        return tf.sort(x)\n", "not translated"),
 ]

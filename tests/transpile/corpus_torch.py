@@ -6,6 +6,7 @@ rates (docs/transpile.md). Classes the translation must refuse live in `REFUSED`
 """
 
 import copy
+import functools
 import math
 from collections import OrderedDict
 from functools import partial
@@ -21,6 +22,7 @@ from torch import Tensor
 from torch import nn as tnn
 from torch.autograd import Variable
 from torch.nn.utils import weight_norm
+from transformers.activations import ACT2FN
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -1540,6 +1542,8 @@ class BertConfig:
     type_vocab_size = 2
     layer_norm_eps = 1e-12
     pad_token_id = 0
+    intermediate_size = 32
+    hidden_act = "gelu"
 
 
 BERT_CONFIG = BertConfig()
@@ -2180,6 +2184,17 @@ CASES = [
     ("PositionEmbeddingSine", (), (2, 3, 4, 5)),
     ("DetrEncoder", (), (2, 5, 8)),
     ("PositionalLambda", (), (2, 5, 8)),
+    ("NLayerDiscriminator", (), (1, 3, 32, 32)),
+    ("InstanceNLayer", (), (1, 3, 32, 32)),
+    ("CycleGANUnetGenerator", (), (1, 3, 32, 32)),
+    ("BertIntermediate", (), (2, 5, 16)),
+    ("BertOutput", (), [(2, 5, 32), (2, 5, 16)]),
+    ("LlamaMLP", (), (2, 5, 8)),
+    ("LlamaMLP", (8, 16, "gelu_pytorch_tanh"), (2, 5, 8)),
+    ("GeluNewMLP", (), (2, 8)),
+    ("CausalConv1d", (4, 6, 3, 1, 2), (2, 4, 10)),
+    ("MaxPool2dSame", (), (1, 3, 7, 7)),
+    ("WaveNetBlock", (), (2, 8, 10)),
 ]
 
 
@@ -4210,6 +4225,244 @@ class PositionalLambda(nn.Module):
         return x
 
 
+
+class NLayerDiscriminator(nn.Module):
+    """pytorch-CycleGAN-and-pix2pix's PatchGAN discriminator: the norm layer class (or a partial of one) compared
+    to decide the convolutions' bias."""
+
+    def __init__(self, input_nc=3, ndf=8, n_layers=2, norm_layer=nn.BatchNorm2d):
+        super(NLayerDiscriminator, self).__init__()  # noqa: UP008 (as the original writes it)
+        if type(norm_layer) == functools.partial:  # noqa: E721 (as the original writes it)
+            use_bias = norm_layer.func == nn.InstanceNorm2d
+        else:
+            use_bias = norm_layer == nn.InstanceNorm2d
+
+        kw = 4
+        padw = 1
+        sequence = [nn.Conv2d(input_nc, ndf, kernel_size=kw, stride=2, padding=padw), nn.LeakyReLU(0.2, True)]
+        nf_mult = 1
+        nf_mult_prev = 1
+        for n in range(1, n_layers):  # gradually increase the number of filters
+            nf_mult_prev = nf_mult
+            nf_mult = min(2 ** n, 8)
+            sequence += [
+                nn.Conv2d(ndf * nf_mult_prev, ndf * nf_mult, kernel_size=kw, stride=2, padding=padw, bias=use_bias),
+                norm_layer(ndf * nf_mult),
+                nn.LeakyReLU(0.2, True)
+            ]
+
+        nf_mult_prev = nf_mult
+        nf_mult = min(2 ** n_layers, 8)
+        sequence += [
+            nn.Conv2d(ndf * nf_mult_prev, ndf * nf_mult, kernel_size=kw, stride=1, padding=padw, bias=use_bias),
+            norm_layer(ndf * nf_mult),
+            nn.LeakyReLU(0.2, True)
+        ]
+
+        sequence += [nn.Conv2d(ndf * nf_mult, 1, kernel_size=kw, stride=1, padding=padw)]  # 1-channel prediction map
+        self.model = nn.Sequential(*sequence)
+
+    def forward(self, input):
+        """Standard forward."""
+        return self.model(input)
+
+
+class InstanceNLayer(NLayerDiscriminator):
+    """The discriminator with instance norm as pix2pix configures it (a partial)."""
+
+    def __init__(self):
+        super().__init__(norm_layer=functools.partial(nn.InstanceNorm2d, affine=False, track_running_stats=False))
+
+
+
+# pytorch-CycleGAN-and-pix2pix's U-Net generator: blocks nested as submodules, flags for the outermost and innermost
+class CycleGANUnetSkipBlock(nn.Module):
+    def __init__(self, outer_nc, inner_nc, input_nc=None,
+                 submodule=None, outermost=False, innermost=False, norm_layer=nn.BatchNorm2d, use_dropout=False):
+        super(CycleGANUnetSkipBlock, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.outermost = outermost
+        if type(norm_layer) == functools.partial:  # noqa: E721 (as the original writes it)
+            use_bias = norm_layer.func == nn.InstanceNorm2d
+        else:
+            use_bias = norm_layer == nn.InstanceNorm2d
+        if input_nc is None:
+            input_nc = outer_nc
+        downconv = nn.Conv2d(input_nc, inner_nc, kernel_size=4,
+                             stride=2, padding=1, bias=use_bias)
+        downrelu = nn.LeakyReLU(0.2, True)
+        downnorm = norm_layer(inner_nc)
+        uprelu = nn.ReLU(True)
+        upnorm = norm_layer(outer_nc)
+
+        if outermost:
+            upconv = nn.ConvTranspose2d(inner_nc * 2, outer_nc,
+                                        kernel_size=4, stride=2,
+                                        padding=1)
+            down = [downconv]
+            up = [uprelu, upconv, nn.Tanh()]
+            model = down + [submodule] + up
+        elif innermost:
+            upconv = nn.ConvTranspose2d(inner_nc, outer_nc,
+                                        kernel_size=4, stride=2,
+                                        padding=1, bias=use_bias)
+            down = [downrelu, downconv]
+            up = [uprelu, upconv, upnorm]
+            model = down + up
+        else:
+            upconv = nn.ConvTranspose2d(inner_nc * 2, outer_nc,
+                                        kernel_size=4, stride=2,
+                                        padding=1, bias=use_bias)
+            down = [downrelu, downconv, downnorm]
+            up = [uprelu, upconv, upnorm]
+
+            if use_dropout:
+                model = down + [submodule] + up + [nn.Dropout(0.5)]
+            else:
+                model = down + [submodule] + up
+
+        self.model = nn.Sequential(*model)
+
+    def forward(self, x):
+        if self.outermost:
+            return self.model(x)
+        else:
+            return torch.cat([x, self.model(x)], 1)
+
+
+class CycleGANUnetGenerator(nn.Module):
+    def __init__(self, input_nc=3, output_nc=3, num_downs=3, ngf=4, norm_layer=nn.BatchNorm2d, use_dropout=False):
+        super(CycleGANUnetGenerator, self).__init__()  # noqa: UP008 (as the original writes it)
+        unet_block = CycleGANUnetSkipBlock(ngf * 8, ngf * 8, input_nc=None, submodule=None, norm_layer=norm_layer,
+                                           innermost=True)
+        for _ in range(num_downs - 5):
+            unet_block = CycleGANUnetSkipBlock(ngf * 8, ngf * 8, input_nc=None, submodule=unet_block,
+                                               norm_layer=norm_layer, use_dropout=use_dropout)
+        unet_block = CycleGANUnetSkipBlock(ngf * 4, ngf * 8, input_nc=None, submodule=unet_block,
+                                           norm_layer=norm_layer)
+        unet_block = CycleGANUnetSkipBlock(ngf * 2, ngf * 4, input_nc=None, submodule=unet_block,
+                                           norm_layer=norm_layer)
+        unet_block = CycleGANUnetSkipBlock(ngf, ngf * 2, input_nc=None, submodule=unet_block, norm_layer=norm_layer)
+        self.model = CycleGANUnetSkipBlock(output_nc, ngf, input_nc=input_nc, submodule=unet_block, outermost=True,
+                                           norm_layer=norm_layer)
+
+    def forward(self, input):
+        return self.model(input)
+
+
+
+# transformers' feed-forward blocks, their activation chosen by name from ACT2FN (by the configuration's name,
+# known at run time, or by a literal)
+class BertIntermediate(nn.Module):
+    def __init__(self, config=BERT_CONFIG):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        if isinstance(config.hidden_act, str):
+            self.intermediate_act_fn = ACT2FN[config.hidden_act]
+        else:
+            self.intermediate_act_fn = config.hidden_act
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dense(hidden_states)
+        hidden_states = self.intermediate_act_fn(hidden_states)
+        return hidden_states
+
+
+class BertOutput(nn.Module):
+    def __init__(self, config=BERT_CONFIG):
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dense(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        hidden_states = self.LayerNorm(hidden_states + input_tensor)
+        return hidden_states
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, hidden_size=8, intermediate_size=16, hidden_act="silu"):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+        self.gate_proj = nn.Linear(self.hidden_size, self.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(self.hidden_size, self.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(self.intermediate_size, self.hidden_size, bias=False)
+        self.act_fn = ACT2FN[hidden_act]
+
+    def forward(self, x):
+        down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        return down_proj
+
+
+class GeluNewMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.act = ACT2FN["gelu_new"]
+
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+
+
+class CausalConv1d(nn.Conv1d):
+    """WaveNet-style causal convolution: a Conv1d subclass padding on the left by a name-mangled attribute."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, dilation=1, groups=1, bias=True):
+        self.__padding = (kernel_size - 1) * dilation
+        super(CausalConv1d, self).__init__(in_channels, out_channels, kernel_size=kernel_size, stride=stride,
+                                           padding=0, dilation=dilation, groups=groups, bias=bias)
+
+    def forward(self, input):
+        return super(CausalConv1d, self).forward(F.pad(input, (self.__padding, 0)))
+
+
+def get_same_padding(x: int, kernel_size: int, stride: int, dilation: int):
+    return max((math.ceil(x / stride) - 1) * stride + (kernel_size - 1) * dilation + 1 - x, 0)
+
+
+def pad_same(x, kernel_size: List[int], stride: List[int], dilation: List[int] = (1, 1), value: float = 0):
+    ih, iw = x.size()[-2:]
+    pad_h = get_same_padding(ih, kernel_size[0], stride[0], dilation[0])
+    pad_w = get_same_padding(iw, kernel_size[1], stride[1], dilation[1])
+    x = F.pad(x, (pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2), value=value)
+    return x
+
+
+class MaxPool2dSame(nn.Module):
+    """timm's "same" max pooling: pads computed from the input's size with math.ceil, filled with -inf."""
+
+    def __init__(self, kernel_size=3, stride=2):
+        super().__init__()
+        self.kernel_size = (kernel_size, kernel_size)
+        self.stride = (stride, stride)
+        self.pool = nn.MaxPool2d(kernel_size, stride)
+
+    def forward(self, x):
+        x = pad_same(x, self.kernel_size, self.stride, value=-float('inf'))
+        return self.pool(x)
+
+
+class WaveNetBlock(nn.Module):
+    """Gated causal convolutions, a residual and the skip output; a property the forward pass does not use."""
+
+    def __init__(self, channels=8, dilation=2):
+        super().__init__()
+        self.filter = CausalConv1d(channels, channels, 2, dilation=dilation)
+        self.gate = CausalConv1d(channels, channels, 2, dilation=dilation)
+        self.res = nn.Conv1d(channels, channels, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.filter(x)) * torch.sigmoid(self.gate(x))
+        return x + self.res(h), h
+
+    @property
+    def receptive_field(self):
+        return 2
+
+
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
@@ -4270,4 +4523,9 @@ REFUSED = [
     (HEADER + "class Conv1d(nn.Conv1d):\n    def _conv_forward(self, x, weight, bias):\n"
      "        return super()._conv_forward(x, weight.to(x.dtype), None if bias is None else bias.to(x.dtype))\n",
      "overrides _conv_forward"),
+    (HEADER + "class TypeCheck(nn.Module):\n    def forward(self, x):\n"
+     "        return x * 2 if type(x) == torch.Tensor else x\n", "the tensor class as a value"),
+    (HEADER + "from transformers.activations import ACT2FN\n\n\nclass QuickAct(nn.Module):\n"
+     "    def __init__(self):\n        super().__init__()\n        self.act = ACT2FN['quick_gelu']\n\n"
+     "    def forward(self, x):\n        return self.act(x)\n", "'quick_gelu'"),
 ]

@@ -9,6 +9,7 @@ object and its row helpers.
 from tensorbridge.rules.keras import (  # noqa: F401 (registers)
     code,
     code_read,
+    code_tensorflow,
     control,
     dynamic,
     elementwise,

@@ -30,6 +30,7 @@ from tensorbridge.rules.code import (
 from tensorbridge.rules.einops_code import einops_layers
 from tensorbridge.rules.keras.code import EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
 from tensorbridge.rules.keras.code_recurrent import ORDER
+from tensorbridge.rules.keras.code_tensorflow import DTYPES as TF_DTYPES
 from tensorbridge.rules.numpy_code import DENSE_WEIGHTS, conv_weights_to_ir, per_head_projections_to_ir
 from tensorbridge.rules.recurrent import GATE_OPS, gate_blocks
 
@@ -607,5 +608,7 @@ C.source = SourceSkeleton(
     config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec",
                               "train_step", "test_step", "predict_step", "compute_loss", "compile", "metrics"}),
     bookkeeping=frozenset({"keras.metrics", "keras.random.SeedGenerator"}),
-    roots=frozenset({"einops.layers.keras"}),
+    roots=frozenset({"einops.layers.keras", "tensorflow"}),
+    dtypes=TF_DTYPES,
+    constants={"tensorflow.newaxis": None},
 )

@@ -726,6 +726,14 @@ C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "
                        "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
                        "LayerNormalization": {"eps": "epsilon"}}
 
+#: transformers' activations by name, as the torch layers computing them (the names whose layers hold no weights
+#: and have a row; "gelu_new" and "gelu_pytorch_tanh" are the tanh approximation)
+HF_ACTIVATIONS = {"gelu": (f"{NN}GELU", {}), "gelu_new": (f"{NN}GELU", {"approximate": "tanh"}),
+                  "gelu_pytorch_tanh": (f"{NN}GELU", {"approximate": "tanh"}), "relu": (f"{NN}ReLU", {}),
+                  "relu6": (f"{NN}ReLU6", {}), "leaky_relu": (f"{NN}LeakyReLU", {}), "silu": (f"{NN}SiLU", {}),
+                  "swish": (f"{NN}SiLU", {}), "sigmoid": (f"{NN}Sigmoid", {}), "tanh": (f"{NN}Tanh", {}),
+                  "mish": (f"{NN}Mish", {}), "hardswish": (f"{NN}Hardswish", {}), "linear": (f"{NN}Identity", {})}
+
 C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     layer_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
@@ -737,6 +745,7 @@ C.source = SourceSkeleton(
     weight_values="data",
     parameters_method="parameters",
     add_child="add_module",
+    activation_tables={"transformers.activations.ACT2FN": HF_ACTIVATIONS},
     base_methods=frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
                             "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to",
                             "cuda", "cpu", "half", "float", "double", "requires_grad_", "zero_grad", "get_parameter",

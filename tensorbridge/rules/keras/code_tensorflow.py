@@ -1,0 +1,85 @@
+"""TensorFlow's own functions in Keras model code (rules/code.py), read as the `keras.ops` calls they equal: custom
+layers written for TensorFlow's Keras call `tf.nn.relu`, `tf.matmul`, `tf.reduce_mean`, `tf.concat` beside the layers
+(`tf.keras.layers.Dense` is Keras' own: imports.ALIASES). Only these rows are read; any other `tf.` call is refused.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from tensorbridge.rules.code import DTYPE_NAMES, OpCall, Refused, known, only, read_gelu
+from tensorbridge.rules.keras.code import C
+
+TF = "tensorflow."
+#: TensorFlow's dtypes by path -> the dtype's name
+DTYPES = {f"{TF}{name}": name for name in DTYPE_NAMES}
+
+_fn = partial(C.reads, inputs="x")
+
+
+def _paths(names: str) -> str:
+    """`tf.<name>` for each name ("nn.relu math.sigmoid")."""
+    return " ".join(TF + n for n in names.split())
+
+
+for _names, _op, _arg in (("nn.relu", "Relu", "features"), ("nn.relu6", "Relu6", "features"),
+                          ("nn.elu", "Elu", "features"), ("nn.softplus", "Softplus", "features"),
+                          ("nn.sigmoid sigmoid math.sigmoid", "Sigmoid", "x"), ("nn.tanh tanh math.tanh", "Tanh", "x"),
+                          ("sqrt math.sqrt", "Sqrt", "x"), ("exp math.exp", "Exp", "x"), ("math.log", "Log", "x"),
+                          ("square math.square", "Square", "x"), ("math.rsqrt", "Rsqrt", "x"),
+                          ("abs math.abs", "Abs", "x"), ("math.erf", "Erf", "x")):
+    _fn(_paths(_names), _op, f"{_arg} name=None", inputs=_arg)
+_fn(_paths("nn.silu nn.swish"), "SiLU", "features beta=1.0", inputs="features", check=lambda a: only(a, beta=1.0))
+_fn(_paths("nn.leaky_relu"), "LeakyRelu", "features alpha=0.2 name=None", inputs="features", alpha="alpha")
+C.function(_paths("nn.gelu"), "Gelu", "features approximate=False name=None",
+           read=lambda a: read_gelu({"x": a["features"], "approximate": a["approximate"]}))
+for _name, _op in (("softmax", "Softmax"), ("log_softmax", "LogSoftmax")):
+    C.function(_paths(f"nn.{_name}"), _op, "logits axis=None name=None", read=lambda a, op=_op: OpCall(
+        op, [a["logits"]], {"axis": a["axis"] if known(a["axis"]) is not None else -1}))
+for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"),
+                   ("maximum", "Max"), ("minimum", "Min"), ("pow", "Pow")):
+    _fn(_paths(f"{_name} math.{_name}"), _op, "x y name=None", inputs="x y")
+_fn(_paths("matmul linalg.matmul"), "MatMul", "a b transpose_a=False transpose_b=False adjoint_a=False "
+    "adjoint_b=False a_is_sparse=False b_is_sparse=False output_type=None grad_a=False grad_b=False name=None",
+    inputs="a b", check=lambda a: only(a, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+                                       output_type=None))
+for _name, _op in (("sum", "ReduceSum"), ("mean", "ReduceMean"), ("max", "ReduceMax"), ("min", "ReduceMin")):
+    _fn(_paths(f"reduce_{_name} math.reduce_{_name}"), _op, "input_tensor axis=None keepdims=False name=None",
+        inputs="input_tensor", axis="axis", keepdims="keepdims")
+_fn(_paths("concat"), "Concat", "values axis name=None", inputs="values", axis="axis")
+_fn(_paths("stack"), "Stack", "values axis=0 name=None", inputs="values", axis="axis")
+_fn(_paths("reshape"), "Reshape", "tensor shape name=None", inputs="tensor", shape="shape")
+_fn(_paths("transpose"), "Transpose", "a perm=None conjugate=False name=None", inputs="a", perm="perm",
+    check=lambda a: only(a, conjugate=False))
+_fn(_paths("expand_dims"), "Unsqueeze", "input axis name=None", inputs="input", axis="axis")
+_fn(_paths("squeeze"), "Squeeze", "input axis=None name=None", inputs="input", axis="axis")
+_fn(_paths("cast"), "Cast", "x dtype name=None", to="dtype")
+_fn(_paths("shape"), "Shape", "input out_type=None name=None", inputs="input", returns="python", index=None,
+    check=lambda a: only(a, out_type=None))
+_fn(_paths("where"), "Where", "condition x=None y=None name=None", inputs="condition x y",
+    check=lambda a: None if known(a["x"]) is not None and known(a["y"]) is not None else _one_argument_where())
+_fn(_paths("clip_by_value"), "Clip", "t clip_value_min clip_value_max name=None", inputs="t",
+    min="clip_value_min", max="clip_value_max")
+_fn(_paths("tile"), "Tile", "input multiples name=None", inputs="input", repeats="multiples")
+for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
+    _fn(_paths(_name), "ConstantLike", "input dtype=None name=None layout=None", inputs="input", value=_value,
+        dtype="dtype")
+_fn(_paths("einsum"), "Einsum", "equation *inputs", inputs="inputs", equation="equation")
+_fn(_paths("range"), "Range", "start limit=None delta=1 dtype=None name=None", inputs="", start="start",
+    stop="limit", step="delta", check=lambda a: only(a, dtype=None))
+
+
+def _split(a):
+    """tf.split into equal parts (a number); a list gives the parts' sizes, where keras.ops.split takes indices."""
+    if not isinstance(known(a["num_or_size_splits"]), int):
+        raise Refused("num_or_size_splits as sizes (only a number of equal parts is translated)")
+    only(a, num=None)
+    return OpCall("Split", [a["value"]], {"sections": a["num_or_size_splits"], "axis": a["axis"]})
+
+
+C.function(_paths("split"), "Split", "value num_or_size_splits axis=0 num=None name=None", read=_split,
+           returns="tensors")
+
+
+def _one_argument_where():
+    raise Refused("tf.where(condition) without x and y (its result's size depends on the data)")
