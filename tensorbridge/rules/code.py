@@ -343,8 +343,9 @@ class TargetSkeleton:
     #: the function written for `copy.deepcopy` where the framework's own does not copy layers of the module's
     #: classes (Keras copies through registered configs), or None
     deep_copy: str | None = None
-    #: a layer's attribute saying whether its weights train (Keras' `trainable`), or None
+    #: a layer's attribute saying whether its weights train (Keras' `trainable`), or None; what else it changes
     trainable_attribute: str | None = None
+    trainable_note: str = ""
     #: whether the framework runs the forward method on symbolic values to build a model (Keras): a tensor the
     #: forward pass keeps on the layer and reads back later would be out of scope (refused)
     traced_forward: bool = False

@@ -49,7 +49,7 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
     translator.report.raise_if_any(hint="Nothing was written. docs/transpile.md explains each refusal.")
     doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
     if translator.notes:
-        doc += "\n\nNot translated (no effect on what the model computes):\n" + "\n".join(
+        doc += "\n\nNotes (none changes what the model computes in inference):\n" + "\n".join(
             f"- {n}" for n in translator.notes) + "\n"
     kept = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
     rest = [s for s in body if s not in kept]

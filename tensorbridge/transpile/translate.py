@@ -56,6 +56,11 @@ CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
                       "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type"})
+#: what a layer container has itself, so that `d.items` is never an entry named "items" (nn.ModuleDict's lookup)
+CONTAINER_ATTRIBUTES = frozenset({"items", "keys", "values", "update", "pop", "clear", "get", "training", "forward",
+                                  "append", "extend", "insert", "add_module", "parameters", "modules", "children",
+                                  "to", "train", "eval", "state_dict", "apply", "cuda", "cpu", "type", "float",
+                                  "double", "half", "zero_grad", "register_buffer", "register_parameter"})
 #: methods of Python lists and dicts model code calls while building layers
 PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
                             "index", "count", "update", "copy"})
@@ -827,6 +832,9 @@ class Translator:
                               f"to train: {self.target.framework} layers have no such flag (choose the weights an "
                               "optimizer updates instead)")
             return []
+        if self.dst.trainable_note:
+            self.notes.append(f"line {loop.lineno}: {ast.unparse(layer)}'s weights frozen with "
+                              f"`{self.dst.trainable_attribute}`: {self.dst.trainable_note}")
         return [ast.Assign([ast.Attribute(written, self.dst.trainable_attribute, ast.Store())], ast.Constant(flag),
                            lineno=loop.lineno)]
 
@@ -1236,7 +1244,8 @@ class Translator:
             return self._layer_weight(node, *info.written_layers[node.value.attr], info)
         value, kind = self._expr(node.value, scope, info)
         entries = getattr(value, "entry_kinds", None) or {}
-        if kind == MODULES and node.attr in entries:  # an nn.ModuleDict's entry read as an attribute
+        if kind == MODULES and node.attr in entries and node.attr not in CONTAINER_ATTRIBUTES:
+            # an nn.ModuleDict's entry read as an attribute (a name the container itself has is the container's)
             return ast.Subscript(value, ast.Constant(node.attr), ast.Load()), entries[node.attr]
         if kind in (MODULE, MODULES):
             self._block(node, f"layer attribute .{node.attr}", "reading a layer's attributes or weights directly is "
@@ -1338,7 +1347,8 @@ class Translator:
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
             receiver, kind = self._expr(func.value, scope, info)
             entries = getattr(receiver, "entry_kinds", None) or {}
-            if kind == MODULES and entries.get(func.attr) in (MODULE, OWN):  # `self.transformer.wte(idx)`
+            if kind == MODULES and entries.get(func.attr) in (MODULE, OWN) and func.attr not in CONTAINER_ATTRIBUTES:
+                # `self.transformer.wte(idx)`
                 self._check_mode_arguments(node)
                 args, _ = self._arguments(node, scope, info)
                 return ast.Call(ast.Subscript(receiver, ast.Constant(func.attr), ast.Load()), *args), TENSOR

@@ -77,7 +77,11 @@ class _Porter:
             row, name = parent
             if not hasattr(dst, name):
                 raise PortError(f"{path}: the target holds no {name!r} (the layer {type(src).__name__} derives from)")
-            return self.layer(src, getattr(dst, name), row, f"{path}.{name}")
+            # weights and layers the subclass adds are attributes of the translation itself
+            own = {n for n in [*self.source.own_weights(src), *self.source.children(src)]
+                   if hasattr(dst, self.target.skeleton.attribute(n))}
+            self.layer(src, getattr(dst, name), row, f"{path}.{name}", exclude=own)
+            return self._attributes(src, dst, path, keep=own)
         children = self.source.members(src)
         if children is not None:
             targets = self.port.members(dst) if children else []
@@ -93,12 +97,20 @@ class _Porter:
                     raise PortError(f"{path}[{key!r}]: missing in the target")
                 self.walk(s, dst[key], f"{path}[{key!r}]")
             return
+        self._attributes(src, dst, path)
+
+    def _attributes(self, src, dst, path: str, keep=None) -> None:
+        """The weights and sublayers `src` holds as attributes (those named in `keep`, when given)."""
         for name, array in self.source.own_weights(src).items():
+            if keep is not None and name not in keep:
+                continue
             target = getattr(dst, self.target.skeleton.attribute(name), None)
             if target is None:
                 raise PortError(f"{path}.{name}: the target has no attribute {name!r}")
             self.assign(target, array, f"{path}.{name}")
         for name, child in self.source.children(src).items():
+            if keep is not None and name not in keep:
+                continue
             attribute = self.target.skeleton.attribute(name)
             if not hasattr(dst, attribute):
                 raise PortError(f"{path}.{name}: the target has no attribute {attribute!r}")
@@ -112,8 +124,8 @@ class _Porter:
                 return row, held_layer_name(cls.__name__)
         return None
 
-    def layer(self, src, dst, row, path: str) -> None:
-        weights = self.source.layer_weights(src)
+    def layer(self, src, dst, row, path: str, exclude=frozenset()) -> None:
+        weights = {n: w for n, w in self.source.layer_weights(src).items() if n.split(".")[0] not in exclude}
         if not weights:
             return
         writer = self.target.layer_writers.get(row.op)

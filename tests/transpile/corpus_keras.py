@@ -1733,5 +1733,5 @@ REFUSED = [
      "        self.total = keras.metrics.Sum()\n\n    def call(self, x):\n"
      "        return x * self.total.result()\n", "training bookkeeping"),
     (HEADER + "import tensorflow as tf\n\n\nclass Sorted(layers.Layer):\n    def call(self, x):\n"
-     "        return tf.sort(x)\n", "not translated"),
+     "        return tf.sort(x)\n", "tensorflow.sort"),
 ]

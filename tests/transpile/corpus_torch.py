@@ -2195,6 +2195,7 @@ CASES = [
     ("CausalConv1d", (4, 6, 3, 1, 2), (2, 4, 10)),
     ("MaxPool2dSame", (), (1, 3, 7, 7)),
     ("WaveNetBlock", (), (2, 8, 10)),
+    ("ScaledOutputLinear", (4, 3), (2, 4)),
 ]
 
 
@@ -4461,6 +4462,18 @@ class WaveNetBlock(nn.Module):
     @property
     def receptive_field(self):
         return 2
+
+
+
+class ScaledOutputLinear(nn.Linear):
+    """A subclass of a framework layer adding a parameter of its own (ported beside the parent's weights)."""
+
+    def __init__(self, i, o):
+        super().__init__(i, o)
+        self.extra = nn.Parameter(torch.ones(o))
+
+    def forward(self, x):
+        return super().forward(x) * self.extra
 
 
 REFUSED = [

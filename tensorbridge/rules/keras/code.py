@@ -519,6 +519,7 @@ C.skeleton = TargetSkeleton(
     deep_copy="copy_layer",
     tensors_first=True,
     trainable_attribute="trainable",
+    trainable_note="Keras also runs the batch norms in such a layer in inference mode while training",
     imports=(P.import_("copy"), P.import_("sys"), P.import_("keras"), P.from_import("keras", ["layers", "ops"]),
              P.import_("einops.layers.keras"),
              P.import_("numpy", "np")),
