@@ -257,6 +257,14 @@ class SourceSkeleton:
     #: classes whose instances a layer keeps for training only (Keras' metrics, a seed generator): left out of
     #: `__init__`, refused where what the layer computes reads them (random draws ignore their seed argument)
     bookkeeping: frozenset = frozenset()
+    #: functions calling their first argument on the others, computing what that call computes (gradient
+    #: checkpointing saves memory by computing again while training): the call itself
+    function_appliers: frozenset = frozenset()
+    #: decorators that change how a function is compiled or exported, never what it computes: left out (noted)
+    neutral_decorators: frozenset = frozenset()
+    #: calls without arguments asking about compilation or export (`torch.jit.is_scripting()`) -> their value when
+    #: the translation runs (eagerly, never scripted nor exported)
+    constant_calls: dict = field(default_factory=dict)
     #: decorators after which a function's results carry no gradient (`torch.no_grad()`): its tensors returned
     #: with gradients stopped
     no_grad_decorators: frozenset = frozenset()

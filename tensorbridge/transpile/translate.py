@@ -90,6 +90,7 @@ class ClassInfo:
     written_layers: dict = field(default_factory=dict)
     weights_read: set = field(default_factory=set)  # self.<name> layers whose weights the code reads
     forward_state: set = field(default_factory=set)  # self.<name> set in the forward pass (`self.attn = p_attn`)
+    forward_tensors: set = field(default_factory=set)  # those that may hold a tensor (not a Python value)
     methods: dict = field(default_factory=dict)  # name -> the class's own method
     dropped: set = field(default_factory=set)  # self.<name> bookkeeping left out (SourceSkeleton.bookkeeping)
     entries: dict = field(default_factory=dict)  # self.<name> dict of layers -> the kind of each entry by key
@@ -431,6 +432,9 @@ class Translator:
             path = self._framework_path(deco if not isinstance(deco, ast.Call) else deco.func)
             if path in self.src.no_grad_decorators:
                 scope.no_grad = True
+            elif path in self.src.neutral_decorators:
+                self.notes.append(f"line {deco.lineno}: @{ast.unparse(deco)} on {fn.name} is not kept (the "
+                                  f"function computes the same without it)")
             elif path:
                 self._block(deco, f"decorator {ast.unparse(deco)}", "framework decorators have no translation")
         args = copy.deepcopy(fn.args)
@@ -740,7 +744,7 @@ class Translator:
                 if self._last_inplace:
                     info.inplace.add(target.attr)
             else:
-                self._set_in_forward(stmt, target.attr, info)
+                self._set_in_forward(stmt, target.attr, info, kind)
             return [out]
         names = [n for n in _names(target) if n != "self"]
         if scope.mode == "init" and isinstance(target, ast.Name) and kind in (TENSOR, ARRAY) and not any(
@@ -755,7 +759,7 @@ class Translator:
                 scope.entries.pop(target.id, None)
         if scope.mode != "init" and info is not None:  # `x, self.attn = attention(...)`
             for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)]:
-                self._set_in_forward(stmt, attr, info)
+                self._set_in_forward(stmt, attr, info, kind)
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
             scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
         else:
@@ -874,18 +878,21 @@ class Translator:
             if not isinstance(m, ast.FunctionDef) or m.name in init_only:
                 continue
             for n in ast.walk(m):
-                if _is_self_attr(n) and n.attr in info.forward_state and isinstance(n.ctx, ast.Load):
+                if _is_self_attr(n) and n.attr in info.forward_tensors and isinstance(n.ctx, ast.Load):
                     self._block(n, f"self.{n.attr} set and read in the forward pass",
                                 f"{self.target.framework} runs it on symbolic values to build the model; a value it "
                                 "keeps there is out of scope when a later call reads it")
                     return
 
-    def _set_in_forward(self, stmt, attr: str, info: ClassInfo) -> None:
-        """`self.<attr> = ...` in the forward pass: a value kept for inspection; replacing a layer is refused."""
+    def _set_in_forward(self, stmt, attr: str, info: ClassInfo, kind: str) -> None:
+        """`self.<attr> = ...` outside `__init__`: a value kept for inspection (a tensor's noted for
+        _check_state_read_back); replacing a layer is refused."""
         if info.attrs.get(attr) in (MODULE, MODULES, OWN):
             self._block(stmt, f"assignment to self.{attr}", "replacing a layer in the forward pass")
         else:
             info.forward_state.add(attr)
+            if kind != PYTHON:
+                info.forward_tensors.add(attr)
 
     def _follow_inplace(self, result: str, stmt, scope) -> list[ast.stmt]:
         """After `y = <in-place op>(x)`: in the source x now holds y too."""
@@ -1342,6 +1349,10 @@ class Translator:
             return ast.Call(P.name(self.dst.deep_copy), [value], []), kind
         if path in self.src.layer_appliers and len(node.args) >= 2 and not isinstance(node.args[1], ast.Tuple):
             return self._expr(ast.Call(node.args[0], [node.args[1]], [], lineno=node.lineno), scope, info)
+        if path in self.src.function_appliers and node.args:  # `checkpoint(block, x, use_reentrant=False)`
+            return self._expr(ast.Call(node.args[0], node.args[1:], [], lineno=node.lineno), scope, info)
+        if path in self.src.constant_calls and not node.args and not node.keywords:
+            return ast.Constant(self.src.constant_calls[path]), PYTHON
         if path is not None and _under(path, self.roots):
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):

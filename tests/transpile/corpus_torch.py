@@ -22,6 +22,7 @@ from torch import Tensor
 from torch import nn as tnn
 from torch.autograd import Variable
 from torch.nn.utils import weight_norm
+from torch.utils.checkpoint import checkpoint
 from transformers.activations import ACT2FN
 
 
@@ -2196,6 +2197,7 @@ CASES = [
     ("MaxPool2dSame", (), (1, 3, 7, 7)),
     ("WaveNetBlock", (), (2, 8, 10)),
     ("ScaledOutputLinear", (4, 3), (2, 4)),
+    ("CheckpointedBlocks", (), (2, 8)),
 ]
 
 
@@ -4474,6 +4476,43 @@ class ScaledOutputLinear(nn.Linear):
 
     def forward(self, x):
         return super().forward(x) * self.extra
+
+
+
+@torch.jit.script
+def scripted_swish(x):
+    return x * torch.sigmoid(x)
+
+
+class ScriptedSwishBlock(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return x + scripted_swish(self.fc(x))
+
+
+class CheckpointedBlocks(nn.Module):
+    """timm-style gradient checkpointing: torch.utils.checkpoint over each block unless scripting, a switch set by a
+    method under @torch.jit.ignore, a helper compiled by @torch.jit.script."""
+
+    def __init__(self, d=8, depth=2):
+        super().__init__()
+        self.blocks = nn.ModuleList([ScriptedSwishBlock(d) for _ in range(depth)])
+        self.grad_checkpointing = True
+
+    @torch.jit.ignore
+    def set_grad_checkpointing(self, enable=True):
+        self.grad_checkpointing = enable
+
+    def forward(self, x):
+        for blk in self.blocks:
+            if self.grad_checkpointing and not torch.jit.is_scripting():
+                x = checkpoint(blk, x, use_reentrant=False)
+            else:
+                x = blk(x)
+        return x
 
 
 REFUSED = [
