@@ -166,6 +166,7 @@ class Translator:
                 self.classes[stmt.name] = ClassInfo(stmt.name)
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
+        self.factory_parameters = self._factory_parameters()
         if not self.classes:
             self.report.add("no model class", self.filename,
                             f"no class derives from {' or '.join(sorted(self.src.module_classes))}")
@@ -203,6 +204,56 @@ class Translator:
             for call in calls:
                 call.keywords.append(ast.keyword(name, P.name(self.dst.random_source)))
             cls.body = self._keep_random_source(cls, cls.body, self.classes[cls.name])
+
+    def _is_layer_factory(self, node) -> bool:
+        """A class of the module (`block=BasicBlock`) or a module function returning a layer (EDSR's
+        `conv=default_conv`), named as a value."""
+        if not isinstance(node, ast.Name):
+            return False
+        if node.id in self.classes:
+            return True
+        fn = next((f for f in self.tree.body if isinstance(f, ast.FunctionDef) and f.name == node.id), None)
+        returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)] if fn is not None else []
+        return bool(returns) and all(isinstance(r, ast.Call) and (
+            self.layers.find(self.imports.path(r.func)) is not None or
+            isinstance(r.func, ast.Name) and r.func.id in self.classes) for r in returns)
+
+    def _factory_parameters(self) -> dict:
+        """class name -> the `__init__` parameters some call of the class passes a layer factory (a layer class, a
+        class of the module, a function returning a layer, or a parameter defaulting to one): calling them makes a
+        layer (`ResBlock(conv, ...)` with EDSR's `conv=default_conv`)."""
+        out: dict = {}
+        for fn in [f for c in self.tree.body if isinstance(c, ast.ClassDef) for f in c.body
+                   if isinstance(f, ast.FunctionDef)]:
+            positional = fn.args.posonlyargs + fn.args.args
+            defaults = dict(zip([a.arg for a in positional][::-1], fn.args.defaults[::-1]))
+            defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
+
+            def factory(value, defaults=defaults):
+                if isinstance(value, ast.Name) and value.id in defaults:
+                    value = defaults[value.id]
+                return self._is_layer_class(value) or self._is_layer_factory(value)
+            for call in [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                         and n.func.id in self.classes]:
+                init = self._init_of(call.func.id)
+                if init is None:
+                    continue
+                names = [a.arg for a in init.args.posonlyargs + init.args.args][1:]
+                passed = [*zip(names, call.args), *[(k.arg, k.value) for k in call.keywords if k.arg]]
+                out.setdefault(call.func.id, set()).update(n for n, v in passed if factory(v))
+        return out
+
+    def _init_of(self, class_name: str):
+        """The `__init__` of the module's class, or of the nearest of its bases in the module that has one."""
+        while class_name is not None:
+            cls = next((c for c in self.tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None)
+            if cls is None:
+                return None
+            init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+            if init is not None:
+                return init
+            class_name = next((b.id for b in cls.bases if isinstance(b, ast.Name) and b.id in self.classes), None)
+        return None
 
     def _parent_layer(self, cls: ast.ClassDef):
         """The framework layer class `cls` derives from (`class LayerNorm(nn.LayerNorm)`), else None."""
@@ -453,10 +504,10 @@ class Translator:
                 scope.optional.add(a.arg)
             if tensor:  # `attn_mask: torch.Tensor = None`
                 scope.kinds[a.arg] = TENSOR
-            elif info is not None and a.arg in info.passed_classes.get(fn.name, ()):
+            elif info is not None and (a.arg in info.passed_classes.get(fn.name, ()) or fn.name == "__init__" and
+                                       a.arg in self.factory_parameters.get(info.name, ())):
                 scope.kinds[a.arg] = CLASS
-            elif default is not None and (self._is_layer_class(default) or isinstance(default, ast.Name) and
-                                          default.id in self.classes):  # `block=BasicBlock`
+            elif default is not None and (self._is_layer_class(default) or self._is_layer_factory(default)):
                 scope.kinds[a.arg] = CLASS
             elif scope.mode == "forward" and (default is None or known(default) is None) and \
                     not _is_python_annotation(a):
@@ -596,8 +647,12 @@ class Translator:
         `super().__init__` with the layers as its constructor takes them."""
         (args, keywords), kinds = self._arguments(call, scope, info)
         args += [k.value for k in keywords if k.arg == "layers"]  # Keras: one list, maybe by keyword
+        # a list the method filled (`super().__init__(*m)`), maybe by a factory passed in: its items are layers,
+        # or the container raises
+        listed = [isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) for a in call.args]
         if [k for k in keywords if k.arg not in ("layers", "name")] or \
-                any(k not in (MODULE, OWN, MODULES) for k in kinds):
+                any(k not in (MODULE, OWN, MODULES) and not (i < len(listed) and listed[i])
+                    for i, k in enumerate(kinds)):
             self._block(call, "super().__init__(...) of a sequential container", "only layers are translated there")
         one = args[0] if len(args) == 1 else None
         items = one.value if isinstance(one, ast.Starred) else one if isinstance(one, (ast.List, ast.Tuple)) \

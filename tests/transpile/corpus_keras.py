@@ -1443,6 +1443,7 @@ CASES = [
     ("TFFunctionsLayer", (), (2, 5)),
     ("TFTutorialFeedForward", (8, 16), (2, 5, 8)),
     ("DoubledProjection", (4,), (2, 5)),
+    ("TimeDistributedTagger", (), (2, 5), "int64"),
 ]
 
 
@@ -1696,6 +1697,20 @@ class ProjectionBase(tf.keras.layers.Layer):
 class DoubledProjection(ProjectionBase):
     def call(self, x):
         return self.proj(x) * 2.0
+
+
+
+class TimeDistributedTagger(keras.Model):
+    """A Keras 2-style sequence tagger: TimeDistributed(Dense) over an LSTM's sequence."""
+
+    def __init__(self, vocab=11, dim=8, tags=5):
+        super().__init__()
+        self.embed = layers.Embedding(vocab, dim)
+        self.lstm = layers.LSTM(dim, return_sequences=True)
+        self.out = layers.TimeDistributed(layers.Dense(tags, activation="softmax"))
+
+    def call(self, x):
+        return self.out(self.lstm(self.embed(x)))
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)

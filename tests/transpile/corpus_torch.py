@@ -2198,6 +2198,7 @@ CASES = [
     ("WaveNetBlock", (), (2, 8, 10)),
     ("ScaledOutputLinear", (4, 3), (2, 4)),
     ("CheckpointedBlocks", (), (2, 8)),
+    ("EDSR", (), (1, 3, 6, 6)),
 ]
 
 
@@ -4512,6 +4513,78 @@ class CheckpointedBlocks(nn.Module):
                 x = checkpoint(blk, x, use_reentrant=False)
             else:
                 x = blk(x)
+        return x
+
+
+
+# EDSR's building blocks (the convolution made by a factory function passed as an argument)
+def default_conv(in_channels, out_channels, kernel_size, bias=True):
+    return nn.Conv2d(in_channels, out_channels, kernel_size, padding=(kernel_size // 2), bias=bias)
+
+
+class EdsrResBlock(nn.Module):
+    def __init__(self, conv, n_feats, kernel_size, bias=True, bn=False, act=nn.ReLU(True), res_scale=1):  # noqa: B008 (as the original writes it)
+        super(EdsrResBlock, self).__init__()  # noqa: UP008 (as the original writes it)
+        m = []
+        for i in range(2):
+            m.append(conv(n_feats, n_feats, kernel_size, bias=bias))
+            if bn:
+                m.append(nn.BatchNorm2d(n_feats))
+            if i == 0:
+                m.append(act)
+        self.body = nn.Sequential(*m)
+        self.res_scale = res_scale
+
+    def forward(self, x):
+        res = self.body(x).mul(self.res_scale)
+        res += x
+        return res
+
+
+class EdsrUpsampler(nn.Sequential):
+    def __init__(self, conv, scale, n_feats, bn=False, act=False, bias=True):
+        m = []
+        if (scale & (scale - 1)) == 0:    # Is scale = 2^n?
+            for _ in range(int(math.log(scale, 2))):
+                m.append(conv(n_feats, 4 * n_feats, 3, bias))
+                m.append(nn.PixelShuffle(2))
+                if bn:
+                    m.append(nn.BatchNorm2d(n_feats))
+                if act == 'relu':
+                    m.append(nn.ReLU(True))
+        elif scale == 3:
+            m.append(conv(n_feats, 9 * n_feats, 3, bias))
+            m.append(nn.PixelShuffle(3))
+        else:
+            raise NotImplementedError
+        super(EdsrUpsampler, self).__init__(*m)
+
+
+class EDSR(nn.Module):
+    """EDSR as its repository writes it: the convolution factory passed down to every block, an Upsampler
+    subclassing nn.Sequential over a list it fills, MeanShift layers at both ends."""
+
+    def __init__(self, n_resblocks=2, n_feats=8, scale=2, rgb_range=255, conv=default_conv):
+        super(EDSR, self).__init__()  # noqa: UP008 (as the original writes it)
+        kernel_size = 3
+        act = nn.ReLU(True)
+        self.sub_mean = MeanShift(rgb_range)
+        self.add_mean = MeanShift(rgb_range, sign=1)
+        m_head = [conv(3, n_feats, kernel_size)]
+        m_body = [EdsrResBlock(conv, n_feats, kernel_size, act=act, res_scale=0.1) for _ in range(n_resblocks)]
+        m_body.append(conv(n_feats, n_feats, kernel_size))
+        m_tail = [EdsrUpsampler(conv, scale, n_feats, act=False), conv(n_feats, 3, kernel_size)]
+        self.head = nn.Sequential(*m_head)
+        self.body = nn.Sequential(*m_body)
+        self.tail = nn.Sequential(*m_tail)
+
+    def forward(self, x):
+        x = self.sub_mean(x)
+        x = self.head(x)
+        res = self.body(x)
+        res += x
+        x = self.tail(res)
+        x = self.add_mean(x)
         return x
 
 

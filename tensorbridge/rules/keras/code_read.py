@@ -214,6 +214,20 @@ C.layer(f"{K}Dense", "Dense", "units activation=None use_bias=True kernel_initia
         read=_dense, to_ir=DENSE_WEIGHTS.to_ir)
 
 
+def _time_distributed(a):
+    """layers.TimeDistributed(Dense(...)): a dense layer on every step is the dense layer itself (it takes the last
+    axis whatever the rank); other wrapped layers are refused."""
+    inner = a["layer"]
+    if not isinstance(inner, OpCall) or inner.op != "Dense":
+        raise Refused("TimeDistributed over a layer other than Dense (not translated)")
+    return inner
+
+
+#: its op is the wrapped Dense's: the same weights, by the same names
+C.layer(f"{K}TimeDistributed", "Dense", f"layer {BASE}", read=_time_distributed, to_ir=DENSE_WEIGHTS.to_ir,
+        layer_arguments=("layer",))
+
+
 def _affine(a) -> dict:
     center, scale = known(a["center"]), known(a["scale"])
     if NOT_LITERAL in (center, scale):
