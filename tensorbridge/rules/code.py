@@ -631,6 +631,13 @@ def softmax_axis(call: OpCall):
     return call.attrs["axis"]
 
 
+def cast_first(c: OpCall, cast: Callable) -> ast.expr:
+    """The op's input, cast first when the op carries a dtype to compute in (`softmax(x, dtype=...)`): `cast(x,
+    dtype)` is the target's cast."""
+    dtype = c.attrs.get("dtype")
+    return c.inputs[0] if known(dtype) is None else cast(c.inputs[0], dtype)
+
+
 def pairs(value, n: int):
     """An int-or-tuple argument as an n-tuple when it is a literal, else NOT_LITERAL."""
     v = known(value)

@@ -2199,6 +2199,7 @@ CASES = [
     ("ScaledOutputLinear", (4, 3), (2, 4)),
     ("CheckpointedBlocks", (), (2, 8)),
     ("EDSR", (), (1, 3, 6, 6)),
+    ("LlamaAttention", (), [(2, 5, 16), (2, 5, 4), (2, 5, 4)]),
 ]
 
 
@@ -4586,6 +4587,68 @@ class EDSR(nn.Module):
         x = self.tail(res)
         x = self.add_mean(x)
         return x
+
+
+
+# transformers' Llama attention as modeling_llama.py writes it (the rotary cos and sin passed as inputs)
+def apply_rotary_pos_emb(q, k, cos, sin, position_ids=None, unsqueeze_dim=1):
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    q_embed = (q * cos) + (llama_rotate_half(q) * sin)
+    k_embed = (k * cos) + (llama_rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states: torch.Tensor, n_rep: int) -> torch.Tensor:
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+class LlamaAttention(nn.Module):
+    """transformers' Llama attention: grouped key-value heads repeated, rotary position embedding, the softmax
+    computed in float32."""
+
+    def __init__(self, hidden_size=16, num_attention_heads=4, num_key_value_heads=2, attention_dropout=0.0):
+        super().__init__()
+        self.head_dim = hidden_size // num_attention_heads
+        self.num_key_value_groups = num_attention_heads // num_key_value_heads
+        self.scaling = self.head_dim**-0.5
+        self.attention_dropout = attention_dropout
+        self.is_causal = True
+        self.q_proj = nn.Linear(hidden_size, num_attention_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden_size, num_key_value_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(num_attention_heads * self.head_dim, hidden_size, bias=False)
+
+    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
+                attention_mask=None):
+        input_shape = hidden_states.shape[:-1]
+        hidden_shape = (*input_shape, -1, self.head_dim)
+
+        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+
+        attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) * self.scaling
+        if attention_mask is not None:
+            causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+            attn_weights = attn_weights + causal_mask
+
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+        attn_weights = nn.functional.dropout(attn_weights, p=self.attention_dropout, training=self.training)
+        attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(*input_shape, -1).contiguous()
+        attn_output = self.o_proj(attn_output)
+        return attn_output, attn_weights
 
 
 REFUSED = [

@@ -23,6 +23,7 @@ from tensorbridge.rules.code import (
     Renamed,
     TargetSkeleton,
     WeightPort,
+    cast_first,
     definition,
     keywords,
     known,
@@ -366,8 +367,9 @@ for _op, _fn_name in (("Rsqrt", "jax.lax.rsqrt"), ("Erf", "jax.scipy.special.erf
 C.writes_call("Elu", "nnx.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "nnx.leaky_relu", negative_slope="alpha")
 C.writes("Gelu", "nnx.gelu")(lambda c: P.call("nnx.gelu", c.inputs[0], **_gelu_keywords(c)))
-C.writes("Softmax", "nnx.softmax")(lambda c: P.call("nnx.softmax", c.inputs[0], axis=softmax_axis(c)))
-C.writes("LogSoftmax", "nnx.log_softmax")(lambda c: P.call("nnx.log_softmax", c.inputs[0], axis=softmax_axis(c)))
+for _op, _fn_name in (("Softmax", "nnx.softmax"), ("LogSoftmax", "nnx.log_softmax")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, cast_first(c, lambda x, d: P.call("jnp.astype", x, d)),
+                                                        axis=softmax_axis(c)))
 C.writes("MaxPool", "nnx.max_pool")(lambda c: P.call(_pool("MaxPool", c.attrs), c.inputs[0]))
 C.writes("AveragePool", "nnx.avg_pool")(lambda c: P.call(_pool("AveragePool", c.attrs), c.inputs[0]))
 C.writes("Resize", "jax.image.resize")(lambda c: _upsampled(c.inputs[0], c.attrs))

@@ -21,6 +21,7 @@ from tensorbridge.rules.code import (
     Renamed,
     TargetSkeleton,
     WeightPort,
+    cast_first,
     definition,
     keywords,
     known,
@@ -390,8 +391,9 @@ def _gelu(c):
     return P.call("ops.gelu", c.inputs[0], **({"approximate": False} if approximate == "none" else {}))
 
 
-C.writes("Softmax", "ops.softmax")(lambda c: P.call("ops.softmax", c.inputs[0], axis=softmax_axis(c)))
-C.writes("LogSoftmax", "ops.log_softmax")(lambda c: P.call("ops.log_softmax", c.inputs[0], axis=softmax_axis(c)))
+for _op, _fn_name in (("Softmax", "ops.softmax"), ("LogSoftmax", "ops.log_softmax")):
+    C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, cast_first(c, lambda x, d: P.call("ops.cast", x, d)),
+                                                        axis=softmax_axis(c)))
 @C.writes("Resize", "ops.repeat")
 def _resize(c):
     a = c.attrs

@@ -444,14 +444,11 @@ _fn(f"{F}leaky_relu", "LeakyRelu", "input negative_slope=0.01 inplace=False", al
 _fn(f"{F}softplus", "Softplus", "input beta=1.0 threshold=20.0", check=lambda a: only(a, beta=1.0))
 
 
-def _no_dtype(a):
-    only(a, dtype=None)
-
-
-_fn(f"{F}softmax", "Softmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", check=_no_dtype)
-_fn(f"{F}log_softmax", "LogSoftmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", check=_no_dtype)
-_fn("torch.softmax Tensor.softmax", "Softmax", "input dim dtype=None", axis="dim", check=_no_dtype)
-_fn("torch.log_softmax Tensor.log_softmax", "LogSoftmax", "input dim dtype=None", axis="dim", check=_no_dtype)
+# `dtype=`: the input cast to it first (transformers' `softmax(w, dim=-1, dtype=torch.float32)`)
+_fn(f"{F}softmax", "Softmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", dtype="dtype")
+_fn(f"{F}log_softmax", "LogSoftmax", "input dim=None _stacklevel=3 dtype=None", axis="dim", dtype="dtype")
+_fn("torch.softmax Tensor.softmax", "Softmax", "input dim dtype=None", axis="dim", dtype="dtype")
+_fn("torch.log_softmax Tensor.log_softmax", "LogSoftmax", "input dim dtype=None", axis="dim", dtype="dtype")
 _fn("torch.cat torch.concat torch.concatenate", "Concat", "tensors dim=0", inputs="tensors", axis="dim")
 _fn("torch.stack", "Stack", "tensors dim=0", inputs="tensors", axis="dim")
 
