@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import sys
 from dataclasses import dataclass, field
 
 from tensorbridge.codegen import pyast as P
@@ -56,6 +57,9 @@ CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
                       "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type"})
+#: libraries besides Python's own whose functions model code may call in any framework: they take every
+#: framework's tensors (einops) or plain values
+PORTABLE_LIBRARIES = frozenset({"einops", "numpy", "math"})
 #: what a layer container has itself, so that `d.items` is never an entry named "items" (nn.ModuleDict's lookup)
 CONTAINER_ATTRIBUTES = frozenset({"items", "keys", "values", "update", "pop", "clear", "get", "training", "forward",
                                   "append", "extend", "insert", "add_module", "parameters", "modules", "children",
@@ -1486,8 +1490,12 @@ class Translator:
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:
             self._block(node, f"call of {func.id}", "not defined in this module nor imported from a known place")
         library = self.imports.path(func)
-        if library is not None and library.split(".")[0] in (OTHER_FRAMEWORKS | FRAMEWORK_ROOTS) - self.roots:
+        root = library.split(".")[0] if library else None
+        if root in (OTHER_FRAMEWORKS | FRAMEWORK_ROOTS) - self.roots:
             self._block(node, library, "a function of another framework than the source's (not translated)")
+        elif root is not None and root not in PORTABLE_LIBRARIES and root not in sys.stdlib_module_names:
+            self._block(node, library, f"a function of {root}, a library written for one framework's tensors "
+                                       "(not translated)")
         if library is not None:  # a library's function (einops): it takes tensors, not weights
             args = ([self._weight_value(a, info) for a in args[0]],
                     [ast.keyword(k.arg, self._weight_value(k.value, info)) for k in args[1]])

@@ -4716,4 +4716,8 @@ REFUSED = [
     (HEADER + "from transformers.activations import ACT2FN\n\n\nclass QuickAct(nn.Module):\n"
      "    def __init__(self):\n        super().__init__()\n        self.act = ACT2FN['quick_gelu']\n\n"
      "    def forward(self, x):\n        return self.act(x)\n", "'quick_gelu'"),
+    (HEADER + "from transformers.pytorch_utils import apply_chunking_to_forward\n\n\nclass Chunked(nn.Module):\n"
+     "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+     "    def forward(self, x):\n        return apply_chunking_to_forward(self.fc, 0, 1, x)\n",
+     "a library written for one framework's tensors"),
 ]
