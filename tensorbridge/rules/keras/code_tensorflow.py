@@ -56,8 +56,14 @@ _fn(_paths("squeeze"), "Squeeze", "input axis=None name=None", inputs="input", a
 _fn(_paths("cast"), "Cast", "x dtype name=None", to="dtype")
 _fn(_paths("shape"), "Shape", "input out_type=None name=None", inputs="input", returns="python", index=None,
     check=lambda a: only(a, out_type=None))
+def _both_branches(a) -> None:
+    """tf.where(condition) alone gives the indices where it holds: a result whose size depends on the data."""
+    if known(a["x"]) is None or known(a["y"]) is None:
+        raise Refused("tf.where(condition) without x and y (its result's size depends on the data)")
+
+
 _fn(_paths("where"), "Where", "condition x=None y=None name=None", inputs="condition x y",
-    check=lambda a: None if known(a["x"]) is not None and known(a["y"]) is not None else _one_argument_where())
+    check=_both_branches)
 _fn(_paths("clip_by_value"), "Clip", "t clip_value_min clip_value_max name=None", inputs="t",
     min="clip_value_min", max="clip_value_max")
 _fn(_paths("tile"), "Tile", "input multiples name=None", inputs="input", repeats="multiples")
@@ -79,7 +85,3 @@ def _split(a):
 
 C.function(_paths("split"), "Split", "value num_or_size_splits axis=0 num=None name=None", read=_split,
            returns="tensors")
-
-
-def _one_argument_where():
-    raise Refused("tf.where(condition) without x and y (its result's size depends on the data)")
