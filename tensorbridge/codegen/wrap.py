@@ -111,8 +111,8 @@ def _expr(node: ast.expr, indent: int, width: int, column: int) -> str:
         return _bracketed(node.elts, *brackets, indent, width, trailing_single=single)
     if isinstance(node, ast.Dict) and node.keys:
         return _bracketed(list(zip(node.keys, node.values)), "{", "}", indent, width, trailing_single=False)
-    if isinstance(node, ast.Subscript):  # `{...}[key]`: the value broken, its index after the closing bracket
-        index = "[" + ast.unparse(node.slice) + "]"
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict):  # `{...}[key]`: the dict broken
+        index = flat[len(ast.unparse(node.value)):]  # `[key]` as written after the dict
         return _expr(node.value, indent, width - len(index), column) + index
     if indent + INDENT + len(flat) <= width:  # an operator expression: parenthesised on its own line
         return f"(\n{' ' * (indent + INDENT)}{flat}\n{' ' * indent})"
