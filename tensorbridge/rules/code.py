@@ -257,9 +257,11 @@ class SourceSkeleton:
     #: classes whose instances a layer keeps for training only (Keras' metrics, a seed generator): left out of
     #: `__init__`, refused where what the layer computes reads them (random draws ignore their seed argument)
     bookkeeping: frozenset = frozenset()
-    #: functions calling their first argument on the others, computing what that call computes (gradient
-    #: checkpointing saves memory by computing again while training): the call itself
-    function_appliers: frozenset = frozenset()
+    #: functions calling their first argument on the next n positional arguments (None: all of them), which they
+    #: compute -> n: gradient checkpointing (`checkpoint(block, x)`, which computes again while training to save
+    #: memory) and `nn.parallel.data_parallel(layer, x, ...)` (on several devices; the same in evaluation mode, while
+    #: training a batch norm normalises each device's share of the batch): the call itself
+    appliers: dict = field(default_factory=dict)
     #: decorators that change how a function is compiled or exported, never what it computes: left out (noted)
     neutral_decorators: frozenset = frozenset()
     #: calls without arguments asking about compilation or export (`torch.jit.is_scripting()`) -> their value when
@@ -268,10 +270,6 @@ class SourceSkeleton:
     #: decorators after which a function's results carry no gradient (`torch.no_grad()`): its tensors returned
     #: with gradients stopped
     no_grad_decorators: frozenset = frozenset()
-    #: functions that run a layer (first argument) on an input (second) on several devices and gather the output
-    #: (`nn.parallel.data_parallel`): the layer's call, which they compute (in evaluation mode exactly; while
-    #: training, a batch norm normalises each device's share of the batch)
-    layer_appliers: frozenset = frozenset()
     #: classes whose instances name a device (`torch.device`): a module-level one is not kept, as targets that
     #: place arrays themselves write every device as None
     device_classes: frozenset = frozenset()

@@ -140,10 +140,12 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("Rank", fn("ndim"))(lambda c: P.call(fn("ndim"), c.inputs[0]))
     table.writes("DType", "(the array's .dtype)")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
 
-    @table.writes("FInfo", "np.finfo" if ns == "ops" else fn("finfo"))
+    finfo = "np.finfo" if ns == "ops" else fn("finfo")  # keras.ops has none: NumPy's
+
+    @table.writes("FInfo", finfo)
     def _finfo(c):  # Keras names a tensor's dtype by its backend's class (tf.float32): NumPy takes Keras' name
         dtype = c.inputs[0] if ns != "ops" else P.call("keras.backend.standardize_dtype", c.inputs[0])
-        return P.call("np.finfo" if ns == "ops" else fn("finfo"), dtype)
+        return P.call(finfo, dtype)
     table.writes("Tril", fn("tril"))(lambda c: P.call(fn("tril"), c.inputs[0], **keywords(k=(c.attrs["k"], 0))))
     table.writes("Expand", fn("broadcast_to"))(
         lambda c: P.call(fn("broadcast_to"), c.inputs[0], expanded_shape(c.inputs[0], c.attrs["sizes"], shape)))

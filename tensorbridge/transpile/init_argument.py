@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from tensorbridge.codegen import pyast as P
+from tensorbridge.transpile.syntax import is_super
 
 
 def thread(body: list[ast.stmt], argument: str, annotation: str, forward: str) -> list[ast.FunctionDef]:
@@ -31,7 +32,7 @@ def thread(body: list[ast.stmt], argument: str, annotation: str, forward: str) -
         if isinstance(f, ast.Attribute) and owner is not None:
             if isinstance(f.value, ast.Name) and f.value.id == "self":
                 return method(owner, f.attr)
-            if f.attr == "__init__" and _is_super(f.value):
+            if f.attr == "__init__" and is_super(f.value):
                 return method(bases.get(owner), "__init__")
         return None
 
@@ -57,7 +58,3 @@ def thread(body: list[ast.stmt], argument: str, annotation: str, forward: str) -
         fn.args.kwonlyargs.append(ast.arg(argument, P.name(annotation)))
         fn.args.kw_defaults.append(None)
     return refused
-
-
-def _is_super(node) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"

@@ -13,6 +13,7 @@ import re
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.code import REQUIRED
+from tensorbridge.transpile.syntax import is_self_attr, is_super_call
 
 
 def held_layer_name(base_class: str) -> str:
@@ -20,22 +21,20 @@ def held_layer_name(base_class: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", base_class).lower()
 
 
-def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: tuple, reads: set,
+def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: str, call: list, reads: set,
                       base_options: bool) -> str | None:
     """Rewrite `cls` (deriving from the layer class `base`) to hold that layer: its `__init__` builds it (one is
     written taking `params`, (name, default) pairs, when the class has none), `super().<forward>(...)` calls it
-    (`forward`: the forward method's name and the layer's call parameters, for the forward method written when the
-    class has none), and `self.<a>` for each attribute `a` in `reads` the class does not set itself reads it;
-    `**kwargs` passed to the parent stay with the base when `base_options` (see SourceSkeleton.base_options).
-    Returns why it cannot (the class sets the held layer's attribute name, or its __init__ does not call the
-    parent's)."""
-    forward, call = forward
+    (a `forward` method taking the layer's `call` parameters is written when the class has none), and `self.<a>`
+    for each attribute `a` in `reads` the class does not set itself reads it; `**kwargs` passed to the parent stay
+    with the base when `base_options` (see SourceSkeleton.base_options). Returns why it cannot (the class sets
+    the held layer's attribute name, or its __init__ does not call the parent's)."""
     name = held_layer_name(ast.unparse(base).split(".")[-1])
-    own = {t.attr for n in ast.walk(cls) for t in _targets(n) if _is_self_attr(t)}
+    own = {t.attr for n in ast.walk(cls) for t in _targets(n) if is_self_attr(t)}
     methods = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
     if name in own | methods:
         return f"the class sets self.{name}, the name of the layer it derives from"
-    called = {n.func.attr for n in ast.walk(cls) if isinstance(n, ast.Call) and _is_self_attr(n.func)}
+    called = {n.func.attr for n in ast.walk(cls) if isinstance(n, ast.Call) and is_self_attr(n.func)}
     hooks = methods - {"__init__", forward} - called
     if hooks:  # methods of the parent the class overrides for the parent's own code to call (`_conv_forward`)
         return f"it overrides {', '.join(sorted(hooks))}, which the parent layer's code calls (not translated)"
@@ -45,7 +44,7 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
         cls.body.insert(_after_docstring(cls), init)
     held = P.assign_attr(f"self.{name}", ast.Call(base, [], []))
     for i, stmt in enumerate(init.body):
-        if isinstance(stmt, ast.Expr) and _is_super_call(stmt.value, "__init__"):
+        if isinstance(stmt, ast.Expr) and is_super_call(stmt.value, "__init__"):
             options = [k for k in stmt.value.keywords if k.arg is None and base_options]
             held.value.args = stmt.value.args
             held.value.keywords = [k for k in stmt.value.keywords if k not in options]
@@ -61,21 +60,24 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
     return None
 
 
-def _init(params: list) -> ast.FunctionDef:
-    """`def __init__(self, <params>): super().__init__(<params by name>)`."""
+def _method(name: str, params: list, body: ast.stmt) -> ast.FunctionDef:
+    """`def <name>(self, <params>): <body>`, `params` (name, default) pairs."""
     args = ast.arguments([], [ast.arg("self"), *[ast.arg(p) for p, _ in params]], None, [], [], None,
                          [P.lit(d) for _, d in params if d is not REQUIRED])
+    return ast.FunctionDef(name, args, [body], [], None, lineno=0)
+
+
+def _init(params: list) -> ast.FunctionDef:
+    """`def __init__(self, <params>): super().__init__(<params by name>)`."""
     call = ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__", ast.Load()), [],
                     [ast.keyword(p, ast.Name(p, ast.Load())) for p, _ in params])
-    return ast.FunctionDef("__init__", args, [ast.Expr(call)], [], None, lineno=0)
+    return _method("__init__", params, ast.Expr(call))
 
 
 def _forward(method: str, params: list, held: str) -> ast.FunctionDef:
     """`def <method>(self, <params>): return self.<held>(<params>)`."""
-    args = ast.arguments([], [ast.arg("self"), *[ast.arg(p) for p, _ in params]], None, [], [], None,
-                         [P.lit(d) for _, d in params if d is not REQUIRED])
-    call = ast.Call(P.name(f"self.{held}"), [ast.Name(p, ast.Load()) for p, _ in params], [])
-    return ast.FunctionDef(method, args, [ast.Return(call)], [], None, lineno=0)
+    return _method(method, params, ast.Return(ast.Call(P.name(f"self.{held}"),
+                                                       [ast.Name(p, ast.Load()) for p, _ in params], [])))
 
 
 class _Redirect(ast.NodeTransformer):
@@ -89,26 +91,15 @@ class _Redirect(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        if _is_super_call(node, self.forward):
+        if is_super_call(node, self.forward):
             return ast.copy_location(ast.Call(self._held(), node.args, node.keywords), node)
         return node
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if _is_self_attr(node) and node.attr in self.reads and isinstance(node.ctx, ast.Load):
+        if is_self_attr(node) and node.attr in self.reads and isinstance(node.ctx, ast.Load):
             return ast.copy_location(ast.Attribute(self._held(), node.attr, ast.Load()), node)
         return node
-
-
-def _is_super_call(node, method: str) -> bool:
-    """`super().<method>(...)` or `super(Cls, self).<method>(...)`."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method and \
-        isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) and \
-        node.func.value.func.id == "super"
-
-
-def _is_self_attr(node) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _targets(node) -> list:

@@ -43,6 +43,7 @@ from tensorbridge.rules.code import (
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
+from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
 ARRAY = "array"  # a NumPy array the source computes (`np.concatenate(...)` in a helper)
@@ -157,15 +158,22 @@ class Translator:
         #: (see _layer_class)
         self.factories: dict[str, ast.FunctionDef] = {}
         self.devices: set[str] = set()  # module-level names bound to a device (`device = torch.device(...)`)
+        #: the module's classes and functions by name (the first of a name), and the names its classes derive from
+        self.definitions: dict[str, ast.stmt] = {}
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.ClassDef, ast.FunctionDef)):
+                self.definitions.setdefault(stmt.name, stmt)
+        self.subclassed = {b.id for c in self.tree.body if isinstance(c, ast.ClassDef) for b in c.bases
+                           if isinstance(b, ast.Name)}
 
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
         """The translated module body and the model class names."""
         wanted = _reachable(self.tree, only) if only is not None else None
         for stmt in self.tree.body:
-            if isinstance(stmt, ast.ClassDef) and self._parent_layer(stmt) is not None and (
-                    wanted is None or stmt.name in wanted):
-                self._hold_parent_layer(stmt, self._parent_layer(stmt))
+            parent = self._parent_layer(stmt) if isinstance(stmt, ast.ClassDef) else None
+            if parent is not None and (wanted is None or stmt.name in wanted):
+                self._hold_parent_layer(stmt, parent)
             if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
                 self.classes[stmt.name] = ClassInfo(stmt.name)
             elif isinstance(stmt, ast.FunctionDef):
@@ -216,8 +224,9 @@ class Translator:
             return False
         if node.id in self.classes:
             return True
-        fn = next((f for f in self.tree.body if isinstance(f, ast.FunctionDef) and f.name == node.id), None)
-        returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)] if fn is not None else []
+        fn = self.definitions.get(node.id)
+        returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)] if isinstance(fn, ast.FunctionDef) \
+            else []
         return bool(returns) and all(isinstance(r, ast.Call) and (
             self.layers.find(self.imports.path(r.func)) is not None or
             isinstance(r.func, ast.Name) and r.func.id in self.classes) for r in returns)
@@ -250,14 +259,19 @@ class Translator:
     def _init_of(self, class_name: str):
         """The `__init__` of the module's class, or of the nearest of its bases in the module that has one."""
         while class_name is not None:
-            cls = next((c for c in self.tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None)
-            if cls is None:
-                return None
-            init = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+            init = self._own_method(class_name, "__init__")
             if init is not None:
                 return init
-            class_name = next((b.id for b in cls.bases if isinstance(b, ast.Name) and b.id in self.classes), None)
+            cls = self.definitions.get(class_name)
+            class_name = next((b.id for b in cls.bases if isinstance(b, ast.Name) and b.id in self.classes),
+                              None) if isinstance(cls, ast.ClassDef) else None
         return None
+
+    def _own_method(self, class_name: str | None, method: str) -> ast.FunctionDef | None:
+        """The method `method` that the module's class `class_name` defines itself, else None."""
+        cls = self.definitions.get(class_name)
+        return next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == method),
+                    None) if isinstance(cls, ast.ClassDef) else None
 
     def _parent_layer(self, cls: ast.ClassDef):
         """The framework layer class `cls` derives from (`class LayerNorm(nn.LayerNorm)`), else None."""
@@ -276,7 +290,7 @@ class Translator:
         reads = {n for n, _ in row.signature.params} | {
             a for attributes in [*table.weight_attributes.values(), *table.config_attributes.values()]
             for a in attributes}
-        why = hold_parent_layer(cls, cls.bases[0], params, (self.src.forward, row.call.params), reads,
+        why = hold_parent_layer(cls, cls.bases[0], params, self.src.forward, row.call.params, reads,
                                 self.src.base_options)
         if why is not None:
             self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})", why)
@@ -377,9 +391,8 @@ class Translator:
                 out = self._plain(stmt)
                 if out is not None:
                     body.append(out)
-        derived = any(isinstance(b, ast.Name) and b.id == cls.name for c in self.tree.body
-                      if isinstance(c, ast.ClassDef) for b in c.bases)  # a base class the others complete
-        if self.src.forward not in methods and not info.own_base and not info.sequential and not derived:
+        if self.src.forward not in methods and not info.own_base and not info.sequential and \
+                cls.name not in self.subclassed:  # a base class the others complete needs none
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
@@ -394,7 +407,7 @@ class Translator:
             _call_base_init(body)
         if self.dst.traced_forward:
             self._check_state_read_back(cls, info, init_only)
-        for n in (n for f in body for n in ast.walk(f) if _is_self_attr(n) and n.attr in info.dropped):
+        for n in (n for f in body for n in ast.walk(f) if is_self_attr(n) and n.attr in info.dropped):
             self._block(n, f"self.{n.attr}", "training bookkeeping (a metric, a seed generator) used in what the "
                                              "layer computes")
             break
@@ -445,7 +458,7 @@ class Translator:
         init = next((f for f in body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
         for attr in sorted(info.weights_read):
             at = next((i for i, st in enumerate(init.body if init else []) if isinstance(st, ast.Assign) and
-                       _is_self_attr(st.targets[0]) and st.targets[0].attr == attr), None)
+                       is_self_attr(st.targets[0]) and st.targets[0].attr == attr), None)
             try:
                 if at is None:
                     raise Refused("its weights are read, but it is not made in __init__'s own statements")
@@ -578,15 +591,15 @@ class Translator:
                 return [stmt]
             if self._is_init_only(stmt.value, scope, info):
                 return []
-            if _is_super_init(stmt.value) and info is not None and info.sequential:
+            if is_super_call(stmt.value, "__init__") and info is not None and info.sequential:
                 return [self._sequential_init(stmt.value, scope, info)]
-            if _is_super_init(stmt.value) and not (info is not None and info.own_base):
+            if is_super_call(stmt.value, "__init__") and not (info is not None and info.own_base):
                 return [ast.Expr(ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__",
                                                         ast.Load()), [], []))]
             if scope.mode == "init" and _method_name(stmt.value) == "register_buffer":
                 return self._buffer(stmt.value, scope, info)
             if scope.mode == "init" and _method_name(stmt.value) == "register_parameter" and \
-                    _is_self_attr(stmt.value.func):
+                    is_self_attr(stmt.value.func):
                 return self._registered_parameter(stmt.value, scope, info)
             inplace = self._inplace_statement(stmt, scope, info)
             if inplace is not None:
@@ -698,9 +711,9 @@ class Translator:
         if scope.mode == "init" and info is not None and isinstance(call.func, ast.Attribute) and \
                 _is_inplace_method(call.func.attr):
             root = call.func.value
-            while isinstance(root, ast.Attribute) and not _is_self_attr(root):
+            while isinstance(root, ast.Attribute) and not is_self_attr(root):
                 root = root.value
-            if _is_self_attr(root) and root is not call.func.value and \
+            if is_self_attr(root) and root is not call.func.value and \
                     info.attrs.get(root.attr) in (MODULE, OWN, MODULES):
                 self._skip_initialisation(call, f"{ast.unparse(call.func)}(...)")
                 return True
@@ -709,7 +722,7 @@ class Translator:
             self._skip_initialisation(call, f"{ast.unparse(call.func)}(...)")
             return True
         name = _method_name(call)
-        if _is_self_attr(call.func) and (name in INIT_METHODS or name == "apply"):
+        if is_self_attr(call.func) and (name in INIT_METHODS or name == "apply"):
             self._skip_initialisation(call, f"self.{name}(...)")
             return True
         return False
@@ -735,7 +748,7 @@ class Translator:
             self._block(stmt, "chained assignment", "not translated")
             return []
         target = stmt.targets[0]
-        if isinstance(target, ast.Attribute) and _is_self_attr(target.value) and info is not None and \
+        if isinstance(target, ast.Attribute) and is_self_attr(target.value) and info is not None and \
                 info.attrs.get(target.value.attr) in (MODULE, MODULES, OWN):
             self._block(stmt, f"assignment to self.{target.value.attr}.{target.attr}",
                         "setting a layer's weight or attribute (weight tying by assignment) is not translated")
@@ -749,15 +762,15 @@ class Translator:
         if scope.mode == "init" and isinstance(target, ast.Name) and self._draws_key(stmt.value):
             scope.kinds[target.id] = KEY  # `key = rngs.params()`: only an initial value's key (never translated)
             return []
-        if scope.mode == "init" and _is_self_attr(target) and info is not None and isinstance(stmt.value, ast.Call) \
+        if scope.mode == "init" and is_self_attr(target) and info is not None and isinstance(stmt.value, ast.Call) \
                 and _under(self._framework_path(stmt.value.func) or "", self.src.bookkeeping):
             self.notes.append(f"line {stmt.lineno}: self.{target.attr} = {ast.unparse(stmt.value.func)}(...) "
                               "(bookkeeping, not what the layer computes) is not translated")
             info.dropped.add(target.attr)
             return []
-        if scope.mode == "init" and _is_self_attr(target) and self._is_parameter(stmt.value):
+        if scope.mode == "init" and is_self_attr(target) and self._is_parameter(stmt.value):
             return self._parameter(target, stmt.value, scope, info)
-        if scope.mode == "init" and _is_self_attr(target) and isinstance(stmt.value, ast.IfExp) and \
+        if scope.mode == "init" and is_self_attr(target) and isinstance(stmt.value, ast.IfExp) and \
                 any(self._is_parameter(b) for b in (stmt.value.body, stmt.value.orelse)):
             return self._optional_parameter(target, stmt.value, scope, info)
         value, kind = self.expr(stmt.value, scope, info)
@@ -770,7 +783,7 @@ class Translator:
             if kind in (MODULE, OWN, MODULES):
                 self._fill_container(target.value, info)
             return [ast.Assign([target], value, lineno=stmt.lineno)]
-        if _is_self_attr(target) and info is not None:
+        if is_self_attr(target) and info is not None:
             passed = isinstance(stmt.value, ast.Name) and stmt.value.id in scope.arguments
             if kind == TENSOR and self._init_tensors(scope) and not passed:  # a tensor made here: a constant
                 value = self.dst.constant(value)
@@ -807,7 +820,7 @@ class Translator:
             return [out]
         names = [n for n in _names(target) if n != "self"]
         if scope.mode == "init" and isinstance(target, ast.Name) and kind in (TENSOR, ARRAY) and not any(
-                isinstance(n, ast.Call) and _is_self_attr(n.func) for n in ast.walk(stmt.value)):
+                isinstance(n, ast.Call) and is_self_attr(n.func) for n in ast.walk(stmt.value)):
             scope.folded.add(target.id)  # a constant's part that nothing reads (once initialisation is left out)
         if isinstance(target, ast.Name):  # a name bound to an integer tensor (`steps = torch.arange(n)`)
             (scope.integers.add if _is_integer_tensor(value, scope) else scope.integers.discard)(target.id)
@@ -817,7 +830,7 @@ class Translator:
             else:
                 scope.entries.pop(target.id, None)
         if scope.mode != "init" and info is not None:  # `x, self.attn = attention(...)`
-            for attr in [t.attr for t in ast.walk(target) if _is_self_attr(t)]:
+            for attr in [t.attr for t in ast.walk(target) if is_self_attr(t)]:
                 self._set_in_forward(stmt, attr, info, kind)
         if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
             scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
@@ -855,9 +868,7 @@ class Translator:
 
     def _forward_parameters(self, class_name: str | None) -> list | None:
         """The parameter names (after self) of the forward method of the module's class `class_name`."""
-        cls = next((c for c in self.tree.body if isinstance(c, ast.ClassDef) and c.name == class_name), None)
-        forward = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == self.src.forward),
-                       None) if cls is not None else None
+        forward = self._own_method(class_name, self.src.forward)
         return [a.arg for a in forward.args.args[1:]] if forward is not None else None
 
     @staticmethod
@@ -887,7 +898,7 @@ class Translator:
     def _freeze(self, loop: ast.For, layer: ast.expr, flag: bool, scope: Scope, info) -> list[ast.stmt]:
         """Whether a layer's weights train, set for all of them: the target's flag, or a note where it has none."""
         written, kind = self.expr(layer, scope, info)
-        if kind not in (MODULE, OWN) and not _is_self(layer):
+        if kind not in (MODULE, OWN) and not is_self(layer):
             self._block(loop, ast.unparse(loop.iter), "the parameters of something other than a layer")
             return []
         if self.dst.trainable_attribute is None:
@@ -906,9 +917,9 @@ class Translator:
         if not (isinstance(target, ast.Attribute) and target.attr == self.src.weight_values):
             return False
         root = target.value
-        while isinstance(root, ast.Attribute) and not _is_self_attr(root):
+        while isinstance(root, ast.Attribute) and not is_self_attr(root):
             root = root.value
-        return info is not None and _is_self_attr(root) and info.attrs.get(root.attr) in (MODULE, OWN, MODULES)
+        return info is not None and is_self_attr(root) and info.attrs.get(root.attr) in (MODULE, OWN, MODULES)
 
     def _draws_key(self, value) -> bool:
         """`rngs.params()` / `rngs()`: a random key from the constructor argument every layer takes (NNX)."""
@@ -937,7 +948,7 @@ class Translator:
             if not isinstance(m, ast.FunctionDef) or m.name in init_only:
                 continue
             for n in ast.walk(m):
-                if _is_self_attr(n) and n.attr in info.forward_tensors and isinstance(n.ctx, ast.Load):
+                if is_self_attr(n) and n.attr in info.forward_tensors and isinstance(n.ctx, ast.Load):
                     self._block(n, f"self.{n.attr} set and read in the forward pass",
                                 f"{self.target.framework} runs it on symbolic values to build the model; a value it "
                                 "keeps there is out of scope when a later call reads it")
@@ -994,13 +1005,13 @@ class Translator:
     def _is_parameter(self, value) -> bool:
         if not isinstance(value, ast.Call):
             return False
-        if self.src.weight_method is not None and _is_self_attr(value.func) and \
+        if self.src.weight_method is not None and is_self_attr(value.func) and \
                 value.func.attr == self.src.weight_method:
             return True
         return self.imports.path(value.func) in self.src.parameter_classes
 
     def _parameter(self, target, call: ast.Call, scope, info, trainable=None) -> list[ast.stmt]:
-        if _method_name(call) == self.src.weight_method and _is_self_attr(call.func):
+        if _method_name(call) == self.src.weight_method and is_self_attr(call.func):
             return self._added_weight(target, call, scope, info)
         trainable = self._trainable(call, trainable)
         data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("data", "value")),
@@ -1298,7 +1309,7 @@ class Translator:
         if path:
             self._block(node, path, "no translation for this framework attribute")
             return node, UNKNOWN
-        if _is_self(node.value):
+        if is_self(node.value):
             if node.attr == "training" and info is not None and scope.mode == "forward" and \
                     self.src.training_parameter is None:
                 return self._training_flag(node, info), PYTHON
@@ -1306,7 +1317,7 @@ class Translator:
                 return (_with_entries(node, info.entries[node.attr]) if node.attr in info.entries else node), \
                     info.attrs[node.attr]
             return node, UNKNOWN
-        if _is_self_attr(node.value) and info is not None and node.value.attr in info.written_layers:
+        if is_self_attr(node.value) and info is not None and node.value.attr in info.written_layers:
             return self._layer_weight(node, *info.written_layers[node.value.attr], info)
         value, kind = self._expr(node.value, scope, info)
         entries = getattr(value, "entry_kinds", None) or {}
@@ -1406,10 +1417,11 @@ class Translator:
         if path == "copy.deepcopy" and self.dst.deep_copy is not None and len(node.args) == 1:
             value, kind = self._expr(node.args[0], scope, info)
             return ast.Call(P.name(self.dst.deep_copy), [value], []), kind
-        if path in self.src.layer_appliers and len(node.args) >= 2 and not isinstance(node.args[1], ast.Tuple):
-            return self._expr(ast.Call(node.args[0], [node.args[1]], [], lineno=node.lineno), scope, info)
-        if path in self.src.function_appliers and node.args:  # `checkpoint(block, x, use_reentrant=False)`
-            return self._expr(ast.Call(node.args[0], node.args[1:], [], lineno=node.lineno), scope, info)
+        if path in self.src.appliers and node.args:  # `checkpoint(block, x)`, `data_parallel(self.main, x, ids)`
+            count = self.src.appliers[path]
+            given = node.args[1:] if count is None else node.args[1:1 + count]
+            if count is None or len(given) == count and not any(isinstance(a, ast.Tuple) for a in given):
+                return self._expr(ast.Call(node.args[0], given, [], lineno=node.lineno), scope, info)
         if path in self.src.constant_calls and not node.args and not node.keywords:
             return ast.Constant(self.src.constant_calls[path]), PYTHON
         if path is not None and _under(path, self.roots):
@@ -1422,39 +1434,39 @@ class Translator:
                 self._check_mode_arguments(node)
                 args, _ = self._arguments(node, scope, info)
                 return ast.Call(ast.Subscript(receiver, ast.Constant(func.attr), ast.Load()), *args), TENSOR
-            if not _is_self(func.value) and (kind == TENSOR or (
+            if not is_self(func.value) and (kind == TENSOR or (
                     kind == UNKNOWN and f"Tensor.{func.attr}" in self.source_table.functions
                     and func.attr not in PYTHON_METHODS)):
                 method = func.attr
                 if _is_inplace_method(method) and self._is_fresh(func.value):
                     method = method[:-1]  # on a tensor just made, which nothing else refers to: the same values
                 return self._function_call(node, f"Tensor.{method}", scope, info, receiver=receiver)
-            if not _is_self(func.value) and kind != PYTHON and func.attr not in PYTHON_METHODS and (
+            if not is_self(func.value) and kind != PYTHON and func.attr not in PYTHON_METHODS and (
                     _is_inplace_method(func.attr) or func.attr in self.src.tensor_methods):
                 what = "in-place tensor method" if _is_inplace_method(func.attr) else "tensor method"
                 self._block(node, f".{func.attr}()", f"no {self.target.framework} translation for this {what}")
-            if kind == MODULE and not _is_self(func.value) or kind == MODULES and func.attr not in PYTHON_METHODS:
+            if kind == MODULE and not is_self(func.value) or kind == MODULES and func.attr not in PYTHON_METHODS:
                 self._block(node, f"method .{func.attr}() of a layer", "only calling a layer is translated")
-            if _is_self(func.value) and func.attr == self.src.add_child and scope.mode == "init":
+            if is_self(func.value) and func.attr == self.src.add_child and scope.mode == "init":
                 (args, keywords), _ = self._arguments(node, scope, info)  # `self.add_module(name, layer)`
                 return ast.Call(ast.Name("setattr", ast.Load()), [P.name("self"), *args], keywords), PYTHON
-            if _is_self(func.value) and func.attr in self.src.base_methods and not any(
+            if is_self(func.value) and func.attr in self.src.base_methods and not any(
                     func.attr in c.methods for c in self.classes.values()):
                 self._block(node, f"self.{func.attr}()", f"a method of {self.source_table.framework}'s layer base "
                                                          "class: no translation")
             args, kinds = self._arguments(node, scope, info)
-            if _is_self(func.value) and info is not None and func.attr in info.methods and CLASS in kinds:
+            if is_self(func.value) and info is not None and func.attr in info.methods and CLASS in kinds:
                 self._note_passed_classes(node, info.methods[func.attr], kinds, info)
             result = ast.Call(ast.Attribute(receiver, func.attr, ast.Load()), *args)
             if func.attr in PYTHON_METHODS and {MODULE, OWN, MODULES} & set(kinds):
                 self._fill_container(func.value, info)
-            if _is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
+            if is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._check_mode_arguments(node)
                 self._check_layer_call(node, info.layer_rows.get(func.attr))
                 result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr))
                 self._note_inplace_layer(node, func.attr, info)
                 return result, TENSOR
-            if _is_self(func.value):
+            if is_self(func.value):
                 return result, UNKNOWN
             if kind == ARRAY:  # `.astype("float32")`, `.reshape(...)`
                 return result, ARRAY
@@ -1483,7 +1495,7 @@ class Translator:
         if callee_kind in (MODULE, OWN):
             self._check_mode_arguments(node)
             held = func.value if isinstance(func, ast.Subscript) else None  # `self.sublayer[0](x, ...)`
-            own = info.own_classes.get(held.attr) if _is_self_attr(held) and info is not None else None
+            own = info.own_classes.get(held.attr) if is_self_attr(held) and info is not None else None
             return self._tensors_first(node, ast.Call(callee, *args), kinds, own), TENSOR
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "eval", "exec"):
             self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
@@ -1515,7 +1527,7 @@ class Translator:
 
     def _weight_value(self, value, info):
         """A weight the class holds (`self.w`) as the target's tensor of its value, other values as they are."""
-        if _is_self_attr(value) and info is not None and info.attrs.get(value.attr) == TENSOR:
+        if is_self_attr(value) and info is not None and info.attrs.get(value.attr) == TENSOR:
             return self.dst.weight_value(value)
         return value
 
@@ -1539,7 +1551,7 @@ class Translator:
 
     def _fill_container(self, container, info) -> None:
         """A layer put into `self.<name>` (Keras: a plain list or dict): it becomes the target's layer container."""
-        if not _is_self_attr(container) or info is None or container.attr not in info.empty_containers:
+        if not is_self_attr(container) or info is None or container.attr not in info.empty_containers:
             return
         assign = info.empty_containers.pop(container.attr)
         wrap = self.dst.module_dict if isinstance(assign.value, ast.Dict) else self.dst.module_list
@@ -1953,21 +1965,8 @@ def _item(value: ast.expr, index: ast.expr) -> ast.expr:
     return ast.Subscript(value, index, ast.Load())
 
 
-def _is_self(node) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
-def _is_self_attr(node) -> bool:
-    return isinstance(node, ast.Attribute) and _is_self(node.value)
-
-
 def _method_name(call) -> str | None:
     return call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
-
-
-def _is_super_init(call) -> bool:
-    return isinstance(call, ast.Call) and _method_name(call) == "__init__" and isinstance(call.func.value, ast.Call) \
-        and isinstance(call.func.value.func, ast.Name) and call.func.value.func.id == "super"
 
 
 def _held_layer(written: ast.expr, wrappers) -> list[str] | None:
@@ -2017,11 +2016,9 @@ def _is_docstring(stmt) -> bool:
 def _marks_built(stmt) -> bool:
     """`super().build(shape)` (or returned) or `self.built = True`: the source's bookkeeping of a layer built on its
     first call."""
-    if isinstance(stmt, (ast.Expr, ast.Return)) and isinstance(stmt.value, ast.Call) and \
-            _method_name(stmt.value) == "build":
-        owner = stmt.value.func.value
-        return isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super"
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_self_attr(stmt.targets[0]) and \
+    if isinstance(stmt, (ast.Expr, ast.Return)) and is_super_call(stmt.value, "build"):
+        return True
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_self_attr(stmt.targets[0]) and \
         stmt.targets[0].attr == "built"
 
 
@@ -2029,7 +2026,7 @@ def _call_base_init(body: list) -> None:
     """`super().__init__()` first in an `__init__` that does not call it (NNX modules need no call; the targets' do)."""
     for f in body:
         if isinstance(f, ast.FunctionDef) and f.name == "__init__" and not any(
-                _is_super_init(n) for n in ast.walk(f)):
+                is_super_call(n, "__init__") for n in ast.walk(f)):
             at = 1 if f.body and isinstance(f.body[0], ast.Expr) and isinstance(f.body[0].value, ast.Constant) else 0
             f.body.insert(at, ast.Expr(P.method(P.call("super"), "__init__")))
 
@@ -2058,7 +2055,7 @@ def _init_only_methods(methods: dict) -> set:
         while todo:
             fn = methods.get(todo.pop())
             for n in ast.walk(fn) if fn is not None else ():
-                if isinstance(n, ast.Call) and _is_self_attr(n.func) and n.func.attr in methods and \
+                if isinstance(n, ast.Call) and is_self_attr(n.func) and n.func.attr in methods and \
                         n.func.attr not in out:
                     out.add(n.func.attr)
                     todo.append(n.func.attr)
@@ -2071,7 +2068,7 @@ def _init_only_methods(methods: dict) -> set:
 def _only_passed_to_super(fn: ast.FunctionDef, name: str) -> bool:
     """Whether `**name` is used only as `super().__init__(**name)` in `fn`."""
     uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name]
-    passed = [k for n in ast.walk(fn) if isinstance(n, ast.Call) and _is_super_init(n)
+    passed = [k for n in ast.walk(fn) if isinstance(n, ast.Call) and is_super_call(n, "__init__")
               for k in n.keywords if k.arg is None and isinstance(k.value, ast.Name) and k.value.id == name]
     return len(uses) == len(passed)
 
@@ -2186,7 +2183,7 @@ class _Rename(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
-        if node.attr in self.attributes and _is_self(node.value):
+        if node.attr in self.attributes and is_self(node.value):
             node.attr += "_"
         return node
 
