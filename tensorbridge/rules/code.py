@@ -183,6 +183,10 @@ class WeightSource(ABC):
         """`obj`'s values when it is a weight itself (a member of PyTorch's ParameterList), else None."""
         return None
 
+    def weight_ids(self, obj) -> list[int]:
+        """The identities of every weight `obj` and its sublayers hold, a weight held twice (tied) listed twice."""
+        return []
+
     def layer_attrs(self, layer) -> dict:
         """What a layer's row's `to_ir` needs to know of its configuration (Flax's transpose_kernel), by name."""
         return {}
@@ -273,6 +277,10 @@ class SourceSkeleton:
     #: classes whose instances name a device (`torch.device`): a module-level one is not kept, as targets that
     #: place arrays themselves write every device as None
     device_classes: frozenset = frozenset()
+    #: layer classes whose call is a function of their weight alone, so a layer tied to another's weight by
+    #: assignment is written as that function (transpile/weight_tying.py) -> (function path, {option: the value it
+    #: must have})
+    tied_layers: dict = field(default_factory=dict)
     #: paths naming a constant (`tf.newaxis`) -> its value
     constants: dict = field(default_factory=dict)
     #: paths naming a dtype (`torch.long`) -> its name ("int64"), which the code carries as a string literal

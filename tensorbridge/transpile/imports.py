@@ -59,6 +59,19 @@ class Imports:
             return _unaliased(f"{base}.{node.attr}") if base else None
         return None
 
+    def expression(self, path: str) -> ast.expr | None:
+        """An expression naming `path` through the module's imports (`F.embedding` for
+        "torch.nn.functional.embedding" after `import torch.nn.functional as F`), None when none reaches it."""
+        found = [(name, bound) for name, bound in self.bound.items()
+                 if path == _unaliased(bound) or path.startswith(_unaliased(bound) + ".")]
+        if not found:
+            return None
+        name, bound = max(found, key=lambda f: len(f[1]))
+        node: ast.expr = ast.Name(name, ast.Load())
+        for part in path[len(_unaliased(bound)):].split(".")[1:]:
+            node = ast.Attribute(node, part, ast.Load())
+        return node
+
     def framework_of(self, stmt: ast.stmt) -> str | None:
         """The framework an import statement brings in, if any."""
         names = [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module or ""]

@@ -44,6 +44,7 @@ from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
+from tensorbridge.transpile.weight_tying import untie
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
 ARRAY = "array"  # a NumPy array the source computes (`np.concatenate(...)` in a helper)
@@ -176,6 +177,8 @@ class Translator:
                 self._hold_parent_layer(stmt, parent)
             if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
                 self.classes[stmt.name] = ClassInfo(stmt.name)
+                if wanted is None or stmt.name in wanted:
+                    self._untie(stmt)
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
         self.factory_parameters = self._factory_parameters()
@@ -278,6 +281,15 @@ class Translator:
         path = self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
         return self.layers.find(path) if path and path not in self.src.module_classes and \
             path not in self.src.containers else None
+
+    def _untie(self, cls: ast.ClassDef) -> None:
+        """Weight tying by assignment, spelled out (see weight_tying)."""
+        if not self.src.tied_layers:
+            return
+        notes, refusals = untie(cls, self.imports, self.src.tied_layers, "weight")
+        self.notes += notes
+        for why in refusals:
+            self._block(cls, "weight tying by assignment", why)
 
     def _hold_parent_layer(self, cls: ast.ClassDef, row) -> None:
         """Read a subclass of a framework layer as a class holding that layer (see layer_subclass)."""
@@ -605,7 +617,7 @@ class Translator:
             if inplace is not None:
                 return inplace
             value, _ = self.expr(stmt.value, scope, info)
-            return [ast.Expr(value)]
+            return [ast.Expr(value), *self._follow_inplace(stmt, scope)]
         if isinstance(stmt, ast.Assign):
             return self._assign(stmt, scope, info)
         if isinstance(stmt, ast.AnnAssign):
@@ -843,8 +855,8 @@ class Translator:
             scope.kinds[n] = kind if isinstance(target, ast.Name) else (TENSOR if kind in (TENSOR, "tensors")
                                                                         else UNKNOWN)
         out = [ast.Assign([target], value, lineno=stmt.lineno)]
-        if self._overwritten and isinstance(target, ast.Name):
-            out += self._follow_inplace(target.id, stmt, scope)
+        if self._overwritten:
+            out += self._follow_inplace(stmt, scope, target.id if isinstance(target, ast.Name) else None, value)
         return out
 
     def _tensors_first(self, node: ast.Call, call: ast.Call, kinds: list, own_class: str | None) -> ast.Call:
@@ -964,19 +976,30 @@ class Translator:
             if kind != PYTHON:
                 info.forward_tensors.add(attr)
 
-    def _follow_inplace(self, result: str, stmt, scope) -> list[ast.stmt]:
-        """After `y = <in-place op>(x)`: in the source x now holds y too."""
+    def _follow_inplace(self, stmt, scope, result: str | None = None, value=None) -> list[ast.stmt]:
+        """After a statement holding an in-place operation on x: in the source x now holds its result. When the
+        statement binds that result alone (`y = F.relu(x, inplace=True)`) x is bound to it too; a later read of x
+        in any other case, another name for its tensor, or x read again in the statement, is refused."""
         extra = []
-        for name in self._overwritten:
+        for name, written, why in self._overwritten:
             if name == result:
                 continue
             aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(name) and n != name]
             if aliases:
                 self._block(stmt, f"in-place operation on {name}",
                             f"{', '.join(aliases)} refers to the same tensor and would change with it")
-            elif _reads(scope.rest, name):
+            elif sum(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)) > 1:
+                self._block(stmt, f"in-place operation on {name}", f"{name} is read again in the same statement")
+            elif not _reads(scope.rest, name):
+                continue
+            elif why is None and result is not None and written is value:
                 extra.append(ast.Assign([ast.Name(name, ast.Store())], ast.Name(result, ast.Load()), lineno=0))
                 scope.groups[name] = scope.groups[result]
+            else:
+                self._block(stmt, f"in-place operation on {name}", why or (
+                    f"{name} is read afterwards and holds the operation's result in the source; bind the result "
+                    "to a name of its own"))
+        self._overwritten = []
         return extra
 
     def _aug_assign(self, stmt: ast.AugAssign, scope: Scope, info) -> list[ast.stmt]:
@@ -1438,8 +1461,14 @@ class Translator:
                     kind == UNKNOWN and f"Tensor.{func.attr}" in self.source_table.functions
                     and func.attr not in PYTHON_METHODS)):
                 method = func.attr
-                if _is_inplace_method(method) and self._is_fresh(func.value):
-                    method = method[:-1]  # on a tensor just made, which nothing else refers to: the same values
+                if not _is_inplace_method(method):
+                    return self._function_call(node, f"Tensor.{method}", scope, info, receiver=receiver)
+                if self._is_fresh(func.value):  # on a tensor just made, which nothing else refers to: the same values
+                    return self._function_call(node, f"Tensor.{method[:-1]}", scope, info, receiver=receiver)
+                if isinstance(func.value, ast.Name) and f"Tensor.{method[:-1]}" in self.source_table.functions:
+                    written = self._function_call(node, f"Tensor.{method[:-1]}", scope, info, receiver=receiver)
+                    self._overwritten.append((func.value.id, written[0], None))  # `x.mul_(g)`: x holds the result after
+                    return written
                 return self._function_call(node, f"Tensor.{method}", scope, info, receiver=receiver)
             if not is_self(func.value) and kind != PYTHON and func.attr not in PYTHON_METHODS and (
                     _is_inplace_method(func.attr) or func.attr in self.src.tensor_methods):
@@ -1464,7 +1493,8 @@ class Translator:
                 self._check_mode_arguments(node)
                 self._check_layer_call(node, info.layer_rows.get(func.attr))
                 result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr))
-                self._note_inplace_layer(node, func.attr, info)
+                self._note_inplace_layer(node, func.attr, result, info)
+                self._note_changed_inputs(node, info.own_classes.get(func.attr))
                 return result, TENSOR
             if is_self(func.value):
                 return result, UNKNOWN
@@ -1558,9 +1588,30 @@ class Translator:
         assign.value = wrap(assign.value)
         info.attrs[container.attr] = MODULES
 
-    def _note_inplace_layer(self, node, attr, info):
+    def _note_inplace_layer(self, node, attr, written, info):
         if attr in info.inplace:
-            self._overwritten += [a.id for a in node.args[:1] if isinstance(a, ast.Name)]
+            self._overwritten += [(a.id, written, None) for a in node.args[:1] if isinstance(a, ast.Name)]
+
+    def _note_changed_inputs(self, call: ast.Call, class_name: str | None) -> None:
+        """A layer of the module's classes whose forward may change a tensor passed to it in place (timm's
+        `LayerScale(inplace=True)`): the names passed there may not be read afterwards."""
+        forward = self._own_method(class_name, self.src.forward)
+        if forward is None:
+            return
+        changed = changed_parameters(forward, self._inplace_attributes(class_name))
+        params = [a.arg for a in forward.args.args[1:]]
+        for param, arg in [*zip(params, call.args), *[(k.arg, k.value) for k in call.keywords]]:
+            if param in changed and isinstance(arg, ast.Name):
+                self._overwritten.append((arg.id, None, f"{class_name}.{self.src.forward} may change its input "
+                                          f"{param} in place (line {changed[param]}); {arg.id} is read afterwards"))
+
+    def _inplace_attributes(self, class_name: str) -> set:
+        """Attributes `__init__` of the module's class sets to a layer made with `inplace=True`."""
+        init = self._own_method(class_name, "__init__")
+        return {t.attr for stmt in (init.body if init else []) if isinstance(stmt, ast.Assign)
+                and isinstance(stmt.value, ast.Call) and any(k.arg == "inplace" and known(k.value) is True
+                                                             for k in stmt.value.keywords)
+                for t in stmt.targets if is_self_attr(t)}
 
     def _arguments(self, node: ast.Call, scope, info):
         args, kinds = [], []
@@ -1776,15 +1827,16 @@ class Translator:
             args = [receiver] + args
         try:
             bound = row.signature.bind(ast.Call(node.func, args, keywords))
-            if row.inplace and known(bound.get(row.inplace)) is True:
-                first = bound[row.signature.names()[0]]
-                self._overwritten += [first.id] if isinstance(first, ast.Name) else []
+            overwritten = bound[row.signature.names()[0]] if row.inplace and \
+                known(bound.get(row.inplace)) is True else None
             opcall = row.read(bound)
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
             written = self._write(opcall, node, scope)
             if makes_integers(opcall):
                 written.integer_tensor = True
+            if isinstance(overwritten, ast.Name):
+                self._overwritten.append((overwritten.id, written, None))
             return written, row.returns
         except Refused as e:
             self._block(node, _short(row.path), str(e))
@@ -2114,6 +2166,31 @@ def _bound(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
 
 def _names(target) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def changed_parameters(function: ast.FunctionDef, inplace_layers: set) -> dict:
+    """The parameters of `function` it may change in place before rebinding them (an in-place method, a
+    function or layer called with inplace, `+=` and the like), each with the line of the first change."""
+    params = {a.arg for a in function.args.args[1:]}
+    bound = {}
+    for n in ast.walk(function):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            bound[n.id] = min(n.lineno, bound.get(n.id, n.lineno))
+    changed = {}
+    for node in ast.walk(function):
+        target = None
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            target = node.target
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                _is_inplace_method(node.func.attr) and isinstance(node.func.value, ast.Name):
+            target = node.func.value
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and (
+                any(k.arg == "inplace" and known(k.value) is not False for k in node.keywords) or
+                is_self_attr(node.func) and node.func.attr in inplace_layers):
+            target = node.args[0]
+        if target is not None and target.id in params and node.lineno <= bound.get(target.id, node.lineno):
+            changed.setdefault(target.id, node.lineno)
+    return changed
 
 
 def _reads(stmts, name: str) -> bool:

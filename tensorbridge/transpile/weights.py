@@ -28,7 +28,7 @@ def port_weights(src, dst) -> int:
 
     source = _table_owning(src, SOURCES, lambda t: t.source.weights, "reads")
     target = _table_owning(dst, TARGETS, lambda t: t.skeleton.port, "writes into")
-    porter = _Porter(source, Rows(source.layers), target)
+    porter = _Porter(source, Rows(source.layers), target, src)
     dst_vars = target.skeleton.port.variables(dst)
     if (not dst_vars or target.skeleton.port.unbuilt_hint(dst)) and _holds_weights(source.source.weights, src):
         raise PortError("the target has no weights yet: call it once on an input to build it")
@@ -58,8 +58,10 @@ def _holds_weights(source, obj) -> bool:
 
 
 class _Porter:
-    def __init__(self, source_table, rows, target_table):
+    def __init__(self, source_table, rows, target_table, root):
         self.source = source_table.source.weights
+        ids = self.source.weight_ids(root)
+        self.tied = {i for i in ids if ids.count(i) > 1}  # weights two layers hold (weight tying)
         self.rows = rows
         self.target = target_table
         self.port = target_table.skeleton.port
@@ -93,6 +95,8 @@ class _Porter:
         mapping = self.source.mapping(src)
         if mapping is not None:
             for key, s in mapping.items():
+                if key not in dst and self._tied_away(s):
+                    continue
                 if key not in dst:
                     raise PortError(f"{path}[{key!r}]: missing in the target")
                 self.walk(s, dst[key], f"{path}[{key!r}]")
@@ -112,9 +116,17 @@ class _Porter:
             if keep is not None and name not in keep:
                 continue
             attribute = self.target.skeleton.attribute(name)
+            if not hasattr(dst, attribute) and self._tied_away(child):
+                continue
             if not hasattr(dst, attribute):
                 raise PortError(f"{path}.{name}: the target has no attribute {attribute!r}")
             self.walk(child, getattr(dst, attribute), f"{path}.{name}")
+
+    def _tied_away(self, layer) -> bool:
+        """Whether `layer` holds only weights tied to another layer's (the translation writes it as a function
+        of that layer's weight: transpile/weight_tying.py)."""
+        ids = self.source.weight_ids(layer)
+        return bool(ids) and set(ids) <= self.tied
 
     def _parent_layer(self, src):
         """(row, attribute holding it) of the framework layer class `src`'s class derives from, else None."""

@@ -120,8 +120,8 @@ def _source_outputs(source: str, model_cls, args, xs_sets):
 
         torch.manual_seed(0)
         src = calibrated(model_cls(*args))
-        with torch.no_grad():
-            return src, [_outputs(src(*[torch.from_numpy(x) for x in xs])) for xs in xs_sets]
+        with torch.no_grad():  # copies: an in-place operation on an input changes the caller's tensor
+            return src, [_outputs(src(*[torch.from_numpy(x.copy()) for x in xs])) for xs in xs_sets]
     if source == "flax":
         import jax.numpy as jnp
         from flax import nnx
@@ -143,8 +143,8 @@ def _target_outputs(to: str, dst, xs):
         import torch
 
         with torch.no_grad():
-            dst(*[torch.from_numpy(x) for x in xs])
-        return dst.eval(), lambda: _outputs(_detached(dst(*[torch.from_numpy(x) for x in xs])))
+            dst(*[torch.from_numpy(x.copy()) for x in xs])
+        return dst.eval(), lambda: _outputs(_detached(dst(*[torch.from_numpy(x.copy()) for x in xs])))
     if to == "keras":
         dst(*xs)  # Keras builds its weights on the first call
     else:

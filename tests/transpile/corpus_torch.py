@@ -320,12 +320,63 @@ class Mlp(nn.Module):
 
 
 class LayerScale(nn.Module):
-    def __init__(self, dim, init_values=1e-5):
+    """timm's: multiplies in place when asked."""
+
+    def __init__(self, dim, init_values=1e-5, inplace=False):
         super().__init__()
+        self.inplace = inplace
         self.gamma = nn.Parameter(init_values * torch.ones(dim))
 
     def forward(self, x):
-        return x * self.gamma
+        return x.mul_(self.gamma) if self.inplace else x * self.gamma
+
+
+class NanoGPTTied(nn.Module):
+    """nanoGPT's embeddings and head: the token embedding tied to the head by assignment, in a ModuleDict."""
+
+    def __init__(self, vocab_size=50, n_embd=16, block_size=8):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab_size, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            ln_f=nn.LayerNorm(n_embd),
+        ))
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # https://paperswithcode.com/method/weight-tying
+
+    def forward(self, idx):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long)
+        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+        return self.lm_head(self.transformer.ln_f(x))
+
+
+class HeadTiedToEmbedding(nn.Module):
+    """The other direction: the head's weight is the embedding's."""
+
+    def __init__(self, vocab_size=40, dim=12):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, dim)
+        self.head = nn.Linear(dim, vocab_size, bias=False)
+        self.head.weight = self.tok_emb.weight
+
+    def forward(self, idx):
+        return self.head(torch.tanh(self.tok_emb(idx)))
+
+
+class InPlaceResidual(nn.Module):
+    """In-place methods on a name whose result is bound, then the name read again (it holds the result)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.scale = LayerScale(dim, 0.5, inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = h.add_(1.0)
+        out = self.scale(y * 2.0)
+        return torch.cat([h, y, out], dim=-1)
 
 
 class ViTBlock(nn.Module):
@@ -2001,6 +2052,9 @@ CASES = [
     ("MultiHeadSelfAttention", (16, 4), (2, 5, 16)),
     ("Mlp", (16, 32), (2, 5, 16)),
     ("LayerScale", (16,), (2, 5, 16)),
+    ("InPlaceResidual", (8,), (2, 5, 8)),
+    ("NanoGPTTied", (), (2, 7), "int64"),
+    ("HeadTiedToEmbedding", (), (2, 7), "int64"),
     ("ViTBlock", (16, 4), (2, 5, 16)),
     ("PatchEmbed", (), (2, 3, 16, 16)),
     ("TinyViT", (), (2, 3, 16, 16)),
@@ -4661,7 +4715,17 @@ REFUSED = [
      "dynamic attribute access"),
     (HEADER + "class InPlace(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n"
-     "        return y.mul_(2)\n", "in-place tensor method"),
+     "        z = F.relu(y, inplace=True) + 1\n        return y + z\n", "holds the operation's result"),
+    (HEADER + "class Tied(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.emb = nn.Embedding(8, 4)\n        self.head = nn.Linear(4, 8)\n"
+     "        self.head.weight = self.emb.weight\n\n    def forward(self, x):\n        return self.head(self.emb(x))\n",
+     "must be made with bias=False"),
+    (HEADER + "class LayerScale(nn.Module):\n    def __init__(self, inplace):\n        super().__init__()\n"
+     "        self.inplace = inplace\n        self.gamma = nn.Parameter(torch.ones(4))\n\n"
+     "    def forward(self, x):\n        return x.mul_(self.gamma) if self.inplace else x * self.gamma\n\n\n"
+     "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.scale = LayerScale(True)\n\n    def forward(self, x):\n        y = self.scale(x)\n"
+     "        return x + y\n", "LayerScale.forward may change its input x in place"),
     (HEADER + "class Aliased(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n        z = y\n"
      "        y += 1\n        return z\n", "refers to the same tensor"),
@@ -4673,10 +4737,6 @@ REFUSED = [
     (HEADER + "class ReflectPad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.conv = nn.Conv2d(3, 3, 3, padding='same', padding_mode='reflect')\n\n"
      "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
-    (HEADER + "class TiedByAssignment(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.tok = nn.Embedding(10, 4)\n        self.head = nn.Linear(4, 10, bias=False)\n"
-     "        self.head.weight = self.tok.weight\n\n    def forward(self, ids):\n"
-     "        return self.head(self.tok(ids))\n", "weight tying by assignment"),
     (HEADER + "class LayerSize(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.conv = nn.Conv2d(4, 3, 3)\n\n    def forward(self, x):\n"
      "        return x.new_zeros(x.shape[0], self.conv.kernel_size[0])\n", "reading a layer's attributes"),

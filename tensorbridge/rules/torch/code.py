@@ -700,6 +700,9 @@ class TorchWeightSource(WeightSource):
     def children(self, obj) -> dict:
         return dict(obj.named_children())
 
+    def weight_ids(self, obj) -> list[int]:
+        return [id(p) for _, p in obj.named_parameters(remove_duplicate=False)]
+
 
 def _normalised_weights(layer) -> dict:
     """The weights weight_norm re-expresses, computed from their magnitude and direction: the parametrization's
@@ -754,6 +757,8 @@ C.source = SourceSkeleton(
                             "cuda", "cpu", "half", "float", "double", "requires_grad_", "zero_grad", "get_parameter",
                             "get_submodule", "register_forward_hook", "register_forward_pre_hook"}),
     trainable_attribute="requires_grad",
+    tied_layers={f"{NN}Embedding": (f"{NN}functional.embedding", {"max_norm": None}),
+                 f"{NN}Linear": (f"{NN}functional.linear", {"bias": False})},
     no_grad_decorators=frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict",
                 f"{NN}ParameterList": "list", f"{NN}ParameterDict": "dict"},

@@ -359,6 +359,17 @@ def _linear(a):
 C.function(f"{F}linear", "Linear", "input weight bias=None", read=_linear)
 
 
+def _embedding(a):
+    """F.embedding: rows of the weight; padding_idx and the gradient options change only training, max_norm
+    rewrites the weight in place (refused)."""
+    only(a, max_norm=None)
+    return OpCall("Take", [a["weight"], a["input"]], {"axis": 0})
+
+
+C.function(f"{F}embedding", "Take", "input weight padding_idx=None max_norm=None norm_type=2.0 "
+           "scale_grad_by_freq=False sparse=False", read=_embedding)
+
+
 def _layer_norm(a):
     shape = known(a["normalized_shape"])
     if isinstance(shape, int):
