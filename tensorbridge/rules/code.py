@@ -427,12 +427,16 @@ class CodeTable:
         self.functions: dict[str, FunctionRow] = {}
         self.layer_writers: dict[str, LayerRow] = {}
         self.function_writers: dict[str, FunctionRow] = {}
-        #: IR op -> {a layer's weight attribute: (its IR weight role, whether it is the role's array transposed)},
+        #: IR op -> {a layer's weight attribute: (its IR weight role, its layout: False the IR's, True transposed,
+        #: "spatial_first" a convolution kernel's (*spatial, in, out) for the IR's (out, in, *spatial))},
         #: read both ways: a source's `self.embed.weight` is the target layer's attribute of the same role
-        self.weight_attributes: dict[str, dict[str, tuple[str, bool]]] = {}
+        self.weight_attributes: dict[str, dict[str, tuple[str, bool | str]]] = {}
         #: IR op -> {a layer's configuration attribute: the IR attribute it holds}, read both ways: a source's
         #: `self.drop.p` is the target layer's attribute holding the same IR attribute (`self.drop.rate`)
         self.config_attributes: dict[str, dict[str, str]] = {}
+        #: layer path -> {a setting the layer keeps as given: the rank of the tuple it keeps it as, or None}; a
+        #: subclass of the layer reading one (`self.stride` in timm's Conv2dSame) keeps it itself (layer_subclass)
+        self.layer_settings: dict[str, dict[str, int | None]] = {}
 
     def layer(self, path: str, op: str, signature: str, read=None, write=None, to_ir=None, from_ir=None,
               inplace=None, layer_arguments=(), call="input") -> LayerRow:

@@ -22,13 +22,15 @@ def held_layer_name(base_class: str) -> str:
 
 
 def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: str, call: list, reads: set,
-                      base_options: bool) -> str | None:
+                      base_options: bool, settings: dict, signature: list) -> str | None:
     """Rewrite `cls` (deriving from the layer class `base`) to hold that layer: its `__init__` builds it (one is
     written taking `params`, (name, default) pairs, when the class has none), `super().<forward>(...)` calls it
     (a `forward` method taking the layer's `call` parameters is written when the class has none), and `self.<a>`
     for each attribute `a` in `reads` the class does not set itself reads it; `**kwargs` passed to the parent stay
-    with the base when `base_options` (see SourceSkeleton.base_options). Returns why it cannot (the class sets
-    the held layer's attribute name, or its __init__ does not call the parent's)."""
+    with the base when `base_options` (see SourceSkeleton.base_options). The layer's `settings` the class reads
+    (see CodeTable.layer_settings) are set on the class in `__init__` from the arguments given for them (named by
+    the layer's `signature`, (name, default) pairs), as the layer keeps them. Returns why it cannot (the class
+    sets the held layer's attribute name, or its __init__ does not call the parent's)."""
     name = held_layer_name(ast.unparse(base).split(".")[-1])
     own = {t.attr for n in ast.walk(cls) for t in _targets(n) if is_self_attr(t)}
     methods = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
@@ -50,6 +52,10 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
             held.value.keywords = [k for k in stmt.value.keywords if k not in options]
             stmt.value.args, stmt.value.keywords = [], options
             init.body.insert(i + 1, held)
+            read = {n.attr for n in ast.walk(cls) if is_self_attr(n) and isinstance(n.ctx, ast.Load)}
+            kept = _kept_settings(held.value, {a: n for a, n in settings.items() if a in read}, signature)
+            init.body[i + 2:i + 2] = kept
+            own |= {k.targets[0].attr for k in kept}
             break
     else:
         return "its __init__ does not call the parent layer's"
@@ -58,6 +64,34 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
     _Redirect(name, forward, reads - own - methods).visit(cls)
     ast.fix_missing_locations(cls)
     return None
+
+
+def _kept_settings(made: ast.Call, settings: dict, signature: list) -> list[ast.stmt]:
+    """`self.stride = (2, 2)` for each setting the layer `made` keeps, from the argument given for it or the
+    default, as a tuple of the layer's rank when `settings` gives one (PyTorch's conv layers keep `stride=2` as
+    (2, 2)); none when an argument cannot be matched to its parameter (`*args`, `**kwargs`)."""
+    if any(isinstance(a, ast.Starred) for a in made.args) or any(k.arg is None for k in made.keywords):
+        return []
+    given = {**{n: P.lit(d) for n, d in signature if d is not REQUIRED},
+             **dict(zip([n for n, _ in signature], made.args)), **{k.arg: k.value for k in made.keywords}}
+    out = []
+    for attr, rank in settings.items():
+        value = given.get(attr)
+        if value is None:
+            continue
+        out.append(P.assign_attr(f"self.{attr}", _as_tuple(value, rank) if rank else value))
+    return out
+
+
+def _as_tuple(value: ast.expr, rank: int) -> ast.expr:
+    """`value` as PyTorch keeps a size given as one number: a tuple of `rank` of it (several numbers, or a string
+    such as padding="same", as given)."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, int):
+        return P.lit((value.value,) * rank)
+    if isinstance(value, (ast.Constant, ast.Tuple)):
+        return value
+    return ast.parse(f"({ast.unparse(value)},) * {rank} if isinstance({ast.unparse(value)}, int) else "
+                     f"{ast.unparse(value)}", mode="eval").body
 
 
 def _method(name: str, params: list, body: ast.stmt) -> ast.FunctionDef:

@@ -303,7 +303,7 @@ class Translator:
             a for attributes in [*table.weight_attributes.values(), *table.config_attributes.values()]
             for a in attributes}
         why = hold_parent_layer(cls, cls.bases[0], params, self.src.forward, row.call.params, reads,
-                                self.src.base_options)
+                                self.src.base_options, table.layer_settings.get(row.path, {}), row.signature.params)
         if why is not None:
             self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})", why)
 
@@ -825,7 +825,7 @@ class Translator:
                     info.layer_rows[target.attr] = self.layers.find(self.imports.path(stmt.value.func))
                     if self._last_layer is not None and self._last_layer[1] is value:
                         info.written_layers[target.attr] = self._last_layer
-                if self._last_inplace:
+                if self._last_inplace and self._changes_input(stmt.value):
                     info.inplace.add(target.attr)
             else:
                 self._set_in_forward(stmt, target.attr, info, kind)
@@ -1388,11 +1388,14 @@ class Translator:
             self._block(node, f"layer attribute .{node.attr}", reason)
             return node, UNKNOWN
         info.weights_read.add(node.value.attr)
-        name, transposed = held[role[0]]
-        weight = P.name(".".join(["self", node.value.attr, *path, name]))
-        if transposed != role[1]:
+        name, layout = held[role[0]]
+        weight = _reach(P.name(f"self.{node.value.attr}"), [*path, name])
+        perm = weight_permutation(layout, role[1], known(opcall.attrs.get("rank")))
+        if perm == (1, 0):
             weight = self.target.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0,
                                                                                                  "axis2": 1}))
+        elif perm is not None:
+            weight = self._write(OpCall("Transpose", [weight], {"perm": P.lit(perm)}), node, Scope("forward"))
         return weight, TENSOR
 
     def _layer_setting(self, node: ast.Attribute, opcall, setting: str, path):
@@ -1404,7 +1407,7 @@ class Translator:
                       "the target writes this layer together with others (a fused activation, a padding)")
             self._block(node, f"layer attribute .{node.attr}", reason)
             return node, UNKNOWN
-        return P.name(".".join(["self", node.value.attr, *path, held[setting]])), PYTHON
+        return _reach(P.name(f"self.{node.value.attr}"), [*path, held[setting]]), PYTHON
 
     def _training_flag(self, node, info) -> ast.expr:
         """The target's way of reading whether the layer trains (the source's `self.training` or `training`)."""
@@ -1591,6 +1594,21 @@ class Translator:
     def _note_inplace_layer(self, node, attr, written, info):
         if attr in info.inplace:
             self._overwritten += [(a.id, written, None) for a in node.args[:1] if isinstance(a, ast.Name)]
+
+    def _changes_input(self, made) -> bool:
+        """Whether the layer `made` (holding an in-place layer) changes its input: the in-place layer itself, or a
+        sequential container starting with one (`nn.Sequential(conv, nn.ReLU(True))` changes its conv's output)."""
+        path = self.imports.path(made.func) if isinstance(made, ast.Call) else None
+        if self.src.containers.get(path) != "sequential":
+            return True
+        first = made.args[0] if made.args else None
+        row = self.layers.find(self.imports.path(first.func)) if isinstance(first, ast.Call) else None
+        if row is None or row.inplace is None:
+            return row is None and first is not None  # a layer of unknown kind first: as the in-place one may
+        try:
+            return known(row.signature.bind(first).get(row.inplace)) is True
+        except (Refused, TypeError):
+            return True
 
     def _note_changed_inputs(self, call: ast.Call, class_name: str | None) -> None:
         """A layer of the module's classes whose forward may change a tensor passed to it in place (timm's
@@ -1830,6 +1848,8 @@ class Translator:
             overwritten = bound[row.signature.names()[0]] if row.inplace and \
                 known(bound.get(row.inplace)) is True else None
             opcall = row.read(bound)
+            if isinstance(opcall, list):  # several values, each one op's (`torch.var_mean`)
+                return ast.Tuple([self._write(o, node, scope) for o in opcall], ast.Load()), row.returns
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
             written = self._write(opcall, node, scope)
@@ -2021,15 +2041,27 @@ def _method_name(call) -> str | None:
     return call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
 
 
-def _held_layer(written: ast.expr, wrappers) -> list[str] | None:
-    """The attributes from a written layer constructor to the layer holding the weights (`Lazy(...)` ->
-    ["layer"]); None when the constructor holds several layers (a Sequential of the layer and its activation)."""
+def _held_layer(written: ast.expr, wrappers) -> list | None:
+    """The attributes (and list indices) from a written layer constructor to the layer holding the weights
+    (`Lazy(...)` -> ["layer"], a Sequential of a padding and the layer -> ["layers", 1]); None when the
+    constructor holds several layers (a Sequential of the layer and its activation)."""
     if isinstance(written, ast.Call) and isinstance(written.func, ast.Name) and written.func.id in wrappers:
         inner = _held_layer(written.args[0], wrappers) if written.args else None
         return None if inner is None else ["layer", *inner]
     if isinstance(written, ast.Call) and ast.unparse(written.func).endswith("Sequential"):
-        return None
+        items = written.args[0].elts if written.args and isinstance(written.args[0], ast.List) else written.args
+        kept = [i for i, item in enumerate(items) if not (isinstance(item, ast.Call) and
+                                                          "Padding" in ast.unparse(item.func))]
+        return ["layers", kept[0]] if len(kept) == 1 and len(items) > 1 else None
     return []
+
+
+def _reach(base: ast.expr, path: list) -> ast.expr:
+    """`base` followed by `path`'s attributes and list indices."""
+    for part in path:
+        base = ast.Subscript(base, ast.Constant(part), ast.Load()) if isinstance(part, int) else \
+            ast.Attribute(base, part, ast.Load())
+    return base
 
 
 def _under(path: str, roots) -> bool:
@@ -2166,6 +2198,23 @@ def _bound(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
 
 def _names(target) -> list[str]:
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def weight_permutation(held: bool | str, wanted: bool | str, rank: int | None) -> tuple | None:
+    """The axes order taking a weight laid out as `held` to the layout `wanted` (None: the same), each layout one
+    of CodeTable.weight_attributes': False the IR's, True its 2-D transpose, "spatial_first" a convolution
+    kernel of `rank` spatial axes with its IR (out, in, *spatial) order as (*spatial, in, out)."""
+    def to_ir(layout) -> tuple:
+        if layout == "spatial_first":
+            return (rank + 1, rank, *range(rank))
+        return (1, 0) if layout else tuple(range(2 if rank is None else rank + 2))
+
+    if held == wanted:
+        return None
+    into, out = to_ir(held), to_ir(wanted)
+    back = tuple(out.index(i) for i in range(len(out)))  # the IR's order -> `wanted`
+    perm = tuple(into[i] for i in back)
+    return None if perm == tuple(range(len(perm))) else perm
 
 
 def changed_parameters(function: ast.FunctionDef, inplace_layers: set) -> dict:

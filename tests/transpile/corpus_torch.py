@@ -331,6 +331,65 @@ class LayerScale(nn.Module):
         return x.mul_(self.gamma) if self.inplace else x * self.gamma
 
 
+class Conv2dSame(nn.Conv2d):
+    """timm's: TensorFlow's "SAME" padding computed from the input size, the layer's settings and weight read."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True):
+        super().__init__(in_channels, out_channels, kernel_size, stride, 0, dilation, groups, bias)
+
+    def forward(self, x):
+        ih, iw = x.size()[-2:]
+        kh, kw = self.weight.size()[-2:]
+        pad_h = max((math.ceil(ih / self.stride[0]) - 1) * self.stride[0] + (kh - 1) * self.dilation[0] + 1 - ih, 0)
+        pad_w = max((math.ceil(iw / self.stride[1]) - 1) * self.stride[1] + (kw - 1) * self.dilation[1] + 1 - iw, 0)
+        if pad_h > 0 or pad_w > 0:
+            x = F.pad(x, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2])
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv2dDynamicSamePadding(nn.Conv2d):
+    """EfficientNet-PyTorch's: a setting replaced in __init__ after reading it."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, dilation=1, groups=1, bias=True):
+        super().__init__(in_channels, out_channels, kernel_size, stride, 0, dilation, groups, bias)
+        self.stride = self.stride if len(self.stride) == 2 else [self.stride[0]] * 2
+
+    def forward(self, x):
+        ih, iw = x.size()[-2:]
+        kh, kw = self.weight.size()[-2:]
+        sh, sw = self.stride
+        oh, ow = math.ceil(ih / sh), math.ceil(iw / sw)
+        pad_h = max((oh - 1) * self.stride[0] + (kh - 1) * self.dilation[0] + 1 - ih, 0)
+        pad_w = max((ow - 1) * self.stride[1] + (kw - 1) * self.dilation[1] + 1 - iw, 0)
+        if pad_h > 0 or pad_w > 0:
+            x = F.pad(x, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2])
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class StdConv2d(nn.Conv2d):
+    """BiT's weight-standardised convolution."""
+
+    def forward(self, x):
+        w = self.weight
+        v, m = torch.var_mean(w, dim=[1, 2, 3], keepdim=True, unbiased=False)
+        w = (w - m) / torch.sqrt(v + 1e-10)
+        return F.conv2d(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class SamePadStem(nn.Module):
+    """The three convolution subclasses in one stem, grouped and dilated."""
+
+    def __init__(self):
+        super().__init__()
+        self.same = Conv2dSame(3, 8, 3, stride=2)
+        self.dynamic = Conv2dDynamicSamePadding(8, 8, 5, stride=2, groups=4)
+        self.std = StdConv2d(8, 6, 3, padding=2, dilation=2, bias=False)
+
+    def forward(self, x):
+        return self.std(F.relu(self.dynamic(self.same(x))))
+
+
 class NanoGPTTied(nn.Module):
     """nanoGPT's embeddings and head: the token embedding tied to the head by assignment, in a ModuleDict."""
 
@@ -2054,6 +2113,7 @@ CASES = [
     ("LayerScale", (16,), (2, 5, 16)),
     ("InPlaceResidual", (8,), (2, 5, 8)),
     ("NanoGPTTied", (), (2, 7), "int64"),
+    ("SamePadStem", (), (2, 3, 17, 15)),
     ("HeadTiedToEmbedding", (), (2, 7), "int64"),
     ("ViTBlock", (16, 4), (2, 5, 16)),
     ("PatchEmbed", (), (2, 3, 16, 16)),

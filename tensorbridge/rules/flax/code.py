@@ -537,6 +537,7 @@ class NnxWeights(WeightPort):
 einops_functions(C)
 C.weight_attributes = {"Embedding": {"embedding": ("W", False)},
                        "Dense": {"kernel": ("W", False), "bias": ("B", False)},
+                       "Conv": {"kernel": ("W", "spatial_first"), "bias": ("B", False)},
                        "LayerNormalization": {"scale": ("scale", False), "bias": ("B", False)}}
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_features": "in_channels", "out_features": "filters"}, "Dropout": {"rate": "ratio"},

@@ -492,6 +492,13 @@ def _dropout(c):
 def _build_layer(layer: ast.expr, call: OpCall) -> ast.stmt:
     """`self.embed.build()`, `self.proj.build((None, in_features))`: the weights of a layer the code reads before
     calling it, made in `__init__` (Keras makes them on the first call)."""
+    if call.op == "Conv":  # its input's channels, where its data format has them
+        rank, channels = known(call.attrs["rank"]), call.attrs["in_channels"]
+        if known(channels) is None:
+            raise Refused("its weights are read, and its input size is left to the first call")
+        spatial = [ast.Constant(None)] * rank
+        shape = [channels, *spatial] if call.attrs.get("layout") == "channels_first" else [*spatial, channels]
+        return P.expr_stmt(P.method(layer, "build", ast.Tuple([ast.Constant(None), *shape], ast.Load())))
     sizes = {"Embedding": None, "Dense": "in_features", "LayerNormalization": "normalized_shape"}
     if call.op not in sizes:
         raise Refused(f"reading the weights of a {call.op} layer")

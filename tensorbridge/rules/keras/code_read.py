@@ -598,6 +598,7 @@ def _attributes(obj) -> dict:
 einops_layers(C, "einops.layers.keras")
 C.weight_attributes = {"Embedding": {"embeddings": ("W", False)},
                        "Dense": {"kernel": ("W", False), "bias": ("B", False)},
+                       "Conv": {"kernel": ("W", "spatial_first"), "bias": ("B", False)},
                        "LayerNormalization": {"gamma": ("scale", False), "beta": ("B", False)}}
 C.config_attributes = {"Dense": {"units": "units"}, "Conv": {"filters": "filters"}, "Dropout": {"rate": "ratio"},
                        "Embedding": {"input_dim": "num_embeddings", "output_dim": "embedding_dim"},

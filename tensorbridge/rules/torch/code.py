@@ -720,7 +720,10 @@ def _normalised_weights(layer) -> dict:
 
 einops_layers(C, "einops.layers.torch")
 C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight": ("W", True), "bias": ("B", False)},
+                       "Conv": {"weight": ("W", False), "bias": ("B", False)},
                        "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
+C.layer_settings = {f"{NN}Conv{n}d": {"kernel_size": n, "stride": n, "padding": n, "dilation": n, "groups": None,
+                                      "padding_mode": None} for n in (1, 2, 3)}
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_channels": "in_channels", "out_channels": "filters"}, "Dropout": {"p": "ratio"},
                        "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},

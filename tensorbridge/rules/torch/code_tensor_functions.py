@@ -313,6 +313,10 @@ def _moment(op):
 for _name, _op in (("var", "ReduceVar"), ("std", "ReduceStd")):
     C.function(f"torch.{_name} Tensor.{_name}", _op, "input dim=None unbiased=None keepdim=False correction=None",
                read=_moment(_op))
+for _name, _op in (("var", "ReduceVar"), ("std", "ReduceStd")):
+    C.function(f"torch.{_name}_mean", _op, "input dim=None unbiased=None keepdim=False correction=None",
+               read=lambda a, op=_op: [_moment(op)(a), OpCall("ReduceMean", [a["input"]], {
+                   "axis": a["dim"], "keepdims": a["keepdim"]})], returns="tensors")
 
 
 def _l2(order: str, matrix: bool = False):
