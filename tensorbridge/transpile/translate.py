@@ -1395,7 +1395,8 @@ class Translator:
             weight = self.target.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0,
                                                                                                  "axis2": 1}))
         elif perm is not None:
-            weight = self._write(OpCall("Transpose", [weight], {"perm": P.lit(perm)}), node, Scope("forward"))
+            weight = self.target.function_writers["Transpose"].write(OpCall("Transpose", [weight],
+                                                                            {"perm": P.lit(perm)}))
         return weight, TENSOR
 
     def _layer_setting(self, node: ast.Attribute, opcall, setting: str, path):
@@ -1602,11 +1603,23 @@ class Translator:
         if self.src.containers.get(path) != "sequential":
             return True
         first = made.args[0] if made.args else None
-        row = self.layers.find(self.imports.path(first.func)) if isinstance(first, ast.Call) else None
+        if isinstance(first, ast.Call) and self.layers.find(self.imports.path(first.func)) is not None:
+            return self._makes_inplace_layer(first)
+        return first is not None  # a layer of unknown kind first: as the in-place one may
+
+    def _makes_inplace_layer(self, made) -> bool:
+        """Whether the constructor call `made` makes a layer changing its input in place: a layer made with its
+        row's in-place option true, or a sequential container starting with one."""
+        path = self.imports.path(made.func) if isinstance(made, ast.Call) else None
+        if path is None:
+            return False
+        if self.src.containers.get(path) == "sequential":
+            return bool(made.args) and self._makes_inplace_layer(made.args[0])
+        row = self.layers.find(path)
         if row is None or row.inplace is None:
-            return row is None and first is not None  # a layer of unknown kind first: as the in-place one may
+            return False
         try:
-            return known(row.signature.bind(first).get(row.inplace)) is True
+            return known(row.signature.bind(made).get(row.inplace)) is True
         except (Refused, TypeError):
             return True
 
@@ -1624,12 +1637,10 @@ class Translator:
                                           f"{param} in place (line {changed[param]}); {arg.id} is read afterwards"))
 
     def _inplace_attributes(self, class_name: str) -> set:
-        """Attributes `__init__` of the module's class sets to a layer made with `inplace=True`."""
+        """Attributes `__init__` of the module's class sets to a layer changing its input in place."""
         init = self._own_method(class_name, "__init__")
         return {t.attr for stmt in (init.body if init else []) if isinstance(stmt, ast.Assign)
-                and isinstance(stmt.value, ast.Call) and any(k.arg == "inplace" and known(k.value) is True
-                                                             for k in stmt.value.keywords)
-                for t in stmt.targets if is_self_attr(t)}
+                and self._makes_inplace_layer(stmt.value) for t in stmt.targets if is_self_attr(t)}
 
     def _arguments(self, node: ast.Call, scope, info):
         args, kinds = [], []
