@@ -1629,12 +1629,27 @@ class Translator:
         forward = self._own_method(class_name, self.src.forward)
         if forward is None:
             return
-        changed = changed_parameters(forward, self._inplace_attributes(class_name))
+        layers = self._inplace_attributes(class_name)
+        changed = changed_parameters(forward, lambda call: self._changes_first_argument(call, layers))
         params = [a.arg for a in forward.args.args[1:]]
         for param, arg in [*zip(params, call.args), *[(k.arg, k.value) for k in call.keywords]]:
             if param in changed and isinstance(arg, ast.Name):
                 self._overwritten.append((arg.id, None, f"{class_name}.{self.src.forward} may change its input "
                                           f"{param} in place (line {changed[param]}); {arg.id} is read afterwards"))
+
+    def _changes_first_argument(self, call: ast.Call, inplace_layers: set) -> bool:
+        """Whether `call` may change its first argument in place: one of `inplace_layers` (`self.relu(x)`), or a
+        function whose row's in-place option is not false (`F.relu(x, True)`; an `inplace=` keyword when the
+        function has no row)."""
+        if is_self_attr(call.func):
+            return call.func.attr in inplace_layers
+        row = self.functions.find(self.imports.path(call.func) or "")
+        if row is None or row.inplace is None:
+            return any(k.arg == "inplace" and known(k.value) is not False for k in call.keywords)
+        try:
+            return known(row.signature.bind(call).get(row.inplace)) is not False
+        except (Refused, TypeError):
+            return True
 
     def _inplace_attributes(self, class_name: str) -> set:
         """Attributes `__init__` of the module's class sets to a layer changing its input in place."""
@@ -2228,9 +2243,10 @@ def weight_permutation(held: bool | str, wanted: bool | str, rank: int | None) -
     return None if perm == tuple(range(len(perm))) else perm
 
 
-def changed_parameters(function: ast.FunctionDef, inplace_layers: set) -> dict:
-    """The parameters of `function` it may change in place before rebinding them (an in-place method, a
-    function or layer called with inplace, `+=` and the like), each with the line of the first change."""
+def changed_parameters(function: ast.FunctionDef, changes_first) -> dict:
+    """The parameters of `function` it may change in place before rebinding them (an in-place method, `+=` and
+    the like, a call for which `changes_first(call)` says it changes its first argument), each with the line of
+    the first change."""
     params = {a.arg for a in function.args.args[1:]}
     bound = {}
     for n in ast.walk(function):
@@ -2244,9 +2260,8 @@ def changed_parameters(function: ast.FunctionDef, inplace_layers: set) -> dict:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 _is_inplace_method(node.func.attr) and isinstance(node.func.value, ast.Name):
             target = node.func.value
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and (
-                any(k.arg == "inplace" and known(k.value) is not False for k in node.keywords) or
-                is_self_attr(node.func) and node.func.attr in inplace_layers):
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name) and \
+                changes_first(node):
             target = node.args[0]
         if target is not None and target.id in params and node.lineno <= bound.get(target.id, node.lineno):
             changed.setdefault(target.id, node.lineno)

@@ -4780,6 +4780,10 @@ REFUSED = [
      "        self.emb = nn.Embedding(8, 4)\n        self.head = nn.Linear(4, 8)\n"
      "        self.head.weight = self.emb.weight\n\n    def forward(self, x):\n        return self.head(self.emb(x))\n",
      "must be made with bias=False"),
+    (HEADER + "class Act(nn.Module):\n    def forward(self, x):\n        return F.relu(x, True)\n\n\n"
+     "class Outer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.act = Act()\n\n"
+     "    def forward(self, x):\n        y = self.act(x)\n        return x + y\n",
+     "Act.forward may change its input x in place"),
     (HEADER + "class Act(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.relu = nn.ReLU(True)\n\n    def forward(self, x):\n        return self.relu(x)\n\n\n"
      "class Outer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.act = Act()\n\n"
