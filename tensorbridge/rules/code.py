@@ -251,6 +251,9 @@ class SourceSkeleton:
     activation_tables: dict = field(default_factory=dict)
     #: the layer base class's method adding a sublayer by name (`self.add_module(name, layer)`): setattr
     add_child: str | None = None
+    #: the attribute of a sequential container holding its layers (`self.layers`); None: the container itself
+    #: iterates and indexes them (`for layer in self`)
+    sequential_layers: str | None = None
     #: methods of the framework's layer base class (`self.parameters()`, `self.modules()`): refused when called
     #: from model code (weight initialisation and the freezing loop excepted)
     base_methods: frozenset = frozenset()
@@ -340,6 +343,8 @@ class TargetSkeleton:
     #: list / dict expression -> the target's container of layers (Keras tracks plain ones)
     module_list: Callable = staticmethod(lambda items: items)
     module_dict: Callable = staticmethod(lambda items: items)
+    #: the attribute of a sequential container holding its layers; None: the container itself
+    sequential_layers: str | None = None
     #: a one-argument lambda -> a layer computing it (Keras' Lambda layer; NNX holds the function), for an op with
     #: a function but no layer of the target; None where the target has no such layer
     function_layer: Callable | None = None
@@ -561,7 +566,7 @@ def known(value):
 
 
 def mark_held(node: ast.expr, what: str) -> ast.expr:
-    """Mark an argument the translation knows holds a dtype, a device or a number (`what`: a name bound to
+    """Mark an argument the translation knows holds a dtype, a device, a tensor or a number (`what`: a name bound to
     `x.dtype`, `x.device`, `k // 2`), for rows whose parameter takes several kinds of value (`x.to(input_dtype)`,
     `x.to(device)`, a pad's widths: one number or a tuple)."""
     setattr(node, f"holds_{what}", True)
@@ -577,6 +582,11 @@ def holds_number(node) -> bool:
     """Whether `node` is a Python number: a literal one, or marked by the translation (`kernel_size // 2`)."""
     return getattr(node, "holds_number", False) or isinstance(known(node), (int, float)) and \
         not isinstance(known(node), bool)
+
+
+def holds_tensor(node) -> bool:
+    """Whether `node` is a tensor, as the translation knows (marked on the arguments of a call)."""
+    return getattr(node, "holds_tensor", False)
 
 
 def holds_device(node) -> bool:

@@ -127,10 +127,11 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("ReshapeItems", fn("reshape"))(lambda c: P.call(fn("reshape"), c.inputs[0], ast.Tuple(
         [P.subscript(shape(c.inputs[0]), 0), ast.Starred(c.attrs["shape"], ast.Load())], ast.Load())))
     table.writes("Merge", MERGE)(lambda c: write_merge(c, fn))
-    table.writes("SizeOrValues", fn("asarray"))(  # PyTorch's legacy constructors: a list is the values
-        lambda c: ast.IfExp(P.call("isinstance", c.inputs[0], ast.Tuple([P.name("list"), P.name("tuple")], ast.Load())),
-                            P.call(fn("asarray"), c.inputs[0], dtype=c.attrs["dtype"]),
-                            P.call(fn("zeros"), c.inputs[0], dtype=c.attrs["dtype"])))
+    table.writes("SizeOrValues", fn("asarray"))(  # PyTorch's legacy constructors: a number is the size, a
+        # sequence or an array the values
+        lambda c: ast.IfExp(ast.Compare(P.call(fn("ndim"), c.inputs[0]), [ast.Eq()], [P.lit(0)]),
+                            P.call(fn("zeros"), c.inputs[0], dtype=c.attrs["dtype"]),
+                            P.call(fn("asarray"), c.inputs[0], dtype=c.attrs["dtype"])))
     table.writes("MeshGrid", fn("meshgrid"))(
         lambda c: P.call(fn("meshgrid"), *c.inputs[0], indexing=c.attrs["indexing"]))
     table.writes("Device", "(no device: the framework places arrays itself)")(lambda c: P.lit(None))

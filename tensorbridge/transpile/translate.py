@@ -98,6 +98,7 @@ class ClassInfo:
     forward_state: set = field(default_factory=set)  # self.<name> set in the forward pass (`self.attn = p_attn`)
     forward_tensors: set = field(default_factory=set)  # those that may hold a tensor (not a Python value)
     methods: dict = field(default_factory=dict)  # name -> the class's own method
+    method_kinds: dict = field(default_factory=dict)  # name -> what the method returns, where known beforehand
     dropped: set = field(default_factory=set)  # self.<name> bookkeeping left out (SourceSkeleton.bookkeeping)
     entries: dict = field(default_factory=dict)  # self.<name> dict of layers -> the kind of each entry by key
     own_classes: dict = field(default_factory=dict)  # self.<name> -> the module's class of the layer it holds
@@ -112,6 +113,7 @@ class Scope:
     groups: dict = field(default_factory=dict)  # name -> alias group id
     rest: list = field(default_factory=list)  # statements still to come, for "is it read later"
     returns: list = field(default_factory=list)  # kinds of the values returned
+    functions: dict = field(default_factory=dict)  # nested function -> the kind of what it returns
     reads_training: bool = False  # the source's training flag is this function's parameter (Keras' `training`)
     constructed: dict = field(default_factory=dict)  # name -> the call that built it (`layer = nn.X(...)`)
     #: names whose assignment goes when nothing reads them: a layer read into the one that wraps it, a device
@@ -276,6 +278,19 @@ class Translator:
         return next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == method),
                     None) if isinstance(cls, ast.ClassDef) else None
 
+    def _passes_class(self, methods: dict, name: str, info: ClassInfo) -> bool:
+        """Whether `__init__` may pass the method `name` a layer class (`norm_layer`): what the method makes then
+        depends on what __init__'s translation notes, so it is translated after it."""
+        init = methods.get("__init__")
+        if init is None:
+            return False
+        defaults = dict(zip([a.arg for a in init.args.args][::-1], init.args.defaults[::-1]))
+        classes = {a for a, d in defaults.items() if self._is_layer_class(d) or self._is_layer_factory(d)} | set(
+            self.factory_parameters.get(info.name, ()))
+        return any((isinstance(a, ast.Name) and a.id in classes) or self._framework_path(a) is not None
+                   for call in ast.walk(init) if isinstance(call, ast.Call) and is_self_attr(call.func) and
+                   call.func.attr == name for a in [*call.args, *(k.value for k in call.keywords)])
+
     def _parent_layer(self, cls: ast.ClassDef):
         """The framework layer class `cls` derives from (`class LayerNorm(nn.LayerNorm)`), else None."""
         path = self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
@@ -368,6 +383,8 @@ class Translator:
             P.name(self.dst.layer_base)
         bases = [ast.Name(b.id, ast.Load()) if isinstance(b, ast.Name) and b.id in self.classes
                  else base for b in cls.bases[:1]]
+        if info.sequential:
+            _SequentialLayers(self.src.sequential_layers).visit(cls)
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         info.methods = methods
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
@@ -378,6 +395,13 @@ class Translator:
         built = self._build(build, methods.get(self.src.forward), info) if build is not None else None
         body = []
         init_only = _init_only_methods(methods)
+        early = {}  # functions of their arguments that __init__ calls: what they return is known to __init__
+        for name in sorted(init_only - {"__init__", *INIT_METHODS}, key=list(methods).index):
+            if not any(is_self(n) for n in ast.walk(methods[name])) and not self._passes_class(methods, name, info):
+                scope = Scope("init")
+                early[name] = self._function(methods[name], scope, info, name)
+                if scope.returns and len(set(scope.returns)) == 1:
+                    info.method_kinds[name] = scope.returns[0]
         for stmt in cls.body:
             if isinstance(stmt, ast.FunctionDef) and stmt.name not in methods:
                 continue
@@ -393,7 +417,7 @@ class Translator:
                     continue
                 mode = "init" if stmt.name in init_only else "forward"
                 name = self.dst.forward if stmt.name == self.src.forward else stmt.name
-                body.append(self._function(stmt, Scope(mode), info, name))
+                body.append(early.get(stmt.name) or self._function(stmt, Scope(mode), info, name))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 body.append(stmt)  # docstring
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
@@ -538,6 +562,9 @@ class Translator:
                 scope.kinds[a.arg] = CLASS
             elif default is not None and (self._is_layer_class(default) or self._is_layer_factory(default)):
                 scope.kinds[a.arg] = CLASS
+            elif scope.mode == "forward" and info is not None and fn.name != self.src.forward and \
+                    _passed_numbers(info, fn.name, a.arg):
+                scope.kinds[a.arg] = PYTHON  # `self._hour_glass_forward(self.depth, x)`, `(n - 1, low1)`
             elif scope.mode == "forward" and (default is None or known(default) is None) and \
                     not _is_python_annotation(a):
                 scope.kinds[a.arg] = TENSOR
@@ -662,8 +689,13 @@ class Translator:
             self._block(stmt, "with statement", "context managers (torch.no_grad, autocast ...) change what the "
                                                 "body computes or records; not translated")
             return []
-        if isinstance(stmt, ast.FunctionDef):
-            return [self._function(stmt, Scope("helper"), info, stmt.name)]
+        if isinstance(stmt, ast.FunctionDef):  # a nested function: it sees the names around it
+            inner = Scope("init" if scope.mode == "init" else "helper", kinds=dict(scope.kinds),
+                          functions=dict(scope.functions))
+            written = self._function(stmt, inner, info, stmt.name)
+            scope.functions[stmt.name] = inner.returns[0] if len(set(inner.returns)) == 1 else UNKNOWN
+            scope.kinds.pop(stmt.name, None)
+            return [written]
         if isinstance(stmt, ast.Delete) and all(isinstance(t, ast.Name) for t in stmt.targets):
             for t in stmt.targets:  # `del query`: the name is gone, as in the source
                 scope.kinds.pop(t.id, None)
@@ -684,8 +716,9 @@ class Translator:
                     for i, k in enumerate(kinds)):
             self._block(call, "super().__init__(...) of a sequential container", "only layers are translated there")
         one = args[0] if len(args) == 1 else None
-        items = one.value if isinstance(one, ast.Starred) else one if isinstance(one, (ast.List, ast.Tuple)) \
-            else ast.List(args, ast.Load())
+        items = one.value if isinstance(one, ast.Starred) else one if isinstance(one, (ast.List, ast.Tuple)) or (
+            one is not None and isinstance(call.args[0] if call.args else None, ast.ListComp)) \
+            else ast.List(args, ast.Load())  # Keras' one list, maybe made by a comprehension
         made = self.dst.sequential(items)
         return ast.Expr(P.method(P.call("super"), "__init__", *made.args, **{k.arg: k.value for k in made.keywords}))
 
@@ -825,7 +858,7 @@ class Translator:
                     info.layer_rows[target.attr] = self.layers.find(self.imports.path(stmt.value.func))
                     if self._last_layer is not None and self._last_layer[1] is value:
                         info.written_layers[target.attr] = self._last_layer
-                if self._last_inplace and self._changes_input(stmt.value):
+                if self._last_inplace and self._changes_input(stmt.value, info.name):
                     info.inplace.add(target.attr)
             else:
                 self._set_in_forward(stmt, target.attr, info, kind)
@@ -1177,6 +1210,10 @@ class Translator:
         if isinstance(node, ast.Name):
             if scope.reads_training and node.id == self.src.training_parameter:
                 return self._training_flag(node, info), PYTHON
+            if node.id == SEQUENTIAL_LAYERS:  # a slice of a torch Sequential makes one of the subclass: a list's
+                return (ast.Attribute(P.name("self"), self.dst.sequential_layers, ast.Load())
+                        if self.dst.sequential_layers else P.call("list", P.name("self"))
+                        if getattr(node, "sliced", False) else P.name("self")), MODULES
             if node.id in scope.literals:  # written as its value, which rows taking only literals can read
                 return copy.deepcopy(scope.literals[node.id]), PYTHON
             if scope.kinds.get(node.id) == KEY:
@@ -1478,7 +1515,10 @@ class Translator:
                     _is_inplace_method(func.attr) or func.attr in self.src.tensor_methods):
                 what = "in-place tensor method" if _is_inplace_method(func.attr) else "tensor method"
                 self._block(node, f".{func.attr}()", f"no {self.target.framework} translation for this {what}")
-            if kind == MODULE and not is_self(func.value) or kind == MODULES and func.attr not in PYTHON_METHODS:
+            own_method = func.attr not in self.src.base_methods and any(
+                func.attr in c.methods for c in self.classes.values())  # `self.cells[i].init_hidden(...)`
+            if kind == MODULE and not is_self(func.value) and not own_method or \
+                    kind == MODULES and func.attr not in PYTHON_METHODS:
                 self._block(node, f"method .{func.attr}() of a layer", "only calling a layer is translated")
             if is_self(func.value) and func.attr == self.src.add_child and scope.mode == "init":
                 (args, keywords), _ = self._arguments(node, scope, info)  # `self.add_module(name, layer)`
@@ -1501,7 +1541,7 @@ class Translator:
                 self._note_changed_inputs(node, info.own_classes.get(func.attr))
                 return result, TENSOR
             if is_self(func.value):
-                return result, UNKNOWN
+                return result, info.method_kinds.get(func.attr, UNKNOWN) if info is not None else UNKNOWN
             if kind == ARRAY:  # `.astype("float32")`, `.reshape(...)`
                 return result, ARRAY
             return result, PYTHON if kind == PYTHON and func.attr in PYTHON_METHODS else UNKNOWN
@@ -1511,6 +1551,8 @@ class Translator:
             return ast.Call(callee, *args), OWN
         if isinstance(func, ast.Name) and func.id in self.helpers:
             return ast.Call(callee, *args), self.helper_kinds.get(func.id, UNKNOWN)
+        if isinstance(func, ast.Name) and func.id in scope.functions:
+            return ast.Call(callee, *args), scope.functions[func.id]
         if isinstance(func, ast.Name) and func.id in BUILTINS:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
                                          "enumerate", "round", "divmod", "type") else \
@@ -1596,7 +1638,7 @@ class Translator:
         if attr in info.inplace:
             self._overwritten += [(a.id, written, None) for a in node.args[:1] if isinstance(a, ast.Name)]
 
-    def _changes_input(self, made) -> bool:
+    def _changes_input(self, made, class_name: str) -> bool:
         """Whether the layer `made` (holding an in-place layer) changes its input: the in-place layer itself, or a
         sequential container starting with one (`nn.Sequential(conv, nn.ReLU(True))` changes its conv's output)."""
         path = self.imports.path(made.func) if isinstance(made, ast.Call) else None
@@ -1605,7 +1647,28 @@ class Translator:
         first = made.args[0] if made.args else None
         if isinstance(first, ast.Call) and self.layers.find(self.imports.path(first.func)) is not None:
             return self._makes_inplace_layer(first)
+        returned = self._returned_layers(first, class_name)
+        if returned:  # made by the module's own function (`self.depthwise_conv(...)` returning nn.Conv2d(...))
+            return any(self._makes_inplace_layer(r) for r in returned)
         return first is not None  # a layer of unknown kind first: as the in-place one may
+
+    def _returned_layers(self, call, class_name: str) -> list:
+        """The framework layer constructor calls that the module's own function or method called by `call`
+        returns, or [] when any return is something else."""
+        if not isinstance(call, ast.Call):
+            return []
+        if isinstance(call.func, ast.Name):
+            function = self.definitions.get(call.func.id)
+        elif isinstance(call.func, ast.Attribute) and is_self(call.func.value):
+            function = self._own_method(class_name, call.func.attr)
+        else:
+            return []
+        if not isinstance(function, ast.FunctionDef):
+            return []
+        returned = [r.value for r in ast.walk(function) if isinstance(r, ast.Return)]
+        layers = [r for r in returned if isinstance(r, ast.Call) and isinstance(r.func, (ast.Name, ast.Attribute))
+                  and self.layers.find(self.imports.path(r.func)) is not None]
+        return layers if returned and len(layers) == len(returned) else []
 
     def _makes_inplace_layer(self, made) -> bool:
         """Whether the constructor call `made` makes a layer changing its input in place: a layer made with its
@@ -1661,7 +1724,7 @@ class Translator:
         args, kinds = [], []
         for a in node.args:
             v, k = self._expr(a, scope, info)
-            args.append(mark_held(v, k) if k in (DTYPE, DEVICE) else v)
+            args.append(mark_held(v, k) if k in (DTYPE, DEVICE, TENSOR) else v)
             kinds.append(k)
         keywords = []
         for kw in node.keywords:
@@ -2305,6 +2368,70 @@ def _single(stmt, alias) -> ast.stmt:
     return ast.ImportFrom(stmt.module, [alias], stmt.level)
 
 
+def _passed_numbers(info: ClassInfo, method: str, param: str) -> bool:
+    """Whether every call of the class's method `method` passes `param` a Python value: a literal, an attribute
+    of the class holding one, the parameter itself in a recursive call, arithmetic on those."""
+    def number(node, recursive: bool) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return recursive and node.id == param
+        if isinstance(node, ast.BinOp):
+            return number(node.left, recursive) and number(node.right, recursive)
+        if isinstance(node, ast.UnaryOp):
+            return number(node.operand, recursive)
+        return is_self_attr(node) and info.attrs.get(node.attr) == PYTHON
+    function = info.methods[method]
+    params = [a.arg for a in function.args.args[1:]]
+    passed = []
+    for caller in info.methods.values():
+        for call in (n for n in ast.walk(caller) if isinstance(n, ast.Call) and is_self_attr(n.func)
+                     and n.func.attr == method):
+            given = dict(zip(params, call.args)) | {k.arg: k.value for k in call.keywords}
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return False
+            passed.append(param in given and number(given[param], caller is function))
+    return bool(passed) and all(passed)
+
+
+SEQUENTIAL_LAYERS = "__sequential_layers__"
+
+
+class _SequentialLayers(ast.NodeTransformer):
+    """In a sequential container's subclass, its layers as the source reads them (`for layer in self`,
+    `self[0]`, `len(self)`; Keras' and NNX's `self.layers`) become one name, which each target writes its way."""
+
+    def __init__(self, attribute: str | None):
+        self.attribute = attribute
+
+    def _layers(self, node):
+        if self.attribute is None and is_self(node) or self.attribute is not None and is_self_attr(node) and \
+                node.attr == self.attribute:
+            return ast.copy_location(ast.Name(SEQUENTIAL_LAYERS, ast.Load()), node)
+        return node
+
+    def visit_Attribute(self, node):
+        return self._layers(self.generic_visit(node))
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        node.iter = self._layers(node.iter)
+        return node
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        node.value = self._layers(node.value)
+        if isinstance(node.value, ast.Name) and node.value.id == SEQUENTIAL_LAYERS:
+            node.value.sliced = isinstance(node.slice, ast.Slice)
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in ("len", "enumerate", "reversed", "list", "iter"):
+            node.args = [self._layers(a) for a in node.args]
+        return node
+
+
 class _Rename(ast.NodeTransformer):
     """Local names that the translation's imports take (`layers`, `ops`) and attribute names the target's
     layer class owns (`self.weights`) get a trailing underscore, everywhere in the module."""
@@ -2319,6 +2446,20 @@ class _Rename(ast.NodeTransformer):
         if node.arg in self.names:
             node.arg += "_"
         return self.generic_visit(node)
+
+    def visit_FunctionDef(self, node, method=False):
+        """A module's own function or class named as a helper the target writes (`channel_shuffle`); a method
+        keeps its name (it is read as an attribute)."""
+        if node.name in self.names and not method:
+            node.name += "_"
+        for child in ast.iter_child_nodes(node):
+            if isinstance(node, ast.ClassDef) and isinstance(child, ast.FunctionDef):
+                self.visit_FunctionDef(child, method=True)
+            else:
+                self.visit(child)
+        return node
+
+    visit_ClassDef = visit_FunctionDef
 
     def visit_Call(self, node):
         """Keywords naming a renamed parameter, in calls of the module's own classes and functions."""

@@ -957,8 +957,21 @@ class NnxCrossAttention(nnx.Module):
         return self.cross(h, memory, mask=keep[:, None, None, :])
 
 
+class LinearResidualStack(nnx.Sequential):
+    """An nnx.Sequential subclass whose __call__ walks its own layers (self.layers), adding each one's output."""
+
+    def __init__(self, features=6, depth=3, *, rngs: nnx.Rngs):
+        super().__init__(*[nnx.Linear(features, features, rngs=rngs) for _ in range(depth)])
+
+    def __call__(self, x):
+        for layer in self.layers[:-1]:
+            x = x + nnx.tanh(layer(x))
+        return self.layers[-1](x) * len(self.layers)
+
+
 CASES = [
     ("Mlp", (12, 16, 8), (2, 12)),
+    ("LinearResidualStack", (), (2, 6)),
     ("ConvBNReLU", (3, 8), (2, 10, 10, 3)),
     ("ResidualBlock", (4, 8, 2), (2, 10, 10, 4)),
     ("Bottleneck", (6, 4), (2, 8, 8, 6)),

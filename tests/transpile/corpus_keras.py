@@ -1263,6 +1263,63 @@ class SequentialConvBlock(keras.Sequential):
 
 
 
+class DenseResidualStack(keras.Sequential):
+    """A keras.Sequential subclass whose call walks its own layers (self.layers), adding each one's output."""
+
+    def __init__(self, units=6, depth=3):
+        super().__init__([layers.Dense(units, activation="tanh") for _ in range(depth)])
+
+    def call(self, x):
+        for layer in self.layers[:-1]:
+            x = x + layer(x)
+        return self.layers[-1](x) * len(self.layers)
+
+
+class XceptionStyleBlock(layers.Layer):
+    """An Xception-style block as tf.keras code writes it: separable convs, SpatialDropout2D, a strided max pool
+    with padding="same" (which pads by an amount depending on the input size, with -inf) and the functional
+    layers.add merge with a strided 1x1 shortcut."""
+
+    def __init__(self, filters=8, **kwargs):
+        super().__init__(**kwargs)
+        self.filters = filters
+        self.sep = layers.SeparableConv2D(filters, 3, padding="same", use_bias=False)
+        self.bn = layers.BatchNormalization()
+        self.act = layers.Activation("swish")
+        self.drop = layers.SpatialDropout2D(0.1)
+        self.pool = layers.MaxPooling2D(3, strides=2, padding="same")
+        self.shortcut = layers.Conv2D(filters, 1, strides=2, padding="same")
+
+    def call(self, inputs, training=None):
+        x = self.act(self.bn(self.sep(inputs), training=training))
+        x = self.drop(x, training=training)
+        x = self.pool(x)
+        return layers.add([x, self.shortcut(inputs)])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"filters": self.filters})
+        return config
+
+
+class SamePoolMerge(layers.Layer):
+    """Pools with padding="same" straight on the input (negative values at the border), merged with the
+    functional layers.concatenate / layers.maximum / layers.subtract."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.max_pool = layers.MaxPooling2D(2, strides=2, padding="same")
+        self.max_pool3 = layers.MaxPooling2D(3, strides=2, padding="same")
+        self.pool1d = layers.MaxPooling1D(3, strides=2, padding="same")
+
+    def call(self, x):
+        a = self.max_pool(x)
+        b = self.max_pool3(x)
+        rows = self.pool1d(ops.reshape(x, (ops.shape(x)[0], -1, ops.shape(x)[-1])))
+        merged = layers.concatenate([a, layers.maximum([a, b]), layers.subtract([a, b])], axis=-1)
+        return ops.mean(merged, axis=(1, 2)) + ops.tile(ops.mean(rows, axis=1), (1, 3))
+
+
 class Patches(layers.Layer):
     """keras.io's ViT patches: ops.image.extract_patches, reshaped to a sequence."""
 
@@ -1426,6 +1483,9 @@ CASES = [
     ("TiedDecoder", (), (2, 5), "int64"),
     ("TutorialPositionalEmbedding", (), (2, 7), "int64"),
     ("SequentialConvBlock", (), (2, 8, 8, 3)),
+    ("DenseResidualStack", (), (2, 6)),
+    ("XceptionStyleBlock", (), (2, 9, 9, 3)),
+    ("SamePoolMerge", (), (2, 7, 9, 3)),
     ("Patches", (), (2, 9, 8, 3)),
     ("MergeSEBlock", (), (2, 6, 6, 8)),
     ("MergeResBlock", (), (2, 6, 6, 8)),

@@ -301,6 +301,32 @@ def test_flax_translation_draws_while_training_only(name, args, dim, tmp_path):
     assert not np.allclose(*training) and np.array_equal(*inference)
 
 
+@pytest.mark.parametrize("to", TARGETS)
+def test_pretrained_embeddings_start_from_their_table(to, source_module, tmp_path):
+    """nn.Embedding.from_pretrained: the translation starts from the same table (compared before porting) and a
+    frozen one stays frozen (Keras: not trainable; NNX: an nnx.Variable, not an nnx.Param)."""
+    import numpy as np
+    import torch
+
+    path = tmp_path / f"pretrained_{to}.py"
+    path.write_text(tb.transpile(CORPUS.read_text(), to=to, cls="GloveClassifier"))
+    translated = build(load_module(path, f"pretrained_{to}"), "GloveClassifier", (), to)
+    source = source_module.GloveClassifier()
+    tokens = np.array([[1, 5, 19]])
+    if to == "keras":
+        translated(tokens)
+    for name in ("static", "tuned"):
+        expected = getattr(source, name)(torch.as_tensor(tokens)).detach().numpy()
+        np.testing.assert_allclose(np.asarray(getattr(translated, name)(tokens)), expected, rtol=1e-6)
+    if to == "keras":
+        assert not translated.static.trainable and translated.tuned.trainable
+    else:
+        from flax import nnx
+
+        assert not isinstance(translated.static.embedding, nnx.Param)
+        assert isinstance(translated.tuned.embedding, nnx.Param)
+
+
 def test_frozen_weights_stay_frozen_in_keras(tmp_path):
     """`for p in self.backbone.parameters(): p.requires_grad = False` -> the Keras layer's `trainable = False`; the
     Flax translation says in its docstring that NNX has no such flag."""
@@ -390,7 +416,9 @@ def test_row_signatures_are_the_real_ones():
         checked += 1
     assert checked > 30
     for path, row in REGISTRY.code.layers.items():
-        forward = [n for n in inspect.signature(resolve(path).forward).parameters if n != "self"]
+        made = resolve(path)  # a class, or a classmethod making one (nn.Embedding.from_pretrained)
+        forward = [n for n in inspect.signature((made if inspect.isclass(made) else made.__self__).forward).parameters
+                   if n != "self"]
         assert forward[:len(row.call.names())] == row.call.names(), f"{path}: call {row.call.names()}, {forward}"
 
 

@@ -215,9 +215,21 @@ C.layer("flax.nnx.BatchNorm", "BatchNormalization", "", write=_write_batch_norm,
 C.layer("flax.nnx.LayerNorm", "LayerNormalization", "", write=_write_layer_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("flax.nnx.GroupNorm", "GroupNormalization", "", write=_write_group_norm, from_ir=NORM_WEIGHTS.from_ir)
 C.layer("flax.nnx.Embed", "Embedding", "",
-        write=lambda c: P.call("nnx.Embed", c.attrs["num_embeddings"], c.attrs["embedding_dim"], **_rngs()),
+        write=lambda c: P.call("pretrained_embed", c.attrs["initial"], c.attrs["trainable"], **_rngs())
+        if "initial" in c.attrs else P.call("nnx.Embed", c.attrs["num_embeddings"], c.attrs["embedding_dim"],
+                                            **_rngs()),
         from_ir=lambda w, attrs: {"embedding": w["W"]})
-C.layer("flax.nnx.Dropout", "Dropout", "", write=lambda c: P.call("nnx.Dropout", c.attrs["ratio"], **_rngs()))
+def _spatial_axes(a) -> dict:
+    """nnx.Dropout's broadcast_dims for a dropout of whole channels: the spatial axes."""
+    n = a.get("spatial")
+    if not n:
+        return {}
+    first = 1 if a["layout"] == "channels_last" else 2
+    return {"broadcast_dims": tuple(range(first, first + n))}
+
+
+C.layer("flax.nnx.Dropout", "Dropout", "",
+        write=lambda c: P.call("nnx.Dropout", c.attrs["ratio"], **_spatial_axes(c.attrs), **_rngs()))
 C.layer("(the input itself)", "Identity", "", write=lambda c: _lambda(lambda x: x))
 C.layer("(a reshape)", "Flatten", "",
         write=lambda c: _lambda(lambda x: P.method(x, "reshape", P.subscript(_shape(x), 0), -1)))
@@ -265,9 +277,14 @@ C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.
 def _pool(op: str, a) -> ast.expr:
     """`partial(nnx.max_pool | nnx.avg_pool, ...)` over the channels-last spatial dims."""
     rank = a["rank"]
-    pads = pairs(a["pads"], rank)
+    same = known(a["pads"]) == "same"  # by an amount that depends on the input size, left out of averages
+    pads = pairs(a["pads"], rank) if not same else (0,) * rank
     kwargs = {"window_shape": _size(a["kernel_shape"], rank), "strides": _size(a["strides"], rank)}
-    if pads is NOT_LITERAL:  # max_pool pads with -inf; avg_pool counts the zeros, as torch
+    if same:
+        kwargs["padding"] = "SAME"
+        if op == "AveragePool":
+            kwargs["count_include_pad"] = False
+    elif pads is NOT_LITERAL:  # max_pool pads with -inf; avg_pool counts the zeros, as torch
         kwargs["padding"] = P.call(SPATIAL_PADDING, a["pads"], rank)
     elif any(pads):
         kwargs["padding"] = [(p, p) for p in pads]
@@ -459,6 +476,15 @@ HELPERS = {
         "    def __call__(self, x):\n"
         "        slope = self.slope[...] if x.ndim < 2 else jnp.reshape(self.slope[...], (-1,) + (1,) * (x.ndim - 2))\n"
         "        return jnp.where(x >= 0, x, slope * x)\n"),
+    "pretrained_embed": definition(
+        "def pretrained_embed(weights, trainable, *, rngs):\n"
+        "    \"\"\"An nnx.Embed starting from the table `weights` (PyTorch's nn.Embedding.from_pretrained); a frozen\n"
+        "    table is an nnx.Variable, not an nnx.Param, so optimizers over the parameters leave it as it is.\"\"\"\n"
+        "    weights = jnp.asarray(weights, dtype=jnp.float32)\n"
+        "    embed = nnx.Embed(*weights.shape, embedding_init=lambda *_: weights, rngs=rngs)\n"
+        "    if not trainable:\n"
+        "        embed.embedding = nnx.Variable(embed.embedding.value)\n"
+        "    return embed\n"),
     "ntuple": definition(
         "def ntuple(size, n):\n"
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"
@@ -545,6 +571,7 @@ C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "
                        "LayerNormalization": {"epsilon": "epsilon"}}
 
 C.skeleton = TargetSkeleton(
+    sequential_layers="layers",
     layer_base="nnx.Module", forward="__call__",
     imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]), P.import_("einops"),
              P.from_import("functools", ["partial"]), P.import_("numpy", "np")),

@@ -188,6 +188,11 @@ C.writes("OneHot", "ops.one_hot")(  # PyTorch's one-hot vectors are int64
     lambda c: P.call("ops.one_hot", c.inputs[0], c.attrs["num_classes"], dtype="int64"))
 C.writes("TensorIndex", "index_rows")(lambda c: P.call("index_rows", *c.inputs))
 C.writes("Item", "ops.convert_to_numpy")(lambda c: P.method(P.call("ops.convert_to_numpy", c.inputs[0]), "item"))
+HELPERS["pretrained_embedding"] = definition(
+    "def pretrained_embedding(weights, trainable):\n"
+    "    \"\"\"An Embedding starting from the table `weights` (PyTorch's nn.Embedding.from_pretrained).\"\"\"\n"
+    "    weights = np.asarray(weights, dtype='float32')\n"
+    "    return layers.Embedding(*weights.shape, weights=weights, trainable=trainable)\n")
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -235,9 +240,12 @@ C.layer("keras.layers.GroupNormalization", "GroupNormalization", "",
                                **_norm_kwargs(c.attrs, 1e-3)),
         from_ir=NORM_WEIGHTS.from_ir)
 C.layer("keras.layers.Embedding", "Embedding", "",
-        write=lambda c: P.call("layers.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
+        write=lambda c: P.call("pretrained_embedding", c.attrs["initial"], c.attrs["trainable"])
+        if "initial" in c.attrs else P.call("layers.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
         from_ir=EMBEDDING_WEIGHTS.from_ir)
-C.layer("keras.layers.Dropout", "Dropout", "", write=lambda c: P.call("layers.Dropout", c.attrs["ratio"]))
+C.layer("keras.layers.Dropout", "Dropout", "", write=lambda c: P.call(
+    f"layers.SpatialDropout{c.attrs['spatial']}D", c.attrs["ratio"], **_channels(c.attrs))
+    if c.attrs.get("spatial") else P.call("layers.Dropout", c.attrs["ratio"]))
 C.layer("keras.layers.Identity", "Identity", "", write=lambda c: P.call("layers.Identity"))
 C.layer("keras.layers.Flatten", "Flatten", "", write=lambda c: P.call("layers.Flatten"))
 
@@ -291,9 +299,10 @@ def _write_pool(call):
     kind = "Max" if call.op == "MaxPool" else "Average"
     stride = None if known(a["strides"]) == known(a["kernel_shape"]) and known(a["strides"]) is not NOT_LITERAL \
         else a["strides"]
-    pads = pairs(a["pads"], rank)
+    same = {"padding": "same"} if known(a["pads"]) == "same" else {}
+    pads = pairs(a["pads"], rank) if not same else (0,) * rank
     pool = P.call(f"layers.{kind}Pooling{rank}D", a["kernel_shape"], **({"strides": stride} if stride else {}),
-                  **_channels(a))
+                  **same, **_channels(a))
     if pads is not NOT_LITERAL and all(p == 0 for p in pads):
         return pool
     if kind == "Average":  # count_include_pad=True: the zeros count, as after ZeroPadding
@@ -371,6 +380,8 @@ def _pool_fn(op: str, fn: str):
     @C.writes(op, fn)
     def write(c):
         a, x = c.attrs, c.inputs[0]
+        if known(a["pads"]) == "same":
+            return P.call(fn, x, a["kernel_shape"], a["strides"], padding="same", data_format=a["layout"])
         pads = pairs(a["pads"], a["rank"])
         if pads is NOT_LITERAL or any(pads):
             width = _pad_widths(pads, a)
@@ -523,6 +534,7 @@ def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> 
 
 
 C.skeleton = TargetSkeleton(
+    sequential_layers="layers",
     layer_base="keras.layers.Layer", forward="call",
     traced_forward=True,
     deep_copy="copy_layer",

@@ -304,6 +304,9 @@ def _dropout(a):
 
 
 C.layer(f"{K}Dropout", "Dropout", f"rate noise_shape=None seed=None {BASE}", read=_dropout)
+for _n in (1, 2, 3):  # whole channels (SpatialDropout1D's are last)
+    C.layer(f"{K}SpatialDropout{_n}D", "Dropout", f"rate {'data_format=None ' if _n > 1 else ''}seed=None {BASE}",
+            read=lambda a, n=_n: OpCall("Dropout", attrs={"ratio": a["rate"], "spatial": n, "layout": _layout(a)}))
 C.layer(f"{K}Identity", "Identity", BASE, read=lambda a: OpCall("Identity"))
 C.layer(f"{K}Reshape", "ReshapeItems", f"target_shape {BASE}",
         read=lambda a: OpCall("ReshapeItems", attrs={"shape": a["target_shape"]}))
@@ -315,6 +318,12 @@ for _name, _combine in (("Add", "add"), ("Multiply", "multiply"), ("Average", "a
     C.layer(f"{K}{_name}", "Merge", BASE, read=lambda a, m=_combine: OpCall("Merge", attrs={"combine": m}))
 C.layer(f"{K}Subtract", "Difference", BASE, read=lambda a: OpCall("Difference"))
 C.layer(f"{K}Concatenate", "Concat", f"axis=-1 {BASE}", read=lambda a: OpCall("Concat", attrs={"axis": a["axis"]}))
+# ... and their functional forms (`layers.add([x, y])`)
+for _combine in ("add", "multiply", "average", "maximum", "minimum"):
+    C.function(f"{K}{_combine}", "Merge", f"inputs {BASE}",
+               read=lambda a, m=_combine: OpCall("Merge", [a["inputs"]], {"combine": m}))
+C.function(f"{K}subtract", "Difference", f"inputs {BASE}", read=lambda a: OpCall("Difference", [a["inputs"]]))
+C.reads(f"{K}concatenate", "Concat", f"inputs axis=-1 {BASE}", inputs="inputs", axis="axis")
 C.layer(f"{K}Flatten", "Flatten", f"data_format=None {BASE}",
         read=lambda a: OpCall("Flatten", attrs={"axis": 1, "layout": _layout(a)}))
 
@@ -362,12 +371,9 @@ C.layer(f"{K}Softmax", "Softmax", f"axis=-1 {BASE}", read=lambda a: OpCall("Soft
 def _pool(op, rank):
     def read(a):
         strides = a["strides"] if known(a["strides"]) is not None else a["pool_size"]
-        pads = _padding(a)
-        if pads == "same":
-            raise Refused("padding='same' on a pool (Keras pads by an amount that depends on the input size and "
-                          "leaves the padding out of averages)")
-        return OpCall(op, attrs={"rank": rank, "kernel_shape": a["pool_size"], "strides": strides, "pads": 0,
-                                 "layout": _layout(a)})
+        pads = _padding(a)  # "same": by an amount that depends on the input size, left out of averages
+        return OpCall(op, attrs={"rank": rank, "kernel_shape": a["pool_size"], "strides": strides,
+                                 "pads": "same" if pads == "same" else 0, "layout": _layout(a)})
     return read
 
 
@@ -605,6 +611,7 @@ C.config_attributes = {"Dense": {"units": "units"}, "Conv": {"filters": "filters
                        "LayerNormalization": {"epsilon": "epsilon"}}
 
 C.source = SourceSkeleton(
+    sequential_layers="layers",
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
     layer_classes=frozenset({"keras.layers.Layer", "keras.Layer"}),
     base_options=True,

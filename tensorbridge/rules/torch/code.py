@@ -137,6 +137,20 @@ def _embedding(a):
 C.layer(f"{NN}Embedding", "Embedding", "num_embeddings embedding_dim padding_idx=None max_norm=None "
         "norm_type=2.0 scale_grad_by_freq=False sparse=False", read=_embedding,
         to_ir=EMBEDDING_WEIGHTS.to_ir)
+
+
+def _pretrained_embedding(a):
+    """An embedding starting from the given table; a frozen one (the default) stays as it is in training."""
+    only(a, max_norm=None, scale_grad_by_freq=False, sparse=False)
+    freeze = known(a["freeze"])
+    if not isinstance(freeze, bool):
+        raise Refused("freeze given by a variable")
+    return OpCall("Embedding", attrs={"initial": a["embeddings"], "trainable": not freeze})
+
+
+C.layer(f"{NN}Embedding.from_pretrained", "Embedding", "embeddings freeze=True padding_idx=None max_norm=None "
+        "norm_type=2.0 scale_grad_by_freq=False sparse=False", read=_pretrained_embedding,
+        to_ir=EMBEDDING_WEIGHTS.to_ir)
 def _recurrent(op):
     def read(a):
         only(a, **({"proj_size": 0} if op == "LSTM" else {}))
@@ -299,8 +313,9 @@ C.layer(f"{NN}RNN", "RNN", RECURRENT_ARGS.format("nonlinearity='tanh' "), read=_
         to_ir=_recurrent_to_ir("RNN"), call="input hx=None")
 C.layer(f"{NN}Dropout", "Dropout", "p=0.5 inplace=False", read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
 for _n in (1, 2, 3):
-    C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",
-            read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
+    C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",  # whole channels of (N, C, *spatial)
+            read=lambda a, n=_n: OpCall("Dropout", attrs={"ratio": a["p"], "spatial": n,
+                                                          "layout": "channels_first"}))
 C.layer(f"{NN}Identity", "Identity", "", read=lambda a: OpCall("Identity"))
 
 

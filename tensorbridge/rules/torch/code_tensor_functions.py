@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from functools import partial
 
-from tensorbridge.rules.code import DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, holds_device, holds_dtype, known, only
+from tensorbridge.rules.code import (DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, holds_device, holds_dtype,
+                                     holds_tensor, known, only)
 from tensorbridge.rules.torch.code import C, F
 
 _fn = partial(C.reads, inputs="input")
@@ -42,6 +43,8 @@ def _to(a):
     if args and holds_device(args[0]):
         args = args[1:]
     target = known(args[0]) if args else None
+    if args and holds_tensor(args[0]):
+        return OpCall("CastLike", [a["input"], args[0]])
     if not args or target in DTYPE_NAMES or holds_dtype(args[0]):  # `x.to(input_dtype)` after `input_dtype = x.dtype`
         return OpCall("Cast", [a["input"]], {"to": args[0]}) if args else OpCall("Identity", [a["input"]])
     if isinstance(target, str):  # a device named by a literal

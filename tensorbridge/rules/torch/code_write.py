@@ -202,7 +202,9 @@ C.layer("torch.nn.RMSNorm", "RMSNormalization", "", write=_write_rms_norm, from_
 C.layer("torch.nn.Embedding", "Embedding", "",
         write=lambda c: P.call("nn.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
         from_ir=EMBEDDING_WEIGHTS.from_ir)
-C.layer("torch.nn.Dropout", "Dropout", "", write=lambda c: P.call("nn.Dropout", **keywords(p=(c.attrs["ratio"], 0.5))))
+C.layer("torch.nn.Dropout", "Dropout", "", write=lambda c: _channels_last(P.call(
+    f"nn.Dropout{c.attrs['spatial']}d" if c.attrs.get("spatial") else "nn.Dropout",
+    **keywords(p=(c.attrs["ratio"], 0.5))), c.attrs))
 C.layer("torch.nn.Identity", "Identity", "", write=lambda c: P.call("nn.Identity"))
 C.layer("torch.nn.Flatten", "Flatten", "", write=lambda c: P.call("nn.Flatten"))
 
@@ -238,6 +240,13 @@ def _write_pool(c):
     a, rank = c.attrs, c.attrs["rank"]
     kind = "Max" if c.op == "MaxPool" else "Avg"
     stride = {} if known(a["strides"]) == known(a["kernel_shape"]) else {"stride": _size(a["strides"])}
+    if known(a["pads"]) == "same":
+        if kind == "Avg":
+            raise Refused("padding='same' on an average pool (the padding is left out of each average, which "
+                          "torch's pools do only for symmetric padding)")
+        pool = P.call("PadSame", P.call(f"nn.MaxPool{rank}d", _size(a["kernel_shape"]), **stride),
+                      value=P.call("float", "-inf"))
+        return _channels_last(pool, a)
     pool = P.call(f"nn.{kind}Pool{rank}d", _size(a["kernel_shape"]), **stride, **keywords(padding=(a["pads"], 0)))
     return _channels_last(pool, a)
 
@@ -246,6 +255,8 @@ def _pool_function(c):
     """F.max_pool2d / F.avg_pool2d, on channels-last data between two movedims."""
     a, rank, x = c.attrs, c.attrs["rank"], c.inputs[0]
     kind = "max" if c.op == "MaxPool" else "avg"
+    if known(a["pads"]) == "same":
+        raise Refused("padding='same' on a pool function (written for the pool layers only)")
     if a.get("layout") == "channels_last":
         x = P.method(x, "movedim", -1, 1)
     pooled = P.call(f"F.{kind}_pool{rank}d", x, _size(a["kernel_shape"]), _size(a["strides"]),
@@ -598,18 +609,22 @@ HELPERS = {
         "        return self.layer(x.movedim(-1, 1)).movedim(1, -1)\n"),
     "PadSame": definition(
         "class PadSame(nn.Module):\n"
-        "    \"\"\"Pads a strided convolution's input as 'same' does in TensorFlow, Keras and Flax: per spatial\n"
-        "    dim a total of max((ceil(n / s) - 1) * s + d * (k - 1) + 1 - n, 0), the odd one at the end.\"\"\"\n\n"
-        "    def __init__(self, layer):\n"
+        "    \"\"\"Pads a strided convolution's or a pool's input as 'same' does in TensorFlow, Keras and Flax: per\n"
+        "    spatial dim a total of max((ceil(n / s) - 1) * s + d * (k - 1) + 1 - n, 0), the odd one at the end; with\n"
+        "    `value` (-inf for a max pool, which never picks it).\"\"\"\n\n"
+        "    def __init__(self, layer, value=0.0):\n"
         "        super().__init__()\n"
-        "        self.layer = layer\n\n"
+        "        self.layer = layer\n"
+        "        self.value = value\n\n"
         "    def forward(self, x):\n"
+        "        rank = x.dim() - 2\n"
+        "        settings = [getattr(self.layer, name, 1) for name in ('kernel_size', 'stride', 'dilation')]\n"
+        "        settings = [s if isinstance(s, tuple) else (s,) * rank for s in settings]\n"
         "        pads = []\n"
-        "        sizes = zip(x.shape[2:], self.layer.kernel_size, self.layer.stride, self.layer.dilation)\n"
-        "        for n, k, s, d in reversed(list(sizes)):\n"
+        "        for n, k, s, d in reversed(list(zip(x.shape[2:], *settings))):\n"
         "            total = max((-(-n // s) - 1) * s + d * (k - 1) + 1 - n, 0)\n"
         "            pads += [total // 2, total - total // 2]\n"
-        "        return self.layer(F.pad(x, pads))\n"),
+        "        return self.layer(F.pad(x, pads, value=self.value))\n"),
     "OnAxis": definition(
         "class OnAxis(nn.Module):\n"
         "    \"\"\"A norm over axis 1 of (N, C) batches applied along `axis` of a tensor of any rank.\"\"\"\n\n"
