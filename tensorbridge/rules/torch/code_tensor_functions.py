@@ -9,8 +9,17 @@ from __future__ import annotations
 import ast
 from functools import partial
 
-from tensorbridge.rules.code import (DTYPE_NAMES, NOT_LITERAL, OpCall, Refused, holds_device, holds_dtype,
-                                     holds_tensor, known, only)
+from tensorbridge.rules.code import (
+    DTYPE_NAMES,
+    NOT_LITERAL,
+    OpCall,
+    Refused,
+    holds_device,
+    holds_dtype,
+    holds_tensor,
+    known,
+    only,
+)
 from tensorbridge.rules.torch.code import C, F
 
 _fn = partial(C.reads, inputs="input")
