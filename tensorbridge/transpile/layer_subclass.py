@@ -53,7 +53,7 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
             stmt.value.args, stmt.value.keywords = [], options
             init.body.insert(i + 1, held)
             read = {n.attr for n in ast.walk(cls) if is_self_attr(n) and isinstance(n.ctx, ast.Load)}
-            kept = _kept_settings(held.value, {a: n for a, n in settings.items() if a in read}, signature)
+            kept = kept_settings(held.value, {a: n for a, n in settings.items() if a in read}, signature)
             init.body[i + 2:i + 2] = kept
             own |= {k.targets[0].attr for k in kept}
             break
@@ -66,10 +66,10 @@ def hold_parent_layer(cls: ast.ClassDef, base: ast.expr, params: list, forward: 
     return None
 
 
-def _kept_settings(made: ast.Call, settings: dict, signature: list) -> list[ast.stmt]:
-    """`self.stride = (2, 2)` for each setting the layer `made` keeps, from the argument given for it or the
-    default, as a tuple of the layer's rank when `settings` gives one (PyTorch's conv layers keep `stride=2` as
-    (2, 2)); none when an argument cannot be matched to its parameter (`*args`, `**kwargs`)."""
+def kept_settings(made: ast.Call, settings: dict, signature: list, prefix: str = "") -> list[ast.stmt]:
+    """`self.<prefix>stride = (2, 2)` for each setting the layer `made` keeps, from the argument given for it or
+    the default, as a tuple of the layer's rank when `settings` gives one (PyTorch's conv layers keep `stride=2`
+    as (2, 2)); none when an argument cannot be matched to its parameter (`*args`, `**kwargs`)."""
     if any(isinstance(a, ast.Starred) for a in made.args) or any(k.arg is None for k in made.keywords):
         return []
     given = {**{n: P.lit(d) for n, d in signature if d is not REQUIRED},
@@ -79,7 +79,7 @@ def _kept_settings(made: ast.Call, settings: dict, signature: list) -> list[ast.
         value = given.get(attr)
         if value is None:
             continue
-        out.append(P.assign_attr(f"self.{attr}", _as_tuple(value, rank) if rank else value))
+        out.append(P.assign_attr(f"self.{prefix}{attr}", _as_tuple(value, rank) if rank else value))
     return out
 
 

@@ -41,6 +41,7 @@ from tensorbridge.rules.code import (
     mark_held,
 )
 from tensorbridge.transpile import init_argument
+from tensorbridge.transpile.held_settings import keep_held_settings
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
@@ -181,6 +182,8 @@ class Translator:
                 self.classes[stmt.name] = ClassInfo(stmt.name)
                 if wanted is None or stmt.name in wanted:
                     self._untie(stmt)
+                    keep_held_settings(stmt, self._layer_row, lambda row: self.source_table.layer_settings.get(
+                        row.path, {}))
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
         self.factory_parameters = self._factory_parameters()
@@ -296,6 +299,11 @@ class Translator:
         path = self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
         return self.layers.find(path) if path and path not in self.src.module_classes and \
             path not in self.src.containers else None
+
+    def _layer_row(self, call: ast.Call):
+        """The code row of the framework layer a constructor call makes, else None."""
+        path = self._framework_path(call.func)
+        return self.layers.find(path) if path else None
 
     def _untie(self, cls: ast.ClassDef) -> None:
         """Weight tying by assignment, spelled out (see weight_tying)."""

@@ -2331,6 +2331,11 @@ CASES = [
     ("Seq2SeqAttention", (), [(3, 5), (7, 3, 12)]),
     ("Seq2SeqEncoder", (), (7, 3), "int64"),
     ("GloveClassifier", (), (2, 7), "int64"),
+    ("StrideAware", (), (2, 4, 8, 8)),
+    ("StrideAware", (4, 8, 1), (2, 4, 8, 8)),
+    ("Unfolder", (), (2, 3, 6, 6)),
+    ("Involution", (), (2, 8, 6, 6)),
+    ("Involution", (8, 3, 2), (2, 8, 6, 6)),
 ]
 
 
@@ -5364,6 +5369,64 @@ class GloveClassifier(nn.Module):
     def forward(self, x):
         h = torch.cat([self.static(x), self.tuned(x)], dim=-1)
         return self.fc(h.mean(dim=1))
+
+
+class StrideAware(nn.Module):
+    """Settings read from a held conv, in __init__ and the forward pass: its stride (kept by PyTorch as a
+    tuple however given) and kernel size."""
+
+    def __init__(self, cin=4, cout=8, stride=2):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, stride=stride, padding=1)
+        self.proj = nn.Conv2d(cin, cout, 1)
+        self.pool_size = self.conv.stride[0]
+
+    def forward(self, x):
+        y = self.conv(x)
+        if self.conv.stride != (1, 1):
+            x = F.avg_pool2d(x, self.conv.stride)
+        return y + self.proj(x) * self.conv.kernel_size[0] + self.pool_size
+
+
+class Unfolder(nn.Module):
+    """F.unfold's columns viewed per channel and kernel position (their order matters), and a strided one."""
+
+    def __init__(self, k=3):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        patches = F.unfold(x, kernel_size=self.k, padding=self.k // 2)
+        patches = patches.view(b, c, self.k * self.k, h, w)
+        return patches.mean(dim=2) + nn.functional.unfold(x, 2, stride=2).sum()
+
+
+class Involution(nn.Module):
+    """Involution (Li et al., CVPR 2021) as its reference code writes it: a kernel generated per pixel and
+    group, applied to the nn.Unfold blocks of the input."""
+
+    def __init__(self, channels=8, kernel_size=3, stride=1, group_channels=4, reduction_ratio=2):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.channels = channels
+        self.group_channels = group_channels
+        self.groups = self.channels // self.group_channels
+        self.conv1 = nn.Sequential(nn.Conv2d(channels, channels // reduction_ratio, 1),
+                                   nn.BatchNorm2d(channels // reduction_ratio), nn.ReLU())
+        self.conv2 = nn.Conv2d(channels // reduction_ratio, kernel_size ** 2 * self.groups, 1, 1)
+        if stride > 1:
+            self.avgpool = nn.AvgPool2d(stride, stride)
+        self.unfold = nn.Unfold(kernel_size, 1, (kernel_size - 1) // 2, stride)
+
+    def forward(self, x):
+        weight = self.conv2(self.conv1(x if self.stride == 1 else self.avgpool(x)))
+        b, c, h, w = weight.shape
+        weight = weight.view(b, self.groups, self.kernel_size ** 2, h, w).unsqueeze(2)
+        out = self.unfold(x).view(b, self.groups, self.group_channels, self.kernel_size ** 2, h, w)
+        out = (weight * out).sum(dim=3).view(b, self.channels, h, w)
+        return out
 
 
 REFUSED = [

@@ -340,6 +340,8 @@ C.writes("CastLike", "(jnp.astype to an array's dtype)")(
     lambda c: P.call("jnp.astype", c.inputs[0], ast.Attribute(c.inputs[1], "dtype", ast.Load())))
 C.writes("Constant", "jnp.asarray")(lambda c: P.call("jnp.asarray", c.attrs["value"], **dtype_keyword(c)))
 C.writes_call("StopGradient", "jax.lax.stop_gradient")
+C.writes("Unfold", "unfold")(lambda c: P.call("unfold", c.inputs[0], *[c.attrs[k] for k in (
+    "kernel_size", "dilation", "padding", "stride")]))
 C.writes("OneHot", "jax.nn.one_hot")(  # PyTorch's one-hot vectors are int64 (int32 unless JAX enables x64)
     lambda c: P.call("jax.nn.one_hot", c.inputs[0], c.attrs["num_classes"], dtype="int64"))
 
@@ -485,6 +487,14 @@ HELPERS = {
         "    if not trainable:\n"
         "        embed.embedding = nnx.Variable(embed.embedding.value)\n"
         "    return embed\n"),
+    "unfold": definition(
+        "def unfold(x, kernel_size, dilation=1, padding=0, stride=1):\n"
+        "    \"\"\"PyTorch's F.unfold: the sliding blocks of x (N, C, H, W) as columns, (N, C * kh * kw, blocks),\n"
+        "    each channel's kh * kw values together.\"\"\"\n"
+        "    cols = jax.lax.conv_general_dilated_patches(\n"
+        "        x, ntuple(kernel_size, 2), ntuple(stride, 2), [(p, p) for p in ntuple(padding, 2)],\n"
+        "        rhs_dilation=ntuple(dilation, 2), dimension_numbers=('NCHW', 'OIHW', 'NCHW'))\n"
+        "    return cols.reshape(cols.shape[0], cols.shape[1], -1)\n"),
     "ntuple": definition(
         "def ntuple(size, n):\n"
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"

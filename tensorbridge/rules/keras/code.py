@@ -188,6 +188,20 @@ C.writes("OneHot", "ops.one_hot")(  # PyTorch's one-hot vectors are int64
     lambda c: P.call("ops.one_hot", c.inputs[0], c.attrs["num_classes"], dtype="int64"))
 C.writes("TensorIndex", "index_rows")(lambda c: P.call("index_rows", *c.inputs))
 C.writes("Item", "ops.convert_to_numpy")(lambda c: P.method(P.call("ops.convert_to_numpy", c.inputs[0]), "item"))
+HELPERS["unfold"] = definition(
+    "def unfold(x, kernel_size, dilation=1, padding=0, stride=1):\n"
+    "    \"\"\"PyTorch's F.unfold: the sliding blocks of x (N, C, H, W) as columns, (N, C * kh * kw, blocks), each\n"
+    "    channel's kh * kw values together; taken by a convolution with the identity kernel.\"\"\"\n"
+    "    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size\n"
+    "    ph, pw = (padding, padding) if isinstance(padding, int) else padding\n"
+    "    channels = ops.shape(x)[1]\n"
+    "    x = ops.pad(x, [[0, 0], [0, 0], [ph, ph], [pw, pw]])\n"
+    "    eye = ops.reshape(ops.eye(kh * kw, dtype=x.dtype), (kh, kw, 1, kh * kw))\n"
+    "    planes = ops.reshape(x, (-1, 1, ops.shape(x)[2], ops.shape(x)[3]))\n"
+    "    cols = ops.conv(planes, eye, strides=stride, dilation_rate=dilation, data_format='channels_first')\n"
+    "    return ops.reshape(cols, (-1, channels * kh * kw, ops.shape(cols)[2] * ops.shape(cols)[3]))\n")
+C.writes("Unfold", "unfold")(lambda c: P.call("unfold", c.inputs[0], *[c.attrs[k] for k in (
+    "kernel_size", "dilation", "padding", "stride")]))
 HELPERS["pretrained_embedding"] = definition(
     "def pretrained_embedding(weights, trainable):\n"
     "    \"\"\"An Embedding starting from the table `weights` (PyTorch's nn.Embedding.from_pretrained).\"\"\"\n"

@@ -214,6 +214,11 @@ def _one_hot(a):
 
 
 C.function(f"{F}one_hot", "OneHot", "input num_classes=-1", read=_one_hot)
+_UNFOLD = ("kernel_size", "dilation", "padding", "stride")
+C.function(f"{F}unfold", "Unfold", "input kernel_size dilation=1 padding=0 stride=1",  # the sliding blocks
+           read=lambda a: OpCall("Unfold", [a["input"]], {k: a[k] for k in _UNFOLD}))
+C.layer("torch.nn.Unfold", "Unfold", "kernel_size dilation=1 padding=0 stride=1",
+        read=lambda a: OpCall("Unfold", attrs={k: a[k] for k in _UNFOLD}))
 
 
 # -- selections --------------------------------------------------------------------------------------------
