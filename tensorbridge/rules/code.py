@@ -212,8 +212,9 @@ class SourceSkeleton:
     #: the forward method's parameter that says whether it trains (Keras' `training`), None when the layer has a
     #: `self.training` attribute instead
     training_parameter: str | None = None
-    #: functions that re-express a layer's weight and return the layer, computing the same outputs (weight_norm):
-    #: path -> the signature their calls are bound with (the layer is the first parameter)
+    #: functions that re-express a layer's weight and return the layer (weight_norm, spectral_norm), translated as
+    #: the layer holding the weight they compute in inference: path -> (the signature their calls are bound with,
+    #: the layer first; what training no longer does, said in the translation's docstring)
     reparametrizations: dict = field(default_factory=dict)
     #: paths of the framework's tensor class (`isinstance(x, torch.Tensor)` asks "is x a tensor")
     tensor_classes: frozenset = frozenset()

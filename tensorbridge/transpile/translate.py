@@ -1765,16 +1765,16 @@ class Translator:
 
     def _reparametrized(self, node: ast.Call, path: str, scope, info):
         """`weight_norm(nn.Conv1d(...))`: the layer, holding the weight the re-expression computes."""
+        signature, lost = self.src.reparametrizations[path]
         try:
-            bound = self.src.reparametrizations[path].bind(node)
+            bound = signature.bind(node)
             if known(bound["name"]) != "weight":
                 raise Refused(f"name={ast.unparse(bound['name'])} (only the layer's weight is translated)")
         except Refused as e:
             self._block(node, _short(path), str(e))
             return node, UNKNOWN
         self.notes.append(f"line {node.lineno}: {_short(path)}(...) is not kept: the layer holds the weight it "
-                          "computes (port_weights copies g * v / |v|), so training no longer separates magnitude and "
-                          "direction")
+                          f"computes, {lost}")
         return self._expr(bound["module"], scope, info)
 
     def _activation_table(self, node: ast.Subscript, table: dict, scope: Scope, info):

@@ -21,7 +21,7 @@ from einops.layers.torch import Rearrange, Reduce
 from torch import Tensor
 from torch import nn as tnn
 from torch.autograd import Variable
-from torch.nn.utils import weight_norm
+from torch.nn.utils import spectral_norm, weight_norm
 from torch.utils.checkpoint import checkpoint
 from transformers.activations import ACT2FN
 
@@ -2336,6 +2336,7 @@ CASES = [
     ("Unfolder", (), (2, 3, 6, 6)),
     ("Involution", (), (2, 8, 6, 6)),
     ("Involution", (8, 3, 2), (2, 8, 6, 6)),
+    ("SNDiscriminator", (), (2, 3, 8, 8)),
 ]
 
 
@@ -5427,6 +5428,23 @@ class Involution(nn.Module):
         out = self.unfold(x).view(b, self.groups, self.group_channels, self.kernel_size ** 2, h, w)
         out = (weight * out).sum(dim=3).view(b, self.channels, h, w)
         return out
+
+
+class SNDiscriminator(nn.Module):
+    """An SNGAN-style discriminator: spectral_norm on its convs and a transposed conv (the hook API, whose power
+    iteration runs on the conv's rows or, transposed, its columns) and on its head (the parametrization API)."""
+
+    def __init__(self, ch=8):
+        super().__init__()
+        self.main = nn.Sequential(
+            spectral_norm(nn.Conv2d(3, ch, 3, 1, 1)), nn.LeakyReLU(0.1),
+            spectral_norm(nn.Conv2d(ch, ch * 2, 4, 2, 1)), nn.LeakyReLU(0.1),
+            spectral_norm(nn.ConvTranspose2d(ch * 2, ch, 4, 2, 1)), nn.LeakyReLU(0.1))
+        self.head = nn.utils.parametrizations.spectral_norm(nn.Linear(ch, 1))
+
+    def forward(self, x):
+        h = self.main(x)
+        return self.head(torch.sum(h, dim=(2, 3)))
 
 
 REFUSED = [

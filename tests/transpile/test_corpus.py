@@ -363,9 +363,12 @@ def test_keras_random_draws_become_the_targets_draws(to, tmp_path):
 
 @pytest.mark.parametrize("to", TARGETS)
 def test_weight_norm_is_said_in_the_docstring(to):
-    """weight_norm's layer is translated as the layer holding the weight it computes; the written module says so."""
+    """weight_norm's and spectral_norm's layers are translated as the layer holding the weight it computes; the
+    written module says so."""
     text = tb.transpile(CORPUS.read_text(), to=to, cls="TCNBlock")
     assert "weight_norm(...) is not kept" in text and "weight_norm(" not in text.split('"""', 2)[2]
+    text = tb.transpile(CORPUS.read_text(), to=to, cls="SNDiscriminator")
+    assert "spectral_norm(...) is not kept" in text and "largest singular value" in text
 
 
 def test_translation_keeps_the_source_layout_explicit():

@@ -675,12 +675,12 @@ class TorchWeightSource(WeightSource):
 
     def layer_weights(self, layer) -> dict:
         """Its parameters and buffers, a sublayer's by its dotted name (nn.MultiheadAttention's out_proj.weight); a
-        weight under weight_norm as the weight it computes (g * v / |v|)."""
+        weight under weight_norm or spectral_norm as the weight it computes in inference."""
         out = {n: t.detach().cpu().numpy() for n, t in [*layer.named_parameters(), *layer.named_buffers()]
                if t is not None and not n.endswith("num_batches_tracked")}
         for name, weight in _normalised_weights(layer).items():
             out = {n: v for n, v in out.items() if not (n.startswith(f"parametrizations.{name}.") or
-                                                         n in (f"{name}_g", f"{name}_v"))}
+                                                         n in (f"{name}_g", f"{name}_v", f"{name}_orig", f"{name}_u"))}
             out[name] = weight
         return out
 
@@ -719,18 +719,40 @@ class TorchWeightSource(WeightSource):
         return [id(p) for _, p in obj.named_parameters(remove_duplicate=False)]
 
 
+WEIGHT_NORM_LOST = "port_weights copies g * v / |v|, so training no longer separates magnitude and direction"
+SPECTRAL_NORM_LOST = ("port_weights copies W / sigma as PyTorch computes it in inference, so training no longer "
+                      "divides the weight by its largest singular value (wrap the layer in the target's spectral "
+                      "norm to train it so)")
+
+
 def _normalised_weights(layer) -> dict:
-    """The weights weight_norm re-expresses, computed from their magnitude and direction: the parametrization's
-    (torch.nn.utils.parametrizations.weight_norm) or the forward hook's (torch.nn.utils.weight_norm)."""
+    """The weights weight_norm and spectral_norm re-express, as they compute them in inference: from magnitude
+    and direction, or divided by the largest singular value the stored power-iteration vectors give (the
+    parametrizations' API or the forward hooks')."""
     import torch
 
-    out = {name: getattr(layer, name).detach().cpu().numpy()
-           for name in getattr(layer, "parametrizations", {})}
+    out = {}
+    for name, parametrization in getattr(layer, "parametrizations", {}).items():
+        norm = parametrization[0]
+        if type(norm).__name__ == "_SpectralNorm":  # read without running it: in training it would iterate
+            out[name] = _spectral(parametrization.original, norm._u, norm._v, norm.dim)
+        else:
+            out[name] = getattr(layer, name).detach().cpu().numpy()
     for hook in layer._forward_pre_hooks.values():
         if type(hook).__name__ == "WeightNorm":
             g, v = getattr(layer, f"{hook.name}_g"), getattr(layer, f"{hook.name}_v")
             out[hook.name] = torch._weight_norm(v, g, hook.dim).detach().cpu().numpy()
+        elif type(hook).__name__ == "SpectralNorm":
+            out[hook.name] = _spectral(getattr(layer, f"{hook.name}_orig"), getattr(layer, f"{hook.name}_u"),
+                                       getattr(layer, f"{hook.name}_v"), hook.dim)
     return out
+
+
+def _spectral(weight, u, v, dim: int):
+    """weight / sigma, sigma = u . (W v) with W the weight as a matrix of `dim`'s rows (spectral_norm in inference)."""
+    matrix = weight.detach().movedim(dim, 0).reshape(weight.shape[dim], -1)
+    sigma = u.detach() @ (matrix @ v.detach())
+    return (weight.detach() / sigma).cpu().numpy()
 
 
 einops_layers(C, "einops.layers.torch")
@@ -756,8 +778,12 @@ C.source = SourceSkeleton(
     module_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     layer_classes=frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"}),
     tensor_classes=frozenset({"torch.Tensor"}),
-    reparametrizations={f"{NN}utils.weight_norm": Signature.parse("module name='weight' dim=0"),
-                        f"{NN}utils.parametrizations.weight_norm": Signature.parse("module name='weight' dim=0")},
+    reparametrizations={
+        **{f"{NN}utils{api}.weight_norm": (Signature.parse("module name='weight' dim=0"), WEIGHT_NORM_LOST)
+           for api in ("", ".parametrizations")},
+        **{f"{NN}utils{api}.spectral_norm": (Signature.parse(
+            "module name='weight' n_power_iterations=1 eps=1e-12 dim=None"), SPECTRAL_NORM_LOST)
+           for api in ("", ".parametrizations")}},
     data_wrappers=frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"}),
     device_classes=frozenset({"torch.device"}),
     weight_values="data",
