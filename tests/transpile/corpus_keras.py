@@ -1320,6 +1320,22 @@ class SamePoolMerge(layers.Layer):
         return ops.mean(merged, axis=(1, 2)) + ops.tile(ops.mean(rows, axis=1), (1, 3))
 
 
+class VAEDecoder(keras.Model):
+    """keras.io's VAE decoder style: Conv2DTranspose with padding="same" and a 3x3 kernel at stride 2 (Keras crops
+    the odd extra row at the end), a non-square kernel and stride, and a dilated kernel."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.up1 = layers.Conv2DTranspose(8, 3, activation="relu", strides=2, padding="same")
+        self.up2 = layers.Conv2DTranspose(4, 3, activation="relu", strides=2, padding="same")
+        self.up3 = layers.Conv2DTranspose(3, (4, 3), strides=(2, 1), padding="same")
+        self.up4 = layers.Conv2DTranspose(2, 3, strides=1, padding="same", dilation_rate=2)
+        self.out = layers.Conv2DTranspose(1, 3, padding="same")
+
+    def call(self, x):
+        return self.out(self.up4(self.up3(self.up2(self.up1(x)))))
+
+
 class Patches(layers.Layer):
     """keras.io's ViT patches: ops.image.extract_patches, reshaped to a sequence."""
 
@@ -1486,6 +1502,7 @@ CASES = [
     ("DenseResidualStack", (), (2, 6)),
     ("XceptionStyleBlock", (), (2, 9, 9, 3)),
     ("SamePoolMerge", (), (2, 7, 9, 3)),
+    ("VAEDecoder", (), (2, 3, 5, 6)),
     ("Patches", (), (2, 9, 8, 3)),
     ("MergeSEBlock", (), (2, 6, 6, 8)),
     ("MergeResBlock", (), (2, 6, 6, 8)),

@@ -106,32 +106,47 @@ def _write_conv(call):
 
 
 def _transposed_padding(a, rank):
-    """(padding, output_padding) of torch's ConvTranspose for the source's "same"/"valid" or symmetric pads.
-    Keras' "same" crops (k - s) // 2 before and the rest after; torch crops `padding` on both sides and adds
-    `output_padding` after, which matches when k - s is even."""
+    """(padding, output_padding, the spatial dims to drop the last row of) of torch's ConvTranspose for the
+    source's "same"/"valid" or symmetric pads. Keras' "same" crops (k - s) // 2 before and the rest after; torch
+    crops `padding` on both sides (and adds `output_padding` after): when k - s is odd, one more row is dropped at
+    the end of that dim."""
     pads = known(a["pads"])
     if pads == "valid":
-        return 0, a.get("output_padding")
+        return 0, a.get("output_padding"), ()
     if pads != "same":
-        return a["pads"], a.get("output_padding")
-    k, s = pairs(a["kernel_shape"], rank), pairs(a["strides"], rank)
-    if NOT_LITERAL in (k, s) or any((kk - ss) % 2 or kk < ss for kk, ss in zip(k, s)):
-        raise Refused("padding='same' on a transposed convolution whose kernel size minus stride is odd or unknown")
+        return a["pads"], a.get("output_padding"), ()
+    k, s, d = pairs(a["kernel_shape"], rank), pairs(a["strides"], rank), pairs(a["dilations"], rank)
+    if NOT_LITERAL in (k, s, d):
+        raise Refused("padding='same' on a transposed convolution of unknown kernel size, strides or dilation")
+    k = tuple(dd * (kk - 1) + 1 for kk, dd in zip(k, d))  # the dilated kernel's extent
+    if any(kk < ss for kk, ss in zip(k, s)):
+        raise Refused("padding='same' on a transposed convolution whose kernel is smaller than its stride")
     if known(a.get("output_padding")) is not None:
         raise Refused("output_padding with padding='same'")
     padding = tuple((kk - ss) // 2 for kk, ss in zip(k, s))
-    return (padding[0] if len(set(padding)) == 1 else padding), 0
+    cropped = tuple(i for i, (kk, ss) in enumerate(zip(k, s)) if (kk - ss) % 2)
+    return (padding[0] if len(set(padding)) == 1 else padding), 0, cropped
+
+
+def _without_last_rows(layer: ast.expr, dims: tuple, rank: int) -> ast.expr:
+    """`layer` followed by dropping the last row of each of the spatial `dims` (channels-first)."""
+    t = P.name("t")
+    index = ast.Tuple([ast.Constant(...), *[ast.Slice(None, P.lit(-1) if d in dims else None) for d in range(rank)]],
+                      ast.Load())
+    return P.call("nn.Sequential", layer, P.call("Lambda", P.lambda_(["t"], ast.Subscript(t, index, ast.Load()))))
 
 
 def _write_conv_transpose(call):
     a, rank = call.attrs, call.attrs["rank"]
-    padding, output_padding = _transposed_padding(a, rank)
+    padding, output_padding, cropped = _transposed_padding(a, rank)
     kwargs = keywords(stride=(_size(a["strides"]), 1), padding=(_size(padding), 0),
                       output_padding=(_size(output_padding), 0), groups=(a["group"], 1), bias=(a["bias"], True),
                       dilation=(_size(a["dilations"]), 1))
     if known(kwargs.get("output_padding", 0)) is None:
         del kwargs["output_padding"]
     conv = _lazy(f"ConvTranspose{rank}d", a["in_channels"], a["filters"], _size(a["kernel_shape"]), **kwargs)
+    if cropped:
+        conv = _without_last_rows(conv, cropped, rank)
     return _with_activation(_channels_last(conv, a), a)
 
 
