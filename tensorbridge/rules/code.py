@@ -388,6 +388,9 @@ class TargetSkeleton:
     build_layer: Callable | None = None
     #: helper classes that hold the layer they wrap as `.layer` (ChannelsLast, Lazy)
     wrappers: frozenset = frozenset()
+    #: (layer, {"kernel" | "bias": regularizer expr}) -> the layer whose weights the source's regularizers
+    #: penalise in the training loss (Keras' kernel_regularizer=...), or None when the target has no way to say it
+    penalized: Callable | None = None
     #: a weight attribute (`self.w`) as a plain tensor of its value, for a library function that takes tensors
     #: only (einops): Keras' `self.w.value`, NNX's `self.w[...]`
     weight_value: Callable = staticmethod(lambda weight: weight)
@@ -483,7 +486,13 @@ class CodeTable:
         """The constructor of the target's layer computing `opcall` (whose inputs follow the layer's input): its
         layer row's, else its function applied in a `function_layer`."""
         row = self.layer_writers.get(opcall.op)
-        return row.write(opcall) if row is not None else self.write_function_layer(opcall)
+        layer = row.write(opcall) if row is not None else self.write_function_layer(opcall)
+        penalties = opcall.attrs.get("penalties")
+        if penalties:
+            if self.skeleton.penalized is None:
+                raise Refused(f"{', '.join(penalties)} regularizers ({self.framework} has no such penalties)")
+            layer = self.skeleton.penalized(layer, penalties)
+        return layer
 
     def write_function_layer(self, opcall: OpCall) -> ast.expr:
         """`opcall` as the target's function applied in a `function_layer`."""
@@ -546,9 +555,10 @@ def with_activation(table: CodeTable, layer: ast.expr, attrs, sequential: Callab
     return sequential(layer, writer.write(act))
 
 
-def definition(source: str) -> Callable[[], ast.stmt]:
-    """A helper class or function written with a translation: () -> its parsed definition."""
-    return lambda: ast.parse(source).body[0]
+def definition(source: str) -> Callable[[], list[ast.stmt]]:
+    """A helper class or function (or a class and the functions that go with it) written with a translation:
+    () -> its parsed statements."""
+    return lambda: ast.parse(source).body
 
 
 def is_empty_literal(node) -> bool:

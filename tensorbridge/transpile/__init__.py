@@ -83,8 +83,8 @@ def _helpers_used(helpers: dict, stmts: list) -> list[ast.stmt]:
     while new := [h for h in helpers if h in names and h not in used]:
         used.update(new)
         definitions.update({h: helpers[h]() for h in new})
-        names = _names(definitions[h] for h in new)
-    return [definitions[h] for h in helpers if h in used]
+        names = _names(s for h in new for s in definitions[h])
+    return [s for h in helpers if h in used for s in definitions[h]]
 
 
 def _names(stmts) -> set[str]:

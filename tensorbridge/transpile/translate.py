@@ -1949,7 +1949,7 @@ class Translator:
                 return ast.Tuple([self._write(o, node, scope) for o in opcall], ast.Load()), row.returns
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
-            written = self._write(opcall, node, scope)
+            written = self._write(opcall, node, scope, python=row.returns == "python")
             if makes_integers(opcall):
                 written.integer_tensor = True
             if isinstance(overwritten, ast.Name):
@@ -1963,8 +1963,9 @@ class Translator:
         """Whether tensor code in `scope` is written with the target's table for constants made in `__init__`."""
         return scope.mode == "init" and self.dst.init_tensors is not None
 
-    def _write(self, opcall: OpCall, node, scope: Scope) -> ast.expr:
-        table = self.dst.init_tensors if self._init_tensors(scope) else self.target
+    def _write(self, opcall: OpCall, node, scope: Scope, python: bool = False) -> ast.expr:
+        # in __init__, arrays are computed by the table for constants; other values (a regularizer) by the target's
+        table = self.dst.init_tensors if self._init_tensors(scope) and not python else self.target
         writer = table.function_writers.get(opcall.op)
         try:
             if writer is None:

@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 from einops import rearrange, reduce
-from keras import layers, ops
+from keras import layers, ops, regularizers
 
 
 class Mlp(layers.Layer):
@@ -1336,6 +1336,23 @@ class VAEDecoder(keras.Model):
         return self.out(self.up4(self.up3(self.up2(self.up1(x)))))
 
 
+class RegularizedConvNet(keras.Model):
+    """tf.keras-era code: kernel and bias regularizers (l2 of a constructor argument, L1L2, L1, L2's default), on
+    a strided conv, a dense layer with a fused activation and the head."""
+
+    def __init__(self, weight_decay=1e-4, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = layers.Conv2D(8, 3, strides=2, padding="same", kernel_regularizer=regularizers.l2(weight_decay))
+        self.bn = layers.BatchNormalization()
+        self.hidden = layers.Dense(6, activation="relu", kernel_regularizer=keras.regularizers.L1L2(l1=1e-3, l2=1e-2),
+                                   bias_regularizer=regularizers.L1(0.5))
+        self.fc = layers.Dense(3, kernel_regularizer=regularizers.L2())
+
+    def call(self, x):
+        h = ops.mean(ops.relu(self.bn(self.conv(x))), axis=(1, 2))
+        return self.fc(self.hidden(h))
+
+
 class Patches(layers.Layer):
     """keras.io's ViT patches: ops.image.extract_patches, reshaped to a sequence."""
 
@@ -1503,6 +1520,7 @@ CASES = [
     ("XceptionStyleBlock", (), (2, 9, 9, 3)),
     ("SamePoolMerge", (), (2, 7, 9, 3)),
     ("VAEDecoder", (), (2, 3, 5, 6)),
+    ("RegularizedConvNet", (), (2, 8, 8, 3)),
     ("Patches", (), (2, 9, 8, 3)),
     ("MergeSEBlock", (), (2, 6, 6, 8)),
     ("MergeResBlock", (), (2, 6, 6, 8)),

@@ -327,6 +327,33 @@ def test_pretrained_embeddings_start_from_their_table(to, source_module, tmp_pat
         assert isinstance(translated.tuned.embedding, nnx.Param)
 
 
+@pytest.mark.parametrize("to", ("torch", "flax"))
+def test_keras_regularizers_become_the_same_penalties(to, keras_module, tmp_path):
+    """kernel_regularizer= / bias_regularizer=: the translated layers are wrapped in `Penalized`, and after
+    port_weights `regularization_loss(model)` equals Keras' sum(model.losses)."""
+    import numpy as np
+
+    path = tmp_path / f"penalties_{to}.py"
+    path.write_text(tb.transpile(CORPORA["keras"].read_text(), to=to, cls="RegularizedConvNet"))
+    module = load_module(path, f"penalties_{to}")
+    x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype("float32")
+    source = keras_module.RegularizedConvNet()
+    source(x)
+    source.hidden.bias.assign(np.linspace(-1.0, 1.0, 6))  # an L1 penalty on a bias Keras starts at zero
+    expected = float(sum(np.asarray(loss) for loss in source.losses))
+    translated = build(module, "RegularizedConvNet", (), to)
+    if to == "torch":
+        import torch
+
+        translated(torch.from_numpy(x))
+    else:
+        translated(x)
+    tb.transpile.port_weights(source, translated)
+    got = float(module.regularization_loss(translated).detach() if to == "torch" else
+                module.regularization_loss(translated))
+    assert expected > 0.01 and got == pytest.approx(expected, rel=1e-5)
+
+
 def test_frozen_weights_stay_frozen_in_keras(tmp_path):
     """`for p in self.backbone.parameters(): p.requires_grad = False` -> the Keras layer's `trainable = False`; the
     Flax translation says in its docstring that NNX has no such flag."""

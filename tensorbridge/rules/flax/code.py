@@ -340,6 +340,7 @@ C.writes("CastLike", "(jnp.astype to an array's dtype)")(
     lambda c: P.call("jnp.astype", c.inputs[0], ast.Attribute(c.inputs[1], "dtype", ast.Load())))
 C.writes("Constant", "jnp.asarray")(lambda c: P.call("jnp.asarray", c.attrs["value"], **dtype_keyword(c)))
 C.writes_call("StopGradient", "jax.lax.stop_gradient")
+C.writes("Regularizer", "L1L2")(lambda c: P.call("L1L2", **keywords(l1=(c.attrs["l1"], 0.0), l2=(c.attrs["l2"], 0.0))))
 C.writes("Unfold", "unfold")(lambda c: P.call("unfold", c.inputs[0], *[c.attrs[k] for k in (
     "kernel_size", "dilation", "padding", "stride")]))
 C.writes("OneHot", "jax.nn.one_hot")(  # PyTorch's one-hot vectors are int64 (int32 unless JAX enables x64)
@@ -487,6 +488,35 @@ HELPERS = {
         "    if not trainable:\n"
         "        embed.embedding = nnx.Variable(embed.embedding.value)\n"
         "    return embed\n"),
+    "L1L2": definition(
+        "class L1L2:\n"
+        "    \"\"\"A Keras weight regularizer: the penalty l1 * sum(|w|) + l2 * sum(w ** 2).\"\"\"\n\n"
+        "    def __init__(self, l1=0.0, l2=0.0):\n"
+        "        self.l1 = l1\n"
+        "        self.l2 = l2\n\n"
+        "    def __call__(self, weight):\n"
+        "        return self.l1 * jnp.abs(weight).sum() + self.l2 * jnp.square(weight).sum()\n"),
+    "Penalized": definition(
+        "class Penalized(nnx.Module):\n"
+        "    \"\"\"A layer whose kernel and bias the Keras source regularised: Keras adds their penalties to the\n"
+        "    training loss itself; here regularization_loss(model) sums them, to add to the loss.\"\"\"\n\n"
+        "    def __init__(self, layer, kernel=None, bias=None):\n"
+        "        self.layer = layer\n"
+        "        self.kernel_penalty = kernel\n"
+        "        self.bias_penalty = bias\n\n"
+        "    def __call__(self, *args, **kwargs):\n"
+        "        return self.layer(*args, **kwargs)\n\n"
+        "    def penalty(self):\n"
+        "        total = 0.0\n"
+        "        for path, weight in nnx.to_flat_state(nnx.state(self.layer, nnx.Param)):\n"
+        "            penalty = self.bias_penalty if path[-1] == 'bias' else self.kernel_penalty\n"
+        "            if penalty is not None:\n"
+        "                total = total + penalty(weight.value)\n"
+        "        return total\n\n\n"
+        "def regularization_loss(model):\n"
+        "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
+        "    loss.\"\"\"\n"
+        "    return sum(m.penalty() for _, m in nnx.iter_graph(model) if isinstance(m, Penalized))\n"),
     "unfold": definition(
         "def unfold(x, kernel_size, dilation=1, padding=0, stride=1):\n"
         "    \"\"\"PyTorch's F.unfold: the sliding blocks of x (N, C, H, W) as columns, (N, C * kh * kw, blocks),\n"
@@ -515,7 +545,7 @@ HELPERS.update(function_helpers(
             "0.0)"))
 
 #: helper classes holding the layer that has the weights as `.layer`
-WRAPPERS = ("ChannelsFirst", "Lazy")
+WRAPPERS = ("ChannelsFirst", "Lazy", "Penalized")
 #: helper classes that build their layer on the first call -> the attribute that is empty until then
 BUILT_ON_FIRST_CALL = {"Lazy": "layer", "KerasRecurrent": "stack"}
 
@@ -601,6 +631,7 @@ C.skeleton = TargetSkeleton(
     random_source=f"self.{RNGS}",
     first_call=_nnx_first_call,
     wrappers=frozenset(WRAPPERS),
+    penalized=lambda layer, penalties: P.call("Penalized", layer, **penalties),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
     reserved_names=frozenset({"jax", "jnp", "nnx", "np", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",

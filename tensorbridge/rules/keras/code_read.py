@@ -46,11 +46,26 @@ REGULARIZED = ("kernel_regularizer=None bias_regularizer=None activity_regulariz
                "bias_constraint=None")
 
 
-def _plain(a):
-    """Refuse regularizers and constraints: they change training, which the translation would drop silently."""
+def _plain(a, penalized: dict | None = None) -> dict:
+    """Refuse constraints and regularizers, which change training, except those in `penalized` ({argument:
+    weight}: "kernel" or "bias"), returned as the layer's penalties, {weight: regularizer} (see
+    TargetSkeleton.penalized)."""
+    penalized = penalized or {}
     for name in TRAINING_ONLY:
-        if name in a and known(a[name]) is not None:
+        if name in a and name not in penalized and known(a[name]) is not None:
             raise Refused(f"{name} (a training-time term; add it to the target's loss or optimizer instead)")
+    penalties = {}
+    for name, weight in penalized.items():
+        given = known(a[name])
+        if isinstance(given, str):
+            raise Refused(f"{name}={given!r} (a regularizer named by a string: write regularizers.L2(...))")
+        if given is not None:
+            penalties[weight] = a[name]
+    return penalties
+
+
+#: the regularizers of a layer's kernel and bias, as the penalties read
+WEIGHT_PENALTIES = {"kernel_regularizer": "kernel", "bias_regularizer": "bias"}
 
 
 def _layout(a) -> str:
@@ -80,7 +95,7 @@ def _activation(a) -> OpCall | None:
 # -- layers ------------------------------------------------------------------------------------------
 def _conv(rank, transposed=False, separable=False):
     def read(a):
-        _plain(a)
+        penalties = _plain(a, WEIGHT_PENALTIES if not separable and "depth_multiplier" not in a else None)
         attrs = {"rank": rank, "in_channels": None, "filters": a.get("filters"), "kernel_shape": a["kernel_size"],
                  "strides": a["strides"], "pads": _padding(a), "dilations": a["dilation_rate"],
                  "group": a.get("groups", 1), "bias": a["use_bias"], "layout": _layout(a),
@@ -89,6 +104,8 @@ def _conv(rank, transposed=False, separable=False):
             attrs["output_padding"] = a["output_padding"]
         if "depth_multiplier" in a:  # one group per input channel, depth_multiplier outputs each
             attrs.update(group=None, depth_multiplier=a["depth_multiplier"])
+        if penalties:
+            attrs["penalties"] = penalties
         return OpCall("ConvTranspose" if transposed else "SeparableConv" if separable else "Conv", attrs=attrs)
     return read
 
@@ -134,10 +151,10 @@ for _n in (1, 2, 3):
 
 
 def _dense(a):
-    _plain(a)
+    penalties = _plain(a, WEIGHT_PENALTIES)
     only(a, lora_rank=None, quantization_config=None)
     return OpCall("Dense", attrs={"in_features": None, "units": a["units"], "bias": a["use_bias"],
-                                  "activation": _activation(a)})
+                                  "activation": _activation(a), **({"penalties": penalties} if penalties else {})})
 
 
 # -- recurrent layers ------------------------------------------------------------------------------
@@ -267,9 +284,10 @@ C.layer(f"{K}LayerNormalization", "LayerNormalization", "axis=-1 epsilon=0.001 c
 
 
 def _embedding(a):
-    _plain(a)
+    penalties = _plain(a, {"embeddings_regularizer": "kernel"})
     only(a, mask_zero=False, weights=None, lora_rank=None, quantization_config=None)
-    return OpCall("Embedding", attrs={"num_embeddings": a["input_dim"], "embedding_dim": a["output_dim"]})
+    return OpCall("Embedding", attrs={"num_embeddings": a["input_dim"], "embedding_dim": a["output_dim"],
+                                      **({"penalties": penalties} if penalties else {})})
 
 
 C.layer(f"{K}Embedding", "Embedding", "input_dim output_dim embeddings_initializer='uniform' "
@@ -318,6 +336,14 @@ for _name, _combine in (("Add", "add"), ("Multiply", "multiply"), ("Average", "a
     C.layer(f"{K}{_name}", "Merge", BASE, read=lambda a, m=_combine: OpCall("Merge", attrs={"combine": m}))
 C.layer(f"{K}Subtract", "Difference", BASE, read=lambda a: OpCall("Difference"))
 C.layer(f"{K}Concatenate", "Concat", f"axis=-1 {BASE}", read=lambda a: OpCall("Concat", attrs={"axis": a["axis"]}))
+# the weight regularizers, as the factors of their penalty: l1 * sum(|w|) + l2 * sum(w ** 2)
+R = "keras.regularizers."
+C.function(f"{R}L1 {R}l1", "Regularizer", "l1=0.01", returns="python",
+           read=lambda a: OpCall("Regularizer", attrs={"l1": a["l1"], "l2": 0.0}))
+C.function(f"{R}L2 {R}l2", "Regularizer", "l2=0.01", returns="python",
+           read=lambda a: OpCall("Regularizer", attrs={"l1": 0.0, "l2": a["l2"]}))
+C.function(f"{R}L1L2 {R}l1_l2", "Regularizer", "l1=0.0 l2=0.0", returns="python",
+           read=lambda a: OpCall("Regularizer", attrs={"l1": a["l1"], "l2": a["l2"]}))
 # ... and their functional forms (`layers.add([x, y])`)
 for _combine in ("add", "multiply", "average", "maximum", "minimum"):
     C.function(f"{K}{_combine}", "Merge", f"inputs {BASE}",

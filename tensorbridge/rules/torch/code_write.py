@@ -369,6 +369,7 @@ C.writes("AsTensor", "torch.as_tensor")(lambda c: P.call("torch.as_tensor", c.in
 C.writes("ConvFn", "F.conv2d")(lambda c: P.call(f"F.conv{c.attrs['rank']}d", *c.inputs[:2], **keywords(
     bias=(c.inputs[2], None), stride=(c.attrs["stride"], 1), padding=(c.attrs["padding"], 0),
     dilation=(c.attrs["dilation"], 1), groups=(c.attrs["groups"], 1))))
+C.writes("Regularizer", "L1L2")(lambda c: P.call("L1L2", **keywords(l1=(c.attrs["l1"], 0.0), l2=(c.attrs["l2"], 0.0))))
 C.writes("OneHot", "F.one_hot")(lambda c: P.call("F.one_hot", c.inputs[0], c.attrs["num_classes"]))
 C.writes("ReshapeItems", "Tensor.reshape")(lambda c: P.method(c.inputs[0], "reshape", P.subscript(
     ast.Attribute(c.inputs[0], "shape", ast.Load()), 0), ast.Starred(c.attrs["shape"], ast.Load())))
@@ -622,6 +623,36 @@ HELPERS = {
         "        self.layer = layer\n\n"
         "    def forward(self, x):\n"
         "        return self.layer(x.movedim(-1, 1)).movedim(1, -1)\n"),
+    "L1L2": definition(
+        "class L1L2:\n"
+        "    \"\"\"A Keras weight regularizer: the penalty l1 * sum(|w|) + l2 * sum(w ** 2).\"\"\"\n\n"
+        "    def __init__(self, l1=0.0, l2=0.0):\n"
+        "        self.l1 = l1\n"
+        "        self.l2 = l2\n\n"
+        "    def __call__(self, weight):\n"
+        "        return self.l1 * weight.abs().sum() + self.l2 * weight.square().sum()\n"),
+    "Penalized": definition(
+        "class Penalized(nn.Module):\n"
+        "    \"\"\"A layer whose kernel and bias the Keras source regularised: Keras adds their penalties to the\n"
+        "    training loss itself; here regularization_loss(model) sums them, to add to the loss.\"\"\"\n\n"
+        "    def __init__(self, layer, kernel=None, bias=None):\n"
+        "        super().__init__()\n"
+        "        self.layer = layer\n"
+        "        self.kernel_penalty = kernel\n"
+        "        self.bias_penalty = bias\n\n"
+        "    def forward(self, *args, **kwargs):\n"
+        "        return self.layer(*args, **kwargs)\n\n"
+        "    def penalty(self):\n"
+        "        total = 0.0\n"
+        "        for name, weight in self.layer.named_parameters():\n"
+        "            penalty = self.bias_penalty if name.endswith('bias') else self.kernel_penalty\n"
+        "            if penalty is not None:\n"
+        "                total = total + penalty(weight)\n"
+        "        return total\n\n\n"
+        "def regularization_loss(model):\n"
+        "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
+        "    loss.\"\"\"\n"
+        "    return sum(m.penalty() for m in model.modules() if isinstance(m, Penalized))\n"),
     "PadSame": definition(
         "class PadSame(nn.Module):\n"
         "    \"\"\"Pads a strided convolution's or a pool's input as 'same' does in TensorFlow, Keras and Flax: per\n"
@@ -745,7 +776,8 @@ C.skeleton = TargetSkeleton(
     array_constant=lambda value: P.call("torch.as_tensor", as_float32(value)),
     function_layer=lambda fn: P.call("Lambda", fn),
     first_call=_torch_first_call,
-    wrappers=frozenset({"ChannelsLast", "PadSame"}),
+    wrappers=frozenset({"ChannelsLast", "PadSame", "Penalized"}),
+    penalized=lambda layer, penalties: P.call("Penalized", layer, **penalties),
     scalar_tensor=lambda value: P.call("torch.as_tensor", value),
     reserved_names=frozenset({"torch", "nn", "F", "np", *HELPERS}),
     reserved_attributes=frozenset({"training", "forward", "parameters", "modules", "children", "apply", "train",
