@@ -252,6 +252,8 @@ class SourceSkeleton:
     activation_tables: dict = field(default_factory=dict)
     #: the layer base class's method adding a sublayer by name (`self.add_module(name, layer)`): setattr
     add_child: str | None = None
+    #: attributes of a tensor that autograd keeps (`x.requires_grad`, `x.grad`): refused on any value read
+    autograd_attributes: frozenset = frozenset()
     #: the attribute of a sequential container holding its layers (`self.layers`); None: the container itself
     #: iterates and indexes them (`for layer in self`)
     sequential_layers: str | None = None

@@ -154,6 +154,7 @@ class Translator:
         self.functions = Rows(source_table.functions)
         self.classes: dict[str, ClassInfo] = {}
         self.helpers: set[str] = set()
+        self.container_subclasses: set[str] = set()  # refused (see _container_subclasses)
         self.helper_kinds: dict[str, str] = {}  # what a helper function returns (a layer: MODULE)
         self._group = 0
         self._temporaries = 0
@@ -187,10 +188,11 @@ class Translator:
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
         self.factory_parameters = self._factory_parameters()
-        if not self.classes:
+        self.container_subclasses = containers = self._container_subclasses(wanted)
+        if not self.classes and not containers:
             self.report.add("no model class", self.filename,
                             f"no class derives from {' or '.join(sorted(self.src.module_classes))}")
-        if only is not None and only not in self.classes:
+        if only is not None and only not in self.classes and only not in containers:
             self.report.add("--class", self.filename, f"no model class named {only!r} (found: "
                                                       f"{', '.join(self.classes) or 'none'})")
         body = []
@@ -278,8 +280,8 @@ class Translator:
     def _own_method(self, class_name: str | None, method: str) -> ast.FunctionDef | None:
         """The method `method` that the module's class `class_name` defines itself, else None."""
         cls = self.definitions.get(class_name)
-        return next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == method),
-                    None) if isinstance(cls, ast.ClassDef) else None
+        return next((m for m in reversed(cls.body) if isinstance(m, ast.FunctionDef) and m.name == method),
+                    None) if isinstance(cls, ast.ClassDef) else None  # the last def of a name is the method
 
     def _passes_class(self, methods: dict, name: str, info: ClassInfo) -> bool:
         """Whether `__init__` may pass the method `name` a layer class (`norm_layer`): what the method makes then
@@ -299,6 +301,19 @@ class Translator:
         path = self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
         return self.layers.find(path) if path and path not in self.src.module_classes and \
             path not in self.src.containers else None
+
+    def _container_subclasses(self, wanted) -> set[str]:
+        """Classes deriving from a list or dict container (torchvision's `_DenseBlock(nn.ModuleDict)`), refused:
+        the targets' containers differ in what a subclass inherits."""
+        out = set()
+        for cls in self.tree.body:
+            kind = self.src.containers.get(self._framework_path(cls.bases[0])) if isinstance(
+                cls, ast.ClassDef) and len(cls.bases) == 1 else None
+            if kind in ("list", "dict") and (wanted is None or cls.name in wanted):
+                self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})",
+                            f"a subclass of a {kind} container (only the sequential container's are translated)")
+                out.add(cls.name)
+        return out
 
     def _layer_row(self, call: ast.Call):
         """The code row of the framework layer a constructor call makes, else None."""
@@ -350,6 +365,8 @@ class Translator:
             return None  # the module docstring: the translation writes its own
         if isinstance(stmt, ast.ClassDef) and stmt.name in self.classes:
             return self._class(stmt)
+        if isinstance(stmt, ast.ClassDef) and stmt.name in self.container_subclasses:
+            return None  # refused
         if isinstance(stmt, ast.FunctionDef):
             scope = Scope("helper")
             translated = self._function(stmt, scope, None, stmt.name)
@@ -392,6 +409,7 @@ class Translator:
         bases = [ast.Name(b.id, ast.Load()) if isinstance(b, ast.Name) and b.id in self.classes
                  else base for b in cls.bases[:1]]
         if info.sequential:
+            self._gather_sequential_layers(cls)
             _SequentialLayers(self.src.sequential_layers).visit(cls)
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         info.methods = methods
@@ -411,8 +429,8 @@ class Translator:
                 if scope.returns and len(set(scope.returns)) == 1:
                     info.method_kinds[name] = scope.returns[0]
         for stmt in cls.body:
-            if isinstance(stmt, ast.FunctionDef) and stmt.name not in methods:
-                continue
+            if isinstance(stmt, ast.FunctionDef) and methods.get(stmt.name) is not stmt:
+                continue  # not a method, or one a later def of the name replaces (TorchScript's overload stubs)
             if isinstance(stmt, ast.FunctionDef):
                 if stmt.name in INIT_METHODS:
                     self._skip_initialisation(stmt, f"{cls.name}.{stmt.name}")
@@ -555,6 +573,9 @@ class Translator:
         defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
         for a in params:
             tensor = a.annotation is not None and self.imports.path(a.annotation) in self.src.tensor_classes
+            # `List[Tensor]`: a list, which the code may iterate, of values of unknown kind
+            python = _is_python_annotation(a) and not self._uses_framework(a.annotation)
+            listed = _is_python_annotation(a) and not python
             if a.annotation is not None and self._uses_framework(a.annotation):
                 a.annotation = None
             if a.arg == "self":
@@ -573,8 +594,9 @@ class Translator:
             elif scope.mode == "forward" and info is not None and fn.name != self.src.forward and \
                     _passed_numbers(info, fn.name, a.arg):
                 scope.kinds[a.arg] = PYTHON  # `self._hour_glass_forward(self.depth, x)`, `(n - 1, low1)`
-            elif scope.mode == "forward" and (default is None or known(default) is None) and \
-                    not _is_python_annotation(a):
+            elif listed:
+                scope.kinds[a.arg] = UNKNOWN
+            elif scope.mode == "forward" and (default is None or known(default) is None) and not python:
                 scope.kinds[a.arg] = TENSOR
             else:
                 scope.kinds[a.arg] = PYTHON if scope.mode != "helper" else UNKNOWN
@@ -710,6 +732,39 @@ class Translator:
             return [stmt]
         self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
         return []
+
+    def _gather_sequential_layers(self, cls: ast.ClassDef) -> None:
+        """A sequential container's subclass whose `__init__` calls `super().__init__()` and then sets its layers as
+        attributes (`self.norm = nn.BatchNorm2d(...)`, `self.add_module("norm", ...)`, torchvision's _Transition),
+        which it runs in that order: the layers passed to `super().__init__(...)` instead, in the same order."""
+        init = self._own_method(cls.name, "__init__")
+        calls = [i for i, s in enumerate(init.body if init else []) if isinstance(s, ast.Expr) and
+                 is_super_call(s.value, "__init__")]
+        if not calls or init.body[calls[0]].value.args or init.body[calls[0]].value.keywords:
+            return
+        at, layers, names = calls[0], [], []
+        for stmt in init.body[at + 1:]:
+            name, made = _set_layer(stmt, self.src.add_child)
+            if made is not None and self._makes_layer(made) and not any(is_self(n) for n in ast.walk(made)):
+                layers.append(made)
+                names.append(name)
+        if not layers:
+            return
+        read = [n.attr for n in ast.walk(cls) if is_self_attr(n) and n.attr in names and isinstance(n.ctx, ast.Load)]
+        if read:
+            self._block(init, f"self.{read[0]}", "a layer of a sequential container set as an attribute and read by "
+                                                 "name (the target's container holds its layers in a list)")
+            return
+        init.body = [s for s in init.body if _set_layer(s, self.src.add_child)[0] not in names]
+        init.body[at].value.args = layers
+
+    def _makes_layer(self, call) -> bool:
+        """Whether `call` makes a framework layer, a container or a layer of the module's own classes."""
+        if not isinstance(call, ast.Call):
+            return False
+        path = self._framework_path(call.func)
+        return isinstance(call.func, ast.Name) and call.func.id in self.classes or path is not None and (
+            self.layers.find(path) is not None or path in self.src.containers)
 
     def _sequential_init(self, call: ast.Call, scope: Scope, info) -> ast.stmt:
         """`super().__init__(conv, bn, act)` of a sequential container's subclass: the target container's
@@ -1395,6 +1450,9 @@ class Translator:
         if kind in (MODULE, MODULES):
             self._block(node, f"layer attribute .{node.attr}", "reading a layer's attributes or weights directly is "
                                                               "not translated (their names differ per framework)")
+        if node.attr in self.src.autograd_attributes and kind not in (MODULE, MODULES, OWN):
+            self._block(node, f".{node.attr}", f"autograd's record of a tensor: {self.target.framework} tensors carry "
+                                               "none (gradients are taken outside the model's code)")
         if kind == "tensors" and node.attr in self.src.tuple_fields:
             return _item(value, ast.Constant(self.src.tuple_fields[node.attr])), TENSOR
         if kind == TENSOR:
@@ -2375,6 +2433,17 @@ def _single(stmt, alias) -> ast.stmt:
     if isinstance(stmt, ast.Import):
         return ast.Import([alias])
     return ast.ImportFrom(stmt.module, [alias], stmt.level)
+
+
+def _set_layer(stmt, add_child: str | None) -> tuple[str | None, ast.expr | None]:
+    """(name, value) of `self.<name> = <value>` or `self.<add_child>("<name>", <value>)`, else (None, None)."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_self_attr(stmt.targets[0]):
+        return stmt.targets[0].attr, stmt.value
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and is_self_attr(call.func) and call.func.attr == add_child and \
+            len(call.args) == 2 and isinstance(known(call.args[0]), str):
+        return known(call.args[0]), call.args[1]
+    return None, None
 
 
 def _passed_numbers(info: ClassInfo, method: str, param: str) -> bool:

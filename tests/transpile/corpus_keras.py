@@ -1809,7 +1809,7 @@ class TimeDistributedTagger(keras.Model):
 
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
-HEADER = "import keras\nfrom keras import layers, ops\n\n\n"
+HEADER = "import keras\nfrom keras import layers, ops, regularizers\n\n\n"
 REFUSED = [
     (HEADER + "class DataDependent(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = layers.Dense(4)\n\n    def call(self, x):\n        if ops.sum(x) > 0:\n"
@@ -1825,8 +1825,14 @@ REFUSED = [
      "        self.fc = layers.Dense(4, kernel_regularizer='l2')\n\n    def call(self, x):\n"
      "        return self.fc(x)\n", "kernel_regularizer"),
     (HEADER + "class SamePool(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.pool = layers.MaxPooling2D(2, padding='same')\n\n    def call(self, x):\n"
-     "        return self.pool(x)\n", "depends on the input size"),
+     "        self.pool = layers.AveragePooling2D(2, padding='same')\n\n    def call(self, x):\n"
+     "        return self.pool(x)\n", "left out of each average"),
+    (HEADER + "class NamedRegularizer(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = layers.Dense(4, kernel_regularizer='l2')\n\n    def call(self, x):\n"
+     "        return self.fc(x)\n", "named by a string"),
+    (HEADER + "class ActivityRegularized(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = layers.Dense(4, activity_regularizer=regularizers.L2(0.1))\n\n    def call(self, x):\n"
+     "        return self.fc(x)\n", "activity_regularizer"),
     (HEADER + "class Mismatched(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.norm = layers.LayerNormalization(center=False)\n\n    def call(self, x):\n"
      "        return self.norm(x)\n", "both or neither"),

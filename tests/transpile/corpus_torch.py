@@ -2337,6 +2337,9 @@ CASES = [
     ("Involution", (), (2, 8, 6, 6)),
     ("Involution", (8, 3, 2), (2, 8, 6, 6)),
     ("SNDiscriminator", (), (2, 3, 8, 8)),
+    ("DenseTransition", (), (2, 8, 6, 6)),
+    ("AddModuleTransition", (), (2, 8, 6, 6)),
+    ("OverloadedForward", (), (2, 4, 5, 5)),
 ]
 
 
@@ -5447,7 +5450,71 @@ class SNDiscriminator(nn.Module):
         return self.head(torch.sum(h, dim=(2, 3)))
 
 
+class DenseTransition(nn.Sequential):
+    """torchvision's DenseNet _Transition: a Sequential subclass whose layers are set as attributes after
+    super().__init__() (it runs them in that order), with TorchScript's overload stubs before a method."""
+
+    def __init__(self, num_input_features: int = 8, num_output_features: int = 4) -> None:
+        super().__init__()
+        self.norm = nn.BatchNorm2d(num_input_features)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(num_input_features, num_output_features, kernel_size=1, stride=1, bias=False)
+        self.pool = nn.AvgPool2d(kernel_size=2, stride=2)
+
+
+class AddModuleTransition(nn.Sequential):
+    """The same, as older torchvision wrote it: self.add_module(name, layer)."""
+
+    def __init__(self, num_input_features=8, num_output_features=4):
+        super().__init__()
+        self.add_module('norm', nn.BatchNorm2d(num_input_features))
+        self.add_module('relu', nn.ReLU(inplace=True))
+        self.add_module('conv', nn.Conv2d(num_input_features, num_output_features, kernel_size=1, stride=1,
+                                          bias=False))
+        self.add_module('pool', nn.AvgPool2d(kernel_size=2, stride=2))
+
+
+class OverloadedForward(nn.Module):
+    """TorchScript's @torch.jit._overload_method stubs before the method itself (the last def is the method);
+    a List[Tensor] parameter iterated."""
+
+    def __init__(self, channels=4):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def merge(self, inputs: List[Tensor]) -> Tensor:
+        total = inputs[0]
+        for t in inputs[1:]:
+            total = total + t
+        return total
+
+    @torch.jit._overload_method  # noqa: F811
+    def forward(self, input: List[Tensor]) -> Tensor:  # noqa: D102, F811
+        pass
+
+    @torch.jit._overload_method  # noqa: F811
+    def forward(self, input: Tensor) -> Tensor:  # noqa: D102, F811
+        pass
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: F811
+        if isinstance(input, Tensor):
+            prev = [input]
+        else:
+            prev = input
+        return self.conv(self.merge(prev + [torch.relu(prev[0])]))
+
+
 REFUSED = [
+    (HEADER + "class DenseBlock(nn.ModuleDict):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.add_module('a', nn.Linear(4, 4))\n\n    def forward(self, x):\n"
+     "        for name, layer in self.items():\n            x = layer(x)\n        return x\n",
+     "a subclass of a dict container"),
+    (HEADER + "class Checkpointed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+     "        return self.fc(x) if x.requires_grad else x\n", "autograd's record of a tensor"),
+    (HEADER + "class NamedSequential(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x) + x\n",
+     "set as an attribute and read by name"),
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
      "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
@@ -5489,8 +5556,8 @@ REFUSED = [
      "        self.conv = nn.Conv2d(3, 3, 3, padding='same', padding_mode='reflect')\n\n"
      "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
     (HEADER + "class LayerSize(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.conv = nn.Conv2d(4, 3, 3)\n\n    def forward(self, x):\n"
-     "        return x.new_zeros(x.shape[0], self.conv.kernel_size[0])\n", "reading a layer's attributes"),
+     "        self.rnn = nn.GRU(4, 3)\n\n    def forward(self, x):\n"
+     "        return x.new_zeros(x.shape[0], self.rnn.hidden_size)\n", "reading a layer's attributes"),
     (HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),
     (HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

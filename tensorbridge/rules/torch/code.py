@@ -785,6 +785,7 @@ C.source = SourceSkeleton(
             "module name='weight' n_power_iterations=1 eps=1e-12 dim=None"), SPECTRAL_NORM_LOST)
            for api in ("", ".parametrizations")}},
     data_wrappers=frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"}),
+    autograd_attributes=frozenset({"requires_grad", "grad", "grad_fn", "is_leaf"}),
     device_classes=frozenset({"torch.device"}),
     weight_values="data",
     parameters_method="parameters",
