@@ -38,6 +38,8 @@ class OpCall:
     op: str
     inputs: list = field(default_factory=list)
     attrs: dict = field(default_factory=dict)
+    #: what the call returns when it differs from its row's (`torch.max(x, y)`: one tensor, not (values, indices))
+    returns: str | None = None
 
 
 @dataclass(frozen=True)
@@ -421,6 +423,9 @@ class TargetSkeleton:
     #: the class every layer the target writes is an instance of (`isinstance(act, nn.Module)`), or None when some
     #: layers are written as functions (NNX's activations)
     layer_class: str | None = None
+    #: for a target without such a class: value expr -> the expression asking whether it is a layer as the target
+    #: writes them (a module or a function)
+    is_layer: Callable | None = None
 
     def attribute(self, name: str) -> str:
         """The translation's name for a source attribute `name`."""

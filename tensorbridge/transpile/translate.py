@@ -715,6 +715,10 @@ class Translator:
             return [stmt] if not self._uses_framework(stmt) else []
         if isinstance(stmt, ast.Assert):
             return [ast.Assert(self._condition(stmt.test, scope, info), stmt.msg)]
+        if isinstance(stmt, ast.With) and all(self.imports.path(i.context_expr.func if isinstance(
+                i.context_expr, ast.Call) else i.context_expr) in NEUTRAL_CONTEXTS for i in stmt.items):
+            # `with warnings.catch_warnings():` (YOLOv5's SPPF): the body computes the same
+            return [ast.With(stmt.items, self._statements(stmt.body, scope, info) or [ast.Pass()], lineno=stmt.lineno)]
         if isinstance(stmt, ast.With):
             self._block(stmt, "with statement", "context managers (torch.no_grad, autocast ...) change what the "
                                                 "body computes or records; not translated")
@@ -1611,6 +1615,10 @@ class Translator:
             if kind == ARRAY:  # `.astype("float32")`, `.reshape(...)`
                 return result, ARRAY
             return result, PYTHON if kind == PYTHON and func.attr in PYTHON_METHODS else UNKNOWN
+        if isinstance(func, ast.Name) and func.id == "isinstance" and len(node.args) == 2 and \
+                self._framework_path(node.args[1]) in self.src.layer_classes and self.dst.layer_class is None and \
+                self.dst.is_layer is not None:  # `isinstance(act, nn.Module)` where some layers are functions
+            return self.dst.is_layer(self._expr(node.args[0], scope, info)[0]), PYTHON
         args, kinds = self._arguments(node, scope, info)
         callee, callee_kind = self._expr(func, scope, info)
         if isinstance(func, ast.Name) and func.id in self.classes:
@@ -2012,7 +2020,7 @@ class Translator:
                 written.integer_tensor = True
             if isinstance(overwritten, ast.Name):
                 self._overwritten.append((overwritten.id, written, None))
-            return written, row.returns
+            return written, opcall.returns or row.returns
         except Refused as e:
             self._block(node, _short(row.path), str(e))
             return node, UNKNOWN
@@ -2471,6 +2479,9 @@ def _passed_numbers(info: ClassInfo, method: str, param: str) -> bool:
             passed.append(param in given and number(given[param], caller is function))
     return bool(passed) and all(passed)
 
+
+#: context managers that change nothing a model computes, kept as written
+NEUTRAL_CONTEXTS = frozenset({"warnings.catch_warnings"})
 
 SEQUENTIAL_LAYERS = "__sequential_layers__"
 

@@ -8,6 +8,7 @@ rates (docs/transpile.md). Classes the translation must refuse live in `REFUSED`
 import copy
 import functools
 import math
+import warnings
 from collections import OrderedDict
 from functools import partial
 from typing import Callable, List, Optional, Type
@@ -1330,7 +1331,8 @@ class YoloC3(nn.Module):
 
 
 class YoloSPPF(nn.Module):
-    """Spatial pyramid pooling (fast): one max pool whose padding is computed, applied three times."""
+    """Spatial pyramid pooling (fast): one max pool whose padding is computed, applied three times, in the
+    `warnings.catch_warnings()` block YOLOv5 writes around it."""
 
     def __init__(self, c1, c2, k=5):
         super().__init__()
@@ -1341,9 +1343,11 @@ class YoloSPPF(nn.Module):
 
     def forward(self, x):
         x = self.cv1(x)
-        y1 = self.m(x)
-        y2 = self.m(y1)
-        return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')  # suppress torch 1.9.0 max_pool2d() warning
+            y1 = self.m(x)
+            y2 = self.m(y1)
+            return self.cv2(torch.cat((x, y1, y2, self.m(y2)), 1))
 
 
 class YoloFocus(nn.Module):
@@ -2220,6 +2224,7 @@ CASES = [
     ("ECALayer", (8,), (2, 8, 5, 5)),
     ("ConvNeXtBlock", (8,), (2, 8, 9, 9)),
     ("YoloConv", (3, 8, 3, 2), (2, 3, 8, 8)),
+    ("YoloConv", (3, 8, 3, 2, None, 1, 1, False), (2, 3, 8, 8)),
     ("YoloC3", (8, 8, 2), (2, 8, 8, 8)),
     ("YoloSPPF", (8, 8), (2, 8, 9, 9)),
     ("YoloFocus", (3, 8), (2, 3, 8, 8)),
@@ -2340,6 +2345,10 @@ CASES = [
     ("DenseTransition", (), (2, 8, 6, 6)),
     ("AddModuleTransition", (), (2, 8, 6, 6)),
     ("OverloadedForward", (), (2, 4, 5, 5)),
+    ("T5RelativeBias", (), (2, 2, 5, 6)),
+    ("T5RelativeBias", (8, 16, 2, False), (2, 2, 5, 6)),
+    ("CLIPVisionEmbeddings", (), (2, 3, 8, 8)),
+    ("PairwiseExtrema", (), [(2, 5), (2, 5)]),
 ]
 
 
@@ -5504,6 +5513,94 @@ class OverloadedForward(nn.Module):
         return self.conv(self.merge(prev + [torch.relu(prev[0])]))
 
 
+class CLIPVisionEmbeddings(nn.Module):
+    """transformers' CLIP vision embeddings: a class token expanded over the batch, a non-persistent buffer of
+    position ids from arange().expand(), the patch conv's weight dtype read."""
+
+    def __init__(self, hidden_size=16, image_size=8, patch_size=4, num_channels=3):
+        super().__init__()
+        self.embed_dim = hidden_size
+        self.image_size = image_size
+        self.patch_size = patch_size
+        self.class_embedding = nn.Parameter(torch.randn(self.embed_dim))
+        self.patch_embedding = nn.Conv2d(in_channels=num_channels, out_channels=self.embed_dim,
+                                         kernel_size=self.patch_size, stride=self.patch_size, bias=False)
+        self.num_patches = (self.image_size // self.patch_size) ** 2
+        self.num_positions = self.num_patches + 1
+        self.position_embedding = nn.Embedding(self.num_positions, self.embed_dim)
+        self.register_buffer("position_ids", torch.arange(self.num_positions).expand((1, -1)), persistent=False)
+
+    def forward(self, pixel_values):
+        batch_size = pixel_values.shape[0]
+        target_dtype = self.patch_embedding.weight.dtype
+        patch_embeds = self.patch_embedding(pixel_values.to(dtype=target_dtype))
+        patch_embeds = patch_embeds.flatten(2).transpose(1, 2)
+        class_embeds = self.class_embedding.expand(batch_size, 1, -1)
+        embeddings = torch.cat([class_embeds, patch_embeds], dim=1)
+        embeddings = embeddings + self.position_embedding(self.position_ids)
+        return embeddings
+
+
+class T5RelativeBias(nn.Module):
+    """transformers' T5 relative position bias: the bucket staticmethod (torch.min of two tensors, log of an
+    integer tensor made float, where, full_like) and compute_bias on arange positions."""
+
+    def __init__(self, num_buckets=8, max_distance=16, n_heads=2, bidirectional=True):
+        super().__init__()
+        self.relative_attention_num_buckets = num_buckets
+        self.relative_attention_max_distance = max_distance
+        self.is_decoder = not bidirectional
+        self.relative_attention_bias = nn.Embedding(num_buckets, n_heads)
+
+    @staticmethod
+    def _relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+        relative_buckets = 0
+        if bidirectional:
+            num_buckets //= 2
+            relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+            relative_position = torch.abs(relative_position)
+        else:
+            relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+        max_exact = num_buckets // 2
+        is_small = relative_position < max_exact
+        relative_position_if_large = max_exact + (
+            torch.log(relative_position.float() / max_exact)
+            / math.log(max_distance / max_exact)
+            * (num_buckets - max_exact)
+        ).to(torch.long)
+        relative_position_if_large = torch.min(
+            relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
+        )
+        relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+        return relative_buckets
+
+    def compute_bias(self, query_length, key_length, device=None):
+        if device is None:
+            device = self.relative_attention_bias.weight.device
+        context_position = torch.arange(query_length, dtype=torch.long, device=device)[:, None]
+        memory_position = torch.arange(key_length, dtype=torch.long, device=device)[None, :]
+        relative_position = memory_position - context_position
+        relative_position_bucket = self._relative_position_bucket(
+            relative_position,
+            bidirectional=(not self.is_decoder),
+            num_buckets=self.relative_attention_num_buckets,
+            max_distance=self.relative_attention_max_distance,
+        )
+        values = self.relative_attention_bias(relative_position_bucket)
+        values = values.permute([2, 0, 1]).unsqueeze(0)
+        return values
+
+    def forward(self, scores):
+        return scores + self.compute_bias(scores.shape[-2], scores.shape[-1])
+
+
+class PairwiseExtrema(nn.Module):
+    """torch.max / torch.min given a second tensor: the elementwise forms."""
+
+    def forward(self, x, y):
+        return torch.max(x, y) - torch.min(y, x) * x.max(y)
+
+
 REFUSED = [
     (HEADER + "class DenseBlock(nn.ModuleDict):\n    def __init__(self):\n        super().__init__()\n"
      "        self.add_module('a', nn.Linear(4, 4))\n\n    def forward(self, x):\n"
@@ -5572,8 +5669,6 @@ REFUSED = [
      "        self.pool = nn.MaxPool2d(3, 2, ceil_mode=True)\n\n    def forward(self, x):\n"
      "        return self.pool(x)\n",
      "ceil_mode"),
-    (HEADER + "class PairwiseMax(nn.Module):\n    def forward(self, x, y):\n        return torch.max(x, y)\n",
-     "second tensor"),
     (HEADER + "class SpectralNorm(nn.Module):\n    def forward(self, x):\n"
      "        return torch.linalg.norm(x, ord=2, dim=(0, 1))\n", "ord=2"),
     (HEADER + "class AvgPoolCeil1d(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -19,9 +19,7 @@ KNOWN_REFUSALS: dict = {}
 KNOWN_TARGET_REFUSALS = {"keras": {"CLIPResidualAttentionBlock": "set and read in the forward pass",
                                    "CLIPTextEncoder": "set and read in the forward pass",
                                    "PositionalLambda": "take only tensors positionally"},
-                         "flax": {"YoloConv": "layers as functions",
-                                  "YoloC3": "layers as functions", "YoloSPPF": "layers as functions",
-                                  "YoloFocus": "layers as functions"}}
+                         "flax": {}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
 KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"},
                 "flax": {}}

@@ -517,6 +517,11 @@ HELPERS = {
         "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
         "    loss.\"\"\"\n"
         "    return sum(m.penalty() for _, m in nnx.iter_graph(model) if isinstance(m, Penalized))\n"),
+    "is_layer": definition(
+        "def is_layer(value):\n"
+        "    \"\"\"Whether `value` is a layer as this translation writes them: an nnx.Module, or a function (NNX's\n"
+        "    activations are functions where PyTorch's are modules).\"\"\"\n"
+        "    return isinstance(value, nnx.Module) or callable(value) and not isinstance(value, type)\n"),
     "unfold": definition(
         "def unfold(x, kernel_size, dilation=1, padding=0, stride=1):\n"
         "    \"\"\"PyTorch's F.unfold: the sliding blocks of x (N, C, H, W) as columns, (N, C * kh * kw, blocks),\n"
@@ -632,6 +637,7 @@ C.skeleton = TargetSkeleton(
     first_call=_nnx_first_call,
     wrappers=frozenset(WRAPPERS),
     penalized=lambda layer, penalties: P.call("Penalized", layer, **penalties),
+    is_layer=lambda value: P.call("is_layer", value),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
     reserved_names=frozenset({"jax", "jnp", "nnx", "np", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",

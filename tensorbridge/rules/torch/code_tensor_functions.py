@@ -226,6 +226,9 @@ def _extremum(op):
     """`x.max()` (over everything), `x.max(dim)` ((values, indices)), `torch.max(x, y)` (elementwise)."""
     def read(a):
         dim = known(a["dim"])
+        if holds_tensor(a["dim"]):  # the second positional argument is a tensor: `torch.min(x, y)`
+            only(a, keepdim=False)
+            return OpCall(op, [a["input"], a["dim"]], returns="tensor")
         if dim is None:
             only(a, keepdim=False)
             return OpCall(f"Reduce{op}", [a["input"]], {"axis": None, "keepdims": False})
