@@ -26,6 +26,7 @@ from tensorbridge.rules.code import (
     pairs,
     value_of,
 )
+from tensorbridge.rules.sampling_code import sampling_helpers
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
@@ -255,6 +256,10 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
     table.writes("Interpolate", "interpolate")(lambda c: P.call("interpolate", c.inputs[0], **keywords(
         size=(c.attrs["size"], None), scale_factor=(c.attrs["scale_factor"], None), mode=(c.attrs["mode"], "nearest"),
+        align_corners=(c.attrs["align_corners"], False))))
+    table.writes("AffineGrid", "affine_grid")(lambda c: P.call("affine_grid", c.inputs[0], c.attrs["size"], **keywords(
+        align_corners=(c.attrs["align_corners"], False))))
+    table.writes("GridSample", "grid_sample")(lambda c: P.call("grid_sample", *c.inputs, **keywords(
         align_corners=(c.attrs["align_corners"], False))))
     table.writes("GatherElements", "gather")(lambda c: P.call("gather", c.inputs[0], c.attrs["axis"], c.inputs[1]))
     table.writes("CrossEntropy", "cross_entropy")(lambda c: P.call("cross_entropy", *c.inputs, **keywords(
@@ -673,7 +678,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "pixel_shuffle": definition(pixel_shuffle), "pixel_unshuffle": definition(pixel_unshuffle),
             "channel_shuffle": definition(channel_shuffle),
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
-            "interpolate": definition(INTERPOLATE.format(**fill)),
+            "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill))}
 
 

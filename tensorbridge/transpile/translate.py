@@ -822,8 +822,8 @@ class Translator:
             return False
         if scope.mode == "init" and info is not None and isinstance(call.func, ast.Attribute) and \
                 _is_inplace_method(call.func.attr):
-            root = call.func.value
-            while isinstance(root, ast.Attribute) and not is_self_attr(root):
+            root = call.func.value  # `self.fc_loc[2].weight.data.zero_()`: through items of a container too
+            while isinstance(root, (ast.Attribute, ast.Subscript)) and not is_self_attr(root):
                 root = root.value
             if is_self_attr(root) and root is not call.func.value and \
                     info.attrs.get(root.attr) in (MODULE, OWN, MODULES):
@@ -1029,7 +1029,7 @@ class Translator:
         if not (isinstance(target, ast.Attribute) and target.attr == self.src.weight_values):
             return False
         root = target.value
-        while isinstance(root, ast.Attribute) and not is_self_attr(root):
+        while isinstance(root, (ast.Attribute, ast.Subscript)) and not is_self_attr(root):
             root = root.value
         return info is not None and is_self_attr(root) and info.attrs.get(root.attr) in (MODULE, OWN, MODULES)
 

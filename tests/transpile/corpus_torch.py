@@ -2349,6 +2349,8 @@ CASES = [
     ("T5RelativeBias", (8, 16, 2, False), (2, 2, 5, 6)),
     ("CLIPVisionEmbeddings", (), (2, 3, 8, 8)),
     ("PairwiseExtrema", (), [(2, 5), (2, 5)]),
+    ("SpatialTransformerNet", (), (2, 1, 28, 28)),
+    ("AffineWarp", (), (2, 3, 7, 9)),
 ]
 
 
@@ -5599,6 +5601,80 @@ class PairwiseExtrema(nn.Module):
 
     def forward(self, x, y):
         return torch.max(x, y) - torch.min(y, x) * x.max(y)
+
+
+class SpatialTransformerNet(nn.Module):
+    """The PyTorch tutorial's spatial transformer network, as written there: F.affine_grid and F.grid_sample on
+    a regressed affine map, whose last layer __init__ sets to the identity through self.fc_loc[2].weight.data."""
+
+    def __init__(self):
+        super(SpatialTransformerNet, self).__init__()  # noqa: UP008 (as the tutorial writes it)
+        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+        self.conv2_drop = nn.Dropout2d()
+        self.fc1 = nn.Linear(320, 50)
+        self.fc2 = nn.Linear(50, 10)
+
+        # Spatial transformer localization-network
+        self.localization = nn.Sequential(
+            nn.Conv2d(1, 8, kernel_size=7),
+            nn.MaxPool2d(2, stride=2),
+            nn.ReLU(True),
+            nn.Conv2d(8, 10, kernel_size=5),
+            nn.MaxPool2d(2, stride=2),
+            nn.ReLU(True)
+        )
+
+        # Regressor for the 3 * 2 affine matrix
+        self.fc_loc = nn.Sequential(
+            nn.Linear(10 * 3 * 3, 32),
+            nn.ReLU(True),
+            nn.Linear(32, 3 * 2)
+        )
+
+        # Initialize the weights/bias with identity transformation
+        self.fc_loc[2].weight.data.zero_()
+        self.fc_loc[2].bias.data.copy_(torch.tensor([1, 0, 0, 0, 1, 0], dtype=torch.float))
+
+    # Spatial transformer network forward function
+    def stn(self, x):
+        xs = self.localization(x)
+        xs = xs.view(-1, 10 * 3 * 3)
+        theta = self.fc_loc(xs)
+        theta = theta.view(-1, 2, 3)
+
+        grid = F.affine_grid(theta, x.size())
+        x = F.grid_sample(x, grid)
+        return x
+
+    def forward(self, x):
+        # transform the input
+        x = self.stn(x)
+
+        # Perform the usual forward pass
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+        x = x.view(-1, 320)
+        x = F.relu(self.fc1(x))
+        x = F.dropout(x, training=self.training)
+        x = self.fc2(x)
+        return F.log_softmax(x, dim=1)
+
+
+class AffineWarp(nn.Module):
+    """An affine warp regressed from the input by random weights (far from the identity): F.affine_grid and
+    F.grid_sample with align_corners both ways, one grid to a smaller output of a size given as a list."""
+
+    def __init__(self, channels=3):
+        super().__init__()
+        self.loc = nn.Linear(channels, 6)
+
+    def forward(self, x):
+        theta = self.loc(x.mean(dim=(2, 3))).view(-1, 2, 3)
+        grid = F.affine_grid(theta, x.size(), align_corners=False)
+        out = F.grid_sample(x, grid, align_corners=False)
+        small = F.affine_grid(theta, [x.shape[0], 1, 4, 5], align_corners=True)
+        return out.mean(dim=1), F.grid_sample(x, small, mode="bilinear", padding_mode="zeros", align_corners=True)
 
 
 REFUSED = [

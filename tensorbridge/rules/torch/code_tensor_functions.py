@@ -214,6 +214,20 @@ def _one_hot(a):
 
 
 C.function(f"{F}one_hot", "OneHot", "input num_classes=-1", read=_one_hot)
+def _sampling(a):
+    """F.affine_grid / F.grid_sample: 2-D, bilinear, zeros outside (align_corners None is PyTorch's False)."""
+    only(a, **({"mode": "bilinear", "padding_mode": "zeros"} if "mode" in a else {}))
+    if known(a["align_corners"]) not in (None, False, True):
+        raise Refused("align_corners given by a variable")
+    corners = {"align_corners": bool(known(a["align_corners"]))}
+    if "size" in a:
+        return OpCall("AffineGrid", [a["theta"]], {"size": a["size"], **corners})
+    return OpCall("GridSample", [a["input"], a["grid"]], corners)
+
+
+C.function(f"{F}affine_grid", "AffineGrid", "theta size align_corners=None", read=_sampling)
+C.function(f"{F}grid_sample", "GridSample", "input grid mode='bilinear' padding_mode='zeros' align_corners=None",
+           read=_sampling)
 _UNFOLD = ("kernel_size", "dilation", "padding", "stride")
 C.function(f"{F}unfold", "Unfold", "input kernel_size dilation=1 padding=0 stride=1",  # the sliding blocks
            read=lambda a: OpCall("Unfold", [a["input"]], {k: a[k] for k in _UNFOLD}))
