@@ -2351,6 +2351,9 @@ CASES = [
     ("PairwiseExtrema", (), [(2, 5), (2, 5)]),
     ("SpatialTransformerNet", (), (2, 1, 28, 28)),
     ("AffineWarp", (), (2, 3, 7, 9)),
+    ("PackedBags", (), (4, 5), "int64"),
+    ("PackedBags", (30, 8, "sum"), (4, 5), "int64"),
+    ("TutorialTextBatch", (), (3, 6), "int64"),
 ]
 
 
@@ -5675,6 +5678,54 @@ class AffineWarp(nn.Module):
         out = F.grid_sample(x, grid, align_corners=False)
         small = F.affine_grid(theta, [x.shape[0], 1, 4, 5], align_corners=True)
         return out.mean(dim=1), F.grid_sample(x, small, mode="bilinear", padding_mode="zeros", align_corners=True)
+
+
+class TextClassificationModel(nn.Module):
+    """The PyTorch text-classification tutorial's model: nn.EmbeddingBag over a flat batch of token ids cut
+    into bags by offsets, initialised by a method of its own."""
+
+    def __init__(self, vocab_size=30, embed_dim=8, num_class=4):
+        super(TextClassificationModel, self).__init__()  # noqa: UP008 (as the tutorial writes it)
+        self.embedding = nn.EmbeddingBag(vocab_size, embed_dim, sparse=False)
+        self.fc = nn.Linear(embed_dim, num_class)
+        self.init_weights()
+
+    def init_weights(self):
+        initrange = 0.5
+        self.embedding.weight.data.uniform_(-initrange, initrange)
+        self.fc.weight.data.uniform_(-initrange, initrange)
+        self.fc.bias.data.zero_()
+
+    def forward(self, text, offsets):
+        embedded = self.embedding(text, offsets)
+        return self.fc(embedded)
+
+
+class PackedBags(nn.Module):
+    """nn.EmbeddingBag by offsets with an empty bag (mode from the constructor), and on a 2-D batch in max mode."""
+
+    def __init__(self, vocab_size=30, embed_dim=8, mode="mean"):
+        super().__init__()
+        self.bags = nn.EmbeddingBag(vocab_size, embed_dim, mode=mode)
+        self.fixed = nn.EmbeddingBag(vocab_size, embed_dim, mode="max")
+
+    def forward(self, text):
+        flat = text.reshape(-1)
+        offsets = torch.tensor([0, 3, 3, 7])
+        return torch.cat([self.bags(flat, offsets), self.fixed(text)[:4]], dim=1)
+
+
+class TutorialTextBatch(nn.Module):
+    """The tutorial's batching: each row of a batch of token ids flattened, its offsets computed."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = TextClassificationModel()
+
+    def forward(self, text):
+        flat = text.reshape(-1)
+        offsets = torch.arange(0, flat.shape[0], text.shape[1])
+        return self.model(flat, offsets)
 
 
 REFUSED = [

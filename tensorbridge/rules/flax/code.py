@@ -219,6 +219,11 @@ C.layer("flax.nnx.Embed", "Embedding", "",
         if "initial" in c.attrs else P.call("nnx.Embed", c.attrs["num_embeddings"], c.attrs["embedding_dim"],
                                             **_rngs()),
         from_ir=lambda w, attrs: {"embedding": w["W"]})
+C.layer("(an nn.EmbeddingBag helper)", "EmbeddingBag", "", write=lambda c: P.call(
+    "EmbeddingBag", c.attrs["num_embeddings"], c.attrs["embedding_dim"], **keywords(mode=(c.attrs["mode"], "mean")),
+    **_rngs()), from_ir=lambda w, attrs: {"embedding.embedding": w["W"]})
+
+
 def _spatial_axes(a) -> dict:
     """nnx.Dropout's broadcast_dims for a dropout of whole channels: the spatial axes."""
     n = a.get("spatial")
@@ -517,6 +522,24 @@ HELPERS = {
         "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
         "    loss.\"\"\"\n"
         "    return sum(m.penalty() for _, m in nnx.iter_graph(model) if isinstance(m, Penalized))\n"),
+    "EmbeddingBag": definition(
+        "class EmbeddingBag(nnx.Module):\n"
+        "    \"\"\"PyTorch's nn.EmbeddingBag: the mean, sum or max of the embeddings of each bag of ids, a row of a\n"
+        "    2-D input or the run of a 1-D input that each of `offsets` starts (an empty bag gives zeros).\"\"\"\n\n"
+        "    def __init__(self, num_embeddings, embedding_dim, mode='mean', *, rngs):\n"
+        "        self.embedding = nnx.Embed(num_embeddings, embedding_dim, rngs=rngs)\n"
+        "        self.mode = mode\n\n"
+        "    def __call__(self, input, offsets=None):\n"
+        "        rows = self.embedding(input)\n"
+        "        if offsets is None:\n"
+        "            return {'mean': jnp.mean, 'sum': jnp.sum, 'max': jnp.max}[self.mode](rows, axis=1)\n"
+        "        bags = offsets.shape[0]\n"
+        "        bag = jnp.searchsorted(offsets, jnp.arange(input.shape[0]), side='right') - 1\n"
+        "        counts = jax.ops.segment_sum(jnp.ones_like(bag, dtype=rows.dtype), bag, num_segments=bags)[:, None]\n"
+        "        if self.mode == 'max':\n"
+        "            return jnp.where(counts > 0, jax.ops.segment_max(rows, bag, num_segments=bags), 0.0)\n"
+        "        total = jax.ops.segment_sum(rows, bag, num_segments=bags)\n"
+        "        return total if self.mode == 'sum' else total / jnp.maximum(counts, 1.0)\n"),
     "is_layer": definition(
         "def is_layer(value):\n"
         "    \"\"\"Whether `value` is a layer as this translation writes them: an nnx.Module, or a function (NNX's\n"

@@ -202,6 +202,30 @@ HELPERS["unfold"] = definition(
     "    return ops.reshape(cols, (-1, channels * kh * kw, ops.shape(cols)[2] * ops.shape(cols)[3]))\n")
 C.writes("Unfold", "unfold")(lambda c: P.call("unfold", c.inputs[0], *[c.attrs[k] for k in (
     "kernel_size", "dilation", "padding", "stride")]))
+HELPERS["EmbeddingBag"] = definition('''class EmbeddingBag(layers.Layer):
+    """PyTorch's nn.EmbeddingBag: the mean, sum or max of the embeddings of each bag of ids, a row of a 2-D
+    input or the run of a 1-D input that each of `offsets` starts (an empty bag gives zeros)."""
+
+    def __init__(self, num_embeddings, embedding_dim, mode="mean", **kwargs):
+        super().__init__(**kwargs)
+        self.embedding = layers.Embedding(num_embeddings, embedding_dim)
+        self.mode = mode
+
+    def call(self, input, offsets=None):
+        rows = self.embedding(input)
+        if offsets is None:
+            return {"mean": ops.mean, "sum": ops.sum, "max": ops.max}[self.mode](rows, axis=1)
+        bags = ops.shape(offsets)[0]
+        steps = ops.arange(ops.shape(input)[0], dtype="int32")
+        bag = ops.searchsorted(ops.cast(offsets, "int32"), steps, side="right") - 1
+        counts = ops.segment_sum(ops.ones_like(bag, dtype=rows.dtype), bag, num_segments=bags)[:, None]
+        if self.mode == "max":
+            return ops.where(counts > 0, ops.segment_max(rows, bag, num_segments=bags), 0.0)
+        total = ops.segment_sum(rows, bag, num_segments=bags)
+        return total if self.mode == "sum" else total / ops.maximum(counts, 1.0)''')
+C.layer("(an nn.EmbeddingBag helper)", "EmbeddingBag", "", write=lambda c: P.call(
+    "EmbeddingBag", c.attrs["num_embeddings"], c.attrs["embedding_dim"], **keywords(mode=(c.attrs["mode"], "mean"))),
+    from_ir=lambda w, attrs: {"embedding.embeddings": w["W"]})
 HELPERS["pretrained_embedding"] = definition(
     "def pretrained_embedding(weights, trainable):\n"
     "    \"\"\"An Embedding starting from the table `weights` (PyTorch's nn.Embedding.from_pretrained).\"\"\"\n"

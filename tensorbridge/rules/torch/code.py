@@ -139,6 +139,20 @@ C.layer(f"{NN}Embedding", "Embedding", "num_embeddings embedding_dim padding_idx
         to_ir=EMBEDDING_WEIGHTS.to_ir)
 
 
+def _embedding_bag(a):
+    only(a, max_norm=None, scale_grad_by_freq=False, sparse=False, _weight=None, include_last_offset=False,
+         padding_idx=None)
+    if known(a["mode"]) not in ("mean", "sum", "max", NOT_LITERAL):  # a variable: the helper reads it
+        raise Refused(f"mode={known(a['mode'])!r}")
+    return OpCall("EmbeddingBag", attrs={"num_embeddings": a["num_embeddings"], "embedding_dim": a["embedding_dim"],
+                                         "mode": a["mode"]})
+
+
+C.layer(f"{NN}EmbeddingBag", "EmbeddingBag", "num_embeddings embedding_dim max_norm=None norm_type=2.0 "
+        "scale_grad_by_freq=False mode='mean' sparse=False _weight=None include_last_offset=False padding_idx=None",
+        read=_embedding_bag, to_ir=EMBEDDING_WEIGHTS.to_ir, call="input offsets=None per_sample_weights=None")
+
+
 def _pretrained_embedding(a):
     """An embedding starting from the given table; a frozen one (the default) stays as it is in training."""
     only(a, max_norm=None, scale_grad_by_freq=False, sparse=False)
