@@ -5729,16 +5729,6 @@ class TutorialTextBatch(nn.Module):
 
 
 REFUSED = [
-    (HEADER + "class DenseBlock(nn.ModuleDict):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.add_module('a', nn.Linear(4, 4))\n\n    def forward(self, x):\n"
-     "        for name, layer in self.items():\n            x = layer(x)\n        return x\n",
-     "a subclass of a dict container"),
-    (HEADER + "class Checkpointed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
-     "        return self.fc(x) if x.requires_grad else x\n", "autograd's record of a tensor"),
-    (HEADER + "class NamedSequential(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x) + x\n",
-     "set as an attribute and read by name"),
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
      "            return self.fc(x)\n        return x\n", "data-dependent control flow"),
@@ -5820,4 +5810,14 @@ REFUSED = [
      "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
      "    def forward(self, x):\n        return apply_chunking_to_forward(self.fc, 0, 1, x)\n",
      "a library written for one framework's tensors"),
+    (HEADER + "class DenseBlock(nn.ModuleDict):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.add_module('a', nn.Linear(4, 4))\n\n    def forward(self, x):\n"
+     "        for name, layer in self.items():\n            x = layer(x)\n        return x\n",
+     "a subclass of a dict container"),
+    (HEADER + "class Checkpointed(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+     "        return self.fc(x) if x.requires_grad else x\n", "autograd's record of a tensor"),
+    (HEADER + "class NamedSequential(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x) + x\n",
+     "set as an attribute and read by name"),
 ]
