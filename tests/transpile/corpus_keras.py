@@ -1353,6 +1353,23 @@ class RegularizedConvNet(keras.Model):
         return self.fc(self.hidden(h))
 
 
+class OneHotMix(layers.Layer):
+    """keras.ops.one_hot and tf.one_hot (float32, where PyTorch's are int64), tf.stop_gradient, a constant from
+    ops.convert_to_tensor."""
+
+    def __init__(self, classes=8, **kwargs):
+        super().__init__(**kwargs)
+        self.classes = classes
+        self.proj = layers.Dense(3)
+
+    def call(self, ids):
+        feats = ops.cast(ids[..., None], "float32") * ops.linspace(0.5, 1.5, 6)
+        hot = ops.one_hot(ids, self.classes)
+        hot2 = tf.one_hot(ids, self.classes)
+        fixed = ops.convert_to_tensor([[1.0, 2.0, 3.0]])
+        return self.proj(tf.stop_gradient(feats)) + ops.sum(hot * 2 + hot2, axis=-1, keepdims=True) * fixed
+
+
 class Patches(layers.Layer):
     """keras.io's ViT patches: ops.image.extract_patches, reshaped to a sequence."""
 
@@ -1521,6 +1538,7 @@ CASES = [
     ("SamePoolMerge", (), (2, 7, 9, 3)),
     ("VAEDecoder", (), (2, 3, 5, 6)),
     ("RegularizedConvNet", (), (2, 8, 8, 3)),
+    ("OneHotMix", (), (2, 4), "int64"),
     ("Patches", (), (2, 9, 8, 3)),
     ("MergeSEBlock", (), (2, 6, 6, 8)),
     ("MergeResBlock", (), (2, 6, 6, 8)),

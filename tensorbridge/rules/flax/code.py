@@ -349,7 +349,7 @@ C.writes("Regularizer", "L1L2")(lambda c: P.call("L1L2", **keywords(l1=(c.attrs[
 C.writes("Unfold", "unfold")(lambda c: P.call("unfold", c.inputs[0], *[c.attrs[k] for k in (
     "kernel_size", "dilation", "padding", "stride")]))
 C.writes("OneHot", "jax.nn.one_hot")(  # PyTorch's one-hot vectors are int64 (int32 unless JAX enables x64)
-    lambda c: P.call("jax.nn.one_hot", c.inputs[0], c.attrs["num_classes"], dtype="int64"))
+    lambda c: P.call("jax.nn.one_hot", c.inputs[0], c.attrs["num_classes"], dtype=c.attrs.get("dtype", "int64")))
 
 
 # random numbers drawn in the forward pass: from the rngs the module keeps (TargetSkeleton.random_source)

@@ -185,7 +185,7 @@ HELPERS["index_rows"] = definition('''def index_rows(x, index):
         raise TypeError("indexing by a boolean mask (a result of data-dependent size) is not translated")
     return ops.take(x, index, axis=0)''')
 C.writes("OneHot", "ops.one_hot")(  # PyTorch's one-hot vectors are int64
-    lambda c: P.call("ops.one_hot", c.inputs[0], c.attrs["num_classes"], dtype="int64"))
+    lambda c: P.call("ops.one_hot", c.inputs[0], c.attrs["num_classes"], dtype=c.attrs.get("dtype", "int64")))
 C.writes("TensorIndex", "index_rows")(lambda c: P.call("index_rows", *c.inputs))
 C.writes("Item", "ops.convert_to_numpy")(lambda c: P.method(P.call("ops.convert_to_numpy", c.inputs[0]), "item"))
 HELPERS["unfold"] = definition(

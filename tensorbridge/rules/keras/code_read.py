@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorbridge.rules.code import (
     COMPARISONS,
+    DTYPE_NAMES,
     NOT_LITERAL,
     OpCall,
     Refused,
@@ -552,6 +553,20 @@ _fn("keras.ops.norm", "ReduceL2", "x ord=None axis=None keepdims=False", axis="a
     check=lambda a: only(a, ord=None))
 _fn("keras.ops.cast", "Cast", "x dtype", to="dtype")
 _fn("keras.ops.stop_gradient", "StopGradient", "variable", inputs="variable")
+C.function("keras.ops.convert_to_tensor", "AsTensor", "x dtype=None sparse=None ragged=None", read=lambda a: OpCall(
+    "AsTensor", [a["x"]]) if known(a["dtype"]) is None else OpCall("Cast", [a["x"]], {"to": a["dtype"]}))
+
+
+def _one_hot(a):
+    """keras.ops.one_hot: float32 unless a dtype is given (PyTorch's are int64), along the last axis."""
+    only(a, axis=-1, sparse=False)
+    dtype = known(a["dtype"])
+    if dtype is not None and dtype not in DTYPE_NAMES:
+        raise Refused("dtype given by a variable")
+    return OpCall("OneHot", [a["x"]], {"num_classes": a["num_classes"], "dtype": dtype or "float32"})
+
+
+C.function("keras.ops.one_hot", "OneHot", "x num_classes axis=-1 dtype=None sparse=False", read=_one_hot)
 _fn("keras.ops.glu", "Glu", "x axis=-1", axis="axis")
 _fn("keras.ops.top_k", "TopK", "x k sorted=True", k="k", returns="tensors", check=lambda a: only(a, sorted=True))
 

@@ -54,6 +54,20 @@ _fn(_paths("transpose"), "Transpose", "a perm=None conjugate=False name=None", i
 _fn(_paths("expand_dims"), "Unsqueeze", "input axis name=None", inputs="input", axis="axis")
 _fn(_paths("squeeze"), "Squeeze", "input axis=None name=None", inputs="input", axis="axis")
 _fn(_paths("cast"), "Cast", "x dtype name=None", to="dtype")
+_fn(_paths("stop_gradient"), "StopGradient", "input name=None", inputs="input")
+
+
+def _one_hot(a):
+    """tf.one_hot: float32 ones and zeros along the last axis unless told otherwise."""
+    only(a, on_value=None, off_value=None, axis=None)
+    dtype = known(a["dtype"])
+    if dtype is not None and dtype not in DTYPE_NAMES:
+        raise Refused("dtype given by a variable")
+    return OpCall("OneHot", [a["indices"]], {"num_classes": a["depth"], "dtype": dtype or "float32"})
+
+
+C.function(_paths("one_hot"), "OneHot", "indices depth on_value=None off_value=None axis=None dtype=None name=None",
+           read=_one_hot)
 _fn(_paths("shape"), "Shape", "input out_type=None name=None", inputs="input", returns="python", index=None,
     check=lambda a: only(a, out_type=None))
 def _both_branches(a) -> None:

@@ -210,7 +210,7 @@ C.function("Tensor.bernoulli torch.bernoulli", "Bernoulli", "input p=None genera
 def _one_hot(a):
     if known(a["num_classes"]) == -1:
         raise Refused("num_classes=-1 (the largest value plus one: a size that depends on the data)")
-    return OpCall("OneHot", [a["input"]], {"num_classes": a["num_classes"]})
+    return OpCall("OneHot", [a["input"]], {"num_classes": a["num_classes"], "dtype": "int64"})
 
 
 C.function(f"{F}one_hot", "OneHot", "input num_classes=-1", read=_one_hot)

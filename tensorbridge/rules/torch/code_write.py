@@ -365,12 +365,15 @@ C.writes_call("Stack", "torch.stack", dim="axis")
 C.writes("TensorIndex", "(indexing)")(lambda c: P.subscript(c.inputs[0], c.inputs[1]))
 C.writes("DType", "Tensor.dtype")(lambda c: ast.Attribute(c.inputs[0], "dtype", ast.Load()))
 C.writes("IsCuda", "Tensor.is_cuda")(lambda c: ast.Attribute(c.inputs[0], "is_cuda", ast.Load()))
-C.writes("AsTensor", "torch.as_tensor")(lambda c: P.call("torch.as_tensor", c.inputs[0]))
+C.writes("AsTensor", "torch.as_tensor")(lambda c: c.inputs[0] if isinstance(c.inputs[0], ast.Call) and ast.unparse(
+    c.inputs[0].func) == "torch.as_tensor" else P.call("torch.as_tensor", c.inputs[0]))  # a number made one already
 C.writes("ConvFn", "F.conv2d")(lambda c: P.call(f"F.conv{c.attrs['rank']}d", *c.inputs[:2], **keywords(
     bias=(c.inputs[2], None), stride=(c.attrs["stride"], 1), padding=(c.attrs["padding"], 0),
     dilation=(c.attrs["dilation"], 1), groups=(c.attrs["groups"], 1))))
 C.writes("Regularizer", "L1L2")(lambda c: P.call("L1L2", **keywords(l1=(c.attrs["l1"], 0.0), l2=(c.attrs["l2"], 0.0))))
-C.writes("OneHot", "F.one_hot")(lambda c: P.call("F.one_hot", c.inputs[0], c.attrs["num_classes"]))
+C.writes("OneHot", "F.one_hot")(lambda c: P.call("F.one_hot", c.inputs[0], c.attrs["num_classes"]) if c.attrs.get(
+    "dtype", "int64") == "int64" else P.method(P.call("F.one_hot", c.inputs[0], c.attrs["num_classes"]), "to",
+                                           _dtype(c.attrs["dtype"])))
 C.writes("ReshapeItems", "Tensor.reshape")(lambda c: P.method(c.inputs[0], "reshape", P.subscript(
     ast.Attribute(c.inputs[0], "shape", ast.Load()), 0), ast.Starred(c.attrs["shape"], ast.Load())))
 C.writes("Merge", "merge")(lambda c: write_merge(c, lambda name: {"multiply": "torch.mul"}.get(name, f"torch.{name}")))
@@ -424,11 +427,14 @@ for _op, _fn_name in (("ReduceVar", "torch.var"), ("ReduceStd", "torch.std")):
 
 
 def _dtype(name) -> ast.expr:
-    """A dtype the code names ("float32") as torch's (`torch.float32`); another tensor's (`x.dtype`) as it is."""
+    """A dtype the code names ("float32") as torch's (`torch.float32`); another tensor's (`x.dtype`) as it is; one
+    given by a variable (a Keras or NumPy dtype name at run time) through the `torch_dtype` helper."""
     if holds_dtype(name):
         return name
+    if known(name) is NOT_LITERAL:
+        return P.call("torch_dtype", name)
     if known(name) not in DTYPE_NAMES:
-        raise Refused("a dtype given by a variable (torch names its dtypes torch.float32, ...)")
+        raise Refused(f"dtype {known(name)!r}")
     return P.name(f"torch.{known(name)}")
 
 
@@ -653,6 +659,10 @@ HELPERS = {
         "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
         "    loss.\"\"\"\n"
         "    return sum(m.penalty() for m in model.modules() if isinstance(m, Penalized))\n"),
+    "torch_dtype": definition(
+        "def torch_dtype(dtype):\n"
+        "    \"\"\"A dtype named as Keras and NumPy name them (\"float32\") as torch's; a torch dtype as it is.\"\"\"\n"
+        "    return getattr(torch, dtype) if isinstance(dtype, str) else dtype\n"),
     "PadSame": definition(
         "class PadSame(nn.Module):\n"
         "    \"\"\"Pads a strided convolution's or a pool's input as 'same' does in TensorFlow, Keras and Flax: per\n"
