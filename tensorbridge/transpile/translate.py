@@ -1354,6 +1354,9 @@ class Translator:
             kind = MODULES if kinds and kinds <= {MODULE, OWN} else "tensors" if kinds == {TENSOR} else PYTHON \
                 if kinds <= {PYTHON} else UNKNOWN
             return type(node)([v for v, _ in items], ast.Load()), kind
+        if isinstance(node, ast.Set):  # of Python values (`pool in {'cls', 'mean'}`)
+            items = [self._expr(e, scope, info) for e in node.elts]
+            return ast.Set([v for v, _ in items]), PYTHON if all(k == PYTHON for _, k in items) else UNKNOWN
         if isinstance(node, ast.Dict):
             items = [(self._expr(k, scope, info)[0] if k is not None else None, self._expr(v, scope, info))
                      for k, v in zip(node.keys, node.values)]
