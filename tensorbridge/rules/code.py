@@ -423,6 +423,8 @@ class TargetSkeleton:
     #: the class every layer the target writes is an instance of (`isinstance(act, nn.Module)`), or None when some
     #: layers are written as functions (NNX's activations)
     layer_class: str | None = None
+    #: tensor expr -> its items along the first axis, for a target whose tensors do not iterate so (Keras' variables)
+    unstack: Callable | None = None
     #: for a target without such a class: value expr -> the expression asking whether it is a layer as the target
     #: writes them (a module or a function)
     is_layer: Callable | None = None

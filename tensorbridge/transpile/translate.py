@@ -59,7 +59,9 @@ CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn
 #: Python built-ins model code calls; they stay as written
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
-                      "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type"})
+                      "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type", "callable"})
+#: builtins iterating their arguments (after the function for map)
+ITERATING = {"zip": 0, "enumerate": 0, "list": 0, "tuple": 0, "map": 1, "sorted": 0, "reversed": 0}
 #: libraries besides Python's own whose functions model code may call in any framework: they take every
 #: framework's tensors (einops) or plain values
 PORTABLE_LIBRARIES = frozenset({"einops", "numpy", "math"})
@@ -1632,8 +1634,12 @@ class Translator:
             return ast.Call(callee, *args), scope.functions[func.id]
         if isinstance(func, ast.Name) and func.id in BUILTINS:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
-                                         "enumerate", "round", "divmod", "type") else \
+                                         "enumerate", "round", "divmod", "type", "callable") else \
                 _combine(*kinds) if kinds else PYTHON
+            if func.id in ITERATING and self.dst.unstack is not None:  # a tensor iterated along its first axis
+                first = ITERATING[func.id]
+                args[0][first:] = [self.dst.unstack(a) if k == TENSOR else a for a, k in zip(args[0][first:],
+                                                                                        kinds[first:])]
             call = ast.Call(callee, *args)
             if func.id == "dict" and not node.args:  # `dict(wte=nn.Embedding(...), h=nn.ModuleList(...))`
                 call = _with_entries(call, {k.arg: kind for k, kind in zip(node.keywords, kinds)})

@@ -2355,6 +2355,9 @@ CASES = [
     ("PackedBags", (30, 8, "sum"), (4, 5), "int64"),
     ("TutorialTextBatch", (), (3, 6), "int64"),
     ("LucidViT", (), (2, 3, 16, 16)),
+    ("DDPMResnetBlock", (), [(2, 8, 6, 6), (2, 6)]),
+    ("DDPMLinearAttention", (), (2, 8, 4, 6)),
+    ("DDPMUpDown", (), (2, 4, 6, 6)),
 ]
 
 
@@ -5855,6 +5858,154 @@ class LucidViT(nn.Module):
 
         x = self.to_latent(x)
         return self.mlp_head(x)
+
+
+def ddpm_exists(x):
+    return x is not None
+
+
+def ddpm_default(val, d):
+    if ddpm_exists(val):
+        return val
+    return d() if callable(d) else d
+
+
+class DDPMResidual(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x, *args, **kwargs):
+        return self.fn(x, *args, **kwargs) + x
+
+
+def DDPMUpsample(dim, dim_out=None):
+    return nn.Sequential(
+        nn.Upsample(scale_factor=2, mode='nearest'),
+        nn.Conv2d(dim, ddpm_default(dim_out, dim), 3, padding=1)
+    )
+
+
+def DDPMDownsample(dim, dim_out=None):
+    return nn.Sequential(
+        Rearrange('b c (h p1) (w p2) -> b (c p1 p2) h w', p1=2, p2=2),
+        nn.Conv2d(dim * 4, ddpm_default(dim_out, dim), 1)
+    )
+
+
+class DDPMRMSNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.scale = dim ** 0.5
+        self.g = nn.Parameter(torch.ones(1, dim, 1, 1))
+
+    def forward(self, x):
+        return F.normalize(x, dim=1) * self.g * self.scale
+
+
+class DDPMBlock(nn.Module):
+    def __init__(self, dim, dim_out, dropout=0.):
+        super().__init__()
+        self.proj = nn.Conv2d(dim, dim_out, 3, padding=1)
+        self.norm = DDPMRMSNorm(dim_out)
+        self.act = nn.SiLU()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, scale_shift=None):
+        x = self.proj(x)
+        x = self.norm(x)
+
+        if ddpm_exists(scale_shift):
+            scale, shift = scale_shift
+            x = x * (scale + 1) + shift
+
+        x = self.act(x)
+        return self.dropout(x)
+
+
+class DDPMResnetBlock(nn.Module):
+    """lucidrains' denoising-diffusion-pytorch ResnetBlock: a time embedding's scale and shift through
+    rearrange and chunk, optional layers made on a condition by helpers (exists, default with callable)."""
+
+    def __init__(self, dim=8, dim_out=12, *, time_emb_dim=6, dropout=0.):
+        super().__init__()
+        self.mlp = nn.Sequential(
+            nn.SiLU(),
+            nn.Linear(time_emb_dim, dim_out * 2)
+        ) if ddpm_exists(time_emb_dim) else None
+
+        self.block1 = DDPMBlock(dim, dim_out, dropout=dropout)
+        self.block2 = DDPMBlock(dim_out, dim_out)
+        self.res_conv = nn.Conv2d(dim, dim_out, 1) if dim != dim_out else nn.Identity()
+
+    def forward(self, x, time_emb=None):
+        scale_shift = None
+        if ddpm_exists(self.mlp) and ddpm_exists(time_emb):
+            time_emb = self.mlp(time_emb)
+            time_emb = rearrange(time_emb, 'b c -> b c 1 1')
+            scale_shift = time_emb.chunk(2, dim=1)
+
+        h = self.block1(x, scale_shift=scale_shift)
+
+        h = self.block2(h)
+
+        return h + self.res_conv(x)
+
+
+class DDPMLinearAttention(nn.Module):
+    """Its LinearAttention: memory key/values as one parameter unpacked by map over its first axis, einsum,
+    softmax along two axes."""
+
+    def __init__(self, dim=8, heads=2, dim_head=4, num_mem_kv=4):
+        super().__init__()
+        self.scale = dim_head ** -0.5
+        self.heads = heads
+        hidden_dim = dim_head * heads
+
+        self.norm = DDPMRMSNorm(dim)
+
+        self.mem_kv = nn.Parameter(torch.randn(2, heads, dim_head, num_mem_kv))
+        self.to_qkv = nn.Conv2d(dim, hidden_dim * 3, 1, bias=False)
+
+        self.to_out = nn.Sequential(
+            nn.Conv2d(hidden_dim, dim, 1),
+            DDPMRMSNorm(dim)
+        )
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+
+        x = self.norm(x)
+
+        qkv = self.to_qkv(x).chunk(3, dim=1)
+        q, k, v = map(lambda t: rearrange(t, 'b (h c) x y -> b h c (x y)', h=self.heads), qkv)
+
+        mk, mv = map(lambda t: repeat(t, 'h c n -> b h c n', b=b), self.mem_kv)
+        k, v = map(partial(torch.cat, dim=-1), ((mk, k), (mv, v)))
+
+        q = q.softmax(dim=-2)
+        k = k.softmax(dim=-1)
+
+        q = q * self.scale
+
+        context = torch.einsum('b h d n, b h e n -> b h d e', k, v)
+
+        out = torch.einsum('b h d e, b h d n -> b h e n', context, q)
+        out = rearrange(out, 'b h c (x y) -> b (h c) x y', h=self.heads, x=h, y=w)
+        return self.to_out(out)
+
+
+class DDPMUpDown(nn.Module):
+    """Its Downsample (einops Rearrange) and Upsample (functions returning Sequentials) and Residual."""
+
+    def __init__(self, dim=4):
+        super().__init__()
+        self.down = DDPMDownsample(dim, dim * 2)
+        self.up = DDPMUpsample(dim * 2, dim)
+        self.res = DDPMResidual(DDPMRMSNorm(dim))
+
+    def forward(self, x):
+        return self.res(self.up(self.down(x)))
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

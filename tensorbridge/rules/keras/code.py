@@ -573,6 +573,7 @@ def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> 
 
 C.skeleton = TargetSkeleton(
     sequential_layers="layers",
+    unstack=lambda tensor: P.call("ops.unstack", tensor),
     layer_base="keras.layers.Layer", forward="call",
     traced_forward=True,
     deep_copy="copy_layer",
