@@ -13,6 +13,7 @@ a literal. A layer row also says how its weights map to the IR op's weights (`to
 from __future__ import annotations
 
 import ast
+import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -423,7 +424,7 @@ class TargetSkeleton:
     #: the class every layer the target writes is an instance of (`isinstance(act, nn.Module)`), or None when some
     #: layers are written as functions (NNX's activations)
     layer_class: str | None = None
-    #: tensor expr -> its items along the first axis, for a target whose tensors do not iterate so (Keras' variables)
+    #: weight expr -> its items along the first axis, for a target whose weights do not iterate so (Keras' variables)
     unstack: Callable | None = None
     #: for a target without such a class: value expr -> the expression asking whether it is a layer as the target
     #: writes them (a module or a function)
@@ -508,11 +509,9 @@ class CodeTable:
         function = self.function_writers.get(opcall.op)
         if function is None or self.skeleton.function_layer is None:
             raise Refused(f"{self.framework} has no layer for {opcall.op}")
-        used = {n.id for v in [*opcall.inputs, *opcall.attrs.values()] if isinstance(v, ast.AST)
-                for n in ast.walk(v) if isinstance(n, ast.Name)}
-        x = next(name for name in ("x", "x_", "x__", "inputs") if name not in used)
-        body = function.write(OpCall(opcall.op, [P.name(x), *opcall.inputs], opcall.attrs))
-        return self.skeleton.function_layer(P.lambda_([x], body))
+        given = [*opcall.inputs, *opcall.attrs.values()]
+        return self.skeleton.function_layer(layer_lambda(
+            lambda x: function.write(OpCall(opcall.op, [x, *opcall.inputs], opcall.attrs)), given))
 
     def writes(self, op: str, fn: str):
         """Decorator: the decorated `write(opcall) -> ast.expr` writes IR op `op` (as a call of `fn`)."""
@@ -562,6 +561,26 @@ def with_activation(table: CodeTable, layer: ast.expr, attrs, sequential: Callab
     if writer is None:
         raise Refused(f"no {table.framework} layer for the fused activation {act.op}")
     return sequential(layer, writer.write(act))
+
+
+#: Python's own types (`isinstance(size, int)`), never bound as a made layer's values
+BUILTIN_TYPES = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type))
+
+
+def layer_lambda(make: Callable[[ast.expr], ast.expr], given: list) -> ast.Lambda:
+    """`lambda x, v=v: make(x)` for a layer made from the expressions `given`: its parameter named to hide none of
+    their names, and the variables they read bound when the layer is made (a lambda reads a name when it runs, and a
+    loop making layers, PSPNet's bins, has moved it on by then); not the modules and functions they call."""
+    given = [v for v in given if isinstance(v, ast.AST)]
+    used = {n.id for v in given for n in ast.walk(v) if isinstance(n, ast.Name)}
+    param = next(p for p in ("x", "inputs", "x_", "inputs_") if p not in used)
+    roots = {n.value.id for v in given for n in ast.walk(v) if isinstance(n, ast.Attribute) and
+             isinstance(n.value, ast.Name)} | {n.func.id for v in given for n in ast.walk(v) if
+                                               isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    bound = sorted(used - roots - BUILTIN_TYPES)
+    made = P.lambda_([param, *bound], make(P.name(param)))
+    made.args.defaults = [P.name(n) for n in bound]
+    return made
 
 
 def definition(source: str) -> Callable[[], list[ast.stmt]]:

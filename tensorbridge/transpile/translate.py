@@ -912,6 +912,8 @@ class Translator:
                     out.value = self.dst.module_dict(value)
                 elif is_empty_literal(value):
                     info.empty_containers[target.attr] = out
+            elif scope.mode == "init" and is_empty_literal(value):  # filled, then maybe wrapped (PSPNet's features)
+                out.value = self.dst.empty_layer(value)
             if getattr(value, "entry_kinds", None):
                 info.entries[target.attr] = value.entry_kinds
             made = {n.func.id for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and
@@ -1237,7 +1239,19 @@ class Translator:
         return self._assign(ast.Assign([target], call.args[1], lineno=call.lineno), scope, info)
 
     def _initial_value(self, data, scope, info):
-        """(shape expression, initializer) of `torch.zeros(shape)`-like data, scaled by a constant or not."""
+        """(shape expression, initializer) of `torch.zeros(shape)`-like data, scaled by a constant or not (also by
+        a method: StyleGAN2's `torch.randn(n, m).div_(lr_mul)`, `torch.zeros(n).fill_(bias_init)`)."""
+        method = data.func.attr if isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) else None
+        if method in SCALING_METHODS and len(data.args) == 1 and not data.keywords and \
+                not self._uses_framework(data.args[0]):
+            inner = self._initial_value(data.func.value, scope, info)
+            if inner is None or method == "fill_" and inner[1][0] != "zeros":
+                return None
+            (shape, (kind, scale)), value = inner, self.expr(data.args[0], scope, info)[0]
+            if method == "fill_":
+                return shape, ("ones", value)
+            factor = value if method.startswith("mul") else P.binop(1.0, "/", value)
+            return shape, (kind, factor if scale is None else P.binop(scale, "*", factor))
         scale = None
         if isinstance(data, ast.BinOp) and isinstance(data.op, ast.Mult):
             for tensor_side, other in ((data.left, data.right), (data.right, data.left)):
@@ -1636,10 +1650,10 @@ class Translator:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
                                          "enumerate", "round", "divmod", "type", "callable") else \
                 _combine(*kinds) if kinds else PYTHON
-            if func.id in ITERATING and self.dst.unstack is not None:  # a tensor iterated along its first axis
+            if func.id in ITERATING and self.dst.unstack is not None:  # a weight iterated along its first axis
                 first = ITERATING[func.id]
-                args[0][first:] = [self.dst.unstack(a) if k == TENSOR else a for a, k in zip(args[0][first:],
-                                                                                        kinds[first:])]
+                args[0][first:] = [self.dst.unstack(a) if k == TENSOR and is_self_attr(n) else a
+                                   for a, k, n in zip(args[0][first:], kinds[first:], node.args[first:])]
             call = ast.Call(callee, *args)
             if func.id == "dict" and not node.args:  # `dict(wte=nn.Embedding(...), h=nn.ModuleList(...))`
                 call = _with_entries(call, {k.arg: kind for k, kind in zip(node.keywords, kinds)})
@@ -2489,6 +2503,8 @@ def _passed_numbers(info: ClassInfo, method: str, param: str) -> bool:
     return bool(passed) and all(passed)
 
 
+#: tensor methods scaling an initial value by a number, or filling it (see _initial_value)
+SCALING_METHODS = frozenset({"mul", "mul_", "div", "div_", "fill_"})
 #: context managers that change nothing a model computes, kept as written
 NEUTRAL_CONTEXTS = frozenset({"warnings.catch_warnings"})
 

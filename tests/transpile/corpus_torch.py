@@ -2358,6 +2358,9 @@ CASES = [
     ("DDPMResnetBlock", (), [(2, 8, 6, 6), (2, 6)]),
     ("DDPMLinearAttention", (), (2, 8, 4, 6)),
     ("DDPMUpDown", (), (2, 4, 6, 6)),
+    ("ModulatedConv2d", (), [(2, 4, 6, 6), (2, 5)]),
+    ("PPM", (), (2, 8, 8, 8)),
+    ("FCOSOnTwo", (), [(2, 8, 6, 6), (2, 8, 3, 3)]),
 ]
 
 
@@ -6006,6 +6009,138 @@ class DDPMUpDown(nn.Module):
 
     def forward(self, x):
         return self.res(self.up(self.down(x)))
+
+
+class EqualLinear(nn.Module):
+    """rosinality's StyleGAN2 EqualLinear: weights scaled at run time, initial values scaled in place
+    (randn(...).div_(lr_mul), zeros(...).fill_(bias_init)); the fused leaky ReLU written out."""
+
+    def __init__(self, in_dim, out_dim, bias=True, bias_init=0, lr_mul=1, activation=None):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(out_dim, in_dim).div_(lr_mul))
+        if bias:
+            self.bias = nn.Parameter(torch.zeros(out_dim).fill_(bias_init))
+        else:
+            self.bias = None
+        self.activation = activation
+        self.scale = (1 / math.sqrt(in_dim)) * lr_mul
+        self.lr_mul = lr_mul
+
+    def forward(self, input):
+        if self.activation:
+            out = F.linear(input, self.weight * self.scale)
+            out = F.leaky_relu(out + self.bias * self.lr_mul, 0.2) * math.sqrt(2)
+        else:
+            out = F.linear(input, self.weight * self.scale, bias=self.bias * self.lr_mul)
+        return out
+
+
+class ModulatedConv2d(nn.Module):
+    """Its ModulatedConv2d: a weight modulated per sample and demodulated, applied as one grouped F.conv2d
+    with a group per sample (groups=batch)."""
+
+    def __init__(self, in_channel=4, out_channel=6, kernel_size=3, style_dim=5, demodulate=True):
+        super().__init__()
+        self.eps = 1e-8
+        self.kernel_size = kernel_size
+        self.in_channel = in_channel
+        self.out_channel = out_channel
+        fan_in = in_channel * kernel_size ** 2
+        self.scale = 1 / math.sqrt(fan_in)
+        self.padding = kernel_size // 2
+        self.weight = nn.Parameter(torch.randn(1, out_channel, in_channel, kernel_size, kernel_size))
+        self.modulation = EqualLinear(style_dim, in_channel, bias_init=1)
+        self.demodulate = demodulate
+
+    def forward(self, input, style):
+        batch, in_channel, height, width = input.shape
+        style = self.modulation(style).view(batch, 1, in_channel, 1, 1)
+        weight = self.scale * self.weight * style
+        if self.demodulate:
+            demod = torch.rsqrt(weight.pow(2).sum([2, 3, 4]) + 1e-8)
+            weight = weight * demod.view(batch, self.out_channel, 1, 1, 1)
+        weight = weight.view(batch * self.out_channel, in_channel, self.kernel_size, self.kernel_size)
+        input = input.view(1, batch * in_channel, height, width)
+        out = F.conv2d(input, weight, padding=self.padding, groups=batch)
+        _, _, height, width = out.shape
+        out = out.view(batch, self.out_channel, height, width)
+        return out
+
+
+class PPM(nn.Module):
+    """PSPNet's pyramid pooling module: a plain list filled with adaptive pools of each bin size in a loop, then
+    wrapped in a ModuleList; bilinear upsampling with align_corners=True."""
+
+    def __init__(self, in_dim=8, reduction_dim=2, bins=(1, 2, 3, 6)):
+        super(PPM, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.features = []
+        for bin in bins:
+            self.features.append(nn.Sequential(
+                nn.AdaptiveAvgPool2d(bin),
+                nn.Conv2d(in_dim, reduction_dim, kernel_size=1, bias=False),
+                nn.BatchNorm2d(reduction_dim),
+                nn.ReLU(inplace=True)
+            ))
+        self.features = nn.ModuleList(self.features)
+
+    def forward(self, x):
+        x_size = x.size()
+        out = [x]
+        for f in self.features:
+            out.append(F.interpolate(f(x), x_size[2:], mode='bilinear', align_corners=True))
+        return torch.cat(out, 1)
+
+
+class Scale(nn.Module):
+    """FCOS's Scale: a parameter from torch.FloatTensor([init_value])."""
+
+    def __init__(self, init_value=1.0):
+        super(Scale, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.scale = nn.Parameter(torch.FloatTensor([init_value]))
+
+    def forward(self, input):
+        return input * self.scale
+
+
+class FCOSHead(nn.Module):
+    """FCOS's head, reduced: a tower added with add_module, per-level Scales, a list of feature maps iterated
+    with enumerate, the bias initialised from a prior probability."""
+
+    def __init__(self, channels=8, num_classes=3):
+        super().__init__()
+        tower = []
+        for i in range(2):  # noqa: B007 (as the original writes it)
+            tower.append(nn.Conv2d(channels, channels, kernel_size=3, stride=1, padding=1))
+            tower.append(nn.GroupNorm(4, channels))
+            tower.append(nn.ReLU())
+        self.add_module('cls_tower', nn.Sequential(*tower))
+        self.cls_logits = nn.Conv2d(channels, num_classes, kernel_size=3, stride=1, padding=1)
+        self.bbox_pred = nn.Conv2d(channels, 4, kernel_size=3, stride=1, padding=1)
+        self.scales = nn.ModuleList([Scale(init_value=1.0) for _ in range(3)])
+        prior_prob = 0.01
+        bias_value = -math.log((1 - prior_prob) / prior_prob)
+        torch.nn.init.constant_(self.cls_logits.bias, bias_value)
+
+    def forward(self, x):
+        logits = []
+        bbox_reg = []
+        for l, feature in enumerate(x):  # noqa: E741 (as the original writes it)
+            cls_tower = self.cls_tower(feature)
+            logits.append(self.cls_logits(cls_tower))
+            bbox_reg.append(torch.exp(self.scales[l](self.bbox_pred(cls_tower))))
+        return logits, bbox_reg
+
+
+class FCOSOnTwo(nn.Module):
+    """The FCOS head on two feature levels of different sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = FCOSHead()
+
+    def forward(self, a, b):
+        logits, boxes = self.head([a, b])
+        return logits[0], logits[1], boxes[0], boxes[1]
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

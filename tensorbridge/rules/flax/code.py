@@ -27,6 +27,7 @@ from tensorbridge.rules.code import (
     definition,
     keywords,
     known,
+    layer_lambda,
     norm_offset,
     pairs,
     softmax_axis,
@@ -84,11 +85,8 @@ def _channels_first(layer: ast.expr, attrs) -> ast.expr:
 
 
 def _lambda(make, *captured) -> ast.expr:
-    """`lambda x: make(x)`, its parameter named so that it hides none of the `captured` expressions' names."""
-    used = {n.id for c in captured if isinstance(c, ast.AST) for n in ast.walk(c) if isinstance(n, ast.Name)}
-    param = next(p for p in ("x", "inputs", "x_", "inputs_") if p not in used)
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(param)], kwonlyargs=[], kw_defaults=[], defaults=[])
-    return ast.Lambda(args, make(P.name(param)))
+    """`lambda x: make(x)` of a layer made from the `captured` expressions (see layer_lambda)."""
+    return layer_lambda(make, list(captured))
 
 
 def _shape(x: ast.expr) -> ast.expr:

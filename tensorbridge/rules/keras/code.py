@@ -25,6 +25,7 @@ from tensorbridge.rules.code import (
     definition,
     keywords,
     known,
+    layer_lambda,
     norm_offset,
     pairs,
     softmax_axis,
@@ -346,9 +347,8 @@ def _write_pool(call):
     if kind == "Average":  # count_include_pad=True: the zeros count, as after ZeroPadding
         return _sequential(P.call(f"layers.ZeroPadding{rank}D", a["pads"], **_channels(a)), pool)
     width = _pad_widths(pads, a)
-    pad = P.call("layers.Lambda", ast.Lambda(
-        ast.arguments(posonlyargs=[], args=[ast.arg("t")], kwonlyargs=[], kw_defaults=[], defaults=[]),
-        P.call("ops.pad", P.name("t"), width, constant_values=P.call("float", "-inf"))))
+    pad = P.call("layers.Lambda", layer_lambda(
+        lambda t: P.call("ops.pad", t, width, constant_values=P.call("float", "-inf")), [width]))
     return _sequential(pad, pool)
 
 

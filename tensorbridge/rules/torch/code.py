@@ -407,12 +407,16 @@ def _adaptive_pool(op, rank):
         size = known(a["output_size"])
         if size in (1, (1,) * rank, [1] * rank):
             return OpCall(op, attrs={"rank": rank, "keepdims": True, "layout": "channels_first"})
+        reduce = "mean" if op == "GlobalAveragePool" else "max"
+        if size is NOT_LITERAL and isinstance(a["output_size"], ast.Name):  # PSPNet's bins: a size per layer
+            given = a["output_size"].id
+            sizes = ast.parse(f"({given},) * {rank} if isinstance({given}, int) else {given}", mode="eval").body
+            return OpCall("AdaptivePool", attrs={"output_size": sizes, "reduce": reduce})
         sizes = (size,) * rank if isinstance(size, int) else size
         if not isinstance(sizes, (tuple, list)) or len(sizes) != rank or \
                 not all(s is None or isinstance(s, int) for s in sizes):
-            raise Refused("output_size given by a variable")
-        return OpCall("AdaptivePool", attrs={"output_size": tuple(sizes),
-                                             "reduce": "mean" if op == "GlobalAveragePool" else "max"})
+            raise Refused("output_size given by an expression")
+        return OpCall("AdaptivePool", attrs={"output_size": tuple(sizes), "reduce": reduce})
     return read
 
 

@@ -134,8 +134,10 @@ C.function("Tensor.item", "Item", "input", read=lambda a: OpCall("Item", [a["inp
 
 
 def _tensor(a):
-    if known(a["data"]) is NOT_LITERAL:
-        raise Refused("torch.tensor of a value computed at run time (only literal values are translated)")
+    """torch.tensor of literal values, or of a list or tuple of values computed at run time given a dtype (without
+    one, torch's dtype follows the values' Python types, which NumPy and Keras infer otherwise)."""
+    if known(a["data"]) is NOT_LITERAL and not (isinstance(a["data"], (ast.List, ast.Tuple)) and _dtype(a)):
+        raise Refused("torch.tensor of values computed at run time without a dtype")
     return OpCall("Constant", [], {"value": a["data"], "dtype": _dtype(a)})
 
 
@@ -144,9 +146,7 @@ def _legacy_constructor(dtype):
     (of those values)."""
     def read(a):
         given = a["args"]
-        if len(given) == 1 and isinstance(given[0], (ast.List, ast.Tuple)):
-            if known(given[0]) is NOT_LITERAL:
-                raise Refused("values computed at run time (only literal values are translated)")
+        if len(given) == 1 and isinstance(given[0], (ast.List, ast.Tuple)):  # values, maybe computed at run time
             return OpCall("Constant", [], {"value": given[0], "dtype": dtype})
         if len(given) == 1 and not isinstance(given[0], ast.Starred) and not isinstance(known(given[0]), int):
             return OpCall("SizeOrValues", [given[0]], {"dtype": dtype})  # which one, the value says at run time
