@@ -25,6 +25,7 @@ from torch.autograd import Variable
 from torch.nn.utils import spectral_norm, weight_norm
 from torch.utils.checkpoint import checkpoint
 from transformers.activations import ACT2FN
+from transformers.pytorch_utils import Conv1D
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -2361,6 +2362,7 @@ CASES = [
     ("ModulatedConv2d", (), [(2, 4, 6, 6), (2, 5)]),
     ("PPM", (), (2, 8, 8, 8)),
     ("FCOSOnTwo", (), [(2, 8, 6, 6), (2, 8, 3, 3)]),
+    ("GPT2MLP", (), (2, 5, 16)),
 ]
 
 
@@ -6141,6 +6143,27 @@ class FCOSOnTwo(nn.Module):
     def forward(self, a, b):
         logits, boxes = self.head([a, b])
         return logits[0], logits[1], boxes[0], boxes[1]
+
+
+class GPT2MLP(nn.Module):
+    """transformers' GPT2MLP as it is written: transformers' own Conv1D (a dense layer whose weight is kept as
+    (in, out)) and an activation from ACT2FN."""
+
+    def __init__(self, intermediate_size=32, hidden_size=16, activation_function="gelu_new", resid_pdrop=0.1):
+        super().__init__()
+        embed_dim = hidden_size
+        self.c_fc = Conv1D(intermediate_size, embed_dim)
+        self.c_proj = Conv1D(embed_dim, intermediate_size)
+        self.act = ACT2FN[activation_function]
+        self.dropout = nn.Dropout(resid_pdrop)
+
+    def forward(self, hidden_states):
+        hidden_states = self.c_fc(hidden_states)
+        hidden_states = self.act(hidden_states)
+        hidden_states = self.c_proj(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return hidden_states
+
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -76,6 +76,12 @@ C.layer(f"{NN}Linear", "Dense", "in_features out_features bias=True",
         to_ir=lambda w, attrs: {"W": np.ascontiguousarray(w["weight"].T), **({"B": w["bias"]} if "bias" in w else {})})
 
 
+# transformers' Conv1D (GPT-2's projections): a dense layer whose weight is kept as (in, out)
+C.layer("transformers.pytorch_utils.Conv1D", "Dense", "nf nx",
+        read=lambda a: OpCall("Dense", attrs={"in_features": a["nx"], "units": a["nf"], "bias": True}),
+        to_ir=lambda w, attrs: {"W": w["weight"], "B": w["bias"]}, call="x")
+
+
 def _batch_norm(a):
     only(a, track_running_stats=True)
     momentum = known(a["momentum"])
@@ -838,5 +844,5 @@ C.source = SourceSkeleton(
     dtypes=DTYPES,
     tuple_fields={"values": 0, "indices": 1},
     weights=TorchWeightSource(),
-    roots=frozenset({"einops.layers.torch"}),
+    roots=frozenset({"einops.layers.torch", "transformers.pytorch_utils.Conv1D"}),
 )
