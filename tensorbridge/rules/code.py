@@ -257,6 +257,8 @@ class SourceSkeleton:
     add_child: str | None = None
     #: attributes of a tensor that autograd keeps (`x.requires_grad`, `x.grad`): refused on any value read
     autograd_attributes: frozenset = frozenset()
+    #: the method adding a layer at the end of a sequential container (`add`, `append`)
+    sequential_append: str | None = None
     #: the attribute of a sequential container holding its layers (`self.layers`); None: the container itself
     #: iterates and indexes them (`for layer in self`)
     sequential_layers: str | None = None
@@ -342,7 +344,7 @@ class TargetSkeleton:
     layer_base: str
     forward: str
     imports: tuple
-    sequential: Callable  # list expression -> ast.expr
+    sequential: Callable  # list expression -> ast.expr (None: an empty container layers are added to later)
     add_weight: Callable  # (shape expr, initializer kind, scale expr or None, trainable, name) -> ast.expr
     #: module-level definitions the written code may refer to by name: name -> () -> ast.stmt
     helpers: dict = field(default_factory=dict)
@@ -424,6 +426,8 @@ class TargetSkeleton:
     #: the class every layer the target writes is an instance of (`isinstance(act, nn.Module)`), or None when some
     #: layers are written as functions (NNX's activations)
     layer_class: str | None = None
+    #: (container expr, layer expr) -> the call adding the layer at the end of a sequential container
+    sequential_append: Callable = staticmethod(lambda container, layer: P.method(container, "append", layer))
     #: weight expr -> its items along the first axis, for a target whose weights do not iterate so (Keras' variables)
     unstack: Callable | None = None
     #: for a target without such a class: value expr -> the expression asking whether it is a layer as the target

@@ -94,6 +94,8 @@ class ClassInfo:
     #: self.<name> -> its `self.<name> = []` / `{}` assignment in __init__, for sources whose plain containers hold
     #: layers (Keras): it becomes the target's layer container once a layer is put in it
     empty_containers: dict = field(default_factory=dict)
+    #: self.<name> -> its assignment in __init__ of an empty sequential container (layers added to it later)
+    empty_sequentials: dict = field(default_factory=dict)
     layer_rows: dict = field(default_factory=dict)  # self.<name> -> the code row of the framework layer it holds
     #: self.<name> -> (the layer's OpCall, the target's constructor written for it)
     written_layers: dict = field(default_factory=dict)
@@ -739,6 +741,14 @@ class Translator:
         self._block(stmt, type(stmt).__name__.lower() + " statement", "not translated")
         return []
 
+    def _holds_sequential(self, node, info) -> bool:
+        """Whether `node` is `self.<name>` that `__init__` sets to a sequential container."""
+        init = self._own_method(info.name, "__init__") if info is not None and is_self_attr(node) else None
+        return init is not None and any(
+            _set_layer(s, None)[0] == node.attr and isinstance(s.value, ast.Call) and
+            self.src.containers.get(self._framework_path(s.value.func)) == "sequential" for s in ast.walk(init)
+            if isinstance(s, ast.Assign))
+
     def _gather_sequential_layers(self, cls: ast.ClassDef) -> None:
         """A sequential container's subclass whose `__init__` calls `super().__init__()` and then sets its layers as
         attributes (`self.norm = nn.BatchNorm2d(...)`, `self.add_module("norm", ...)`, torchvision's _Transition),
@@ -914,6 +924,9 @@ class Translator:
                     info.empty_containers[target.attr] = out
             elif scope.mode == "init" and is_empty_literal(value):  # filled, then maybe wrapped (PSPNet's features)
                 out.value = self.dst.empty_layer(value)
+            if scope.mode == "init" and isinstance(stmt.value, ast.Call) and not stmt.value.args and \
+                    self.src.containers.get(self._framework_path(stmt.value.func)) == "sequential":
+                info.empty_sequentials[target.attr] = out
             if getattr(value, "entry_kinds", None):
                 info.entries[target.attr] = value.entry_kinds
             made = {n.func.id for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and
@@ -1581,6 +1594,13 @@ class Translator:
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
             receiver, kind = self._expr(func.value, scope, info)
+            if func.attr == self.src.sequential_append and self._holds_sequential(func.value, info) and \
+                    len(node.args) == 1 and not node.keywords:  # `self.body.add(layer)` (Keras), `.append` (torch)
+                layer, _ = self._expr(node.args[0], scope, info)
+                made = info.empty_sequentials.get(func.value.attr)
+                if made is not None:  # made empty: as a container layers are added to (Keras calls no empty one)
+                    made.value = self.dst.sequential(None)
+                return self.dst.sequential_append(receiver, layer), PYTHON
             entries = getattr(receiver, "entry_kinds", None) or {}
             if kind == MODULES and entries.get(func.attr) in (MODULE, OWN) and func.attr not in CONTAINER_ATTRIBUTES:
                 # `self.transformer.wte(idx)`

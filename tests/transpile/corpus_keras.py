@@ -1370,6 +1370,27 @@ class OneHotMix(layers.Layer):
         return self.proj(tf.stop_gradient(feats)) + ops.sum(hot * 2 + hot2, axis=-1, keepdims=True) * fixed
 
 
+class ConvTokenizer(layers.Layer):
+    """keras.io's CCT tokenizer style: an empty keras.Sequential built with .add() in a loop (convolutions, zero
+    padding, strided max pools with padding "same"), flattened to a sequence of tokens."""
+
+    def __init__(self, kernel_size=3, stride=1, pooling_kernel_size=3, pooling_stride=2, num_conv_layers=2,
+                 num_output_channels=(8, 16), **kwargs):
+        super().__init__(**kwargs)
+        self.conv_model = keras.Sequential()
+        for i in range(num_conv_layers):
+            self.conv_model.add(
+                layers.Conv2D(num_output_channels[i], kernel_size, stride, padding="valid", use_bias=False,
+                              activation="relu", kernel_initializer="he_normal")
+            )
+            self.conv_model.add(layers.ZeroPadding2D(1))
+            self.conv_model.add(layers.MaxPooling2D(pooling_kernel_size, pooling_stride, "same"))
+
+    def call(self, images):
+        outputs = self.conv_model(images)
+        return ops.reshape(outputs, (-1, ops.shape(outputs)[1] * ops.shape(outputs)[2], ops.shape(outputs)[-1]))
+
+
 class Patches(layers.Layer):
     """keras.io's ViT patches: ops.image.extract_patches, reshaped to a sequence."""
 
@@ -1539,6 +1560,7 @@ CASES = [
     ("VAEDecoder", (), (2, 3, 5, 6)),
     ("RegularizedConvNet", (), (2, 8, 8, 3)),
     ("OneHotMix", (), (2, 4), "int64"),
+    ("ConvTokenizer", (), (2, 12, 12, 3)),
     ("Patches", (), (2, 9, 8, 3)),
     ("MergeSEBlock", (), (2, 6, 6, 8)),
     ("MergeResBlock", (), (2, 6, 6, 8)),

@@ -2363,6 +2363,7 @@ CASES = [
     ("PPM", (), (2, 8, 8, 8)),
     ("FCOSOnTwo", (), [(2, 8, 6, 6), (2, 8, 3, 3)]),
     ("GPT2MLP", (), (2, 5, 16)),
+    ("AppendedStack", (), (2, 3, 9, 9)),
 ]
 
 
@@ -6163,6 +6164,21 @@ class GPT2MLP(nn.Module):
         hidden_states = self.c_proj(hidden_states)
         hidden_states = self.dropout(hidden_states)
         return hidden_states
+
+
+class AppendedStack(nn.Module):
+    """An empty nn.Sequential filled with .append() in a loop, pools of a variable size and stride."""
+
+    def __init__(self, channels=(3, 6, 8), pool=2, stride=1):
+        super().__init__()
+        self.body = nn.Sequential()
+        for cin, cout in zip(channels[:-1], channels[1:]):
+            self.body.append(nn.Conv2d(cin, cout, 3, padding=1))
+            self.body.append(nn.ReLU())
+            self.body.append(nn.MaxPool2d(pool, stride))
+
+    def forward(self, x):
+        return self.body(x)
 
 
 REFUSED = [

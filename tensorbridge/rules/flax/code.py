@@ -399,8 +399,9 @@ C.writes("Resize", "jax.image.resize")(lambda c: _upsampled(c.inputs[0], c.attrs
 
 
 # -- how Flax NNX model code is written --------------------------------------------------------------
-def _nnx_sequential(items: ast.expr) -> ast.expr:
-    layers = items.elts if isinstance(items, ast.List) else [ast.Starred(items, ast.Load())]
+def _nnx_sequential(items: ast.expr | None) -> ast.expr:
+    """`nnx.Sequential(*items)`; None: an empty one, to add layers to."""
+    layers = [] if items is None else items.elts if isinstance(items, ast.List) else [ast.Starred(items, ast.Load())]
     return P.call("nnx.Sequential", *layers)
 
 
@@ -659,6 +660,8 @@ C.skeleton = TargetSkeleton(
     wrappers=frozenset(WRAPPERS),
     penalized=lambda layer, penalties: P.call("Penalized", layer, **penalties),
     is_layer=lambda value: P.call("is_layer", value),
+    sequential_append=lambda container, layer: P.method(ast.Attribute(container, "layers", ast.Load()), "append",
+                                                        layer),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),
     reserved_names=frozenset({"jax", "jnp", "nnx", "np", "partial", RNGS, *HELPERS}),
     reserved_attributes=frozenset({"eval", "train", "sow", "perturb", "set_attributes", "iter_children",

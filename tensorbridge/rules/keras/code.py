@@ -460,7 +460,10 @@ def _resize(c):
 
 
 # -- how Keras model code is written -----------------------------------------------------------------
-def _keras_sequential(items: ast.expr) -> ast.expr:
+def _keras_sequential(items: ast.expr | None) -> ast.expr:
+    """`keras.Sequential(items)`; None: one to add layers to."""
+    if items is None:
+        return P.call("keras.Sequential")
     if isinstance(items, ast.List) and not items.elts:
         return P.call("layers.Identity")  # Keras cannot call an empty Sequential
     return P.call("keras.Sequential", items)
@@ -574,6 +577,7 @@ def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> 
 C.skeleton = TargetSkeleton(
     sequential_layers="layers",
     unstack=lambda tensor: P.call("ops.unstack", tensor),
+    sequential_append=lambda container, layer: P.method(container, "add", layer),
     layer_base="keras.layers.Layer", forward="call",
     traced_forward=True,
     deep_copy="copy_layer",

@@ -652,7 +652,7 @@ C.config_attributes = {"Dense": {"units": "units"}, "Conv": {"filters": "filters
                        "LayerNormalization": {"epsilon": "epsilon"}}
 
 C.source = SourceSkeleton(
-    sequential_layers="layers",
+    sequential_layers="layers", sequential_append="add",
     module_classes=frozenset({"keras.layers.Layer", "keras.Layer", "keras.Model", "keras.models.Model"}),
     layer_classes=frozenset({"keras.layers.Layer", "keras.Layer"}),
     base_options=True,

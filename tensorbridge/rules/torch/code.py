@@ -845,4 +845,5 @@ C.source = SourceSkeleton(
     tuple_fields={"values": 0, "indices": 1},
     weights=TorchWeightSource(),
     roots=frozenset({"einops.layers.torch", "transformers.pytorch_utils.Conv1D"}),
+    sequential_append="append",
 )

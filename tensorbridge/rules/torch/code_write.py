@@ -254,7 +254,8 @@ C.layer("torch.nn.LogSoftmax", "LogSoftmax", "", write=lambda c: P.call("nn.LogS
 def _write_pool(c):
     a, rank = c.attrs, c.attrs["rank"]
     kind = "Max" if c.op == "MaxPool" else "Avg"
-    stride = {} if known(a["strides"]) == known(a["kernel_shape"]) else {"stride": _size(a["strides"])}
+    same_stride = known(a["strides"]) == known(a["kernel_shape"]) and known(a["strides"]) is not NOT_LITERAL
+    stride = {} if same_stride else {"stride": _size(a["strides"])}  # variables: given, whatever they hold
     if known(a["pads"]) == "same":
         if kind == "Avg":
             raise Refused("padding='same' on an average pool (the padding is left out of each average, which "
@@ -545,8 +546,9 @@ def _logsumexp(c):
 
 
 # -- how PyTorch model code is written ---------------------------------------------------------------
-def _torch_sequential(items: ast.expr) -> ast.expr:
-    layers = items.elts if isinstance(items, ast.List) else [ast.Starred(items, ast.Load())]
+def _torch_sequential(items: ast.expr | None) -> ast.expr:
+    """`nn.Sequential(*items)`; None: an empty one, to add layers to."""
+    layers = [] if items is None else items.elts if isinstance(items, ast.List) else [ast.Starred(items, ast.Load())]
     return P.call("nn.Sequential", *layers)
 
 
