@@ -255,6 +255,9 @@ class SourceSkeleton:
     activation_tables: dict = field(default_factory=dict)
     #: the layer base class's method adding a sublayer by name (`self.add_module(name, layer)`): setattr
     add_child: str | None = None
+    #: IR op -> {a layer method multiplying its argument by the transpose of one of the layer's weights: that
+    #: weight's IR role} (NNX's `Embed.attend`, the output projection of a tied embedding)
+    weight_products: dict = field(default_factory=dict)
     #: attributes of a tensor that autograd keeps (`x.requires_grad`, `x.grad`): refused on any value read
     autograd_attributes: frozenset = frozenset()
     #: the method adding a layer at the end of a sequential container (`add`, `append`)

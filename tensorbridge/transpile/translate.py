@@ -1538,6 +1538,24 @@ class Translator:
                                                                             {"perm": P.lit(perm)}))
         return weight, TENSOR
 
+    def _weight_product(self, node: ast.Call, info, scope):
+        """`self.embed.attend(x)` (NNX): x times the transpose of the held layer's weight, written with the
+        target's weight of that role (see SourceSkeleton.weight_products); else None."""
+        func = node.func
+        if not (is_self_attr(func.value) and info is not None and func.value.attr in info.written_layers and
+                len(node.args) == 1 and not node.keywords):
+            return None
+        opcall, written = info.written_layers[func.value.attr]
+        role = self.src.weight_products.get(opcall.op, {}).get(func.attr)
+        name = next((n for n, (r, _) in self.source_table.weight_attributes.get(opcall.op, {}).items() if r == role),
+                    None)
+        if name is None:
+            return None
+        weight, _ = self._layer_weight(ast.Attribute(func.value, name, ast.Load()), opcall, written, info)
+        x, _ = self._expr(node.args[0], scope, info)
+        swapped = self.target.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0, "axis2": 1}))
+        return self.target.function_writers["MatMul"].write(OpCall("MatMul", [x, swapped]))
+
     def _layer_setting(self, node: ast.Attribute, opcall, setting: str, path):
         """`self.drop.p`, `self.fc.out_features` (a framework layer's configuration, read): the target layer's
         attribute holding the same IR attribute (`self.drop.rate`, `self.fc.units`)."""
@@ -1624,6 +1642,9 @@ class Translator:
                     _is_inplace_method(func.attr) or func.attr in self.src.tensor_methods):
                 what = "in-place tensor method" if _is_inplace_method(func.attr) else "tensor method"
                 self._block(node, f".{func.attr}()", f"no {self.target.framework} translation for this {what}")
+            product = self._weight_product(node, info, scope)
+            if product is not None:
+                return product, TENSOR
             own_method = func.attr not in self.src.base_methods and any(
                 func.attr in c.methods for c in self.classes.values())  # `self.cells[i].init_hidden(...)`
             if kind == MODULE and not is_self(func.value) and not own_method or \

@@ -969,9 +969,37 @@ class LinearResidualStack(nnx.Sequential):
         return self.layers[-1](x) * len(self.layers)
 
 
+class TiedLM(nnx.Module):
+    """An NNX language-model head tied to its embedding: the output is `self.embed.attend(x)`."""
+
+    def __init__(self, vocab=20, dim=8, *, rngs: nnx.Rngs):
+        self.embed = nnx.Embed(vocab, dim, rngs=rngs)
+        self.norm = nnx.RMSNorm(dim, rngs=rngs)
+        self.mlp = nnx.Linear(dim, dim, rngs=rngs)
+
+    def __call__(self, tokens):
+        x = self.embed(tokens)
+        x = x + jax.nn.gelu(self.mlp(self.norm(x)))
+        return self.embed.attend(x)
+
+
+class LoRALinear(nnx.Module):
+    """A LoRA adapter beside a linear layer, as the NNX docs write one: parameters read with `[...]`."""
+
+    def __init__(self, din=6, dout=4, rank=2, *, rngs: nnx.Rngs):
+        self.base = nnx.Linear(din, dout, rngs=rngs)
+        self.lora_a = nnx.Param(jax.random.normal(rngs.params(), (din, rank)) * 0.1)
+        self.lora_b = nnx.Param(jnp.zeros((rank, dout)))
+
+    def __call__(self, x):
+        return self.base(x) + x @ self.lora_a[...] @ self.lora_b[...]
+
+
 CASES = [
     ("Mlp", (12, 16, 8), (2, 12)),
     ("LinearResidualStack", (), (2, 6)),
+    ("TiedLM", (), (2, 5), "int64"),
+    ("LoRALinear", (), (3, 6)),
     ("ConvBNReLU", (3, 8), (2, 10, 10, 3)),
     ("ResidualBlock", (4, 8, 2), (2, 10, 10, 4)),
     ("Bottleneck", (6, 4), (2, 8, 8, 6)),

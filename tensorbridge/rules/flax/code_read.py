@@ -539,7 +539,7 @@ ARRAY_METHODS = ("all any argmax argmin astype at clip conj copy cumprod cumsum 
                  "nonzero prod ravel repeat reshape round sort squeeze std sum swapaxes take trace transpose var view")
 
 C.source = SourceSkeleton(
-    sequential_layers="layers",
+    sequential_layers="layers", weight_products={"Embedding": {"attend": "W"}},
     module_classes=frozenset({f"{NNX}Module", "flax.nnx.module.Module"}),
     tensor_classes=frozenset({"jax.Array"}),
     containers={f"{NNX}Sequential": "sequential", f"{NNX}List": "list", f"{NNX}Dict": "dict"},
