@@ -261,6 +261,8 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         align_corners=(c.attrs["align_corners"], False))))
     table.writes("GridSample", "grid_sample")(lambda c: P.call("grid_sample", *c.inputs, **keywords(
         align_corners=(c.attrs["align_corners"], False))))
+    table.writes("ScatterElements", "scatter")(
+        lambda c: P.call("scatter", c.inputs[0], c.attrs["axis"], c.inputs[1], c.inputs[2]))
     table.writes("GatherElements", "gather")(lambda c: P.call("gather", c.inputs[0], c.attrs["axis"], c.inputs[1]))
     table.writes("CrossEntropy", "cross_entropy")(lambda c: P.call("cross_entropy", *c.inputs, **keywords(
         ignore_index=(c.attrs["ignore_index"], -100), reduction=(c.attrs["reduction"], "mean"))))
@@ -650,6 +652,17 @@ GATHER = '''def gather(x, dim, index):
 '''
 
 
+SCATTER = '''def scatter(x, dim, index, src):
+    """PyTorch's scatter: x with `src` (a tensor shaped like `index`, or a number) written where `index` says along
+    `dim`, each place once (where PyTorch's result is defined); index as long as x on the other axes."""
+    dim = dim % len(x.shape)
+    hot = {ns}.moveaxis({one_hot}(index, x.shape[dim], dtype=x.dtype), -1, dim + 1)
+    values = {ns}.expand_dims({ns}.broadcast_to({cast}(src, x.dtype), index.shape), dim + 1)
+    hit = {ns}.sum(hot, axis=dim) > 0
+    return {ns}.where(hit, {ns}.sum(hot * values, axis=dim), x)
+'''
+
+
 CROSS_ENTROPY = '''def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     """PyTorch's F.cross_entropy of class scores (classes on axis 1) against class indices: each target's negative
     log-probability, those equal to ignore_index left out; their mean, their sum, or each ("none")."""
@@ -670,6 +683,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
     where the target can, drawing from the parameter `random_source` when the target needs one (NNX's rngs)."""
     extra = ", dropout_p=0.0" + (f", {random_source}=None" if random_source else "") if dropout else ""
     fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": extra,
+            "one_hot": "ops.one_hot" if ns == "ops" else "jax.nn.one_hot",
             "log_softmax": softmax.replace("softmax", "log_softmax"),
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
     pixel_shuffle, channel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
@@ -679,6 +693,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "channel_shuffle": definition(channel_shuffle),
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
             "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
+            "scatter": definition(SCATTER.format(**fill)),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill))}
 
 

@@ -2364,6 +2364,8 @@ CASES = [
     ("FCOSOnTwo", (), [(2, 8, 6, 6), (2, 8, 3, 3)]),
     ("GPT2MLP", (), (2, 5, 16)),
     ("AppendedStack", (), (2, 3, 9, 9)),
+    ("VectorQuantizer", (), (2, 4, 3, 3)),
+    ("ScatterTopK", (), (2, 3, 5)),
 ]
 
 
@@ -6179,6 +6181,49 @@ class AppendedStack(nn.Module):
 
     def forward(self, x):
         return self.body(x)
+
+
+class VectorQuantizer(nn.Module):
+    """A VQ-VAE quantizer as MishaLaskin's vqvae writes it: nearest codes by argmin of distances, one-hot
+    encodings by zeros(...).scatter_(1, indices, 1), the straight-through estimator, loss and perplexity."""
+
+    def __init__(self, n_e=16, e_dim=4, beta=0.25):
+        super().__init__()
+        self.n_e = n_e
+        self.e_dim = e_dim
+        self.beta = beta
+        self.embedding = nn.Embedding(self.n_e, self.e_dim)
+        self.embedding.weight.data.uniform_(-1.0 / self.n_e, 1.0 / self.n_e)
+
+    def forward(self, z):
+        z = z.permute(0, 2, 3, 1).contiguous()
+        z_flattened = z.view(-1, self.e_dim)
+        d = torch.sum(z_flattened ** 2, dim=1, keepdim=True) + \
+            torch.sum(self.embedding.weight ** 2, dim=1) - 2 * \
+            torch.matmul(z_flattened, self.embedding.weight.t())
+        min_encoding_indices = torch.argmin(d, dim=1).unsqueeze(1)
+        min_encodings = torch.zeros(min_encoding_indices.shape[0], self.n_e).to(z)
+        min_encodings.scatter_(1, min_encoding_indices, 1)
+        z_q = torch.matmul(min_encodings, self.embedding.weight).view(z.shape)
+        loss = torch.mean((z_q.detach() - z) ** 2) + self.beta * torch.mean((z_q - z.detach()) ** 2)
+        z_q = z + (z_q - z).detach()
+        e_mean = torch.mean(min_encodings, dim=0)
+        perplexity = torch.exp(-torch.sum(e_mean * torch.log(e_mean + 1e-10)))
+        z_q = z_q.permute(0, 3, 1, 2).contiguous()
+        return loss, z_q, perplexity, min_encodings, min_encoding_indices
+
+
+class ScatterTopK(nn.Module):
+    """torch.scatter of a tensor of values along the last axis of a 3-D tensor, at the top-2 positions of a score."""
+
+    def __init__(self, dim=5):
+        super().__init__()
+        self.score = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        index = torch.topk(self.score(x), 2, dim=-1)[1]
+        picked = torch.gather(x, 2, index) * 2
+        return torch.scatter(torch.zeros_like(x), 2, index, picked) + x.scatter(2, index[..., :1], -1.0)
 
 
 REFUSED = [

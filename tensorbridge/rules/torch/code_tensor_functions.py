@@ -271,6 +271,13 @@ def _topk(a):
 C.function("torch.topk Tensor.topk", "TopK", "input k dim=None largest=True sorted=True", read=_topk,
            returns="tensors")
 _fn("torch.index_select Tensor.index_select", "Take", "input dim index", inputs="input index", axis="dim")
+def _scatter(a):
+    """torch.scatter / Tensor.scatter(dim, index, src or a number); `scatter_` is read by it (in-place methods)."""
+    only(a, reduce=None)
+    return OpCall("ScatterElements", [a["input"], a["index"], a["src"]], {"axis": a["dim"]})
+
+
+C.function("torch.scatter Tensor.scatter", "ScatterElements", "input dim index src reduce=None", read=_scatter)
 _fn("torch.gather Tensor.gather", "GatherElements", "input dim index sparse_grad=False", inputs="input index",
     axis="dim", check=lambda a: only(a, sparse_grad=False))
 _fn("torch.unbind Tensor.unbind", "Unstack", "input dim=0", axis="dim", returns="tensors")
