@@ -32,7 +32,8 @@ from tensorbridge.rules.sampling_code import sampling_helpers
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
              "Floor": "floor", "Ceil": "ceil", "Reciprocal": "reciprocal", "Square": "square", "MatMul": "matmul",
              "Where": "where", "Pow": "power", "Sign": "sign", "Round": "round"}
-REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min"}
+REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min", "ReduceAll": "all",
+              "ReduceAny": "any"}
 
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,

@@ -718,6 +718,10 @@ class Translator:
         if isinstance(stmt, ast.Raise):
             return [stmt] if not self._uses_framework(stmt) else []
         if isinstance(stmt, ast.Assert):
+            if self._on_tensor_values(stmt.test, scope, info):  # a check of the data, not part of the computation
+                self.notes.append(f"line {stmt.lineno}: `assert {ast.unparse(stmt.test)}` checks tensor values "
+                                  "and is not kept (it computes nothing the model returns)")
+                return []
             return [ast.Assert(self._condition(stmt.test, scope, info), stmt.msg)]
         if isinstance(stmt, ast.With) and all(self.imports.path(i.context_expr.func if isinstance(
                 i.context_expr, ast.Call) else i.context_expr) in NEUTRAL_CONTEXTS for i in stmt.items):
@@ -748,6 +752,15 @@ class Translator:
             _set_layer(s, None)[0] == node.attr and isinstance(s.value, ast.Call) and
             self.src.containers.get(self._framework_path(s.value.func)) == "sequential" for s in ast.walk(init)
             if isinstance(s, ast.Assign))
+
+    def _on_tensor_values(self, test, scope, info) -> bool:
+        """Whether the condition `test` reads tensor values (a comparison of tensors reduced by .all())."""
+        saved = (self.report, self.notes, self.hoisted)
+        self.report, self.notes, self.hoisted = BlockerReport("probe", framework=self.target.framework), [], []
+        try:
+            return self._expr(test, copy.copy(scope), info)[1] == TENSOR
+        finally:
+            self.report, self.notes, self.hoisted = saved
 
     def _gather_sequential_layers(self, cls: ast.ClassDef) -> None:
         """A sequential container's subclass whose `__init__` calls `super().__init__()` and then sets its layers as

@@ -2366,6 +2366,8 @@ CASES = [
     ("AppendedStack", (), (2, 3, 9, 9)),
     ("VectorQuantizer", (), (2, 4, 3, 3)),
     ("ScatterTopK", (), (2, 3, 5)),
+    ("Seq2SeqDecoderStep", (), [(3, 5), (7, 3, 12)]),
+    ("CharRNNStep", (), (3,), "int64"),
 ]
 
 
@@ -6225,6 +6227,86 @@ class ScatterTopK(nn.Module):
         picked = torch.gather(x, 2, index) * 2
         return torch.scatter(torch.zeros_like(x), 2, index, picked) + x.scatter(2, index[..., :1], -1.0)
 
+
+class Seq2SeqDecoder(nn.Module):
+    """bentrevett's seq2seq tutorial decoder: attention over time-major encoder outputs, bmm, a GRU step from
+    the given state, and an assert on tensor values (not kept)."""
+
+    def __init__(self, output_dim=12, emb_dim=4, enc_hid_dim=6, dec_hid_dim=5, dropout=0.1):
+        super().__init__()
+        self.output_dim = output_dim
+        self.attention = Seq2SeqAttention(enc_hid_dim, dec_hid_dim)
+        self.embedding = nn.Embedding(output_dim, emb_dim)
+        self.rnn = nn.GRU((enc_hid_dim * 2) + emb_dim, dec_hid_dim)
+        self.fc_out = nn.Linear((enc_hid_dim * 2) + dec_hid_dim + emb_dim, output_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, input, hidden, encoder_outputs):
+        input = input.unsqueeze(0)
+        embedded = self.dropout(self.embedding(input))
+        a = self.attention(hidden, encoder_outputs)
+        a = a.unsqueeze(1)
+        encoder_outputs = encoder_outputs.permute(1, 0, 2)
+        weighted = torch.bmm(a, encoder_outputs)
+        weighted = weighted.permute(1, 0, 2)
+        rnn_input = torch.cat((embedded, weighted), dim=2)
+        output, hidden = self.rnn(rnn_input, hidden.unsqueeze(0))
+        assert (output == hidden).all()
+        embedded = embedded.squeeze(0)
+        output = output.squeeze(0)
+        weighted = weighted.squeeze(0)
+        prediction = self.fc_out(torch.cat((output, weighted, embedded), dim=1))
+        return prediction, hidden.squeeze(0)
+
+
+class Seq2SeqDecoderStep(nn.Module):
+    """One decoding step on tokens made from the batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.decoder = Seq2SeqDecoder()
+
+    def forward(self, hidden, encoder_outputs):
+        tokens = torch.arange(hidden.shape[0]) % 12
+        return self.decoder(tokens, hidden, encoder_outputs)
+
+
+class CharRNN(nn.Module):
+    """char-rnn.pytorch's model: one step of a stacked GRU from a given state, init_hidden called by a user."""
+
+    def __init__(self, input_size=20, hidden_size=8, output_size=20, n_layers=2):
+        super(CharRNN, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.output_size = output_size
+        self.n_layers = n_layers
+        self.encoder = nn.Embedding(input_size, hidden_size)
+        self.rnn = nn.GRU(hidden_size, hidden_size, n_layers)
+        self.decoder = nn.Linear(hidden_size, output_size)
+
+    def forward(self, input, hidden):
+        batch_size = input.size(0)
+        encoded = self.encoder(input)
+        output, hidden = self.rnn(encoded.view(1, batch_size, -1), hidden)
+        output = self.decoder(output.view(batch_size, -1))
+        return output, hidden
+
+    def init_hidden(self, batch_size):
+        return torch.zeros(self.n_layers, batch_size, self.hidden_size)
+
+
+class CharRNNStep(nn.Module):
+    """Two steps of CharRNN from its init_hidden."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = CharRNN()
+
+    def forward(self, tokens):
+        hidden = self.rnn.init_hidden(tokens.shape[0])
+        out, hidden = self.rnn(tokens, hidden)
+        out2, _ = self.rnn(tokens, hidden)
+        return out + out2
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

@@ -594,7 +594,8 @@ C.function("keras.random.normal", "RandomNormal", "shape mean=0.0 stddev=1.0 dty
 C.function("keras.random.uniform", "RandomUniform", "shape minval=0.0 maxval=1.0 dtype=None seed=None",
            read=_random("RandomUniform", {"minval": 0.0, "maxval": 1.0}))
 _fn(_ops("logsumexp"), "ReduceLogSumExp", "x axis=None keepdims=False", axis="axis", keepdims="keepdims")
-for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin")):
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("max", "ReduceMax"), ("min", "ReduceMin"),
+                   ("all", "ReduceAll"), ("any", "ReduceAny")):
     _fn(_ops(_name), _op, "x axis=None keepdims=False" + (" initial=None" if _name in ("max", "min") else ""),
         axis="axis", keepdims="keepdims", check=(lambda a: only(a, initial=None)) if _name in ("max", "min") else None)
 

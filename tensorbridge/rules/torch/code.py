@@ -553,7 +553,8 @@ _fn("Tensor.contiguous", "Identity", "input memory_format=None", copy="if_stride
 _fn("torch.chunk Tensor.chunk", "Split", "input chunks dim=0", returns="tensors", sections="chunks", axis="dim")
 _fn("Tensor.size", "Shape", "input dim=None", returns="python", index="dim")
 _fn("Tensor.dim", "Rank", "input", returns="python")
-for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("amax", "ReduceMax"), ("amin", "ReduceMin")):
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("amax", "ReduceMax"), ("amin", "ReduceMin"),
+                   ("all", "ReduceAll"), ("any", "ReduceAny")):
     _fn(f"torch.{_name} Tensor.{_name}", _op, "input dim=None keepdim=False", axis="dim", keepdims="keepdim")
 _fn("torch.logsumexp Tensor.logsumexp", "ReduceLogSumExp", "input dim keepdim=False", axis="dim", keepdims="keepdim")
 

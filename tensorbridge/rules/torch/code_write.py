@@ -530,7 +530,7 @@ def _reduction(op, fn):
 
 
 for _op, _fn_name in (("ReduceMean", "torch.mean"), ("ReduceSum", "torch.sum"), ("ReduceMax", "torch.amax"),
-                      ("ReduceMin", "torch.amin")):
+                      ("ReduceMin", "torch.amin"), ("ReduceAll", "torch.all"), ("ReduceAny", "torch.any")):
     _reduction(_op, _fn_name)
 
 
