@@ -957,6 +957,8 @@ class Translator:
                         info.written_layers[target.attr] = self._last_layer
                 if self._last_inplace and self._changes_input(stmt.value, info.name):
                     info.inplace.add(target.attr)
+            elif ast.dump(value) == ast.dump(ast.Attribute(P.name("self"), target.attr, ast.Load())):
+                return []  # `self.n_ = self.n_.to(x.device)`: a device move, which the target does not make
             else:
                 self._set_in_forward(stmt, target.attr, info, kind)
             return [out]
@@ -1089,8 +1091,9 @@ class Translator:
         for m in cls.body:
             if not isinstance(m, ast.FunctionDef) or m.name in init_only:
                 continue
+            fresh = _set_before_read(m, info.forward_tensors)
             for n in ast.walk(m):
-                if is_self_attr(n) and n.attr in info.forward_tensors and isinstance(n.ctx, ast.Load):
+                if is_self_attr(n) and n.attr in info.forward_tensors - fresh and isinstance(n.ctx, ast.Load):
                     self._block(n, f"self.{n.attr} set and read in the forward pass",
                                 f"{self.target.framework} runs it on symbolic values to build the model; a value it "
                                 "keeps there is out of scope when a later call reads it")
@@ -2518,6 +2521,20 @@ def _single(stmt, alias) -> ast.stmt:
     if isinstance(stmt, ast.Import):
         return ast.Import([alias])
     return ast.ImportFrom(stmt.module, [alias], stmt.level)
+
+
+def _set_before_read(fn: ast.FunctionDef, attrs: set) -> set:
+    """The attributes among `attrs` that `fn` sets in a top-level statement before any statement reads them (SincNet's
+    `self.filters = ...` then `F.conv1d(x, self.filters)`): each call reads its own value."""
+    fresh, seen = set(), set()
+    for stmt in fn.body:
+        read = {n.attr for n in ast.walk(stmt) if is_self_attr(n) and isinstance(n.ctx, ast.Load)}
+        seen |= read & attrs - fresh
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_self_attr(stmt.targets[0]):
+            name = stmt.targets[0].attr
+            if name in attrs and name not in seen and name not in read:
+                fresh.add(name)
+    return fresh
 
 
 def _set_layer(stmt, add_child: str | None) -> tuple[str | None, ast.expr | None]:

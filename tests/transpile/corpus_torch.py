@@ -2368,6 +2368,8 @@ CASES = [
     ("ScatterTopK", (), (2, 3, 5)),
     ("Seq2SeqDecoderStep", (), [(3, 5), (7, 3, 12)]),
     ("CharRNNStep", (), (3,), "int64"),
+    ("M5", (), (2, 1, 800)),
+    ("SincConv_fast", (), (2, 1, 60)),
 ]
 
 
@@ -6307,6 +6309,99 @@ class CharRNNStep(nn.Module):
         out, hidden = self.rnn(tokens, hidden)
         out2, _ = self.rnn(tokens, hidden)
         return out + out2
+
+
+class M5(nn.Module):
+    """The torchaudio speech-command tutorial's M5: 1-D convolutions, F.avg_pool1d over the whole length."""
+
+    def __init__(self, n_input=1, n_output=5, stride=4, n_channel=8):
+        super().__init__()
+        self.conv1 = nn.Conv1d(n_input, n_channel, kernel_size=20, stride=stride)
+        self.bn1 = nn.BatchNorm1d(n_channel)
+        self.pool1 = nn.MaxPool1d(4)
+        self.conv2 = nn.Conv1d(n_channel, n_channel, kernel_size=3)
+        self.bn2 = nn.BatchNorm1d(n_channel)
+        self.pool2 = nn.MaxPool1d(4)
+        self.conv3 = nn.Conv1d(n_channel, 2 * n_channel, kernel_size=3)
+        self.bn3 = nn.BatchNorm1d(2 * n_channel)
+        self.pool3 = nn.MaxPool1d(4)
+        self.fc1 = nn.Linear(2 * n_channel, n_output)
+
+    def forward(self, x):
+        x = self.conv1(x)
+        x = F.relu(self.bn1(x))
+        x = self.pool1(x)
+        x = self.conv2(x)
+        x = F.relu(self.bn2(x))
+        x = self.pool2(x)
+        x = self.conv3(x)
+        x = F.relu(self.bn3(x))
+        x = self.pool3(x)
+        x = F.avg_pool1d(x, x.shape[-1])
+        x = x.permute(0, 2, 1)
+        x = self.fc1(x)
+        return F.log_softmax(x, dim=2)
+
+
+class SincConv_fast(nn.Module):  # noqa: N801 (as SincNet names it)
+    """SincNet's SincConv_fast: band-pass filters computed in the forward pass from two parameters, kept on the
+    layer (self.filters) and applied with F.conv1d; its buffers moved to the input's device on every call."""
+
+    @staticmethod
+    def to_mel(hz):
+        return 2595 * np.log10(1 + hz / 700)
+
+    @staticmethod
+    def to_hz(mel):
+        return 700 * (10 ** (mel / 2595) - 1)
+
+    def __init__(self, out_channels=4, kernel_size=15, sample_rate=16000, in_channels=1, stride=1, padding=0,
+                 dilation=1, bias=False, groups=1, min_low_hz=50, min_band_hz=50):
+        super(SincConv_fast, self).__init__()  # noqa: UP008 (as the original writes it)
+        if in_channels != 1:
+            msg = "SincConv only support one input channel (here, in_channels = {%i})" % (in_channels)  # noqa: UP031
+            raise ValueError(msg)
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        if kernel_size % 2 == 0:
+            self.kernel_size = self.kernel_size + 1
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        if bias:
+            raise ValueError('SincConv does not support bias.')
+        if groups > 1:
+            raise ValueError('SincConv does not support groups.')
+        self.sample_rate = sample_rate
+        self.min_low_hz = min_low_hz
+        self.min_band_hz = min_band_hz
+        low_hz = 30
+        high_hz = self.sample_rate / 2 - (self.min_low_hz + self.min_band_hz)
+        mel = np.linspace(self.to_mel(low_hz), self.to_mel(high_hz), self.out_channels + 1)
+        hz = self.to_hz(mel)
+        self.low_hz_ = nn.Parameter(torch.Tensor(hz[:-1]).view(-1, 1))
+        self.band_hz_ = nn.Parameter(torch.Tensor(np.diff(hz)).view(-1, 1))
+        n_lin = torch.linspace(0, (self.kernel_size / 2) - 1, steps=int((self.kernel_size / 2)))
+        self.window_ = 0.54 - 0.46 * torch.cos(2 * math.pi * n_lin / self.kernel_size)
+        n = (self.kernel_size - 1) / 2.0
+        self.n_ = 2 * math.pi * torch.arange(-n, 0).view(1, -1) / self.sample_rate
+
+    def forward(self, waveforms):
+        self.n_ = self.n_.to(waveforms.device)
+        self.window_ = self.window_.to(waveforms.device)
+        low = self.min_low_hz + torch.abs(self.low_hz_)
+        high = torch.clamp(low + self.min_band_hz + torch.abs(self.band_hz_), self.min_low_hz, self.sample_rate / 2)
+        band = (high - low)[:, 0]
+        f_times_t_low = torch.matmul(low, self.n_)
+        f_times_t_high = torch.matmul(high, self.n_)
+        band_pass_left = ((torch.sin(f_times_t_high) - torch.sin(f_times_t_low)) / (self.n_ / 2)) * self.window_
+        band_pass_center = 2 * band.view(-1, 1)
+        band_pass_right = torch.flip(band_pass_left, dims=[1])
+        band_pass = torch.cat([band_pass_left, band_pass_center, band_pass_right], dim=1)
+        band_pass = band_pass / (2 * band[:, None])
+        self.filters = (band_pass).view(self.out_channels, 1, self.kernel_size)
+        return F.conv1d(waveforms, self.filters, stride=self.stride, padding=self.padding, dilation=self.dilation,
+                        bias=None, groups=1)
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
