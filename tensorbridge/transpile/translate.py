@@ -1727,6 +1727,13 @@ class Translator:
             held = func.value if isinstance(func, ast.Subscript) else None  # `self.sublayer[0](x, ...)`
             own = info.own_classes.get(held.attr) if is_self_attr(held) and info is not None else None
             return self._tensors_first(node, ast.Call(callee, *args), kinds, own), TENSOR
+        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and 2 <= len(node.args) <= 3 and \
+                is_self(node.args[0]) and isinstance(known(node.args[1]), str) and not node.keywords:
+            # `getattr(self, 'ln0', None)` (Set Transformer's optional norms): a name the translation keeps
+            name = self.dst.attribute(known(node.args[1]))
+            rest = [self._expr(a, scope, info)[0] for a in node.args[2:]]
+            kind = PYTHON if func.id == "hasattr" else info.attrs.get(known(node.args[1]), UNKNOWN) if info else UNKNOWN
+            return ast.Call(func, [node.args[0], ast.Constant(name), *rest], []), kind
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "eval", "exec"):
             self._block(node, f"{func.id}(...)", "dynamic attribute access or code cannot be translated")
         elif isinstance(func, ast.Name) and func.id not in scope.kinds and self.imports.path(func) is None:

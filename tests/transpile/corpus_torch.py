@@ -2370,6 +2370,9 @@ CASES = [
     ("CharRNNStep", (), (3,), "int64"),
     ("M5", (), (2, 1, 800)),
     ("SincConv_fast", (), (2, 1, 60)),
+    ("SAB", (), (2, 5, 6)),
+    ("ISAB", (), (2, 5, 6)),
+    ("PMA", (), (2, 5, 8)),
 ]
 
 
@@ -6402,6 +6405,78 @@ class SincConv_fast(nn.Module):  # noqa: N801 (as SincNet names it)
         self.filters = (band_pass).view(self.out_channels, 1, self.kernel_size)
         return F.conv1d(waveforms, self.filters, stride=self.stride, padding=self.padding, dilation=self.dilation,
                         bias=None, groups=1)
+
+
+class MAB(nn.Module):
+    """juho-lee's Set Transformer MAB: heads split and joined along the batch axis, norms made on a flag and
+    read with getattr(self, 'ln0', None)."""
+
+    def __init__(self, dim_Q, dim_K, dim_V, num_heads, ln=False):  # noqa: N803 (as the original names them)
+        super(MAB, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.dim_V = dim_V
+        self.num_heads = num_heads
+        self.fc_q = nn.Linear(dim_Q, dim_V)
+        self.fc_k = nn.Linear(dim_K, dim_V)
+        self.fc_v = nn.Linear(dim_K, dim_V)
+        if ln:
+            self.ln0 = nn.LayerNorm(dim_V)
+            self.ln1 = nn.LayerNorm(dim_V)
+        self.fc_o = nn.Linear(dim_V, dim_V)
+
+    def forward(self, Q, K):
+        Q = self.fc_q(Q)
+        K, V = self.fc_k(K), self.fc_v(K)
+
+        dim_split = self.dim_V // self.num_heads
+        Q_ = torch.cat(Q.split(dim_split, 2), 0)
+        K_ = torch.cat(K.split(dim_split, 2), 0)
+        V_ = torch.cat(V.split(dim_split, 2), 0)
+
+        A = torch.softmax(Q_.bmm(K_.transpose(1, 2)) / math.sqrt(self.dim_V), 2)
+        O = torch.cat((Q_ + A.bmm(V_)).split(Q.size(0), 0), 2)  # noqa: E741 (as the original names it)
+        O = O if getattr(self, 'ln0', None) is None else self.ln0(O)  # noqa: E741 (as the original names it)
+        O = O + F.relu(self.fc_o(O))  # noqa: E741 (as the original names it)
+        O = O if getattr(self, 'ln1', None) is None else self.ln1(O)  # noqa: E741 (as the original names it)
+        return O
+
+
+class SAB(nn.Module):
+    """Its SAB."""
+
+    def __init__(self, dim_in=6, dim_out=8, num_heads=2, ln=False):
+        super(SAB, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.mab = MAB(dim_in, dim_in, dim_out, num_heads, ln=ln)
+
+    def forward(self, X):
+        return self.mab(X, X)
+
+
+class ISAB(nn.Module):
+    """Its ISAB: inducing points from a legacy torch.Tensor(...) shape, xavier-initialised."""
+
+    def __init__(self, dim_in=6, dim_out=8, num_heads=2, num_inds=3, ln=True):
+        super(ISAB, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.I = nn.Parameter(torch.Tensor(1, num_inds, dim_out))
+        nn.init.xavier_uniform_(self.I)
+        self.mab0 = MAB(dim_out, dim_in, dim_out, num_heads, ln=ln)
+        self.mab1 = MAB(dim_in, dim_out, dim_out, num_heads, ln=ln)
+
+    def forward(self, X):
+        H = self.mab0(self.I.repeat(X.size(0), 1, 1), X)
+        return self.mab1(X, H)
+
+
+class PMA(nn.Module):
+    """Its PMA: seed vectors repeated over the batch."""
+
+    def __init__(self, dim=8, num_heads=2, num_seeds=1, ln=False):
+        super(PMA, self).__init__()  # noqa: UP008 (as the original writes it)
+        self.S = nn.Parameter(torch.Tensor(1, num_seeds, dim))
+        nn.init.xavier_uniform_(self.S)
+        self.mab = MAB(dim, dim, dim, num_heads, ln=ln)
+
+    def forward(self, X):
+        return self.mab(self.S.repeat(X.size(0), 1, 1), X)
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
