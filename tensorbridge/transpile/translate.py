@@ -59,7 +59,8 @@ CLASS = "layer class"  # a framework layer class used as a value (`norm_layer=nn
 #: Python built-ins model code calls; they stay as written
 BUILTINS = frozenset({"len", "range", "int", "float", "bool", "str", "min", "max", "abs", "sum", "tuple", "list",
                       "dict", "zip", "enumerate", "isinstance", "round", "reversed", "sorted", "any", "all", "super",
-                      "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type", "callable"})
+                      "print", "hasattr", "divmod", "pow", "map", "set", "slice", "type", "callable", "next",
+                      "iter"})
 #: builtins iterating their arguments (after the function for map)
 ITERATING = {"zip": 0, "enumerate": 0, "list": 0, "tuple": 0, "map": 1, "sorted": 0, "reversed": 0}
 #: libraries besides Python's own whose functions model code may call in any framework: they take every
@@ -159,6 +160,13 @@ class Translator:
         self.classes: dict[str, ClassInfo] = {}
         self.helpers: set[str] = set()
         self.container_subclasses: set[str] = set()  # refused (see _container_subclasses)
+        #: the methods the module calls on any object (`cell.init_hidden(...)`), by name -> the calls (see
+        #: _named_elsewhere)
+        self.methods_called: dict[str, list] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    self.imports.path(node.func) is None:  # not a framework's function (`torch.device(...)`)
+                self.methods_called.setdefault(node.func.attr, []).append(node)
         self.helper_kinds: dict[str, str] = {}  # what a helper function returns (a layer: MODULE)
         self._group = 0
         self._temporaries = 0
@@ -286,6 +294,31 @@ class Translator:
         cls = self.definitions.get(class_name)
         return next((m for m in reversed(cls.body) if isinstance(m, ast.FunctionDef) and m.name == method),
                     None) if isinstance(cls, ast.ClassDef) else None  # the last def of a name is the method
+
+    def _named_elsewhere(self, name: str, fn: ast.FunctionDef, cls: ast.ClassDef) -> bool:
+        """Whether the method `name` of `cls` is used outside `fn`: read as `self.<name>` in `cls` or a class it
+        derives from or that derives from it, or called as `<any object>.<name>(...)` anywhere in the module."""
+        inside = {id(n) for n in ast.walk(fn)}
+        related = [c for c in self.tree.body if isinstance(c, ast.ClassDef) and (
+            c is cls or c.name in {b.id for b in cls.bases if isinstance(b, ast.Name)} or
+            cls.name in {b.id for b in c.bases if isinstance(b, ast.Name)})]
+        return any(id(n) not in inside for n in self.methods_called.get(name, ())) or any(
+            is_self_attr(n) and n.attr == name and id(n) not in inside for c in related for n in ast.walk(c))
+
+    def _unused_method(self, cls: ast.ClassDef, fn: ast.FunctionDef, scope: Scope, info) -> list[ast.stmt]:
+        """A method nothing in the module calls or reads (`extra_repr`, a `device` property): translated where it
+        can be, else left out with its reasons in a note (it computes nothing the model returns)."""
+        report, self.report = self.report, BlockerReport("method", framework=self.target.framework)
+        try:
+            written = self._function(fn, scope, info, fn.name)
+            blockers = self.report.blockers
+        finally:
+            self.report = report
+        if not blockers:
+            return [written]
+        self.notes.append(f"line {fn.lineno}: {cls.name}.{fn.name}, which nothing in the module calls, is not "
+                          f"translated ({'; '.join(f'{b.op}: {b.detail}' for b in blockers)})")
+        return []
 
     def _passes_class(self, methods: dict, name: str, info: ClassInfo) -> bool:
         """Whether `__init__` may pass the method `name` a layer class (`norm_layer`): what the method makes then
@@ -425,6 +458,8 @@ class Translator:
         built = self._build(build, methods.get(self.src.forward), info) if build is not None else None
         body = []
         init_only = _init_only_methods(methods)
+        unused = {n for n, m in methods.items() if n not in ("__init__", self.src.forward) and
+                  not n.startswith("__") and not self._named_elsewhere(n, m, cls)}
         early = {}  # functions of their arguments that __init__ calls: what they return is known to __init__
         for name in sorted(init_only - {"__init__", *INIT_METHODS}, key=list(methods).index):
             if not any(is_self(n) for n in ast.walk(methods[name])) and not self._passes_class(methods, name, info):
@@ -447,7 +482,12 @@ class Translator:
                     continue
                 mode = "init" if stmt.name in init_only else "forward"
                 name = self.dst.forward if stmt.name == self.src.forward else stmt.name
-                body.append(early.get(stmt.name) or self._function(stmt, Scope(mode), info, name))
+                if stmt.name in early:
+                    body.append(early[stmt.name])
+                elif stmt.name in unused:
+                    body += self._unused_method(cls, stmt, Scope(mode), info)
+                else:
+                    body.append(self._function(stmt, Scope(mode), info, name))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 body.append(stmt)  # docstring
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \

@@ -2373,6 +2373,7 @@ CASES = [
     ("SAB", (), (2, 5, 6)),
     ("ISAB", (), (2, 5, 6)),
     ("PMA", (), (2, 5, 8)),
+    ("WithProperty", (), (2, 6)),
 ]
 
 
@@ -6477,6 +6478,35 @@ class PMA(nn.Module):
 
     def forward(self, X):
         return self.mab(self.S.repeat(X.size(0), 1, 1), X)
+
+
+class WithProperty(nn.Module):
+    """Properties as models write them: one the forward pass reads, and a `device` property (from
+    next(self.parameters())) and extra_repr that nothing calls, left out with a note; x.new_tensor(...) of the
+    input's dtype, masked_fill, the tanh GELU."""
+
+    def __init__(self, dim=6):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.scale_init = 0.5
+
+    @property
+    def scale(self):
+        return self.scale_init * 2
+
+    @property
+    def device(self):
+        return next(self.parameters()).device
+
+    def extra_repr(self):
+        return f"scale={self.scale}"
+
+    def forward(self, x):
+        mask = x > 0
+        y = self.fc(x).masked_fill(mask, 0.0)
+        y = y * self.scale
+        z = x.new_tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+        return y + z + F.gelu(x, approximate="tanh")
 
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"

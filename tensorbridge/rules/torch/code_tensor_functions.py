@@ -159,6 +159,9 @@ for _name, _dtype_name in (("Tensor", "float32"), ("FloatTensor", "float32"), ("
     C.function(f"torch.{_name}", "ConstantOfShape", "*args", read=_legacy_constructor(_dtype_name))
 
 
+C.function("Tensor.new_tensor", "Constant", "input data dtype=None device=None requires_grad=False",
+           read=lambda a: OpCall("Constant", [], {"value": a["data"], "dtype": _dtype(a) or ast.Attribute(
+               a["input"], "dtype", ast.Load())}))  # the tensor's own dtype unless given
 C.function("torch.tensor", "Constant", "data dtype=None device=None requires_grad=False pin_memory=False",
            read=_tensor)
 
