@@ -590,6 +590,18 @@ def layer_lambda(make: Callable[[ast.expr], ast.expr], given: list) -> ast.Lambd
     return made
 
 
+def l1l2_helper(ns: str) -> Callable[[], list[ast.stmt]]:
+    """The `L1L2` helper class over namespace `ns` (torch, jnp): a Keras regularizer as the penalty it computes."""
+    return definition(
+        "class L1L2:\n"
+        "    \"\"\"A Keras weight regularizer: the penalty l1 * sum(|w|) + l2 * sum(w ** 2).\"\"\"\n\n"
+        "    def __init__(self, l1=0.0, l2=0.0):\n"
+        "        self.l1 = l1\n"
+        "        self.l2 = l2\n\n"
+        "    def __call__(self, weight):\n"
+        f"        return self.l1 * {ns}.abs(weight).sum() + self.l2 * {ns}.square(weight).sum()\n")
+
+
 def definition(source: str) -> Callable[[], list[ast.stmt]]:
     """A helper class or function (or a class and the functions that go with it) written with a translation:
     () -> its parsed statements."""

@@ -27,6 +27,7 @@ from tensorbridge.rules.code import (
     definition,
     keywords,
     known,
+    l1l2_helper,
     layer_lambda,
     norm_offset,
     pairs,
@@ -492,14 +493,7 @@ HELPERS = {
         "    if not trainable:\n"
         "        embed.embedding = nnx.Variable(embed.embedding.value)\n"
         "    return embed\n"),
-    "L1L2": definition(
-        "class L1L2:\n"
-        "    \"\"\"A Keras weight regularizer: the penalty l1 * sum(|w|) + l2 * sum(w ** 2).\"\"\"\n\n"
-        "    def __init__(self, l1=0.0, l2=0.0):\n"
-        "        self.l1 = l1\n"
-        "        self.l2 = l2\n\n"
-        "    def __call__(self, weight):\n"
-        "        return self.l1 * jnp.abs(weight).sum() + self.l2 * jnp.square(weight).sum()\n"),
+    "L1L2": l1l2_helper("jnp"),
     "Penalized": definition(
         "class Penalized(nnx.Module):\n"
         "    \"\"\"A layer whose kernel and bias the Keras source regularised: Keras adds their penalties to the\n"

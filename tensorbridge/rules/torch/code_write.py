@@ -32,6 +32,7 @@ from tensorbridge.rules.code import (
     is_empty_literal,
     keywords,
     known,
+    l1l2_helper,
     pairs,
     with_activation,
 )
@@ -631,14 +632,7 @@ HELPERS = {
         "        self.layer = layer\n\n"
         "    def forward(self, x):\n"
         "        return self.layer(x.movedim(-1, 1)).movedim(1, -1)\n"),
-    "L1L2": definition(
-        "class L1L2:\n"
-        "    \"\"\"A Keras weight regularizer: the penalty l1 * sum(|w|) + l2 * sum(w ** 2).\"\"\"\n\n"
-        "    def __init__(self, l1=0.0, l2=0.0):\n"
-        "        self.l1 = l1\n"
-        "        self.l2 = l2\n\n"
-        "    def __call__(self, weight):\n"
-        "        return self.l1 * weight.abs().sum() + self.l2 * weight.square().sum()\n"),
+    "L1L2": l1l2_helper("torch"),
     "Penalized": definition(
         "class Penalized(nn.Module):\n"
         "    \"\"\"A layer whose kernel and bias the Keras source regularised: Keras adds their penalties to the\n"
