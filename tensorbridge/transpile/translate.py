@@ -186,6 +186,8 @@ class Translator:
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
         """The translated module body and the model class names."""
+        if only is not None and only not in self.definitions and f"{only}_" in self.definitions:
+            only += "_"  # a class named as one of the target's helpers, renamed (see _Rename)
         wanted = _reachable(self.tree, only) if only is not None else None
         for stmt in self.tree.body:
             parent = self._parent_layer(stmt) if isinstance(stmt, ast.ClassDef) else None
