@@ -116,7 +116,42 @@ def _expr(node: ast.expr, indent: int, width: int, column: int) -> str:
         return _expr(node.value, indent, width - len(index), column) + index
     if indent + INDENT + len(flat) <= width:  # an operator expression: parenthesised on its own line
         return f"(\n{' ' * (indent + INDENT)}{flat}\n{' ' * indent})"
+    if isinstance(node, ast.BinOp) and _GROUP.get(type(node.op)):  # `a + b - c * d`: one operand a line
+        inner = indent + INDENT
+        terms = _chain(node)
+        group = _GROUP[type(node.op)]
+        lines = [_operand(terms[0][1], group, inner, width, inner, first=True)] + [
+            f"{op} {_operand(term, group, inner, width, inner + len(op) + 1)}" for op, term in terms[1:]]
+        return "(\n" + "\n".join(" " * inner + line for line in lines) + f"\n{' ' * indent})"
     return flat
+
+
+#: binary operators a long expression breaks at, by precedence group (operands of the same group are chained)
+_GROUP = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2, ast.MatMult: 2}
+_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@"}
+
+
+def _chain(node: ast.BinOp) -> list[tuple[str, ast.expr]]:
+    """`a - b + c` as [("", a), ("-", b), ("+", c)]: the left-nested operations of `node`'s precedence group."""
+    group = _GROUP[type(node.op)]
+    if isinstance(node.left, ast.BinOp) and _GROUP.get(type(node.left.op)) == group:
+        head = _chain(node.left)
+    else:
+        head = [("", node.left)]
+    return head + [(_SYMBOL[type(node.op)], node.right)]
+
+
+def _operand(node: ast.expr, group: int, indent: int, width: int, column: int, first: bool = False) -> str:
+    """An operand in a chain of `group`, parenthesised unless it binds more tightly than the chain (the first
+    one also when it binds as tightly: the chain took those in)."""
+    looser = False
+    if isinstance(node, ast.BinOp):
+        binds = _GROUP.get(type(node.op), 3)
+        looser = binds < group if first else binds <= group
+    if looser or isinstance(node, (ast.BoolOp, ast.Compare, ast.IfExp, ast.Lambda)) or \
+            isinstance(node, ast.UnaryOp) and not first:
+        return "(" + _expr(node, indent, width - 1, column + 1) + ")"
+    return _expr(node, indent, width, column)
 
 
 def _is_literal(node: ast.expr) -> bool:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import ast
 import sys
+import textwrap
 import types
 
 from tensorbridge import frameworks
 from tensorbridge.codegen import pyast as P
+from tensorbridge.codegen.wrap import LINE_LENGTH
 from tensorbridge.errors import ModelError
 from tensorbridge.transpile.translate import Translator
 from tensorbridge.transpile.weights import port_weights
@@ -50,11 +52,12 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
     doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
     if translator.notes:
         doc += "\n\nNotes (none changes what the model computes in inference):\n" + "\n".join(
-            f"- {n}" for n in translator.notes) + "\n"
+            textwrap.fill(n, LINE_LENGTH - 4, initial_indent="- ", subsequent_indent="  ", break_long_words=False,
+                          break_on_hyphens=False) for n in translator.notes) + "\n"
     kept = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
     rest = [s for s in body if s not in kept]
     rest = _helpers_used(target.skeleton.helpers, rest) + rest
-    return P.module(doc, _import_groups(kept + list(target.skeleton.imports), _names(rest)), rest)
+    return P.module(doc, _import_groups(kept + list(target.skeleton.imports), _free_names(rest)), rest)
 
 
 def _source_framework(text: str, filename: str) -> str:
@@ -91,6 +94,24 @@ def _names(stmts) -> set[str]:
     return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
 
 
+def _free_names(stmts) -> set[str]:
+    """The names `stmts` read from the module's scope: not a function's parameters inside it (a helper's
+    `reduce` parameter does not use an imported `reduce`)."""
+    free = set()
+
+    def visit(node, bound: frozenset):
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            a = node.args
+            bound = bound | {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if p}
+        if isinstance(node, ast.Name) and node.id not in bound:
+            free.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, bound)
+    for stmt in stmts:
+        visit(stmt, frozenset())
+    return free
+
+
 def _import_groups(imports: list[ast.stmt], used: set[str]) -> list[list[ast.stmt]]:
     """The imports the code uses, standard library first, each group sorted as isort does."""
     def binds(stmt) -> bool:
@@ -104,9 +125,17 @@ def _import_groups(imports: list[ast.stmt], used: set[str]) -> list[list[ast.stm
 
     imports = list({ast.dump(i): i for i in imports}.values())  # the source's and the target's same import once
     future = [i for i in imports if module(i) == "__future__"]
-    kept = [i for i in imports if binds(i) and i not in future]
+    kept = [_only_used(i, used) for i in imports if binds(i) and i not in future]
     stdlib = [i for i in kept if module(i).split(".")[0] in sys.stdlib_module_names]
     return [future, sorted(stdlib, key=order), sorted([i for i in kept if i not in stdlib], key=order)]
+
+
+def _only_used(stmt, used: set[str]):
+    """The import `stmt` binding only the names `used` reads (`from einops import rearrange` of `rearrange, reduce`)."""
+    names = [a for a in stmt.names if (a.asname or a.name.split(".")[0]) in used]
+    if len(names) == len(stmt.names):
+        return stmt
+    return ast.Import(names) if isinstance(stmt, ast.Import) else ast.ImportFrom(stmt.module, names, stmt.level)
 
 
 class _CallableModule(types.ModuleType):

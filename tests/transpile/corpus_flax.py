@@ -995,11 +995,25 @@ class LoRALinear(nnx.Module):
         return self.base(x) + x @ self.lora_a[...] @ self.lora_b[...]
 
 
+class AnyGate(nnx.Module):
+    """jnp.any / jnp.all over an axis, gating the features."""
+
+    def __init__(self, dim=6, *, rngs: nnx.Rngs):
+        self.fc = nnx.Linear(dim, dim, rngs=rngs)
+
+    def __call__(self, x):
+        h = self.fc(x)
+        positive = jnp.any(h > 0.5, axis=-1, keepdims=True)
+        small = jnp.all(jnp.abs(x) < 2.0, axis=-1, keepdims=True)
+        return jnp.where(positive & small, h, -h)
+
+
 CASES = [
     ("Mlp", (12, 16, 8), (2, 12)),
     ("LinearResidualStack", (), (2, 6)),
     ("TiedLM", (), (2, 5), "int64"),
     ("LoRALinear", (), (3, 6)),
+    ("AnyGate", (), (4, 6)),
     ("ConvBNReLU", (3, 8), (2, 10, 10, 3)),
     ("ResidualBlock", (4, 8, 2), (2, 10, 10, 4)),
     ("Bottleneck", (6, 4), (2, 8, 8, 6)),

@@ -499,3 +499,19 @@ def test_reference_metrics_compare_calls_by_what_they_name():
     a, b = classes(one)["A"], classes(two)["A"]
     assert api_calls(a, Imports(ast.parse(one))) == api_calls(b, Imports(ast.parse(two))) == {"torch.nn.ReLU": 1}
     assert normalized(a) != normalized(b) and "Doc" not in normalized(a)
+
+
+@pytest.mark.parametrize("source, to, classes", [
+    ("torch", "keras", ("PackedBags", "AffineWarp", "Unfolder", "StrideAware", "PPM", "VectorQuantizer")),
+    ("torch", "flax", ("PackedBags", "AffineWarp", "Unfolder", "PPM", "VectorQuantizer", "ScatterTopK")),
+    ("keras", "torch", ("RegularizedConvNet", "XceptionStyleBlock", "VAEDecoder", "ConvTokenizer", "OneHotMix")),
+    ("keras", "flax", ("RegularizedConvNet", "SamePoolMerge", "ConvTokenizer"))])
+def test_translations_on_helpers_are_lint_clean(source, to, classes, tmp_path):
+    """The helpers written with a translation (EmbeddingBag, affine_grid, unfold, scatter, Penalized, PadSame,
+    ...), the imports it keeps (only the names it uses) and long expressions broken at their operators."""
+    from tests.generated_lint import ruff_check
+
+    for name in classes:
+        (tmp_path / f"{name.lower()}.py").write_text(tb.transpile(CORPORA[source].read_text(), to=to, cls=name))
+    result = ruff_check(tmp_path)
+    assert result.returncode == 0, result.stdout

@@ -514,7 +514,7 @@ HELPERS = {
         "def regularization_loss(model):\n"
         "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
         "    loss.\"\"\"\n"
-        "    return sum(m.penalty() for _, m in nnx.iter_graph(model) if isinstance(m, Penalized))\n"),
+        "    return sum([m.penalty() for _, m in nnx.iter_graph(model) if isinstance(m, Penalized)])\n"),
     "EmbeddingBag": definition(
         "class EmbeddingBag(nnx.Module):\n"
         "    \"\"\"PyTorch's nn.EmbeddingBag: the mean, sum or max of the embeddings of each bag of ids, a row of a\n"

@@ -399,7 +399,10 @@ _fn(f"{JNP}linspace", "Linspace", "start stop num=50 endpoint=True retstep=False
     check=lambda a: only(a, endpoint=True, retstep=False, dtype=None, axis=0, device=None))
 _fn(f"{JNP}reshape", "Reshape", "a shape order='C'", inputs="a", shape="shape", check=lambda a: only(a, order="C"))
 _fn(f"{JNP}transpose", "Transpose", "a axes=None", inputs="a", perm="axes")
-for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("all", "ReduceAll"), ("any", "ReduceAny")):
+for _name, _op in (("all", "ReduceAll"), ("any", "ReduceAny")):
+    _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None out=None keepdims=False where=None", inputs="a",
+        axis="axis", keepdims="keepdims", check=lambda a: only(a, where=None))
+for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum")):
     _fn(f"{JNP}{_name} Tensor.{_name}", _op, "a axis=None dtype=None out=None keepdims=False", inputs="a",
         axis="axis", keepdims="keepdims", check=lambda a: only(a, dtype=None))
 _fn("jax.nn.logsumexp jax.scipy.special.logsumexp", "ReduceLogSumExp", "a axis=None b=None keepdims=False "

@@ -654,7 +654,7 @@ HELPERS = {
         "def regularization_loss(model):\n"
         "    \"\"\"The penalties of the Keras source's regularizers (its sum(model.losses)): add this to the training\n"
         "    loss.\"\"\"\n"
-        "    return sum(m.penalty() for m in model.modules() if isinstance(m, Penalized))\n"),
+        "    return sum([m.penalty() for m in model.modules() if isinstance(m, Penalized)])\n"),
     "torch_dtype": definition(
         "def torch_dtype(dtype):\n"
         "    \"\"\"A dtype named as Keras and NumPy name them (\"float32\") as torch's; a torch dtype as it is.\"\"\"\n"
