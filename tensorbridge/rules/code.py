@@ -572,19 +572,24 @@ def with_activation(table: CodeTable, layer: ast.expr, attrs, sequential: Callab
 
 #: Python's own types (`isinstance(size, int)`), never bound as a made layer's values
 BUILTIN_TYPES = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type))
+#: the names written code reads modules by (its imports' and the common ones'), never bound as a layer's values
+MODULE_NAMES = frozenset({"math", "np", "jnp", "jax", "ops", "keras", "layers", "torch", "nn", "F", "nnx", "einops",
+                          "functools", "operator", "itertools"})
 
 
 def layer_lambda(make: Callable[[ast.expr], ast.expr], given: list) -> ast.Lambda:
     """`lambda x, v=v: make(x)` for a layer made from the expressions `given`: its parameter named to hide none of
     their names, and the variables they read bound when the layer is made (a lambda reads a name when it runs, and a
-    loop making layers, PSPNet's bins, has moved it on by then); not the modules and functions they call."""
+    loop making layers, PSPNet's bins or `cfg.size` for each `cfg`, has moved it on by then); not `self`, Python's
+    types and functions, nor a module read through (`math.ceil(...)`)."""
     given = [v for v in given if isinstance(v, ast.AST)]
     used = {n.id for v in given for n in ast.walk(v) if isinstance(n, ast.Name)}
     param = next(p for p in ("x", "inputs", "x_", "inputs_") if p not in used)
-    roots = {n.value.id for v in given for n in ast.walk(v) if isinstance(n, ast.Attribute) and
-             isinstance(n.value, ast.Name)} | {n.func.id for v in given for n in ast.walk(v) if
-                                               isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    bound = sorted(used - roots - BUILTIN_TYPES)
+    modules = {n.value.id for v in given for n in ast.walk(v) if isinstance(n, ast.Attribute) and
+               isinstance(n.value, ast.Name) and n.value.id in MODULE_NAMES}
+    called = {n.func.id for v in given for n in ast.walk(v) if isinstance(n, ast.Call) and
+              isinstance(n.func, ast.Name) and n.func.id in vars(builtins)}
+    bound = sorted(used - modules - called - BUILTIN_TYPES - {"self"})
     made = P.lambda_([param, *bound], make(P.name(param)))
     made.args.defaults = [P.name(n) for n in bound]
     return made
