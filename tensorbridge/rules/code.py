@@ -595,6 +595,12 @@ def layer_lambda(make: Callable[[ast.expr], ast.expr], given: list) -> ast.Lambd
     return made
 
 
+def transposed_product(table: CodeTable, x: ast.expr, weight: ast.expr) -> ast.expr:
+    """`x` times the transpose of the 2-D `weight`, written with `table`'s functions (NNX's `Embed.attend`)."""
+    swapped = table.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0, "axis2": 1}))
+    return table.function_writers["MatMul"].write(OpCall("MatMul", [x, swapped]))
+
+
 def l1l2_helper(ns: str) -> Callable[[], list[ast.stmt]]:
     """The `L1L2` helper class over namespace `ns` (torch, jnp): a Keras regularizer as the penalty it computes."""
     return definition(

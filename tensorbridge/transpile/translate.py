@@ -39,6 +39,7 @@ from tensorbridge.rules.code import (
     known,
     makes_integers,
     mark_held,
+    transposed_product,
 )
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.held_settings import keep_held_settings
@@ -1611,8 +1612,7 @@ class Translator:
             return None
         weight, _ = self._layer_weight(ast.Attribute(func.value, name, ast.Load()), opcall, written, info)
         x, _ = self._expr(node.args[0], scope, info)
-        swapped = self.target.function_writers["SwapAxes"].write(OpCall("SwapAxes", [weight], {"axis1": 0, "axis2": 1}))
-        return self.target.function_writers["MatMul"].write(OpCall("MatMul", [x, swapped]))
+        return transposed_product(self.target, x, weight)
 
     def _layer_setting(self, node: ast.Attribute, opcall, setting: str, path):
         """`self.drop.p`, `self.fc.out_features` (a framework layer's configuration, read): the target layer's
