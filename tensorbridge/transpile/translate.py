@@ -270,7 +270,7 @@ class Translator:
             def factory(value, defaults=defaults):
                 if isinstance(value, ast.Name) and value.id in defaults:
                     value = defaults[value.id]
-                return self._is_layer_class(value) or self._is_layer_factory(value)
+                return self._makes_layers(value)
             for call in [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                          and n.func.id in self.classes]:
                 init = self._init_of(call.func.id)
@@ -330,7 +330,7 @@ class Translator:
         if init is None:
             return False
         defaults = dict(zip([a.arg for a in init.args.args][::-1], init.args.defaults[::-1]))
-        classes = {a for a, d in defaults.items() if self._is_layer_class(d) or self._is_layer_factory(d)} | set(
+        classes = {a for a, d in defaults.items() if self._makes_layers(d)} | set(
             self.factory_parameters.get(info.name, ()))
         return any((isinstance(a, ast.Name) and a.id in classes) or self._framework_path(a) is not None
                    for call in ast.walk(init) if isinstance(call, ast.Call) and is_self_attr(call.func) and
@@ -391,12 +391,13 @@ class Translator:
         for base in cls.bases:
             if isinstance(base, ast.Name) and base.id in self.classes:
                 return True
-            if self.imports.path(base) in self.src.module_classes or self._is_sequential_base(base):
+            if self.imports.path(base) in self.src.module_classes or self._is_sequential(base):
                 return True
         return False
 
-    def _is_sequential_base(self, base) -> bool:
-        return self.src.containers.get(self.imports.path(base)) == "sequential"
+    def _is_sequential(self, node) -> bool:
+        """Whether `node` names the framework's sequential container (a base class, a constructor called)."""
+        return self.src.containers.get(self.imports.path(node)) == "sequential"
 
     def _top_level(self, stmt):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -442,7 +443,7 @@ class Translator:
     # -- classes ---------------------------------------------------------------------------------
     def _class(self, cls: ast.ClassDef) -> ast.ClassDef:
         info = self.classes[cls.name]
-        info.sequential = any(self._is_sequential_base(b) for b in cls.bases[:1])
+        info.sequential = any(self._is_sequential(b) for b in cls.bases[:1])
         # a subclass of the sequential container derives from the target's: the class its writer calls
         base = self.dst.sequential(ast.List([P.name("layer")], ast.Load())).func if info.sequential else \
             P.name(self.dst.layer_base)
@@ -636,7 +637,7 @@ class Translator:
             elif info is not None and (a.arg in info.passed_classes.get(fn.name, ()) or fn.name == "__init__" and
                                        a.arg in self.factory_parameters.get(info.name, ())):
                 scope.kinds[a.arg] = CLASS
-            elif default is not None and (self._is_layer_class(default) or self._is_layer_factory(default)):
+            elif default is not None and self._makes_layers(default):
                 scope.kinds[a.arg] = CLASS
             elif scope.mode == "forward" and info is not None and fn.name != self.src.forward and \
                     _passed_numbers(info, fn.name, a.arg):
@@ -793,7 +794,7 @@ class Translator:
         init = self._own_method(info.name, "__init__") if info is not None and is_self_attr(node) else None
         return init is not None and any(
             _set_layer(s, None)[0] == node.attr and isinstance(s.value, ast.Call) and
-            self.src.containers.get(self._framework_path(s.value.func)) == "sequential" for s in ast.walk(init)
+            self._is_sequential(s.value.func) for s in ast.walk(init)
             if isinstance(s, ast.Assign))
 
     def _on_tensor_values(self, test, scope, info) -> bool:
@@ -890,9 +891,7 @@ class Translator:
             return False
         if scope.mode == "init" and info is not None and isinstance(call.func, ast.Attribute) and \
                 _is_inplace_method(call.func.attr):
-            root = call.func.value  # `self.fc_loc[2].weight.data.zero_()`: through items of a container too
-            while isinstance(root, (ast.Attribute, ast.Subscript)) and not is_self_attr(root):
-                root = root.value
+            root = _held_root(call.func.value)  # `self.fc_loc[2].weight.data.zero_()`
             if is_self_attr(root) and root is not call.func.value and \
                     info.attrs.get(root.attr) in (MODULE, OWN, MODULES):
                 self._skip_initialisation(call, f"{ast.unparse(call.func)}(...)")
@@ -981,7 +980,7 @@ class Translator:
             elif scope.mode == "init" and is_empty_literal(value):  # filled, then maybe wrapped (PSPNet's features)
                 out.value = self.dst.empty_layer(value)
             if scope.mode == "init" and isinstance(stmt.value, ast.Call) and not stmt.value.args and \
-                    self.src.containers.get(self._framework_path(stmt.value.func)) == "sequential":
+                    self._is_sequential(stmt.value.func):
                 info.empty_sequentials[target.attr] = out
             if getattr(value, "entry_kinds", None):
                 info.entries[target.attr] = value.entry_kinds
@@ -1103,9 +1102,7 @@ class Translator:
         """`self.conv.weight.data = ...`: the values of a layer's weight set (initialisation, in `__init__`)."""
         if not (isinstance(target, ast.Attribute) and target.attr == self.src.weight_values):
             return False
-        root = target.value
-        while isinstance(root, (ast.Attribute, ast.Subscript)) and not is_self_attr(root):
-            root = root.value
+        root = _held_root(target.value)
         return info is not None and is_self_attr(root) and info.attrs.get(root.attr) in (MODULE, OWN, MODULES)
 
     def _draws_key(self, value) -> bool:
@@ -2015,6 +2012,10 @@ class Translator:
                             f"the layer is translated with {k.arg}={defaults[k.arg]!r} only")
         return out
 
+    def _makes_layers(self, node) -> bool:
+        """Whether `node` is a framework layer class or a function of the module making layers."""
+        return self._is_layer_class(node) or self._is_layer_factory(node)
+
     def _is_layer_class(self, node) -> bool:
         """A framework layer class (`nn.LayerNorm`), or a `partial` of one, written as a value."""
         if isinstance(node, ast.Call) and self.imports.path(node.func) == "functools.partial" and node.args:
@@ -2570,6 +2571,14 @@ def _single(stmt, alias) -> ast.stmt:
     if isinstance(stmt, ast.Import):
         return ast.Import([alias])
     return ast.ImportFrom(stmt.module, [alias], stmt.level)
+
+
+def _held_root(node):
+    """The `self.<name>` a chain of attributes and items starts from (`self.fc_loc[2].weight.data`), else the node
+    the chain ends at."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)) and not is_self_attr(node):
+        node = node.value
+    return node
 
 
 def _set_before_read(fn: ast.FunctionDef, attrs: set) -> set:
