@@ -123,7 +123,20 @@ def _expr(node: ast.expr, indent: int, width: int, column: int) -> str:
         lines = [_operand(terms[0][1], group, inner, width, inner, first=True)] + [
             f"{op} {_operand(term, group, inner, width, inner + len(op) + 1)}" for op, term in terms[1:]]
         return "(\n" + "\n".join(" " * inner + line for line in lines) + f"\n{' ' * indent})"
+    if isinstance(node, ast.IfExp):  # `a if test else b`: one part a line
+        inner = indent + INDENT
+        parts = [("", node.body, False), ("if ", node.test, False), ("else ", node.orelse, True)]
+        lines = [word + _part(part, inner, width, inner + len(word), chained) for word, part, chained in parts]
+        return "(\n" + "\n".join(" " * inner + line for line in lines) + f"\n{' ' * indent})"
     return flat
+
+
+def _part(node: ast.expr, indent: int, width: int, column: int, chained: bool) -> str:
+    """A part of a conditional expression, parenthesised where it binds as loosely (a conditional other than
+    the `else` part's chain, a lambda)."""
+    if isinstance(node, ast.Lambda) or isinstance(node, ast.IfExp) and not chained:
+        return "(" + _expr(node, indent, width - 1, column + 1) + ")"
+    return _expr(node, indent, width, column)
 
 
 #: binary operators a long expression breaks at, by precedence group (operands of the same group are chained)

@@ -291,9 +291,11 @@ class SourceSkeleton:
     #: classes whose instances name a device (`torch.device`): a module-level one is not kept, as targets that
     #: place arrays themselves write every device as None
     device_classes: frozenset = frozenset()
+    #: functions that are an assert statement (`torch._assert(condition, message)`): written as one
+    assert_functions: frozenset = frozenset()
     #: layer classes whose call is a function of their weight alone, so a layer tied to another's weight by
     #: assignment is written as that function (transpile/weight_tying.py) -> (function path, {option: the value it
-    #: must have})
+    #: must have}, the layer's other weights, passed after the tied one unless its option says it has none)
     tied_layers: dict = field(default_factory=dict)
     #: paths naming a constant (`tf.newaxis`) -> its value
     constants: dict = field(default_factory=dict)

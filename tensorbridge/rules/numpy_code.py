@@ -288,6 +288,27 @@ SPATIAL_PADDING_HELPER = {SPATIAL_PADDING: definition('''def spatial_padding(pad
     return [(p, p) for p in (padding if isinstance(padding, (tuple, list)) else [padding] * rank)]''')}
 
 
+CEIL_MODE_PADDING = "ceil_mode_padding"
+#: the padding of a max pool in PyTorch's ceil_mode, which depends on the input's size
+CEIL_MODE_PADDING_HELPER = {CEIL_MODE_PADDING: definition('''def ceil_mode_padding(sizes, kernel, stride, padding):
+    """(before, after) pads of each spatial axis, of the given sizes, for a max pool in PyTorch's ceil_mode: the
+    padding, and after the end what the last window reaches beyond it (windows start inside the input or its
+    leading padding)."""
+    out = []
+    for size, k, s, p in zip(sizes, kernel, stride, padding):
+        windows = -(-(size + 2 * p - k) // s) + 1
+        if (windows - 1) * s >= size + p:
+            windows -= 1
+        out.append((p, max(p, (windows - 1) * s + k - size - p)))
+    return out''')}
+
+
+def ceil_mode_padding(sizes: ast.expr, a: dict) -> ast.expr:
+    """`ceil_mode_padding(sizes, kernel, stride, padding)` for a pool's attributes (literal sizes)."""
+    rank = a["rank"]
+    return P.call(CEIL_MODE_PADDING, sizes, *(P.lit(pairs(a[k], rank)) for k in ("kernel_shape", "strides", "pads")))
+
+
 EXTRACT_PATCHES = '''def extract_patches(images, size):
     """keras.ops.image.extract_patches of channels-last images into non-overlapping size x size patches (the
     rows and columns that do not fill a patch dropped): each patch's values in (row, column, channel) order."""

@@ -44,6 +44,7 @@ from tensorbridge.rules.code import (
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.held_settings import keep_held_settings
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
+from tensorbridge.transpile.layer_choice import spell_layer_choices
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
 from tensorbridge.transpile.weight_tying import untie
@@ -163,11 +164,7 @@ class Translator:
         self.container_subclasses: set[str] = set()  # refused (see _container_subclasses)
         #: the methods the module calls on any object (`cell.init_hidden(...)`), by name -> the calls (see
         #: _named_elsewhere)
-        self.methods_called: dict[str, list] = {}
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    self.imports.path(node.func) is None:  # not a framework's function (`torch.device(...)`)
-                self.methods_called.setdefault(node.func.attr, []).append(node)
+        self.methods_called: dict[str, list] = self._methods_called(self.tree.body)
         self.helper_kinds: dict[str, str] = {}  # what a helper function returns (a layer: MODULE)
         self._group = 0
         self._temporaries = 0
@@ -190,6 +187,9 @@ class Translator:
         if only is not None and only not in self.definitions and f"{only}_" in self.definitions:
             only += "_"  # a class named as one of the target's helpers, renamed (see _Rename)
         wanted = _reachable(self.tree, only) if only is not None else None
+        if wanted is not None:  # what the classes left out call does not count
+            self.methods_called = self._methods_called([s for s in self.tree.body if getattr(s, "name", None) in
+                                                        wanted])
         for stmt in self.tree.body:
             parent = self._parent_layer(stmt) if isinstance(stmt, ast.ClassDef) else None
             if parent is not None and (wanted is None or stmt.name in wanted):
@@ -198,10 +198,14 @@ class Translator:
                 self.classes[stmt.name] = ClassInfo(stmt.name)
                 if wanted is None or stmt.name in wanted:
                     self._untie(stmt)
+                    spell_layer_choices(stmt, lambda node: self._framework_path(node) is not None)
                     keep_held_settings(stmt, self._layer_row, lambda row: self.source_table.layer_settings.get(
                         row.path, {}))
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
+            elif isinstance(stmt, ast.ClassDef) and not self._uses_framework(stmt):
+                self.helpers.add(stmt.name)  # a plain class (torchvision's InvertedResidualConfig): kept as written
+                self.helper_kinds[stmt.name] = PYTHON
         self.factory_parameters = self._factory_parameters()
         self.container_subclasses = containers = self._container_subclasses(wanted)
         if not self.classes and not containers:
@@ -266,6 +270,9 @@ class Translator:
             positional = fn.args.posonlyargs + fn.args.args
             defaults = dict(zip([a.arg for a in positional][::-1], fn.args.defaults[::-1]))
             defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
+            # local names bound to a factory (`norm = partial(nn.BatchNorm2d, eps=0.001)`) pass one too
+            defaults.update({n.targets[0].id: n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and
+                             len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)})
 
             def factory(value, defaults=defaults):
                 if isinstance(value, ast.Name) and value.id in defaults:
@@ -297,6 +304,15 @@ class Translator:
         cls = self.definitions.get(class_name)
         return next((m for m in reversed(cls.body) if isinstance(m, ast.FunctionDef) and m.name == method),
                     None) if isinstance(cls, ast.ClassDef) else None  # the last def of a name is the method
+
+    def _methods_called(self, statements: list) -> dict[str, list]:
+        """The methods `statements` call on any object (`cell.init_hidden(...)`), by name -> the calls."""
+        out: dict[str, list] = {}
+        for node in (n for s in statements for n in ast.walk(s)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    self.imports.path(node.func) is None:  # not a framework's function (`torch.device(...)`)
+                out.setdefault(node.func.attr, []).append(node)
+        return out
 
     def _named_elsewhere(self, name: str, fn: ast.FunctionDef, cls: ast.ClassDef) -> bool:
         """Whether the method `name` of `cls` is used outside `fn`: read as `self.<name>` in `cls` or a class it
@@ -426,6 +442,11 @@ class Translator:
             self.devices.add(stmt.targets[0].id)
             self.notes.append(f"line {stmt.lineno}: `{stmt.targets[0].id} = {ast.unparse(stmt.value.func)}(...)` is "
                               f"not kept: {self.target.framework} places arrays itself")
+            return None
+        if isinstance(stmt, ast.ClassDef) and any(self._framework_path(b) for b in stmt.bases):
+            self._block(stmt, f"class {stmt.name}({', '.join(ast.unparse(b) for b in stmt.bases)})",
+                        "derives from a framework class that is neither a layer base class nor a layer with a "
+                        "translation")
             return None
         if self._uses_framework(stmt):
             self._block(stmt, "module-level code using the framework",
@@ -708,6 +729,9 @@ class Translator:
                 return [stmt]
             if self._is_init_only(stmt.value, scope, info):
                 return []
+            if isinstance(stmt.value, ast.Call) and self.imports.path(stmt.value.func) in self.src.assert_functions \
+                    and 1 <= len(stmt.value.args) <= 2 and not stmt.value.keywords:
+                return self._statement(ast.copy_location(ast.Assert(*stmt.value.args), stmt), scope, info)
             if is_super_call(stmt.value, "__init__") and info is not None and info.sequential:
                 return [self._sequential_init(stmt.value, scope, info)]
             if is_super_call(stmt.value, "__init__") and not (info is not None and info.own_base):
@@ -782,6 +806,11 @@ class Translator:
             scope.functions[stmt.name] = inner.returns[0] if len(set(inner.returns)) == 1 else UNKNOWN
             scope.kinds.pop(stmt.name, None)
             return [written]
+        if isinstance(stmt, ast.Try) and stmt.handlers and not stmt.orelse and not stmt.finalbody and all(
+                h.body and isinstance(h.body[-1], ast.Raise) and not self._uses_framework(h) for h in stmt.handlers):
+            # `try: ... except KeyError as e: raise ValueError(...) from e`: a clearer error; the body is what runs
+            body = self._statements(stmt.body, scope, info) or [ast.Pass()]
+            return [ast.Try(body, stmt.handlers, [], [])]
         if isinstance(stmt, ast.Delete) and all(isinstance(t, ast.Name) for t in stmt.targets):
             for t in stmt.targets:  # `del query`: the name is gone, as in the source
                 scope.kinds.pop(t.id, None)
@@ -1311,6 +1340,15 @@ class Translator:
         """(shape expression, initializer) of `torch.zeros(shape)`-like data, scaled by a constant or not (also by
         a method: StyleGAN2's `torch.randn(n, m).div_(lr_mul)`, `torch.zeros(n).fill_(bias_init)`)."""
         method = data.func.attr if isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) else None
+        if method == "normal_" and not data.args and {k.arg for k in data.keywords} <= {"mean", "std"} and \
+                all(known(k.value) == 0 for k in data.keywords if k.arg == "mean") and \
+                not any(self._uses_framework(k.value) for k in data.keywords):
+            # `torch.empty(1, n, d).normal_(std=0.02)` (torchvision's ViT): drawn from a normal distribution
+            inner = self._initial_value(data.func.value, scope, info)
+            if inner is None or inner[1] != ("zeros", None):
+                return None
+            std = next((self.expr(k.value, scope, info)[0] for k in data.keywords if k.arg == "std"), None)
+            return inner[0], ("normal", std)
         if method in SCALING_METHODS and len(data.args) == 1 and not data.keywords and \
                 not self._uses_framework(data.args[0]):
             inner = self._initial_value(data.func.value, scope, info)
@@ -1941,6 +1979,8 @@ class Translator:
         if path in self.src.containers:
             return self._container(node, self.src.containers[path], scope, info)
         row = self.layers.find(path)
+        if row is not None and row.signature.varkw is None and any(k.arg is None for k in node.keywords):
+            return self._layer_from_factory(node, path, scope, info), MODULE
         if row is not None:
             return self._layer_call(node, row, scope, info), MODULE
         row = self.functions.find(path)
@@ -2013,7 +2053,10 @@ class Translator:
         return out
 
     def _makes_layers(self, node) -> bool:
-        """Whether `node` is a framework layer class or a function of the module making layers."""
+        """Whether `node` is a framework layer class or a function of the module making layers, or a `partial` of
+        one (`partial(SElayer, scale_activation=nn.Hardsigmoid)`)."""
+        if isinstance(node, ast.Call) and self.imports.path(node.func) == "functools.partial" and node.args:
+            node = node.args[0]
         return self._is_layer_class(node) or self._is_layer_factory(node)
 
     def _is_layer_class(self, node) -> bool:
@@ -2035,6 +2078,18 @@ class Translator:
                 name += "_"
             self.factories[path] = self._factory(node, self.layers.find(path), name, path)
         return ast.Name(self.factories[path].name, ast.Load()), CLASS
+
+    def _layer_from_factory(self, node: ast.Call, path: str, scope, info) -> ast.Call:
+        """`nn.Conv2d(in_channels, out_channels, bias=False, **kwargs)` (torchvision's BasicConv2d): arguments known
+        only when it runs, passed to the written function making the layer from the source's parameters (see
+        _layer_class)."""
+        factory, _ = self._layer_class(node.func, path)
+        call = ast.Call(factory, [self._expr(a, scope, info)[0] for a in node.args],
+                        [ast.keyword(k.arg, self._expr(k.value, scope, info)[0]) for k in node.keywords])
+        if self.dst.init_argument is not None:
+            name = self.dst.init_argument[0]
+            call.keywords.append(ast.keyword(name, ast.Name(name, ast.Load())))
+        return ast.copy_location(call, node)
 
     def _variable_parameters(self, row) -> list:
         """The (name, default) parameters of a layer row the target writes from variables: the required ones and
@@ -2203,6 +2258,14 @@ class Translator:
             items = args[0].elts if len(args) == 1 and isinstance(args[0], ast.List) else args
             if len(items) == 1 and isinstance(items[0], ast.Starred):
                 return self.dst.sequential(items[0].value), MODULE
+            made = scope.constructed.get(node.args[0].id) if len(node.args) == 1 and isinstance(
+                node.args[0], ast.Name) else None
+            if made is not None and not made.args and self.imports.path(made.func) in (
+                    "collections.OrderedDict", "dict"):  # a dict of named layers filled before (torchvision's ViT)
+                self.notes.append(f"line {node.lineno}: the layer names of Sequential({node.args[0].id}) are not "
+                                  "kept; its layers are in order")
+                return self.dst.sequential(P.call("list", ast.Call(ast.Attribute(args[0], "values", ast.Load()),
+                                                                   [], []))), MODULE
             if len(args) == 1 and isinstance(args[0], ast.Call) and \
                     self.imports.path(args[0].func) == "collections.OrderedDict":
                 items = _named_layers(args[0])

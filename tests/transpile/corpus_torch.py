@@ -11,7 +11,7 @@ import math
 import warnings
 from collections import OrderedDict
 from functools import partial
-from typing import Callable, List, Optional, Type
+from typing import Callable, List, Optional, Tuple, Type
 
 import numpy as np
 import torch
@@ -2374,6 +2374,19 @@ CASES = [
     ("ISAB", (), (2, 5, 6)),
     ("PMA", (), (2, 5, 8)),
     ("WithProperty", (), (2, 6)),
+    ("RNNModel", ("LSTM", 20, 8, 8, 2, 0.2, True), (5, 2), "int64"),
+    ("RNNModel", ("GRU", 20, 8, 12, 1, 0.2, False), (5, 2), "int64"),
+    ("RNNModel", ("RNN_RELU", 20, 8, 12, 1, 0.2, False), (5, 2), "int64"),
+    ("MobileV3Pair", (), (2, 16, 9, 9)),
+    ("CNDownsample", (8,), (2, 8, 8, 8)),
+    ("InceptionB", (8,), (1, 8, 9, 9)),
+    ("InceptionE", (8,), (1, 8, 5, 5)),
+    ("EncoderBlock", (2, 8, 16, 0.1, 0.1), (2, 5, 8)),
+    ("Encoder", (5, 2, 2, 8, 16, 0.1, 0.1), (2, 5, 8)),
+    ("SimpleStemIN", (3, 8), (2, 3, 8, 8)),
+    ("SqueezeNetSmall", (10,), (1, 3, 33, 33)),
+    ("BertPooler", (), (2, 5, 16)),
+    ("ViTSelfAttention", (), (2, 5, 16)),
 ]
 
 
@@ -6508,6 +6521,463 @@ class WithProperty(nn.Module):
         z = x.new_tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
         return y + z + F.gelu(x, approximate="tanh")
 
+
+class RNNModel(nn.Module):
+    """PyTorch's word-language-model example: the recurrent class chosen by name (getattr on nn under a test of
+    the name), a try/except turning a KeyError into a clearer error, weight tying under a flag, an unused
+    init_hidden reading next(self.parameters())."""
+
+    def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.5, tie_weights=False):
+        super(RNNModel, self).__init__()
+        self.ntoken = ntoken
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(ntoken, ninp)
+        if rnn_type in ['LSTM', 'GRU']:
+            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)
+        else:
+            try:
+                nonlinearity = {'RNN_TANH': 'tanh', 'RNN_RELU': 'relu'}[rnn_type]
+            except KeyError as e:
+                raise ValueError("""An invalid option for `--model` was supplied,
+                                 options are ['LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU']""") from e
+            self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity=nonlinearity, dropout=dropout)
+        self.decoder = nn.Linear(nhid, ntoken)
+        if tie_weights:
+            if nhid != ninp:
+                raise ValueError('When using the tied flag, nhid must be equal to emsize')
+            self.decoder.weight = self.encoder.weight
+        self.init_weights()
+        self.rnn_type = rnn_type
+        self.nhid = nhid
+        self.nlayers = nlayers
+
+    def init_weights(self):
+        initrange = 0.1
+        nn.init.uniform_(self.encoder.weight, -initrange, initrange)
+        nn.init.zeros_(self.decoder.bias)
+        nn.init.uniform_(self.decoder.weight, -initrange, initrange)
+
+    def forward(self, input):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb)
+        output = self.drop(output)
+        decoded = self.decoder(output)
+        decoded = decoded.view(-1, self.ntoken)
+        return F.log_softmax(decoded, dim=1)
+
+    def init_hidden(self, bsz):
+        weight = next(self.parameters())
+        if self.rnn_type == 'LSTM':
+            return (weight.new_zeros(self.nlayers, bsz, self.nhid),
+                    weight.new_zeros(self.nlayers, bsz, self.nhid))
+        else:
+            return weight.new_zeros(self.nlayers, bsz, self.nhid)
+
+
+def _make_divisible(v: float, divisor: int, min_value: Optional[int] = None) -> int:
+    if min_value is None:
+        min_value = divisor
+    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
+    if new_v < 0.9 * v:
+        new_v += divisor
+    return new_v
+
+
+class InvertedResidualConfig:
+    def __init__(self, input_channels: int, kernel: int, expanded_channels: int, out_channels: int, use_se: bool,
+                 activation: str, stride: int, dilation: int, width_mult: float):
+        self.input_channels = self.adjust_channels(input_channels, width_mult)
+        self.kernel = kernel
+        self.expanded_channels = self.adjust_channels(expanded_channels, width_mult)
+        self.out_channels = self.adjust_channels(out_channels, width_mult)
+        self.use_se = use_se
+        self.use_hs = activation == "HS"
+        self.stride = stride
+        self.dilation = dilation
+
+    @staticmethod
+    def adjust_channels(channels: int, width_mult: float):
+        return _make_divisible(channels * width_mult, 8)
+
+
+class SElayer(nn.Module):
+    def __init__(self, input_channels: int, squeeze_channels: int, activation: Callable[..., nn.Module] = nn.ReLU,
+                 scale_activation: Callable[..., nn.Module] = nn.Sigmoid) -> None:
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
+        self.fc2 = nn.Conv2d(squeeze_channels, input_channels, 1)
+        self.activation = activation()
+        self.scale_activation = scale_activation()
+
+    def _scale(self, input):
+        scale = self.avgpool(input)
+        scale = self.fc1(scale)
+        scale = self.activation(scale)
+        scale = self.fc2(scale)
+        return self.scale_activation(scale)
+
+    def forward(self, input):
+        scale = self._scale(input)
+        return scale * input
+
+
+class MobileV3Block(nn.Module):
+    """torchvision's MobileNetV3 InvertedResidual: a plain configuration class, a partial of the module's own
+    class as a default factory, a norm factory passed as a local partial."""
+    def __init__(self, cnf: InvertedResidualConfig, norm_layer: Callable[..., nn.Module],
+                 se_layer: Callable[..., nn.Module] = partial(SElayer, scale_activation=nn.Hardsigmoid)):
+        super().__init__()
+        if not (1 <= cnf.stride <= 2):
+            raise ValueError("illegal stride value")
+        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+        layers: List[nn.Module] = []
+        activation_layer = nn.Hardswish if cnf.use_hs else nn.ReLU
+        if cnf.expanded_channels != cnf.input_channels:
+            layers.append(nn.Sequential(nn.Conv2d(cnf.input_channels, cnf.expanded_channels, 1, bias=False),
+                                        norm_layer(cnf.expanded_channels), activation_layer(inplace=True)))
+        stride = 1 if cnf.dilation > 1 else cnf.stride
+        layers.append(nn.Sequential(
+            nn.Conv2d(cnf.expanded_channels, cnf.expanded_channels, cnf.kernel, stride,
+                      (cnf.kernel - 1) // 2 * cnf.dilation, dilation=cnf.dilation,
+                      groups=cnf.expanded_channels, bias=False),
+            norm_layer(cnf.expanded_channels), activation_layer(inplace=True)))
+        if cnf.use_se:
+            squeeze_channels = _make_divisible(cnf.expanded_channels // 4, 8)
+            layers.append(se_layer(cnf.expanded_channels, squeeze_channels))
+        layers.append(nn.Sequential(nn.Conv2d(cnf.expanded_channels, cnf.out_channels, 1, bias=False),
+                                    norm_layer(cnf.out_channels)))
+        self.block = nn.Sequential(*layers)
+        self.out_channels = cnf.out_channels
+        self._is_cn = cnf.stride > 1
+
+    def forward(self, input):
+        result = self.block(input)
+        if self.use_res_connect:
+            result += input
+        return result
+
+
+class MobileV3Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        norm = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
+        self.a = MobileV3Block(InvertedResidualConfig(16, 3, 64, 16, True, "HS", 1, 1, 1.0), norm)
+        self.b = MobileV3Block(InvertedResidualConfig(16, 5, 72, 24, False, "RE", 2, 1, 1.0), norm)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+class Permute(nn.Module):
+    def __init__(self, dims: List[int]):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, x):
+        return torch.permute(x, self.dims)
+
+
+class LayerNorm2d(nn.LayerNorm):
+    """torchvision's: F.layer_norm on the layer's own normalized_shape, weight, bias and eps."""
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        x = x.permute(0, 3, 1, 2)
+        return x
+
+
+class CNBlock(nn.Module):
+    """torchvision's ConvNeXt block: a Permute module, a layer-scale parameter shaped (dim, 1, 1)."""
+    def __init__(self, dim, layer_scale: float, stochastic_depth_prob: float,
+                 norm_layer: Optional[Callable[..., nn.Module]] = None) -> None:
+        super().__init__()
+        if norm_layer is None:
+            norm_layer = partial(nn.LayerNorm, eps=1e-6)
+        self.block = nn.Sequential(
+            nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim, bias=True),
+            Permute([0, 2, 3, 1]),
+            norm_layer(dim),
+            nn.Linear(in_features=dim, out_features=4 * dim, bias=True),
+            nn.GELU(),
+            nn.Linear(in_features=4 * dim, out_features=dim, bias=True),
+            Permute([0, 3, 1, 2]),
+        )
+        self.layer_scale = nn.Parameter(torch.ones(dim, 1, 1) * layer_scale)
+
+    def forward(self, input):
+        result = self.layer_scale * self.block(input)
+        result += input
+        return result
+
+
+class CNDownsample(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.down = nn.Sequential(LayerNorm2d(dim), nn.Conv2d(dim, dim * 2, kernel_size=2, stride=2))
+        self.blk = CNBlock(dim * 2, 1e-6 * 1e5, 0.0)
+
+    def forward(self, x):
+        return self.blk(self.down(x))
+
+
+class BasicConv2d(nn.Module):
+    """torchvision's Inception v3: the convolution's options passed on as **kwargs."""
+    def __init__(self, in_channels: int, out_channels: int, **kwargs) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, bias=False, **kwargs)
+        self.bn = nn.BatchNorm2d(out_channels, eps=0.001)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = self.conv(x)
+        x = self.bn(x)
+        return F.relu(x, inplace=True)
+
+
+class InceptionB(nn.Module):
+    def __init__(self, in_channels: int, conv_block=None) -> None:
+        super().__init__()
+        if conv_block is None:
+            conv_block = BasicConv2d
+        self.branch3x3 = conv_block(in_channels, 384, kernel_size=3, stride=2)
+        self.branch3x3dbl_1 = conv_block(in_channels, 64, kernel_size=1)
+        self.branch3x3dbl_2 = conv_block(64, 96, kernel_size=3, padding=1)
+        self.branch3x3dbl_3 = conv_block(96, 96, kernel_size=3, stride=2)
+
+    def _forward(self, x: Tensor) -> List[Tensor]:
+        branch3x3 = self.branch3x3(x)
+        branch3x3dbl = self.branch3x3dbl_1(x)
+        branch3x3dbl = self.branch3x3dbl_2(branch3x3dbl)
+        branch3x3dbl = self.branch3x3dbl_3(branch3x3dbl)
+        branch_pool = F.max_pool2d(x, kernel_size=3, stride=2)
+        outputs = [branch3x3, branch3x3dbl, branch_pool]
+        return outputs
+
+    def forward(self, x: Tensor) -> Tensor:
+        outputs = self._forward(x)
+        return torch.cat(outputs, 1)
+
+
+class InceptionE(nn.Module):
+    def __init__(self, in_channels: int, conv_block=None) -> None:
+        super().__init__()
+        if conv_block is None:
+            conv_block = BasicConv2d
+        self.branch1x1 = conv_block(in_channels, 320, kernel_size=1)
+        self.branch3x3_1 = conv_block(in_channels, 384, kernel_size=1)
+        self.branch3x3_2a = conv_block(384, 384, kernel_size=(1, 3), padding=(0, 1))
+        self.branch3x3_2b = conv_block(384, 384, kernel_size=(3, 1), padding=(1, 0))
+        self.branch3x3dbl_1 = conv_block(in_channels, 448, kernel_size=1)
+        self.branch3x3dbl_2 = conv_block(448, 384, kernel_size=3, padding=1)
+        self.branch3x3dbl_3a = conv_block(384, 384, kernel_size=(1, 3), padding=(0, 1))
+        self.branch3x3dbl_3b = conv_block(384, 384, kernel_size=(3, 1), padding=(1, 0))
+        self.branch_pool = conv_block(in_channels, 192, kernel_size=1)
+
+    def _forward(self, x: Tensor) -> List[Tensor]:
+        branch1x1 = self.branch1x1(x)
+        branch3x3 = self.branch3x3_1(x)
+        branch3x3 = [self.branch3x3_2a(branch3x3), self.branch3x3_2b(branch3x3)]
+        branch3x3 = torch.cat(branch3x3, 1)
+        branch3x3dbl = self.branch3x3dbl_1(x)
+        branch3x3dbl = self.branch3x3dbl_2(branch3x3dbl)
+        branch3x3dbl = [self.branch3x3dbl_3a(branch3x3dbl), self.branch3x3dbl_3b(branch3x3dbl)]
+        branch3x3dbl = torch.cat(branch3x3dbl, 1)
+        branch_pool = F.avg_pool2d(x, kernel_size=3, stride=1, padding=1)
+        branch_pool = self.branch_pool(branch_pool)
+        outputs = [branch1x1, branch3x3, branch3x3dbl, branch_pool]
+        return outputs
+
+    def forward(self, x: Tensor) -> Tensor:
+        outputs = self._forward(x)
+        return torch.cat(outputs, 1)
+
+
+class MLP(torch.nn.Sequential):
+    """torchvision.ops.MLP: a Sequential subclass, layer options passed as **params (empty, or inplace)."""
+    def __init__(self, in_channels: int, hidden_channels: List[int], norm_layer=None,
+                 activation_layer=torch.nn.ReLU, inplace: Optional[bool] = None, bias: bool = True,
+                 dropout: float = 0.0):
+        params = {} if inplace is None else {"inplace": inplace}
+        layers = []
+        in_dim = in_channels
+        for hidden_dim in hidden_channels[:-1]:
+            layers.append(torch.nn.Linear(in_dim, hidden_dim, bias=bias))
+            if norm_layer is not None:
+                layers.append(norm_layer(hidden_dim))
+            layers.append(activation_layer(**params))
+            layers.append(torch.nn.Dropout(dropout, **params))
+            in_dim = hidden_dim
+        layers.append(torch.nn.Linear(in_dim, hidden_channels[-1], bias=bias))
+        layers.append(torch.nn.Dropout(dropout, **params))
+        super().__init__(*layers)
+
+
+class MLPBlock(MLP):
+    """Transformer MLP block."""
+    _version = 2
+
+    def __init__(self, in_dim: int, mlp_dim: int, dropout: float):
+        super().__init__(in_dim, [mlp_dim, in_dim], activation_layer=nn.GELU, inplace=None, dropout=dropout)
+        for m in self.modules():
+            if isinstance(m, nn.Linear):
+                nn.init.xavier_uniform_(m.weight)
+                if m.bias is not None:
+                    nn.init.normal_(m.bias, std=1e-6)
+
+
+class EncoderBlock(nn.Module):
+    """Transformer encoder block."""
+
+    def __init__(self, num_heads: int, hidden_dim: int, mlp_dim: int, dropout: float, attention_dropout: float,
+                 norm_layer=partial(nn.LayerNorm, eps=1e-6)):  # noqa: B008 (as the original writes it)
+        super().__init__()
+        self.num_heads = num_heads
+        self.ln_1 = norm_layer(hidden_dim)
+        self.self_attention = nn.MultiheadAttention(hidden_dim, num_heads, dropout=attention_dropout, batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.ln_2 = norm_layer(hidden_dim)
+        self.mlp = MLPBlock(hidden_dim, mlp_dim, dropout)
+
+    def forward(self, input: torch.Tensor):
+        torch._assert(input.dim() == 3, f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}")
+        x = self.ln_1(input)
+        x, _ = self.self_attention(x, x, x, need_weights=False)
+        x = self.dropout(x)
+        x = x + input
+        y = self.ln_2(x)
+        y = self.mlp(y)
+        return x + y
+
+
+class Encoder(nn.Module):
+    """torchvision's ViT encoder: a Sequential of an OrderedDict filled in a loop, a parameter drawn by
+    empty(...).normal_(std=...), torch._assert on the input's rank."""
+
+    def __init__(self, seq_length: int, num_layers: int, num_heads: int, hidden_dim: int, mlp_dim: int,
+                 dropout: float, attention_dropout: float,
+                 norm_layer=partial(nn.LayerNorm, eps=1e-6)):  # noqa: B008 (as the original writes it)
+        super().__init__()
+        self.pos_embedding = nn.Parameter(torch.empty(1, seq_length, hidden_dim).normal_(std=0.02))
+        self.dropout = nn.Dropout(dropout)
+        layers: OrderedDict[str, nn.Module] = OrderedDict()
+        for i in range(num_layers):
+            layers[f"encoder_layer_{i}"] = EncoderBlock(num_heads, hidden_dim, mlp_dim, dropout, attention_dropout,
+                                                        norm_layer)
+        self.layers = nn.Sequential(layers)
+        self.ln = norm_layer(hidden_dim)
+
+    def forward(self, input: torch.Tensor):
+        torch._assert(input.dim() == 3, f"Expected (batch_size, seq_length, hidden_dim) got {input.shape}")
+        input = input + self.pos_embedding
+        return self.ln(self.layers(self.dropout(input)))
+
+
+class SimpleStemIN(nn.Module):
+    def __init__(self, width_in: int, width_out: int, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(width_in, width_out, kernel_size=3, stride=2, padding=1, bias=False),
+                                  norm_layer(width_out), activation_layer())
+
+    def forward(self, x):
+        return self.stem(x)
+
+
+class Fire(nn.Module):
+    def __init__(self, inplanes: int, squeeze_planes: int, expand1x1_planes: int, expand3x3_planes: int) -> None:
+        super().__init__()
+        self.inplanes = inplanes
+        self.squeeze = nn.Conv2d(inplanes, squeeze_planes, kernel_size=1)
+        self.squeeze_activation = nn.ReLU(inplace=True)
+        self.expand1x1 = nn.Conv2d(squeeze_planes, expand1x1_planes, kernel_size=1)
+        self.expand1x1_activation = nn.ReLU(inplace=True)
+        self.expand3x3 = nn.Conv2d(squeeze_planes, expand3x3_planes, kernel_size=3, padding=1)
+        self.expand3x3_activation = nn.ReLU(inplace=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.squeeze_activation(self.squeeze(x))
+        return torch.cat(
+            [self.expand1x1_activation(self.expand1x1(x)), self.expand3x3_activation(self.expand3x3(x))], 1
+        )
+
+
+class SqueezeNetSmall(nn.Module):
+    """torchvision's SqueezeNet 1.0 (two Fire modules): max pools with ceil_mode=True."""
+    def __init__(self, num_classes: int = 10, dropout: float = 0.5) -> None:
+        super().__init__()
+        self.num_classes = num_classes
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 96, kernel_size=7, stride=2),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(kernel_size=3, stride=2, ceil_mode=True),
+            Fire(96, 16, 64, 64),
+            Fire(128, 16, 64, 64),
+            nn.MaxPool2d(kernel_size=3, stride=2, ceil_mode=True),
+        )
+        final_conv = nn.Conv2d(128, self.num_classes, kernel_size=1)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout), final_conv, nn.ReLU(inplace=True),
+                                        nn.AdaptiveAvgPool2d((1, 1)))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                if m is final_conv:
+                    nn.init.normal_(m.weight, mean=0.0, std=0.01)
+                else:
+                    nn.init.kaiming_uniform_(m.weight)
+                if m.bias is not None:
+                    nn.init.constant_(m.bias, 0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.features(x)
+        x = self.classifier(x)
+        return torch.flatten(x, 1)
+
+
+class BertPooler(nn.Module):
+    def __init__(self, hidden_size=16):
+        super().__init__()
+        self.dense = nn.Linear(hidden_size, hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        first_token_tensor = hidden_states[:, 0]
+        pooled_output = self.dense(first_token_tensor)
+        pooled_output = self.activation(pooled_output)
+        return pooled_output
+
+
+class ViTSelfAttention(nn.Module):
+    def __init__(self, hidden_size=16, num_attention_heads=4, qkv_bias=True, dropout=0.0) -> None:
+        super().__init__()
+        if hidden_size % num_attention_heads != 0 and not hasattr(self, "embedding_size"):
+            raise ValueError(f"The hidden size {hidden_size} is not a multiple of the number of attention heads.")
+        self.num_attention_heads = num_attention_heads
+        self.attention_head_size = int(hidden_size / num_attention_heads)
+        self.all_head_size = self.num_attention_heads * self.attention_head_size
+        self.dropout_prob = dropout
+        self.scaling = self.attention_head_size**-0.5
+        self.is_causal = False
+        self.query = nn.Linear(hidden_size, self.all_head_size, bias=qkv_bias)
+        self.key = nn.Linear(hidden_size, self.all_head_size, bias=qkv_bias)
+        self.value = nn.Linear(hidden_size, self.all_head_size, bias=qkv_bias)
+
+    def forward(self, hidden_states: torch.Tensor,
+                head_mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        batch_size = hidden_states.shape[0]
+        new_shape = batch_size, -1, self.num_attention_heads, self.attention_head_size
+        key_layer = self.key(hidden_states).view(*new_shape).transpose(1, 2)
+        value_layer = self.value(hidden_states).view(*new_shape).transpose(1, 2)
+        query_layer = self.query(hidden_states).view(*new_shape).transpose(1, 2)
+        attn_weights = torch.matmul(query_layer, key_layer.transpose(2, 3)) * self.scaling
+        attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_layer.dtype)
+        attn_weights = nn.functional.dropout(attn_weights, p=self.dropout_prob, training=self.training)
+        if head_mask is not None:
+            attn_weights = attn_weights * head_mask
+        attn_output = torch.matmul(attn_weights, value_layer)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        new_context_layer_shape = attn_output.size()[:-2] + (self.all_head_size,)
+        context_layer = attn_output.reshape(new_context_layer_shape)
+        return context_layer, attn_weights
+
+
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
@@ -6519,10 +6989,10 @@ REFUSED = [
     (HEADER + "class InPlace(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        y = self.fc(x)\n"
      "        z = F.relu(y, inplace=True) + 1\n        return y + z\n", "holds the operation's result"),
-    (HEADER + "class Tied(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-     "        self.emb = nn.Embedding(8, 4)\n        self.head = nn.Linear(4, 8)\n"
+    (HEADER + "class Tied(nn.Module):\n    def __init__(self, bias):\n        super().__init__()\n"
+     "        self.emb = nn.Embedding(8, 4)\n        self.head = nn.Linear(4, 8, bias=bias)\n"
      "        self.head.weight = self.emb.weight\n\n    def forward(self, x):\n        return self.head(self.emb(x))\n",
-     "must be made with bias=False"),
+     "bias given by a variable"),
     (HEADER + "class Act(nn.Module):\n    def forward(self, x):\n        return F.relu(x, True)\n\n\n"
      "class Outer(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.act = Act()\n\n"
      "    def forward(self, x):\n        y = self.act(x)\n        return x + y\n",

@@ -42,3 +42,15 @@ def test_operator_chains_keep_their_meaning_when_broken():
             op, other = rng.choice(["+", "-", "*", "/", "@", "**", "%", "//"]), rng.choice(operands)
             text = f"({text}) {op} {other}" if rng.random() < 0.3 else f"{text} {op} {other}"
         _same_code_within(f"value = {text}\n", width=50)
+
+
+def test_a_long_conditional_breaks_one_part_a_line():
+    """Parts that bind as loosely as the conditional (a nested one, a lambda) keep their parentheses."""
+    wrapped = _same_code_within("decoded = products_of(output, weights) + bias_of_the_layer if tied_flag_value "
+                                "else the_layer_itself(output)\n")
+    assert [line.strip().split(" ")[0] for line in wrapped.splitlines()[1:-1]] == ["products_of(output,", "if",
+                                                                                    "else"]
+    for text in ["(a_value if a_condition else b_value) if (lambda q: q)(second_condition) else other_value_x",
+                 "first_long_value if first_long_condition else second_long_value if second_cond else last_one",
+                 "(lambda value: value + one_more_term) if the_condition_holds else (lambda value: value)"]:
+        _same_code_within(f"result = {text}\n", width=50)

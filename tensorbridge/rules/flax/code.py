@@ -42,6 +42,7 @@ from tensorbridge.rules.flax.code_attention import write_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    CEIL_MODE_PADDING_HELPER,
     JAX_CONV,
     MERGE_HELPER,
     SPATIAL_PADDING,
@@ -49,6 +50,7 @@ from tensorbridge.rules.numpy_code import (
     TRANSFORMER_OPS,
     attention_helper,
     attention_weights,
+    ceil_mode_padding,
     conv_weights,
     dense_weights,
     dtype_keyword,
@@ -284,6 +286,10 @@ def _pool(op: str, a) -> ast.expr:
     same = known(a["pads"]) == "same"  # by an amount that depends on the input size, left out of averages
     pads = pairs(a["pads"], rank) if not same else (0,) * rank
     kwargs = {"window_shape": _size(a["kernel_shape"], rank), "strides": _size(a["strides"], rank)}
+    if a.get("ceil_mode"):  # padded by an amount that depends on the input's size
+        pool = layer_lambda(lambda t: P.call("nnx.max_pool", t, **kwargs, padding=ceil_mode_padding(
+            ast.Subscript(ast.Attribute(t, "shape", ast.Load()), ast.Slice(P.lit(1), P.lit(-1)), ast.Load()), a)), [])
+        return _channels_first(pool, a)
     if same:
         kwargs["padding"] = "SAME"
         if op == "AveragePool":
@@ -556,6 +562,7 @@ HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(extract_patches_helper("transpose"))
 C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS.update(CEIL_MODE_PADDING_HELPER)
 HELPERS.update(MERGE_HELPER)
 HELPERS["functional_conv"] = definition(JAX_CONV)
 C.writes("ConvFn", "functional_conv")(write_conv_function)

@@ -12,7 +12,7 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.rules.code import OpCall, Refused, changed, definition, known
+from tensorbridge.rules.code import NOT_LITERAL, OpCall, Refused, changed, definition, known
 from tensorbridge.rules.recurrent import KERAS_CALL, TORCH_CALL, code_layers, code_op, gate_blocks
 
 CELL = {"LSTM": "nnx.LSTMCell", "GRU": "BiasedGRUCell", "RNN": "nnx.SimpleCell"}
@@ -20,6 +20,8 @@ CELL = {"LSTM": "nnx.LSTMCell", "GRU": "BiasedGRUCell", "RNN": "nnx.SimpleCell"}
 LSTM_GATES = (("ii", "hi"), ("io", "ho"), ("if_", "hf"), ("ig", "hg"))
 #: the IR's GRU gate blocks (z r h) in nnx.GRUCell's order (r z n)
 GRU_ORDER = [1, 0, 2]
+#: the activations a recurrent layer's activation held by a variable may name (PyTorch's nn.RNN takes these)
+RNN_ACTIVATIONS = ("tanh", "relu")
 
 HELPERS = {"TorchRecurrent": definition(
     "class TorchRecurrent(nnx.Module):\n"
@@ -114,8 +116,12 @@ def write_recurrent(c: OpCall) -> ast.expr:
     if known(a["bias"]) is not True:
         raise Refused(f"{CELL[c.op]} always has biases (only bias=True is translated)")
     cell = P.name(CELL[c.op])
-    if a.get("activation", "tanh") != "tanh":
-        cell = P.call("partial", cell, activation_fn=P.name(f"nnx.{a['activation']}"))
+    activation = known(a.get("activation", "tanh"))
+    if activation != "tanh":  # a name held by a variable: the function of that name
+        function = P.name(f"nnx.{activation}") if activation is not NOT_LITERAL else ast.Subscript(
+            ast.Dict([P.lit(n) for n in RNN_ACTIVATIONS], [P.name(f"nnx.{n}") for n in RNN_ACTIVATIONS]),
+            a["activation"], ast.Load())
+        cell = P.call("partial", cell, activation_fn=function)
     if "return_sequences" in a:  # Keras' call
         return P.call("KerasRecurrent", cell, a["hidden_size"], **changed(a, KERAS_CALL), rngs=P.name("rngs"))
     return P.call("TorchRecurrent", cell, a["input_size"], a["hidden_size"], **changed(a, TORCH_CALL),

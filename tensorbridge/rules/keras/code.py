@@ -37,6 +37,7 @@ from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
 from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
+    CEIL_MODE_PADDING_HELPER,
     KERAS_CONV,
     MERGE_HELPER,
     SPATIAL_PADDING,
@@ -44,6 +45,7 @@ from tensorbridge.rules.numpy_code import (
     TRANSFORMER_OPS,
     attention_helper,
     attention_weights,
+    ceil_mode_padding,
     conv_weights,
     dense_weights,
     dtype_keyword,
@@ -154,6 +156,7 @@ HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(SPATIAL_PADDING_HELPER)
+HELPERS.update(CEIL_MODE_PADDING_HELPER)
 HELPERS["copy_layer"] = definition('''def copy_layer(value):
     """copy.deepcopy, also of a layer: Keras copies layers through their saved config, which needs each class
     registered and rebuilt from its arguments; the copy here is of the state of the layer and of every layer in
@@ -333,6 +336,16 @@ def _pad_widths(pads, attrs) -> list | ast.expr:
     return [[0, 0]] + spatial + [[0, 0]] if last else [[0, 0], [0, 0]] + spatial
 
 
+def _ceil_mode_widths(x: ast.expr, attrs) -> ast.expr:
+    """`ops.pad` widths of a max pool in PyTorch's ceil_mode on `x` (see numpy_code.ceil_mode_padding)."""
+    last = attrs.get("layout") == "channels_last"
+    sizes = ast.Subscript(ast.Attribute(x, "shape", ast.Load()), ast.Slice(P.lit(1), P.lit(-1)) if last else
+                          ast.Slice(P.lit(2), None), ast.Load())
+    spatial = ceil_mode_padding(sizes, attrs)
+    return P.binop(P.binop([[0, 0]], "+", spatial), "+", [[0, 0]]) if last else P.binop([[0, 0], [0, 0]], "+",
+                                                                                           spatial)
+
+
 def _write_pool(call):
     a, rank = call.attrs, call.attrs["rank"]
     kind = "Max" if call.op == "MaxPool" else "Average"
@@ -342,6 +355,12 @@ def _write_pool(call):
     pads = pairs(a["pads"], rank) if not same else (0,) * rank
     pool = P.call(f"layers.{kind}Pooling{rank}D", a["kernel_shape"], **({"strides": stride} if stride else {}),
                   **same, **_channels(a))
+    if a.get("ceil_mode"):  # padded by an amount that depends on the input's size
+        pad = layer_lambda(lambda t: P.call("ops.pad", t, _ceil_mode_widths(t, a),
+                                            constant_values=P.call("float", "-inf")), [])
+        return _sequential(P.call("layers.Lambda", pad), P.call(
+            f"layers.{kind}Pooling{rank}D", a["kernel_shape"], **({"strides": stride} if stride else {}),
+            **_channels(a)))
     if pads is not NOT_LITERAL and all(p == 0 for p in pads):
         return pool
     if kind == "Average":  # count_include_pad=True: the zeros count, as after ZeroPadding
@@ -421,7 +440,9 @@ def _pool_fn(op: str, fn: str):
         if known(a["pads"]) == "same":
             return P.call(fn, x, a["kernel_shape"], a["strides"], padding="same", data_format=a["layout"])
         pads = pairs(a["pads"], a["rank"])
-        if pads is NOT_LITERAL or any(pads):
+        if a.get("ceil_mode"):
+            x = P.call("ops.pad", x, _ceil_mode_widths(x, a), constant_values=P.call("float", "-inf"))
+        elif pads is NOT_LITERAL or any(pads):
             width = _pad_widths(pads, a)
             fill = {"constant_values": P.call("float", "-inf")} if op == "MaxPool" else {}
             x = P.call("ops.pad", x, width, **fill)

@@ -25,6 +25,7 @@ from tensorbridge.rules.code import (
     holds_number,
     known,
     only,
+    pairs,
 )
 from tensorbridge.rules.einops_code import einops_layers
 from tensorbridge.rules.recurrent import CODE_MODE, reorder
@@ -178,9 +179,8 @@ def _recurrent(op):
                  "bias": a["bias"], "batch_first": a["batch_first"], "dropout": a["dropout"],
                  "bidirectional": a["bidirectional"]}
         if op == "RNN":
-            if known(a["nonlinearity"]) not in ("tanh", "relu"):
-                raise Refused("nonlinearity given by a variable")
-            attrs["activation"] = known(a["nonlinearity"])
+            name = known(a["nonlinearity"])  # a variable holds one of the two names (PyTorch refuses others)
+            attrs["activation"] = a["nonlinearity"] if name is NOT_LITERAL else name
         return OpCall(op, attrs=attrs)
     return read
 
@@ -380,16 +380,29 @@ C.layer(f"{NN}Flatten", "Flatten", "start_dim=1 end_dim=-1",
         read=lambda a: only(a, start_dim=1, end_dim=-1) or OpCall("Flatten", attrs={"axis": 1}))
 
 
+def _ceil_mode(op, a, stride, rank) -> dict:
+    """{"ceil_mode": True} for a max pool counting a last window that starts inside the input but ends beyond it
+    (SqueezeNet's, GoogLeNet's); its padding then depends on the input's size, so the sizes must be literals."""
+    ceil = known(a["ceil_mode"])
+    if ceil is False:
+        return {}
+    if ceil is not True or op != "MaxPool":
+        raise Refused("ceil_mode given by a variable" if ceil is not True else
+                      "ceil_mode=True on an average pool (the windows past the end divide by less)")
+    if any(pairs(v, rank) is NOT_LITERAL for v in (a["kernel_size"], stride, a["padding"])):
+        raise Refused("ceil_mode=True with sizes given by a variable")
+    return {"ceil_mode": True}
+
+
 def _pool(op, rank):
     def read(a):
         if op == "MaxPool":
             only(a, return_indices=False, dilation=1)
         elif "divisor_override" in a:
             only(a, divisor_override=None)
-        only(a, ceil_mode=False)
         stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
         attrs = {"rank": rank, "kernel_shape": a["kernel_size"], "strides": stride, "pads": a["padding"],
-                 "layout": "channels_first"}
+                 "layout": "channels_first", **_ceil_mode(op, a, stride, rank)}
         if op == "AveragePool":
             if known(a["padding"]) not in (0, (0,) * rank, [0] * rank) and known(a["count_include_pad"]) is not True:
                 raise Refused("count_include_pad=False with padding")
@@ -597,13 +610,14 @@ for _n in (1, 2, 3):
 
 def _pool_fn(op, rank):
     def read(a):
-        only(a, ceil_mode=False, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
+        only(a, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
         if op == "AveragePool" and known(a["padding"]) not in (0, (0,) * rank, [0] * rank) and \
                 known(a["count_include_pad"]) is not True:
             raise Refused("count_include_pad=False with padding")
         stride = a["stride"] if known(a["stride"]) is not None else a["kernel_size"]
         return OpCall(op, [a["input"]], {"rank": rank, "kernel_shape": a["kernel_size"], "strides": stride,
-                                         "pads": a["padding"], "layout": "channels_first"})
+                                         "pads": a["padding"], "layout": "channels_first",
+                                         **_ceil_mode(op, a, stride, rank)})
     return read
 
 
@@ -785,7 +799,8 @@ C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight"
                        "Conv": {"weight": ("W", False), "bias": ("B", False)},
                        "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
 C.layer_settings = {f"{NN}Conv{n}d": {"kernel_size": n, "stride": n, "padding": n, "dilation": n, "groups": None,
-                                      "padding_mode": None} for n in (1, 2, 3)}
+                                      "padding_mode": None} for n in (1, 2, 3)} | {
+    f"{NN}LayerNorm": {"normalized_shape": 1, "elementwise_affine": None}}
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_channels": "in_channels", "out_channels": "filters"}, "Dropout": {"p": "ratio"},
                        "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
@@ -812,6 +827,7 @@ C.source = SourceSkeleton(
     data_wrappers=frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"}),
     autograd_attributes=frozenset({"requires_grad", "grad", "grad_fn", "is_leaf"}),
     device_classes=frozenset({"torch.device"}),
+    assert_functions=frozenset({"torch._assert"}),
     weight_values="data",
     parameters_method="parameters",
     add_child="add_module",
@@ -827,8 +843,8 @@ C.source = SourceSkeleton(
                             "cuda", "cpu", "half", "float", "double", "requires_grad_", "zero_grad", "get_parameter",
                             "get_submodule", "register_forward_hook", "register_forward_pre_hook"}),
     trainable_attribute="requires_grad",
-    tied_layers={f"{NN}Embedding": (f"{NN}functional.embedding", {"max_norm": None}),
-                 f"{NN}Linear": (f"{NN}functional.linear", {"bias": False})},
+    tied_layers={f"{NN}Embedding": (f"{NN}functional.embedding", {"max_norm": None}, ()),
+                 f"{NN}Linear": (f"{NN}functional.linear", {}, ("bias",))},
     no_grad_decorators=frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"}),
     containers={f"{NN}Sequential": "sequential", f"{NN}ModuleList": "list", f"{NN}ModuleDict": "dict",
                 f"{NN}ParameterList": "list", f"{NN}ParameterDict": "dict"},

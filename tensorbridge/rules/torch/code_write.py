@@ -264,8 +264,13 @@ def _write_pool(c):
         pool = P.call("PadSame", P.call(f"nn.MaxPool{rank}d", _size(a["kernel_shape"]), **stride),
                       value=P.call("float", "-inf"))
         return _channels_last(pool, a)
-    pool = P.call(f"nn.{kind}Pool{rank}d", _size(a["kernel_shape"]), **stride, **keywords(padding=(a["pads"], 0)))
+    pool = P.call(f"nn.{kind}Pool{rank}d", _size(a["kernel_shape"]), **stride, **keywords(padding=(a["pads"], 0)),
+                  **_ceil_mode(a))
     return _channels_last(pool, a)
+
+
+def _ceil_mode(a) -> dict:
+    return {"ceil_mode": True} if a.get("ceil_mode") else {}
 
 
 def _pool_function(c):
@@ -277,7 +282,7 @@ def _pool_function(c):
     if a.get("layout") == "channels_last":
         x = P.method(x, "movedim", -1, 1)
     pooled = P.call(f"F.{kind}_pool{rank}d", x, _size(a["kernel_shape"]), _size(a["strides"]),
-                    **keywords(padding=(_size(a["pads"]), 0)))
+                    **keywords(padding=(_size(a["pads"]), 0)), **_ceil_mode(a))
     return P.method(pooled, "movedim", 1, -1) if a.get("layout") == "channels_last" else pooled
 
 
