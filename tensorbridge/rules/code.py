@@ -208,6 +208,10 @@ class SourceSkeleton:
     tensor_attributes: dict  # attribute name -> (tensor expression -> OpCall)
     #: every method name the framework's tensors have: one without a row is refused, never left as written
     tensor_methods: frozenset = frozenset()
+    #: modules whose functions make initializer objects (`nnx.initializers.xavier_uniform()`): given to a layer
+    #: they are left out, as initial values are (port_weights copies the trained weights) -> the distribution
+    #: ("normal", "uniform", "zeros", "ones") an initializer named so draws an initial value from, by name
+    initializer_modules: dict = field(default_factory=dict)
     #: paths naming the float32 dtype (the only dtype weights created in `__init__` are translated with)
     float_dtypes: frozenset = frozenset()
     #: the name of the method that computes the layer's output
@@ -240,8 +244,12 @@ class SourceSkeleton:
     init_argument: str | None = None
     #: whether random initial values take a random key first (`jax.random.normal(key, shape)`)
     random_key: bool = False
-    #: keyword arguments of a layer call that switch training behaviour (NNX's `deterministic`): refused
+    #: keyword arguments of a layer call that switch training behaviour (NNX's `deterministic`): refused, but for
+    #: a flag the function takes (`deterministic=not training`), which is left to the target's training mode
     mode_arguments: frozenset = frozenset()
+    #: keyword arguments of a layer call that change nothing at the values listed (NNX attention's `decode=False`)
+    #: -> those values: left out
+    neutral_call_arguments: dict = field(default_factory=dict)
     #: calls that only mark a value as the layer's data (`nnx.data(...)`): the value itself, a plain container
     data_wrappers: frozenset = frozenset()
     #: whether every layer's constructor takes the base layer's options as keywords (Keras' name, dtype): a
@@ -285,6 +293,9 @@ class SourceSkeleton:
     #: calls without arguments asking about compilation or export (`torch.jit.is_scripting()`) -> their value when
     #: the translation runs (eagerly, never scripted nor exported)
     constant_calls: dict = field(default_factory=dict)
+    #: attributes of the layer base class holding one value under the framework's defaults (Keras'
+    #: `self.compute_dtype`) -> that value
+    constant_attributes: dict = field(default_factory=dict)
     #: decorators after which a function's results carry no gradient (`torch.no_grad()`): its tensors returned
     #: with gradients stopped
     no_grad_decorators: frozenset = frozenset()
@@ -363,6 +374,9 @@ class TargetSkeleton:
     function_layer: Callable | None = None
     #: `self.<layer> = None` written where the attribute may later hold a layer (NNX: `nnx.data(None)`)
     empty_layer: Callable = staticmethod(lambda none: none)
+    #: an array set on an attribute that held a Python value before (NNX: `nnx.data(...)`, as NNX keeps the first
+    #: kind of value an attribute holds)
+    array_data: Callable = staticmethod(lambda value: value)
     #: (name, annotation) of a keyword-only argument every model class's `__init__` takes and passes on to each
     #: layer it builds (NNX's `rngs`), or None
     init_argument: tuple[str, str] | None = None
@@ -624,6 +638,36 @@ def definition(source: str) -> Callable[[], list[ast.stmt]]:
 def is_empty_literal(node) -> bool:
     """`[]` or `{}`."""
     return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
+
+
+def read_pad(a, x: str, widths: str, value: str, modes: dict) -> OpCall:
+    """`ops.pad` / `tf.pad`: one (before, after) pair per axis, written out; `modes` maps theirs to NumPy's."""
+    mode = known(a["mode"])
+    if mode not in modes:
+        raise Refused(f"mode={mode!r}" if mode is not NOT_LITERAL else "mode given by a variable")
+    pairs_ = a[widths].elts if isinstance(a[widths], (ast.List, ast.Tuple)) else None
+    if pairs_ is None or not all(isinstance(p, (ast.List, ast.Tuple)) and len(p.elts) == 2 for p in pairs_):
+        raise Refused("pad widths given by a variable, or not one (before, after) pair per axis")
+    return OpCall("Pad", [a[x]], {"trailing_pads": [ast.List(list(p.elts), ast.Load()) for p in pairs_],
+                                  "value": a[value] if known(a[value]) is not None else 0.0, "mode": modes[mode]})
+
+
+def range_bounds(attrs) -> list:
+    """The positional (start, stop[, step]) of an arange (NumPy's, torch's) for a Range op's attributes, which
+    read as NumPy-style arange(start, stop=None, step=None): one bound alone is the stop."""
+    start, stop, step = attrs["start"], attrs["stop"], attrs["step"]
+    bounds = [start] if known(stop) is None else [start, stop]
+    if known(step) is not None and known(step) != 1:
+        bounds = bounds + [step] if len(bounds) == 2 else [0, start, step]
+    return bounds
+
+
+def dtype_name(value):
+    """A dtype argument's name, None when not given; Refused when it is neither."""
+    name = known(value)
+    if name is not None and name not in DTYPE_NAMES:
+        raise Refused("dtype given by a variable or not a dtype")
+    return name
 
 
 def known(value):

@@ -24,6 +24,7 @@ from tensorbridge.rules.code import (
     keywords,
     known,
     pairs,
+    range_bounds,
     value_of,
 )
 from tensorbridge.rules.sampling_code import sampling_helpers
@@ -58,9 +59,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes_call("Not", fn("logical_not"))
     table.writes_call("Max", fn("maximum"))
     table.writes_call("Min", fn("minimum"))
-    table.writes("Range", fn("arange"))(lambda c: P.call(fn("arange"), *[c.attrs[k] for k in ("start", "stop", "step")
-                                                                         if known(c.attrs[k]) is not None],
-                                                         **dtype_keyword(c)))
+    table.writes("Range", fn("arange"))(lambda c: P.call(fn("arange"), *range_bounds(c.attrs), **dtype_keyword(c)))
 
     @table.writes("ConstantOfShape", fn("full"))
     def _constant(c):

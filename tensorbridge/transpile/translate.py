@@ -134,6 +134,11 @@ class Scope:
     no_grad: bool = False  # under a decorator that stops gradients (SourceSkeleton.no_grad_decorators)
     bound_once: set = field(default_factory=set)  # local names the function binds exactly once
     literals: dict = field(default_factory=dict)  # name -> the immutable literal it is bound to once (`pad = (0, 1)`)
+    #: name -> the list or tuple display it is bound to once, of names bound once: passed to a framework function,
+    #: the display is (rows read sizes and widths from the items)
+    displays: dict = field(default_factory=dict)
+    #: name -> the call making the initializer object it is bound to (`initializer = ...truncated_normal(...)`)
+    initializers: dict = field(default_factory=dict)
     entries: dict = field(default_factory=dict)  # name of a dict of layers -> the kind of each entry by key
 
 
@@ -169,6 +174,7 @@ class Translator:
         self._group = 0
         self._temporaries = 0
         self.hoisted: list[ast.stmt] = []  # statements an expression needs first (see _once)
+        self.initializers_left_out: list[int] = []  # lines of layers given initializers (see _without_initializers)
         #: framework layer classes used as values, by path -> the module-level function written for each
         #: (see _layer_class)
         self.factories: dict[str, ast.FunctionDef] = {}
@@ -225,6 +231,11 @@ class Translator:
             if out is not None:
                 body.append(out)
         body = [*self.factories.values(), *body]
+        if self.initializers_left_out:
+            lines = sorted(set(self.initializers_left_out))
+            self.notes.append(f"line{'s' * (len(lines) > 1)} {', '.join(map(str, lines))}: the initializers given to "
+                              "layers are not translated (initial values are not); port_weights copies the trained "
+                              "weights")
         if self.dst.random_source is not None:
             self._pass_random_source(body)
         if self.dst.init_argument is not None:
@@ -424,6 +435,10 @@ class Translator:
             return self._class(stmt)
         if isinstance(stmt, ast.ClassDef) and stmt.name in self.container_subclasses:
             return None  # refused
+        if isinstance(stmt, ast.FunctionDef) and self._makes_initializers(stmt):
+            self.notes.append(f"line {stmt.lineno}: {stmt.name} returns an initializer, which is not translated "
+                              "(initial values are not); port_weights copies the trained weights")
+            return None
         if isinstance(stmt, ast.FunctionDef):
             scope = Scope("helper")
             translated = self._function(stmt, scope, None, stmt.name)
@@ -434,6 +449,24 @@ class Translator:
             self.notes.append(f"line {stmt.lineno}: the `if __name__ == \"__main__\"` block is not translated")
             return None
         return self._plain(stmt)
+
+    def _makes_initializers(self, fn: ast.FunctionDef) -> bool:
+        """Whether every value `fn` returns is made by the framework's initializers (keras.io's `kernel_init`,
+        returning `keras.initializers.VarianceScaling(...)`)."""
+        returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
+        return bool(returns) and all(self._initializer(r) is not None for r in returns)
+
+    def _initializer(self, node):
+        """(distribution, scale) of an initializer object `node` makes (`nnx.initializers.xavier_uniform()`,
+        `jax.nn.initializers.normal(stddev=0.02)`; see SourceSkeleton.initializer_modules), else None; the scale is
+        the `stddev=` or `scale=` given, else None."""
+        path = self.imports.path(node.func) if isinstance(node, ast.Call) else None
+        module, _, name = (path or "").rpartition(".")
+        kind = self.src.initializer_modules.get(module, {}).get(name)
+        if kind is None:
+            return None
+        scale = next((k.value for k in node.keywords if k.arg in ("stddev", "scale")), None)
+        return kind, scale if scale is not None and not self._uses_framework(scale) else None
 
     def _plain(self, stmt):
         """A statement outside model code: kept when it does not use the source framework."""
@@ -478,7 +511,8 @@ class Translator:
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
         build = methods.get(self.src.build_method) if self.src.build_method else None
         if build is not None and all(_marks_built(s) or _is_docstring(s) for s in build.body):
-            self.notes.append(f"line {build.lineno}: {cls.name}.{build.name} only marks the layer built")
+            self.notes.append(f"line {build.lineno}: {cls.name}.{build.name} only marks the layer built or builds "
+                              "the layers it holds")
             build, methods = None, {n: m for n, m in methods.items() if m is not build}
         built = self._build(build, methods.get(self.src.forward), info) if build is not None else None
         body = []
@@ -956,13 +990,29 @@ class Translator:
             self._block(stmt, "chained assignment", "not translated")
             return []
         target = stmt.targets[0]
+        frozen = stmt.value if isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) and \
+            stmt.value.func.attr == f"{self.src.trainable_attribute}_" and not stmt.value.keywords and \
+            len(stmt.value.args) <= 1 and is_self_attr(target) and scope.mode == "init" else None
+        if frozen is not None and isinstance(known(frozen.args[0]) if frozen.args else True, bool):
+            # `self.conv = nn.Conv2d(...).requires_grad_(False)` (YOLOv8's DFL): the layer, then its flag
+            made = self._assign(ast.copy_location(ast.Assign([target], frozen.func.value), stmt), scope, info)
+            flag = known(frozen.args[0]) if frozen.args else True
+            return made + self._freeze(stmt, ast.Attribute(target.value, target.attr, ast.Load()), flag, scope, info)
         if isinstance(target, ast.Attribute) and is_self_attr(target.value) and info is not None and \
                 info.attrs.get(target.value.attr) in (MODULE, MODULES, OWN):
             self._block(stmt, f"assignment to self.{target.value.attr}.{target.attr}",
                         "setting a layer's weight or attribute (weight tying by assignment) is not translated")
             return []
+        if isinstance(target, ast.Name) and self._initializer(stmt.value) is not None:
+            scope.initializers[target.id] = stmt.value  # read where it draws an initial value (see _initial_value)
+            return []
         if isinstance(target, ast.Name) and target.id in scope.bound_once and _is_immutable_literal(stmt.value):
             scope.literals[target.id] = stmt.value
+            scope.folded.add(target.id)
+        elif isinstance(target, ast.Name) and target.id in scope.bound_once and isinstance(
+                stmt.value, (ast.List, ast.Tuple)) and all(n.id in scope.bound_once for n in ast.walk(stmt.value)
+                                                            if isinstance(n, ast.Name)):
+            scope.displays[target.id] = stmt.value  # `padding = [[0, 0], [ph, ph], ...]`, of names bound once
             scope.folded.add(target.id)
         if scope.mode == "init" and self._sets_weight_values(target, info):
             self._skip_initialisation(stmt, f"{ast.unparse(target)} = ...")
@@ -1021,6 +1071,10 @@ class Translator:
                 if known(value) is None:
                     info.none_slots.setdefault(target.attr, []).append(out)
                     kind = info.attrs.get(target.attr, kind)
+                if kind in (TENSOR, ARRAY) and info.attrs.get(target.attr, TENSOR) not in (TENSOR, ARRAY, MODULE,
+                                                                                         OWN, MODULES):
+                    # `self.emb = <a number>` first: the array is the attribute's second kind of value
+                    out.value = self.dst.array_data(out.value)
                 info.attrs[target.attr] = kind
                 if kind == MODULE and isinstance(stmt.value, ast.Call):
                     info.layer_rows[target.attr] = self.layers.find(self.imports.path(stmt.value.func))
@@ -1056,7 +1110,7 @@ class Translator:
             scope.folded.add(target.id)
         for n in names:
             scope.kinds[n] = kind if isinstance(target, ast.Name) else (TENSOR if kind in (TENSOR, "tensors")
-                                                                        else UNKNOWN)
+                                                                        else PYTHON if kind == PYTHON else UNKNOWN)
         out = [ast.Assign([target], value, lineno=stmt.lineno)]
         if self._overwritten:
             out += self._follow_inplace(stmt, scope, target.id if isinstance(target, ast.Name) else None, value)
@@ -1110,11 +1164,13 @@ class Translator:
             return it.func.value, flag
         return None
 
-    def _freeze(self, loop: ast.For, layer: ast.expr, flag: bool, scope: Scope, info) -> list[ast.stmt]:
-        """Whether a layer's weights train, set for all of them: the target's flag, or a note where it has none."""
+    def _freeze(self, loop: ast.stmt, layer: ast.expr, flag: bool, scope: Scope, info) -> list[ast.stmt]:
+        """Whether a layer's weights train, set for all of them (by the statement `loop`): the target's flag, or a
+        note where it has none."""
         written, kind = self.expr(layer, scope, info)
         if kind not in (MODULE, OWN) and not is_self(layer):
-            self._block(loop, ast.unparse(loop.iter), "the parameters of something other than a layer")
+            self._block(loop, ast.unparse(getattr(loop, "iter", layer)), "the parameters of something other than a "
+                                                                          "layer")
             return []
         if self.dst.trainable_attribute is None:
             self.notes.append(f"line {loop.lineno}: {ast.unparse(layer)}'s weights set {'' if flag else 'not '}"
@@ -1128,7 +1184,10 @@ class Translator:
                            lineno=loop.lineno)]
 
     def _sets_weight_values(self, target, info) -> bool:
-        """`self.conv.weight.data = ...`: the values of a layer's weight set (initialisation, in `__init__`)."""
+        """`self.conv.weight.data = ...` (or `.data[:] = ...`): the values of a layer's weight set (initialisation,
+        in `__init__`)."""
+        if isinstance(target, ast.Subscript):
+            target = target.value
         if not (isinstance(target, ast.Attribute) and target.attr == self.src.weight_values):
             return False
         root = _held_root(target.value)
@@ -1359,6 +1418,14 @@ class Translator:
                 return shape, ("ones", value)
             factor = value if method.startswith("mul") else P.binop(1.0, "/", value)
             return shape, (kind, factor if scale is None else P.binop(scale, "*", factor))
+        if isinstance(data, ast.Call) and len(data.args) >= 2 and not data.keywords:
+            # `initializer(rngs.params(), shape, dtype)`: an initializer object called with a key and a shape
+            made = scope.initializers.get(data.func.id) if isinstance(data.func, ast.Name) else data.func
+            drawn = self._initializer(made)
+            if drawn is not None and (len(data.args) == 2 or self.imports.path(data.args[2]) in
+                                      self.src.float_dtypes):
+                kind, scale = drawn
+                return self.expr(data.args[1], scope, info)[0], ("normal" if kind == "normal" else kind, scale)
         scale = None
         if isinstance(data, ast.BinOp) and isinstance(data.op, ast.Mult):
             for tensor_side, other in ((data.left, data.right), (data.right, data.left)):
@@ -1569,6 +1636,11 @@ class Translator:
             if info is not None and node.attr in info.attrs:
                 return (_with_entries(node, info.entries[node.attr]) if node.attr in info.entries else node), \
                     info.attrs[node.attr]
+            if node.attr in self.src.constant_attributes:
+                value = self.src.constant_attributes[node.attr]
+                self.notes.append(f"line {node.lineno}: self.{node.attr} is written as {value!r}, its value under "
+                                  f"{self.source_table.framework}'s defaults")
+                return ast.Constant(value), PYTHON
             return node, UNKNOWN
         if is_self_attr(node.value) and info is not None and node.value.attr in info.written_layers:
             return self._layer_weight(node, *info.written_layers[node.value.attr], info)
@@ -1704,6 +1776,8 @@ class Translator:
         if path is not None and _under(path, self.roots):
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
+            if is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
+                node = self._held_layer_call(node, scope)
             receiver, kind = self._expr(func.value, scope, info)
             if func.attr == self.src.sequential_append and self._holds_sequential(func.value, info) and \
                     len(node.args) == 1 and not node.keywords:  # `self.body.add(layer)` (Keras), `.append` (torch)
@@ -1783,7 +1857,8 @@ class Translator:
         if isinstance(func, ast.Name) and func.id in BUILTINS:
             kind = PYTHON if func.id in ("len", "range", "int", "float", "bool", "str", "isinstance", "zip",
                                          "enumerate", "round", "divmod", "type", "callable") else \
-                _combine(*kinds) if kinds else PYTHON
+                "tensors" if func.id in ("list", "tuple") and len(kinds) == 1 and kinds[0] in (TENSOR, "tensors") \
+                else _combine(*kinds) if kinds else PYTHON
             if func.id in ITERATING and self.dst.unstack is not None:  # a weight iterated along its first axis
                 first = ITERATING[func.id]
                 args[0][first:] = [self.dst.unstack(a) if k == TENSOR and is_self_attr(n) else a
@@ -1851,6 +1926,25 @@ class Translator:
                 self._block(node, f"{kw.arg}= in a layer call", "a per-call switch between training and inference "
                                                                "behaviour; switch the whole model with "
                                                                "model.train() / model.eval() instead")
+
+    def _held_layer_call(self, node: ast.Call, scope) -> ast.Call:
+        """A call of a held layer without its neutral arguments (see SourceSkeleton.neutral_call_arguments) and
+        its mode arguments given by a flag the function takes (`deterministic=not training`): the target's layers
+        follow the model's training mode, or Keras' `training` argument (noted)."""
+        def flag(value):
+            name = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) else value
+            return isinstance(name, ast.Name) and name.id in scope.arguments
+        kept = []
+        for kw in node.keywords:
+            if known(kw.value) in self.src.neutral_call_arguments.get(kw.arg, ()):
+                continue
+            if kw.arg in self.src.mode_arguments and flag(kw.value):
+                self.notes.append(f"line {node.lineno}: {kw.arg}={ast.unparse(kw.value)} is left to "
+                                  f"{self.target.framework}'s training mode, which the layer follows")
+                continue
+            kept.append(kw)
+        return node if len(kept) == len(node.keywords) else ast.copy_location(ast.Call(node.func, node.args, kept),
+                                                                              node)
 
     def _check_layer_call(self, node: ast.Call, row) -> None:
         """A framework layer's call passes only the arguments its translation takes (`row.call`)."""
@@ -2144,6 +2238,7 @@ class Translator:
             return node, UNKNOWN
 
     def _layer_call(self, node: ast.Call, row, scope, info) -> ast.expr:
+        node = self._without_initializers(node, scope)
         try:
             if row.layer_arguments:
                 bound = self._with_layer_arguments(node, row, scope, info)
@@ -2159,6 +2254,18 @@ class Translator:
         except Refused as e:
             self._block(node, _short(row.path), str(e))
             return node
+
+    def _without_initializers(self, node: ast.Call, scope) -> ast.Call:
+        """The layer construction `node` without the initializers given to it (`kernel_init=nnx.initializers.
+        xavier_uniform()`, or a name bound to one): initial values are not translated."""
+        def given(value):
+            return self._initializer(value) is not None or isinstance(value, ast.Name) and \
+                value.id in scope.initializers
+        kept = [k for k in node.keywords if k.arg is None or not given(k.value)]
+        if len(kept) == len(node.keywords):
+            return node
+        self.initializers_left_out.append(node.lineno)
+        return ast.copy_location(ast.Call(node.func, node.args, kept), node)
 
     def _with_layer_arguments(self, node: ast.Call, row, scope, info) -> dict:
         """The bound arguments of a layer that wraps another (`layer_arguments`): the wrapped layer's construction
@@ -2188,7 +2295,7 @@ class Translator:
             what = "in-place tensor method" if _is_inplace_method(method) else "tensor method"
             self._block(node, f".{method}()", f"no {self.target.framework} translation for this {what}")
             return node, UNKNOWN
-        (args, keywords), kinds = self._arguments(node, scope, info)
+        (args, keywords), kinds = self._arguments(_displayed(node, scope.displays), scope, info)
         if receiver is not None:
             args = [receiver] + args
         try:
@@ -2198,7 +2305,8 @@ class Translator:
             opcall = row.read(bound)
             if isinstance(opcall, list):  # several values, each one op's (`torch.var_mean`)
                 return ast.Tuple([self._write(o, node, scope) for o in opcall], ast.Load()), row.returns
-            if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None:
+            if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None and \
+                    opcall.op != "AsTensor":
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
             written = self._write(opcall, node, scope, python=row.returns == "python")
             if makes_integers(opcall):
@@ -2342,6 +2450,16 @@ def _named_layers(call: ast.Call) -> list | None:
     return [p.elts[1] for p in pairs]
 
 
+def _displayed(call: ast.Call, displays: dict) -> ast.Call:
+    """`call` with each argument that names a display (see Scope.displays) given as that display."""
+    def shown(value):
+        return copy.deepcopy(displays[value.id]) if isinstance(value, ast.Name) and value.id in displays else value
+    if not displays:
+        return call
+    return ast.copy_location(ast.Call(call.func, [shown(a) for a in call.args],
+                                      [ast.keyword(k.arg, shown(k.value)) for k in call.keywords]), call)
+
+
 def _reachable(tree: ast.Module, name: str) -> set[str]:
     """`name` and the module-level classes and functions it refers to, transitively."""
     defs = {s.name: s for s in tree.body if isinstance(s, (ast.ClassDef, ast.FunctionDef))}
@@ -2455,10 +2573,13 @@ def _is_docstring(stmt) -> bool:
 
 
 def _marks_built(stmt) -> bool:
-    """`super().build(shape)` (or returned) or `self.built = True`: the source's bookkeeping of a layer built on its
-    first call."""
+    """`super().build(shape)` (or returned), `self.<layer>.build(shape)` or `self.built = True`: the source's
+    bookkeeping of a layer built on its first call."""
     if isinstance(stmt, (ast.Expr, ast.Return)) and is_super_call(stmt.value, "build"):
         return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
+            and stmt.value.func.attr == "build" and is_self_attr(stmt.value.func.value):
+        return True  # `self.position_embeddings.build(input_shape)`: a held layer built (the targets' build theirs)
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_self_attr(stmt.targets[0]) and \
         stmt.targets[0].attr == "built"
 

@@ -1101,6 +1101,10 @@ CASES = [
     ("ReversedSimple", (4, 6), (2, 5, 4)),
     ("TimeMajorLSTM", (4, 6), (5, 2, 4)),
     ("BiGRUCarry", (4, 6), (2, 5, 4)),
+    ("CNN", (), (2, 28, 28, 1)),
+    ("TransformerEncoder", (8, 16, 2, 0.1), (2, 5, 8)),
+    ("VisionTransformer", (10, 3, 8, 4, 2, 2, 16, 8, 0.1), (2, 8, 8, 3)),
+    ("MiniGPTBlock", (8, 2, 16), (2, 5, 8)),
 ]
 
 
@@ -1218,6 +1222,142 @@ class BiGRUCarry(nnx.Module):
 
 #: classes the translation must refuse: (source, a phrase the refusal must contain)
 HEADER = "import jax\nimport jax.numpy as jnp\nfrom flax import nnx\n\n\n"
+
+
+class CNN(nnx.Module):
+    """The Flax NNX MNIST tutorial's CNN: a partial of nnx.avg_pool as a layer, an optional rngs in the call
+    passed to a dropout."""
+
+    def __init__(self, *, rngs: nnx.Rngs):
+        self.conv1 = nnx.Conv(1, 32, kernel_size=(3, 3), rngs=rngs)
+        self.batch_norm1 = nnx.BatchNorm(32, rngs=rngs)
+        self.dropout1 = nnx.Dropout(rate=0.025, rngs=rngs)
+        self.conv2 = nnx.Conv(32, 64, kernel_size=(3, 3), rngs=rngs)
+        self.batch_norm2 = nnx.BatchNorm(64, rngs=rngs)
+        self.avg_pool = partial(nnx.avg_pool, window_shape=(2, 2), strides=(2, 2))
+        self.linear1 = nnx.Linear(3136, 256, rngs=rngs)
+        self.dropout2 = nnx.Dropout(rate=0.025, rngs=rngs)
+        self.linear2 = nnx.Linear(256, 10, rngs=rngs)
+
+    def __call__(self, x, rngs: nnx.Rngs | None = None):
+        x = self.avg_pool(nnx.relu(self.batch_norm1(self.conv1(x))))
+        x = self.avg_pool(nnx.relu(self.batch_norm2(self.conv2(x))))
+        x = x.reshape(x.shape[0], -1)  # flatten
+        x = nnx.relu(self.dropout1(self.linear1(x)))
+        x = self.dropout2(x, rngs=rngs)
+        x = self.linear2(x)
+        return x
+
+
+class TransformerEncoder(nnx.Module):
+    """The JAX AI stack's ViT tutorial: rngs defaulting to nnx.Rngs(0), attention built with
+    deterministic=False (dropout while training)."""
+
+    def __init__(self, hidden_size: int, mlp_dim: int, num_heads: int, dropout_rate: float = 0.0, *,
+                 rngs: nnx.Rngs = nnx.Rngs(0)) -> None:  # noqa: B008 (as the original writes it)
+        self.norm1 = nnx.LayerNorm(hidden_size, rngs=rngs)
+        self.attn = nnx.MultiHeadAttention(num_heads=num_heads, in_features=hidden_size, dropout_rate=dropout_rate,
+                                           broadcast_dropout=False, decode=False, deterministic=False, rngs=rngs)
+        self.norm2 = nnx.LayerNorm(hidden_size, rngs=rngs)
+        self.mlp = nnx.Sequential(
+            nnx.Linear(hidden_size, mlp_dim, rngs=rngs),
+            nnx.gelu,
+            nnx.Dropout(dropout_rate, rngs=rngs),
+            nnx.Linear(mlp_dim, hidden_size, rngs=rngs),
+            nnx.Dropout(dropout_rate, rngs=rngs),
+        )
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x = x + self.attn(self.norm1(x))
+        x = x + self.mlp(self.norm2(x))
+        return x
+
+
+class VisionTransformer(nnx.Module):
+    """The JAX AI stack's ViT tutorial: a position embedding drawn by a truncated-normal initializer object
+    called with rngs.params(), jnp.concat, jnp.tile of a class token."""
+
+    def __init__(self, num_classes: int = 1000, in_channels: int = 3, img_size: int = 224, patch_size: int = 16,
+                 num_layers: int = 12, num_heads: int = 12, mlp_dim: int = 3072, hidden_size: int = 768,
+                 dropout_rate: float = 0.1, *, rngs: nnx.Rngs = nnx.Rngs(0)):  # noqa: B008 (as written)
+        # Patch and position embedding
+        n_patches = (img_size // patch_size) ** 2
+        self.patch_embeddings = nnx.Conv(in_channels, hidden_size, kernel_size=(patch_size, patch_size),
+                                         strides=(patch_size, patch_size), padding="VALID", use_bias=True, rngs=rngs)
+        initializer = jax.nn.initializers.truncated_normal(stddev=0.02)
+        self.position_embeddings = nnx.Param(
+            initializer(rngs.params(), (1, n_patches + 1, hidden_size), jnp.float32)
+        )
+        self.dropout = nnx.Dropout(dropout_rate, rngs=rngs)
+        self.cls_token = nnx.Param(jnp.zeros((1, 1, hidden_size)))
+        # Transformer Encoder blocks
+        self.encoder = nnx.Sequential(*[
+            TransformerEncoder(hidden_size, mlp_dim, num_heads, dropout_rate, rngs=rngs)
+            for i in range(num_layers)
+        ])
+        self.final_norm = nnx.LayerNorm(hidden_size, rngs=rngs)
+        # Classification head
+        self.classifier = nnx.Linear(hidden_size, num_classes, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        # Patch and position embedding
+        patches = self.patch_embeddings(x)
+        batch_size = patches.shape[0]
+        patches = patches.reshape(batch_size, -1, patches.shape[-1])
+        cls_token = jnp.tile(self.cls_token, [batch_size, 1, 1])
+        x = jnp.concat([cls_token, patches], axis=1)
+        embeddings = x + self.position_embeddings
+        embeddings = self.dropout(embeddings)
+        # Encoder blocks
+        x = self.encoder(embeddings)
+        x = self.final_norm(x)
+        # fetch the first token
+        x = x[:, 0]
+        # Classification
+        return self.classifier(x)
+
+
+def causal_attention_mask(seq_len):
+    return jnp.tril(jnp.ones((seq_len, seq_len)))
+
+
+class MiniGPTBlock(nnx.Module):
+    """The JAX AI stack's miniGPT block: initializers given to every layer, decode=False and
+    deterministic=not training in the calls."""
+
+    def __init__(self, embed_dim: int, num_heads: int, ff_dim: int, *, rngs: nnx.Rngs, rate: float = 0.1):
+        self.mha = nnx.MultiHeadAttention(num_heads=num_heads, in_features=embed_dim,
+                                          kernel_init=nnx.initializers.xavier_uniform(),
+                                          bias_init=nnx.initializers.zeros_init(), rngs=rngs)
+        self.dropout1 = nnx.Dropout(rate=rate)
+        self.layer_norm1 = nnx.LayerNorm(epsilon=1e-6, num_features=embed_dim,
+                                         scale_init=nnx.initializers.ones_init(),
+                                         bias_init=nnx.initializers.zeros_init(), rngs=rngs)
+        self.linear1 = nnx.Linear(in_features=embed_dim, out_features=ff_dim,
+                                  kernel_init=nnx.initializers.xavier_uniform(),
+                                  bias_init=nnx.initializers.zeros_init(), rngs=rngs)
+        self.linear2 = nnx.Linear(in_features=ff_dim, out_features=embed_dim,
+                                  kernel_init=nnx.initializers.xavier_uniform(),
+                                  bias_init=nnx.initializers.zeros_init(), rngs=rngs)
+        self.dropout2 = nnx.Dropout(rate=rate)
+        self.layer_norm2 = nnx.LayerNorm(epsilon=1e-6, num_features=embed_dim,
+                                         scale_init=nnx.initializers.ones_init(),
+                                         bias_init=nnx.initializers.zeros_init(), rngs=rngs)
+
+    def __call__(self, inputs, training: bool = False):
+        input_shape = inputs.shape
+        _, seq_len, _ = input_shape
+        mask = causal_attention_mask(seq_len)
+        attention_output = self.mha(inputs_q=inputs, mask=mask, decode=False)
+        attention_output = self.dropout1(attention_output, deterministic=not training)
+        out1 = self.layer_norm1(inputs + attention_output)
+        ffn_output = self.linear1(out1)
+        ffn_output = nnx.relu(ffn_output)
+        ffn_output = self.linear2(ffn_output)
+        ffn_output = self.dropout2(ffn_output, deterministic=not training)
+        return self.layer_norm2(out1 + ffn_output)
+
+
 REFUSED = [
     (HEADER + "class DataDependent(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
      "        self.fc = nnx.Linear(4, 4, rngs=rngs)\n\n    def __call__(self, x):\n        if jnp.sum(x) > 0:\n"

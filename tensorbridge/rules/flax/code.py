@@ -207,9 +207,9 @@ C.layer("flax.nnx.RMSNorm", "RMSNormalization", "", write=lambda c: _sized(
 
 def _write_group_norm(c):
     a = c.attrs
-    norm = P.call("nnx.GroupNorm", a["num_channels"], num_groups=a["num_groups"],
-                  **keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a), **_rngs())
-    return P.call("ChannelsFirst", norm)
+    norm = _sized("nnx.GroupNorm", a["num_channels"], {}, {"num_groups": a["num_groups"],
+                                                          **keywords(epsilon=(a["epsilon"], 1e-6)), **_affine(a)})
+    return P.call("ChannelsFirst", norm) if known(a["axis"]) == 1 else norm
 
 
 C.layer("flax.nnx.BatchNorm", "BatchNormalization", "", write=_write_batch_norm, from_ir=NORM_WEIGHTS.from_ir)
@@ -653,7 +653,8 @@ C.skeleton = TargetSkeleton(
     constant=lambda value: P.call("jnp.asarray", as_float32(value)),
     sequential=_nnx_sequential, add_weight=_nnx_weight, helpers=HELPERS, port=NnxWeights(),
     module_list=lambda items: P.call("nnx.List", items), module_dict=lambda items: P.call("nnx.Dict", items),
-    empty_layer=lambda none: P.call("nnx.data", none), function_layer=lambda fn: fn,
+    empty_layer=lambda none: P.call("nnx.data", none), array_data=lambda value: P.call("nnx.data", value),
+    function_layer=lambda fn: fn,
     init_argument=(RNGS, "nnx.Rngs"),
     training="deterministic",
     random_source=f"self.{RNGS}",

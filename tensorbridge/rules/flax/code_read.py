@@ -38,6 +38,14 @@ from tensorbridge.rules.recurrent import NNX_CALL
 
 NNX = "flax.nnx."
 JNP = "jax.numpy."
+#: jax.nn.initializers' functions (nnx.initializers': the same) by the distribution their initial values are drawn
+#: from (without their scales, but for normal's and uniform's)
+INITIALIZER_KINDS = {**{n: "zeros" for n in ("zeros", "zeros_init")}, **{n: "ones" for n in ("ones", "ones_init")},
+                     **{n: "normal" for n in ("normal", "truncated_normal", "xavier_normal", "glorot_normal",
+                                              "lecun_normal", "he_normal", "kaiming_normal", "variance_scaling",
+                                              "orthogonal")},
+                     **{n: "uniform" for n in ("uniform", "xavier_uniform", "glorot_uniform", "lecun_uniform",
+                                               "he_uniform", "kaiming_uniform")}}
 #: arguments that change the arithmetic (dtypes, precision, custom kernels): only their defaults are translated
 NUMERICS = ("dtype", "param_dtype", "precision", "dot_general", "promote_dtype", "preferred_element_type",
             "conv_general_dilated", "mask", "axis_name", "axis_index_groups")
@@ -246,12 +254,15 @@ def _attention(a):
     _numerics(a)
     if known(a["decode"]) not in (None, False):
         raise Refused("decode (autoregressive decoding with a cache) is not translated")
-    only(a, num_kv_heads=None, deterministic=None, attention_fn=None, normalize_qk=False,
+    only(a, num_kv_heads=None, attention_fn=None, normalize_qk=False,
          qkv_promote_dtype=None, out_promote_dtype=None, ln_promote_dtype=None, qkv_dot_general=None,
          out_dot_general=None, qkv_dot_general_cls=None, out_dot_general_cls=None)
-    return OpCall("NnxMultiHeadAttention", attrs={k: a[k] for k in ("num_heads", "in_features", "qkv_features",
-                                                                    "out_features", "in_kv_features",
-                                                                    "dropout_rate", "use_bias")})
+    deterministic = known(a["deterministic"])  # False: dropout while training (model.eval() turns it off)
+    if deterministic not in (None, False, True):
+        raise Refused("deterministic given by a variable (switch the model with model.eval() instead)")
+    attrs = {k: a[k] for k in ("num_heads", "in_features", "qkv_features", "out_features", "in_kv_features",
+                               "dropout_rate", "use_bias")}
+    return OpCall("NnxMultiHeadAttention", attrs={**attrs, **({"dropout_rate": 0.0} if deterministic else {})})
 
 
 C.layer(f"{NNX}MultiHeadAttention", "NnxMultiHeadAttention", "num_heads in_features qkv_features=None "
@@ -364,7 +375,7 @@ for _op, (_name, _) in COMPARISONS.items():
 _fn(f"{JNP}logical_not", "Not", "x")
 _fn(f"{JNP}matmul", "MatMul", "a b precision=None preferred_element_type=None out_sharding=None", inputs="a b",
     check=lambda a: only(a, precision=None, preferred_element_type=None))
-_fn(f"{JNP}concatenate", "Concat", "arrays axis=0 dtype=None", inputs="arrays", axis="axis",
+_fn(f"{JNP}concatenate {JNP}concat", "Concat", "arrays axis=0 dtype=None", inputs="arrays", axis="axis",
     check=lambda a: only(a, dtype=None))
 _fn(f"{JNP}stack", "Stack", "arrays axis=0 out=None dtype=None", inputs="arrays", axis="axis",
     check=lambda a: only(a, dtype=None))
@@ -548,6 +559,7 @@ C.source = SourceSkeleton(
     containers={f"{NNX}Sequential": "sequential", f"{NNX}List": "list", f"{NNX}Dict": "dict"},
     parameter_classes={f"{NNX}Param": True, f"{NNX}Variable": False, f"{NNX}BatchStat": False},
     init_module=f"{NNX}initializers",
+    initializer_modules={f"{NNX}initializers": INITIALIZER_KINDS, "jax.nn.initializers": INITIALIZER_KINDS},
     initializers={f"{JNP}zeros": "zeros", f"{JNP}ones": "ones", "jax.random.normal": "normal",
                   "jax.random.uniform": "uniform"},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
@@ -563,5 +575,6 @@ C.source = SourceSkeleton(
     init_argument="rngs",
     random_key=True,
     mode_arguments=frozenset({"deterministic", "use_running_average"}),
+    neutral_call_arguments={"decode": (None, False), "sow_weights": (False,)},
     data_wrappers=frozenset({f"{NNX}data"}),
 )

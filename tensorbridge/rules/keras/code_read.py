@@ -22,10 +22,12 @@ from tensorbridge.rules.code import (
     Refused,
     SourceSkeleton,
     WeightSource,
+    dtype_name,
     held_layers,
     known,
     only,
     read_gelu,
+    read_pad,
     required,
 )
 from tensorbridge.rules.einops_code import einops_layers
@@ -268,6 +270,23 @@ C.layer(f"{K}BatchNormalization", "BatchNormalization", "axis=-1 momentum=0.99 e
         "moving_variance_initializer='ones' beta_regularizer=None gamma_regularizer=None beta_constraint=None "
         f"gamma_constraint=None renorm=False renorm_clipping=None renorm_momentum=0.99 synchronized=False {BASE}",
         read=_batch_norm, to_ir=NORM_WEIGHTS.to_ir)
+
+
+def _group_norm(a):
+    _plain(a)
+    axis = known(a["axis"])
+    if not isinstance(axis, int):
+        raise Refused("axis other than one int")
+    affine = _affine(a)
+    if affine["affine"] != affine["bias"]:
+        raise Refused("center and scale differing (the targets' group norms have both or neither)")
+    return OpCall("GroupNormalization", attrs={"num_groups": a["groups"], "epsilon": a["epsilon"],
+                                               "affine": affine["affine"], "axis": axis, "num_channels": None})
+
+
+C.layer(f"{K}GroupNormalization", "GroupNormalization", "groups=32 axis=-1 epsilon=0.001 center=True scale=True "
+        "beta_initializer='zeros' gamma_initializer='ones' beta_regularizer=None gamma_regularizer=None "
+        f"beta_constraint=None gamma_constraint=None {BASE}", read=_group_norm, to_ir=NORM_WEIGHTS.to_ir)
 
 
 def _layer_norm(a):
@@ -522,8 +541,11 @@ _fn("keras.ops.ones", "ConstantOfShape", "shape dtype=None", inputs="", shape="s
     check=lambda a: only(a, dtype=None))
 _fn("keras.ops.zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=0.0,
     check=lambda a: only(a, dtype=None))
+C.function("keras.ops.pad", "Pad", "x pad_width mode='constant' constant_values=None",
+           read=lambda a: read_pad(a, "x", "pad_width", "constant_values",
+                                   {"constant": "constant", "reflect": "reflect", "edge": "edge", "wrap": "wrap"}))
 _fn("keras.ops.arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
-    step="step", check=lambda a: only(a, dtype=None))
+    step="step", dtype="dtype", check=lambda a: dtype_name(a["dtype"]))
 _fn("keras.ops.linspace", "Linspace", "start stop num=50 endpoint=True retstep=False dtype=None axis=0", inputs="",
     start="start", stop="stop", num="num", dtype="float32",
     check=lambda a: only(a, endpoint=True, retstep=False, dtype=None, axis=0))
@@ -659,7 +681,14 @@ C.source = SourceSkeleton(
     base_options=True,
     containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
     parameter_classes={},
+    constant_attributes={"compute_dtype": "float32", "variable_dtype": "float32"},
     init_module="keras.initializers",
+    initializer_modules={"keras.initializers": {
+        **{n: "zeros" for n in ("Zeros", "zeros")}, **{n: "ones" for n in ("Ones", "ones")},
+        **{n: "normal" for n in ("RandomNormal", "TruncatedNormal", "GlorotNormal", "HeNormal", "LecunNormal",
+                                 "VarianceScaling", "Orthogonal", "random_normal", "truncated_normal")},
+        **{n: "uniform" for n in ("RandomUniform", "GlorotUniform", "HeUniform", "LecunUniform", "random_uniform",
+                                  "glorot_uniform")}}},
     initializers={},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
                        "ndim": lambda x: OpCall("Rank", [x]), "dtype": lambda x: OpCall("DType", [x])},

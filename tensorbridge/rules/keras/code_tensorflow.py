@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from tensorbridge.rules.code import DTYPE_NAMES, OpCall, Refused, known, only, read_gelu
+from tensorbridge.rules.code import DTYPE_NAMES, OpCall, Refused, dtype_name, known, only, read_gelu, read_pad
 from tensorbridge.rules.keras.code import C
 
 TF = "tensorflow."
@@ -27,7 +27,8 @@ for _names, _op, _arg in (("nn.relu", "Relu", "features"), ("nn.relu6", "Relu6",
                           ("nn.sigmoid sigmoid math.sigmoid", "Sigmoid", "x"), ("nn.tanh tanh math.tanh", "Tanh", "x"),
                           ("sqrt math.sqrt", "Sqrt", "x"), ("exp math.exp", "Exp", "x"), ("math.log", "Log", "x"),
                           ("square math.square", "Square", "x"), ("math.rsqrt", "Rsqrt", "x"),
-                          ("abs math.abs", "Abs", "x"), ("math.erf", "Erf", "x")):
+                          ("abs math.abs", "Abs", "x"), ("math.erf", "Erf", "x"), ("sin math.sin", "Sin", "x"),
+                          ("cos math.cos", "Cos", "x")):
     _fn(_paths(_names), _op, f"{_arg} name=None", inputs=_arg)
 _fn(_paths("nn.silu nn.swish"), "SiLU", "features beta=1.0", inputs="features", check=lambda a: only(a, beta=1.0))
 _fn(_paths("nn.leaky_relu"), "LeakyRelu", "features alpha=0.2 name=None", inputs="features", alpha="alpha")
@@ -86,7 +87,12 @@ for _name, _value in (("zeros_like", 0.0), ("ones_like", 1.0)):
         dtype="dtype")
 _fn(_paths("einsum"), "Einsum", "equation *inputs", inputs="inputs", equation="equation")
 _fn(_paths("range"), "Range", "start limit=None delta=1 dtype=None name=None", inputs="", start="start",
-    stop="limit", step="delta", check=lambda a: only(a, dtype=None))
+    stop="limit", step="delta", dtype="dtype", check=lambda a: dtype_name(a["dtype"]))
+
+
+C.function(_paths("pad"), "Pad", "tensor paddings mode='CONSTANT' constant_values=0 name=None",
+           read=lambda a: read_pad(a, "tensor", "paddings", "constant_values", {
+               **{m: m.lower() for m in ("CONSTANT", "REFLECT")}, "constant": "constant", "reflect": "reflect"}))
 
 
 def _split(a):

@@ -34,6 +34,7 @@ from tensorbridge.rules.code import (
     known,
     l1l2_helper,
     pairs,
+    range_bounds,
     with_activation,
 )
 from tensorbridge.rules.numpy_code import (
@@ -198,8 +199,9 @@ def _write_group_norm(c):
     axis = known(a["axis"])
     if axis not in (1, -1):
         raise Refused("a GroupNorm whose channels are neither axis 1 nor the last axis")
-    norm = P.call("nn.GroupNorm", a["num_groups"], a["num_channels"],
-                  **keywords(eps=(a["epsilon"], 1e-5), affine=(_affine(a), True)))
+    options = keywords(eps=(a["epsilon"], 1e-5), affine=(_affine(a), True))
+    norm = P.call("nn.GroupNorm", a["num_groups"], a["num_channels"], **options) if known(
+        a["num_channels"]) is not None else P.call("LazyGroupNorm", a["num_groups"], **options)
     return P.call("ChannelsLast", norm) if axis == -1 else norm
 
 
@@ -330,6 +332,30 @@ C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
 
 
 # -- functions ---------------------------------------------------------------------------------------
+#: NumPy's pad modes -> F.pad's
+F_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
+
+
+@C.writes("Pad", "F.pad")
+def _pad_function(c):
+    """F.pad of the trailing dims' (before, after) pairs, from the first one not all zeros (F.pad's reflect and
+    replicate modes pad the last two or three dims only), flattened last dim first."""
+    a = c.attrs
+    mode = a.get("mode", "constant")
+    if mode not in F_PAD_MODES:
+        raise Refused(f"F.pad has no {mode!r} mode")
+    pairs_ = [list(p.elts) if isinstance(p, (ast.List, ast.Tuple)) else None for p in a["trailing_pads"]]
+    if any(p is None for p in pairs_):
+        raise Refused("pad widths given by a variable")
+    while pairs_ and all(known(v) == 0 for v in pairs_[0]):
+        pairs_.pop(0)
+    flat = [v for pair in reversed(pairs_) for v in pair]
+    if not flat:
+        return c.inputs[0]
+    options = {"mode": F_PAD_MODES[mode]} if mode != "constant" else keywords(value=(a["value"], 0.0))
+    return P.call("F.pad", c.inputs[0], flat, **options)
+
+
 for _op, _fn_name in (("Relu", "torch.relu"), ("Sigmoid", "torch.sigmoid"), ("Tanh", "torch.tanh"),
                       ("Exp", "torch.exp"), ("Log", "torch.log"), ("Sqrt", "torch.sqrt"), ("Rsqrt", "torch.rsqrt"),
                       ("Abs", "torch.abs"), ("Neg", "torch.neg"), ("Sin", "torch.sin"), ("Cos", "torch.cos"),
@@ -399,7 +425,7 @@ C.writes("Tril", "torch.tril")(lambda c: P.call("torch.tril", c.inputs[0], **key
 C.writes("Expand", "Tensor.expand")(lambda c: P.method(c.inputs[0], "expand", _sequence(c.attrs["sizes"])))
 C.writes("LpNormalize", "F.normalize")(
     lambda c: P.call("F.normalize", c.inputs[0], dim=c.attrs["axis"], eps=c.attrs["epsilon"]))
-C.writes("Range", "torch.arange")(lambda c: P.call("torch.arange", *_range_bounds(c.attrs), **_dtype_keyword(c)))
+C.writes("Range", "torch.arange")(lambda c: P.call("torch.arange", *range_bounds(c.attrs), **_dtype_keyword(c)))
 @C.writes("ConstantOfShape", "torch.full")
 def _constant(c):
     shape, value = _sequence(c.attrs["shape"]), known(c.attrs["value"])
@@ -409,7 +435,8 @@ def _constant(c):
 C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes_call("Reciprocal", "torch.reciprocal")
-C.writes_call("Tile", "torch.tile", "repeats")
+C.writes("Tile", "torch.tile")(lambda c: P.call("torch.tile", c.inputs[0], c.attrs["repeats"] if isinstance(
+    c.attrs["repeats"], (ast.Tuple, ast.List)) else P.call("tuple", c.attrs["repeats"])))  # a tensor's: its items
 C.writes_call("TopK", "torch.topk", "k")
 C.writes_call("Unstack", "torch.unbind", dim="axis")
 C.writes("CumSum", "torch.cumsum")(lambda c: P.call("torch.cumsum", c.inputs[0], dim=c.attrs["axis"], **(
@@ -481,15 +508,6 @@ def _constant_like(c):
     return P.call("torch.full_like", c.inputs[0], c.attrs["value"], **dtype)
 C.writes("Flatten", "torch.flatten")(lambda c: P.call("torch.flatten", c.inputs[0], c.attrs.get("start", 1),
                                                       *[c.attrs["end"]] if known(c.attrs.get("end", -1)) != -1 else []))
-
-
-def _range_bounds(attrs) -> list:
-    """torch.arange's positional (start, end[, step]) for NumPy-style arange(start, stop=None, step=None)."""
-    start, stop, step = attrs["start"], attrs["stop"], attrs["step"]
-    bounds = [start] if known(stop) is None else [start, stop]
-    if known(step) is not None:
-        bounds = bounds + [step] if len(bounds) == 2 else [0, start, step]
-    return bounds
 
 
 def _sequence(items):
@@ -706,6 +724,22 @@ HELPERS = {
         "            self.normalized_shape = (x.shape[-1],)\n"
         "            with torch.no_grad():\n"
         "                self.weight.materialize(self.normalized_shape)\n"
+        "                self.reset_parameters()\n"),
+    "LazyGroupNorm": definition(
+        "class LazyGroupNorm(nn.modules.lazy.LazyModuleMixin, nn.GroupNorm):\n"
+        "    \"\"\"nn.GroupNorm, its number of channels (axis 1) read from the first input.\"\"\"\n\n"
+        "    cls_to_become = nn.GroupNorm\n\n"
+        "    def __init__(self, num_groups, eps=1e-05, affine=True):\n"
+        "        super().__init__(num_groups, num_groups, eps, affine)\n"
+        "        if affine:\n"
+        "            self.weight = nn.UninitializedParameter()\n"
+        "            self.bias = nn.UninitializedParameter()\n\n"
+        "    def initialize_parameters(self, x):\n"
+        "        self.num_channels = x.shape[1]\n"
+        "        if self.has_uninitialized_params():\n"
+        "            with torch.no_grad():\n"
+        "                self.weight.materialize((self.num_channels,))\n"
+        "                self.bias.materialize((self.num_channels,))\n"
         "                self.reset_parameters()\n"),
     "LazyLayerNorm": definition(
         "class LazyLayerNorm(nn.modules.lazy.LazyModuleMixin, nn.LayerNorm):\n"
