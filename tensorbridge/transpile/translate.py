@@ -134,9 +134,10 @@ class Scope:
     no_grad: bool = False  # under a decorator that stops gradients (SourceSkeleton.no_grad_decorators)
     bound_once: set = field(default_factory=set)  # local names the function binds exactly once
     literals: dict = field(default_factory=dict)  # name -> the immutable literal it is bound to once (`pad = (0, 1)`)
-    #: name -> the list or tuple display it is bound to once, of names bound once: passed to a framework function,
-    #: the display is (rows read sizes and widths from the items)
+    #: name -> the list or tuple display it is bound to once, of names bound once, and only passed whole to the
+    #: framework's functions (never changed): passed to one, the display is (rows read sizes and widths from items)
     displays: dict = field(default_factory=dict)
+    passed_whole: set = field(default_factory=set)  # names read only as whole arguments of the framework's functions
     #: name -> the call making the initializer object it is bound to (`initializer = ...truncated_normal(...)`)
     initializers: dict = field(default_factory=dict)
     entries: dict = field(default_factory=dict)  # name of a dict of layers -> the kind of each entry by key
@@ -209,6 +210,9 @@ class Translator:
                         row.path, {}))
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and isinstance(stmt.value, ast.Lambda) and not self._uses_framework(stmt):
+                self.helpers.add(stmt.targets[0].id)  # `pair = lambda x: x if isinstance(x, tuple) else (x, x)`
             elif isinstance(stmt, ast.ClassDef) and not self._uses_framework(stmt):
                 self.helpers.add(stmt.name)  # a plain class (torchvision's InvertedResidualConfig): kept as written
                 self.helper_kinds[stmt.name] = PYTHON
@@ -315,6 +319,20 @@ class Translator:
         cls = self.definitions.get(class_name)
         return next((m for m in reversed(cls.body) if isinstance(m, ast.FunctionDef) and m.name == method),
                     None) if isinstance(cls, ast.ClassDef) else None  # the last def of a name is the method
+
+    def _passed_whole(self, fn: ast.FunctionDef) -> set:
+        """The names `fn` reads only as whole arguments of the framework's functions (`tf.pad(x, widths)`), which
+        leave a list given to them as it is: never a method's receiver (`outputs.append`), indexed or passed on."""
+        parents = {id(child): node for node in ast.walk(fn) for child in ast.iter_child_nodes(node)}
+        passed: dict = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                parent = parents.get(id(n))
+                call = parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
+                whole = isinstance(call, ast.Call) and n is not call.func and \
+                    self._framework_path(call.func) is not None
+                passed[n.id] = passed.get(n.id, True) and whole
+        return {name for name, whole in passed.items() if whole}
 
     def _methods_called(self, statements: list) -> dict[str, list]:
         """The methods `statements` call on any object (`cell.init_hidden(...)`), by name -> the calls."""
@@ -577,8 +595,8 @@ class Translator:
                                              "layer computes")
             break
         for attr, assigns in info.none_slots.items():
-            # a layer slot left empty, then maybe filled; or a value the forward pass keeps there
-            if info.attrs.get(attr) in (MODULE, MODULES, OWN) or attr in info.forward_state:
+            # a layer or weight slot left empty, then maybe filled; or a value the forward pass keeps there
+            if info.attrs.get(attr) in (MODULE, MODULES, OWN, TENSOR) or attr in info.forward_state:
                 for assign in assigns:
                     assign.value = self.dst.empty_layer(assign.value)
         return ast.ClassDef(cls.name, bases, [], body or [ast.Pass()], [])
@@ -715,6 +733,7 @@ class Translator:
             scope.reads_training = True
         returns = None if fn.returns is None or self._uses_framework(fn.returns) else fn.returns
         scope.bound_once = _bound_once(fn)
+        scope.passed_whole = self._passed_whole(fn)
         body = self._statements(fn.body, scope, info)
         if scope.mode == "init" and args.kwarg is not None and _only_passed_to_super(fn, args.kwarg.arg) and \
                 args.kwarg.arg not in {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}:
@@ -1009,7 +1028,7 @@ class Translator:
         if isinstance(target, ast.Name) and target.id in scope.bound_once and _is_immutable_literal(stmt.value):
             scope.literals[target.id] = stmt.value
             scope.folded.add(target.id)
-        elif isinstance(target, ast.Name) and target.id in scope.bound_once and isinstance(
+        elif isinstance(target, ast.Name) and target.id in scope.bound_once & scope.passed_whole and isinstance(
                 stmt.value, (ast.List, ast.Tuple)) and all(n.id in scope.bound_once for n in ast.walk(stmt.value)
                                                             if isinstance(n, ast.Name)):
             scope.displays[target.id] = stmt.value  # `padding = [[0, 0], [ph, ph], ...]`, of names bound once
@@ -1116,17 +1135,19 @@ class Translator:
             out += self._follow_inplace(stmt, scope, target.id if isinstance(target, ast.Name) else None, value)
         return out
 
-    def _tensors_first(self, node: ast.Call, call: ast.Call, kinds: list, own_class: str | None) -> ast.Call:
+    def _tensors_first(self, node: ast.Call, call: ast.Call, kinds: list, own_class: str | None,
+                       row=None) -> ast.Call:
         """A layer called with a value other than a tensor in a position after the first (the Annotated
-        Transformer's `sublayer(x, lambda x: ...)`), for targets whose layers take only tensors positionally
-        (Keras): passed by the parameter's name when the layer is one of the module's classes, else refused."""
+        Transformer's `sublayer(x, lambda x: ...)`, a cell's state that starts as None), for targets whose layers
+        take only tensors positionally (Keras): passed by the parameter's name when the layer is one of the
+        module's classes or a framework layer with a row (`row`), else refused."""
         if not self.dst.tensors_first:
             return call
         late = [i for i, (a, k) in enumerate(zip(node.args, kinds)) if i and not isinstance(a, ast.Starred) and (
             isinstance(a, ast.Lambda) or k in (MODULE, OWN, MODULES, CLASS) or k == PYTHON and known(a) is not None)]
         if not late:
             return call
-        names = self._forward_parameters(own_class)
+        names = self._forward_parameters(own_class) if row is None or row.call is None else row.call.names()
         if names is None or len(names) < len(node.args):
             self._block(node, f"positional argument {ast.unparse(node.args[late[0]])[:40]}",
                         f"{self.target.framework} layers take only tensors positionally, and the parameter's name "
@@ -1833,7 +1854,8 @@ class Translator:
             if is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._check_mode_arguments(node)
                 self._check_layer_call(node, info.layer_rows.get(func.attr))
-                result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr))
+                result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr),
+                                             info.layer_rows.get(func.attr))
                 self._note_inplace_layer(node, func.attr, result, info)
                 self._note_changed_inputs(node, info.own_classes.get(func.attr))
                 return result, TENSOR

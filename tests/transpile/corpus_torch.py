@@ -22,6 +22,7 @@ from einops.layers.torch import Rearrange, Reduce
 from torch import Tensor
 from torch import nn as tnn
 from torch.autograd import Variable
+from torch.nn import init
 from torch.nn.utils import spectral_norm, weight_norm
 from torch.utils.checkpoint import checkpoint
 from transformers.activations import ACT2FN
@@ -2396,6 +2397,14 @@ CASES = [
     ("MobileNetV2", (), (2, 3, 8, 8)),
     ("PreActBlockSE", (16, 32, 2), (2, 16, 8, 8)),
     ("PreActBlockSE", (32, 32, 1), (2, 32, 8, 8)),
+    ("GraphConv", (6, 4, True), [(5, 6), (5, 5)]),
+    ("Sequence", (), (3, 6)),
+    ("Normalization", (), (2, 3, 4, 4)),
+    ("GramFeatures", (), (2, 3, 5, 5)),
+    ("SmallConvMixer", (), (2, 3, 8, 8)),
+    ("SmallMLPMixer", (), (2, 3, 8, 8)),
+    ("SuperResolutionNet", (2,), (2, 1, 6, 6)),
+    ("CellDecoder", (), (4, 2, 6)),
 ]
 
 
@@ -7281,6 +7290,237 @@ class SamWindowedBlocks(nn.Module):
         for blk in self.blocks:
             x = blk(x)
         return x
+
+
+class GraphConv(nn.Module):
+    """pytorch/examples' GCN layer: legacy torch.Tensor(n, m) parameters, an optional bias starting as None,
+    torch.spmm."""
+
+    def __init__(self, input_dim, output_dim, use_bias=False):
+        super(GraphConv, self).__init__()
+        self.kernel = nn.Parameter(torch.Tensor(input_dim, output_dim))
+        nn.init.xavier_normal_(self.kernel)
+        self.bias = None
+        if use_bias:
+            self.bias = nn.Parameter(torch.Tensor(output_dim))
+            nn.init.zeros_(self.bias)
+
+    def forward(self, input_tensor, adj_mat):
+        support = torch.mm(input_tensor, self.kernel)
+        output = torch.spmm(adj_mat, support)
+        if self.bias is not None:
+            output = output + self.bias
+        return output
+
+
+class Sequence(nn.Module):
+    """pytorch/examples' time-sequence prediction: two nn.LSTMCell stepped over input.split(1, dim=1), a
+    number of future steps fed back."""
+
+    def __init__(self):
+        super(Sequence, self).__init__()
+        self.lstm1 = nn.LSTMCell(1, 51)
+        self.lstm2 = nn.LSTMCell(51, 51)
+        self.linear = nn.Linear(51, 1)
+
+    def forward(self, input, future = 0):
+        outputs = []
+        h_t = torch.zeros(input.size(0), 51, dtype=torch.float32)
+        c_t = torch.zeros(input.size(0), 51, dtype=torch.float32)
+        h_t2 = torch.zeros(input.size(0), 51, dtype=torch.float32)
+        c_t2 = torch.zeros(input.size(0), 51, dtype=torch.float32)
+
+        for input_t in input.split(1, dim=1):
+            h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+            h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+            output = self.linear(h_t2)
+            outputs += [output]
+        for i in range(future):  # noqa: B007  # if we should predict the future
+            h_t, c_t = self.lstm1(output, (h_t, c_t))
+            h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+            output = self.linear(h_t2)
+            outputs += [output]
+        outputs = torch.cat(outputs, dim=1)
+        return outputs
+
+
+class Normalization(nn.Module):
+    """The neural style transfer tutorial's: torch.tensor of lists given to the constructor."""
+
+    def __init__(self, mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]):  # noqa: B006 (as written)
+        super(Normalization, self).__init__()
+        # .view the mean and std to make them [C x 1 x 1] so that they can
+        # directly work with image Tensor of shape [B x C x H x W].
+        # B is batch size. C is number of channels. H is height and W is width.
+        self.mean = torch.tensor(mean).view(-1, 1, 1)
+        self.std = torch.tensor(std).view(-1, 1, 1)
+
+    def forward(self, img):
+        # normalize ``img``
+        return (img - self.mean) / self.std
+
+
+def gram_matrix(input):
+    a, b, c, d = input.size()  # a=batch size(=1)
+    # b=number of feature maps
+    # (c,d)=dimensions of a f. map (N=c*d)
+    features = input.view(a * b, c * d)  # resize F_XL into \hat F_XL
+    G = torch.mm(features, features.t())  # compute the gram product
+    # we 'normalize' the values of the gram matrix
+    # by dividing by the number of element in each feature maps.
+    return G.div(a * b * c * d)
+
+
+class GramFeatures(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        return gram_matrix(self.conv(x))
+
+
+class Residual(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x) + x
+
+
+# ConvMixer ("Patches Are All You Need?"): a function returning the model
+def ConvMixer(dim, depth, kernel_size=9, patch_size=7, n_classes=1000):
+    return nn.Sequential(
+        nn.Conv2d(3, dim, kernel_size=patch_size, stride=patch_size),
+        nn.GELU(),
+        nn.BatchNorm2d(dim),
+        *[nn.Sequential(
+                Residual(nn.Sequential(
+                    nn.Conv2d(dim, dim, kernel_size, groups=dim, padding="same"),
+                    nn.GELU(),
+                    nn.BatchNorm2d(dim)
+                )),
+                nn.Conv2d(dim, dim, kernel_size=1),
+                nn.GELU(),
+                nn.BatchNorm2d(dim)
+        ) for i in range(depth)],
+        nn.AdaptiveAvgPool2d((1,1)),
+        nn.Flatten(),
+        nn.Linear(dim, n_classes)
+    )
+
+
+class SmallConvMixer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = ConvMixer(16, 2, kernel_size=4, patch_size=2, n_classes=5)
+
+    def forward(self, x):
+        return self.net(x)
+
+
+# lucidrains' mlp-mixer-pytorch: a module-level lambda, a function building the model, a partial of nn.Conv1d
+pair = lambda x: x if isinstance(x, tuple) else (x, x)
+
+
+class PreNormResidual(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.fn = fn
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        return self.fn(self.norm(x)) + x
+
+
+def FeedForward(dim, expansion_factor = 4, dropout = 0., dense = nn.Linear):
+    inner_dim = int(dim * expansion_factor)
+    return nn.Sequential(
+        dense(dim, inner_dim),
+        nn.GELU(),
+        nn.Dropout(dropout),
+        dense(inner_dim, dim),
+        nn.Dropout(dropout)
+    )
+
+
+def MLPMixer(*, image_size, channels, patch_size, dim, depth, num_classes, expansion_factor = 4,
+             expansion_factor_token = 0.5, dropout = 0.):
+    image_h, image_w = pair(image_size)
+    assert (image_h % patch_size) == 0 and (image_w % patch_size) == 0, 'image must be divisible by patch size'
+    num_patches = (image_h // patch_size) * (image_w // patch_size)
+    chan_first, chan_last = partial(nn.Conv1d, kernel_size = 1), nn.Linear
+
+    return nn.Sequential(
+        Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1 = patch_size, p2 = patch_size),
+        nn.Linear((patch_size ** 2) * channels, dim),
+        *[nn.Sequential(
+            PreNormResidual(dim, FeedForward(num_patches, expansion_factor, dropout, chan_first)),
+            PreNormResidual(dim, FeedForward(dim, expansion_factor_token, dropout, chan_last))
+        ) for _ in range(depth)],
+        nn.LayerNorm(dim),
+        Reduce('b n c -> b c', 'mean'),
+        nn.Linear(dim, num_classes)
+    )
+
+
+class SmallMLPMixer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mixer = MLPMixer(image_size=8, channels=3, patch_size=4, dim=8, depth=2, num_classes=5)
+
+    def forward(self, x):
+        return self.mixer(x)
+
+
+class SuperResolutionNet(nn.Module):
+    """pytorch/examples' super-resolution net: init.orthogonal_ with init.calculate_gain, nn.PixelShuffle."""
+
+    def __init__(self, upscale_factor):
+        super(SuperResolutionNet, self).__init__()
+
+        self.relu = nn.ReLU()
+        self.conv1 = nn.Conv2d(1, 64, (5, 5), (1, 1), (2, 2))
+        self.conv2 = nn.Conv2d(64, 64, (3, 3), (1, 1), (1, 1))
+        self.conv3 = nn.Conv2d(64, 32, (3, 3), (1, 1), (1, 1))
+        self.conv4 = nn.Conv2d(32, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
+        self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+
+        self._initialize_weights()
+
+    def forward(self, x):
+        x = self.relu(self.conv1(x))
+        x = self.relu(self.conv2(x))
+        x = self.relu(self.conv3(x))
+        x = self.pixel_shuffle(self.conv4(x))
+        return x
+
+    def _initialize_weights(self):
+        init.orthogonal_(self.conv1.weight, init.calculate_gain('relu'))
+        init.orthogonal_(self.conv2.weight, init.calculate_gain('relu'))
+        init.orthogonal_(self.conv3.weight, init.calculate_gain('relu'))
+        init.orthogonal_(self.conv4.weight)
+
+
+class CellDecoder(nn.Module):
+    """A GRU cell then a ReLU RNN cell stepped over time, the first starting from no state."""
+
+    def __init__(self, n=6, h=8):
+        super().__init__()
+        self.gru = nn.GRUCell(n, h)
+        self.rnn = nn.RNNCell(h, h, nonlinearity='relu')
+        self.out = nn.Linear(h, 3)
+
+    def forward(self, x):
+        h = None
+        g = torch.zeros(x.size(1), 8)
+        outs = []
+        for t in range(x.size(0)):
+            h = self.gru(x[t], h)
+            g = self.rnn(h, g)
+            outs.append(self.out(g))
+        return torch.stack(outs)
 
 
 REFUSED = [

@@ -23,7 +23,24 @@ GRU_ORDER = [1, 0, 2]
 #: the activations a recurrent layer's activation held by a variable may name (PyTorch's nn.RNN takes these)
 RNN_ACTIVATIONS = ("tanh", "relu")
 
-HELPERS = {"TorchRecurrent": definition(
+HELPERS = {"TorchCell": definition(
+    "class TorchCell(nnx.Module):\n"
+    "    \"\"\"PyTorch's nn.LSTMCell / nn.GRUCell / nn.RNNCell over an nnx cell class (`cell`): one step on (input,\n"
+    "    state), the state (h, c) for an LSTM and h otherwise, zeros when not given; returns the new state so (an\n"
+    "    nnx LSTM's carry is (c, h)).\"\"\"\n"
+    "\n"
+    "    def __init__(self, cell, input_size, hidden_size, *, rngs: nnx.Rngs):\n"
+    "        self.hidden_size = hidden_size\n"
+    "        self.cell = cell(input_size, hidden_size, rngs=rngs)\n"
+    "\n"
+    "    def __call__(self, x, hx=None):\n"
+    "        lstm = isinstance(self.cell, nnx.LSTMCell)\n"
+    "        if hx is None:\n"
+    "            zeros = jnp.zeros((x.shape[0], self.hidden_size), x.dtype)\n"
+    "            hx = (zeros, zeros) if lstm else zeros\n"
+    "        carry, _ = self.cell((hx[1], hx[0]) if lstm else hx, x)\n"
+    "        return (carry[1], carry[0]) if lstm else carry\n"),
+    "TorchRecurrent": definition(
     "class TorchRecurrent(nnx.Module):\n"
     "    \"\"\"PyTorch's nn.LSTM / nn.GRU / nn.RNN over nnx.RNN with an nnx cell class (`cell`): `num_layers`\n"
     "    stacked, each optionally bidirectional, dropout between layers. Returns the output sequence and the final\n"
@@ -114,14 +131,16 @@ def write_recurrent(c: OpCall) -> ast.expr:
     `KerasRecurrent(nnx.LSTMCell, units, ..., rngs=rngs)` for one with Keras'."""
     a = c.attrs
     if known(a["bias"]) is not True:
-        raise Refused(f"{CELL[c.op]} always has biases (only bias=True is translated)")
-    cell = P.name(CELL[c.op])
+        raise Refused(f"{CELL[c.op.removesuffix('Cell')]} always has biases (only bias=True is translated)")
+    cell = P.name(CELL[c.op.removesuffix("Cell")])
     activation = known(a.get("activation", "tanh"))
     if activation != "tanh":  # a name held by a variable: the function of that name
         function = P.name(f"nnx.{activation}") if activation is not NOT_LITERAL else ast.Subscript(
             ast.Dict([P.lit(n) for n in RNN_ACTIVATIONS], [P.name(f"nnx.{n}") for n in RNN_ACTIVATIONS]),
             a["activation"], ast.Load())
         cell = P.call("partial", cell, activation_fn=function)
+    if c.op.endswith("Cell"):  # PyTorch's cell: one step
+        return P.call("TorchCell", cell, a["input_size"], a["hidden_size"], rngs=P.name("rngs"))
     if "return_sequences" in a:  # Keras' call
         return P.call("KerasRecurrent", cell, a["hidden_size"], **changed(a, KERAS_CALL), rngs=P.name("rngs"))
     return P.call("TorchRecurrent", cell, a["input_size"], a["hidden_size"], **changed(a, TORCH_CALL),
@@ -176,3 +195,8 @@ def recurrent_weights(w: dict, attrs) -> dict:
                 else:
                     out[f"{cell}dense_i.bias"] = given + held
     return out
+
+
+def cell_weights(w: dict, attrs) -> dict:
+    """A PyTorch cell's IR weights (one layer, one direction) -> a TorchCell's, its cell at `cell.`."""
+    return {k.replace("stack.0.cell.", "cell.", 1): v for k, v in recurrent_weights(w, attrs).items()}

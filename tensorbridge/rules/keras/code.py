@@ -35,7 +35,7 @@ from tensorbridge.rules.keras.base import R
 from tensorbridge.rules.keras.code_attention import HELPERS as ATTENTION_HELPERS
 from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
-from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
+from tensorbridge.rules.keras.code_recurrent import cell_weights, recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     CEIL_MODE_PADDING_HELPER,
     KERAS_CONV,
@@ -313,6 +313,7 @@ C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **ke
 
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
+    C.layer("(a PyTorch-style cell helper)", f"{_op}Cell", "", write=write_recurrent, from_ir=cell_weights)
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
 C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=attention_helper("NnxMultiHeadAttention"),

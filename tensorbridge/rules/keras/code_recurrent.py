@@ -18,7 +18,27 @@ LAYER = {"LSTM": "layers.LSTM", "GRU": "layers.GRU", "RNN": "layers.SimpleRNN"}
 #: the IR's gate blocks in Keras' order (LSTM: i f c o; GRU: z r h)
 ORDER = {"LSTM": [0, 2, 3, 1], "GRU": [0, 1, 2], "RNN": [0]}
 
-HELPERS = {"TorchRecurrent": definition(
+#: the Keras cell classes of PyTorch's nn.LSTMCell / nn.GRUCell / nn.RNNCell
+CELL = {"LSTM": "layers.LSTMCell", "GRU": "layers.GRUCell", "RNN": "layers.SimpleRNNCell"}
+
+HELPERS = {"TorchCell": definition(
+    "class TorchCell(layers.Layer):\n"
+    "    \"\"\"PyTorch's nn.LSTMCell / nn.GRUCell / nn.RNNCell over a Keras cell class (`cell`): one step on (input,\n"
+    "    state), the state (h, c) for an LSTM and h otherwise, zeros when not given; returns the new state so.\"\"\"\n"
+    "\n"
+    "    def __init__(self, cell, units, **options):\n"
+    "        super().__init__()\n"
+    "        self.units = units\n"
+    "        self.cell = cell(units, **options)\n"
+    "\n"
+    "    def call(self, x, hx=None):\n"
+    "        lstm = isinstance(self.cell, layers.LSTMCell)\n"
+    "        if hx is None:\n"
+    "            zeros = ops.zeros((ops.shape(x)[0], self.units), dtype=x.dtype)\n"
+    "            hx = (zeros, zeros) if lstm else zeros\n"
+    "        _, state = self.cell(x, list(hx) if lstm else [hx])\n"
+    "        return tuple(state) if lstm else state[0]\n"),
+    "TorchRecurrent": definition(
     "class TorchRecurrent(layers.Layer):\n"
     "    \"\"\"PyTorch's nn.LSTM / nn.GRU / nn.RNN over a Keras recurrent layer class (`rnn`): `num_layers` stacked,\n"
     "    each optionally bidirectional, dropout between layers. Returns the output sequence and the final hidden\n"
@@ -90,6 +110,9 @@ def write_recurrent(c: OpCall) -> ast.expr:
     options = {**changed(a, TORCH_CALL), **keywords(use_bias=(value_of(a["bias"]), True))}  # Keras names it use_bias
     if a.get("activation", "tanh") != "tanh":
         options["activation"] = a["activation"]
+    if c.op.endswith("Cell"):
+        return P.call("TorchCell", P.name(CELL[c.op[:-4]]), a["hidden_size"], **keywords(
+            use_bias=(value_of(a["bias"]), True)), **{k: v for k, v in options.items() if k == "activation"})
     return P.call("TorchRecurrent", P.name(LAYER[c.op]), a["hidden_size"], **options)
 
 
@@ -110,3 +133,8 @@ def recurrent_weights(w: dict, attrs) -> dict:
                 out[cell + "bias"] = np.stack([given, hidden]) if op == "GRU" else given + hidden
     return out
 
+
+
+def cell_weights(w: dict, attrs) -> dict:
+    """A PyTorch cell's IR weights (one layer, one direction) -> a TorchCell's, its cell at `cell.`."""
+    return {k.replace("stack.0.cell.", "cell.", 1): v for k, v in recurrent_weights(w, attrs).items()}

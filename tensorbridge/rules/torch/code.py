@@ -172,16 +172,18 @@ def _pretrained_embedding(a):
 C.layer(f"{NN}Embedding.from_pretrained", "Embedding", "embeddings freeze=True padding_idx=None max_norm=None "
         "norm_type=2.0 scale_grad_by_freq=False sparse=False", read=_pretrained_embedding,
         to_ir=EMBEDDING_WEIGHTS.to_ir)
-def _recurrent(op):
+def _recurrent(op, cell=False):
+    """nn.LSTM / nn.GRU / nn.RNN, or with `cell` nn.LSTMCell / ... (the code op `<op>Cell`: one step, called on
+    (input, state))."""
     def read(a):
-        only(a, **({"proj_size": 0} if op == "LSTM" else {}))
-        attrs = {"input_size": a["input_size"], "hidden_size": a["hidden_size"], "num_layers": a["num_layers"],
-                 "bias": a["bias"], "batch_first": a["batch_first"], "dropout": a["dropout"],
-                 "bidirectional": a["bidirectional"]}
+        only(a, **({"proj_size": 0} if op == "LSTM" and not cell else {}))
+        one = {"num_layers": 1, "batch_first": False, "dropout": 0.0, "bidirectional": False}
+        attrs = {"input_size": a["input_size"], "hidden_size": a["hidden_size"], "bias": a["bias"],
+                 **({k: a[k] for k in ("num_layers", "batch_first", "dropout", "bidirectional")} if not cell else one)}
         if op == "RNN":
             name = known(a["nonlinearity"])  # a variable holds one of the two names (PyTorch refuses others)
             attrs["activation"] = a["nonlinearity"] if name is NOT_LITERAL else name
-        return OpCall(op, attrs=attrs)
+        return OpCall(f"{op}Cell" if cell else op, attrs=attrs)
     return read
 
 
@@ -331,6 +333,10 @@ C.layer(f"{NN}GRU", "GRU", RECURRENT_ARGS.format(""), read=_recurrent("GRU"), to
         call="input hx=None")
 C.layer(f"{NN}RNN", "RNN", RECURRENT_ARGS.format("nonlinearity='tanh' "), read=_recurrent("RNN"),
         to_ir=_recurrent_to_ir("RNN"), call="input hx=None")
+for _op in ("LSTM", "GRU", "RNN"):
+    C.layer(f"{NN}{_op}Cell", f"{_op}Cell", "input_size hidden_size bias=True" + (
+        " nonlinearity='tanh'" if _op == "RNN" else ""), read=_recurrent(_op, cell=True), call="input hx=None",
+        to_ir=lambda w, attrs, op=_op: _recurrent_to_ir(op)({f"{k}_l0": v for k, v in w.items()}, attrs))
 C.layer(f"{NN}Dropout", "Dropout", "p=0.5 inplace=False", read=lambda a: OpCall("Dropout", attrs={"ratio": a["p"]}))
 for _n in (1, 2, 3):
     C.layer(f"{NN}Dropout{_n}d", "Dropout", "p=0.5 inplace=False",  # whole channels of (N, C, *spatial)

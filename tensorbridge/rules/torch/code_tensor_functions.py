@@ -134,10 +134,9 @@ C.function("Tensor.item", "Item", "input", read=lambda a: OpCall("Item", [a["inp
 
 
 def _tensor(a):
-    """torch.tensor of literal values, or of a list or tuple of values computed at run time given a dtype (without
-    one, torch's dtype follows the values' Python types, which NumPy and Keras infer otherwise)."""
-    if known(a["data"]) is NOT_LITERAL and not (isinstance(a["data"], (ast.List, ast.Tuple)) and _dtype(a)):
-        raise Refused("torch.tensor of values computed at run time without a dtype")
+    """torch.tensor of literal values or of values computed at run time: without a dtype, Python floats are float32
+    in torch as in Keras and JAX (NumPy's float64 constants made in __init__ are kept as float32: numpy_constants),
+    integers each framework's default integer type."""
     return OpCall("Constant", [], {"value": a["data"], "dtype": _dtype(a)})
 
 
