@@ -32,9 +32,10 @@ from tensorbridge.rules.sampling_code import sampling_helpers
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
              "Floor": "floor", "Ceil": "ceil", "Reciprocal": "reciprocal", "Square": "square", "MatMul": "matmul",
-             "Where": "where", "Pow": "power", "Sign": "sign", "Round": "round"}
+             "Where": "where", "Pow": "power", "Sign": "sign", "Round": "round", "Log1p": "log1p", "Expm1": "expm1",
+             "Trunc": "trunc"}
 REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min", "ReduceAll": "all",
-              "ReduceAny": "any"}
+              "ReduceAny": "any", "ReduceProd": "prod"}
 
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,
@@ -56,6 +57,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         table.writes(op, f"(the {symbol} operator)")(lambda c, s=symbol: P.binop(c.inputs[0], s, c.inputs[1]))
     for op, (name, _) in COMPARISONS.items():
         table.writes_call(op, fn(name))
+    table.writes("Frac", fn("trunc"))(lambda c: P.binop(c.inputs[0], "-", P.call(fn("trunc"), c.inputs[0])))
     table.writes_call("Not", fn("logical_not"))
     table.writes_call("Max", fn("maximum"))
     table.writes_call("Min", fn("minimum"))
@@ -89,6 +91,11 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
             axis=(c.attrs["axis"], None), keepdims=(c.attrs["keepdims"], False))))
     table.writes("CumSum", fn("cumsum"))(lambda c: P.call(fn("cumsum"), c.inputs[0], axis=c.attrs["axis"],
                                                           **keywords(dtype=(c.attrs.get("dtype"), None))))
+    table.writes("CumProd", fn("cumprod"))(lambda c: P.call(fn("cumprod"), c.inputs[0], axis=c.attrs["axis"],
+                                                            **keywords(dtype=(c.attrs.get("dtype"), None))))
+    table.writes("ArgSort", fn("argsort"))(lambda c: P.call(  # descending: the negated values' ascending order
+        fn("argsort"), ast.UnaryOp(ast.USub(), c.inputs[0]) if known(c.attrs["descending"]) else c.inputs[0],
+        axis=c.attrs["axis"]))
     table.writes("Flip", fn("flip"))(lambda c: P.call(fn("flip"), c.inputs[0], axis=_axes(c.attrs["axes"])))
     table.writes("Roll", fn("roll"))(lambda c: P.call(fn("roll"), c.inputs[0], c.attrs["shifts"],
                                                       **keywords(axis=(c.attrs["axes"], None))))

@@ -2405,6 +2405,11 @@ CASES = [
     ("SmallMLPMixer", (), (2, 3, 8, 8)),
     ("SuperResolutionNet", (2,), (2, 1, 6, 6)),
     ("CellDecoder", (), (4, 2, 6)),
+    ("ActivationZoo", (), (2, 8)),
+    ("FunctionalZoo", (), (2, 8)),
+    ("NormZoo", (), (2, 4, 5)),
+    ("UpDown", (), (2, 4, 6, 6)),
+    ("Indexing", (), (2, 6)),
 ]
 
 
@@ -7521,6 +7526,116 @@ class CellDecoder(nn.Module):
             g = self.rnn(h, g)
             outs.append(self.out(g))
         return torch.stack(outs)
+
+
+class ActivationZoo(nn.Module):
+    """PyTorch's activation layers side by side, with their options (softplus of a beta, CELU's alpha, softmin)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.acts = nn.ModuleList([nn.GELU(approximate="tanh"), nn.SiLU(), nn.Mish(), nn.Hardswish(), nn.ELU(0.5),
+                                   nn.SELU(), nn.CELU(0.7), nn.Softplus(beta=2.0), nn.LogSigmoid(), nn.Tanhshrink(),
+                                   nn.Softsign(), nn.Hardtanh(-0.5, 0.5), nn.ReLU6(), nn.LeakyReLU(0.1),
+                                   nn.Hardsigmoid(), nn.Sigmoid(), nn.Tanh(), nn.Softmin(dim=-1)])
+
+    def forward(self, x):
+        x = self.fc(x)
+        return torch.stack([act(x) for act in self.acts], dim=1)
+
+
+class FunctionalZoo(nn.Module):
+    """PyTorch's activation functions and elementwise math, with options (softplus below its default threshold)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        x = self.fc(x)
+        ys = [F.elu(x, 0.3), F.selu(x), F.celu(x), F.softplus(x, beta=0.5, threshold=10), F.logsigmoid(x),
+              F.hardtanh(x, -2., 2.), F.relu6(x), F.leaky_relu(x, 0.2), F.hardsigmoid(x), F.hardswish(x),
+              F.silu(x), F.mish(x), F.gelu(x), F.glu(torch.cat([x, x], -1), dim=-1), F.softsign(x),
+              F.tanhshrink(x), torch.clamp(x, min=-0.3), x.clamp(max=0.2), torch.sign(x), torch.erf(x),
+              torch.rsqrt(x.abs() + 1), torch.reciprocal(x.abs() + 1), torch.log1p(x.abs()), torch.expm1(x),
+              x.pow(3), torch.floor(x), torch.ceil(x), torch.round(x), torch.trunc(x), torch.frac(x)]
+        return torch.stack(ys, 1)
+
+
+class NormZoo(nn.Module):
+    """Norms on (N, C, L): BatchNorm1d with and without affine, affine instance norm, LayerNorm without affine,
+    GroupNorm, an embedding with padding_idx."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.bn1 = nn.BatchNorm1d(c)
+        self.bn1_2d = nn.BatchNorm1d(c, affine=False)
+        self.inorm = nn.InstanceNorm1d(c, affine=True)
+        self.ln = nn.LayerNorm(5, elementwise_affine=False)
+        self.gn = nn.GroupNorm(2, c)
+        self.emb = nn.Embedding(10, 5, padding_idx=0)
+
+    def forward(self, x):
+        ids = (torch.arange(x.shape[1]) % 10).view(1, -1)
+        a = self.bn1(x)
+        b = self.bn1_2d(x.mean(-1))[..., None]
+        c = self.inorm(x)
+        d = self.ln(x)
+        e = 0.0
+        f = self.gn(x)
+        g = self.emb(ids)
+        return a + b + c + d + e + f + g
+
+
+class UpDown(nn.Module):
+    """A strided convolution and a transposed one with output_padding, bilinear upsampling with and without
+    aligned corners, reflection and asymmetric replication pads, nearest resizing to a run-time size."""
+
+    def __init__(self, c=4):
+        super().__init__()
+        self.down = nn.Conv2d(c, 2 * c, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(2 * c, c, 3, stride=2, padding=1, output_padding=1)
+        self.up2 = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+        self.norm = nn.InstanceNorm2d(c, affine=True)
+        self.pad = nn.ReflectionPad2d(1)
+        self.pad2 = nn.ReplicationPad2d((1, 0, 2, 1))
+        self.conv = nn.Conv2d(c, c, 3)
+
+    def forward(self, x):
+        y = self.up(F.relu(self.down(x)))
+        y = self.norm(y)
+        z = self.up2(x)
+        z = F.interpolate(z, size=x.shape[2:], mode="bilinear", align_corners=False)
+        w = self.pad2(x)
+        w = F.interpolate(w, size=(x.size(2), x.size(3)), mode="nearest")
+        return self.conv(self.pad(y + z)) + w[:, :, :x.size(2), :x.size(3)]
+
+
+class Indexing(nn.Module):
+    """Slices, flips, rolls, sorts, top-k, extrema with indices, cumulative sums and products, masks, moments,
+    repeats and expansions."""
+
+    def __init__(self, d=6):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        y = self.fc(x)
+        a = y[:, ::2]
+        b = y[..., 1:-1]
+        c = y.flip(-1)
+        d = torch.roll(y, shifts=1, dims=1)
+        e = y.gather(1, torch.argsort(y, dim=1))
+        f = torch.topk(y, 2, dim=-1).values
+        g = y.max(dim=1, keepdim=True)[0] + y.min(1).values.unsqueeze(1) + y.argmax(1, keepdim=True).float()
+        h = torch.cumsum(y, 1) + torch.cumprod(y.sigmoid(), 1)
+        i = torch.where(y > 0, y, torch.zeros_like(y))
+        j = y.masked_fill(y < -0.5, 0.0)
+        k = torch.tril(y.unsqueeze(-1) * y.unsqueeze(-2)).sum(-1)
+        m = y.std(1, keepdim=True) + y.var(1, unbiased=False, keepdim=True) + y.norm(dim=1, keepdim=True)
+        n = torch.logsumexp(y, dim=1, keepdim=True) + y.prod(1, keepdim=True) + y.amax(1, keepdim=True)
+        o = y.repeat(1, 2)[:, :6] + y.expand(2, -1, -1)[0] + y.repeat_interleave(2, dim=1)[:, ::2]
+        return torch.cat([a, b, c, d, e, f, g, h, i, j, k, m, n, o], 1)
 
 
 REFUSED = [

@@ -365,6 +365,10 @@ C.layer(f"{NN}PReLU", "PRelu", "num_parameters=1 init=0.25",
 C.layer(f"{NN}Hardtanh", "Clip", "min_val=-1.0 max_val=1.0 inplace=False",
         read=_activation("Clip", min="min_val", max="max_val"), inplace="inplace")
 C.layer(f"{NN}Softsign", "Softsign", "", read=_activation("Softsign"))
+C.layer(f"{NN}SELU", "Selu", "inplace=False", read=_activation("Selu"), inplace="inplace")
+C.layer(f"{NN}CELU", "Celu", "alpha=1.0 inplace=False", read=_activation("Celu", alpha="alpha"), inplace="inplace")
+C.layer(f"{NN}Tanhshrink", "Tanhshrink", "", read=_activation("Tanhshrink"))
+C.layer(f"{NN}Softmin", "Softmin", "dim=None", read=_activation("Softmin", axis="dim"))
 C.layer(f"{NN}LogSigmoid", "LogSigmoid", "", read=_activation("LogSigmoid"))
 C.layer(f"{NN}GLU", "Glu", "dim=-1", read=_activation("Glu", axis="dim"))
 C.layer(f"{NN}PixelShuffle", "DepthToSpace", "upscale_factor",
@@ -377,8 +381,13 @@ C.layer(f"{NN}LogSoftmax", "LogSoftmax", "dim=None", read=_activation("LogSoftma
 
 
 def _softplus(a):
-    only(a, beta=1.0)
-    return OpCall("Softplus")
+    """Softplus; PyTorch's returns x itself where beta * x exceeds `threshold`, which equals softplus there in
+    float32 from about 15: other betas and thresholds are the code op ScaledSoftplus, which chooses as PyTorch."""
+    inputs = [a["input"]] if "input" in a else []
+    threshold = known(a["threshold"])
+    if known(a["beta"]) == 1 and isinstance(threshold, (int, float)) and threshold >= 15:
+        return OpCall("Softplus", inputs)
+    return OpCall("ScaledSoftplus", inputs, {"beta": a["beta"], "threshold": a["threshold"]})
 
 
 C.layer(f"{NN}Softplus", "Softplus", "beta=1.0 threshold=20.0", read=_softplus)
@@ -489,17 +498,23 @@ def _methods(names: str, prefix="Tensor.") -> str:
 for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"), ("log", "Log"),
                    ("sqrt", "Sqrt"), ("rsqrt", "Rsqrt"), ("abs", "Abs"), ("neg", "Neg"), ("sin", "Sin"), ("cos", "Cos"),
                    ("erf", "Erf"), ("floor", "Floor"), ("ceil", "Ceil"), ("reciprocal", "Reciprocal"),
-                   ("square", "Square")):
+                   ("square", "Square"), ("log1p", "Log1p"), ("expm1", "Expm1"), ("trunc", "Trunc"), ("fix", "Trunc"),
+                   ("frac", "Frac")):
     _fn(f"torch.{_name} {_methods(_name)}" + (f" {F}{_name}" if _name in ("sigmoid", "tanh") else ""), _op, "input")
 _fn(f"{F}relu", "Relu", "input inplace=False", inplace="inplace")
 for _name, _op in (("silu", "SiLU"), ("hardswish", "HardSwish"), ("hardsigmoid", "HardSigmoid"), ("mish", "Mish"),
                    ("relu6", "Relu6")):
     _fn(f"{F}{_name}", _op, "input inplace=False", inplace="inplace")
 _fn(f"{F}gelu", "Gelu", "input approximate='none'", approximate="approximate")
+_fn(f"{F}selu torch.selu", "Selu", "input inplace=False", inplace="inplace")
+_fn(f"{F}celu torch.celu", "Celu", "input alpha=1.0 inplace=False", alpha="alpha", inplace="inplace")
+_fn(f"{F}tanhshrink", "Tanhshrink", "input")
+_fn(f"{F}softmin", "Softmin", "input dim=None _stacklevel=3 dtype=None", axis="dim",
+    check=lambda a: only(a, dtype=None))
 _fn(f"{F}elu", "Elu", "input alpha=1.0 inplace=False", alpha="alpha", inplace="inplace")
 _fn(f"{F}leaky_relu", "LeakyRelu", "input negative_slope=0.01 inplace=False", alpha="negative_slope",
     inplace="inplace")
-_fn(f"{F}softplus", "Softplus", "input beta=1.0 threshold=20.0", check=lambda a: only(a, beta=1.0))
+C.function(f"{F}softplus", "Softplus", "input beta=1.0 threshold=20.0", read=_softplus)
 
 
 # `dtype=`: the input cast to it first (transformers' `softmax(w, dim=-1, dtype=torch.float32)`)
@@ -573,7 +588,7 @@ _fn("torch.chunk Tensor.chunk", "Split", "input chunks dim=0", returns="tensors"
 _fn("Tensor.size", "Shape", "input dim=None", returns="python", index="dim")
 _fn("Tensor.dim", "Rank", "input", returns="python")
 for _name, _op in (("mean", "ReduceMean"), ("sum", "ReduceSum"), ("amax", "ReduceMax"), ("amin", "ReduceMin"),
-                   ("all", "ReduceAll"), ("any", "ReduceAny")):
+                   ("all", "ReduceAll"), ("any", "ReduceAny"), ("prod", "ReduceProd")):
     _fn(f"torch.{_name} Tensor.{_name}", _op, "input dim=None keepdim=False", axis="dim", keepdims="keepdim")
 _fn("torch.logsumexp Tensor.logsumexp", "ReduceLogSumExp", "input dim keepdim=False", axis="dim", keepdims="keepdim")
 

@@ -133,6 +133,10 @@ C.function("torch.finfo", "FInfo", "type=None", read=lambda a: OpCall("FInfo", [
 C.function("Tensor.item", "Item", "input", read=lambda a: OpCall("Item", [a["input"]]), returns="python")
 
 
+def _refuse(why: str):
+    raise Refused(why)
+
+
 def _tensor(a):
     """torch.tensor of literal values or of values computed at run time: without a dtype, Python floats are float32
     in torch as in Keras and JAX (NumPy's float64 constants made in __init__ are kept as float32: numpy_constants),
@@ -308,6 +312,11 @@ _fn("torch.sign Tensor.sign", "Sign", "input")
 _fn("torch.round Tensor.round", "Round", "input decimals=0", check=lambda a: only(a, decimals=0))
 C.function("torch.cumsum Tensor.cumsum", "CumSum", "input dim dtype=None", read=lambda a: OpCall(
     "CumSum", [a["input"]], {"axis": a["dim"], "dtype": _dtype(a)}))
+C.function("torch.cumprod Tensor.cumprod", "CumProd", "input dim dtype=None", read=lambda a: OpCall(
+    "CumProd", [a["input"]], {"axis": a["dim"], "dtype": _dtype(a)}))
+_fn("torch.argsort Tensor.argsort", "ArgSort", "input dim=-1 descending=False stable=False", axis="dim",
+    descending="descending", check=lambda a: isinstance(known(a["descending"]), bool) or _refuse(
+        "descending given by a variable"))
 _fn("torch.triu Tensor.triu", "Triu", "input diagonal=0", k="diagonal")
 _fn(f"{F}logsigmoid", "LogSigmoid", "input")
 _fn(f"{F}softsign", "Softsign", "input")
