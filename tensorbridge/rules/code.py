@@ -426,8 +426,8 @@ class TargetSkeleton:
     #: the code table writing the tensor code that runs in `__init__` (NumPy's, for targets whose tensors are not
     #: written in place: rules/numpy_constants.py), or None to write it as the forward's
     init_tensors: object | None = None
-    #: (a value computed in `__init__` by `init_tensors`, trainable, name) -> the weight holding it (a buffer or
-    #: parameter the source computes: `self.register_buffer("pe", pe)`)
+    #: (a value computed in `__init__`, by `init_tensors` or NumPy's own code, trainable, name) -> the weight holding
+    #: it (a buffer or parameter the source computes: `self.register_buffer("pe", pe)`, `keras.Variable(index)`)
     constant_weight: Callable | None = None
     #: a value computed in `__init__` by `init_tensors` -> the target's tensor of it (a plain attribute)
     constant: Callable | None = None

@@ -1319,12 +1319,13 @@ class Translator:
         if _method_name(call) == self.src.weight_method and is_self_attr(call.func):
             return self._added_weight(target, call, scope, info)
         trainable = self._trainable(call, trainable)
-        data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("data", "value")),
-                                                   None)
+        data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in (
+            "data", "value", "initializer")), None)
         made = self._initial_value(data, scope, info) if data is not None else None
-        if made is None and data is not None and trainable in (True, False) and self._init_tensors(scope):
+        if made is None and data is not None and trainable in (True, False):
             value, kind = self.expr(data, scope, info)
-            if kind == TENSOR:  # computed by the source's code: the same code with NumPy
+            # computed by the source's code: the same code with NumPy, or NumPy's own (a Keras layer's index table)
+            if kind == TENSOR and self._init_tensors(scope) or kind == ARRAY:
                 info.attrs[target.attr] = TENSOR
                 weight = self.dst.constant_weight(value, trainable, target.attr)
                 return [ast.Assign([target], weight, lineno=call.lineno)]
@@ -1403,7 +1404,7 @@ class Translator:
     def _trainable(self, call: ast.Call, default=None):
         """Whether the parameter `call` makes is trained: its `requires_grad`, else `default`, else its class's."""
         for k in call.keywords:
-            if k.arg == "requires_grad":
+            if k.arg in ("requires_grad", "trainable"):
                 return known(k.value)
         return default if default is not None else self.src.parameter_classes.get(self.imports.path(call.func), True)
 
