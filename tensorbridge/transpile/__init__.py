@@ -48,6 +48,10 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
     target = _table(to)
     translator = Translator(source_text, filename, _table(source), target)
     body, classes = translator.module(only=cls)
+    numbers = translator.numbers_passed()
+    if numbers:  # module functions every call passes numbers: translated again, reading those as numbers
+        translator = Translator(source_text, filename, _table(source), target, helper_numbers=numbers)
+        body, classes = translator.module(only=cls)
     translator.report.raise_if_any(hint="Nothing was written. docs/transpile.md explains each refusal.")
     doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
     if translator.notes:

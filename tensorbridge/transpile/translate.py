@@ -144,7 +144,11 @@ class Scope:
 
 
 class Translator:
-    def __init__(self, source: str, filename: str, source_table, target):
+    def __init__(self, source: str, filename: str, source_table, target, helper_numbers: dict | None = None):
+        #: module function -> the parameters every call passes a Python number (found by a first translation: see
+        #: transpile()): read as numbers, not tensors (keras.io's `causal_attention_mask(batch_size, ...)`)
+        self.helper_numbers = helper_numbers or {}
+        self.helper_calls: dict[str, dict[str, list]] = {}  # module function -> parameter -> kinds passed
         self.filename = filename
         self.source_table = source_table
         self.target = target
@@ -319,6 +323,23 @@ class Translator:
         cls = self.definitions.get(class_name)
         return next((m for m in reversed(cls.body) if isinstance(m, ast.FunctionDef) and m.name == method),
                     None) if isinstance(cls, ast.ClassDef) else None  # the last def of a name is the method
+
+    def _note_helper_call(self, node: ast.Call, kinds: list) -> None:
+        """Record the kinds of value a call of a module function passes each of its parameters."""
+        fn = self.definitions.get(node.func.id)
+        if not isinstance(fn, ast.FunctionDef) or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        passed = [*zip(names, kinds), *((k.arg, kind) for k, kind in zip(node.keywords, kinds[len(node.args):]))]
+        for name, kind in passed:
+            self.helper_calls.setdefault(fn.name, {}).setdefault(name, []).append(kind)
+
+    def numbers_passed(self) -> dict:
+        """Module function -> the parameters every call of it passes a Python value, where the translation read
+        them otherwise."""
+        out = {fn: {p for p, kinds in params.items() if set(kinds) == {PYTHON}}
+               for fn, params in self.helper_calls.items()}
+        return {fn: params for fn, params in out.items() if params - self.helper_numbers.get(fn, set())}
 
     def _passed_whole(self, fn: ast.FunctionDef) -> set:
         """The names `fn` reads only as whole arguments of the framework's functions (`tf.pad(x, widths)`), which
@@ -720,7 +741,8 @@ class Translator:
             elif scope.mode == "forward" and (default is None or known(default) is None) and not python:
                 scope.kinds[a.arg] = TENSOR
             else:
-                scope.kinds[a.arg] = PYTHON if scope.mode != "helper" else UNKNOWN
+                scope.kinds[a.arg] = PYTHON if scope.mode != "helper" or a.arg in self.helper_numbers.get(
+                    fn.name, ()) else UNKNOWN
             scope.groups[a.arg] = self._new_group()
         for a in (args.vararg, args.kwarg):
             if a is not None:
@@ -1874,6 +1896,7 @@ class Translator:
         if isinstance(func, ast.Name) and func.id in self.classes:
             return ast.Call(callee, *args), OWN
         if isinstance(func, ast.Name) and func.id in self.helpers:
+            self._note_helper_call(node, kinds)
             return ast.Call(callee, *args), self.helper_kinds.get(func.id, UNKNOWN)
         if isinstance(func, ast.Name) and func.id in scope.functions:
             return ast.Call(callee, *args), scope.functions[func.id]

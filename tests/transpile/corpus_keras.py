@@ -1589,6 +1589,7 @@ CASES = [
     ("gMLPLayer", (5, 8, 0.1), (2, 5, 8)),
     ("WindowAttention", (8, (2, 2), 2), (3, 4, 8)),
     ("SpeechFeatureEmbedding", (8,), (2, 16, 3)),
+    ("TransformerDecoderASR", (8, 2, 16), [(2, 5, 8), (2, 4, 8)]),
 ]
 
 
@@ -2157,6 +2158,53 @@ class SpeechFeatureEmbedding(layers.Layer):
         x = self.conv1(x)
         x = self.conv2(x)
         return self.conv3(x)
+
+
+def causal_attention_mask(batch_size, n_dest, n_src, dtype):
+    """Masks the upper half of the dot product matrix in self attention."""
+    i = ops.arange(n_dest)[:, None]
+    j = ops.arange(n_src)
+    m = i >= j - n_src + n_dest
+    mask = ops.cast(m, dtype)
+    mask = ops.reshape(mask, [1, n_dest, n_src])
+    mult = ops.concatenate(
+        [ops.expand_dims(batch_size, -1), ops.convert_to_tensor([1, 1])], 0
+    )
+    return ops.tile(mask, mult)
+
+
+class TransformerDecoderASR(layers.Layer):
+    """keras.io's Transformer ASR decoder: a module function making the causal mask from shape values, tiled."""
+
+    def __init__(self, embed_dim, num_heads, feed_forward_dim, dropout_rate=0.1):
+        super().__init__()
+        self.layernorm1 = layers.LayerNormalization(epsilon=1e-6)
+        self.layernorm2 = layers.LayerNormalization(epsilon=1e-6)
+        self.layernorm3 = layers.LayerNormalization(epsilon=1e-6)
+        self.self_att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+        self.enc_att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+        self.self_dropout = layers.Dropout(0.5)
+        self.enc_dropout = layers.Dropout(0.1)
+        self.ffn_dropout = layers.Dropout(0.1)
+        self.ffn = keras.Sequential(
+            [
+                layers.Dense(feed_forward_dim, activation="relu"),
+                layers.Dense(embed_dim),
+            ]
+        )
+
+    def call(self, enc_out, target):
+        input_shape = ops.shape(target)
+        batch_size = input_shape[0]
+        seq_len = input_shape[1]
+        causal_mask = causal_attention_mask(batch_size, seq_len, seq_len, "bool")
+        target_att = self.self_att(target, target, attention_mask=causal_mask)
+        target_norm = self.layernorm1(target + self.self_dropout(target_att))
+        enc_out = self.enc_att(target_norm, enc_out)
+        enc_out_norm = self.layernorm2(self.enc_dropout(enc_out) + target_norm)
+        ffn_out = self.ffn(enc_out_norm)
+        ffn_out_norm = self.layernorm3(enc_out_norm + self.ffn_dropout(ffn_out))
+        return ffn_out_norm
 
 
 REFUSED = [
