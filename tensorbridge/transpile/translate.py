@@ -1207,24 +1207,24 @@ class Translator:
             return it.func.value, flag
         return None
 
-    def _freeze(self, loop: ast.stmt, layer: ast.expr, flag: bool, scope: Scope, info) -> list[ast.stmt]:
-        """Whether a layer's weights train, set for all of them (by the statement `loop`): the target's flag, or a
+    def _freeze(self, where: ast.stmt, layer: ast.expr, flag: bool, scope: Scope, info) -> list[ast.stmt]:
+        """Whether a layer's weights train, set for all of them (by the statement `where`): the target's flag, or a
         note where it has none."""
         written, kind = self.expr(layer, scope, info)
         if kind not in (MODULE, OWN) and not is_self(layer):
-            self._block(loop, ast.unparse(getattr(loop, "iter", layer)), "the parameters of something other than a "
-                                                                          "layer")
+            self._block(where, ast.unparse(getattr(where, "iter", layer)),
+                        "the parameters of something other than a layer")
             return []
         if self.dst.trainable_attribute is None:
-            self.notes.append(f"line {loop.lineno}: {ast.unparse(layer)}'s weights set {'' if flag else 'not '}"
+            self.notes.append(f"line {where.lineno}: {ast.unparse(layer)}'s weights set {'' if flag else 'not '}"
                               f"to train: {self.target.framework} layers have no such flag (choose the weights an "
                               "optimizer updates instead)")
             return []
         if self.dst.trainable_note:
-            self.notes.append(f"line {loop.lineno}: {ast.unparse(layer)}'s weights frozen with "
+            self.notes.append(f"line {where.lineno}: {ast.unparse(layer)}'s weights frozen with "
                               f"`{self.dst.trainable_attribute}`: {self.dst.trainable_note}")
         return [ast.Assign([ast.Attribute(written, self.dst.trainable_attribute, ast.Store())], ast.Constant(flag),
-                           lineno=loop.lineno)]
+                           lineno=where.lineno)]
 
     def _sets_weight_values(self, target, info) -> bool:
         """`self.conv.weight.data = ...` (or `.data[:] = ...`): the values of a layer's weight set (initialisation,
@@ -1468,8 +1468,7 @@ class Translator:
             drawn = self._initializer(made)
             if drawn is not None and (len(data.args) == 2 or self.imports.path(data.args[2]) in
                                       self.src.float_dtypes):
-                kind, scale = drawn
-                return self.expr(data.args[1], scope, info)[0], ("normal" if kind == "normal" else kind, scale)
+                return self.expr(data.args[1], scope, info)[0], drawn
         scale = None
         if isinstance(data, ast.BinOp) and isinstance(data.op, ast.Mult):
             for tensor_side, other in ((data.left, data.right), (data.right, data.left)):
