@@ -27,6 +27,9 @@ from tensorbridge.transpile.weights import port_weights
 #: source framework -> the frameworks its code is translated into
 DIRECTIONS = {"torch": ("keras", "flax"), "keras": ("torch", "flax"), "flax": ("torch", "keras")}
 SOURCES = tuple(DIRECTIONS)
+#: translations at most, each reading as numbers the parameters the one before found passed numbers (a number
+#: passed on through layers of layers is found one layer a translation)
+NUMBER_PASSES = 4
 TARGETS = tuple(dict.fromkeys(t for targets in DIRECTIONS.values() for t in targets))
 
 
@@ -46,12 +49,13 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
         raise ModelError(f"transpiling {source} code to {to!r} is not supported yet ({source} code is translated to "
                          f"{', '.join(DIRECTIONS[source])})")
     target = _table(to)
-    translator = Translator(source_text, filename, _table(source), target)
-    body, classes = translator.module(only=cls)
-    numbers = translator.numbers_passed()
-    if numbers:  # module functions every call passes numbers: translated again, reading those as numbers
-        translator = Translator(source_text, filename, _table(source), target, helper_numbers=numbers)
+    numbers: dict = {}
+    for _ in range(NUMBER_PASSES):  # parameters every call passes numbers to: read so the next time (see Translator)
+        translator = Translator(source_text, filename, _table(source), target, number_parameters=numbers)
         body, classes = translator.module(only=cls)
+        if translator.numbers_passed() == numbers:
+            break
+        numbers = translator.numbers_passed()
     translator.report.raise_if_any(hint="Nothing was written. docs/transpile.md explains each refusal.")
     doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
     if translator.notes:

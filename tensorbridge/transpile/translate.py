@@ -134,21 +134,24 @@ class Scope:
     no_grad: bool = False  # under a decorator that stops gradients (SourceSkeleton.no_grad_decorators)
     bound_once: set = field(default_factory=set)  # local names the function binds exactly once
     literals: dict = field(default_factory=dict)  # name -> the immutable literal it is bound to once (`pad = (0, 1)`)
-    #: name -> the list or tuple display it is bound to once, of names bound once, and only passed whole to the
-    #: framework's functions (never changed): passed to one, the display is (rows read sizes and widths from items)
+    #: name -> the list or tuple display it is bound to once, of names bound once (or parameters never assigned),
+    #: and only passed whole to the framework's functions (never changed): passed to one, the display is (rows read
+    #: sizes and widths from its items)
     displays: dict = field(default_factory=dict)
     passed_whole: set = field(default_factory=set)  # names read only as whole arguments of the framework's functions
+    stored: set = field(default_factory=set)  # names the function assigns anywhere
     #: name -> the call making the initializer object it is bound to (`initializer = ...truncated_normal(...)`)
     initializers: dict = field(default_factory=dict)
     entries: dict = field(default_factory=dict)  # name of a dict of layers -> the kind of each entry by key
 
 
 class Translator:
-    def __init__(self, source: str, filename: str, source_table, target, helper_numbers: dict | None = None):
-        #: module function -> the parameters every call passes a Python number (found by a first translation: see
-        #: transpile()): read as numbers, not tensors (keras.io's `causal_attention_mask(batch_size, ...)`)
-        self.helper_numbers = helper_numbers or {}
-        self.helper_calls: dict[str, dict[str, list]] = {}  # module function -> parameter -> kinds passed
+    def __init__(self, source: str, filename: str, source_table, target, number_parameters: dict | None = None):
+        #: module function (`name`) or class's forward method (`Class.forward`) -> the parameters every call in the
+        #: module passes a Python value (found by an earlier translation: see transpile()): read as such, not as
+        #: tensors (keras.io's `causal_attention_mask(batch_size, ...)`, Segformer's `ffn(x, height, width)`)
+        self.number_parameters = number_parameters or {}
+        self.passed_kinds: dict[str, dict[str, list]] = {}  # function -> parameter -> the kinds calls pass it
         self.filename = filename
         self.source_table = source_table
         self.target = target
@@ -324,22 +327,21 @@ class Translator:
         return next((m for m in reversed(cls.body) if isinstance(m, ast.FunctionDef) and m.name == method),
                     None) if isinstance(cls, ast.ClassDef) else None  # the last def of a name is the method
 
-    def _note_helper_call(self, node: ast.Call, kinds: list) -> None:
-        """Record the kinds of value a call of a module function passes each of its parameters."""
-        fn = self.definitions.get(node.func.id)
-        if not isinstance(fn, ast.FunctionDef) or any(isinstance(a, ast.Starred) for a in node.args):
+    def _note_passed_kinds(self, function: str, names: list, node: ast.Call, kinds: list) -> None:
+        """Record the kinds of value `node`, a call of `function` (parameters `names`), passes each parameter."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return
-        names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
         passed = [*zip(names, kinds), *((k.arg, kind) for k, kind in zip(node.keywords, kinds[len(node.args):]))]
         for name, kind in passed:
-            self.helper_calls.setdefault(fn.name, {}).setdefault(name, []).append(kind)
+            self.passed_kinds.setdefault(function, {}).setdefault(name, []).append(kind)
 
     def numbers_passed(self) -> dict:
-        """Module function -> the parameters every call of it passes a Python value, where the translation read
-        them otherwise."""
-        out = {fn: {p for p, kinds in params.items() if set(kinds) == {PYTHON}}
-               for fn, params in self.helper_calls.items()}
-        return {fn: params for fn, params in out.items() if params - self.helper_numbers.get(fn, set())}
+        """The number parameters (see number_parameters) this translation found, with those it was given; only
+        new ones make it differ from them."""
+        found = {fn: {p for p, kinds in params.items() if set(kinds) == {PYTHON}}
+                 for fn, params in self.passed_kinds.items()}
+        return {fn: found.get(fn, set()) | self.number_parameters.get(fn, set()) for fn in {*found,
+                                                                                           *self.number_parameters}}
 
     def _passed_whole(self, fn: ast.FunctionDef) -> set:
         """The names `fn` reads only as whole arguments of the framework's functions (`tf.pad(x, widths)`), which
@@ -736,12 +738,15 @@ class Translator:
             elif scope.mode == "forward" and info is not None and fn.name != self.src.forward and \
                     _passed_numbers(info, fn.name, a.arg):
                 scope.kinds[a.arg] = PYTHON  # `self._hour_glass_forward(self.depth, x)`, `(n - 1, low1)`
+            elif scope.mode == "forward" and info is not None and a.arg in self.number_parameters.get(
+                    f"{info.name}.{fn.name}", ()):
+                scope.kinds[a.arg] = PYTHON  # the module's own layer called with numbers (`self.ffn(x, 4, 4)`)
             elif listed:
                 scope.kinds[a.arg] = UNKNOWN
             elif scope.mode == "forward" and (default is None or known(default) is None) and not python:
                 scope.kinds[a.arg] = TENSOR
             else:
-                scope.kinds[a.arg] = PYTHON if scope.mode != "helper" or a.arg in self.helper_numbers.get(
+                scope.kinds[a.arg] = PYTHON if scope.mode != "helper" or a.arg in self.number_parameters.get(
                     fn.name, ()) else UNKNOWN
             scope.groups[a.arg] = self._new_group()
         for a in (args.vararg, args.kwarg):
@@ -756,6 +761,7 @@ class Translator:
         returns = None if fn.returns is None or self._uses_framework(fn.returns) else fn.returns
         scope.bound_once = _bound_once(fn)
         scope.passed_whole = self._passed_whole(fn)
+        scope.stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         body = self._statements(fn.body, scope, info)
         if scope.mode == "init" and args.kwarg is not None and _only_passed_to_super(fn, args.kwarg.arg) and \
                 args.kwarg.arg not in {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}:
@@ -1051,8 +1057,9 @@ class Translator:
             scope.literals[target.id] = stmt.value
             scope.folded.add(target.id)
         elif isinstance(target, ast.Name) and target.id in scope.bound_once & scope.passed_whole and isinstance(
-                stmt.value, (ast.List, ast.Tuple)) and all(n.id in scope.bound_once for n in ast.walk(stmt.value)
-                                                            if isinstance(n, ast.Name)):
+                stmt.value, (ast.List, ast.Tuple)) and all(
+                    n.id in scope.bound_once or n.id in scope.arguments - scope.stored for n in ast.walk(stmt.value)
+                    if isinstance(n, ast.Name)):
             scope.displays[target.id] = stmt.value  # `padding = [[0, 0], [ph, ph], ...]`, of names bound once
             scope.folded.add(target.id)
         if scope.mode == "init" and self._sets_weight_values(target, info):
@@ -1868,14 +1875,21 @@ class Translator:
                 self._block(node, f"self.{func.attr}()", f"a method of {self.source_table.framework}'s layer base "
                                                          "class: no translation")
             args, kinds = self._arguments(node, scope, info)
-            if is_self(func.value) and info is not None and func.attr in info.methods and CLASS in kinds:
-                self._note_passed_classes(node, info.methods[func.attr], kinds, info)
+            if is_self(func.value) and info is not None and func.attr in info.methods:
+                method = info.methods[func.attr]
+                self._note_passed_kinds(f"{info.name}.{func.attr}", [a.arg for a in method.args.args[1:]], node,
+                                        kinds)
+                if CLASS in kinds:
+                    self._note_passed_classes(node, method, kinds, info)
             result = ast.Call(ast.Attribute(receiver, func.attr, ast.Load()), *args)
             if func.attr in PYTHON_METHODS and {MODULE, OWN, MODULES} & set(kinds):
                 self._fill_container(func.value, info)
             if is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._check_mode_arguments(node)
                 self._check_layer_call(node, info.layer_rows.get(func.attr))
+                own = info.own_classes.get(func.attr)
+                if own is not None and self._forward_parameters(own) is not None:
+                    self._note_passed_kinds(f"{own}.{self.src.forward}", self._forward_parameters(own), node, kinds)
                 result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr),
                                              info.layer_rows.get(func.attr))
                 self._note_inplace_layer(node, func.attr, result, info)
@@ -1895,7 +1909,9 @@ class Translator:
         if isinstance(func, ast.Name) and func.id in self.classes:
             return ast.Call(callee, *args), OWN
         if isinstance(func, ast.Name) and func.id in self.helpers:
-            self._note_helper_call(node, kinds)
+            fn = self.definitions.get(func.id)
+            if isinstance(fn, ast.FunctionDef):
+                self._note_passed_kinds(fn.name, [a.arg for a in fn.args.posonlyargs + fn.args.args], node, kinds)
             return ast.Call(callee, *args), self.helper_kinds.get(func.id, UNKNOWN)
         if isinstance(func, ast.Name) and func.id in scope.functions:
             return ast.Call(callee, *args), scope.functions[func.id]
