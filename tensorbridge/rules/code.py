@@ -384,6 +384,10 @@ class TargetSkeleton:
     #: (`self.training`, PyTorch), "deterministic" (NNX: `not self.deterministic`, the attribute model.train() and
     #: model.eval() set, False until then as a class attribute), None (refused)
     training: str | None = "argument"
+    #: (the held layer, its code op, the call's inputs, a training flag) -> the layer's computation switched by the
+    #: flag, for a target whose layers follow the model's mode only (PyTorch's dropout: `F.dropout(x, layer.p,
+    #: training=flag)`), or None where it cannot be written; None for targets whose layers take the flag
+    training_call: Callable | None = None
     #: whether layers take only tensors (or None) as positional arguments after the first (Keras)
     tensors_first: bool = False
     #: the function written for `copy.deepcopy` where the framework's own does not copy layers of the module's

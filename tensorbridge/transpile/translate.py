@@ -74,6 +74,8 @@ CONTAINER_ATTRIBUTES = frozenset({"items", "keys", "values", "update", "pop", "c
                                   "to", "train", "eval", "state_dict", "apply", "cuda", "cpu", "type", "float",
                                   "double", "half", "zero_grad", "register_buffer", "register_parameter"})
 #: methods of Python lists and dicts model code calls while building layers
+#: the code ops of layers whose training behaviour a call may switch (NNX's `deterministic=`, Keras' `training=`)
+MODE_LAYERS = frozenset({"Dropout"})
 PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
                             "index", "count", "update", "copy"})
 #: weight-initialisation helpers: what they set is replaced by the trained weights `port_weights` copies
@@ -1827,7 +1829,7 @@ class Translator:
             return self._framework_call(node, path, scope, info)
         if isinstance(func, ast.Attribute) and not self.imports.path(func.value):
             if is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
-                node = self._held_layer_call(node, scope)
+                node = self._held_layer_call(node, scope, info.layer_rows.get(func.attr))
             receiver, kind = self._expr(func.value, scope, info)
             if func.attr == self.src.sequential_append and self._holds_sequential(func.value, info) and \
                     len(node.args) == 1 and not node.keywords:  # `self.body.add(layer)` (Keras), `.append` (torch)
@@ -1887,6 +1889,9 @@ class Translator:
             if is_self(func.value) and info is not None and info.attrs.get(func.attr) in (MODULE, OWN):
                 self._check_mode_arguments(node)
                 self._check_layer_call(node, info.layer_rows.get(func.attr))
+                switched = self._training_call(node, result, info.layer_rows.get(func.attr))
+                if switched is not None:
+                    return switched, TENSOR
                 own = info.own_classes.get(func.attr)
                 if own is not None and self._forward_parameters(own) is not None:
                     self._note_passed_kinds(f"{own}.{self.src.forward}", self._forward_parameters(own), node, kinds)
@@ -1981,6 +1986,18 @@ class Translator:
             return self.dst.weight_value(value)
         return value
 
+    def _training_call(self, node: ast.Call, written: ast.Call, row):
+        """The written call of a held layer given `training=` (see _held_layer_call) as the target's
+        TargetSkeleton.training_call, for a target whose layers take no such argument; else None."""
+        flag = next((k.value for k in written.keywords if k.arg == "training"), None)
+        if flag is None or self.dst.training == "argument":
+            return None
+        switched = self.dst.training_call(written.func, row.op, written.args, flag) if row is not None else None
+        if switched is None or len(written.keywords) > 1:
+            self._block(node, "a training flag passed to a layer", f"{self.target.framework} cannot switch this "
+                                                                   "layer per call")
+        return switched
+
     def _check_mode_arguments(self, node: ast.Call) -> None:
         for kw in node.keywords:
             if kw.arg in self.src.mode_arguments:
@@ -1988,30 +2005,32 @@ class Translator:
                                                                "behaviour; switch the whole model with "
                                                                "model.train() / model.eval() instead")
 
-    def _held_layer_call(self, node: ast.Call, scope) -> ast.Call:
-        """A call of a held layer without its neutral arguments (see SourceSkeleton.neutral_call_arguments) and
-        its mode arguments given by a flag the function takes (`deterministic=not training`): the target's layers
-        follow the model's training mode, or Keras' `training` argument (noted)."""
-        def flag(value):
-            name = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not) else value
-            return isinstance(name, ast.Name) and name.id in scope.arguments
+    def _held_layer_call(self, node: ast.Call, scope, row) -> ast.Call:
+        """A call of a held layer (of code row `row`, if a framework layer) without its neutral arguments (see
+        SourceSkeleton.neutral_call_arguments); a dropout's mode argument given by the function's flag
+        (`deterministic=not train`) is a `training=train` argument, which Keras' layers take and other targets
+        write with TargetSkeleton.training_call; other mode arguments stay (refused)."""
         kept = []
         for kw in node.keywords:
             if known(kw.value) in self.src.neutral_call_arguments.get(kw.arg, ()):
                 continue
-            if kw.arg in self.src.mode_arguments and flag(kw.value):
-                self.notes.append(f"line {node.lineno}: {kw.arg}={ast.unparse(kw.value)} is left to "
-                                  f"{self.target.framework}'s training mode, which the layer follows")
-                continue
+            negated = isinstance(kw.value, ast.UnaryOp) and isinstance(kw.value.op, ast.Not)
+            flag = kw.value.operand if negated else kw.value
+            if kw.arg in self.src.mode_arguments and isinstance(flag, ast.Name) and flag.id in scope.arguments and \
+                    (self.dst.training == "argument" or self.dst.training_call) and row is not None and \
+                    row.op in MODE_LAYERS:
+                kw = ast.keyword("training", flag if negated else ast.UnaryOp(ast.Not(), flag))
             kept.append(kw)
-        return node if len(kept) == len(node.keywords) else ast.copy_location(ast.Call(node.func, node.args, kept),
-                                                                              node)
+        return ast.copy_location(ast.Call(node.func, node.args, kept), node)
 
     def _check_layer_call(self, node: ast.Call, row) -> None:
         """A framework layer's call passes only the arguments its translation takes (`row.call`)."""
         if row is None:
             return
-        passed = [kw for kw in node.keywords if kw.arg not in (self.src.training_parameter, *self.src.mode_arguments)]
+        # the training argument _held_layer_call writes
+        written = ("training",) if self.dst.training == "argument" or self.dst.training_call else ()
+        passed = [kw for kw in node.keywords if kw.arg not in (self.src.training_parameter, *self.src.mode_arguments,
+                                                               *written)]
         try:
             row.call.bind(ast.Call(node.func, node.args, passed))
         except Refused as e:

@@ -1366,8 +1366,8 @@ REFUSED = [
      "        self.mha = nnx.MultiHeadAttention(2, 4, normalize_qk=True, rngs=rngs)\n\n    def __call__(self, x):\n"
      "        return self.mha(x)\n", "normalize_qk"),
     (HEADER + "class PerCallMode(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n"
-     "        self.drop = nnx.Dropout(0.5, rngs=rngs)\n\n    def __call__(self, x, train=False):\n"
-     "        return self.drop(x, deterministic=not train)\n", "model.train() / model.eval()"),
+     "        self.drop = nnx.Dropout(0.5, rngs=rngs)\n        self.frozen = True\n\n    def __call__(self, x):\n"
+     "        return self.drop(x, deterministic=self.frozen)\n", "model.train() / model.eval()"),
     (HEADER + "class Noisy(nnx.Module):\n    def __init__(self, *, rngs: nnx.Rngs):\n        self.rngs = rngs\n\n"
      "    def __call__(self, x):\n        return x + jax.random.normal(self.rngs.noise(), x.shape)\n",
      "rngs used other than passed on"),

@@ -375,7 +375,8 @@ for _op, (_name, _) in COMPARISONS.items():
 _fn(f"{JNP}logical_not", "Not", "x")
 _fn(f"{JNP}matmul", "MatMul", "a b precision=None preferred_element_type=None out_sharding=None", inputs="a b",
     check=lambda a: only(a, precision=None, preferred_element_type=None))
-_fn(f"{JNP}concatenate {JNP}concat", "Concat", "arrays axis=0 dtype=None", inputs="arrays", axis="axis",
+_fn(f"{JNP}concat", "Concat", "arrays axis=0", inputs="arrays", axis="axis")
+_fn(f"{JNP}concatenate", "Concat", "arrays axis=0 dtype=None", inputs="arrays", axis="axis",
     check=lambda a: only(a, dtype=None))
 _fn(f"{JNP}stack", "Stack", "arrays axis=0 out=None dtype=None", inputs="arrays", axis="axis",
     check=lambda a: only(a, dtype=None))

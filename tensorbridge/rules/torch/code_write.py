@@ -813,6 +813,8 @@ C.skeleton = TargetSkeleton(
     imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F"),
              P.import_("einops.layers.torch"), P.import_("numpy", "np")),
     sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
+    training_call=lambda layer, op, inputs, flag: P.call("F.dropout", inputs[0], ast.Attribute(
+        layer, "p", ast.Load()), training=flag) if op == "Dropout" and len(inputs) == 1 else None,
     constant_weight=lambda value, trainable, name: P.call("nn.Parameter", P.call("torch.as_tensor", value), **(
         {} if trainable else {"requires_grad": False})),
     module_list=lambda items: _container("nn.ModuleList", items),
