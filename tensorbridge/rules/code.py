@@ -555,6 +555,10 @@ class CodeTable:
         self.writes(op, fn)(write)
 
 
+#: the code ops of layers whose training behaviour the translation switches per call (NNX's `deterministic=not
+#: train`, Keras' `training=train`: see TargetSkeleton.training_call)
+SWITCHED_PER_CALL = frozenset({"Dropout"})
+
 #: comparisons and logical operators of model code: IR op -> the NumPy-style name (keras.ops, jax.numpy) and
 #: torch's; NotEqual is a code op (the IR writes Not(Equal))
 COMPARISONS = {"Equal": ("equal", "eq"), "NotEqual": ("not_equal", "ne"), "Greater": ("greater", "gt"),

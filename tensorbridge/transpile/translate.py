@@ -31,6 +31,7 @@ from tensorbridge.rules.code import (
     FRESH_TENSOR_OPS,
     NOT_LITERAL,
     REQUIRED,
+    SWITCHED_PER_CALL,
     OpCall,
     Refused,
     Signature,
@@ -74,8 +75,6 @@ CONTAINER_ATTRIBUTES = frozenset({"items", "keys", "values", "update", "pop", "c
                                   "to", "train", "eval", "state_dict", "apply", "cuda", "cpu", "type", "float",
                                   "double", "half", "zero_grad", "register_buffer", "register_parameter"})
 #: methods of Python lists and dicts model code calls while building layers
-#: the code ops of layers whose training behaviour a call may switch (NNX's `deterministic=`, Keras' `training=`)
-MODE_LAYERS = frozenset({"Dropout"})
 PYTHON_METHODS = frozenset({"append", "extend", "insert", "items", "keys", "values", "get", "pop", "format",
                             "index", "count", "update", "copy"})
 #: weight-initialisation helpers: what they set is replaced by the trained weights `port_weights` copies
@@ -2018,7 +2017,7 @@ class Translator:
             flag = kw.value.operand if negated else kw.value
             if kw.arg in self.src.mode_arguments and isinstance(flag, ast.Name) and flag.id in scope.arguments and \
                     (self.dst.training == "argument" or self.dst.training_call) and row is not None and \
-                    row.op in MODE_LAYERS:
+                    row.op in SWITCHED_PER_CALL:
                 kw = ast.keyword("training", flag if negated else ast.UnaryOp(ast.Not(), flag))
             kept.append(kw)
         return ast.copy_location(ast.Call(node.func, node.args, kept), node)
