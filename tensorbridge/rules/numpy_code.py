@@ -58,6 +58,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     for op, (name, _) in COMPARISONS.items():
         table.writes_call(op, fn(name))
     table.writes("Frac", fn("trunc"))(lambda c: P.binop(c.inputs[0], "-", P.call(fn("trunc"), c.inputs[0])))
+    table.writes_call("Dot", fn("dot"))
     table.writes_call("Not", fn("logical_not"))
     table.writes_call("Max", fn("maximum"))
     table.writes_call("Min", fn("minimum"))

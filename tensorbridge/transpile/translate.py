@@ -599,7 +599,9 @@ class Translator:
                 if out is not None:
                     body.append(out)
         if self.src.forward not in methods and not info.own_base and not info.sequential and \
-                cls.name not in self.subclassed:  # a base class the others complete needs none
+                cls.name not in self.subclassed and not any(  # a base class the others complete needs none
+                    self._named_elsewhere(n, m, cls) for n, m in methods.items() if n != "__init__"):
+            # nor a class whose other methods the module calls (Gemma's Embedder: `self.embedder.encode(x)`)
             self._block(cls, f"class {cls.name}", f"no {self.src.forward} method")
         if info.training:
             self._add_training_param(body)
@@ -1610,7 +1612,10 @@ class Translator:
                                           info)
         if isinstance(node, ast.Subscript):
             value, kind = self._expr(node.value, scope, info)
-            index, ik = self._expr(node.slice, scope, info)
+            key = node.slice  # `table[(x,)]` (Gemma's embedder) is `table[x]`
+            one = isinstance(key, ast.Tuple) and len(key.elts) == 1 and not isinstance(key.elts[0], (ast.Slice,
+                                                                                                   ast.Starred))
+            index, ik = self._expr(key.elts[0] if one else key, scope, info)
             if kind == TENSOR and ik == TENSOR:  # one index tensor: the items it names along the first axis
                 return self._write(OpCall("TensorIndex", [value, index]), node, scope), TENSOR
             out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR, ARRAY: ARRAY}.get(

@@ -1105,6 +1105,11 @@ CASES = [
     ("TransformerEncoder", (8, 16, 2, 0.1), (2, 5, 8)),
     ("VisionTransformer", (10, 3, 8, 4, 2, 2, 16, 8, 0.1), (2, 8, 8, 3)),
     ("MiniGPTBlock", (8, 2, 16), (2, 5, 8)),
+    ("BonsaiBottleneck", (8, 4, 2, True), (2, 6, 6, 8)),
+    ("BonsaiBottleneck", (16, 4, 1, False), (2, 6, 6, 16)),
+    ("GemmaFeedForward", (8, 16), (2, 5, 8)),
+    ("GemmaLM", (), (2, 5), "int64"),
+    ("MLPBatchNormDropout", (4, 8, 3), (2, 4)),
 ]
 
 
@@ -1356,6 +1361,98 @@ class MiniGPTBlock(nnx.Module):
         ffn_output = self.linear2(ffn_output)
         ffn_output = self.dropout2(ffn_output, deterministic=not training)
         return self.layer_norm2(out1 + ffn_output)
+
+
+class BonsaiBottleneck(nnx.Module):
+    """jax-ml/bonsai's ResNet bottleneck: explicit paddings, a downsample made on a flag or None."""
+
+    def __init__(self, in_channels: int, out_channels: int, strides: int = 1, downsample: bool = False, *,
+                 rngs: nnx.Rngs):
+        self.conv0 = nnx.Conv(in_channels, out_channels, kernel_size=(1, 1), use_bias=False, rngs=rngs)
+        self.bn0 = nnx.BatchNorm(out_channels, momentum=0.9, epsilon=1e-5, rngs=rngs)
+        self.conv1 = nnx.Conv(out_channels, out_channels, kernel_size=(3, 3), strides=strides,
+                              padding=((1, 1), (1, 1)), use_bias=False, rngs=rngs)
+        self.bn1 = nnx.BatchNorm(out_channels, momentum=0.9, epsilon=1e-5, rngs=rngs)
+        self.conv2 = nnx.Conv(out_channels, out_channels * 4, kernel_size=(1, 1), use_bias=False, rngs=rngs)
+        self.bn2 = nnx.BatchNorm(out_channels * 4, momentum=0.9, epsilon=1e-5, rngs=rngs)
+        if downsample:
+            self.downsample = nnx.Sequential(
+                nnx.Conv(in_channels, out_channels * 4, kernel_size=(1, 1), strides=strides, use_bias=False, rngs=rngs),
+                nnx.BatchNorm(out_channels * 4, momentum=0.9, epsilon=1e-5, rngs=rngs),
+            )
+        else:
+            self.downsample = None
+
+    def __call__(self, x):
+        identity = x
+        x = nnx.relu(self.bn0(self.conv0(x)))
+        x = nnx.relu(self.bn1(self.conv1(x)))
+        x = self.bn2(self.conv2(x))
+        if self.downsample is not None:
+            identity = self.downsample(identity)
+        return nnx.relu(x + identity)
+
+
+class GemmaEmbedder(nnx.Module):
+    """Gemma's embedder (flax/examples/gemma): a parameter drawn by an initializer object, indexed by a 1-tuple,
+    encode and decode methods and no __call__."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, *, rngs: nnx.Rngs):
+        self.input_embedding = nnx.Param(nnx.initializers.normal()(rngs.params(), (vocab_size, embed_dim)))
+        self.embed_dim = embed_dim
+
+    def encode(self, x: jax.Array) -> jax.Array:
+        x = self.input_embedding[(x,)]
+        x *= jnp.sqrt(self.embed_dim).astype(x.dtype)
+        return x
+
+    def decode(self, x: jax.Array) -> jax.Array:
+        return jnp.dot(x, self.input_embedding.value.T)
+
+
+class GemmaFeedForward(nnx.Module):
+    """Gemma's feed-forward: jnp.dot with the parameters' .value."""
+
+    def __init__(self, features: int, hidden_dim: int, *, rngs: nnx.Rngs):
+        self.gating_einsum = nnx.Param(nnx.initializers.normal()(rngs.params(), (2, features, hidden_dim)))
+        self.linear = nnx.Param(nnx.initializers.normal()(rngs.params(), (hidden_dim, features)))
+
+    def __call__(self, x):
+        ff_gate = jnp.dot(x, self.gating_einsum.value[0])
+        gate_value = nnx.gelu(ff_gate)
+
+        ff1 = jnp.dot(x, self.gating_einsum.value[1])
+        activations = gate_value * ff1
+
+        outputs = jnp.dot(activations, self.linear.value)
+        return outputs
+
+
+class GemmaLM(nnx.Module):
+    """Tied embedder, a feed-forward and the decode back to logits."""
+
+    def __init__(self, *, rngs: nnx.Rngs):
+        self.embedder = GemmaEmbedder(11, 8, rngs=rngs)
+        self.ffw = GemmaFeedForward(8, 16, rngs=rngs)
+
+    def __call__(self, tokens):
+        x = self.embedder.encode(tokens)
+        x = x + self.ffw(x)
+        return self.embedder.decode(x)
+
+
+class MLPBatchNormDropout(nnx.Module):
+    """The Flax NNX basics' MLP: BatchNorm and Dropout in line."""
+
+    def __init__(self, din: int, dmid: int, dout: int, *, rngs: nnx.Rngs):
+        self.linear1 = nnx.Linear(din, dmid, rngs=rngs)
+        self.dropout = nnx.Dropout(rate=0.1, rngs=rngs)
+        self.bn = nnx.BatchNorm(dmid, rngs=rngs)
+        self.linear2 = nnx.Linear(dmid, dout, rngs=rngs)
+
+    def __call__(self, x: jax.Array):
+        x = nnx.gelu(self.dropout(self.bn(self.linear1(x))))
+        return self.linear2(x)
 
 
 REFUSED = [

@@ -1590,6 +1590,7 @@ CASES = [
     ("WindowAttention", (8, (2, 2), 2), (3, 4, 8)),
     ("SpeechFeatureEmbedding", (8,), (2, 16, 3)),
     ("TransformerDecoderASR", (8, 2, 16), [(2, 5, 8), (2, 4, 8)]),
+    ("DotHead", (3,), (2, 5, 8)),
 ]
 
 
@@ -2205,6 +2206,20 @@ class TransformerDecoderASR(layers.Layer):
         ffn_out = self.ffn(enc_out_norm)
         ffn_out_norm = self.layernorm3(enc_out_norm + self.ffn_dropout(ffn_out))
         return ffn_out_norm
+
+
+class DotHead(layers.Layer):
+    """A projection by ops.dot (NumPy's dot: the input's last axis with the kernel's first), built from the input."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal")
+
+    def call(self, x):
+        return ops.dot(x, self.w)
 
 
 REFUSED = [

@@ -373,6 +373,8 @@ for _op, (_name, _) in COMPARISONS.items():
     if not _name.startswith("logical"):  # jnp.logical_and/or take any number of arrays
         _fn(f"{JNP}{_name}", _op, "x y", inputs="x y")
 _fn(f"{JNP}logical_not", "Not", "x")
+_fn(f"{JNP}dot", "Dot", "a b precision=None preferred_element_type=None out_sharding=None", inputs="a b",
+    check=lambda a: only(a, precision=None, preferred_element_type=None))
 _fn(f"{JNP}matmul", "MatMul", "a b precision=None preferred_element_type=None out_sharding=None", inputs="a b",
     check=lambda a: only(a, precision=None, preferred_element_type=None))
 _fn(f"{JNP}concat", "Concat", "arrays axis=0", inputs="arrays", axis="axis")

@@ -505,7 +505,7 @@ _fn("keras.activations.relu", "Relu", "x negative_slope=0.0 max_value=None thres
     check=lambda a: only(a, negative_slope=0.0, max_value=None, threshold=0.0))
 _fn("keras.activations.mish", "Mish", "x")
 for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"), ("maximum", "Max"),
-                   ("minimum", "Min"), ("power", "Pow"), ("matmul", "MatMul")):
+                   ("minimum", "Min"), ("power", "Pow"), ("matmul", "MatMul"), ("dot", "Dot")):
     _fn(_ops(_name), _op, "x1 x2", inputs="x1 x2")
 for _op, (_name, _) in COMPARISONS.items():
     _fn(_ops(_name), _op, "x1 x2", inputs="x1 x2")

@@ -435,6 +435,11 @@ def _constant(c):
 C.writes("Rank", "Tensor.dim")(lambda c: P.method(c.inputs[0], "dim"))
 C.writes("Identity", "(the input itself)")(lambda c: c.inputs[0])
 C.writes_call("Reciprocal", "torch.reciprocal")
+C.writes("Dot", "torch.tensordot")(lambda c: P.call(  # NumPy's dot: a's last axis with b's second to last (or only)
+    "torch.tensordot", *c.inputs, dims=ast.Tuple([ast.List([P.binop(P.method(c.inputs[0], "dim"), "-", 1)],
+                                                            ast.Load()),
+                                                  ast.List([P.call("max", P.binop(P.method(c.inputs[1], "dim"), "-", 2),
+                                                                   0)], ast.Load())], ast.Load())))
 C.writes("Tile", "torch.tile")(lambda c: P.call("torch.tile", c.inputs[0], c.attrs["repeats"] if isinstance(
     c.attrs["repeats"], (ast.Tuple, ast.List)) else P.call("tuple", c.attrs["repeats"])))  # a tensor's: its items
 C.writes_call("TopK", "torch.topk", "k")
