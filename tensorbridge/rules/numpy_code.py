@@ -25,6 +25,7 @@ from tensorbridge.rules.code import (
     known,
     pairs,
     range_bounds,
+    softmax_axis,
     value_of,
 )
 from tensorbridge.rules.sampling_code import sampling_helpers
@@ -36,6 +37,19 @@ SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "n
              "Trunc": "trunc"}
 REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min", "ReduceAll": "all",
               "ReduceAny": "any", "ReduceProd": "prod"}
+
+
+def activation_writers(table: CodeTable, ns: str, act: str) -> None:
+    """Register on `table` the writers of the activations composed from others: `ns` is the array namespace
+    ("ops", "jnp"), `act` the activations' ("ops", "nnx")."""
+    table.writes("ScaledSoftplus", f"{act}.softplus")(lambda c: P.call(  # PyTorch's softplus(x, beta, threshold)
+        f"{ns}.where", P.binop(P.binop(c.attrs["beta"], "*", c.inputs[0]), ">", c.attrs["threshold"]), c.inputs[0],
+        P.binop(P.call(f"{act}.softplus", P.binop(c.attrs["beta"], "*", c.inputs[0])), "/", c.attrs["beta"])))
+    table.writes_call("Selu", f"{act}.selu")
+    table.writes_call("Celu", f"{act}.celu", alpha="alpha")
+    table.writes("Tanhshrink", f"{act}.tanh")(lambda c: P.binop(c.inputs[0], "-", P.call(f"{act}.tanh", c.inputs[0])))
+    table.writes("Softmin", f"{act}.softmax")(lambda c: P.call(f"{act}.softmax", ast.UnaryOp(ast.USub(), c.inputs[0]),
+                                                               axis=softmax_axis(c)))
 
 
 def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.expr], norm: str,

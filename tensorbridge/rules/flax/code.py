@@ -48,6 +48,7 @@ from tensorbridge.rules.numpy_code import (
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
+    activation_writers,
     attention_helper,
     attention_weights,
     ceil_mode_padding,
@@ -396,14 +397,7 @@ for _op, _fn_name in (("ReduceVar", "jnp.var"), ("ReduceStd", "jnp.std")):
 for _op, _fn_name in (("Rsqrt", "jax.lax.rsqrt"), ("Erf", "jax.scipy.special.erf"), *ACTIVATIONS.items()):
     C.writes_call(_op, _fn_name)
 C.writes_call("Elu", "nnx.elu", alpha="alpha")
-C.writes("ScaledSoftplus", "nnx.softplus")(lambda c: P.call(  # PyTorch's softplus(x, beta, threshold)
-    "jnp.where", P.binop(P.binop(c.attrs["beta"], "*", c.inputs[0]), ">", c.attrs["threshold"]), c.inputs[0],
-    P.binop(P.call("nnx.softplus", P.binop(c.attrs["beta"], "*", c.inputs[0])), "/", c.attrs["beta"])))
-C.writes_call("Selu", "nnx.selu")
-C.writes_call("Celu", "nnx.celu", alpha="alpha")
-C.writes("Tanhshrink", "nnx.tanh")(lambda c: P.binop(c.inputs[0], "-", P.call("nnx.tanh", c.inputs[0])))
-C.writes("Softmin", "nnx.softmax")(lambda c: P.call("nnx.softmax", ast.UnaryOp(ast.USub(), c.inputs[0]),
-                                                   axis=softmax_axis(c)))
+activation_writers(C, "jnp", "nnx")
 C.writes_call("LeakyRelu", "nnx.leaky_relu", negative_slope="alpha")
 C.writes("Gelu", "nnx.gelu")(lambda c: P.call("nnx.gelu", c.inputs[0], **_gelu_keywords(c)))
 for _op, _fn_name in (("Softmax", "nnx.softmax"), ("LogSoftmax", "nnx.log_softmax")):

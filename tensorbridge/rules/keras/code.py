@@ -43,6 +43,7 @@ from tensorbridge.rules.numpy_code import (
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
+    activation_writers,
     attention_helper,
     attention_weights,
     ceil_mode_padding,
@@ -429,14 +430,7 @@ for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh")
                       ("Softplus", "softplus")):
     C.writes_call(_op, f"ops.{_fn_name}")
 C.writes_call("Mish", "keras.activations.mish")
-C.writes("ScaledSoftplus", "ops.softplus")(lambda c: P.call(  # PyTorch's softplus(x, beta, threshold)
-    "ops.where", P.binop(P.binop(c.attrs["beta"], "*", c.inputs[0]), ">", c.attrs["threshold"]), c.inputs[0],
-    P.binop(P.call("ops.softplus", P.binop(c.attrs["beta"], "*", c.inputs[0])), "/", c.attrs["beta"])))
-C.writes_call("Selu", "ops.selu")
-C.writes_call("Celu", "ops.celu", alpha="alpha")
-C.writes("Tanhshrink", "ops.tanh")(lambda c: P.binop(c.inputs[0], "-", P.call("ops.tanh", c.inputs[0])))
-C.writes("Softmin", "ops.softmax")(lambda c: P.call("ops.softmax", ast.UnaryOp(ast.USub(), c.inputs[0]),
-                                                    axis=softmax_axis(c)))
+activation_writers(C, "ops", "ops")
 C.writes_call("Elu", "ops.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "ops.leaky_relu", negative_slope="alpha")
 
