@@ -122,13 +122,18 @@ def _expr(node: ast.expr, indent: int, width: int, column: int) -> str:
         group = _GROUP[type(node.op)]
         lines = [_operand(terms[0][1], group, inner, width, inner, first=True)] + [
             f"{op} {_operand(term, group, inner, width, inner + len(op) + 1)}" for op, term in terms[1:]]
-        return "(\n" + "\n".join(" " * inner + line for line in lines) + f"\n{' ' * indent})"
+        return _parenthesised(lines, indent)
     if isinstance(node, ast.IfExp):  # `a if test else b`: one part a line
         inner = indent + INDENT
         parts = [("", node.body, False), ("if ", node.test, False), ("else ", node.orelse, True)]
-        lines = [word + _part(part, inner, width, inner + len(word), chained) for word, part, chained in parts]
-        return "(\n" + "\n".join(" " * inner + line for line in lines) + f"\n{' ' * indent})"
+        return _parenthesised([word + _part(part, inner, width, inner + len(word), chained)
+                               for word, part, chained in parts], indent)
     return flat
+
+
+def _parenthesised(lines: list[str], indent: int) -> str:
+    """`lines`, each indented one step more than `indent`, between parentheses."""
+    return "(\n" + "\n".join(" " * (indent + INDENT) + line for line in lines) + f"\n{' ' * indent})"
 
 
 def _part(node: ast.expr, indent: int, width: int, column: int, chained: bool) -> str:

@@ -245,7 +245,8 @@ class SourceSkeleton:
     #: whether random initial values take a random key first (`jax.random.normal(key, shape)`)
     random_key: bool = False
     #: keyword arguments of a layer call that switch training behaviour (NNX's `deterministic`): refused, but for
-    #: a flag the function takes (`deterministic=not training`), which is left to the target's training mode
+    #: a dropout's given by a flag the function takes (`deterministic=not train`), which switches the target's too
+    #: (see SWITCHED_PER_CALL)
     mode_arguments: frozenset = frozenset()
     #: keyword arguments of a layer call that change nothing at the values listed (NNX attention's `decode=False`)
     #: -> those values: left out

@@ -136,3 +136,9 @@ def code_op(weights: dict) -> str:
     """Which recurrent op ("LSTM", "GRU", "RNN") the IR weights are of, from their gate count."""
     w, r = weights["W0"], weights["R0"]
     return GATE_OPS[w.shape[1] // r.shape[2]]
+
+
+def cell_weights(stacked: dict) -> dict:
+    """A recurrent helper's weights of its one layer and direction (`stack.0.cell.<name>`, see the targets'
+    recurrent_weights) as a TorchCell's, which holds the cell at `cell.`."""
+    return {k.replace("stack.0.cell.", "cell.", 1): v for k, v in stacked.items()}

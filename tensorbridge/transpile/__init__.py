@@ -53,9 +53,10 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
     for _ in range(NUMBER_PASSES):  # parameters every call passes numbers to: read so the next time (see Translator)
         translator = Translator(source_text, filename, _table(source), target, number_parameters=numbers)
         body, classes = translator.module(only=cls)
-        if translator.numbers_passed() == numbers:
+        found = translator.numbers_passed()
+        if found == numbers:
             break
-        numbers = translator.numbers_passed()
+        numbers = found
     translator.report.raise_if_any(hint="Nothing was written. docs/transpile.md explains each refusal.")
     doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
     if translator.notes:

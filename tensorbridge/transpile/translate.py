@@ -1897,12 +1897,12 @@ class Translator:
                 if switched is not None:
                     return switched, TENSOR
                 own = info.own_classes.get(func.attr)
-                if own is not None and self._forward_parameters(own) is not None:
-                    self._note_passed_kinds(f"{own}.{self.src.forward}", self._forward_parameters(own), node, kinds)
-                result = self._tensors_first(node, result, kinds, info.own_classes.get(func.attr),
-                                             info.layer_rows.get(func.attr))
+                forward_parameters = self._forward_parameters(own)
+                if forward_parameters is not None:
+                    self._note_passed_kinds(f"{own}.{self.src.forward}", forward_parameters, node, kinds)
+                result = self._tensors_first(node, result, kinds, own, info.layer_rows.get(func.attr))
                 self._note_inplace_layer(node, func.attr, result, info)
-                self._note_changed_inputs(node, info.own_classes.get(func.attr))
+                self._note_changed_inputs(node, own)
                 return result, TENSOR
             if is_self(func.value):
                 return result, info.method_kinds.get(func.attr, UNKNOWN) if info is not None else UNKNOWN
@@ -2002,6 +2002,11 @@ class Translator:
                                                                    "layer per call")
         return switched
 
+    def _switches_per_call(self) -> bool:
+        """Whether the target can switch a layer's training behaviour per call: its layers take a `training`
+        argument (Keras), or it writes the switched computation (TargetSkeleton.training_call)."""
+        return self.dst.training == "argument" or self.dst.training_call is not None
+
     def _check_mode_arguments(self, node: ast.Call) -> None:
         for kw in node.keywords:
             if kw.arg in self.src.mode_arguments:
@@ -2021,8 +2026,7 @@ class Translator:
             negated = isinstance(kw.value, ast.UnaryOp) and isinstance(kw.value.op, ast.Not)
             flag = kw.value.operand if negated else kw.value
             if kw.arg in self.src.mode_arguments and isinstance(flag, ast.Name) and flag.id in scope.arguments and \
-                    (self.dst.training == "argument" or self.dst.training_call) and row is not None and \
-                    row.op in SWITCHED_PER_CALL:
+                    self._switches_per_call() and row is not None and row.op in SWITCHED_PER_CALL:
                 kw = ast.keyword("training", flag if negated else ast.UnaryOp(ast.Not(), flag))
             kept.append(kw)
         return ast.copy_location(ast.Call(node.func, node.args, kept), node)
@@ -2031,8 +2035,7 @@ class Translator:
         """A framework layer's call passes only the arguments its translation takes (`row.call`)."""
         if row is None:
             return
-        # the training argument _held_layer_call writes
-        written = ("training",) if self.dst.training == "argument" or self.dst.training_call else ()
+        written = ("training",) if self._switches_per_call() else ()  # the argument _held_layer_call writes
         passed = [kw for kw in node.keywords if kw.arg not in (self.src.training_parameter, *self.src.mode_arguments,
                                                                *written)]
         try:
@@ -2238,9 +2241,7 @@ class Translator:
         return self._is_layer_class(node) or self._is_layer_factory(node)
 
     def _is_layer_class(self, node) -> bool:
-        """A framework layer class (`nn.LayerNorm`), or a `partial` of one, written as a value."""
-        if isinstance(node, ast.Call) and self.imports.path(node.func) == "functools.partial" and node.args:
-            node = node.args[0]
+        """A framework layer class (`nn.LayerNorm`) written as a value (a `partial` of one: see _makes_layers)."""
         path = self._framework_path(node)
         return path is not None and self.layers.find(path) is not None
 

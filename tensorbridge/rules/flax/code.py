@@ -40,7 +40,7 @@ from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.code_attention import HELPERS as ATTENTION_HELPERS
 from tensorbridge.rules.flax.code_attention import write_attention
 from tensorbridge.rules.flax.code_recurrent import HELPERS as RECURRENT_HELPERS
-from tensorbridge.rules.flax.code_recurrent import cell_weights, recurrent_weights, write_recurrent
+from tensorbridge.rules.flax.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     CEIL_MODE_PADDING_HELPER,
     JAX_CONV,
@@ -69,6 +69,7 @@ from tensorbridge.rules.numpy_code import (
     write_transformer,
 )
 from tensorbridge.rules.numpy_constants import as_float32
+from tensorbridge.rules.recurrent import cell_weights
 
 C = R.code = CodeTable("flax")
 RNGS = "rngs"
@@ -268,7 +269,8 @@ C.layer("flax.nnx.leaky_relu", "LeakyRelu", "",
 C.layer("flax.nnx.elu", "Elu", "", write=lambda c: _partial("nnx.elu", **keywords(alpha=(c.attrs["alpha"], 1.0))))
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
-    C.layer("(a PyTorch-style cell helper)", f"{_op}Cell", "", write=write_recurrent, from_ir=cell_weights)
+    C.layer("(a PyTorch-style cell helper)", f"{_op}Cell", "", write=write_recurrent,
+            from_ir=lambda w, attrs: cell_weights(recurrent_weights(w, attrs)))
 C.layer("(a Keras-style attention helper)", "KerasMultiHeadAttention", "",
         write=attention_helper("KerasMultiHeadAttention", rngs=P.name("rngs")),
         from_ir=partial(attention_weights, layers=("query_dense", "key_dense", "value_dense", "output_dense")))

@@ -195,8 +195,3 @@ def recurrent_weights(w: dict, attrs) -> dict:
                 else:
                     out[f"{cell}dense_i.bias"] = given + held
     return out
-
-
-def cell_weights(w: dict, attrs) -> dict:
-    """A PyTorch cell's IR weights (one layer, one direction) -> a TorchCell's, its cell at `cell.`."""
-    return {k.replace("stack.0.cell.", "cell.", 1): v for k, v in recurrent_weights(w, attrs).items()}

@@ -35,7 +35,7 @@ from tensorbridge.rules.keras.base import R
 from tensorbridge.rules.keras.code_attention import HELPERS as ATTENTION_HELPERS
 from tensorbridge.rules.keras.code_attention import write_attention
 from tensorbridge.rules.keras.code_recurrent import HELPERS as RECURRENT_HELPERS
-from tensorbridge.rules.keras.code_recurrent import cell_weights, recurrent_weights, write_recurrent
+from tensorbridge.rules.keras.code_recurrent import recurrent_weights, write_recurrent
 from tensorbridge.rules.numpy_code import (
     CEIL_MODE_PADDING_HELPER,
     KERAS_CONV,
@@ -62,6 +62,7 @@ from tensorbridge.rules.numpy_code import (
     write_transformer,
 )
 from tensorbridge.rules.numpy_constants import as_float32
+from tensorbridge.rules.recurrent import cell_weights
 
 C = R.code = CodeTable("keras")
 
@@ -314,7 +315,8 @@ C.layer("keras.layers.ELU", "Elu", "", write=lambda c: P.call("layers.ELU", **ke
 
 for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a PyTorch-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
-    C.layer("(a PyTorch-style cell helper)", f"{_op}Cell", "", write=write_recurrent, from_ir=cell_weights)
+    C.layer("(a PyTorch-style cell helper)", f"{_op}Cell", "", write=write_recurrent,
+            from_ir=lambda w, attrs: cell_weights(recurrent_weights(w, attrs)))
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
 C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=attention_helper("NnxMultiHeadAttention"),
@@ -329,13 +331,10 @@ C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.So
 def _pad_widths(pads, attrs) -> list | ast.expr:
     """`ops.pad` widths for every axis of a pool's input: the spatial pads, none on the batch and channel axes;
     pads given by a variable (an int or one per axis, as PyTorch takes them) through the spatial_padding helper."""
-    last = attrs.get("layout") == "channels_last"
     if pads is NOT_LITERAL:
-        spatial = P.call(SPATIAL_PADDING, attrs["pads"], attrs["rank"])
-        return P.binop(P.binop([[0, 0]], "+", spatial), "+", [[0, 0]]) if last else P.binop([[0, 0], [0, 0]], "+",
-                                                                                               spatial)
+        return _around_spatial(P.call(SPATIAL_PADDING, attrs["pads"], attrs["rank"]), attrs)
     spatial = [[p, p] for p in pads]
-    return [[0, 0]] + spatial + [[0, 0]] if last else [[0, 0], [0, 0]] + spatial
+    return [[0, 0]] + spatial + [[0, 0]] if attrs.get("layout") == "channels_last" else [[0, 0], [0, 0]] + spatial
 
 
 def _ceil_mode_widths(x: ast.expr, attrs) -> ast.expr:
@@ -343,9 +342,14 @@ def _ceil_mode_widths(x: ast.expr, attrs) -> ast.expr:
     last = attrs.get("layout") == "channels_last"
     sizes = ast.Subscript(ast.Attribute(x, "shape", ast.Load()), ast.Slice(P.lit(1), P.lit(-1)) if last else
                           ast.Slice(P.lit(2), None), ast.Load())
-    spatial = ceil_mode_padding(sizes, attrs)
-    return P.binop(P.binop([[0, 0]], "+", spatial), "+", [[0, 0]]) if last else P.binop([[0, 0], [0, 0]], "+",
-                                                                                           spatial)
+    return _around_spatial(ceil_mode_padding(sizes, attrs), attrs)
+
+
+def _around_spatial(spatial: ast.expr, attrs) -> ast.expr:
+    """Pad widths for every axis from the spatial axes' (an expression): none on the batch and channel axes."""
+    if attrs.get("layout") == "channels_last":
+        return P.binop(P.binop([[0, 0]], "+", spatial), "+", [[0, 0]])
+    return P.binop([[0, 0], [0, 0]], "+", spatial)
 
 
 def _write_pool(call):

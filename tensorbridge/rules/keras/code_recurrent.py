@@ -132,9 +132,3 @@ def recurrent_weights(w: dict, attrs) -> dict:
                 given, hidden = (gate_blocks(b, order) for b in np.split(biases[d], 2))
                 out[cell + "bias"] = np.stack([given, hidden]) if op == "GRU" else given + hidden
     return out
-
-
-
-def cell_weights(w: dict, attrs) -> dict:
-    """A PyTorch cell's IR weights (one layer, one direction) -> a TorchCell's, its cell at `cell.`."""
-    return {k.replace("stack.0.cell.", "cell.", 1): v for k, v in recurrent_weights(w, attrs).items()}
