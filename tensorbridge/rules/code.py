@@ -378,6 +378,10 @@ class TargetSkeleton:
     #: an array set on an attribute that held a Python value before (NNX: `nnx.data(...)`, as NNX keeps the first
     #: kind of value an attribute holds)
     array_data: Callable = staticmethod(lambda value: value)
+    #: a model class's name -> the keywords its `__init__` passes the base class's (Keras: a valid layer name
+    #: for a class named with a leading underscore, which Keras' automatic name keeps and TensorFlow's name scopes
+    #: refuse)
+    base_init_keywords: Callable = staticmethod(lambda cls_name: [])
     #: (name, annotation) of a keyword-only argument every model class's `__init__` takes and passes on to each
     #: layer it builds (NNX's `rngs`), or None
     init_argument: tuple[str, str] | None = None

@@ -43,9 +43,12 @@ from tensorbridge.rules.code import (
     transposed_product,
 )
 from tensorbridge.transpile import init_argument
+from tensorbridge.transpile.container_subclass import hold_container
+from tensorbridge.transpile.gradient_branch import guard_gradient_branches
 from tensorbridge.transpile.held_settings import keep_held_settings
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
 from tensorbridge.transpile.layer_choice import spell_layer_choices
+from tensorbridge.transpile.named_sequential import gather_named_layers
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
 from tensorbridge.transpile.weight_tying import untie
@@ -175,7 +178,8 @@ class Translator:
         self.functions = Rows(source_table.functions)
         self.classes: dict[str, ClassInfo] = {}
         self.helpers: set[str] = set()
-        self.container_subclasses: set[str] = set()  # refused (see _container_subclasses)
+        self.container_subclasses: set[str] = set()  # refused (see _hold_container)
+        self.held_containers: set[str] = set()  # container subclasses read as classes holding one (see _hold_container)
         #: the methods the module calls on any object (`cell.init_hidden(...)`), by name -> the calls (see
         #: _named_elsewhere)
         self.methods_called: dict[str, list] = self._methods_called(self.tree.body)
@@ -202,18 +206,19 @@ class Translator:
         if only is not None and only not in self.definitions and f"{only}_" in self.definitions:
             only += "_"  # a class named as one of the target's helpers, renamed (see _Rename)
         wanted = _reachable(self.tree, only) if only is not None else None
-        if wanted is not None:  # what the classes left out call does not count
-            self.methods_called = self._methods_called([s for s in self.tree.body if getattr(s, "name", None) in
-                                                        wanted])
         for stmt in self.tree.body:
             parent = self._parent_layer(stmt) if isinstance(stmt, ast.ClassDef) else None
             if parent is not None and (wanted is None or stmt.name in wanted):
                 self._hold_parent_layer(stmt, parent)
+            if isinstance(stmt, ast.ClassDef) and (wanted is None or stmt.name in wanted):
+                self._hold_container(stmt)
             if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
                 self.classes[stmt.name] = ClassInfo(stmt.name)
                 if wanted is None or stmt.name in wanted:
                     self._untie(stmt)
                     spell_layer_choices(stmt, lambda node: self._framework_path(node) is not None)
+                    self.notes += guard_gradient_branches(stmt, self.src.autograd_attributes)
+                    self._gather_named_layers(stmt)
                     keep_held_settings(stmt, self._layer_row, lambda row: self.source_table.layer_settings.get(
                         row.path, {}))
             elif isinstance(stmt, ast.FunctionDef):
@@ -225,7 +230,9 @@ class Translator:
                 self.helpers.add(stmt.name)  # a plain class (torchvision's InvertedResidualConfig): kept as written
                 self.helper_kinds[stmt.name] = PYTHON
         self.factory_parameters = self._factory_parameters()
-        self.container_subclasses = containers = self._container_subclasses(wanted)
+        self.methods_called = self._methods_called([s for s in self.tree.body if wanted is None or getattr(
+            s, "name", None) in wanted])  # after the rewrites above
+        containers = self.container_subclasses
         if not self.classes and not containers:
             self.report.add("no model class", self.filename,
                             f"no class derives from {' or '.join(sorted(self.src.module_classes))}")
@@ -411,18 +418,24 @@ class Translator:
         return self.layers.find(path) if path and path not in self.src.module_classes and \
             path not in self.src.containers else None
 
-    def _container_subclasses(self, wanted) -> set[str]:
-        """Classes deriving from a list or dict container (torchvision's `_DenseBlock(nn.ModuleDict)`), refused:
-        the targets' containers differ in what a subclass inherits."""
-        out = set()
-        for cls in self.tree.body:
-            kind = self.src.containers.get(self._framework_path(cls.bases[0])) if isinstance(
-                cls, ast.ClassDef) and len(cls.bases) == 1 else None
-            if kind in ("list", "dict") and (wanted is None or cls.name in wanted):
-                self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})",
-                            f"a subclass of a {kind} container (only the sequential container's are translated)")
-                out.add(cls.name)
-        return out
+    def _gather_named_layers(self, cls: ast.ClassDef) -> None:
+        """Layers added by name to a sequential container after it is made (see named_sequential)."""
+        for init in (m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"):
+            gather_named_layers(init, self.src.add_child, self._is_sequential,
+                                lambda node: self.imports.path(node) == "collections.OrderedDict")
+
+    def _hold_container(self, cls: ast.ClassDef) -> None:
+        """A class deriving from a list or dict container (torchvision's `_DenseBlock(nn.ModuleDict)`): read as a
+        class holding one (see container_subclass), else refused with the reason."""
+        kind = self.src.containers.get(self._framework_path(cls.bases[0])) if len(cls.bases) == 1 else None
+        if kind not in ("list", "dict"):
+            return
+        why = hold_container(cls, self.src.add_child)
+        if why is None:
+            self.held_containers.add(cls.name)
+        else:
+            self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})", why)
+            self.container_subclasses.add(cls.name)
 
     def _layer_row(self, call: ast.Call):
         """The code row of the framework layer a constructor call makes, else None."""
@@ -462,7 +475,7 @@ class Translator:
                 return True
             if self.imports.path(base) in self.src.module_classes or self._is_sequential(base):
                 return True
-        return False
+        return cls.name in self.held_containers
 
     def _is_sequential(self, node) -> bool:
         """Whether `node` names the framework's sequential container (a base class, a constructor called)."""
@@ -819,8 +832,9 @@ class Translator:
             if is_super_call(stmt.value, "__init__") and info is not None and info.sequential:
                 return [self._sequential_init(stmt.value, scope, info)]
             if is_super_call(stmt.value, "__init__") and not (info is not None and info.own_base):
+                keywords = self.dst.base_init_keywords(info.name) if info is not None else []
                 return [ast.Expr(ast.Call(ast.Attribute(ast.Call(ast.Name("super", ast.Load()), [], []), "__init__",
-                                                        ast.Load()), [], []))]
+                                                        ast.Load()), [], keywords))]
             if scope.mode == "init" and _method_name(stmt.value) == "register_buffer":
                 return self._buffer(stmt.value, scope, info)
             if scope.mode == "init" and _method_name(stmt.value) == "register_parameter" and \
@@ -2453,8 +2467,9 @@ class Translator:
                 return self.dst.sequential(items[0].value), MODULE
             made = scope.constructed.get(node.args[0].id) if len(node.args) == 1 and isinstance(
                 node.args[0], ast.Name) else None
-            if made is not None and not made.args and self.imports.path(made.func) in (
-                    "collections.OrderedDict", "dict"):  # a dict of named layers filled before (torchvision's ViT)
+            if made is not None and not made.args and (self.imports.path(made.func) == "collections.OrderedDict" or (
+                    isinstance(made.func, ast.Name) and made.func.id == "dict" and "dict" not in self.imports.bound)):
+                # a dict of named layers filled before (torchvision's ViT)
                 self.notes.append(f"line {node.lineno}: the layer names of Sequential({node.args[0].id}) are not "
                                   "kept; its layers are in order")
                 return self.dst.sequential(P.call("list", ast.Call(ast.Attribute(args[0], "values", ast.Load()),

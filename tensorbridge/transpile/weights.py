@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import TensorbridgeError
+from tensorbridge.transpile.imports import resolve
 from tensorbridge.transpile.layer_subclass import held_layer_name
 
 
@@ -63,6 +64,9 @@ class _Porter:
         ids = self.source.weight_ids(root)
         self.tied = {i for i in ids if ids.count(i) > 1}  # weights two layers hold (weight tying)
         self.rows = rows
+        #: the list and dict container classes (by id)
+        self.containers = {id(resolve(p)) for p, kind in source_table.source.containers.items()
+                           if kind in ("list", "dict")}
         self.target = target_table
         self.port = target_table.skeleton.port
         self.assigned: set[int] = set()
@@ -84,6 +88,12 @@ class _Porter:
                    if hasattr(dst, self.target.skeleton.attribute(n))}
             self.layer(src, getattr(dst, name), row, f"{path}.{name}", exclude=own)
             return self._attributes(src, dst, path, keep=own)
+        held = self._held_container(src)
+        if held is not None:  # a class deriving from a list or dict container: its translation holds one
+            if not hasattr(dst, held):
+                raise PortError(f"{path}: the target holds no {held!r} (the container {type(src).__name__} "
+                                "derives from)")
+            dst, path = getattr(dst, held), f"{path}.{held}"
         children = self.source.members(src)
         if children is not None:
             targets = self.port.members(dst) if children else []
@@ -134,6 +144,13 @@ class _Porter:
             row = self.rows.find(f"{cls.__module__}.{cls.__qualname__}")
             if row is not None:
                 return row, held_layer_name(cls.__name__)
+        return None
+
+    def _held_container(self, src) -> str | None:
+        """The attribute holding the list or dict container `src`'s class derives from, else None."""
+        for cls in type(src).__mro__[1:]:
+            if id(cls) in self.containers:
+                return held_layer_name(cls.__name__)
         return None
 
     def layer(self, src, dst, row, path: str, exclude=frozenset()) -> None:

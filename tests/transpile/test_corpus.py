@@ -245,6 +245,23 @@ def test_functional_dropout_drops_while_training_only(tmp_path):
     assert np.array_equal(*inference) and not np.allclose(training, inference[0])
 
 
+@pytest.mark.parametrize("to", TARGETS)
+def test_gradient_branch_under_a_setting_raises_when_the_setting_is_on(to, tmp_path):
+    """torchvision's `if self.memory_efficient and self.any_requires_grad(x)`: the translation computes the plain
+    path when the setting is off (the corpus case) and raises, never guessing, when it is on."""
+    import numpy as np
+
+    code = tb.transpile(CORPUS.read_text(), to=to, cls="_DenseLayer")
+    assert "branches on whether tensors record gradients" in code
+    path = tmp_path / f"dense_layer_{to}.py"
+    path.write_text(code)
+    module = load_module(path, f"dense_layer_{to}")
+    extra = {"rngs": __import__("flax").nnx.Rngs(0)} if to == "flax" else {}
+    layer = module._DenseLayer(8, 4, 2, 0.0, memory_efficient=True, **extra)
+    with pytest.raises(NotImplementedError, match="memory_efficient"):
+        layer(np.ones((1, 8, 6, 6), "float32"))
+
+
 def test_stochastic_depth_drops_whole_samples_while_training_only(tmp_path):
     """timm's drop_path (`x.new_empty(shape).bernoulli_(keep)`, `.div_(keep)`) -> Keras: the identity in
     inference; while training each sample is either zero or scaled by 1 / keep."""

@@ -9,6 +9,7 @@ source; the translation never moves data between layouts.
 from __future__ import annotations
 
 import ast
+import re
 from functools import partial
 
 from tensorbridge.codegen import pyast as P
@@ -602,8 +603,19 @@ def _promoting_arithmetic(op: ast.operator, left: ast.expr, right: ast.expr) -> 
     return P.call(fn, left, right) if fn else None
 
 
+def _layer_name(cls_name: str) -> list[ast.keyword]:
+    """`name=` for a class named with a leading underscore (torchvision's `_DenseLayer`): Keras names a layer
+    after its class (`__dense_layer`), which TensorFlow's name scopes refuse; the same name without the leading
+    underscores, made unique as Keras' own names are."""
+    if not cls_name.startswith("_"):
+        return []
+    base = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", cls_name.lstrip("_")).lower()
+    return [ast.keyword("name", ast.parse(f'f"{base}_{{keras.backend.get_uid({base!r})}}"', mode="eval").body)]
+
+
 C.skeleton = TargetSkeleton(
     sequential_layers="layers",
+    base_init_keywords=_layer_name,
     unstack=lambda tensor: P.call("ops.unstack", tensor),
     sequential_append=lambda container, layer: P.method(container, "add", layer),
     layer_base="keras.layers.Layer", forward="call",
