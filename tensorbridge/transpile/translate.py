@@ -48,8 +48,8 @@ from tensorbridge.transpile.gradient_branch import guard_gradient_branches
 from tensorbridge.transpile.held_settings import keep_held_settings
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
 from tensorbridge.transpile.layer_choice import spell_layer_choices
-from tensorbridge.transpile.named_sequential import gather_named_layers
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
+from tensorbridge.transpile.named_sequential import gather_named_layers
 from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
 from tensorbridge.transpile.weight_tying import untie
 
