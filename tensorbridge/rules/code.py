@@ -389,9 +389,10 @@ class TargetSkeleton:
     #: (`self.training`, PyTorch), "deterministic" (NNX: `not self.deterministic`, the attribute model.train() and
     #: model.eval() set, False until then as a class attribute), None (refused)
     training: str | None = "argument"
-    #: (the held layer, its code op, the call's inputs, a training flag) -> the layer's computation switched by the
-    #: flag, for a target whose layers follow the model's mode only (PyTorch's dropout: `F.dropout(x, layer.p,
-    #: training=flag)`), or None where it cannot be written; None for targets whose layers take the flag
+    #: (the held layer, its code op or None for a model class of the module, the call's inputs, a training flag)
+    #: -> the layer's computation switched by the flag, for a target whose layers follow the model's mode only
+    #: (PyTorch: `F.dropout(x, layer.p, training=flag)`, `in_mode(layer, flag, x)`), or None where it cannot be
+    #: written; None for targets whose layers take the flag
     training_call: Callable | None = None
     #: whether layers take only tensors (or None) as positional arguments after the first (Keras)
     tensors_first: bool = False
@@ -562,7 +563,7 @@ class CodeTable:
 
 #: the code ops of layers whose training behaviour the translation switches per call (NNX's `deterministic=not
 #: train`, Keras' `training=train`: see TargetSkeleton.training_call)
-SWITCHED_PER_CALL = frozenset({"Dropout"})
+SWITCHED_PER_CALL = frozenset({"Dropout", "BatchNormalization"})
 
 #: comparisons and logical operators of model code: IR op -> the NumPy-style name (keras.ops, jax.numpy) and
 #: torch's; NotEqual is a code op (the IR writes Not(Equal))

@@ -372,6 +372,15 @@ JAX_CONV = '''def functional_conv(x, weight, bias=None, stride=1, padding=0, dil
 '''
 
 
+def write_top_k(c: OpCall, top_k: str) -> ast.expr:
+    """`top_k(x, k)` (the target's, along the last axis, the largest), else the helper along `axis`, the smallest
+    when not `largest`."""
+    axis, largest = c.attrs.get("axis", -1), c.attrs.get("largest", True)
+    if known(axis) == -1 and known(largest) is True:
+        return P.call(top_k, c.inputs[0], c.attrs["k"])
+    return P.call("top_k", c.inputs[0], c.attrs["k"], **keywords(axis=(axis, -1), largest=(largest, True)))
+
+
 def write_conv_function(c: OpCall) -> ast.expr:
     """F.conv2d(x, weight, ...) as the `functional_conv` helper (KERAS_CONV, JAX_CONV)."""
     return P.call("functional_conv", *c.inputs[:2], **keywords(
@@ -706,6 +715,13 @@ SCATTER = '''def scatter(x, dim, index, src):
 '''
 
 
+TOP_K = '''def top_k(x, k, axis=-1, largest=True):
+    """The k largest (or smallest) entries along `axis` and their indices, as PyTorch's torch.topk."""
+    values, indices = {top_k}({ns}.moveaxis(x if largest else -x, axis, -1), k)
+    return {ns}.moveaxis(values if largest else -values, -1, axis), {ns}.moveaxis(indices, -1, axis)
+'''
+
+
 CROSS_ENTROPY = '''def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     """PyTorch's F.cross_entropy of class scores (classes on axis 1) against class indices: each target's negative
     log-probability, those equal to ignore_index left out; their mean, their sum, or each ("none")."""
@@ -727,6 +743,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
     extra = ", dropout_p=0.0" + (f", {random_source}=None" if random_source else "") if dropout else ""
     fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": extra,
             "one_hot": "ops.one_hot" if ns == "ops" else "jax.nn.one_hot",
+            "top_k": "ops.top_k" if ns == "ops" else "jax.lax.top_k",
             "log_softmax": softmax.replace("softmax", "log_softmax"),
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
     pixel_shuffle, channel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
@@ -737,7 +754,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
             "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
             "scatter": definition(SCATTER.format(**fill)),
-            "cross_entropy": definition(CROSS_ENTROPY.format(**fill))}
+            "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill))}
 
 
 def _write_layer_norm_function(c: OpCall) -> ast.expr:

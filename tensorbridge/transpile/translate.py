@@ -2010,7 +2010,7 @@ class Translator:
         flag = next((k.value for k in written.keywords if k.arg == "training"), None)
         if flag is None or self.dst.training == "argument":
             return None
-        switched = self.dst.training_call(written.func, row.op, written.args, flag) if row is not None else None
+        switched = self.dst.training_call(written.func, row.op if row is not None else None, written.args, flag)
         if switched is None or len(written.keywords) > 1:
             self._block(node, "a training flag passed to a layer", f"{self.target.framework} cannot switch this "
                                                                    "layer per call")
@@ -2030,18 +2030,23 @@ class Translator:
 
     def _held_layer_call(self, node: ast.Call, scope, row) -> ast.Call:
         """A call of a held layer (of code row `row`, if a framework layer) without its neutral arguments (see
-        SourceSkeleton.neutral_call_arguments); a dropout's mode argument given by the function's flag
-        (`deterministic=not train`) is a `training=train` argument, which Keras' layers take and other targets
-        write with TargetSkeleton.training_call; other mode arguments stay (refused)."""
+        SourceSkeleton.neutral_call_arguments); the mode argument of a dropout or batch norm given by the
+        function's flag or a constant (`deterministic=not train`, `use_running_average=True`) is a `training=`
+        argument, which Keras' layers take and other targets write with TargetSkeleton.training_call; other mode
+        arguments stay (refused)."""
         kept = []
         for kw in node.keywords:
             if known(kw.value) in self.src.neutral_call_arguments.get(kw.arg, ()):
                 continue
             negated = isinstance(kw.value, ast.UnaryOp) and isinstance(kw.value.op, ast.Not)
             flag = kw.value.operand if negated else kw.value
-            if kw.arg in self.src.mode_arguments and isinstance(flag, ast.Name) and flag.id in scope.arguments and \
-                    self._switches_per_call() and row is not None and row.op in SWITCHED_PER_CALL:
-                kw = ast.keyword("training", flag if negated else ast.UnaryOp(ast.Not(), flag))
+            given = (isinstance(flag, ast.Name) and flag.id in scope.arguments) or isinstance(known(flag), bool)
+            if kw.arg in self.src.mode_arguments and given and self._switches_per_call() and row is not None and \
+                    row.op in SWITCHED_PER_CALL:
+                if isinstance(known(flag), bool):  # `use_running_average=True`: evaluation mode in this call
+                    kw = ast.keyword("training", P.lit(known(flag) is negated))
+                else:
+                    kw = ast.keyword("training", flag if negated else ast.UnaryOp(ast.Not(), flag))
             kept.append(kw)
         return ast.copy_location(ast.Call(node.func, node.args, kept), node)
 

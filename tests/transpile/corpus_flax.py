@@ -1110,6 +1110,8 @@ CASES = [
     ("GemmaFeedForward", (8, 16), (2, 5, 8)),
     ("GemmaLM", (), (2, 5), "int64"),
     ("MLPBatchNormDropout", (4, 8, 3), (2, 4)),
+    ("TrainFlagCNN", (), (2, 6, 6, 3)),
+    ("TrainFlagMLP", (4, 8), (3, 4)),
 ]
 
 
@@ -1453,6 +1455,35 @@ class MLPBatchNormDropout(nnx.Module):
     def __call__(self, x: jax.Array):
         x = nnx.gelu(self.dropout(self.bn(self.linear1(x))))
         return self.linear2(x)
+
+
+class TrainFlagCNN(nnx.Module):
+    """The flax examples' style: batch norm and dropout switched by the call's `train` flag."""
+
+    def __init__(self, *, rngs: nnx.Rngs):
+        self.conv = nnx.Conv(3, 8, kernel_size=(3, 3), rngs=rngs)
+        self.bn = nnx.BatchNorm(8, momentum=0.9, epsilon=1e-5, rngs=rngs)
+        self.dropout = nnx.Dropout(0.2, rngs=rngs)
+        self.linear = nnx.Linear(8, 4, rngs=rngs)
+
+    def __call__(self, x, train: bool = False):
+        x = self.conv(x)
+        x = self.bn(x, use_running_average=not train)
+        x = nnx.relu(x)
+        x = self.dropout(x, deterministic=not train)
+        x = jnp.mean(x, axis=(1, 2))
+        return self.linear(x)
+
+
+class TrainFlagMLP(nnx.Module):
+    """A batch norm in inference mode unless the call says it trains."""
+
+    def __init__(self, din, dout, *, rngs: nnx.Rngs):
+        self.fc = nnx.Linear(din, dout, rngs=rngs)
+        self.bn = nnx.BatchNorm(dout, rngs=rngs)
+
+    def __call__(self, x, train=False):
+        return nnx.relu(self.bn(self.fc(x), use_running_average=not train))
 
 
 REFUSED = [

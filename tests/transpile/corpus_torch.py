@@ -2296,6 +2296,32 @@ class Blocks(nn.ModuleList):
         return self[0](x)
 
 
+class TopKAlongChannels(nn.Module):
+    """The strongest channels at each position (dim=1) and the weakest features (largest=False)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv1d(6, 6, 1)
+
+    def forward(self, x):
+        y = self.proj(x)
+        values, indices = torch.topk(y, 2, dim=1)
+        low = y.topk(3, largest=False).values
+        return values * 2, indices, low
+
+
+class PatchNorm(nn.Module):
+    """A layer norm over the last two dims (as some audio and patch models normalise a whole frame)."""
+
+    def __init__(self, frames, dim):
+        super().__init__()
+        self.norm = nn.LayerNorm([frames, dim])
+        self.plain = nn.LayerNorm((frames, dim), elementwise_affine=False)
+
+    def forward(self, x):
+        return self.norm(x) + F.layer_norm(x, x.shape[-2:]) + self.plain(x)
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2613,6 +2639,8 @@ CASES = [
     ("_Transition", (8, 4), (1, 8, 6, 6)),
     ("DenseNet", (8, (2, 2), 16, 2, 0, 10), (1, 3, 32, 32)),
     ("Blocks", (2, 8), (3, 8)),
+    ("TopKAlongChannels", (), (2, 6, 5)),
+    ("PatchNorm", (3, 4), (2, 5, 3, 4)),
 ]
 
 

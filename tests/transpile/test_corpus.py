@@ -131,6 +131,37 @@ def test_flax_translation_matches_source(case, to, flax_module, tmp_path):
 
 
 @pytest.mark.parametrize("to", ("torch", "keras"))
+def test_flax_batch_norm_switched_per_call_trains_alike(to, flax_module, tmp_path):
+    """`self.bn(x, use_running_average=not train)`: with train=True the translation normalises by the batch's
+    statistics, with train=False by the running ones; Keras updates the running statistics as NNX does (the
+    outputs after the update match too), PyTorch keeps the unbiased batch variance (docs/transpile.md)."""
+    import numpy as np
+
+    from tests.transpile.check import calibrated_flax
+
+    src = calibrated_flax(flax_module.TrainFlagMLP(4, 8, rngs=__import__("flax").nnx.Rngs(0)))
+    code = tb.transpile(CORPORA["flax"].read_text(), to=to, cls="TrainFlagMLP")
+    path = tmp_path / f"train_flag_{to}.py"
+    path.write_text(code)
+    dst = load_module(path, f"train_flag_{to}").TrainFlagMLP(4, 8)
+    x = np.random.default_rng(0).normal(size=(16, 4)).astype("float32")
+    if to == "torch":
+        dst.eval()
+        with torch.no_grad():
+            dst(torch.from_numpy(x))
+        tb.transpile.port_weights(src, dst)
+        run = lambda train: dst(torch.from_numpy(x), train=train).detach().numpy()  # noqa: E731
+    else:
+        dst(x)
+        tb.transpile.port_weights(src, dst)
+        run = lambda train: np.asarray(dst(x, train=train))  # noqa: E731
+    for train in (False, True, False)[:3 if to == "keras" else 2]:
+        expected = np.asarray(src(x, train=train))
+        assert np.allclose(run(train), expected, rtol=1e-5, atol=1e-5), train
+    assert not np.allclose(np.asarray(src(x, train=True)), np.asarray(src(x, train=False)), atol=1e-3)
+
+
+@pytest.mark.parametrize("to", ("torch", "keras"))
 @pytest.mark.parametrize("source,reason", corpus_flax.REFUSED,
                          ids=[s.split("class ")[1].split("(")[0] for s, _ in corpus_flax.REFUSED])
 def test_flax_refusal_names_file_line_and_reason(source, reason, to):

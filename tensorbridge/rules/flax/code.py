@@ -66,6 +66,7 @@ from tensorbridge.rules.numpy_code import (
     transformer_layer_weights,
     write_channel_prelu,
     write_conv_function,
+    write_top_k,
     write_transformer,
 )
 from tensorbridge.rules.numpy_constants import as_float32
@@ -194,8 +195,8 @@ def _write_batch_norm(c):
 
 def _write_layer_norm(c):
     a = c.attrs
-    if known(a["axis"]) != -1:
-        raise Refused("LayerNorm over several trailing dims (nnx.LayerNorm's scale covers the last axis)")
+    if known(a["axis"]) != -1:  # over several trailing dims: nnx.LayerNorm's scale covers the last axis only
+        return P.call("LayerNormOver", a["normalized_shape"], **keywords(epsilon=(a["epsilon"], 1e-5)), **_affine(a))
     size = a["normalized_shape"]
     if isinstance(known(size), (list, tuple)):
         size = known(size)[0]
@@ -392,7 +393,7 @@ def _dropout(c):
 C.writes_call("LogSigmoid", "jax.nn.log_sigmoid")
 C.writes_call("Softsign", "jax.nn.soft_sign")
 C.writes_call("Glu", "jax.nn.glu", axis="axis")
-C.writes_call("TopK", "jax.lax.top_k", "k")
+C.writes("TopK", "jax.lax.top_k")(lambda c: write_top_k(c, "jax.lax.top_k"))
 for _op, _fn_name in (("ReduceVar", "jnp.var"), ("ReduceStd", "jnp.std")):
     C.writes(_op, _fn_name)(lambda c, f=_fn_name: P.call(f, c.inputs[0], **keywords(
         axis=(c.attrs["axis"], None), ddof=(c.attrs["correction"], 0), keepdims=(c.attrs["keepdims"], False))))
@@ -459,6 +460,22 @@ def _nnx_first_call(bases, body, build, shapes):
 
 
 HELPERS = {
+    "LayerNormOver": definition(
+        "class LayerNormOver(nnx.Module):\n"
+        "    \"\"\"A layer norm over the trailing axes `shape` covers, its scale and bias of that shape (PyTorch's\n"
+        "    LayerNorm over several dims; nnx.LayerNorm's scale covers the last axis).\"\"\"\n\n"
+        "    def __init__(self, shape, epsilon=1e-5, use_scale=True, use_bias=True):\n"
+        "        self.axes = tuple(range(-len(shape), 0))\n"
+        "        self.epsilon = epsilon\n"
+        "        self.scale = nnx.Param(jnp.ones(shape)) if use_scale else nnx.data(None)\n"
+        "        self.bias = nnx.Param(jnp.zeros(shape)) if use_bias else nnx.data(None)\n\n"
+        "    def __call__(self, x):\n"
+        "        mean = jnp.mean(x, axis=self.axes, keepdims=True)\n"
+        "        var = jnp.mean(jnp.square(x - mean), axis=self.axes, keepdims=True)\n"
+        "        y = (x - mean) * jax.lax.rsqrt(var + self.epsilon)\n"
+        "        if self.scale is not None:\n"
+        "            y = y * self.scale[...]\n"
+        "        return y + self.bias[...] if self.bias is not None else y\n"),
     "ChannelsFirst": definition(
         "class ChannelsFirst(nnx.Module):\n"
         "    \"\"\"A channels-last Flax layer applied to channels-first data (docs/transpile.md: layout).\"\"\"\n\n"

@@ -60,6 +60,7 @@ from tensorbridge.rules.numpy_code import (
     transformer_layer_weights,
     write_channel_prelu,
     write_conv_function,
+    write_top_k,
     write_transformer,
 )
 from tensorbridge.rules.numpy_constants import as_float32
@@ -407,7 +408,7 @@ C.writes_call("StopGradient", "ops.stop_gradient")
 C.writes_call("LogSigmoid", "ops.log_sigmoid")
 C.writes_call("Softsign", "keras.activations.softsign")
 C.writes_call("Glu", "ops.glu", axis="axis")
-C.writes_call("TopK", "ops.top_k", "k")
+C.writes("TopK", "ops.top_k")(lambda c: write_top_k(c, "ops.top_k"))
 
 
 def _moment(op: str, fn: str):

@@ -268,10 +268,11 @@ for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):
 
 
 def _topk(a):
-    only(a, largest=True, sorted=True)
-    if known(a["dim"]) not in (None, -1):
-        raise Refused("top-k along a dim other than the last")
-    return OpCall("TopK", [a["input"]], {"k": a["k"]})
+    only(a, sorted=True)
+    if not isinstance(known(a["dim"]), (int, type(None))) or not isinstance(known(a["largest"]), bool):
+        raise Refused("a dim or largest= given by a variable")
+    return OpCall("TopK", [a["input"]], {"k": a["k"], "axis": a["dim"] if known(a["dim"]) is not None else -1,
+                                         "largest": a["largest"]})
 
 
 C.function("torch.topk Tensor.topk", "TopK", "input k dim=None largest=True sorted=True", read=_topk,

@@ -442,7 +442,8 @@ C.writes("Dot", "torch.tensordot")(lambda c: P.call(  # NumPy's dot: a's last ax
                                                                    0)], ast.Load())], ast.Load())))
 C.writes("Tile", "torch.tile")(lambda c: P.call("torch.tile", c.inputs[0], c.attrs["repeats"] if isinstance(
     c.attrs["repeats"], (ast.Tuple, ast.List)) else P.call("tuple", c.attrs["repeats"])))  # a tensor's: its items
-C.writes_call("TopK", "torch.topk", "k")
+C.writes("TopK", "torch.topk")(lambda c: P.call("torch.topk", c.inputs[0], c.attrs["k"], **keywords(
+    dim=(c.attrs.get("axis", -1), -1), largest=(c.attrs.get("largest", True), True))))
 C.writes_call("Unstack", "torch.unbind", dim="axis")
 C.writes("CumSum", "torch.cumsum")(lambda c: P.call("torch.cumsum", c.inputs[0], dim=c.attrs["axis"], **(
     {"dtype": _dtype(c.attrs["dtype"])} if known(c.attrs.get("dtype")) is not None else {})))
@@ -644,6 +645,17 @@ LAZY_DEPTHWISE = (
 
 
 HELPERS = {
+    "in_mode": definition(
+        "def in_mode(layer, training, *inputs):\n"
+        "    \"\"\"`layer(*inputs)` in training mode when `training`, else in evaluation mode; the modes of the layer\n"
+        "    and its sublayers are restored afterwards.\"\"\"\n"
+        "    modes = [(module, module.training) for module in layer.modules()]\n"
+        "    layer.train(bool(training))\n"
+        "    try:\n"
+        "        return layer(*inputs)\n"
+        "    finally:\n"
+        "        for module, mode in modes:\n"
+        "            module.training = mode\n"),
     "Lambda": definition(
         "class Lambda(nn.Module):\n"
         "    \"\"\"A layer computing a function of its input (one PyTorch has as a function only).\"\"\"\n\n"
@@ -813,13 +825,20 @@ class TorchWeights(WeightPort):
             variable.copy_(torch.from_numpy(np.ascontiguousarray(array)).to(variable.dtype))
 
 
+def _training_call(layer: ast.expr, op: str | None, inputs: list, flag: ast.expr) -> ast.expr:
+    """A held layer called in the mode `flag` says: a dropout as `F.dropout(x, p, training=flag)`, any other
+    layer through the `in_mode` helper (a batch norm, a model class of the module)."""
+    if op == "Dropout" and len(inputs) == 1:
+        return P.call("F.dropout", inputs[0], ast.Attribute(layer, "p", ast.Load()), training=flag)
+    return P.call("in_mode", layer, flag, *inputs)
+
+
 C.skeleton = TargetSkeleton(
     layer_base="nn.Module", forward="forward",
     imports=(P.import_("torch"), P.from_import("torch", ["nn"]), P.import_("torch.nn.functional", "F"),
              P.import_("einops.layers.torch"), P.import_("numpy", "np")),
     sequential=_torch_sequential, add_weight=_torch_weight, helpers=HELPERS, port=TorchWeights(),
-    training_call=lambda layer, op, inputs, flag: P.call("F.dropout", inputs[0], ast.Attribute(
-        layer, "p", ast.Load()), training=flag) if op == "Dropout" and len(inputs) == 1 else None,
+    training_call=_training_call,
     constant_weight=lambda value, trainable, name: P.call("nn.Parameter", P.call("torch.as_tensor", value), **(
         {} if trainable else {"requires_grad": False})),
     module_list=lambda items: _container("nn.ModuleList", items),
