@@ -276,6 +276,8 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         lambda c: P.call("channel_shuffle", c.inputs[0], c.attrs["groups"]))
     table.writes("AdaptivePool", "adaptive_pool")(
         lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
+    table.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
+        method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True))))
     table.writes("Interpolate", "interpolate")(lambda c: P.call("interpolate", c.inputs[0], **keywords(
         size=(c.attrs["size"], None), scale_factor=(c.attrs["scale_factor"], None), mode=(c.attrs["mode"], "nearest"),
         align_corners=(c.attrs["align_corners"], False))))
@@ -715,6 +717,29 @@ SCATTER = '''def scatter(x, dim, index, src):
 '''
 
 
+RESIZE = '''def resize(x, shape, method="linear", antialias=True):
+    """jax.image.resize to `shape`: each axis whose size changes sampled at half-pixel centres, nearest or
+    linearly; its antialiasing, which acts only when a linear resize shrinks an axis, is not translated."""
+    for axis, out in enumerate(shape):
+        n, out = x.shape[axis], int(out)
+        if out == n:
+            continue
+        if antialias and out < n and method != "nearest":
+            raise NotImplementedError("jax.image.resize shrinking linearly with antialias=True is not translated")
+        positions = ({ns}.arange(out, dtype="float32") + 0.5) * (n / out)
+        if method == "nearest":
+            x = {ns}.take(x, {cast}({ns}.minimum({ns}.floor(positions), n - 1), "int32"), axis=axis)
+            continue
+        source = {ns}.clip(positions - 0.5, 0.0, n - 1)
+        low = {ns}.floor(source)
+        weight = {ns}.reshape(source - low, [out if a == axis else 1 for a in range(len(x.shape))])
+        low = {cast}(low, "int32")
+        high = {ns}.minimum(low + 1, n - 1)
+        x = {ns}.take(x, low, axis=axis) * (1 - weight) + {ns}.take(x, high, axis=axis) * weight
+    return x
+'''
+
+
 TOP_K = '''def top_k(x, k, axis=-1, largest=True):
     """The k largest (or smallest) entries along `axis` and their indices, as PyTorch's torch.topk."""
     values, indices = {top_k}({ns}.moveaxis(x if largest else -x, axis, -1), k)
@@ -754,7 +779,8 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
             "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
             "scatter": definition(SCATTER.format(**fill)),
-            "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill))}
+            "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill)),
+            "resize": definition(RESIZE.format(**fill))}
 
 
 def _write_layer_norm_function(c: OpCall) -> ast.expr:

@@ -1112,6 +1112,8 @@ CASES = [
     ("MLPBatchNormDropout", (4, 8, 3), (2, 4)),
     ("TrainFlagCNN", (), (2, 6, 6, 3)),
     ("TrainFlagMLP", (4, 8), (3, 4)),
+    ("Upsample2D", (3, 4), (2, 5, 6, 3)),
+    ("BilinearSkip", (), [(2, 3, 4, 4), (2, 7, 9, 4)]),
 ]
 
 
@@ -1484,6 +1486,44 @@ class TrainFlagMLP(nnx.Module):
 
     def __call__(self, x, train=False):
         return nnx.relu(self.bn(self.fc(x), use_running_average=not train))
+
+
+class Upsample2D(nnx.Module):
+    """diffusers' Flax upsampling (nearest to twice the size, then a 3x3 convolution), as an NNX module."""
+
+    def __init__(self, in_channels, out_channels, *, rngs: nnx.Rngs):
+        self.conv = nnx.Conv(in_channels, out_channels, kernel_size=(3, 3), strides=(1, 1), padding=((1, 1), (1, 1)),
+                             rngs=rngs)
+
+    def __call__(self, hidden_states):
+        batch, height, width, channels = hidden_states.shape
+        hidden_states = jax.image.resize(
+            hidden_states,
+            shape=(batch, height * 2, width * 2, channels),
+            method="nearest",
+        )
+        return self.conv(hidden_states)
+
+
+class BilinearSkip(nnx.Module):
+    """A decoder skip resized linearly to the larger map, and one shrunk without antialiasing."""
+
+    def __init__(self, *, rngs: nnx.Rngs):
+        self.proj = nnx.Linear(4, 4, rngs=rngs)
+
+    def __call__(self, x, skip):
+        up = jax.image.resize(self.proj(x), skip.shape, "bilinear")
+        b, h, w, c = skip.shape
+        down = jax.image.resize(skip, (b, h // 2 + 1, w // 3, c), "linear", antialias=False)
+        return up + skip, down
+
+
+class ShrinkAntialiased(nnx.Module):
+    """A linear resize shrinking with jax's default antialiasing (which the translation does not compute)."""
+
+    def __call__(self, x):
+        b, h, w, c = x.shape
+        return jax.image.resize(x, (b, h // 2, w // 2, c), "linear")
 
 
 REFUSED = [

@@ -131,6 +131,21 @@ def test_flax_translation_matches_source(case, to, flax_module, tmp_path):
 
 
 @pytest.mark.parametrize("to", ("torch", "keras"))
+def test_flax_resize_refuses_antialiased_shrinking_when_it_runs(to, tmp_path):
+    """jax.image.resize shrinking linearly antialiases by default, which the `resize` helper does not compute: it
+    raises rather than returning something else."""
+    import numpy as np
+
+    code = tb.transpile(CORPORA["flax"].read_text(), to=to, cls="ShrinkAntialiased")
+    path = tmp_path / f"shrink_{to}.py"
+    path.write_text(code)
+    layer = load_module(path, f"shrink_{to}").ShrinkAntialiased()
+    x = np.ones((1, 4, 4, 2), "float32")
+    with pytest.raises(NotImplementedError, match="antialias"):
+        layer(torch.from_numpy(x) if to == "torch" else x)
+
+
+@pytest.mark.parametrize("to", ("torch", "keras"))
 def test_flax_batch_norm_switched_per_call_trains_alike(to, flax_module, tmp_path):
     """`self.bn(x, use_running_average=not train)`: with train=True the translation normalises by the batch's
     statistics, with train=False by the running ones; Keras updates the running statistics as NNX does (the

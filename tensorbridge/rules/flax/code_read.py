@@ -461,6 +461,27 @@ _fn("Tensor.astype", "Cast", "x dtype", to="dtype")
 _fn("jax.lax.stop_gradient", "StopGradient", "x")
 _fn("jax.lax.top_k", "TopK", "operand k", inputs="operand", k="k", returns="tensors")
 
+#: jax.image.resize's methods sampling as the `resize` helpers do (half-pixel centres, nearest or linear per axis)
+RESIZE_METHODS = {"nearest": "nearest", "linear": "linear", "bilinear": "linear", "trilinear": "linear",
+                  "triangle": "linear"}
+
+
+def _image_resize(a):
+    """jax.image.resize to a full shape, nearest or linear; its antialiasing (on by default) acts only when a
+    linear resize shrinks an axis, which the translation's helper refuses when it runs."""
+    only(a, precision=None)
+    method = known(a["method"])
+    if method not in RESIZE_METHODS:
+        raise Refused(f"method={method!r} (nearest and linear are translated)")
+    if not isinstance(known(a["antialias"]), bool):
+        raise Refused("antialias given by a variable")
+    return OpCall("ImageResize", [a["image"]], {"shape": a["shape"], "method": RESIZE_METHODS[method],
+                                                "antialias": known(a["antialias"])})
+
+
+C.function("jax.image.resize", "ImageResize", "image shape method antialias=True precision=None",
+           read=_image_resize)
+
 
 def _method_shape(op: str, attr: str):
     """`x.reshape(b, -1)` / `x.reshape((b, -1))` / `x.transpose(0, 2, 1)`: the sizes as one expression."""

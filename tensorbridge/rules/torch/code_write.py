@@ -445,6 +445,8 @@ C.writes("Tile", "torch.tile")(lambda c: P.call("torch.tile", c.inputs[0], c.att
 C.writes("TopK", "torch.topk")(lambda c: P.call("torch.topk", c.inputs[0], c.attrs["k"], **keywords(
     dim=(c.attrs.get("axis", -1), -1), largest=(c.attrs.get("largest", True), True))))
 C.writes_call("Unstack", "torch.unbind", dim="axis")
+C.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
+    method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True))))
 C.writes("CumSum", "torch.cumsum")(lambda c: P.call("torch.cumsum", c.inputs[0], dim=c.attrs["axis"], **(
     {"dtype": _dtype(c.attrs["dtype"])} if known(c.attrs.get("dtype")) is not None else {})))
 C.writes_call("Glu", "F.glu", dim="axis")
@@ -645,6 +647,28 @@ LAZY_DEPTHWISE = (
 
 
 HELPERS = {
+    "resize": definition(
+        "def resize(x, shape, method=\"linear\", antialias=True):\n"
+        "    \"\"\"jax.image.resize to `shape`: each axis whose size changes sampled at half-pixel centres, nearest or\n"
+        "    linearly; its antialiasing, which acts only when a linear resize shrinks an axis, is not translated.\"\"\"\n"
+        "    for axis, out in enumerate(shape):\n"
+        "        n, out = x.shape[axis], int(out)\n"
+        "        if out == n:\n"
+        "            continue\n"
+        "        if antialias and out < n and method != \"nearest\":\n"
+        "            raise NotImplementedError(\"jax.image.resize shrinking linearly with antialias=True is not "
+        "translated\")\n"
+        "        positions = (torch.arange(out, dtype=torch.float32, device=x.device) + 0.5) * (n / out)\n"
+        "        if method == \"nearest\":\n"
+        "            x = torch.index_select(x, axis, positions.floor().clamp(max=n - 1).long())\n"
+        "            continue\n"
+        "        source = (positions - 0.5).clamp(0.0, n - 1)\n"
+        "        low = source.floor()\n"
+        "        weight = (source - low).reshape([out if a == axis else 1 for a in range(x.dim())])\n"
+        "        low = low.long()\n"
+        "        high = (low + 1).clamp(max=n - 1)\n"
+        "        x = torch.index_select(x, axis, low) * (1 - weight) + torch.index_select(x, axis, high) * weight\n"
+        "    return x\n"),
     "in_mode": definition(
         "def in_mode(layer, training, *inputs):\n"
         "    \"\"\"`layer(*inputs)` in training mode when `training`, else in evaluation mode; the modes of the layer\n"
