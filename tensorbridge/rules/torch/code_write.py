@@ -649,8 +649,9 @@ LAZY_DEPTHWISE = (
 HELPERS = {
     "resize": definition(
         "def resize(x, shape, method=\"linear\", antialias=True):\n"
-        "    \"\"\"jax.image.resize to `shape`: each axis whose size changes sampled at half-pixel centres, nearest or\n"
-        "    linearly; its antialiasing, which acts only when a linear resize shrinks an axis, is not translated.\"\"\"\n"
+        "    \"\"\"jax.image.resize to `shape`: each axis whose size changes sampled at half-pixel centres,\n"
+        "    nearest or linearly; its antialiasing, which acts only when a linear resize shrinks an axis, is not\n"
+        "    translated.\"\"\"\n"
         "    for axis, out in enumerate(shape):\n"
         "        n, out = x.shape[axis], int(out)\n"
         "        if out == n:\n"
