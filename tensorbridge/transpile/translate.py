@@ -44,9 +44,10 @@ from tensorbridge.rules.code import (
 )
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.container_subclass import hold_container
+from tensorbridge.transpile.framework_aliases import inline_framework_aliases
 from tensorbridge.transpile.gradient_branch import guard_gradient_branches
 from tensorbridge.transpile.held_settings import keep_held_settings
-from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows
+from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows, resolve
 from tensorbridge.transpile.layer_choice import spell_layer_choices
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 from tensorbridge.transpile.named_sequential import gather_named_layers
@@ -218,6 +219,7 @@ class Translator:
                     self._untie(stmt)
                     spell_layer_choices(stmt, lambda node: self._framework_path(node) is not None)
                     self.notes += guard_gradient_branches(stmt, self.src.autograd_attributes)
+                    self.notes += inline_framework_aliases(stmt, self._framework_path, _has_attribute)
                     self._gather_named_layers(stmt)
                     keep_held_settings(stmt, self._layer_row, lambda row: self.source_table.layer_settings.get(
                         row.path, {}))
@@ -2503,6 +2505,11 @@ def _with_entries(value: ast.expr, kinds: dict) -> ast.expr:
     (`self.transformer.wte`, as nn.ModuleDict allows)."""
     value.entry_kinds = kinds
     return value
+
+
+def _has_attribute(path: str, name: str) -> bool:
+    """Whether the installed framework's object at `path` has the attribute `name`."""
+    return hasattr(resolve(path), name)
 
 
 def _is_integer_tensor(value: ast.expr, scope: Scope) -> bool:
