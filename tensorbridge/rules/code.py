@@ -232,6 +232,9 @@ class SourceSkeleton:
     plain_containers: bool = False
     #: the `self.<method>(...)` call that creates a weight in `__init__` (Keras' add_weight), if any
     weight_method: str | None = None
+    #: the `self.<method>(value)` call adding a training-time term to the model's losses (Keras' add_loss): left
+    #: out with a note naming the value (it changes no output; the training loop adds it)
+    loss_method: str | None = None
     #: the method that creates weights from the input shape on the first call (Keras' build), if any
     build_method: str | None = None
     #: methods that serialise or describe the layer, not what it computes: left out of the translation
@@ -623,6 +626,16 @@ def layer_lambda(make: Callable[[ast.expr], ast.expr], given: list) -> ast.Lambd
     made = P.lambda_([param, *bound], make(P.name(param)))
     made.args.defaults = [P.name(n) for n in bound]
     return made
+
+
+def write_matmul(table: CodeTable, fn: str) -> None:
+    """MatMul written as `fn(a, b)`; a factor marked `transpose_a` / `transpose_b` (TensorFlow's tf.matmul) is
+    swapped over its last two axes first, with `table`'s SwapAxes."""
+    def write(c):
+        factors = [table.function_writers["SwapAxes"].write(OpCall("SwapAxes", [x], {"axis1": -2, "axis2": -1}))
+                   if c.attrs.get(flag) else x for x, flag in zip(c.inputs, ("transpose_a", "transpose_b"))]
+        return P.call(fn, *factors)
+    table.writes("MatMul", fn)(write)
 
 
 def transposed_product(table: CodeTable, x: ast.expr, weight: ast.expr) -> ast.expr:

@@ -27,12 +27,13 @@ from tensorbridge.rules.code import (
     range_bounds,
     softmax_axis,
     value_of,
+    write_matmul,
 )
 from tensorbridge.rules.sampling_code import sampling_helpers
 
 #: IR op -> NumPy's name for it, written as `<namespace>.<name>(*inputs)`
 SAME_NAME = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negative", "Sin": "sin", "Cos": "cos",
-             "Floor": "floor", "Ceil": "ceil", "Reciprocal": "reciprocal", "Square": "square", "MatMul": "matmul",
+             "Floor": "floor", "Ceil": "ceil", "Reciprocal": "reciprocal", "Square": "square",
              "Where": "where", "Pow": "power", "Sign": "sign", "Round": "round", "Log1p": "log1p", "Expm1": "expm1",
              "Trunc": "trunc"}
 REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "ReduceMin": "min", "ReduceAll": "all",
@@ -67,6 +68,7 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
 
     for op, name in SAME_NAME.items():
         table.writes_call(op, fn(name))
+    write_matmul(table, fn("matmul"))
     for op, symbol in (("Add", "+"), ("Sub", "-"), ("Mul", "*"), ("Div", "/")):
         table.writes(op, f"(the {symbol} operator)")(lambda c, s=symbol: P.binop(c.inputs[0], s, c.inputs[1]))
     for op, (name, _) in COMPARISONS.items():

@@ -828,6 +828,14 @@ class Translator:
                 return [stmt]
             if self._is_init_only(stmt.value, scope, info):
                 return []
+            if isinstance(stmt.value, ast.Call) and is_self_attr(stmt.value.func) and \
+                    stmt.value.func.attr == self.src.loss_method:
+                self.notes.append(f"line {stmt.lineno}: `{ast.unparse(stmt.value)}` is not translated: it adds a "
+                                  f"training-time term to {self.source_table.framework}'s losses, which the training "
+                                  "loop must add instead")
+                # what only the term reads is left out too (see _statements)
+                scope.folded |= {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+                return []
             if isinstance(stmt.value, ast.Call) and self.imports.path(stmt.value.func) in self.src.assert_functions \
                     and 1 <= len(stmt.value.args) <= 2 and not stmt.value.keywords:
                 return self._statement(ast.copy_location(ast.Assert(*stmt.value.args), stmt), scope, info)
@@ -1368,7 +1376,7 @@ class Translator:
             return self._added_weight(target, call, scope, info)
         trainable = self._trainable(call, trainable)
         data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in (
-            "data", "value", "initializer")), None)
+            "data", "value", "initializer", "initial_value")), None)
         made = self._initial_value(data, scope, info) if data is not None else None
         if made is None and data is not None and trainable in (True, False):
             value, kind = self.expr(data, scope, info)
@@ -1495,6 +1503,14 @@ class Translator:
             if drawn is not None and (len(data.args) == 2 or self.imports.path(data.args[2]) in
                                       self.src.float_dtypes):
                 return self.expr(data.args[1], scope, info)[0], drawn
+        if isinstance(data, ast.Call) and not self.src.random_key:
+            # `w_init(shape=(n, m), dtype="float32")`: an initializer object called with a shape (TensorFlow's)
+            made = scope.initializers.get(data.func.id) if isinstance(data.func, ast.Name) else data.func
+            drawn = self._initializer(made)
+            given = dict(zip(("shape", "dtype"), data.args)) | {k.arg: k.value for k in data.keywords}
+            if drawn is not None and "shape" in given and set(given) <= {"shape", "dtype"} and \
+                    known(given.get("dtype")) in (None, "float32"):
+                return self.expr(given["shape"], scope, info)[0], drawn
         scale = None
         if isinstance(data, ast.BinOp) and isinstance(data.op, ast.Mult):
             for tensor_side, other in ((data.left, data.right), (data.right, data.left)):

@@ -10,6 +10,7 @@ Keras layers infer their input size on the first call, so a layer's input channe
 from __future__ import annotations
 
 import ast
+import sys
 from functools import partial
 
 import numpy as np
@@ -81,9 +82,11 @@ def _layout(a) -> str:
 
 
 def _padding(a) -> str:
+    """"valid" or "same", in any case (Keras lowercases it: keras.io's `padding="VALID"`)."""
     padding = known(a["padding"])
+    padding = padding.lower() if isinstance(padding, str) else padding
     if padding not in ("valid", "same"):
-        raise Refused("padding given by a variable")
+        raise Refused("padding given by a variable" if not isinstance(padding, str) else f"padding={padding!r}")
     return padding
 
 
@@ -650,14 +653,21 @@ class KerasWeightSource(WeightSource):
         return dict(obj) if isinstance(obj, dict) else None
 
     def own_weights(self, obj) -> dict:
-        import keras
-
-        return {n: np.asarray(v) for n, v in _attributes(obj).items() if isinstance(v, keras.Variable)}
+        return {n: np.asarray(v) for n, v in _attributes(obj).items() if _is_variable(v)}
 
     def children(self, obj) -> dict:
         import keras
 
         return held_layers(_attributes(obj), lambda v: isinstance(v, keras.layers.Layer))
+
+
+def _is_variable(value) -> bool:
+    """A Keras variable, or a TensorFlow one a layer written for TensorFlow holds (`tf.Variable(...)`, which Keras 3
+    computes with but does not list among the layer's weights)."""
+    import keras
+
+    tensorflow = sys.modules.get("tensorflow")
+    return isinstance(value, keras.Variable) or tensorflow is not None and isinstance(value, tensorflow.Variable)
 
 
 def _attributes(obj) -> dict:
@@ -680,7 +690,7 @@ C.source = SourceSkeleton(
     layer_classes=frozenset({"keras.layers.Layer", "keras.Layer"}),
     base_options=True,
     containers={"keras.Sequential": "sequential", "keras.models.Sequential": "sequential"},
-    parameter_classes={"keras.Variable": True, "keras.variables.Variable": True},
+    parameter_classes={"keras.Variable": True, "keras.variables.Variable": True, "tensorflow.Variable": True},
     constant_attributes={"compute_dtype": "float32", "variable_dtype": "float32"},
     init_module="keras.initializers",
     initializer_modules={"keras.initializers": {
@@ -688,7 +698,12 @@ C.source = SourceSkeleton(
         **{n: "normal" for n in ("RandomNormal", "TruncatedNormal", "GlorotNormal", "HeNormal", "LecunNormal",
                                  "VarianceScaling", "Orthogonal", "random_normal", "truncated_normal")},
         **{n: "uniform" for n in ("RandomUniform", "GlorotUniform", "HeUniform", "LecunUniform", "random_uniform",
-                                  "glorot_uniform")}}},
+                                  "glorot_uniform")}},
+        # TensorFlow's own (`tf.random_uniform_initializer()`, keras.io's VQ-VAE)
+        "tensorflow": {"zeros_initializer": "zeros", "ones_initializer": "ones",
+                       "random_normal_initializer": "normal", "truncated_normal_initializer": "normal",
+                       "random_uniform_initializer": "uniform", "glorot_uniform_initializer": "uniform",
+                       "glorot_normal_initializer": "normal"}},
     initializers={},
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
                        "ndim": lambda x: OpCall("Rank", [x]), "dtype": lambda x: OpCall("DType", [x])},
@@ -696,6 +711,7 @@ C.source = SourceSkeleton(
     training_parameter="training",
     plain_containers=True,
     weight_method="add_weight",
+    loss_method="add_loss",
     build_method="build",
     weights=KerasWeightSource(),
     config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec",

@@ -40,10 +40,22 @@ for _name, _op in (("softmax", "Softmax"), ("log_softmax", "LogSoftmax")):
 for _name, _op in (("add", "Add"), ("subtract", "Sub"), ("multiply", "Mul"), ("divide", "Div"),
                    ("maximum", "Max"), ("minimum", "Min"), ("pow", "Pow")):
     _fn(_paths(f"{_name} math.{_name}"), _op, "x y name=None", inputs="x y")
-_fn(_paths("matmul linalg.matmul"), "MatMul", "a b transpose_a=False transpose_b=False adjoint_a=False "
-    "adjoint_b=False a_is_sparse=False b_is_sparse=False output_type=None grad_a=False grad_b=False name=None",
-    inputs="a b", check=lambda a: only(a, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
-                                       output_type=None))
+def _matmul(a):
+    """tf.matmul, either factor transposed over its last two axes (`transpose_b=True`)."""
+    only(a, adjoint_a=False, adjoint_b=False, output_type=None)
+    flags = {f: known(a[f]) for f in ("transpose_a", "transpose_b")}
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise Refused("transpose_a or transpose_b given by a variable")
+    return OpCall("MatMul", [a["a"], a["b"]], {f: True for f, v in flags.items() if v})
+
+
+C.function(_paths("matmul linalg.matmul"), "MatMul", "a b transpose_a=False transpose_b=False adjoint_a=False "
+           "adjoint_b=False a_is_sparse=False b_is_sparse=False output_type=None grad_a=False grad_b=False name=None",
+           read=_matmul)
+for _name, _op in (("argmax", "ArgMax"), ("argmin", "ArgMin")):  # along axis 0 unless told otherwise
+    C.function(_paths(f"{_name} math.{_name}"), _op, "input axis=None output_type=None name=None",
+               read=lambda a, op=_op: OpCall(op, [a["input"]], {
+                   "axis": a["axis"] if known(a["axis"]) is not None else 0, "keepdims": False}))
 for _name, _op in (("sum", "ReduceSum"), ("mean", "ReduceMean"), ("max", "ReduceMax"), ("min", "ReduceMin")):
     _fn(_paths(f"reduce_{_name} math.reduce_{_name}"), _op, "input_tensor axis=None keepdims=False name=None",
         inputs="input_tensor", axis="axis", keepdims="keepdims")

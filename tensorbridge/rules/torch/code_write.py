@@ -36,6 +36,7 @@ from tensorbridge.rules.code import (
     pairs,
     range_bounds,
     with_activation,
+    write_matmul,
 )
 from tensorbridge.rules.numpy_code import (
     MERGE_HELPER,
@@ -364,9 +365,9 @@ for _op, _fn_name in (("Relu", "torch.relu"), ("Sigmoid", "torch.sigmoid"), ("Ta
                       ("LogSigmoid", "F.logsigmoid"), ("Softsign", "F.softsign"), ("SiLU", "F.silu"),
                       ("Relu6", "F.relu6"),
                       ("HardSigmoid", "F.hardsigmoid"), ("HardSwish", "F.hardswish"), ("Mish", "F.mish"),
-                      ("Softplus", "F.softplus"), ("Pow", "torch.pow"), ("MatMul", "torch.matmul"),
-                      ("Where", "torch.where")):
+                      ("Softplus", "F.softplus"), ("Pow", "torch.pow"), ("Where", "torch.where")):
     C.writes_call(_op, _fn_name)
+write_matmul(C, "torch.matmul")
 for _op, _symbol in (("Add", "+"), ("Sub", "-"), ("Mul", "*"), ("Div", "/")):
     C.writes(_op, f"(the {_symbol} operator)")(lambda c, s=_symbol: P.binop(c.inputs[0], s, c.inputs[1]))
 
