@@ -1466,6 +1466,61 @@ class RescaledStem(layers.Layer):
         return self.sub([self.avg([y, y * 2.0]), y])
 
 
+# keras.io's Compact Convolutional Transformer tokenizer: a ZeroPadding2D given by a constructor argument of
+# any structure (an int, one width per axis, or pairs), read when it runs.
+
+
+class CCTTokenizer(layers.Layer):
+    def __init__(
+        self,
+        kernel_size=3,
+        stride=1,
+        padding=1,
+        pooling_kernel_size=3,
+        pooling_stride=2,
+        num_conv_layers=2,
+        num_output_channels=[8, 16],  # noqa: B006 (as keras.io writes it)
+        positional_emb=True,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+
+        # This is our tokenizer.
+        self.conv_model = keras.Sequential()
+        for i in range(num_conv_layers):
+            self.conv_model.add(
+                layers.Conv2D(
+                    num_output_channels[i],
+                    kernel_size,
+                    stride,
+                    padding="valid",
+                    use_bias=False,
+                    activation="relu",
+                    kernel_initializer="he_normal",
+                )
+            )
+            self.conv_model.add(layers.ZeroPadding2D(padding))
+            self.conv_model.add(
+                layers.MaxPooling2D(pooling_kernel_size, pooling_stride, "same")
+            )
+
+        self.positional_emb = positional_emb
+
+    def call(self, images):
+        outputs = self.conv_model(images)
+        # After passing the images through our mini-network the spatial dimensions
+        # are flattened to form sequences.
+        reshaped = keras.ops.reshape(
+            outputs,
+            (
+                -1,
+                keras.ops.shape(outputs)[1] * keras.ops.shape(outputs)[2],
+                keras.ops.shape(outputs)[-1],
+            ),
+        )
+        return reshaped
+
+
 # keras.io's video vision transformer tubelets (padding="VALID" as written) and the VQ-VAE's quantizer
 # (a tf.Variable drawn by a TensorFlow initializer, tf.matmul(transpose_b=True), tf.argmin, add_loss).
 
@@ -1674,6 +1729,8 @@ CASES = [
     ("DotHead", (3,), (2, 5, 8)),
     ("TubeletEmbedding", (8, (2, 2, 2)), (2, 4, 4, 4, 3)),
     ("VectorQuantizer", (6, 4), (2, 3, 3, 4)),
+    ("CCTTokenizer", (), (2, 16, 16, 3)),
+    ("CCTTokenizer", (3, 1, ((1, 0), (2, 1))), (2, 16, 16, 3)),
 ]
 
 

@@ -336,14 +336,20 @@ def _upsampled(x: ast.expr, a) -> ast.expr:
 
 
 def _zero_padded(x: ast.expr, a) -> ast.expr:
-    """`x` padded with zeros by (before, after) per spatial axis of the source's layout."""
-    spatial = [tuple(value_of(v) for v in pair) for pair in a["pads"]]
+    """`x` padded with zeros by (before, after) per spatial axis of the source's layout (Keras' padding held by a
+    variable: read when it runs, by the `keras_zero_padding` helper)."""
     channels_last = a.get("layout") == "channels_last"
+    if "padding" in a:
+        spatial = ast.Starred(P.call("keras_zero_padding", a["padding"], a["rank"]), ast.Load())
+        return P.call("jnp.pad", x, ast.List([P.lit((0, 0)), spatial, P.lit((0, 0))] if channels_last else
+                                             [P.lit((0, 0)), P.lit((0, 0)), spatial], ast.Load()))
+    spatial = [tuple(value_of(v) for v in pair) for pair in a["pads"]]
     return P.call("jnp.pad", x, [(0, 0)] + spatial + [(0, 0)] if channels_last else [(0, 0), (0, 0)] + spatial)
 
 
 C.layer("(a zero padding)", "Pad", "", write=lambda c: C.write_function_layer(c) if "trailing_pads" in c.attrs
-        else _lambda(lambda x: _zero_padded(x, c.attrs), *[v for pair in c.attrs["pads"] for v in pair]))
+        else _lambda(lambda x: _zero_padded(x, c.attrs), *([c.attrs["padding"]] if "padding" in c.attrs else
+                                                            [v for pair in c.attrs["pads"] for v in pair])))
 C.layer("(an upsampling)", "Resize", "", write=lambda c: _lambda(lambda x: _upsampled(x, c.attrs), c.attrs["scale"]))
 
 
@@ -460,6 +466,13 @@ def _nnx_first_call(bases, body, build, shapes):
 
 
 HELPERS = {
+    "keras_zero_padding": definition(
+        "def keras_zero_padding(padding, rank):\n"
+        "    \"\"\"Keras' ZeroPadding `padding` (an int, one width per spatial axis, or (before, after) pairs) as\n"
+        "    (before, after) pairs.\"\"\"\n"
+        "    if isinstance(padding, int):\n"
+        "        padding = (padding,) * rank\n"
+        "    return [(p, p) if isinstance(p, int) else tuple(p) for p in padding]\n"),
     "LayerNormOver": definition(
         "class LayerNormOver(nnx.Module):\n"
         "    \"\"\"A layer norm over the trailing axes `shape` covers, its scale and bias of that shape (PyTorch's\n"

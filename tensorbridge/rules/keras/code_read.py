@@ -461,7 +461,9 @@ C.layer(f"{K}UpSampling2D", "Resize", f"size=(2,2) data_format=None interpolatio
 
 
 def _zero_padding(rank):
-    """ZeroPadding{1,2}D's `padding` as one (before, after) pair per spatial axis; the widths may be expressions."""
+    """ZeroPadding{1,2}D's `padding` as one (before, after) pair per spatial axis; the widths may be expressions.
+    A padding held by a variable (CCT's tokenizer) is kept as `padding`, for the target's `keras_zero_padding`
+    helper to read its structure when it runs."""
     def read(a):
         node = a["padding"]
         items = list(node.elts) if isinstance(node, (ast.Tuple, ast.List)) else None
@@ -474,6 +476,8 @@ def _zero_padding(rank):
             pairs_ = [tuple(i.elts) for i in items]
         elif items and len(items) == rank and not any(isinstance(i, (ast.Tuple, ast.List)) for i in items):
             pairs_ = [(i, i) for i in items]  # one symmetric width per axis
+        elif items is None and known(node) is NOT_LITERAL:  # a variable: its structure is read when it runs
+            return OpCall("Pad", attrs={"rank": rank, "padding": node, "layout": _layout(a)})
         else:
             raise Refused("padding whose structure (int, pair or pairs) cannot be read")
         return OpCall("Pad", attrs={"rank": rank, "pads": pairs_, "layout": _layout(a)})

@@ -319,6 +319,8 @@ def _write_zero_pad(c):
     a, rank = c.attrs, c.attrs["rank"]
     if rank not in (1, 2):
         raise Refused(f"{rank}-D zero padding")
+    if "padding" in a:  # Keras' padding held by a variable: read when it runs
+        return _channels_last(P.call(f"nn.ZeroPad{rank}d", P.call("keras_zero_padding", a["padding"], rank)), a)
     flat = ast.Tuple([P.lit(known(v)) if known(v) is not NOT_LITERAL else v
                       for pair in reversed(a["pads"]) for v in pair], ast.Load())
     return _channels_last(P.call(f"nn.ZeroPad{rank}d", flat), a)
@@ -648,6 +650,14 @@ LAZY_DEPTHWISE = (
 
 
 HELPERS = {
+    "keras_zero_padding": definition(
+        "def keras_zero_padding(padding, rank):\n"
+        "    \"\"\"Keras' ZeroPadding `padding` (an int, one width per spatial axis, or (before, after) pairs) as\n"
+        "    nn.ZeroPad's widths: the last axis' (before, after) first.\"\"\"\n"
+        "    if isinstance(padding, int):\n"
+        "        padding = (padding,) * rank\n"
+        "    pairs = [(p, p) if isinstance(p, int) else tuple(p) for p in padding]\n"
+        "    return tuple(width for pair in reversed(pairs) for width in pair)\n"),
     "resize": definition(
         "def resize(x, shape, method=\"linear\", antialias=True):\n"
         "    \"\"\"jax.image.resize to `shape`: each axis whose size changes sampled at half-pixel centres,\n"
