@@ -2468,6 +2468,38 @@ class Wav2Vec2PositionalConvEmbedding(nn.Module):
         return hidden_states
 
 
+class MnistRNN(nn.Module):
+    """pytorch/examples' MNIST RNN as written there (a Dropout2d on the LSTM's last output, a 2-D input)."""
+
+    def __init__(self):
+        super(MnistRNN, self).__init__()  # noqa: UP008 (as the example writes it)
+        self.rnn = nn.LSTM(input_size=28, hidden_size=64, batch_first=True)
+        self.batchnorm = nn.BatchNorm1d(64)
+        self.dropout1 = nn.Dropout2d(0.25)
+        self.dropout2 = nn.Dropout2d(0.5)
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, input):
+        # Shape of input is (batch_size,1, 28, 28)
+        # converting shape of input to (batch_size, 28, 28)
+        # as required by RNN when batch_first is set True
+        input = input.reshape(-1, 28, 28)
+        output, hidden = self.rnn(input)
+
+        # RNN output shape is (seq_len, batch, input_size)
+        # Get last output of RNN
+        output = output[:, -1, :]
+        output = self.batchnorm(output)
+        output = self.dropout1(output)
+        output = self.fc1(output)
+        output = F.relu(output)
+        output = self.dropout2(output)
+        output = self.fc2(output)
+        output = F.log_softmax(output, dim=1)
+        return output
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2791,6 +2823,7 @@ CASES = [
     ("RobertaClassificationHead", (HF_SMALL,), (2, 5, 8)),
     ("Wav2Vec2GroupNormConvLayer", (HF_SMALL, 0), (2, 1, 20)),
     ("Wav2Vec2PositionalConvEmbedding", (HF_SMALL,), (2, 10, 8)),
+    ("MnistRNN", (), (2, 1, 28, 28)),
 ]
 
 

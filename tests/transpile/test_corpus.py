@@ -308,6 +308,33 @@ def test_gradient_branch_under_a_setting_raises_when_the_setting_is_on(to, tmp_p
         layer(np.ones((1, 8, 6, 6), "float32"))
 
 
+@pytest.mark.parametrize("to", TARGETS)
+def test_channel_dropout_drops_whole_channels_while_training_only(to, tmp_path):
+    """nn.Dropout2d -> the ChannelDropout helper: the identity in inference; while training each channel of a
+    4-D input, and each row of a 2-D one (as PyTorch reads it), is either all zeros or all scaled by 1 / keep."""
+    import numpy as np
+
+    code = tb.transpile(CORPUS.read_text(), to=to, cls="MnistRNN")
+    path = tmp_path / f"mnist_rnn_{to}.py"
+    path.write_text(code)
+    module = load_module(path, f"mnist_rnn_{to}")
+    extra = {"rngs": __import__("flax").nnx.Rngs(0)} if to == "flax" else {}
+    layer = module.ChannelDropout(0.5, 2, **extra)
+    for shape in ((8, 16, 3, 3), (64, 5)):
+        x = np.ones(shape, "float32")
+        if to == "keras":
+            inference, training = np.asarray(layer(x, training=False)), np.asarray(layer(x, training=True))
+        else:
+            training = np.asarray(layer(x))
+            layer.eval()
+            inference = np.asarray(layer(x))
+            layer.train()
+        assert np.array_equal(inference, x)
+        kept = 2 if len(shape) == 4 else 1
+        per_channel = training.reshape(shape[:kept] + (-1,))
+        assert (per_channel.min(-1) == per_channel.max(-1)).all() and set(np.unique(training)) == {0.0, 2.0}
+
+
 def test_stochastic_depth_drops_whole_samples_while_training_only(tmp_path):
     """timm's drop_path (`x.new_empty(shape).bernoulli_(keep)`, `.div_(keep)`) -> Keras: the identity in
     inference; while training each sample is either zero or scaled by 1 / keep."""

@@ -237,8 +237,9 @@ def _spatial_axes(a) -> dict:
     return {"broadcast_dims": tuple(range(first, first + n))}
 
 
-C.layer("flax.nnx.Dropout", "Dropout", "",
-        write=lambda c: P.call("nnx.Dropout", c.attrs["ratio"], **_spatial_axes(c.attrs), **_rngs()))
+C.layer("flax.nnx.Dropout", "Dropout", "", write=lambda c: P.call("ChannelDropout", c.attrs["ratio"], c.attrs[
+    "spatial"], **_rngs()) if c.attrs.get("spatial") and c.attrs.get("layout") == "channels_first" else P.call(
+    "nnx.Dropout", c.attrs["ratio"], **_spatial_axes(c.attrs), **_rngs()))
 C.layer("(the input itself)", "Identity", "", write=lambda c: _lambda(lambda x: x))
 C.layer("(a reshape)", "Flatten", "",
         write=lambda c: _lambda(lambda x: P.method(x, "reshape", P.subscript(_shape(x), 0), -1)))
@@ -466,6 +467,23 @@ def _nnx_first_call(bases, body, build, shapes):
 
 
 HELPERS = {
+    "ChannelDropout": definition(
+        "class ChannelDropout(nnx.Module):\n"
+        "    \"\"\"PyTorch's nn.Dropout1d/2d/3d: while training, whole channels dropped: the mask varies over\n"
+        "    (N, C) of an input of rank `spatial` + 2, over its first axis otherwise (unbatched, as PyTorch reads\n"
+        "    other ranks). `model.eval()` sets `deterministic`.\"\"\"\n\n"
+        "    deterministic = False\n\n"
+        "    def __init__(self, rate, spatial, *, rngs: nnx.Rngs):\n"
+        "        self.rate = rate\n"
+        "        self.spatial = spatial\n"
+        "        self.rngs = rngs\n\n"
+        "    def __call__(self, x):\n"
+        "        if self.deterministic or self.rate == 0:\n"
+        "            return x\n"
+        "        kept = 2 if x.ndim == self.spatial + 2 else 1\n"
+        "        shape = x.shape[:kept] + (1,) * (x.ndim - kept)\n"
+        "        mask = jax.random.bernoulli(self.rngs(), 1.0 - self.rate, shape)\n"
+        "        return jnp.where(mask, x / (1.0 - self.rate), 0.0)\n"),
     "keras_zero_padding": definition(
         "def keras_zero_padding(padding, rank):\n"
         "    \"\"\"Keras' ZeroPadding `padding` (an int, one width per spatial axis, or (before, after) pairs) as\n"

@@ -156,6 +156,21 @@ HELPERS = {name: definition(_channels_first_class(name))
            for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
+HELPERS["ChannelDropout"] = definition(
+    "class ChannelDropout(keras.layers.Layer):\n"
+    "    \"\"\"PyTorch's nn.Dropout1d/2d/3d: while training, whole channels dropped: the mask varies over (N, C)\n"
+    "    of an input of rank `spatial` + 2, over its first axis otherwise (unbatched, as PyTorch reads other\n"
+    "    ranks).\"\"\"\n\n"
+    "    def __init__(self, rate, spatial):\n"
+    "        super().__init__()\n"
+    "        self.rate = rate\n"
+    "        self.spatial = spatial\n\n"
+    "    def call(self, x, training=None):\n"
+    "        if not training or self.rate == 0:\n"
+    "            return x\n"
+    "        kept = 2 if len(x.shape) == self.spatial + 2 else 1\n"
+    "        noise_shape = tuple(ops.shape(x)[:kept]) + (1,) * (len(x.shape) - kept)\n"
+    "        return keras.random.dropout(x, self.rate, noise_shape=noise_shape)\n")
 HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
@@ -289,9 +304,18 @@ C.layer("keras.layers.Embedding", "Embedding", "",
         write=lambda c: P.call("pretrained_embedding", c.attrs["initial"], c.attrs["trainable"])
         if "initial" in c.attrs else P.call("layers.Embedding", c.attrs["num_embeddings"], c.attrs["embedding_dim"]),
         from_ir=EMBEDDING_WEIGHTS.from_ir)
-C.layer("keras.layers.Dropout", "Dropout", "", write=lambda c: P.call(
-    f"layers.SpatialDropout{c.attrs['spatial']}D", c.attrs["ratio"], **_channels(c.attrs))
-    if c.attrs.get("spatial") else P.call("layers.Dropout", c.attrs["ratio"]))
+def _write_dropout(c):
+    """A dropout; one of whole channels is PyTorch's `ChannelDropout` helper for channels-first data (PyTorch's
+    nn.Dropout2d takes unbatched and other ranks too, which SpatialDropout2D refuses), else Keras' own."""
+    a = c.attrs
+    if not a.get("spatial"):
+        return P.call("layers.Dropout", a["ratio"])
+    if a.get("layout") == "channels_first":
+        return P.call("ChannelDropout", a["ratio"], a["spatial"])
+    return P.call(f"layers.SpatialDropout{a['spatial']}D", a["ratio"], **_channels(a))
+
+
+C.layer("keras.layers.Dropout", "Dropout", "", write=_write_dropout)
 C.layer("keras.layers.Identity", "Identity", "", write=lambda c: P.call("layers.Identity"))
 C.layer("keras.layers.Flatten", "Flatten", "", write=lambda c: P.call("layers.Flatten"))
 
