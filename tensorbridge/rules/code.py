@@ -295,7 +295,8 @@ class SourceSkeleton:
     #: decorators that change how a function is compiled or exported, never what it computes: left out (noted)
     neutral_decorators: frozenset = frozenset()
     #: calls without arguments asking about compilation or export (`torch.jit.is_scripting()`) -> their value when
-    #: the translation runs (eagerly, never scripted nor exported)
+    #: the translation runs (eagerly, never scripted nor exported); `torch.cuda.is_available()` is False, as the
+    #: devices the source picks with it are left out (targets place arrays themselves)
     constant_calls: dict = field(default_factory=dict)
     #: attributes of the layer base class holding one value under the framework's defaults (Keras'
     #: `self.compute_dtype`) -> that value

@@ -278,6 +278,8 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         lambda c: P.call("channel_shuffle", c.inputs[0], c.attrs["groups"]))
     table.writes("AdaptivePool", "adaptive_pool")(
         lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
+    table.writes("Windows", "windows")(lambda c: P.call("windows", c.inputs[0], *[c.attrs[k] for k in (
+        "axis", "size", "step")]))
     table.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
         method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True))))
     table.writes("Interpolate", "interpolate")(lambda c: P.call("interpolate", c.inputs[0], **keywords(
@@ -742,6 +744,18 @@ RESIZE = '''def resize(x, shape, method="linear", antialias=True):
 '''
 
 
+WINDOWS = '''def windows(x, axis, size, step):
+    """PyTorch's Tensor.unfold: the windows of `size` along `axis`, `step` apart, each window's entries along a
+    new last axis."""
+    axis = axis % len(x.shape)
+    count = (x.shape[axis] - size) // step + 1
+    index = {ns}.reshape({ns}.arange(count)[:, None] * step + {ns}.arange(size)[None, :], (-1,))
+    found = {ns}.take(x, index, axis=axis)
+    found = {ns}.reshape(found, tuple(x.shape[:axis]) + (count, size) + tuple(x.shape[axis + 1:]))
+    return {ns}.moveaxis(found, axis + 1, -1)
+'''
+
+
 TOP_K = '''def top_k(x, k, axis=-1, largest=True):
     """The k largest (or smallest) entries along `axis` and their indices, as PyTorch's torch.topk."""
     values, indices = {top_k}({ns}.moveaxis(x if largest else -x, axis, -1), k)
@@ -782,7 +796,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
             "scatter": definition(SCATTER.format(**fill)),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill)),
-            "resize": definition(RESIZE.format(**fill))}
+            "resize": definition(RESIZE.format(**fill)), "windows": definition(WINDOWS.format(**fill))}
 
 
 def _write_layer_norm_function(c: OpCall) -> ast.expr:

@@ -1101,8 +1101,8 @@ class Translator:
                               "(bookkeeping, not what the layer computes) is not translated")
             info.dropped.add(target.attr)
             return []
-        if scope.mode == "init" and is_self_attr(target) and self._is_parameter(stmt.value):
-            return self._parameter(target, stmt.value, scope, info)
+        if scope.mode == "init" and is_self_attr(target) and self._is_parameter(self._moved(stmt.value, scope, info)):
+            return self._parameter(target, self._moved(stmt.value, scope, info), scope, info)
         if scope.mode == "init" and is_self_attr(target) and isinstance(stmt.value, ast.IfExp) and \
                 any(self._is_parameter(b) for b in (stmt.value.body, stmt.value.orelse)):
             return self._optional_parameter(target, stmt.value, scope, info)
@@ -1363,6 +1363,20 @@ class Translator:
         return isinstance(value, ast.Call) and self.imports.path(value.func) in self.src.data_wrappers
 
     # -- parameters and buffers ------------------------------------------------------------------
+    def _moved(self, value, scope, info):
+        """What `<value>.to(<a device>)` moves (pytorch/examples' `nn.Parameter(...).to(self.device)`, the same
+        parameter on the device it is on; targets place arrays themselves), else `value`."""
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" and \
+                len(value.args) == 1 and not value.keywords and self._is_parameter(value.func.value):
+            report, self.report = self.report, BlockerReport("device", framework=self.target.framework)
+            try:
+                kind = self.expr(value.args[0], scope, info)[1]
+            finally:
+                self.report = report
+            if kind == DEVICE:
+                return value.func.value
+        return value
+
     def _is_parameter(self, value) -> bool:
         if not isinstance(value, ast.Call):
             return False

@@ -2500,6 +2500,88 @@ class MnistRNN(nn.Module):
         return output
 
 
+# pytorch/examples' vision transformer as written there: patches by Tensor.unfold, a device chosen by
+# torch.cuda.is_available(), parameters moved with .to(self.device), a layer made in forward.
+
+
+class ViTArgs:
+    """The command-line arguments pytorch/examples' vision transformer passes its classes (argparse's namespace)."""
+
+    patch_size = 4
+    n_channels = 3
+    latent_size = 16
+    no_cuda = True
+    batch_size = 2
+    num_heads = 2
+    dropout = 0.1
+
+
+class PatchExtractor(nn.Module):
+    def __init__(self, patch_size=16):
+        super().__init__()
+        self.patch_size = patch_size
+
+    def forward(self, input_data):
+        batch_size, channels, height, width = input_data.size()
+        assert height % self.patch_size == 0 and width % self.patch_size == 0, \
+            f"Input height ({height}) and width ({width}) must be divisible by patch size ({self.patch_size})"
+
+        num_patches_h = height // self.patch_size
+        num_patches_w = width // self.patch_size
+        num_patches = num_patches_h * num_patches_w
+
+        patches = input_data.unfold(2, self.patch_size, self.patch_size). \
+            unfold(3, self.patch_size, self.patch_size). \
+            permute(0, 2, 3, 1, 4, 5). \
+            contiguous(). \
+            view(batch_size, num_patches, -1)
+
+        # Expected shape of a patch on default settings is (4, 196, 768)
+
+        return patches
+
+
+class InputEmbedding(nn.Module):
+
+    def __init__(self, args):
+        super(InputEmbedding, self).__init__()  # noqa: UP008 (as the example writes it)
+        self.patch_size = args.patch_size
+        self.n_channels = args.n_channels
+        self.latent_size = args.latent_size
+        use_cuda = not args.no_cuda and torch.cuda.is_available()
+        self.device = torch.device("cuda" if use_cuda else "cpu")
+        self.batch_size = args.batch_size
+        self.input_size = self.patch_size * self.patch_size * self.n_channels
+
+        # Linear projection
+        self.LinearProjection = nn.Linear(self.input_size, self.latent_size)
+        # Class token
+        self.class_token = nn.Parameter(torch.randn(self.batch_size, 1, self.latent_size)).to(self.device)
+        # Positional embedding
+        self.pos_embedding = nn.Parameter(torch.randn(self.batch_size, 1, self.latent_size)).to(self.device)
+
+    def forward(self, input_data):
+        input_data = input_data.to(self.device)
+        # Patchifying the Image
+        patchify = PatchExtractor(patch_size=self.patch_size)
+        patches = patchify(input_data)
+
+        linear_projection = self.LinearProjection(patches).to(self.device)
+        b, n, _ = linear_projection.shape
+        linear_projection = torch.cat((self.class_token, linear_projection), dim=1)
+        pos_embed = self.pos_embedding[:, :n + 1, :]
+        linear_projection += pos_embed
+
+        return linear_projection
+
+
+class OverlappingWindows(nn.Module):
+    """Tensor.unfold with windows overlapping (step below size) along the last axis."""
+
+    def forward(self, x):
+        return x.unfold(-1, 3, 2).sum(-1)
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2824,6 +2906,9 @@ CASES = [
     ("Wav2Vec2GroupNormConvLayer", (HF_SMALL, 0), (2, 1, 20)),
     ("Wav2Vec2PositionalConvEmbedding", (HF_SMALL,), (2, 10, 8)),
     ("MnistRNN", (), (2, 1, 28, 28)),
+    ("PatchExtractor", (4,), (2, 3, 8, 8)),
+    ("InputEmbedding", (ViTArgs(),), (2, 3, 8, 8)),
+    ("OverlappingWindows", (), (2, 3, 9)),
 ]
 
 

@@ -856,7 +856,7 @@ C.source = SourceSkeleton(
               "torch.nn.parallel.data_parallel.data_parallel": 1},
     neutral_decorators=frozenset({"torch.jit.script", "torch.jit.ignore", "torch.jit.unused", "torch.jit.export",
                                   "torch.compile", "torch.jit.script_if_tracing"}),
-    constant_calls={"torch.jit.is_scripting": False, "torch.jit.is_tracing": False,
+    constant_calls={"torch.jit.is_scripting": False, "torch.jit.is_tracing": False, "torch.cuda.is_available": False,
                     "torch.onnx.is_in_onnx_export": False, "torch.compiler.is_compiling": False},
     activation_tables={"transformers.activations.ACT2FN": HF_ACTIVATIONS},
     base_methods=frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",

@@ -288,6 +288,8 @@ C.function("torch.scatter Tensor.scatter", "ScatterElements", "input dim index s
 _fn("torch.gather Tensor.gather", "GatherElements", "input dim index sparse_grad=False", inputs="input index",
     axis="dim", check=lambda a: only(a, sparse_grad=False))
 _fn("torch.unbind Tensor.unbind", "Unstack", "input dim=0", axis="dim", returns="tensors")
+# the windows of `size` along `dim`, `step` apart, each window's entries along a new last axis (patches)
+_fn("Tensor.unfold", "Windows", "input dimension size step", axis="dimension", size="size", step="step")
 
 
 def _split(a):
