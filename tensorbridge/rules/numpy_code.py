@@ -278,6 +278,11 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         lambda c: P.call("channel_shuffle", c.inputs[0], c.attrs["groups"]))
     table.writes("AdaptivePool", "adaptive_pool")(
         lambda c: P.call("adaptive_pool", c.inputs[0], c.attrs["output_size"], P.name(fn(c.attrs["reduce"]))))
+    table.writes("PackPadded", "pack_padded_sequence")(lambda c: P.call("pack_padded_sequence", *c.inputs, **keywords(
+        batch_first=(c.attrs["batch_first"], False))))
+    table.writes("PadPacked", "pad_packed_sequence")(lambda c: P.call("pad_packed_sequence", c.inputs[0], **keywords(
+        batch_first=(c.attrs["batch_first"], False), padding_value=(c.attrs["padding_value"], 0.0),
+        total_length=(c.attrs["total_length"], None))))
     table.writes("Windows", "windows")(lambda c: P.call("windows", c.inputs[0], *[c.attrs[k] for k in (
         "axis", "size", "step")]))
     table.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
@@ -744,6 +749,26 @@ RESIZE = '''def resize(x, shape, method="linear", antialias=True):
 '''
 
 
+PACKED = '''def pack_padded_sequence(x, lengths, batch_first=False, enforce_sorted=True):
+    """PyTorch's pack_padded_sequence, kept padded: the batch-major sequences and their lengths, which the
+    recurrent helpers read (each sequence's steps past its length skipped) and pad_packed_sequence unpacks."""
+    return {{"padded": x if batch_first else {ns}.swapaxes(x, 0, 1), "lengths": {cast}({as_array}(lengths), "int32")}}
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """PyTorch's pad_packed_sequence: (the sequences as long as the longest or `total_length`, steps past each
+    one's length set to `padding_value`; their lengths)."""
+    x, lengths = sequence["padded"], sequence["lengths"]
+    steps = int(total_length or {ns}.max(lengths))
+    x = x[:, :steps]
+    if steps > x.shape[1]:
+        x = {ns}.pad(x, [(0, 0), (0, steps - x.shape[1])] + [(0, 0)] * (len(x.shape) - 2))
+    kept = {ns}.arange(steps)[None, :] < lengths[:, None]
+    x = {ns}.where({ns}.reshape(kept, tuple(kept.shape) + (1,) * (len(x.shape) - 2)), x, padding_value)
+    return (x if batch_first else {ns}.swapaxes(x, 0, 1)), lengths
+'''
+
+
 WINDOWS = '''def windows(x, axis, size, step):
     """PyTorch's Tensor.unfold: the windows of `size` along `axis`, `step` apart, each window's entries along a
     new last axis."""
@@ -785,6 +810,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
     fill = {"ns": ns, "rsqrt": rsqrt, "softmax": softmax, "cast": cast, "extra": extra,
             "one_hot": "ops.one_hot" if ns == "ops" else "jax.nn.one_hot",
             "top_k": "ops.top_k" if ns == "ops" else "jax.lax.top_k",
+            "as_array": "ops.convert_to_tensor" if ns == "ops" else f"{ns}.asarray",
             "log_softmax": softmax.replace("softmax", "log_softmax"),
             "dropout": f"\n    if dropout_p:\n        weights = {dropout}" if dropout else ""}
     pixel_shuffle, channel_shuffle, pixel_unshuffle = SHUFFLES.format(**fill).split("\n\n\n")
@@ -796,7 +822,9 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
             "scatter": definition(SCATTER.format(**fill)),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill)),
-            "resize": definition(RESIZE.format(**fill)), "windows": definition(WINDOWS.format(**fill))}
+            "resize": definition(RESIZE.format(**fill)), "windows": definition(WINDOWS.format(**fill)),
+            **dict(zip(("pack_padded_sequence", "pad_packed_sequence"), map(definition, PACKED.format(
+                **fill).split("\n\n\n"))))}
 
 
 def _write_layer_norm_function(c: OpCall) -> ast.expr:

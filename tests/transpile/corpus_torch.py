@@ -2582,6 +2582,76 @@ class OverlappingWindows(nn.Module):
         return x.unfold(-1, 3, 2).sum(-1)
 
 
+# packed sequences: nn.utils.rnn.pack_padded_sequence / pad_packed_sequence around recurrent layers
+
+
+class LSTM(nn.Module):
+    """bentrevett's sentiment-analysis LSTM as written there: packed sequences of the given lengths."""
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        hidden_dim,
+        output_dim,
+        n_layers,
+        bidirectional,
+        dropout_rate,
+        pad_index,
+    ):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=pad_index)
+        self.lstm = nn.LSTM(
+            embedding_dim,
+            hidden_dim,
+            n_layers,
+            bidirectional=bidirectional,
+            dropout=dropout_rate,
+            batch_first=True,
+        )
+        self.fc = nn.Linear(hidden_dim * 2 if bidirectional else hidden_dim, output_dim)
+        self.dropout = nn.Dropout(dropout_rate)
+
+    def forward(self, ids, length):
+        # ids = [batch size, seq len]
+        # length = [batch size]
+        embedded = self.dropout(self.embedding(ids))
+        # embedded = [batch size, seq len, embedding dim]
+        packed_embedded = nn.utils.rnn.pack_padded_sequence(
+            embedded, length, batch_first=True, enforce_sorted=False
+        )
+        packed_output, (hidden, cell) = self.lstm(packed_embedded)
+        # hidden = [n layers * n directions, batch size, hidden dim]
+        # cell = [n layers * n directions, batch size, hidden dim]
+        output, output_length = nn.utils.rnn.pad_packed_sequence(packed_output)
+        # output = [batch size, seq len, hidden dim * n directions]
+        if self.lstm.bidirectional:
+            hidden = self.dropout(torch.cat([hidden[-1], hidden[-2]], dim=-1))
+            # hidden = [batch size, hidden dim * 2]
+        else:
+            hidden = self.dropout(hidden[-1])
+            # hidden = [batch size, hidden dim]
+        prediction = self.fc(hidden)
+        # prediction = [batch size, output dim]
+        return prediction
+
+
+class PackedGRUEncoder(nn.Module):
+    """A time-major GRU over packed sequences, returning the padded outputs and the final state."""
+
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, dim)
+        self.gru = nn.GRU(dim, dim)
+
+    def forward(self, src, src_len):
+        embedded = self.embedding(src)
+        packed = nn.utils.rnn.pack_padded_sequence(embedded, src_len, enforce_sorted=False)
+        packed_outputs, hidden = self.gru(packed)
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(packed_outputs, total_length=src.shape[0])
+        return outputs, hidden
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2909,6 +2979,9 @@ CASES = [
     ("PatchExtractor", (4,), (2, 3, 8, 8)),
     ("InputEmbedding", (ViTArgs(),), (2, 3, 8, 8)),
     ("OverlappingWindows", (), (2, 3, 9)),
+    ("LSTM", (8, 6, 5, 3, 2, True, 0.0, 0), [(3, 7), (3,)], "int64"),
+    ("LSTM", (8, 6, 5, 3, 1, False, 0.0, 0), [(3, 7), (3,)], "int64"),
+    ("PackedGRUEncoder", (8, 4), [(7, 3), (3,)], "int64"),
 ]
 
 

@@ -821,7 +821,9 @@ C.weight_attributes = {"Embedding": {"weight": ("W", False)}, "Dense": {"weight"
                        "LayerNormalization": {"weight": ("scale", False), "bias": ("B", False)}}
 C.layer_settings = {f"{NN}Conv{n}d": {"kernel_size": n, "stride": n, "padding": n, "dilation": n, "groups": None,
                                       "padding_mode": None} for n in (1, 2, 3)} | {
-    f"{NN}LayerNorm": {"normalized_shape": 1, "elementwise_affine": None}}
+    f"{NN}LayerNorm": {"normalized_shape": 1, "elementwise_affine": None}} | {
+    f"{NN}{rnn}": {"input_size": None, "hidden_size": None, "num_layers": None, "bidirectional": None,
+                   "batch_first": None} for rnn in ("LSTM", "GRU", "RNN")}
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_channels": "in_channels", "out_channels": "filters"}, "Dropout": {"p": "ratio"},
                        "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},

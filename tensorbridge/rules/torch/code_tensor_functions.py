@@ -288,6 +288,14 @@ C.function("torch.scatter Tensor.scatter", "ScatterElements", "input dim index s
 _fn("torch.gather Tensor.gather", "GatherElements", "input dim index sparse_grad=False", inputs="input index",
     axis="dim", check=lambda a: only(a, sparse_grad=False))
 _fn("torch.unbind Tensor.unbind", "Unstack", "input dim=0", axis="dim", returns="tensors")
+RNN = "torch.nn.utils.rnn."
+# a batch of padded sequences and their lengths, which the recurrent layers read (steps past a sequence's length
+# skipped): written kept padded (the targets' pack_padded_sequence / pad_packed_sequence helpers)
+C.function(f"{RNN}pack_padded_sequence", "PackPadded", "input lengths batch_first=False enforce_sorted=True",
+           read=lambda a: OpCall("PackPadded", [a["input"], a["lengths"]], {"batch_first": a["batch_first"]}))
+C.function(f"{RNN}pad_packed_sequence", "PadPacked", "sequence batch_first=False padding_value=0.0 total_length=None",
+           read=lambda a: OpCall("PadPacked", [a["sequence"]], {k: a[k] for k in (
+               "batch_first", "padding_value", "total_length")}), returns="tensors")
 # the windows of `size` along `dim`, `step` apart, each window's entries along a new last axis (patches)
 _fn("Tensor.unfold", "Windows", "input dimension size step", axis="dimension", size="size", step="step")
 
