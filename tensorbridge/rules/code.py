@@ -232,6 +232,9 @@ class SourceSkeleton:
     plain_containers: bool = False
     #: the `self.<method>(...)` call that creates a weight in `__init__` (Keras' add_weight), if any
     weight_method: str | None = None
+    #: the keys of a dict of arguments model code passes on to every layer it makes, which only place arrays or
+    #: set their dtype (timm's `dd = {'device': device, 'dtype': dtype}`, `nn.Linear(..., **dd)`): left out
+    factory_arguments: frozenset = frozenset()
     #: the `self.<method>(value)` call adding a training-time term to the model's losses (Keras' add_loss): left
     #: out with a note naming the value (it changes no output; the training loop adds it)
     loss_method: str | None = None

@@ -44,12 +44,14 @@ from tensorbridge.rules.code import (
 )
 from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.container_subclass import hold_container
+from tensorbridge.transpile.factory_arguments import drop_factory_arguments
 from tensorbridge.transpile.framework_aliases import inline_framework_aliases
 from tensorbridge.transpile.gradient_branch import guard_gradient_branches
 from tensorbridge.transpile.held_settings import keep_held_settings
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows, resolve
 from tensorbridge.transpile.layer_choice import spell_layer_choices
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
+from tensorbridge.transpile.library_code import take_library_definitions
 from tensorbridge.transpile.named_sequential import gather_named_layers
 from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
 from tensorbridge.transpile.weight_tying import untie
@@ -165,6 +167,10 @@ class Translator:
         self.notes: list[str] = []
         self.roots = {source_table.framework, *self.src.roots}
         tree = parse(source, filename)
+        self.layers = Rows(source_table.layers)
+        self.functions = Rows(source_table.functions)
+        self.notes += take_library_definitions(tree, FRAMEWORK_ROOTS | OTHER_FRAMEWORKS | PORTABLE_LIBRARIES,
+                                               self._has_row)
         # a name the source imports as the target's code does (`from functools import partial`) keeps its name
         shared = {a.asname or a.name for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
                   for a in s.names if any(ast.dump(_single(s, a)) == ast.dump(i) for i in target.skeleton.imports)}
@@ -175,8 +181,6 @@ class Translator:
         if self.src.init_argument is not None:
             _DropArgument(self.src.init_argument).visit(self.tree)
         self.imports = Imports(self.tree)
-        self.layers = Rows(source_table.layers)
-        self.functions = Rows(source_table.functions)
         self.classes: dict[str, ClassInfo] = {}
         self.helpers: set[str] = set()
         self.container_subclasses: set[str] = set()  # refused (see _hold_container)
@@ -200,6 +204,10 @@ class Translator:
                 self.definitions.setdefault(stmt.name, stmt)
         self.subclassed = {b.id for c in self.tree.body if isinstance(c, ast.ClassDef) for b in c.bases
                            if isinstance(b, ast.Name)}
+        #: module-level names bound to plain Python values (`_autowrap_functions = set()`, `_EXPORTABLE = False`):
+        #: their methods are Python's (`.add` of a set is not a tensor's)
+        self.plain_globals = {n for s in self.tree.body if isinstance(s, ast.Assign) and _is_plain_value(s.value)
+                              for n in _bound(s)}
 
     # -- module ----------------------------------------------------------------------------------
     def module(self, only: str | None = None) -> tuple[list[ast.stmt], list[str]]:
@@ -220,14 +228,18 @@ class Translator:
                     spell_layer_choices(stmt, lambda node: self._framework_path(node) is not None)
                     self.notes += guard_gradient_branches(stmt, self.src.autograd_attributes)
                     self.notes += inline_framework_aliases(stmt, self._framework_path, _has_attribute)
+                    self.notes += drop_factory_arguments(stmt, self.src.factory_arguments)
                     self._gather_named_layers(stmt)
                     keep_held_settings(stmt, self._layer_row, lambda row: self.source_table.layer_settings.get(
                         row.path, {}))
             elif isinstance(stmt, ast.FunctionDef):
                 self.helpers.add(stmt.name)
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                    and isinstance(stmt.value, ast.Lambda) and not self._uses_framework(stmt):
-                self.helpers.add(stmt.targets[0].id)  # `pair = lambda x: x if isinstance(x, tuple) else (x, x)`
+                    and (isinstance(stmt.value, ast.Lambda) or isinstance(stmt.value, ast.Call) and isinstance(
+                        stmt.value.func, ast.Name) and stmt.value.func.id in self.helpers) and \
+                    not self._uses_framework(stmt):
+                # `pair = lambda x: x if isinstance(x, tuple) else (x, x)`; timm's `to_2tuple = _ntuple(2)`
+                self.helpers.add(stmt.targets[0].id)
             elif isinstance(stmt, ast.ClassDef) and not self._uses_framework(stmt):
                 self.helpers.add(stmt.name)  # a plain class (torchvision's InvertedResidualConfig): kept as written
                 self.helper_kinds[stmt.name] = PYTHON
@@ -241,16 +253,25 @@ class Translator:
         if only is not None and only not in self.classes and only not in containers:
             self.report.add("--class", self.filename, f"no model class named {only!r} (found: "
                                                       f"{', '.join(self.classes) or 'none'})")
-        body = []
+        body, library = [], []
         for stmt in self.tree.body:
             if wanted is not None and isinstance(stmt, (ast.ClassDef, ast.FunctionDef)) and stmt.name not in wanted:
                 continue
             if wanted is not None and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and not (
                     set(_bound(stmt)) & wanted):
                 continue
+            if getattr(stmt, "from_library", False):  # kept below if the module's code uses it
+                report, self.report = self.report, BlockerReport("library", framework=self.target.framework)
+                try:
+                    out = self._top_level(stmt)
+                    library.append((len(body), stmt, out, self.report.blockers))
+                finally:
+                    self.report = report
+                continue
             out = self._top_level(stmt)
             if out is not None:
                 body.append(out)
+        body = self._used_library_code(body, library, only)
         body = [*self.factories.values(), *body]
         if self.initializers_left_out:
             lines = sorted(set(self.initializers_left_out))
@@ -264,6 +285,28 @@ class Translator:
                 self._block(fn, f"layer built in {fn.name}", f"{self.target.framework} layers are built in "
                                                              f"__init__, which receives {self.dst.init_argument[0]}")
         return body, list(self.classes)
+
+    def _used_library_code(self, body: list, library: list, only: str | None) -> list:
+        """`body` with the library definitions (see library_code) its code uses, directly or through each other,
+        or `only` names, put back where they stood (`library`: (index in body, source statement, translation,
+        blockers)); their blockers count only then. The others (`trunc_normal_`, which only initialises) are left
+        out."""
+        def names(stmts):
+            return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
+
+        used, kept = names(body) | {only}, set()
+        while grown := [k for k, (_, stmt, out, _) in enumerate(library) if k not in kept and out is not None and
+                        _binds(stmt) & used]:
+            kept |= set(grown)
+            used |= names([library[k][2] for k in grown])
+        out, placed = [], 0  # placed: how many statements of body are in out
+        for k, (index, _, written, blockers) in enumerate(library):
+            out += body[placed:index]
+            placed = max(placed, index)
+            if k in kept:
+                out.append(written)
+                self.report.blockers.extend(blockers)
+        return out + body[placed:]
 
     def _pass_random_source(self, body: list) -> None:
         """Functions that draw random numbers take the target's source of them (NNX: `rngs`); a class method
@@ -390,6 +433,7 @@ class Translator:
         """A method nothing in the module calls or reads (`extra_repr`, a `device` property): translated where it
         can be, else left out with its reasons in a note (it computes nothing the model returns)."""
         report, self.report = self.report, BlockerReport("method", framework=self.target.framework)
+        kept = set(info.forward_tensors)
         try:
             written = self._function(fn, scope, info, fn.name)
             blockers = self.report.blockers
@@ -397,6 +441,7 @@ class Translator:
             self.report = report
         if not blockers:
             return [written]
+        info.forward_tensors = kept  # what the method left out sets is set by nothing the translation keeps
         self.notes.append(f"line {fn.lineno}: {cls.name}.{fn.name}, which nothing in the module calls, is not "
                           f"translated ({'; '.join(f'{b.op}: {b.detail}' for b in blockers)})")
         return []
@@ -544,6 +589,11 @@ class Translator:
             return None
         return stmt
 
+    def _has_row(self, path: str) -> bool:
+        """Whether the tables read the library name at `path` as it is (transformers' `Conv1D`, `ACT2FN`)."""
+        return self.layers.find(path) is not None or self.functions.find(path) is not None or \
+            path in self.src.activation_tables
+
     def _framework_path(self, node) -> str | None:
         path = self.imports.path(node)
         return path if path and _under(path, self.roots) else None
@@ -606,6 +656,8 @@ class Translator:
                     body.append(self._function(stmt, Scope(mode), info, name))
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 body.append(stmt)  # docstring
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+                continue  # an attribute's annotation (timm's `fused_attn: Final[bool]`), which the target needs not
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                     and self._uses_framework(stmt.value):
                 body += self._class_layer(stmt, info)
@@ -1596,6 +1648,8 @@ class Translator:
                 return self._layer_class(node, path)
             elif path:
                 self._block(node, f"name {node.id}", "a framework object used as a value")
+            elif node.id in self.plain_globals:
+                return node, PYTHON
             return node, UNKNOWN
         if isinstance(node, ast.Attribute):
             return self._attribute(node, scope, info)
@@ -2809,6 +2863,24 @@ def _is_python_annotation(arg: ast.arg) -> bool:
 
 def _is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.endswith("__")
+
+
+def _is_plain_value(node) -> bool:
+    """A value of Python's own making: literals, displays of them and calls of the built-in types."""
+    return all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Load, ast.UnaryOp,
+                              ast.unaryop)) or
+               isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in PYTHON_TYPES | {"set"} or
+               isinstance(n, ast.Name) and n.id in PYTHON_TYPES | {"set"}
+               for n in ast.walk(node))
+
+
+def _binds(stmt) -> set[str]:
+    """The names a module-level definition, assignment or import binds."""
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    return set(_bound(stmt)) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else set()
 
 
 def _bound(stmt: ast.Assign | ast.AnnAssign) -> list[str]:

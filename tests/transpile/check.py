@@ -158,10 +158,10 @@ def _detached(value):
 
 
 def check(name: str, args=(), shapes=(1,), dtype="float32", source_module=None, workdir=None,
-          to: str = "keras", source: str = "torch") -> Outcome:
+          to: str = "keras", source: str = "torch", corpus: Path | None = None) -> Outcome:
     import tensorbridge as tb
 
-    corpus = CORPORA[source]
+    corpus = corpus or CORPORA[source]
     source_module = source_module or load_module(corpus, f"corpus_{source}")
     try:
         text = tb.transpile(corpus.read_text(), to=to, cls=name, filename=corpus.name)

@@ -28,7 +28,7 @@ from torch.nn import init
 from torch.nn.utils import spectral_norm, weight_norm
 from torch.utils.checkpoint import checkpoint
 from transformers.activations import ACT2FN
-from transformers.pytorch_utils import Conv1D
+from transformers.pytorch_utils import Conv1D, apply_chunking_to_forward
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -2652,6 +2652,29 @@ class PackedGRUEncoder(nn.Module):
         return outputs, hidden
 
 
+# transformers' apply_chunking_to_forward, read from the library's source (transpile/library_code.py)
+
+
+class ChunkedFeedForward(nn.Module):
+    """transformers' BertLayer feed-forward, applied in chunks along the sequence (chunk_size 0: at once)."""
+
+    def __init__(self, chunk_size):
+        super().__init__()
+        self.chunk_size_feed_forward = chunk_size
+        self.seq_len_dim = 1
+        self.intermediate = nn.Linear(8, 16)
+        self.output = nn.Linear(16, 8)
+
+    def feed_forward_chunk(self, attention_output):
+        intermediate_output = torch.relu(self.intermediate(attention_output))
+        return self.output(intermediate_output) + attention_output
+
+    def forward(self, attention_output):
+        return apply_chunking_to_forward(
+            self.feed_forward_chunk, self.chunk_size_feed_forward, self.seq_len_dim, attention_output
+        )
+
+
 CASES = [
     ("BasicBlock", (8, 8), (2, 8, 8, 8)),
     ("Bottleneck", (8, 4, 2), (2, 8, 8, 8)),
@@ -2982,6 +3005,8 @@ CASES = [
     ("LSTM", (8, 6, 5, 3, 2, True, 0.0, 0), [(3, 7), (3,)], "int64"),
     ("LSTM", (8, 6, 5, 3, 1, False, 0.0, 0), [(3, 7), (3,)], "int64"),
     ("PackedGRUEncoder", (8, 4), [(7, 3), (3,)], "int64"),
+    ("ChunkedFeedForward", (0,), (2, 6, 8)),
+    ("ChunkedFeedForward", (2,), (2, 6, 8)),
 ]
 
 
@@ -8459,7 +8484,7 @@ REFUSED = [
      "    def forward(self, x):\n        return self.conv(x)\n", "padding_mode"),
     (HEADER + "class LayerSize(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.rnn = nn.GRU(4, 3)\n\n    def forward(self, x):\n"
-     "        return x.new_zeros(x.shape[0], self.rnn.hidden_size)\n", "reading a layer's attributes"),
+     "        return x.new_zeros(x.shape[0], 3) + self.rnn.dropout\n", "reading a layer's attributes"),
     (HEADER + "class WriteInto(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
      "    def forward(self, x):\n        x = x * 2\n        x[:, 0] = 0\n        return x\n", "in-place writes"),
     (HEADER + "class NoGrad(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -8494,9 +8519,8 @@ REFUSED = [
     (HEADER + "from transformers.activations import ACT2FN\n\n\nclass QuickAct(nn.Module):\n"
      "    def __init__(self):\n        super().__init__()\n        self.act = ACT2FN['quick_gelu']\n\n"
      "    def forward(self, x):\n        return self.act(x)\n", "'quick_gelu'"),
-    (HEADER + "from transformers.pytorch_utils import apply_chunking_to_forward\n\n\nclass Chunked(nn.Module):\n"
-     "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
-     "    def forward(self, x):\n        return apply_chunking_to_forward(self.fc, 0, 1, x)\n",
+    (HEADER + "from transformers.image_transforms import center_to_corners_format\n\n\nclass Boxes(nn.Module):\n"
+     "    def forward(self, x):\n        return center_to_corners_format(x)\n",
      "a library written for one framework's tensors"),
     (HEADER + "class DenseBlock(nn.ModuleDict):\n    def forward(self, x):\n"
      "        for name, layer in self.items():\n            x = layer(x)\n        return x\n",

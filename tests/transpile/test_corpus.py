@@ -2,6 +2,8 @@
 translated to PyTorch, either runs with the ported weights and matches its source within 1e-5, or is refused;
 never a different output. Refusals name their reason."""
 
+import ast
+
 import pytest
 
 import tensorbridge as tb
@@ -289,6 +291,29 @@ def test_functional_dropout_drops_while_training_only(tmp_path):
     inference = [np.asarray(layer(x, training=False)) for _ in range(2)]
     training = np.asarray(layer(x, training=True))
     assert np.array_equal(*inference) and not np.allclose(training, inference[0])
+
+
+TIMM_CORPUS = CORPUS.with_name("corpus_timm.py")
+#: read from the text: importing the corpus needs timm (see timm_module)
+TIMM_CASES = ast.literal_eval(TIMM_CORPUS.read_text().split("\nCASES = ", 1)[1])
+
+
+@pytest.fixture(scope="module")
+def timm_module():
+    from tests.models.timm_zoo import import_timm
+
+    import_timm()
+    return load_module(TIMM_CORPUS, "corpus_timm")
+
+
+@pytest.mark.parametrize("to", TARGETS)
+@pytest.mark.parametrize("case", TIMM_CASES, ids=[c[0] for c in TIMM_CASES])
+def test_library_definitions_translate_with_the_module(case, to, timm_module, tmp_path):
+    """Classes and functions imported from timm (to_2tuple, DropPath, Mlp, SwiGLU, ...) are read from timm's
+    source and translated with the module; the translation matches the source as the corpus classes do."""
+    name, args, shapes = case
+    outcome = check(name, args, shapes, "float32", timm_module, tmp_path, to=to, corpus=TIMM_CORPUS)
+    assert outcome.status == "equal", outcome
 
 
 @pytest.mark.parametrize("to", TARGETS)

@@ -1,0 +1,238 @@
+"""Definitions model code imports from an installed library that is not a framework: timm's `from
+timm.layers.helpers import to_2tuple`, `from timm.layers import DropPath`. Before translation, each such name's
+definition is read from the library's source file (found without importing the library) with the module-level
+definitions and imports it uses, and put in the module in place of the import, as if its authors had written it
+there: the translation then reads it as it reads the module's own code (translated, or refused with the reason).
+Only plain top-level definitions are taken (functions, classes, assignments); a name bound otherwise (under an
+`if`, by a star import) stays imported, and calling it is refused as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import importlib.machinery
+import sys
+from pathlib import Path
+
+#: definitions taken for one import at most (a name pulling in more is left imported)
+MOST_DEFINITIONS = 40
+
+
+def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -> list[str]:
+    """Replace, in `tree`, each `from <library> import <names>` whose module's root is none of `kept_roots`
+    (frameworks, Python's own modules, libraries called as written) and whose names have no row (`has_row(path)`:
+    transformers' `Conv1D` is read as the layer it is) with the names' definitions and what they use, all placed
+    where the first such import was. Returns a note per import replaced."""
+    from tensorbridge.transpile.imports import Imports
+
+    library, notes, replaced = _Library(kept_roots), [], []
+    imported = Imports(tree).bound
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module and
+                stmt.module.split(".")[0] not in kept_roots | sys.stdlib_module_names) or \
+                any(a.asname and a.asname != a.name for a in stmt.names) or \
+                any(has_row(f"{stmt.module}.{a.name}") for a in stmt.names):
+            continue
+        taken = [a for a in stmt.names if library.take(stmt.module, [a.name])]
+        if taken:
+            replaced.append(stmt)
+            notes.append(f"line {stmt.lineno}: {', '.join(a.name for a in taken)} from {stmt.module} "
+                         f"{'is' if len(taken) == 1 else 'are'} read from the library's source and translated with "
+                         "the module")
+            stmt.names = [a for a in stmt.names if a not in taken]  # the others stay imported
+    if not replaced:
+        return []
+    own = _bound_names(ast.Module([s for s in tree.body if s not in replaced], [])) | {
+        a.asname or a.name for s in replaced for a in s.names}
+    statements = []
+    for stmt in library.statements:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):  # an import the module makes already is not repeated
+            stmt.names = [a for a in stmt.names if imported.get((a.asname or a.name).split(".")[0]) !=
+                          Imports(ast.Module([_single(stmt, a)], [])).bound.get((a.asname or a.name).split(".")[0])]
+            names = {(a.asname or a.name).split(".")[0] for a in stmt.names}
+            if not stmt.names:
+                continue
+        else:
+            names = _own_names(stmt)
+        if names & own:  # the module binds the name to something else: the imports stay as they are
+            return []
+        statements.append(stmt)
+    first = tree.body.index(replaced[0])
+    for stmt in statements:
+        stmt.from_library = True  # translated only if the module's code uses it (see Translator.module)
+        for node in ast.walk(stmt):
+            if hasattr(node, "lineno"):
+                node.lineno = node.end_lineno = replaced[0].lineno
+    tree.body[first:first] = statements
+    tree.body = [s for s in tree.body if s not in replaced or s.names]
+    return notes
+
+
+def _single(stmt, alias: ast.alias):
+    """The import statement `stmt` for `alias` alone."""
+    return ast.ImportFrom(stmt.module, [alias], stmt.level) if isinstance(stmt, ast.ImportFrom) else \
+        ast.Import([alias])
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """The names the module binds at its top level."""
+    out = set()
+    for stmt in _top_level(tree):
+        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        elif isinstance(stmt, ast.Assign):
+            out |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
+
+
+def source_file(module: str) -> Path | None:
+    """The source file of `module`, found along sys.path without importing it or its packages."""
+    parts = module.split(".")
+    spec = importlib.machinery.PathFinder.find_spec(parts[0])
+    for part in parts[1:]:
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(part, spec.submodule_search_locations)
+    origin = getattr(spec, "origin", None)
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+class _Library:
+    """The definitions of names in library modules, with those they use, in an order that defines each before
+    use."""
+
+    def __init__(self, kept_roots: frozenset):
+        self.kept_roots = kept_roots
+        self.statements: list[ast.stmt] = []
+        self.names: set[str] = set()
+        self.seen: set[tuple[str, str]] = set()
+        self.trees: dict[str, ast.Module | None] = {}
+
+    def take(self, module: str, names: list[str]) -> bool:
+        """Add the definitions of `names` of `module` (with what they use); whether all could be (if not, none
+        is added)."""
+        before = (len(self.statements), set(self.names), set(self.seen))
+        if all(self._take(module, name) for name in names):
+            return True
+        del self.statements[before[0]:]
+        self.names, self.seen = before[1], before[2]
+        return False
+
+    def _tree(self, module: str) -> ast.Module | None:
+        if module not in self.trees:
+            path = source_file(module)
+            try:
+                self.trees[module] = ast.parse(path.read_text(encoding="utf-8")) if path else None
+            except (OSError, SyntaxError, UnicodeDecodeError):
+                self.trees[module] = None
+        return self.trees[module]
+
+    def _take(self, module: str, name: str) -> bool:
+        if (module, name) in self.seen:
+            return True
+        self.seen.add((module, name))
+        tree = self._tree(module)
+        if tree is None or len(self.statements) >= MOST_DEFINITIONS:
+            return False
+        for stmt in _top_level(tree):
+            if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name == name:
+                return self._definition(module, tree, stmt)
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                return self._definition(module, tree, stmt)
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                alias = next((a for a in stmt.names if (a.asname or a.name).split(".")[0] == name), None)
+                if alias is not None:
+                    return self._import(module, stmt, alias)
+        for stmt in tree.body:  # `from timm.layers import *` (timm.models.layers, kept for old imports)
+            origin = _absolute(module, stmt) if isinstance(stmt, ast.ImportFrom) and \
+                [a.name for a in stmt.names] == ["*"] else None
+            if origin is not None and origin.split(".")[0] not in self.kept_roots | sys.stdlib_module_names and \
+                    self._take(origin, name):
+                return True
+        return False
+
+    def _import(self, module: str, stmt, alias: ast.alias) -> bool:
+        """A name the library module imports: a framework's or Python's is imported as the library does; one of
+        the library (or another that is not kept) is taken from its own module."""
+        if isinstance(stmt, ast.ImportFrom):
+            origin = _absolute(module, stmt)
+            if origin is None:
+                return False
+            if origin.split(".")[0] in self.kept_roots | sys.stdlib_module_names:
+                return self._add(ast.ImportFrom(origin, [copy.copy(alias)], 0), {alias.asname or alias.name})
+            if alias.asname and alias.asname != alias.name:
+                return False
+            return self._take(origin, alias.name)
+        root = alias.name.split(".")[0]
+        if root not in self.kept_roots | sys.stdlib_module_names:
+            return False
+        return self._add(ast.Import([copy.copy(alias)]), {(alias.asname or alias.name).split(".")[0]})
+
+    def _definition(self, module: str, tree: ast.Module, stmt) -> bool:
+        """A top-level definition, after those of the module's names it reads (each must be one: a name the
+        library binds otherwise, under an `if`, is not taken)."""
+        used = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        for name in sorted(used - _locals(stmt) - _own_names(stmt) - set(dir(builtins))):
+            if not self._take(module, name):
+                return False
+        return self._add(copy.deepcopy(stmt), _own_names(stmt))
+
+    def _add(self, stmt, names: set) -> bool:
+        if names <= self.names and isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            return True
+        self.statements.append(stmt)
+        self.names |= names
+        return True
+
+
+def _top_level(tree: ast.Module) -> list[ast.stmt]:
+    """The module's top-level statements, with the imports a `try:` holds when the installed framework has them
+    (timm's `try: from torch import _assert` / `except ImportError: def _assert(...)`)."""
+    from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, resolve
+
+    out = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Try) and all(isinstance(s, ast.ImportFrom) and s.level == 0 and s.module and
+                                             s.module.split(".")[0] in FRAMEWORK_ROOTS for s in stmt.body) and \
+                all(resolve(f"{s.module}.{a.name}") is not None for s in stmt.body for a in s.names):
+            out += stmt.body
+        else:
+            out.append(stmt)
+    return out
+
+
+def _own_names(stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _locals(stmt) -> set[str]:
+    """Names bound inside a definition (parameters, assignments, comprehension variables, nested defs)."""
+    out = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node is not stmt:
+            out.add(node.name)
+    return out
+
+
+def _absolute(module: str, stmt: ast.ImportFrom) -> str | None:
+    """The module a from-import in `module` names (relative ones resolved; `module` is taken as a package's
+    submodule)."""
+    if stmt.level == 0:
+        return stmt.module
+    parts = module.split(".")
+    if stmt.level > len(parts):
+        return None
+    base = parts[:len(parts) - stmt.level]
+    if source_file(module) is not None and source_file(module).name == "__init__.py":
+        base = parts[:len(parts) - stmt.level + 1]
+    return ".".join(base + ([stmt.module] if stmt.module else [])) or None
