@@ -2498,6 +2498,10 @@ class Translator:
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None and \
                     opcall.op != "AsTensor":
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
+            elif self.dst.scalar_tensor and opcall.op == "Cast" and kinds[:1] in ([UNKNOWN], [PYTHON]) and \
+                    receiver is None:
+                # `ops.cast(self.scale, q.dtype)`: a number, or a tensor, cast (as_tensor takes both)
+                opcall.inputs = [self.dst.scalar_tensor(opcall.inputs[0]), *opcall.inputs[1:]]
             written = self._write(opcall, node, scope, python=row.returns == "python")
             if makes_integers(opcall):
                 written.integer_tensor = True

@@ -1466,6 +1466,146 @@ class RescaledStem(layers.Layer):
         return self.sub([self.avg([y, y * 2.0]), y])
 
 
+# keras.io's CaiT attentions as written there (a Python scale cast with ops.cast; tuples returned)
+
+
+class ClassAttention(layers.Layer):
+    """Class attention as proposed in CaiT: https://arxiv.org/abs/2103.17239.
+
+    Args:
+        projection_dim (int): projection dimension for the query, key, and value
+            of attention.
+        num_heads (int): number of attention heads.
+        dropout_rate (float): dropout rate to be used for dropout in the attention
+            scores as well as the final projected outputs.
+    """
+
+    def __init__(
+        self, projection_dim: int, num_heads: int, dropout_rate: float, **kwargs
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+
+        head_dim = projection_dim // num_heads
+        self.scale = head_dim**-0.5
+
+        self.q = layers.Dense(projection_dim)
+        self.k = layers.Dense(projection_dim)
+        self.v = layers.Dense(projection_dim)
+        self.attn_drop = layers.Dropout(dropout_rate)
+        self.proj = layers.Dense(projection_dim)
+        self.proj_drop = layers.Dropout(dropout_rate)
+
+    def call(self, x, training=False):
+        batch_size, num_patches, num_channels = (
+            ops.shape(x)[0],
+            ops.shape(x)[1],
+            ops.shape(x)[2],
+        )
+
+        # Query projection. `cls_token` embeddings are queries.
+        q = ops.expand_dims(self.q(x[:, 0]), axis=1)
+        q = ops.reshape(
+            q, (batch_size, 1, self.num_heads, num_channels // self.num_heads)
+        )  # Shape: (batch_size, 1, num_heads, dimension_per_head)
+        q = ops.transpose(q, axes=[0, 2, 1, 3])
+        scale = ops.cast(self.scale, dtype=q.dtype)
+        q = q * scale
+
+        # Key projection. Patch embeddings as well the cls embedding are used as keys.
+        k = self.k(x)
+        k = ops.reshape(
+            k, (batch_size, num_patches, self.num_heads, num_channels // self.num_heads)
+        )  # Shape: (batch_size, num_tokens, num_heads, dimension_per_head)
+        k = ops.transpose(k, axes=[0, 2, 3, 1])
+
+        # Value projection. Patch embeddings as well the cls embedding are used as values.
+        v = self.v(x)
+        v = ops.reshape(
+            v, (batch_size, num_patches, self.num_heads, num_channels // self.num_heads)
+        )
+        v = ops.transpose(v, axes=[0, 2, 1, 3])
+
+        # Calculate attention scores between cls_token embedding and patch embeddings.
+        attn = ops.matmul(q, k)
+        attn = ops.nn.softmax(attn, axis=-1)
+        attn = self.attn_drop(attn, training=training)
+
+        x_cls = ops.matmul(attn, v)
+        x_cls = ops.transpose(x_cls, axes=[0, 2, 1, 3])
+        x_cls = ops.reshape(x_cls, (batch_size, 1, num_channels))
+        x_cls = self.proj(x_cls)
+        x_cls = self.proj_drop(x_cls, training=training)
+
+        return x_cls, attn
+
+
+class TalkingHeadAttention(layers.Layer):
+    """Talking-head attention as proposed in CaiT: https://arxiv.org/abs/2003.02436."""
+
+    def __init__(
+        self, projection_dim: int, num_heads: int, dropout_rate: float, **kwargs
+    ):
+        super().__init__(**kwargs)
+
+        self.num_heads = num_heads
+
+        head_dim = projection_dim // self.num_heads
+
+        self.scale = head_dim**-0.5
+
+        self.qkv = layers.Dense(projection_dim * 3)
+        self.attn_drop = layers.Dropout(dropout_rate)
+
+        self.proj = layers.Dense(projection_dim)
+
+        self.proj_l = layers.Dense(self.num_heads)
+        self.proj_w = layers.Dense(self.num_heads)
+
+        self.proj_drop = layers.Dropout(dropout_rate)
+
+    def call(self, x, training=False):
+        B, N, C = ops.shape(x)[0], ops.shape(x)[1], ops.shape(x)[2]
+
+        # Project the inputs all at once.
+        qkv = self.qkv(x)
+
+        # Reshape the projected output so that they're segregated in terms of
+        # query, key, and value projections.
+        qkv = ops.reshape(qkv, (B, N, 3, self.num_heads, C // self.num_heads))
+
+        # Transpose so that the `num_heads` becomes the leading dimensions.
+        # Helps to better segregate the representation sub-spaces.
+        qkv = ops.transpose(qkv, axes=[2, 0, 3, 1, 4])
+        scale = ops.cast(self.scale, dtype=qkv.dtype)
+        q, k, v = qkv[0] * scale, qkv[1], qkv[2]
+
+        # Obtain the raw attention scores.
+        attn = ops.matmul(q, ops.transpose(k, axes=[0, 1, 3, 2]))
+
+        # Linear projection of the similarities between the query and key projections.
+        attn = self.proj_l(ops.transpose(attn, axes=[0, 2, 3, 1]))
+
+        # Normalize the attention scores.
+        attn = ops.transpose(attn, axes=[0, 3, 1, 2])
+        attn = ops.nn.softmax(attn, axis=-1)
+
+        # Linear projection on the softmaxed scores.
+        attn = self.proj_w(ops.transpose(attn, axes=[0, 2, 3, 1]))
+        attn = ops.transpose(attn, axes=[0, 3, 1, 2])
+        attn = self.attn_drop(attn, training=training)
+
+        # Final set of projections as done in the vanilla attention mechanism.
+        x = ops.matmul(attn, v)
+        x = ops.transpose(x, axes=[0, 2, 1, 3])
+        x = ops.reshape(x, (B, N, C))
+
+        x = self.proj(x)
+        x = self.proj_drop(x, training=training)
+
+        return x, attn
+
+
 # keras.io's Compact Convolutional Transformer tokenizer: a ZeroPadding2D given by a constructor argument of
 # any structure (an int, one width per axis, or pairs), read when it runs.
 
@@ -1731,6 +1871,8 @@ CASES = [
     ("VectorQuantizer", (6, 4), (2, 3, 3, 4)),
     ("CCTTokenizer", (), (2, 16, 16, 3)),
     ("CCTTokenizer", (3, 1, ((1, 0), (2, 1))), (2, 16, 16, 3)),
+    ("ClassAttention", (8, 2, 0.0), (2, 5, 8)),
+    ("TalkingHeadAttention", (8, 2, 0.0), (2, 5, 8)),
 ]
 
 
