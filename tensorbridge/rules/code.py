@@ -232,6 +232,9 @@ class SourceSkeleton:
     plain_containers: bool = False
     #: the `self.<method>(...)` call that creates a weight in `__init__` (Keras' add_weight), if any
     weight_method: str | None = None
+    #: layer keyword arguments that name a function by a string -> the module whose functions they name
+    #: (`activation=keras.activations.gelu` is `activation="gelu"`)
+    named_functions: dict = field(default_factory=dict)
     #: the keys of a dict of arguments model code passes on to every layer it makes, which only place arrays or
     #: set their dtype (timm's `dd = {'device': device, 'dtype': dtype}`, `nn.Linear(..., **dd)`): left out
     factory_arguments: frozenset = frozenset()
@@ -632,6 +635,18 @@ def layer_lambda(make: Callable[[ast.expr], ast.expr], given: list) -> ast.Lambd
     return made
 
 
+def split_cuts(sizes) -> list | None:
+    """The indices where NumPy's split cuts for parts of the given `sizes` (an ast list or tuple display, its
+    items numbers or expressions: `[self.dim, self.dim, levels + 1]`), else None (a variable, or a -1 part)."""
+    if not isinstance(sizes, (ast.List, ast.Tuple)) or any(known(s) == -1 for s in sizes.elts):
+        return None
+    cuts, total = [], None
+    for size in sizes.elts[:-1]:
+        total = size if total is None else ast.BinOp(total, ast.Add(), size)
+        cuts.append(known(total) if isinstance(known(total), int) else total)
+    return cuts
+
+
 def write_matmul(table: CodeTable, fn: str) -> None:
     """MatMul written as `fn(a, b)`; a factor marked `transpose_a` / `transpose_b` (TensorFlow's tf.matmul) is
     swapped over its last two axes first, with `table`'s SwapAxes."""
@@ -667,8 +682,10 @@ def definition(source: str) -> Callable[[], list[ast.stmt]]:
 
 
 def is_empty_literal(node) -> bool:
-    """`[]` or `{}`."""
-    return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys
+    """`[]` or `{}`, or `list()` / `dict()`."""
+    return isinstance(node, ast.List) and not node.elts or isinstance(node, ast.Dict) and not node.keys or \
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "dict") and \
+        not node.args and not node.keywords
 
 
 def read_pad(a, x: str, widths: str, value: str, modes: dict) -> OpCall:

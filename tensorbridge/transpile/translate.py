@@ -2154,7 +2154,8 @@ class Translator:
         if not is_self_attr(container) or info is None or container.attr not in info.empty_containers:
             return
         assign = info.empty_containers.pop(container.attr)
-        wrap = self.dst.module_dict if isinstance(assign.value, ast.Dict) else self.dst.module_list
+        wrap = self.dst.module_dict if isinstance(assign.value, ast.Dict) or isinstance(assign.value, ast.Call) and \
+            assign.value.func.id == "dict" else self.dst.module_list
         assign.value = wrap(assign.value)
         info.attrs[container.attr] = MODULES
 
@@ -2429,6 +2430,10 @@ class Translator:
 
     def _layer_call(self, node: ast.Call, row, scope, info) -> ast.expr:
         node = self._without_initializers(node, scope)
+        for kw in node.keywords:  # `activation=keras.activations.gelu`: the function's name, as Keras reads it
+            module, _, name = (self._framework_path(kw.value) or "").rpartition(".")
+            if module and self.src.named_functions.get(kw.arg) == module:
+                kw.value = ast.copy_location(ast.Constant(name), kw.value)
         try:
             if row.layer_arguments:
                 bound = self._with_layer_arguments(node, row, scope, info)

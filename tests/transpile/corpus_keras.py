@@ -6,6 +6,7 @@ translates each class, ports its weights and compares outputs. Images are channe
 """
 
 import math
+from typing import Optional
 
 import einops.layers.keras
 import keras
@@ -1466,6 +1467,103 @@ class RescaledStem(layers.Layer):
         return self.sub([self.avg([y, y * 2.0]), y])
 
 
+# keras.io's focal modulation layer as written there (TensorFlow's split into parts of listed sizes, an
+# activation given as keras.activations.gelu, layers kept in a list(), values kept on the layer in call)
+
+
+class FocalModulationLayer(layers.Layer):
+    """The Focal Modulation layer includes query projection & context aggregation."""
+
+    def __init__(
+        self,
+        dim: int,
+        focal_window: int,
+        focal_level: int,
+        focal_factor: int = 2,
+        proj_drop_rate: float = 0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.dim = dim
+        self.focal_window = focal_window
+        self.focal_level = focal_level
+        self.focal_factor = focal_factor
+        self.proj_drop_rate = proj_drop_rate
+
+        # Project the input feature into a new feature space using a
+        # linear layer. Note the `units` used. We will be projecting the input
+        # feature all at once and split the projection into query, context,
+        # and gates.
+        self.initial_proj = layers.Dense(
+            units=(2 * self.dim) + (self.focal_level + 1),
+            use_bias=True,
+        )
+        self.focal_layers = list()
+        self.kernel_sizes = list()
+        for idx in range(self.focal_level):
+            kernel_size = (self.focal_factor * idx) + self.focal_window
+            depth_gelu_block = keras.Sequential(
+                [
+                    layers.ZeroPadding2D(padding=(kernel_size // 2, kernel_size // 2)),
+                    layers.Conv2D(
+                        filters=self.dim,
+                        kernel_size=kernel_size,
+                        activation=keras.activations.gelu,
+                        groups=self.dim,
+                        use_bias=False,
+                    ),
+                ]
+            )
+            self.focal_layers.append(depth_gelu_block)
+            self.kernel_sizes.append(kernel_size)
+        self.activation = keras.activations.gelu
+        self.gap = layers.GlobalAveragePooling2D(keepdims=True)
+        self.modulator_proj = layers.Conv2D(
+            filters=self.dim,
+            kernel_size=(1, 1),
+            use_bias=True,
+        )
+        self.proj = layers.Dense(units=self.dim)
+        self.proj_drop = layers.Dropout(self.proj_drop_rate)
+
+    def call(self, x: tf.Tensor, training: Optional[bool] = None) -> tf.Tensor:
+        """Forward pass of the layer.
+
+        Args:
+            x: Tensor of shape (B, H, W, C)
+        """
+        # Apply the linear projecion to the input feature map
+        x_proj = self.initial_proj(x)
+
+        # Split the projected x into query, context and gates
+        query, context, self.gates = tf.split(
+            value=x_proj,
+            num_or_size_splits=[self.dim, self.dim, self.focal_level + 1],
+            axis=-1,
+        )
+
+        # Context aggregation
+        context = self.focal_layers[0](context)
+        context_all = context * self.gates[..., 0:1]
+        for idx in range(1, self.focal_level):
+            context = self.focal_layers[idx](context)
+            context_all += context * self.gates[..., idx : idx + 1]
+
+        # Build the global context
+        context_global = self.activation(self.gap(context))
+        context_all += context_global * self.gates[..., self.focal_level :]
+
+        # Focal Modulation
+        self.modulator = self.modulator_proj(context_all)
+        x_output = query * self.modulator
+
+        # Project the output and apply dropout
+        x_output = self.proj(x_output)
+        x_output = self.proj_drop(x_output, training=training)
+
+        return x_output
+
+
 # keras.io's CaiT attentions as written there (a Python scale cast with ops.cast; tuples returned)
 
 
@@ -1873,6 +1971,7 @@ CASES = [
     ("CCTTokenizer", (3, 1, ((1, 0), (2, 1))), (2, 16, 16, 3)),
     ("ClassAttention", (8, 2, 0.0), (2, 5, 8)),
     ("TalkingHeadAttention", (8, 2, 0.0), (2, 5, 8)),
+    ("FocalModulationLayer", (4, 3, 2), (2, 6, 6, 4)),
 ]
 
 

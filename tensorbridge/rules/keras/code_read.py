@@ -716,6 +716,7 @@ C.source = SourceSkeleton(
     plain_containers=True,
     weight_method="add_weight",
     loss_method="add_loss",
+    named_functions={"activation": "keras.activations", "recurrent_activation": "keras.activations"},
     build_method="build",
     weights=KerasWeightSource(),
     config_methods=frozenset({"get_config", "from_config", "compute_output_shape", "compute_output_spec",

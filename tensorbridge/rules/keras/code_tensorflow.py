@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from functools import partial
 
-from tensorbridge.rules.code import DTYPE_NAMES, OpCall, Refused, dtype_name, known, only, read_gelu, read_pad
+from tensorbridge.rules.code import (
+    DTYPE_NAMES,
+    OpCall,
+    Refused,
+    dtype_name,
+    known,
+    only,
+    read_gelu,
+    read_pad,
+    split_cuts,
+)
 from tensorbridge.rules.keras.code import C
 
 TF = "tensorflow."
@@ -108,11 +118,15 @@ C.function(_paths("pad"), "Pad", "tensor paddings mode='CONSTANT' constant_value
 
 
 def _split(a):
-    """tf.split into equal parts (a number); a list gives the parts' sizes, where keras.ops.split takes indices."""
-    if not isinstance(known(a["num_or_size_splits"]), int):
-        raise Refused("num_or_size_splits as sizes (only a number of equal parts is translated)")
+    """tf.split into equal parts (a number) or parts of the sizes listed (the indices where keras.ops.split cuts:
+    their running sums)."""
     only(a, num=None)
-    return OpCall("Split", [a["value"]], {"sections": a["num_or_size_splits"], "axis": a["axis"]})
+    if isinstance(known(a["num_or_size_splits"]), int):
+        return OpCall("Split", [a["value"]], {"sections": a["num_or_size_splits"], "axis": a["axis"]})
+    cuts = split_cuts(a["num_or_size_splits"])
+    if cuts is None:
+        raise Refused("num_or_size_splits given by a variable or with a -1 part")
+    return OpCall("Split", [a["value"]], {"sections": cuts, "axis": a["axis"]})
 
 
 C.function(_paths("split"), "Split", "value num_or_size_splits axis=0 num=None name=None", read=_split,

@@ -19,6 +19,7 @@ from tensorbridge.rules.code import (
     holds_tensor,
     known,
     only,
+    split_cuts,
 )
 from tensorbridge.rules.torch.code import C, F
 
@@ -310,7 +311,10 @@ def _split(a):
     if isinstance(sizes, (list, tuple)) and all(isinstance(s, int) for s in sizes):
         cuts = [sum(sizes[:i + 1]) for i in range(len(sizes) - 1)]
         return OpCall("Split", [a["tensor"]], {"sections": cuts, "axis": a["dim"]})
-    raise Refused("split sizes given by a variable")
+    cuts = split_cuts(a["split_size_or_sections"])
+    if cuts is None:
+        raise Refused("split sizes given by a variable")
+    return OpCall("Split", [a["tensor"]], {"sections": cuts, "axis": a["dim"]})
 
 
 C.function("torch.split", "Split", "tensor split_size_or_sections dim=0", read=_split, returns="tensors")
