@@ -283,6 +283,12 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("PadPacked", "pad_packed_sequence")(lambda c: P.call("pad_packed_sequence", c.inputs[0], **keywords(
         batch_first=(c.attrs["batch_first"], False), padding_value=(c.attrs["padding_value"], 0.0),
         total_length=(c.attrs["total_length"], None))))
+    table.writes("DotProductAttention", "dot_product_attention")(lambda c: P.call(
+        "dot_product_attention", *c.inputs[:3], **keywords(bias=(c.inputs[3], None), mask=(c.inputs[4], None),
+                                                          scale=(c.attrs["scale"], None),
+                                                          is_causal=(c.attrs["is_causal"], False))))
+    table.writes("CausalMask", "make_causal_mask")(lambda c: P.call("make_causal_mask", c.inputs[0], **keywords(
+        extra_batch_dims=(c.attrs["extra_batch_dims"], 0)), **dtype_keyword(c)))
     table.writes("Windows", "windows")(lambda c: P.call("windows", c.inputs[0], *[c.attrs[k] for k in (
         "axis", "size", "step")]))
     table.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
@@ -781,6 +787,30 @@ WINDOWS = '''def windows(x, axis, size, step):
 '''
 
 
+JAX_ATTENTION = '''def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False):
+    """JAX's jax.nn.dot_product_attention on (batch, steps, heads, features): a score masked out (by `mask`, False
+    where a query may not attend, or causally) is JAX's large negative number, so a query masked from every key
+    attends to all evenly, as in JAX."""
+    if is_causal:
+        causal = {ns}.tril({ns}.ones((query.shape[-3], key.shape[-3]), dtype="bool"))
+        mask = causal if mask is None else {ns}.logical_and(mask, causal)
+    if mask is not None:
+        bias = {ns}.where(mask, 0.0 if bias is None else bias, -0.7 * 3.4028234663852886e38)
+    out = scaled_dot_product_attention({ns}.swapaxes(query, -3, -2), {ns}.swapaxes(key, -3, -2),
+                                       {ns}.swapaxes(value, -3, -2), attn_mask=bias, scale=scale)
+    return {ns}.swapaxes(out, -3, -2)
+'''
+
+
+CAUSAL_MASK = '''def make_causal_mask(x, extra_batch_dims=0, dtype="float32"):
+    """Flax's nnx.make_causal_mask: (*x.shape[:-1], 1, steps, steps), 1 where a step may attend (at or before
+    itself), as `dtype`, after `extra_batch_dims` axes of 1."""
+    n = x.shape[-1]
+    mask = {ns}.broadcast_to({cast}({ns}.tril({ns}.ones((n, n))), dtype), tuple(x.shape[:-1]) + (1, n, n))
+    return {ns}.reshape(mask, (1,) * extra_batch_dims + tuple(mask.shape))
+'''
+
+
 TOP_K = '''def top_k(x, k, axis=-1, largest=True):
     """The k largest (or smallest) entries along `axis` and their indices, as PyTorch's torch.topk."""
     values, indices = {top_k}({ns}.moveaxis(x if largest else -x, axis, -1), k)
@@ -823,6 +853,8 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "scatter": definition(SCATTER.format(**fill)),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill)),
             "resize": definition(RESIZE.format(**fill)), "windows": definition(WINDOWS.format(**fill)),
+            "dot_product_attention": definition(JAX_ATTENTION.format(**fill)),
+            "make_causal_mask": definition(CAUSAL_MASK.format(**fill)),
             **dict(zip(("pack_padded_sequence", "pad_packed_sequence"), map(definition, PACKED.format(
                 **fill).split("\n\n\n"))))}
 

@@ -1114,6 +1114,11 @@ CASES = [
     ("TrainFlagMLP", (4, 8), (3, 4)),
     ("Upsample2D", (3, 4), (2, 5, 6, 3)),
     ("BilinearSkip", (), [(2, 3, 4, 4), (2, 7, 9, 4)]),
+    ("GeneralProjection", (8, 2), (2, 5, 8)),
+    ("EinsumMixer", (8, 2, 4), (2, 5, 8)),
+    ("CausalMaskAttention", (8, 2), (2, 5, 8)),
+    ("DotProductAttention", (8, 2), (2, 5, 8)),
+    ("StrictlyCausalAttention", (8, 2), (2, 5, 8)),
 ]
 
 
@@ -1524,6 +1529,75 @@ class ShrinkAntialiased(nnx.Module):
     def __call__(self, x):
         b, h, w, c = x.shape
         return jax.image.resize(x, (b, h // 2, w // 2, c), "linear")
+
+
+# flax's lm1b/wmt and Gemma-style layers: nnx.LinearGeneral, nnx.Einsum, nnx.make_causal_mask and
+# jax.nn.dot_product_attention (a query masked from every key attends evenly, as in JAX)
+
+
+class GeneralProjection(nnx.Module):
+    """Multi-head projections with nnx.LinearGeneral (as flax's lm1b/wmt examples write attention)."""
+
+    def __init__(self, dim, heads, *, rngs: nnx.Rngs):
+        self.heads = heads
+        self.query = nnx.LinearGeneral(dim, (heads, dim // heads), rngs=rngs)
+        self.out = nnx.LinearGeneral((heads, dim // heads), dim, axis=(-2, -1), rngs=rngs)
+
+    def __call__(self, x):
+        q = self.query(x)
+        return self.out(jax.nn.relu(q))
+
+
+class EinsumMixer(nnx.Module):
+    """Gemma-style nnx.Einsum projections."""
+
+    def __init__(self, dim, heads, head_dim, *, rngs: nnx.Rngs):
+        self.qkv = nnx.Einsum('BTD,SNDH->SBTNH', (3, heads, dim, head_dim), rngs=rngs)
+        self.out = nnx.Einsum('BTNH,NHD->BTD', (heads, head_dim, dim), rngs=rngs)
+
+    def __call__(self, x):
+        q, k, v = self.qkv(x)
+        return self.out(q * k + v)
+
+
+class CausalMaskAttention(nnx.Module):
+    """nnx.MultiHeadAttention given nnx.make_causal_mask's mask."""
+
+    def __init__(self, dim, heads, *, rngs: nnx.Rngs):
+        self.attn = nnx.MultiHeadAttention(num_heads=heads, in_features=dim, decode=False, rngs=rngs)
+
+    def __call__(self, x):
+        mask = nnx.make_causal_mask(x[..., 0])
+        return self.attn(x, mask=mask)
+
+
+class DotProductAttention(nnx.Module):
+    def __init__(self, dim, heads, *, rngs: nnx.Rngs):
+        self.heads = heads
+        self.qkv = nnx.Linear(dim, 3 * dim, rngs=rngs)
+
+    def __call__(self, x):
+        b, t, d = x.shape
+        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
+        q, k, v = (y.reshape(b, t, self.heads, d // self.heads) for y in (q, k, v))
+        out = jax.nn.dot_product_attention(q, k, v, is_causal=True)
+        return out.reshape(b, t, d)
+
+
+class StrictlyCausalAttention(nnx.Module):
+    """jax.nn.dot_product_attention with a mask leaving the first query no key, and an additive bias."""
+
+    def __init__(self, dim, heads, *, rngs: nnx.Rngs):
+        self.heads = heads
+        self.qkv = nnx.Linear(dim, 3 * dim, rngs=rngs)
+
+    def __call__(self, x):
+        b, t, d = x.shape
+        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
+        q, k, v = (y.reshape(b, t, self.heads, d // self.heads) for y in (q, k, v))
+        mask = jnp.tril(jnp.ones((t, t), dtype=bool), k=-1)
+        bias = jnp.arange(t, dtype=jnp.float32) * 0.1
+        return jax.nn.dot_product_attention(q, k, v, bias=bias, mask=mask, scale=0.5).reshape(b, t, d)
 
 
 REFUSED = [

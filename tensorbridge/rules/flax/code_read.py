@@ -25,6 +25,7 @@ from tensorbridge.rules.code import (
     SourceSkeleton,
     WeightSource,
     held_layers,
+    holds_dtype,
     known,
     only,
     pairs,
@@ -250,6 +251,47 @@ C.layer(f"{NNX}Embed", "Embedding", "num_embeddings features dtype=None param_dt
         to_ir=lambda w, attrs: {"W": w["embedding"]})
 
 
+def _linear_general(a):
+    """nnx.LinearGeneral over the input's last axes (`axis=-1`, or the last len(in_features) ones): a dense layer
+    from their flattened size to that of `out_features`, reshaped to it (flax's lm1b/wmt attention projections)."""
+    _numerics(a)
+    only(a, batch_axis=None, dot_general=None, dot_general_cls=None)
+    given = a["in_features"]
+    count = len(given.elts) if isinstance(given, (ast.Tuple, ast.List)) else 1
+    if known(a["axis"]) not in (-1, tuple(range(-count, 0)), list(range(-count, 0))) or \
+            known(a["axis"]) == -1 and count != 1:
+        raise Refused("axis other than the input's last len(in_features) axes")
+    return OpCall("LinearGeneral", attrs={"in_features": given, "out_features": a["out_features"],
+                                          "bias": a["use_bias"]})
+
+
+def _linear_general_to_ir(w, attrs):
+    """The kernel (in_features..., out_features...) as a dense layer's (flattened sizes), the bias flattened."""
+    ins = int(np.prod(w["kernel"].shape[:len(np.atleast_1d(attrs["in_features"]))]))
+    kernel = w["kernel"].reshape(ins, -1)
+    return DENSE_WEIGHTS.to_ir({"kernel": kernel, **({"bias": w["bias"].reshape(-1)} if "bias" in w else {})},
+                               attrs)
+
+
+C.layer(f"{NNX}LinearGeneral", "LinearGeneral", "in_features out_features * axis=-1 batch_axis=None use_bias=True "
+        "dtype=None param_dtype=None kernel_init=None bias_init=None precision=None promote_dtype=None "
+        "dot_general=None dot_general_cls=None preferred_element_type=None rngs=None kernel_metadata=None "
+        "bias_metadata=None", read=_linear_general, to_ir=_linear_general_to_ir)
+
+
+def _einsum_layer(a):
+    """nnx.Einsum: einsum(equation, x, kernel of kernel_shape), plus a bias of bias_shape (Gemma's projections)."""
+    _numerics(a)
+    only(a, einsum_op=None)
+    return OpCall("NnxEinsum", attrs={k: a[k] for k in ("einsum_str", "kernel_shape", "bias_shape")})
+
+
+C.layer(f"{NNX}Einsum", "NnxEinsum", "einsum_str kernel_shape bias_shape=None dtype=None param_dtype=None "
+        "precision=None kernel_init=None bias_init=None promote_dtype=None einsum_op=None "
+        "preferred_element_type=None rngs=None kernel_metadata=None bias_metadata=None", read=_einsum_layer,
+        to_ir=lambda w, attrs: {"W": w["kernel"], **({"B": w["bias"]} if "bias" in w else {})})
+
+
 def _attention(a):
     _numerics(a)
     if known(a["decode"]) not in (None, False):
@@ -402,12 +444,29 @@ _fn(f"{JNP}where", "Where", "condition x=None y=None", inputs="condition x y",
 _fn(f"{JNP}clip", "Clip", "arr=None min=None max=None", inputs="arr", min="min", max="max")
 _fn(f"{JNP}tril", "Tril", "m k=0", inputs="m", k="k")
 _fn(f"{JNP}broadcast_to", "Expand", "array shape", inputs="array", sizes="shape")
-_fn(f"{JNP}ones", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=1.0,
-    check=lambda a: only(a, dtype=None))
-_fn(f"{JNP}zeros", "ConstantOfShape", "shape dtype=None", inputs="", shape="shape", value=0.0,
-    check=lambda a: only(a, dtype=None))
-_fn(f"{JNP}arange", "Range", "start stop=None step=None dtype=None", inputs="", start="start", stop="stop",
-    step="step", check=lambda a: only(a, dtype=None))
+#: Python's types given as dtypes (`jnp.ones(n, dtype=bool)`) -> JAX's dtype for them (64-bit types off)
+PYTHON_DTYPES = {"bool": "bool", "int": "int32", "float": "float32"}
+
+
+def _dtype(a):
+    """The dtype argument as a dtype name (None when not given) or a dtype the translation holds (`jnp.float32`,
+    `x.dtype`); Refused when it is neither."""
+    value = a["dtype"]
+    if holds_dtype(value):
+        return value
+    if isinstance(value, ast.Name) and value.id in PYTHON_DTYPES:
+        return PYTHON_DTYPES[value.id]
+    name = known(value)
+    if name is not None and name not in DTYPE_NAMES:
+        raise Refused("dtype given by a variable or not a dtype")
+    return name
+
+
+for _name, _value in (("ones", 1.0), ("zeros", 0.0)):
+    C.function(f"{JNP}{_name}", "ConstantOfShape", "shape dtype=None", read=lambda a, v=_value: OpCall(
+        "ConstantOfShape", [], {"shape": a["shape"], "value": v, "dtype": _dtype(a)}))
+C.function(f"{JNP}arange", "Range", "start stop=None step=None dtype=None", read=lambda a: OpCall(
+    "Range", [], {"start": a["start"], "stop": a["stop"], "step": a["step"], "dtype": _dtype(a)}))
 _fn(f"{JNP}linspace", "Linspace", "start stop num=50 endpoint=True retstep=False dtype=None axis=0 device=None",
     inputs="", start="start", stop="stop", num="num", dtype="float32",
     check=lambda a: only(a, endpoint=True, retstep=False, dtype=None, axis=0, device=None))
@@ -460,6 +519,21 @@ _fn(f"{JNP}astype", "Cast", "x dtype", to="dtype")
 _fn("Tensor.astype", "Cast", "x dtype", to="dtype")
 _fn("jax.lax.stop_gradient", "StopGradient", "x")
 _fn("jax.lax.top_k", "TopK", "operand k", inputs="operand", k="k", returns="tensors")
+
+def _dot_product_attention(a):
+    """jax.nn.dot_product_attention on (batch, steps, heads, features), with an additive bias, a mask (True:
+    attend) and a causal mask; per-sequence lengths, local windows and the residual are not translated."""
+    only(a, query_seq_lengths=None, key_value_seq_lengths=None, local_window_size=None, implementation=None,
+         return_residual=False)
+    return OpCall("DotProductAttention", [a["query"], a["key"], a["value"], a["bias"], a["mask"]],
+                  {"scale": a["scale"], "is_causal": a["is_causal"]})
+
+
+C.function("jax.nn.dot_product_attention", "DotProductAttention", "query key value bias=None mask=None * scale=None "
+           "is_causal=False query_seq_lengths=None key_value_seq_lengths=None local_window_size=None "
+           "implementation=None return_residual=False", read=_dot_product_attention)
+C.function(f"{NNX}make_causal_mask", "CausalMask", "x extra_batch_dims=0 dtype=None", read=lambda a: OpCall(
+    "CausalMask", [a["x"]], {"extra_batch_dims": a["extra_batch_dims"], "dtype": a["dtype"]}))
 
 #: jax.image.resize's methods sampling as the `resize` helpers do (half-pixel centres, nearest or linear per axis)
 RESIZE_METHODS = {"nearest": "nearest", "linear": "linear", "bilinear": "linear", "trilinear": "linear",
@@ -539,7 +613,8 @@ class NnxWeightSource(WeightSource):
         return self.own_weights(layer)
 
     def layer_attrs(self, layer) -> dict:
-        return {"transpose_kernel": getattr(layer, "transpose_kernel", False)}
+        return {"transpose_kernel": getattr(layer, "transpose_kernel", False),
+                "in_features": getattr(layer, "in_features", None)}
 
     def members(self, obj) -> list | None:
         from flax import nnx

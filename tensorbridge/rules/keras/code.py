@@ -156,6 +156,31 @@ HELPERS = {name: definition(_channels_first_class(name))
            for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
+HELPERS["LinearGeneral"] = definition(
+    "class LinearGeneral(keras.layers.Layer):\n"
+    "    \"\"\"Flax's nnx.LinearGeneral over the input's last axes: a Dense from their flattened size to that of\n"
+    "    `out_features`, reshaped to it.\"\"\"\n\n"
+    "    def __init__(self, in_features, out_features, use_bias=True):\n"
+    "        super().__init__()\n"
+    "        self.in_features = tuple(np.atleast_1d(in_features).tolist())\n"
+    "        self.out_features = tuple(np.atleast_1d(out_features).tolist())\n"
+    "        self.dense = layers.Dense(int(np.prod(self.out_features)), use_bias=use_bias)\n\n"
+    "    def call(self, x):\n"
+    "        leading = tuple(ops.shape(x)[:len(x.shape) - len(self.in_features)])\n"
+    "        y = self.dense(ops.reshape(x, leading + (int(np.prod(self.in_features)),)))\n"
+    "        return ops.reshape(y, leading + self.out_features)\n")
+HELPERS["NnxEinsum"] = definition(
+    "class NnxEinsum(keras.layers.Layer):\n"
+    "    \"\"\"Flax's nnx.Einsum: ops.einsum(equation, x, kernel) with a kernel of `kernel_shape`, plus a bias\n"
+    "    of `bias_shape` when given.\"\"\"\n\n"
+    "    def __init__(self, equation, kernel_shape, bias_shape=None):\n"
+    "        super().__init__()\n"
+    "        self.equation = equation\n"
+    "        self.kernel = self.add_weight(shape=kernel_shape, initializer=\"glorot_uniform\")\n"
+    "        self.bias = None if bias_shape is None else self.add_weight(shape=bias_shape, initializer=\"zeros\")\n\n"
+    "    def call(self, x):\n"
+    "        y = ops.einsum(self.equation, x, self.kernel)\n"
+    "        return y + self.bias if self.bias is not None else y\n")
 HELPERS["ChannelDropout"] = definition(
     "class ChannelDropout(keras.layers.Layer):\n"
     "    \"\"\"PyTorch's nn.Dropout1d/2d/3d: while training, whole channels dropped: the mask varies over (N, C)\n"
@@ -345,6 +370,12 @@ for _op in ("LSTM", "GRU", "RNN"):
             from_ir=lambda w, attrs: cell_weights(recurrent_weights(w, attrs)))
 C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=write_attention,
         from_ir=attention_weights)
+C.layer("(an nnx.LinearGeneral helper)", "LinearGeneral", "", write=lambda c: P.call(
+    "LinearGeneral", c.attrs["in_features"], c.attrs["out_features"], **keywords(use_bias=(c.attrs["bias"], True))),
+    from_ir=lambda w, attrs: {f"dense.{name}": array for name, array in dense_weights(w, attrs).items()})
+C.layer("(an nnx.Einsum helper)", "NnxEinsum", "", write=lambda c: P.call("NnxEinsum", *[c.attrs[k] for k in (
+    "einsum_str", "kernel_shape")], **keywords(bias_shape=(c.attrs["bias_shape"], None))),
+    from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
 C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=attention_helper("NnxMultiHeadAttention"),
         from_ir=partial(attention_weights, layers=("query", "key", "value", "out")))
 for _op in TRANSFORMER_OPS:

@@ -330,6 +330,12 @@ for _op in ("LSTM", "GRU", "RNN"):
     C.layer("(a Keras-style recurrent helper)", _op, "", write=write_recurrent, from_ir=recurrent_weights)
 for _helper in ("KerasMultiHeadAttention", "NnxMultiHeadAttention"):  # the code op is the helper's name
     C.layer("(an attention helper)", _helper, "", write=attention_helper(_helper), from_ir=linear_projection_weights)
+C.layer("(an nnx.LinearGeneral helper)", "LinearGeneral", "", write=lambda c: P.call(
+    "LinearGeneral", c.attrs["in_features"], c.attrs["out_features"], **keywords(bias=(c.attrs["bias"], True))),
+    from_ir=lambda w, attrs: {"weight": np.ascontiguousarray(w["W"].T), **({"bias": w["B"]} if "B" in w else {})})
+C.layer("(an nnx.Einsum helper)", "NnxEinsum", "", write=lambda c: P.call("NnxEinsum", *[c.attrs[k] for k in (
+    "einsum_str", "kernel_shape")], **keywords(bias_shape=(c.attrs["bias_shape"], None))),
+    from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
 C.layer("torch.nn.Upsample", "Resize", "", write=_write_upsample)
 C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
 
@@ -448,6 +454,13 @@ C.writes("Tile", "torch.tile")(lambda c: P.call("torch.tile", c.inputs[0], c.att
 C.writes("TopK", "torch.topk")(lambda c: P.call("torch.topk", c.inputs[0], c.attrs["k"], **keywords(
     dim=(c.attrs.get("axis", -1), -1), largest=(c.attrs.get("largest", True), True))))
 C.writes_call("Unstack", "torch.unbind", dim="axis")
+C.writes("DotProductAttention", "dot_product_attention")(lambda c: P.call(
+    "dot_product_attention", *c.inputs[:3], **keywords(bias=(c.inputs[3], None), mask=(c.inputs[4], None),
+                                                      scale=(c.attrs["scale"], None),
+                                                      is_causal=(c.attrs["is_causal"], False))))
+C.writes("CausalMask", "make_causal_mask")(lambda c: P.call("make_causal_mask", c.inputs[0], **keywords(
+    extra_batch_dims=(c.attrs["extra_batch_dims"], 0)), **({"dtype": _dtype(c.attrs["dtype"])} if known(
+        c.attrs["dtype"]) is not None else {})))
 C.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
     method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True))))
 C.writes("CumSum", "torch.cumsum")(lambda c: P.call("torch.cumsum", c.inputs[0], dim=c.attrs["axis"], **(
@@ -650,6 +663,52 @@ LAZY_DEPTHWISE = (
 
 
 HELPERS = {
+    "LinearGeneral": definition(
+        "class LinearGeneral(nn.Module):\n"
+        "    \"\"\"Flax's nnx.LinearGeneral over the input's last axes: a Linear from their flattened size to that of\n"
+        "    `out_features`, reshaped to it.\"\"\"\n\n"
+        "    def __init__(self, in_features, out_features, bias=True):\n"
+        "        super().__init__()\n"
+        "        self.in_features = tuple(np.atleast_1d(in_features).tolist())\n"
+        "        self.out_features = tuple(np.atleast_1d(out_features).tolist())\n"
+        "        sizes = int(np.prod(self.in_features)), int(np.prod(self.out_features))\n"
+        "        self.linear = nn.Linear(*sizes, bias=bias)\n\n"
+        "    def forward(self, x):\n"
+        "        y = self.linear(x.reshape(*x.shape[:x.dim() - len(self.in_features)], -1))\n"
+        "        return y.reshape(*y.shape[:-1], *self.out_features)\n"),
+    "dot_product_attention": definition(
+        "def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False):\n"
+        "    \"\"\"JAX's jax.nn.dot_product_attention on (batch, steps, heads, features): a score masked out (by\n"
+        "    `mask`, False where a query may not attend, or causally) is JAX's large negative number, so a query\n"
+        "    masked from every key attends to all evenly, as in JAX.\"\"\"\n"
+        "    if is_causal:\n"
+        "        causal = torch.ones(query.shape[-3], key.shape[-3], dtype=torch.bool, device=query.device).tril()\n"
+        "        mask = causal if mask is None else mask & causal\n"
+        "    if mask is not None:\n"
+        "        kept = torch.as_tensor(0.0 if bias is None else bias, dtype=query.dtype, device=query.device)\n"
+        "        bias = torch.where(mask, kept, -0.7 * torch.finfo(query.dtype).max)\n"
+        "    out = F.scaled_dot_product_attention(query.transpose(-3, -2), key.transpose(-3, -2),\n"
+        "                                         value.transpose(-3, -2), attn_mask=bias, scale=scale)\n"
+        "    return out.transpose(-3, -2)\n"),
+    "make_causal_mask": definition(
+        "def make_causal_mask(x, extra_batch_dims=0, dtype=torch.float32):\n"
+        "    \"\"\"Flax's nnx.make_causal_mask: (*x.shape[:-1], 1, steps, steps), 1 where a step may attend (at or\n"
+        "    before itself), as `dtype`, after `extra_batch_dims` axes of 1.\"\"\"\n"
+        "    n = x.shape[-1]\n"
+        "    mask = torch.ones(n, n, device=x.device).tril().to(dtype).expand(*x.shape[:-1], 1, n, n)\n"
+        "    return mask.reshape((1,) * extra_batch_dims + tuple(mask.shape))\n"),
+    "NnxEinsum": definition(
+        "class NnxEinsum(nn.Module):\n"
+        "    \"\"\"Flax's nnx.Einsum: torch.einsum(equation, x, kernel) with a kernel of `kernel_shape`, plus a\n"
+        "    bias of `bias_shape` when given.\"\"\"\n\n"
+        "    def __init__(self, equation, kernel_shape, bias_shape=None):\n"
+        "        super().__init__()\n"
+        "        self.equation = equation\n"
+        "        self.kernel = nn.Parameter(nn.init.normal_(torch.empty(kernel_shape), std=0.02))\n"
+        "        self.bias = nn.Parameter(torch.zeros(bias_shape)) if bias_shape is not None else None\n\n"
+        "    def forward(self, x):\n"
+        "        y = torch.einsum(self.equation, x, self.kernel)\n"
+        "        return y + self.bias if self.bias is not None else y\n"),
     "keras_zero_padding": definition(
         "def keras_zero_padding(padding, rank):\n"
         "    \"\"\"Keras' ZeroPadding `padding` (an int, one width per spatial axis, or (before, after) pairs) as\n"
