@@ -1153,8 +1153,9 @@ class Translator:
                               "(bookkeeping, not what the layer computes) is not translated")
             info.dropped.add(target.attr)
             return []
-        if scope.mode == "init" and is_self_attr(target) and self._is_parameter(self._moved(stmt.value, scope, info)):
-            return self._parameter(target, self._moved(stmt.value, scope, info), scope, info)
+        moved = self._moved(stmt.value, scope, info) if scope.mode == "init" and is_self_attr(target) else None
+        if moved is not None and self._is_parameter(moved):
+            return self._parameter(target, moved, scope, info)
         if scope.mode == "init" and is_self_attr(target) and isinstance(stmt.value, ast.IfExp) and \
                 any(self._is_parameter(b) for b in (stmt.value.body, stmt.value.orelse)):
             return self._optional_parameter(target, stmt.value, scope, info)
