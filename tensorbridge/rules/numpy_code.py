@@ -706,12 +706,18 @@ INTERPOLATE = '''def interpolate(x, size=None, scale_factor=None, mode="nearest"
             source = positions * ((n - 1) / (out - 1) if out > 1 else 0.0)
         else:
             source = {ns}.maximum((positions + 0.5) * step - 0.5, 0.0)
-        low = {ns}.floor(source)
-        weight = {ns}.reshape(source - low, [out if a == axis else 1 for a in range(len(x.shape))])
-        low = {cast}(low, "int32")
-        high = {ns}.minimum(low + 1, n - 1)
-        x = {ns}.take(x, low, axis=axis) * (1 - weight) + {ns}.take(x, high, axis=axis) * weight
+        x = sample_linearly(x, axis, source)
     return x
+'''
+SAMPLE_LINEARLY = '''def sample_linearly(x, axis, source):
+    """x's values along `axis` at the fractional positions `source` (within the axis): each the weighted mean of
+    the two entries around it."""
+    n = x.shape[axis]
+    low = {ns}.floor(source)
+    weight = {ns}.reshape(source - low, [source.shape[0] if a == axis else 1 for a in range(len(x.shape))])
+    low = {cast}(low, "int32")
+    high = {ns}.minimum(low + 1, n - 1)
+    return {ns}.take(x, low, axis=axis) * (1 - weight) + {ns}.take(x, high, axis=axis) * weight
 '''
 GATHER = '''def gather(x, dim, index):
     """PyTorch's torch.gather: x's entries at `index` along `dim` (index may be shorter than x on other axes)."""
@@ -745,12 +751,7 @@ RESIZE = '''def resize(x, shape, method="linear", antialias=True):
         if method == "nearest":
             x = {ns}.take(x, {cast}({ns}.minimum({ns}.floor(positions), n - 1), "int32"), axis=axis)
             continue
-        source = {ns}.clip(positions - 0.5, 0.0, n - 1)
-        low = {ns}.floor(source)
-        weight = {ns}.reshape(source - low, [out if a == axis else 1 for a in range(len(x.shape))])
-        low = {cast}(low, "int32")
-        high = {ns}.minimum(low + 1, n - 1)
-        x = {ns}.take(x, low, axis=axis) * (1 - weight) + {ns}.take(x, high, axis=axis) * weight
+        x = sample_linearly(x, axis, {ns}.clip(positions - 0.5, 0.0, n - 1))
     return x
 '''
 
@@ -849,7 +850,8 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "pixel_shuffle": definition(pixel_shuffle), "pixel_unshuffle": definition(pixel_unshuffle),
             "channel_shuffle": definition(channel_shuffle),
             "adaptive_pool": definition(ADAPTIVE_POOL.format(**fill)), "gather": definition(GATHER.format(**fill)),
-            "interpolate": definition(INTERPOLATE.format(**fill)), **sampling_helpers(ns, cast, definition),
+            "interpolate": definition(INTERPOLATE.format(**fill)),
+            "sample_linearly": definition(SAMPLE_LINEARLY.format(**fill)), **sampling_helpers(ns, cast, definition),
             "scatter": definition(SCATTER.format(**fill)),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill)),
             "resize": definition(RESIZE.format(**fill)), "windows": definition(WINDOWS.format(**fill)),

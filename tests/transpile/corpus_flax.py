@@ -1576,28 +1576,25 @@ class DotProductAttention(nnx.Module):
         self.heads = heads
         self.qkv = nnx.Linear(dim, 3 * dim, rngs=rngs)
 
-    def __call__(self, x):
+    def split_heads(self, x):
         b, t, d = x.shape
         q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
-        q, k, v = (y.reshape(b, t, self.heads, d // self.heads) for y in (q, k, v))
-        out = jax.nn.dot_product_attention(q, k, v, is_causal=True)
-        return out.reshape(b, t, d)
+        return tuple(y.reshape(b, t, self.heads, d // self.heads) for y in (q, k, v))
+
+    def __call__(self, x):
+        q, k, v = self.split_heads(x)
+        return jax.nn.dot_product_attention(q, k, v, is_causal=True).reshape(x.shape)
 
 
-class StrictlyCausalAttention(nnx.Module):
+class StrictlyCausalAttention(DotProductAttention):
     """jax.nn.dot_product_attention with a mask leaving the first query no key, and an additive bias."""
 
-    def __init__(self, dim, heads, *, rngs: nnx.Rngs):
-        self.heads = heads
-        self.qkv = nnx.Linear(dim, 3 * dim, rngs=rngs)
-
     def __call__(self, x):
-        b, t, d = x.shape
-        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
-        q, k, v = (y.reshape(b, t, self.heads, d // self.heads) for y in (q, k, v))
+        q, k, v = self.split_heads(x)
+        t = x.shape[1]
         mask = jnp.tril(jnp.ones((t, t), dtype=bool), k=-1)
         bias = jnp.arange(t, dtype=jnp.float32) * 0.1
-        return jax.nn.dot_product_attention(q, k, v, bias=bias, mask=mask, scale=0.5).reshape(b, t, d)
+        return jax.nn.dot_product_attention(q, k, v, bias=bias, mask=mask, scale=0.5).reshape(x.shape)
 
 
 REFUSED = [
