@@ -20,14 +20,15 @@ from pathlib import Path
 MOST_DEFINITIONS = 40
 
 
-def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -> list[str]:
+def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -> tuple[list[str], dict]:
     """Replace, in `tree`, each `from <library> import <names>` whose module's root is none of `kept_roots`
     (frameworks, Python's own modules, libraries called as written) and whose names have no row (`has_row(path)`:
     transformers' `Conv1D` is read as the layer it is) with the names' definitions and what they use, all placed
-    where the first such import was. Returns a note per import replaced."""
+    where the first such import was. Returns a note per import replaced, and why each name left imported was not
+    read (name -> reason)."""
     from tensorbridge.transpile.imports import Imports
 
-    library, notes, replaced = _Library(kept_roots), [], []
+    library, notes, replaced, unread = _Library(kept_roots, has_row), [], [], {}
     imported = Imports(tree).bound
     for stmt in tree.body:
         if not (isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module and
@@ -35,7 +36,13 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
                 any(a.asname and a.asname != a.name for a in stmt.names) or \
                 any(has_row(f"{stmt.module}.{a.name}") for a in stmt.names):
             continue
-        taken = [a for a in stmt.names if library.take(stmt.module, [a.name])]
+        taken = []
+        for alias in stmt.names:
+            if library.take(stmt.module, [alias.name]):
+                taken.append(alias)
+            else:
+                unread[alias.name] = f"{alias.name} is imported from {stmt.module}, whose source was not read " \
+                                     f"({library.why})"
         if taken:
             replaced.append(stmt)
             notes.append(f"line {stmt.lineno}: {', '.join(a.name for a in taken)} from {stmt.module} "
@@ -43,7 +50,7 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
                          "the module")
             stmt.names = [a for a in stmt.names if a not in taken]  # the others stay imported
     if not replaced:
-        return []
+        return notes, unread
     own = _bound_names(ast.Module([s for s in tree.body if s not in replaced], [])) | {
         a.asname or a.name for s in replaced for a in s.names}
     statements = []
@@ -57,7 +64,7 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
         else:
             names = _own_names(stmt)
         if names & own:  # the module binds the name to something else: the imports stay as they are
-            return []
+            return [], unread
         statements.append(stmt)
     first = tree.body.index(replaced[0])
     for stmt in statements:
@@ -67,7 +74,7 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
                 node.lineno = node.end_lineno = replaced[0].lineno
     tree.body[first:first] = statements
     tree.body = [s for s in tree.body if s not in replaced or s.names]
-    return notes
+    return notes, unread
 
 
 def _single(stmt, alias: ast.alias):
@@ -105,17 +112,20 @@ class _Library:
     """The definitions of names in library modules, with those they use, in an order that defines each before
     use."""
 
-    def __init__(self, kept_roots: frozenset):
+    def __init__(self, kept_roots: frozenset, has_row):
         self.kept_roots = kept_roots
+        self.has_row = has_row  # (path) -> whether the tables read the name as it is: it stays imported
         self.statements: list[ast.stmt] = []
         self.names: set[str] = set()
         self.seen: set[tuple[str, str]] = set()
         self.trees: dict[str, ast.Module | None] = {}
+        self.why: str | None = None  # why the last take failed (its innermost reason)
 
     def take(self, module: str, names: list[str]) -> bool:
         """Add the definitions of `names` of `module` (with what they use); whether all could be (if not, none
         is added)."""
         before = (len(self.statements), set(self.names), set(self.seen))
+        self.why = None
         if all(self._take(module, name) for name in names):
             return True
         del self.statements[before[0]:]
@@ -135,9 +145,12 @@ class _Library:
         if (module, name) in self.seen:
             return True
         self.seen.add((module, name))
+        if self.has_row(f"{module}.{name}"):  # transformers' ACT2FN, which a definition reads
+            return self._add(ast.ImportFrom(module, [ast.alias(name)], 0), {name})
         tree = self._tree(module)
         if tree is None or len(self.statements) >= MOST_DEFINITIONS:
-            return False
+            return self._fails(f"the source of {module} was not found" if tree is None else
+                               f"it needs more than {MOST_DEFINITIONS} definitions")
         for stmt in _top_level(tree):
             if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and stmt.name == name:
                 return self._definition(module, tree, stmt)
@@ -153,7 +166,7 @@ class _Library:
             if origin is not None and origin.split(".")[0] not in self.kept_roots | sys.stdlib_module_names and \
                     self._take(origin, name):
                 return True
-        return False
+        return self._fails(f"{name} is not a plain top-level definition of {module}")
 
     def _import(self, module: str, stmt, alias: ast.alias) -> bool:
         """A name the library module imports: a framework's or Python's is imported as the library does; one of
@@ -180,6 +193,10 @@ class _Library:
             if not self._take(module, name):
                 return False
         return self._add(copy.deepcopy(stmt), _own_names(stmt))
+
+    def _fails(self, why: str) -> bool:
+        self.why = self.why or why
+        return False
 
     def _add(self, stmt, names: set) -> bool:
         if names <= self.names and isinstance(stmt, (ast.Import, ast.ImportFrom)):

@@ -169,8 +169,9 @@ class Translator:
         tree = parse(source, filename)
         self.layers = Rows(source_table.layers)
         self.functions = Rows(source_table.functions)
-        self.notes += take_library_definitions(tree, FRAMEWORK_ROOTS | OTHER_FRAMEWORKS | PORTABLE_LIBRARIES,
-                                               self._has_row)
+        notes, self.unread_library = take_library_definitions(
+            tree, FRAMEWORK_ROOTS | OTHER_FRAMEWORKS | PORTABLE_LIBRARIES, self._has_row)
+        self.notes += notes
         # a name the source imports as the target's code does (`from functools import partial`) keeps its name
         shared = {a.asname or a.name for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
                   for a in s.names if any(ast.dump(_single(s, a)) == ast.dump(i) for i in target.skeleton.imports)}
@@ -247,10 +248,12 @@ class Translator:
         self.methods_called = self._methods_called([s for s in self.tree.body if wanted is None or getattr(
             s, "name", None) in wanted])  # after the rewrites above
         containers = self.container_subclasses
-        if not self.classes and not containers:
+        if not self.classes and not containers and only not in self.unread_library:
             self.report.add("no model class", self.filename,
                             f"no class derives from {' or '.join(sorted(self.src.module_classes))}")
-        if only is not None and only not in self.classes and only not in containers:
+        if only in self.unread_library:
+            self.report.add("--class", self.filename, self.unread_library[only])
+        elif only is not None and only not in self.classes and only not in containers:
             self.report.add("--class", self.filename, f"no model class named {only!r} (found: "
                                                       f"{', '.join(self.classes) or 'none'})")
         body, library = [], []
