@@ -57,7 +57,12 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
         if found == numbers:
             break
         numbers = found
-    translator.report.raise_if_any(hint="Nothing was written. docs/transpile.md explains each refusal.")
+    hint = "Nothing was written. docs/transpile.md explains each refusal."
+    unused = translator.unused_functions() if cls is None and classes else []
+    if unused:  # a script's training loop and main: the model classes are translated alone with --class
+        hint += (f" No model class uses {', '.join(unused)}: --class {classes[0]} (or cls=) translates one class "
+                 "and what it uses.")
+    translator.report.raise_if_any(hint=hint)
     doc = f"{', '.join(classes) if cls is None else cls}: translated from {source} by tensorbridge."
     if translator.notes:
         doc += "\n\nNotes (none changes what the model computes in inference):\n" + "\n".join(

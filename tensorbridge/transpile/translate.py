@@ -311,6 +311,11 @@ class Translator:
                 self.report.blockers.extend(blockers)
         return out + body[placed:]
 
+    def unused_functions(self) -> list[str]:
+        """The module-level functions no model class uses, directly or through others (a training loop, `main`)."""
+        used = set().union(*(_reachable(self.tree, name) for name in self.classes)) if self.classes else set()
+        return [s.name for s in self.tree.body if isinstance(s, ast.FunctionDef) and s.name not in used]
+
     def _pass_random_source(self, body: list) -> None:
         """Functions that draw random numbers take the target's source of them (NNX: `rngs`); a class method
         calling one passes its own (`self.rngs`); a class whose methods draw from it keeps it."""

@@ -251,6 +251,17 @@ def test_refusal_names_file_line_and_reason(source, reason, to):
     assert "model.py:" in str(e.value)
 
 
+def test_a_script_refused_for_its_training_loop_points_to_class():
+    """A module with a model class and its training loop: the loop's refusals come with the way out (--class)."""
+    source = HEADER + ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\n"
+                       "def train(model, x):\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                       "    model(x).sum().backward()\n    optimizer.step()\n")
+    with pytest.raises(UnsupportedError, match="No model class uses train: --class Net"):
+        tb.transpile(source, to="keras")
+    assert "class Net" in tb.transpile(source, to="keras", cls="Net")
+
+
 def test_every_blocker_reported_at_once():
     source = REFUSED[0][0] + "\n\n" + REFUSED[4][0].split("\n\n\n", 1)[1]
     with pytest.raises(UnsupportedError) as e:
