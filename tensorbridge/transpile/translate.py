@@ -1729,7 +1729,10 @@ class Translator:
                 return self._write(OpCall("TensorIndex", [value, index]), node, scope), TENSOR
             out_kind = {MODULES: MODULE, TENSOR: TENSOR, "tensors": TENSOR, ARRAY: ARRAY}.get(
                 kind, UNKNOWN if kind != PYTHON else PYTHON)
-            return _item(value, index), out_kind
+            item = _item(value, index)
+            if _is_integer_tensor(value, scope) and ik != TENSOR:  # `torch.arange(n)[:, None]`: integers still
+                item.integer_tensor = True
+            return item, out_kind
         if isinstance(node, ast.Slice):
             parts = [self._expr(p, scope, info)[0] if p is not None else None
                      for p in (node.lower, node.upper, node.step)]
