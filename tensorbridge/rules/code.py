@@ -232,6 +232,10 @@ class SourceSkeleton:
     plain_containers: bool = False
     #: the `self.<method>(...)` call that creates a weight in `__init__` (Keras' add_weight), if any
     weight_method: str | None = None
+    #: layers made of other layers that model classes derive from (`class TransformerModel(nn.Transformer)`) ->
+    #: the source of an `__init__` building what the layer holds from its parameters, with full paths
+    #: (transpile/composite_subclass.py)
+    composite_layers: dict = field(default_factory=dict)
     #: layer keyword arguments that name a function by a string -> the module whose functions they name
     #: (`activation=keras.activations.gelu` is `activation="gelu"`)
     named_functions: dict = field(default_factory=dict)

@@ -43,6 +43,7 @@ from tensorbridge.rules.code import (
     transposed_product,
 )
 from tensorbridge.transpile import init_argument
+from tensorbridge.transpile.composite_subclass import spell_composite
 from tensorbridge.transpile.container_subclass import hold_container
 from tensorbridge.transpile.factory_arguments import drop_factory_arguments
 from tensorbridge.transpile.framework_aliases import inline_framework_aliases
@@ -112,6 +113,9 @@ class ClassInfo:
     weights_read: set = field(default_factory=set)  # self.<name> layers whose weights the code reads
     forward_state: set = field(default_factory=set)  # self.<name> set in the forward pass (`self.attn = p_attn`)
     forward_tensors: set = field(default_factory=set)  # those that may hold a tensor (not a Python value)
+    #: self.<name> assigned by a method other than __init__ (read as of unknown kind where __init__ set a Python
+    #: value: the tensor a forward pass keeps, `self.src_mask`)
+    set_later: set = field(default_factory=set)
     methods: dict = field(default_factory=dict)  # name -> the class's own method
     method_kinds: dict = field(default_factory=dict)  # name -> what the method returns, where known beforehand
     dropped: set = field(default_factory=set)  # self.<name> bookkeeping left out (SourceSkeleton.bookkeeping)
@@ -222,6 +226,7 @@ class Translator:
                 self._hold_parent_layer(stmt, parent)
             if isinstance(stmt, ast.ClassDef) and (wanted is None or stmt.name in wanted):
                 self._hold_container(stmt)
+                self._spell_composite(stmt)
             if isinstance(stmt, ast.ClassDef) and self._is_model_class(stmt):
                 self.classes[stmt.name] = ClassInfo(stmt.name)
                 if wanted is None or stmt.name in wanted:
@@ -479,6 +484,16 @@ class Translator:
             gather_named_layers(init, self.src.add_child, self._is_sequential,
                                 lambda node: self.imports.path(node) == "collections.OrderedDict")
 
+    def _spell_composite(self, cls: ast.ClassDef) -> None:
+        """A class deriving from a layer made of layers (`nn.Transformer`): see composite_subclass."""
+        spelled = self.src.composite_layers.get(self._framework_path(cls.bases[0])) if len(cls.bases) == 1 else None
+        if spelled is None:
+            return
+        module_class = min(self.src.module_classes, key=len)  # the public path (torch.nn.Module)
+        why = spell_composite(cls, spelled, self.imports.expression, module_class)
+        if why is not None:
+            self._block(cls, f"class {cls.name}({ast.unparse(cls.bases[0])})", why)
+
     def _hold_container(self, cls: ast.ClassDef) -> None:
         """A class deriving from a list or dict container (torchvision's `_DenseBlock(nn.ModuleDict)`): read as a
         class holding one (see container_subclass), else refused with the reason."""
@@ -623,6 +638,8 @@ class Translator:
             _SequentialLayers(self.src.sequential_layers).visit(cls)
         methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
         info.methods = methods
+        info.set_later = {t.attr for m in methods.values() if m.name != "__init__" for n in ast.walk(m)
+                          if isinstance(n, ast.Assign) for t in n.targets if is_self_attr(t)}
         info.own_base = any(isinstance(b, ast.Name) and b.id in self.classes for b in cls.bases)
         build = methods.get(self.src.build_method) if self.src.build_method else None
         if build is not None and all(_marks_built(s) or _is_docstring(s) for s in build.body):
@@ -1802,8 +1819,10 @@ class Translator:
                     self.src.training_parameter is None:
                 return self._training_flag(node, info), PYTHON
             if info is not None and node.attr in info.attrs:
-                return (_with_entries(node, info.entries[node.attr]) if node.attr in info.entries else node), \
-                    info.attrs[node.attr]
+                kind = info.attrs[node.attr]
+                if kind == PYTHON and node.attr in info.set_later:  # `self.src_mask`: None, then a tensor
+                    kind = UNKNOWN
+                return (_with_entries(node, info.entries[node.attr]) if node.attr in info.entries else node), kind
             if node.attr in self.src.constant_attributes:
                 value = self.src.constant_attributes[node.attr]
                 self.notes.append(f"line {node.lineno}: self.{node.attr} is written as {value!r}, its value under "

@@ -20,7 +20,8 @@ KNOWN_REFUSALS: dict = {}
 #: classes one target refuses, with the reason
 KNOWN_TARGET_REFUSALS = {"keras": {"CLIPResidualAttentionBlock": "set and read in the forward pass",
                                    "CLIPTextEncoder": "set and read in the forward pass",
-                                   "PositionalLambda": "take only tensors positionally"},
+                                   "PositionalLambda": "take only tensors positionally",
+                                   "TransformerModel": "set and read in the forward pass"},
                          "flax": {}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
 KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"},

@@ -326,6 +326,23 @@ C.layer(f"{NN}TransformerDecoder", "TransformerDecoder", "decoder_layer num_laye
              "tgt_is_causal=None memory_is_causal=False")
 
 
+#: nn.Transformer as what it holds, for the classes deriving from it (pytorch/examples' TransformerModel)
+TRANSFORMER_INIT = """
+def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+             dropout=0.1, activation='relu', custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-05,
+             batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    self.encoder = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(
+        d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias),
+        num_encoder_layers, torch.nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+    self.decoder = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(
+        d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias),
+        num_decoder_layers, torch.nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+    self.d_model = d_model
+    self.nhead = nhead
+    self.batch_first = batch_first
+"""
+
+
 RECURRENT_ARGS = "input_size hidden_size num_layers=1 {}bias=True batch_first=False dropout=0.0 bidirectional=False"
 C.layer(f"{NN}LSTM", "LSTM", RECURRENT_ARGS.format("") + " proj_size=0", read=_recurrent("LSTM"),
         to_ir=_recurrent_to_ir("LSTM"), call="input hx=None")
@@ -855,6 +872,7 @@ C.source = SourceSkeleton(
     parameters_method="parameters",
     add_child="add_module",
     factory_arguments=frozenset({"device", "dtype"}),
+    composite_layers={f"{NN}Transformer": TRANSFORMER_INIT},
     appliers={"torch.utils.checkpoint.checkpoint": None, "torch.nn.parallel.data_parallel": 1,
               "torch.nn.parallel.data_parallel.data_parallel": 1},
     neutral_decorators=frozenset({"torch.jit.script", "torch.jit.ignore", "torch.jit.unused", "torch.jit.export",
