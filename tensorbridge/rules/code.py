@@ -579,6 +579,10 @@ class CodeTable:
 #: train`, Keras' `training=train`: see TargetSkeleton.training_call)
 SWITCHED_PER_CALL = frozenset({"Dropout", "BatchNormalization"})
 
+#: code ops whose first input may be a Python number the target makes a tensor first (`ops.cast(self.scale,
+#: q.dtype)` -> `torch.as_tensor(self.scale).to(q.dtype)`)
+NUMBER_FIRST = frozenset({"Cast"})
+
 #: comparisons and logical operators of model code: IR op -> the NumPy-style name (keras.ops, jax.numpy) and
 #: torch's; NotEqual is a code op (the IR writes Not(Equal))
 COMPARISONS = {"Equal": ("equal", "eq"), "NotEqual": ("not_equal", "ne"), "Greater": ("greater", "gt"),

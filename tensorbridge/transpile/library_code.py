@@ -33,11 +33,12 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
     for stmt in tree.body:
         if not (isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module and
                 stmt.module.split(".")[0] not in kept_roots | sys.stdlib_module_names) or \
-                any(a.asname and a.asname != a.name for a in stmt.names) or \
-                any(has_row(f"{stmt.module}.{a.name}") for a in stmt.names):
+                any(a.asname and a.asname != a.name for a in stmt.names):
             continue
         taken = []
         for alias in stmt.names:
+            if has_row(f"{stmt.module}.{alias.name}"):
+                continue  # read as the layer or function it is
             if library.take(stmt.module, [alias.name]):
                 taken.append(alias)
             else:
@@ -63,6 +64,9 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
                 continue
         else:
             names = _own_names(stmt)
+        if names & own and isinstance(stmt, (ast.Import, ast.ImportFrom)) and \
+                all(_annotation_only(n, library.statements) for n in names & own):
+            continue  # a name only annotations read (`Callable` from collections.abc, the module's from typing)
         if names & own:  # the module binds the name to something else: the imports stay as they are
             return [], unread
         statements.append(stmt)
@@ -220,6 +224,15 @@ def _top_level(tree: ast.Module) -> list[ast.stmt]:
         else:
             out.append(stmt)
     return out
+
+
+def _annotation_only(name: str, statements: list) -> bool:
+    """Whether `statements` read `name` only in annotations (of parameters, returns, annotated assignments)."""
+    annotations = [a for s in statements for n in ast.walk(s) for a in (
+        [n.annotation] if isinstance(n, (ast.arg, ast.AnnAssign)) and n.annotation is not None else
+        [n.returns] if isinstance(n, ast.FunctionDef) and n.returns is not None else [])]
+    inside = {id(n) for a in annotations for n in ast.walk(a)}
+    return all(id(n) in inside for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name)
 
 
 def _own_names(stmt) -> set[str]:

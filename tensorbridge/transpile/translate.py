@@ -30,6 +30,7 @@ from tensorbridge.errors import BlockerReport
 from tensorbridge.rules.code import (
     FRESH_TENSOR_OPS,
     NOT_LITERAL,
+    NUMBER_FIRST,
     REQUIRED,
     SWITCHED_PER_CALL,
     OpCall,
@@ -2534,7 +2535,7 @@ class Translator:
             if self.dst.scalar_tensor and kinds and all(k == PYTHON for k in kinds) and receiver is None and \
                     opcall.op != "AsTensor":
                 opcall.inputs = [i if isinstance(i, list) else self.dst.scalar_tensor(i) for i in opcall.inputs]
-            elif self.dst.scalar_tensor and opcall.op == "Cast" and kinds[:1] in ([UNKNOWN], [PYTHON]) and \
+            elif self.dst.scalar_tensor and opcall.op in NUMBER_FIRST and kinds[:1] in ([UNKNOWN], [PYTHON]) and \
                     receiver is None:
                 # `ops.cast(self.scale, q.dtype)`: a number, or a tensor, cast (as_tensor takes both)
                 opcall.inputs = [self.dst.scalar_tensor(opcall.inputs[0]), *opcall.inputs[1:]]
