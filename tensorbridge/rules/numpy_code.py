@@ -283,16 +283,12 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
     table.writes("PadPacked", "pad_packed_sequence")(lambda c: P.call("pad_packed_sequence", c.inputs[0], **keywords(
         batch_first=(c.attrs["batch_first"], False), padding_value=(c.attrs["padding_value"], 0.0),
         total_length=(c.attrs["total_length"], None))))
-    table.writes("DotProductAttention", "dot_product_attention")(lambda c: P.call(
-        "dot_product_attention", *c.inputs[:3], **keywords(bias=(c.inputs[3], None), mask=(c.inputs[4], None),
-                                                          scale=(c.attrs["scale"], None),
-                                                          is_causal=(c.attrs["is_causal"], False))))
+    table.writes("DotProductAttention", "dot_product_attention")(write_dot_product_attention)
     table.writes("CausalMask", "make_causal_mask")(lambda c: P.call("make_causal_mask", c.inputs[0], **keywords(
         extra_batch_dims=(c.attrs["extra_batch_dims"], 0)), **dtype_keyword(c)))
     table.writes("Windows", "windows")(lambda c: P.call("windows", c.inputs[0], *[c.attrs[k] for k in (
         "axis", "size", "step")]))
-    table.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
-        method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True))))
+    table.writes("ImageResize", "resize")(write_image_resize)
     table.writes("Interpolate", "interpolate")(lambda c: P.call("interpolate", c.inputs[0], **keywords(
         size=(c.attrs["size"], None), scale_factor=(c.attrs["scale_factor"], None), mode=(c.attrs["mode"], "nearest"),
         align_corners=(c.attrs["align_corners"], False))))
@@ -387,6 +383,31 @@ JAX_CONV = '''def functional_conv(x, weight, bias=None, stride=1, padding=0, dil
         dimension_numbers=(f"NC{spatial}", f"OI{spatial}", f"NC{spatial}"), feature_group_count=groups)
     return y if bias is None else y + bias.reshape((1, -1) + (1,) * rank)
 '''
+
+
+# -- calls of the helpers every target writes under one name (PyTorch's too) ------------------------------
+def write_dot_product_attention(c: OpCall) -> ast.expr:
+    """`dot_product_attention(q, k, v, ...)`: the helper for JAX's jax.nn.dot_product_attention."""
+    return P.call("dot_product_attention", *c.inputs[:3], **keywords(
+        bias=(c.inputs[3], None), mask=(c.inputs[4], None), scale=(c.attrs["scale"], None),
+        is_causal=(c.attrs["is_causal"], False)))
+
+
+def write_image_resize(c: OpCall) -> ast.expr:
+    """`resize(x, shape, ...)`: the helper for jax.image.resize."""
+    return P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
+        method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True)))
+
+
+def write_nnx_einsum(c: OpCall) -> ast.expr:
+    """`NnxEinsum(equation, kernel_shape, ...)`: the helper layer for nnx.Einsum."""
+    return P.call("NnxEinsum", c.attrs["einsum_str"], c.attrs["kernel_shape"],
+                  **keywords(bias_shape=(c.attrs["bias_shape"], None)))
+
+
+def nnx_einsum_weights(w: dict, attrs) -> dict:
+    """from_ir of the NnxEinsum helpers: the kernel as it is, the bias when there is one."""
+    return {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})}
 
 
 def write_top_k(c: OpCall, top_k: str) -> ast.expr:

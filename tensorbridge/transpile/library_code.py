@@ -16,6 +16,9 @@ import importlib.machinery
 import sys
 from pathlib import Path
 
+from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, Imports, resolve
+from tensorbridge.transpile.syntax import binds, single_import
+
 #: definitions taken for one import at most (a name pulling in more is left imported)
 MOST_DEFINITIONS = 40
 
@@ -26,8 +29,6 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
     transformers' `Conv1D` is read as the layer it is) with the names' definitions and what they use, all placed
     where the first such import was. Returns a note per import replaced, and why each name left imported was not
     read (name -> reason)."""
-    from tensorbridge.transpile.imports import Imports
-
     library, notes, replaced, unread = _Library(kept_roots, has_row), [], [], {}
     imported = Imports(tree).bound
     for stmt in tree.body:
@@ -57,13 +58,10 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
     statements = []
     for stmt in library.statements:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):  # an import the module makes already is not repeated
-            stmt.names = [a for a in stmt.names if imported.get((a.asname or a.name).split(".")[0]) !=
-                          Imports(ast.Module([_single(stmt, a)], [])).bound.get((a.asname or a.name).split(".")[0])]
-            names = {(a.asname or a.name).split(".")[0] for a in stmt.names}
+            stmt.names = [a for a in stmt.names if not _already_imported(single_import(stmt, a), imported)]
             if not stmt.names:
                 continue
-        else:
-            names = _own_names(stmt)
+        names = binds(stmt)
         if names & own and isinstance(stmt, (ast.Import, ast.ImportFrom)) and \
                 all(_annotation_only(n, library.statements) for n in names & own):
             continue  # a name only annotations read (`Callable` from collections.abc, the module's from typing)
@@ -81,23 +79,16 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
     return notes, unread
 
 
-def _single(stmt, alias: ast.alias):
-    """The import statement `stmt` for `alias` alone."""
-    return ast.ImportFrom(stmt.module, [alias], stmt.level) if isinstance(stmt, ast.ImportFrom) else \
-        ast.Import([alias])
+def _already_imported(stmt, imported: dict) -> bool:
+    """Whether the module binds each name the import statement `stmt` binds, to the same path (`imported`: the
+    module's imports, name -> path)."""
+    bound = Imports(ast.Module([stmt], [])).bound
+    return all(imported.get(n) == bound.get(n) for n in binds(stmt))
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
     """The names the module binds at its top level."""
-    out = set()
-    for stmt in _top_level(tree):
-        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-            out.add(stmt.name)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            out |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
-        elif isinstance(stmt, ast.Assign):
-            out |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return out
+    return set().union(*map(binds, _top_level(tree)))
 
 
 def source_file(module: str) -> Path | None:
@@ -193,10 +184,10 @@ class _Library:
         """A top-level definition, after those of the module's names it reads (each must be one: a name the
         library binds otherwise, under an `if`, is not taken)."""
         used = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        for name in sorted(used - _locals(stmt) - _own_names(stmt) - set(dir(builtins))):
+        for name in sorted(used - _locals(stmt) - binds(stmt) - set(dir(builtins))):
             if not self._take(module, name):
                 return False
-        return self._add(copy.deepcopy(stmt), _own_names(stmt))
+        return self._add(copy.deepcopy(stmt), binds(stmt))
 
     def _fails(self, why: str) -> bool:
         self.why = self.why or why
@@ -213,8 +204,6 @@ class _Library:
 def _top_level(tree: ast.Module) -> list[ast.stmt]:
     """The module's top-level statements, with the imports a `try:` holds when the installed framework has them
     (timm's `try: from torch import _assert` / `except ImportError: def _assert(...)`)."""
-    from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, resolve
-
     out = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Try) and all(isinstance(s, ast.ImportFrom) and s.level == 0 and s.module and
@@ -233,12 +222,6 @@ def _annotation_only(name: str, statements: list) -> bool:
         [n.returns] if isinstance(n, ast.FunctionDef) and n.returns is not None else [])]
     inside = {id(n) for a in annotations for n in ast.walk(a)}
     return all(id(n) in inside for s in statements for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name)
-
-
-def _own_names(stmt) -> set[str]:
-    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _locals(stmt) -> set[str]:

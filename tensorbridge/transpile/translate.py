@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import copy
 import sys
 from dataclasses import dataclass, field
@@ -55,7 +56,7 @@ from tensorbridge.transpile.layer_choice import spell_layer_choices
 from tensorbridge.transpile.layer_subclass import hold_parent_layer
 from tensorbridge.transpile.library_code import take_library_definitions
 from tensorbridge.transpile.named_sequential import gather_named_layers
-from tensorbridge.transpile.syntax import is_self, is_self_attr, is_super_call
+from tensorbridge.transpile.syntax import binds, is_self, is_self_attr, is_super_call, single_import
 from tensorbridge.transpile.weight_tying import untie
 
 TENSOR, MODULE, MODULES, PYTHON, UNKNOWN = "tensor", "module", "modules", "python", "unknown"
@@ -179,7 +180,8 @@ class Translator:
         self.notes += notes
         # a name the source imports as the target's code does (`from functools import partial`) keeps its name
         shared = {a.asname or a.name for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
-                  for a in s.names if any(ast.dump(_single(s, a)) == ast.dump(i) for i in target.skeleton.imports)}
+                  for a in s.names if any(ast.dump(single_import(s, a)) == ast.dump(i)
+                                          for i in target.skeleton.imports)}
         imported = {(a.asname or a.name).split(".")[0] for s in ast.walk(tree)
                     if isinstance(s, (ast.Import, ast.ImportFrom)) for a in s.names}
         self.tree = _Rename(target.skeleton.reserved_names - shared, target.skeleton.reserved_attributes,
@@ -270,12 +272,9 @@ class Translator:
                     set(_bound(stmt)) & wanted):
                 continue
             if getattr(stmt, "from_library", False):  # kept below if the module's code uses it
-                report, self.report = self.report, BlockerReport("library", framework=self.target.framework)
-                try:
+                with self._own_report() as report:
                     out = self._top_level(stmt)
-                    library.append((len(body), stmt, out, self.report.blockers))
-                finally:
-                    self.report = report
+                library.append((len(body), stmt, out, report.blockers))
                 continue
             out = self._top_level(stmt)
             if out is not None:
@@ -295,6 +294,16 @@ class Translator:
                                                              f"__init__, which receives {self.dst.init_argument[0]}")
         return body, list(self.classes)
 
+    @contextlib.contextmanager
+    def _own_report(self):
+        """Blockers found inside go to a report of their own (yielded), not the translation's: for code kept only
+        if it translates or is used."""
+        report, self.report = self.report, BlockerReport("aside", framework=self.target.framework)
+        try:
+            yield self.report
+        finally:
+            self.report = report
+
     def _used_library_code(self, body: list, library: list, only: str | None) -> list:
         """`body` with the library definitions (see library_code) its code uses, directly or through each other,
         or `only` names, put back where they stood (`library`: (index in body, source statement, translation,
@@ -305,7 +314,7 @@ class Translator:
 
         used, kept = names(body) | {only}, set()
         while grown := [k for k, (_, stmt, out, _) in enumerate(library) if k not in kept and out is not None and
-                        _binds(stmt) & used]:
+                        binds(stmt) & used]:
             kept |= set(grown)
             used |= names([library[k][2] for k in grown])
         out, placed = [], 0  # placed: how many statements of body are in out
@@ -446,13 +455,10 @@ class Translator:
     def _unused_method(self, cls: ast.ClassDef, fn: ast.FunctionDef, scope: Scope, info) -> list[ast.stmt]:
         """A method nothing in the module calls or reads (`extra_repr`, a `device` property): translated where it
         can be, else left out with its reasons in a note (it computes nothing the model returns)."""
-        report, self.report = self.report, BlockerReport("method", framework=self.target.framework)
         kept = set(info.forward_tensors)
-        try:
+        with self._own_report() as report:
             written = self._function(fn, scope, info, fn.name)
-            blockers = self.report.blockers
-        finally:
-            self.report = report
+        blockers = report.blockers
         if not blockers:
             return [written]
         info.forward_tensors = kept  # what the method left out sets is set by nothing the translation keeps
@@ -473,9 +479,13 @@ class Translator:
                    for call in ast.walk(init) if isinstance(call, ast.Call) and is_self_attr(call.func) and
                    call.func.attr == name for a in [*call.args, *(k.value for k in call.keywords)])
 
+    def _base_path(self, cls: ast.ClassDef) -> str | None:
+        """The framework path of the one class `cls` derives from, else None."""
+        return self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
+
     def _parent_layer(self, cls: ast.ClassDef):
         """The framework layer class `cls` derives from (`class LayerNorm(nn.LayerNorm)`), else None."""
-        path = self._framework_path(cls.bases[0]) if len(cls.bases) == 1 else None
+        path = self._base_path(cls)
         return self.layers.find(path) if path and path not in self.src.module_classes and \
             path not in self.src.containers else None
 
@@ -487,7 +497,7 @@ class Translator:
 
     def _spell_composite(self, cls: ast.ClassDef) -> None:
         """A class deriving from a layer made of layers (`nn.Transformer`): see composite_subclass."""
-        spelled = self.src.composite_layers.get(self._framework_path(cls.bases[0])) if len(cls.bases) == 1 else None
+        spelled = self.src.composite_layers.get(self._base_path(cls))
         if spelled is None:
             return
         module_class = min(self.src.module_classes, key=len)  # the public path (torch.nn.Module)
@@ -498,7 +508,7 @@ class Translator:
     def _hold_container(self, cls: ast.ClassDef) -> None:
         """A class deriving from a list or dict container (torchvision's `_DenseBlock(nn.ModuleDict)`): read as a
         class holding one (see container_subclass), else refused with the reason."""
-        kind = self.src.containers.get(self._framework_path(cls.bases[0])) if len(cls.bases) == 1 else None
+        kind = self.src.containers.get(self._base_path(cls))
         if kind not in ("list", "dict"):
             return
         why = hold_container(cls, self.src.add_child)
@@ -1447,11 +1457,8 @@ class Translator:
         parameter on the device it is on; targets place arrays themselves), else `value`."""
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" and \
                 len(value.args) == 1 and not value.keywords and self._is_parameter(value.func.value):
-            report, self.report = self.report, BlockerReport("device", framework=self.target.framework)
-            try:
+            with self._own_report():
                 kind = self.expr(value.args[0], scope, info)[1]
-            finally:
-                self.report = report
             if kind == DEVICE:
                 return value.func.value
         return value
@@ -2915,15 +2922,6 @@ def _is_plain_value(node) -> bool:
                for n in ast.walk(node))
 
 
-def _binds(stmt) -> set[str]:
-    """The names a module-level definition, assignment or import binds."""
-    if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    return set(_bound(stmt)) if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else set()
-
-
 def _bound(stmt: ast.Assign | ast.AnnAssign) -> list[str]:
     """The names a module-level assignment binds."""
     return [n for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in _names(t)]
@@ -3003,13 +3001,6 @@ class _DropArgument(ast.NodeTransformer):
         node.keywords = [k for k in node.keywords if not (k.arg == self.name and isinstance(k.value, ast.Name)
                                                           and k.value.id == self.name)]
         return self.generic_visit(node)
-
-
-def _single(stmt, alias) -> ast.stmt:
-    """The import statement `stmt` binding only `alias`."""
-    if isinstance(stmt, ast.Import):
-        return ast.Import([alias])
-    return ast.ImportFrom(stmt.module, [alias], stmt.level)
 
 
 def _held_root(node):

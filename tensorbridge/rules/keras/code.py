@@ -54,12 +54,14 @@ from tensorbridge.rules.numpy_code import (
     function_helpers,
     integer_scale,
     mode_padded,
+    nnx_einsum_weights,
     numpy_writers,
     prelu_weights,
     shape_argument,
     transformer_layer_weights,
     write_channel_prelu,
     write_conv_function,
+    write_nnx_einsum,
     write_top_k,
     write_transformer,
 )
@@ -373,9 +375,7 @@ C.layer("(a PyTorch-style attention helper)", "MultiHeadAttention", "", write=wr
 C.layer("(an nnx.LinearGeneral helper)", "LinearGeneral", "", write=lambda c: P.call(
     "LinearGeneral", c.attrs["in_features"], c.attrs["out_features"], **keywords(use_bias=(c.attrs["bias"], True))),
     from_ir=lambda w, attrs: {f"dense.{name}": array for name, array in dense_weights(w, attrs).items()})
-C.layer("(an nnx.Einsum helper)", "NnxEinsum", "", write=lambda c: P.call("NnxEinsum", *[c.attrs[k] for k in (
-    "einsum_str", "kernel_shape")], **keywords(bias_shape=(c.attrs["bias_shape"], None))),
-    from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
+C.layer("(an nnx.Einsum helper)", "NnxEinsum", "", write=write_nnx_einsum, from_ir=nnx_einsum_weights)
 C.layer("(an NNX-style attention helper)", "NnxMultiHeadAttention", "", write=attention_helper("NnxMultiHeadAttention"),
         from_ir=partial(attention_weights, layers=("query", "key", "value", "out")))
 for _op in TRANSFORMER_OPS:

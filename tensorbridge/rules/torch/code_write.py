@@ -42,9 +42,13 @@ from tensorbridge.rules.numpy_code import (
     MERGE_HELPER,
     attention_helper,
     extract_patches_helper,
+    nnx_einsum_weights,
     separable_conv_writer,
+    write_dot_product_attention,
+    write_image_resize,
     write_merge,
     write_merge_arithmetic,
+    write_nnx_einsum,
 )
 from tensorbridge.rules.numpy_constants import as_float32
 from tensorbridge.rules.torch.code import CONV_WEIGHTS, EMBEDDING_WEIGHTS, NORM_WEIGHTS, C
@@ -333,9 +337,7 @@ for _helper in ("KerasMultiHeadAttention", "NnxMultiHeadAttention"):  # the code
 C.layer("(an nnx.LinearGeneral helper)", "LinearGeneral", "", write=lambda c: P.call(
     "LinearGeneral", c.attrs["in_features"], c.attrs["out_features"], **keywords(bias=(c.attrs["bias"], True))),
     from_ir=lambda w, attrs: {"weight": np.ascontiguousarray(w["W"].T), **({"bias": w["B"]} if "B" in w else {})})
-C.layer("(an nnx.Einsum helper)", "NnxEinsum", "", write=lambda c: P.call("NnxEinsum", *[c.attrs[k] for k in (
-    "einsum_str", "kernel_shape")], **keywords(bias_shape=(c.attrs["bias_shape"], None))),
-    from_ir=lambda w, attrs: {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})})
+C.layer("(an nnx.Einsum helper)", "NnxEinsum", "", write=write_nnx_einsum, from_ir=nnx_einsum_weights)
 C.layer("torch.nn.Upsample", "Resize", "", write=_write_upsample)
 C.layer("torch.nn.ZeroPad2d", "Pad", "", write=_write_zero_pad)
 
@@ -454,15 +456,11 @@ C.writes("Tile", "torch.tile")(lambda c: P.call("torch.tile", c.inputs[0], c.att
 C.writes("TopK", "torch.topk")(lambda c: P.call("torch.topk", c.inputs[0], c.attrs["k"], **keywords(
     dim=(c.attrs.get("axis", -1), -1), largest=(c.attrs.get("largest", True), True))))
 C.writes_call("Unstack", "torch.unbind", dim="axis")
-C.writes("DotProductAttention", "dot_product_attention")(lambda c: P.call(
-    "dot_product_attention", *c.inputs[:3], **keywords(bias=(c.inputs[3], None), mask=(c.inputs[4], None),
-                                                      scale=(c.attrs["scale"], None),
-                                                      is_causal=(c.attrs["is_causal"], False))))
+C.writes("DotProductAttention", "dot_product_attention")(write_dot_product_attention)
 C.writes("CausalMask", "make_causal_mask")(lambda c: P.call("make_causal_mask", c.inputs[0], **keywords(
     extra_batch_dims=(c.attrs["extra_batch_dims"], 0)), **({"dtype": _dtype(c.attrs["dtype"])} if known(
         c.attrs["dtype"]) is not None else {})))
-C.writes("ImageResize", "resize")(lambda c: P.call("resize", c.inputs[0], c.attrs["shape"], **keywords(
-    method=(c.attrs["method"], "linear"), antialias=(c.attrs["antialias"], True))))
+C.writes("ImageResize", "resize")(write_image_resize)
 C.writes("CumSum", "torch.cumsum")(lambda c: P.call("torch.cumsum", c.inputs[0], dim=c.attrs["axis"], **(
     {"dtype": _dtype(c.attrs["dtype"])} if known(c.attrs.get("dtype")) is not None else {})))
 C.writes_call("Glu", "F.glu", dim="axis")
