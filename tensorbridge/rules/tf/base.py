@@ -13,8 +13,8 @@ import functools
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.passes.fold_constants import fold_value
 from tensorbridge.rules.core import ImportRule, Registry
+from tensorbridge.rules.tensorflow_semantics import constant as const_data
 
 R = Registry("tf")
 tf_op = functools.partial(R.imports, kind="op")
@@ -42,17 +42,16 @@ def attr(n, key, default=None):
     return getattr(a, kind)
 
 
-def const_data(v, what):
-    """A operand that must be known when the graph is read (computed now from constants and static shapes)."""
-    data = fold_value(v)
-    if data is None:
-        raise ModelError(f"{what} must be a constant")
-    return np.asarray(data)
+def dtype_attr(n, key: str, default=np.float32) -> np.dtype:
+    """A node's dtype attribute (`T`, `out_type`, `output_type`) as a NumPy dtype."""
+    import tensorflow as tf
+
+    return np.dtype(tf.as_dtype(n.attr[key].type).as_numpy_dtype) if key in n.attr else np.dtype(default)
 
 
 def require_nhwc(n):
     fmt = attr(n, "data_format", "NHWC")
-    if fmt not in ("NHWC", "NWC"):
+    if fmt not in ("NHWC", "NWC", "NDHWC"):
         raise ModelError(f"{n.name}: data_format {fmt} is not supported")
 
 
@@ -70,8 +69,3 @@ def filter_weight(imp, v, perm, tag):
     arr = const_data(v, "the filter")
     return imp.graph.add_constant(f"{v.name}.{tag}", np.ascontiguousarray(np.transpose(arr, perm)))
 
-
-def as_int64(imp, v, tag):
-    if v.const is not None:
-        return imp.const(np.asarray(v.const).astype(np.int64))
-    return imp.emit("Cast", [v], {"to": "int64"}, suffix=tag)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.tf.base import (
     attr,
+    dtype_attr,
     tf_op,
     tf_row,
 )
@@ -43,11 +46,66 @@ def read_squareddifference(imp, n, ins):
 
 @tf_op("Cast", produces="Cast")
 def read_cast(imp, n, ins):
-    import tensorflow as tf
+    return imp.emit("Cast", [ins[0]], {"to": dtypes.name(dtype_attr(n, "DstT"))})
 
 
-    dt = tf.as_dtype(n.attr["DstT"].type).as_numpy_dtype
-    return imp.emit("Cast", [ins[0]], {"to": dtypes.name(np.dtype(dt))})
+@tf_op("Bitcast", produces="BitCast")
+def read_bitcast(imp, n, ins):
+    to = dtype_attr(n, "type")
+    if ins[0].dtype is not None and np.dtype(ins[0].dtype).itemsize != to.itemsize:
+        raise ModelError(f"{n.name}: Bitcast between types of different sizes ({ins[0].dtype} -> {to})")
+    return imp.emit("BitCast", [ins[0]], {"to": dtypes.name(to)})
+
+
+@tf_op("FloorDiv", produces="Div")
+def read_floordiv(imp, n, ins):
+    return tf_semantics.floor_div(imp, *ins[:2])
+
+
+@tf_op("NotEqual", produces="Not")
+def read_notequal(imp, n, ins):
+    return tf_semantics.not_equal(imp, *ins[:2])
+
+
+@tf_op("Atan2", produces=())
+def read_atan2(imp, n, ins):
+    return tf_semantics.atan2(imp, *ins[:2])
+
+
+@tf_op("AddN", produces="Sum")
+def read_addn(imp, n, ins):
+    return imp.emit("Sum", list(ins))
+
+
+@tf_op("ClipByValue", produces="Clip")
+def read_clipbyvalue(imp, n, ins):
+    return imp.emit("Clip", ins[:3])
+
+
+@tf_op("Expm1", produces="Sub")
+def read_expm1(imp, n, ins):
+    return imp.emit("Sub", [imp.emit("Exp", ins[:1], suffix="exp"), imp.const(1, ins[0].dtype or np.float32)])
+
+
+@tf_op("Log1p", produces="Log")
+def read_log1p(imp, n, ins):
+    return imp.emit("Log", [imp.emit("Add", [ins[0], imp.const(1, ins[0].dtype or np.float32)], suffix="plus1")])
+
+
+@tf_op("Erfc", produces="Sub")
+def read_erfc(imp, n, ins):
+    return imp.emit("Sub", [imp.const(1, ins[0].dtype or np.float32), imp.emit("Erf", ins[:1], suffix="erf")])
+
+
+@tf_op("OnesLike", produces="ConstantOfShape")
+def read_oneslike(imp, n, ins):
+    shape = imp.emit("Shape", ins[:1], suffix="shape")
+    return imp.emit("ConstantOfShape", [shape], {"value": np.ones(1, ins[0].dtype or np.float32)})
+
+
+@tf_op("LeftShift", "RightShift", produces="BitShift")
+def read_shift(imp, n, ins):
+    return imp.emit("BitShift", ins[:2], {"direction": "LEFT" if n.op == "LeftShift" else "RIGHT"})
 
 
 @tf_op("Select", "SelectV2", produces="Where")
@@ -73,13 +131,29 @@ tf_row("Floor", "Floor", arity=1)
 tf_row("Ceil", "Ceil", arity=1)
 tf_row("Round", "Round", arity=1)
 tf_row("Sign", "Sign", arity=1)
-tf_row("Reciprocal", "Reciprocal", arity=1)
+tf_row("Reciprocal Inv", "Reciprocal", arity=1)
 tf_row("Softplus", "Softplus", arity=1)
 tf_row("Elu", "Elu", arity=1)
 tf_row("Selu", "Selu", arity=1)
 tf_row("LogicalNot", "Not", arity=1)
 tf_row("Sin", "Sin", arity=1)
 tf_row("Cos", "Cos", arity=1)
+tf_row("Tan", "Tan", arity=1)
+tf_row("Asin", "Asin", arity=1)
+tf_row("Acos", "Acos", arity=1)
+tf_row("Atan", "Atan", arity=1)
+tf_row("Sinh", "Sinh", arity=1)
+tf_row("Cosh", "Cosh", arity=1)
+tf_row("Asinh", "Asinh", arity=1)
+tf_row("Acosh", "Acosh", arity=1)
+tf_row("Atanh", "Atanh", arity=1)
+tf_row("Softsign", "Softsign", arity=1)
+tf_row("IsNan", "IsNaN", arity=1)
+tf_row("IsInf", "IsInf", arity=1)
+tf_row("Invert", "BitwiseNot", arity=1)
+tf_row("BitwiseAnd", "BitwiseAnd", arity=2)
+tf_row("BitwiseOr", "BitwiseOr", arity=2)
+tf_row("BitwiseXor", "BitwiseXor", arity=2)
 tf_row("Add AddV2 BiasAdd", "Add", arity=2)
 tf_row("Sub", "Sub", arity=2)
 tf_row("Mul", "Mul", arity=2)
@@ -95,6 +169,19 @@ tf_row("Equal", "Equal", arity=2)
 tf_row("LogicalAnd", "And", arity=2)
 tf_row("LogicalOr", "Or", arity=2)
 tf_row("FloorMod", "Mod", arity=2)
+
+
+@tf_op("TruncateMod", "Mod", produces="Mod")
+def read_truncatemod(imp, n, ins):
+    """The remainder taking the dividend's sign (C's fmod)."""
+    return imp.emit("Mod", ins[:2], {"fmod": 1})
+
+
+@tf_op("TruncateDiv", produces="Div")
+def read_truncatediv(imp, n, ins):
+    if ins[0].dtype is None or ins[0].dtype.kind not in "iu":
+        raise ModelError(f"{n.name}: TruncateDiv of {ins[0].dtype} values is not supported")
+    return imp.emit("Div", ins[:2])  # the IR's integer division truncates
 
 
 @tf_op("EnsureShape", "Identity", "IdentityN", "PreventGradient", "Snapshot", "StopGradient", produces=())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.tf.base import (
     NHWC,
     attr,
@@ -71,7 +72,44 @@ def _bias_of(imp, n):
     return bias
 
 
-@tf_op("BatchMatMulV2", produces="MatMul")
+@tf_op("Conv3D", produces="Conv")
+def read_conv3d(imp, n, ins):
+    require_nhwc(n)
+    s, d = attr(n, "strides"), attr(n, "dilations", [1] * 5)
+    w = filter_weight(imp, ins[1], (4, 3, 0, 1, 2), "oidhw")  # DHWIO -> OIDHW
+    attrs = padding_attrs(n, {"strides": s[1:4], "dilations": d[1:4], "layout": NHWC})
+    cin = ins[0].shape[-1] if ins[0].shape is not None else None
+    if isinstance(cin, int) and cin != w.shape[1]:
+        attrs["group"] = cin // w.shape[1]
+    return imp.emit("Conv", [ins[0], w], attrs)
+
+
+@tf_op("Conv2DBackpropInput", "Conv3DBackpropInputV2", produces="ConvTranspose")
+def read_conv_backprop_input(imp, n, ins):
+    """tf.nn.conv2d_transpose / conv3d_transpose: (output shape, filter [*k, out, in], input)."""
+    require_nhwc(n)
+    size, x = const_data(ins[0], "the output shape").astype(np.int64), ins[2]
+    spatial = len(size) - 2
+    s, d = attr(n, "strides"), attr(n, "dilations", [1] * (spatial + 2))
+    if any(v != 1 for v in d[1:-1]):
+        raise ModelError(f"{n.name}: a transposed convolution with dilation is not supported")
+    perm = (spatial + 1, spatial) + tuple(range(spatial))  # [*k, out, in] -> [in, out, *k]
+    w = filter_weight(imp, ins[1], perm, "io" + "dhw"[-spatial:])
+    attrs = {"strides": s[1:-1], "layout": NHWC}
+    if attr(n, "padding") == "EXPLICIT":
+        raise ModelError(f"{n.name}: a transposed convolution with explicit padding is not supported")
+    out = [int(v) for v in size[1:-1]]
+    if attr(n, "padding") == "SAME":
+        attrs.update(auto_pad="SAME_UPPER", output_shape=out)
+    else:  # VALID: the natural size, or rows past it that no input reaches (at the end)
+        natural = [(i - 1) * st + k for i, st, k in zip(x.shape[1:-1], s[1:-1], w.shape[2:])]
+        if not all(isinstance(v, int) for v in natural):
+            raise ModelError(f"{n.name}: a VALID transposed convolution needs static spatial sizes")
+        attrs["output_padding"] = [o - v for o, v in zip(out, natural)]
+    return imp.emit("ConvTranspose", [x, w], attrs)
+
+
+@tf_op("BatchMatMulV2", "BatchMatMulV3", produces="MatMul")
 def read_batchmatmulv2(imp, n, ins):
     a, b = ins
     for flag, idx in (("adj_x", 0), ("adj_y", 1)):
@@ -95,18 +133,35 @@ def read_fusedbatchnormv3(imp, n, ins):
 def _pool(imp, n, ins, op):
     require_nhwc(n)
     k, s = attr(n, "ksize"), attr(n, "strides")
-    attrs = padding_attrs(n, {"kernel_shape": [k[1], k[2]], "strides": [s[1], s[2]], "layout": NHWC})
+    attrs = padding_attrs(n, {"kernel_shape": k[1:-1], "strides": s[1:-1], "layout": NHWC})
     return imp.emit(op, [ins[0]], attrs)
 
 
-@tf_op("MaxPool", produces="MaxPool")
+@tf_op("MaxPool", "MaxPool3D", produces="MaxPool")
 def read_maxpool(imp, n, ins):
     return _pool(imp, n, ins, "MaxPool")
 
 
-@tf_op("AvgPool", produces="AveragePool")
+@tf_op("AvgPool", "AvgPool3D", produces="AveragePool")
 def read_avgpool(imp, n, ins):
     return _pool(imp, n, ins, "AveragePool")
+
+
+@tf_op("ResizeBilinear", "ResizeNearestNeighbor", produces="Resize")
+def read_resize(imp, n, ins):
+    attrs = tf_semantics.resize_attrs(n.op == "ResizeBilinear", bool(attr(n, "align_corners", False)),
+                                      bool(attr(n, "half_pixel_centers", False)))
+    return tf_semantics.resize(imp, ins[0], ins[1], {**attrs, "layout": NHWC})
+
+
+@tf_op("LRN", produces="LRN")
+def read_lrn(imp, n, ins):
+    """tf.nn.local_response_normalization sums alpha * x^2 over 2r+1 channels; the IR's LRN divides alpha by
+    the window's size."""
+    r = int(attr(n, "depth_radius", 5))
+    return imp.emit("LRN", ins[:1], {"size": 2 * r + 1, "alpha": float(attr(n, "alpha", 1.0)) * (2 * r + 1),
+                                     "beta": float(attr(n, "beta", 0.5)), "bias": float(attr(n, "bias", 1.0)),
+                                     "layout": NHWC})
 
 
 @tf_op("Softmax", produces="Softmax")

@@ -8,10 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.tensorflow_semantics import as_int64
 from tensorbridge.rules.tf.base import (
-    as_int64,
+    NHWC,
     attr,
     const_data,
+    dtype_attr,
+    require_nhwc,
     tf_op,
 )
 
@@ -47,9 +51,9 @@ def read_pad(imp, n, ins):
         args.append(ins[2])
     mode = "constant"
     if n.op == "MirrorPad":
-        mode = "reflect" if attr(n, "mode") == "REFLECT" else "symmetric"
-        if mode == "symmetric":
-            raise ModelError(f"{n.name}: MirrorPad SYMMETRIC is not supported")
+        if attr(n, "mode") != "REFLECT":
+            return tf_semantics.symmetric_pad(imp, ins[0], p)
+        mode = "reflect"
     return imp.emit("Pad", args, {"mode": mode})
 
 
@@ -96,10 +100,142 @@ def read_pack(imp, n, ins):
     return imp.emit("Concat", parts, {"axis": axis})
 
 
-@tf_op("GatherV2", produces="Gather")
+@tf_op("GatherV2", produces=("Gather", "GatherND"))
 def read_gatherv2(imp, n, ins):
     axis = int(const_data(ins[2], "the gather axis"))
-    return imp.emit("Gather", ins[:2], {"axis": axis})
+    return tf_semantics.gather(imp, ins[0], ins[1], axis, int(attr(n, "batch_dims", 0)))
+
+
+@tf_op("GatherNd", produces="GatherND")
+def read_gathernd(imp, n, ins):
+    return imp.emit("GatherND", [ins[0], as_int64(imp, ins[1], "indices")])
+
+
+@tf_op("ScatterNd", produces="ScatterND")
+def read_scatternd(imp, n, ins):
+    return tf_semantics.scatter_nd(imp, *ins[:3])
+
+
+#: TensorScatter* -> the ScatterND reduction (Sub adds the negated updates)
+_TENSOR_SCATTER = {"TensorScatterUpdate": "none", "TensorScatterAdd": "add", "TensorScatterSub": "add",
+                   "TensorScatterMax": "max", "TensorScatterMin": "min"}
+
+
+@tf_op(*_TENSOR_SCATTER, produces="ScatterND")
+def read_tensorscatter(imp, n, ins):
+    x, indices, updates = ins[:3]
+    if n.op == "TensorScatterSub":
+        updates = imp.emit("Neg", [updates], suffix="negated")
+    return imp.emit("ScatterND", [x, as_int64(imp, indices, "indices"), updates],
+                    {"reduction": _TENSOR_SCATTER[n.op]})
+
+
+@tf_op("BroadcastTo", produces="Expand")
+def read_broadcastto(imp, n, ins):
+    return imp.emit("Expand", [ins[0], as_int64(imp, ins[1], "shape")])
+
+
+@tf_op("Range", produces="Range")
+def read_range(imp, n, ins):
+    return imp.emit("Range", ins[:3])
+
+
+@tf_op("Slice", produces="Slice")
+def read_slice(imp, n, ins):
+    """Slice(x, begin, size), size -1 running to the end."""
+    x, begin, size = ins[:3]
+    b = const_data(begin, "the slice begin").astype(np.int64)
+    sz = const_data(size, "the slice size").astype(np.int64)
+    return imp.emit("Slice", [x, imp.const(b), imp.const(np.where(sz == -1, 2**62, b + sz))])
+
+
+@tf_op("ReverseV2", produces="Slice")
+def read_reversev2(imp, n, ins):
+    return tf_semantics.reverse(imp, ins[0], const_data(ins[1], "the reversed axes"))
+
+
+@tf_op("ReverseSequence", produces="ReverseSequence")
+def read_reversesequence(imp, n, ins):
+    return imp.emit("ReverseSequence", [ins[0], as_int64(imp, ins[1], "lengths")],
+                    {"batch_axis": int(attr(n, "batch_dim", 0)), "time_axis": int(attr(n, "seq_dim"))})
+
+
+@tf_op("OneHot", produces="OneHot")
+def read_onehot(imp, n, ins):
+    return tf_semantics.one_hot(imp, *ins[:4], int(attr(n, "axis", -1)))
+
+
+@tf_op("Unpack", produces="Split")
+def read_unpack(imp, n, ins):
+    k, axis = int(attr(n, "num")), int(attr(n, "axis", 0))
+    parts = imp.emit("Split", [ins[0], imp.const([1] * k)], {"axis": axis}, outputs=k, suffix="split")
+    parts = parts if isinstance(parts, list) else [parts]
+    return [imp.emit("Squeeze", [p, imp.const([axis])], suffix=f"item{i}") for i, p in enumerate(parts)]
+
+
+@tf_op("Size", produces="Size")
+def read_size(imp, n, ins):
+    return tf_semantics.cast_to(imp, imp.emit("Size", ins[:1], suffix="i64"), dtype_attr(n, "out_type", np.int32))
+
+
+@tf_op("Rank", produces=())
+def read_rank(imp, n, ins):
+    if ins[0].shape is None:
+        raise ModelError(f"{n.name}: Rank needs its input's rank")
+    return imp.const(len(ins[0].shape), np.int32)
+
+
+@tf_op("Where", produces="NonZero")
+def read_where(imp, n, ins):
+    return tf_semantics.where_indices(imp, ins[0])
+
+
+@tf_op("Unique", "UniqueWithCounts", produces="Unique")
+def read_unique(imp, n, ins):
+    return tf_semantics.unique(imp, ins[0], dtype_attr(n, "out_idx", np.int32), counts=n.op == "UniqueWithCounts")
+
+
+@tf_op("SpaceToBatchND", produces=())
+def read_spacetobatchnd(imp, n, ins):
+    return tf_semantics.space_to_batch(imp, *ins[:3])
+
+
+@tf_op("BatchToSpaceND", produces=())
+def read_batchtospacend(imp, n, ins):
+    return tf_semantics.batch_to_space(imp, *ins[:3])
+
+
+@tf_op("DepthToSpace", "SpaceToDepth", produces=("DepthToSpace", "SpaceToDepth"))
+def read_depthtospace(imp, n, ins):
+    require_nhwc(n)
+    attrs = {"blocksize": int(attr(n, "block_size")), "layout": NHWC}
+    return imp.emit(n.op, ins[:1], {**attrs, "mode": "DCR"} if n.op == "DepthToSpace" else attrs)
+
+
+@tf_op("MatrixBandPart", produces="Trilu")
+def read_matrixbandpart(imp, n, ins):
+    return tf_semantics.band_part(imp, *ins[:3])
+
+
+@tf_op("MatrixDiag", "MatrixDiagV2", "MatrixDiagV3", produces=())
+def read_matrixdiag(imp, n, ins):
+    _main_diagonal_only(n, ins)
+    return tf_semantics.matrix_diag(imp, ins[0])
+
+
+@tf_op("MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3", produces="Where")
+def read_matrixsetdiag(imp, n, ins):
+    _main_diagonal_only(n, ins[1:])
+    return tf_semantics.matrix_set_diag(imp, ins[0], ins[1])
+
+
+def _main_diagonal_only(n, ins):
+    """MatrixDiagV2/V3 name the diagonals (k) and the output's size: only the main one, square, is read."""
+    if len(ins) > 1 and np.any(const_data(ins[1], "the diagonal index k") != 0):
+        raise ModelError(f"{n.name}: only the main diagonal is read (k = 0)")
+    for extra in ins[2:4] if n.op.startswith("MatrixDiag") else ():
+        if int(const_data(extra, "the diagonal's matrix size")) != -1:
+            raise ModelError(f"{n.name}: a diagonal matrix of a given size is not read")
 
 
 @tf_op("Tile", produces="Tile")

@@ -55,6 +55,11 @@ def _read_row(ir_op):
     return convert
 
 
+def output_dtype(imp, i: int = 0) -> np.dtype:
+    """The dtype of the operator's output `i` as the flatbuffer types it."""
+    return imp.tensor_dtype(imp.subgraph.Tensors(int(imp.op.OutputsAsNumpy()[i])))
+
+
 def litert_arithmetic(imp) -> dict:
     """The attribute that gives an integer kernel (quantized operands, or int8 weights of a dynamic-range one)
     LiteRT's own arithmetic (ops/litert.py); none for a float kernel."""
@@ -75,15 +80,6 @@ def fused(imp, y, code: int):
 
 
 NHWC = "NHWC"
-
-
-def as_int64(imp, v, suffix):
-    """An index-like operand as int64 (TFLite uses int32): converted at import when constant."""
-    if v.dtype == np.int64:
-        return v
-    if v.const is not None:
-        return imp.const(np.asarray(v.const).astype(np.int64), np.int64)
-    return imp.emit("Cast", [v], {"to": "int64"}, suffix=suffix)
 
 
 def padding_attrs(opts, attrs):

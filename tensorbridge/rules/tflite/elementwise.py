@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
-from tensorbridge.rules.tflite.base import R, builtin, builtin_row, litert_arithmetic
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.tflite.base import R, builtin, builtin_row, litert_arithmetic, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
     Rule,
@@ -108,10 +110,42 @@ def read_squared_difference(imp, ins, opts):
     return imp.emit("Mul", [d, d])
 
 
-@builtin("FLOOR_DIV", produces="Floor")
+@builtin("FLOOR_DIV", produces="Div")
 def read_floor_div(imp, ins, opts):
-    q = imp.emit("Div", ins, suffix="div")
-    return q if q.dtype is not None and q.dtype.kind in "iu" else imp.emit("Floor", [q])
+    return tf_semantics.floor_div(imp, *ins)
+
+
+@builtin("NOT_EQUAL", produces="Not")
+def read_not_equal(imp, ins, opts):
+    return tf_semantics.not_equal(imp, *ins)
+
+
+@builtin("RELU_0_TO_1", produces="Clip")
+def read_relu_0_to_1(imp, ins, opts):
+    return imp.emit("Clip", [ins[0], imp.const(0.0), imp.const(1.0)])
+
+
+@builtin("ATAN2", produces=())
+def read_atan2(imp, ins, opts):
+    return tf_semantics.atan2(imp, *ins)
+
+
+@builtin("ADD_N", produces="Sum")
+def read_add_n(imp, ins, opts):
+    return imp.emit("Sum", ins)
+
+
+@builtin("RIGHT_SHIFT", produces="BitShift")
+def read_right_shift(imp, ins, opts):
+    return imp.emit("BitShift", ins, {"direction": "RIGHT"})
+
+
+@builtin("BITCAST", produces="BitCast")
+def read_bitcast(imp, ins, opts):
+    to = output_dtype(imp)
+    if ins[0].dtype is not None and np.dtype(ins[0].dtype).itemsize != to.itemsize:
+        raise ModelError(f"BITCAST between types of different sizes ({ins[0].dtype} -> {to}) is not supported")
+    return imp.emit("BitCast", ins, {"to": dtypes.name(to)})
 
 
 @builtin("CAST", produces="Cast")
@@ -157,5 +191,6 @@ builtin_row("SELECT SELECT_V2", "Where")
 builtin_row("PRELU", "PRelu")
 builtin_row("FLOOR_MOD", "Mod")
 builtin_row("ELU", "Elu")
+builtin_row("BITWISE_XOR", "BitwiseXor")
 
 R.add_export(("Identity",), Rule("", None, passes_through=True))

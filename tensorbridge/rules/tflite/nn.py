@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.tflite.base import NHWC, R, builtin, filter_weight, litert_arithmetic, padding_attrs
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
@@ -105,6 +106,41 @@ def read_transpose_conv(imp, ins, opts):
     return imp.fused(y, code)
 
 
+def _conv_3d_attrs(opts) -> dict:
+    return {"strides": [opts.StrideD(), opts.StrideH(), opts.StrideW()], "layout": NHWC,
+            "auto_pad": "SAME_UPPER" if opts.Padding() == 0 else "VALID"}
+
+
+@builtin("CONV_3D", produces="Conv")
+def read_conv_3d(imp, ins, opts):
+    x, w = ins[0], ins[1]
+    b = ins[2] if len(ins) > 2 else None
+    wt = filter_weight(imp, w, (4, 3, 0, 1, 2), "oidhw")  # [D, H, W, I, O] -> [O, I, D, H, W]
+    attrs = {**_conv_3d_attrs(opts), "dilations": [opts.DilationDFactor(), opts.DilationHFactor(),
+                                                   opts.DilationWFactor()]}
+    cin = x.shape[-1] if x.shape is not None else None
+    if isinstance(cin, int) and wt.shape[1] != cin:
+        attrs["group"] = cin // wt.shape[1]
+    y = imp.emit("Conv", [x, wt] + ([b] if b is not None else []), attrs)
+    return imp.fused(y, opts.FusedActivationFunction())
+
+
+@builtin("CONV_3D_TRANSPOSE", produces="ConvTranspose")
+def read_conv_3d_transpose(imp, ins, opts):
+    output_shape, w, x = ins[0], ins[1], ins[2]
+    b = ins[3] if len(ins) > 3 else None
+    if any(d != 1 for d in (opts.DilationDFactor(), opts.DilationHFactor(), opts.DilationWFactor())):
+        raise ModelError("CONV_3D_TRANSPOSE with dilation is not supported")
+    if output_shape.const is None:
+        raise ModelError("CONV_3D_TRANSPOSE needs a constant output shape")
+    wt = filter_weight(imp, w, (4, 3, 0, 1, 2), "iodhw")  # [D, H, W, O, I] -> [I, O, D, H, W]
+    attrs = _conv_3d_attrs(opts)
+    if attrs["auto_pad"] == "SAME_UPPER":
+        attrs["output_shape"] = [int(d) for d in output_shape.const][1:4]
+    y = imp.emit("ConvTranspose", [x, wt] + ([b] if b is not None else []), attrs)
+    return imp.fused(y, opts.FusedActivationFunction())
+
+
 @builtin("FULLY_CONNECTED", produces="Dense")
 def read_fully_connected(imp, ins, opts):
     x, w = ins[0], ins[1]
@@ -169,6 +205,16 @@ def read_pool_2d(imp, ins, opts):
     return imp.fused(imp.emit(op, [ins[0]], attrs), opts.FusedActivationFunction())
 
 
+@builtin("L2_POOL_2D", produces="AveragePool")
+def read_l2_pool_2d(imp, ins, opts):
+    """LiteRT's L2 pooling is the root of the mean of squares over the window's in-bounds entries."""
+    attrs = padding_attrs(opts, {"kernel_shape": [opts.FilterHeight(), opts.FilterWidth()],
+                                 "strides": [opts.StrideH(), opts.StrideW()], "layout": NHWC})
+    squares = imp.emit("Mul", [ins[0], ins[0]], suffix="squares")
+    mean = imp.emit("AveragePool", [squares], {**attrs, "count_include_pad": 0}, suffix="mean")
+    return imp.fused(imp.emit("Sqrt", [mean]), opts.FusedActivationFunction())
+
+
 def write_pool(average: bool):
     def write(ctx):
         k = ctx.node.attrs["kernel_shape"]
@@ -227,30 +273,9 @@ R.add_export(("Softmax",), Rule("SOFTMAX", write_softmax, fixed_out=(1 / 256, -1
 
 @builtin("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", produces="Resize")
 def read_resize(imp, ins, opts):
-    x, size = ins
-    if size.const is None:
-        raise ModelError(f"{imp.op_name} needs a constant output size")
-    h, w = (int(d) for d in size.const)
-    align, half = bool(opts.AlignCorners()), bool(opts.HalfPixelCenters())
-    if imp.op_name == "RESIZE_BILINEAR":
-        ctm = "align_corners" if align else ("half_pixel" if half else "asymmetric")
-        attrs = {"mode": "linear", "coordinate_transformation_mode": ctm}
-    else:
-        ctm = "align_corners" if align else ("tf_half_pixel_for_nn" if half else "asymmetric")
-        if ctm == "tf_half_pixel_for_nn":
-            attrs = {"mode": "nearest", "coordinate_transformation_mode": "half_pixel",
-                     "nearest_mode": "round_prefer_ceil"}
-        else:
-            attrs = {"mode": "nearest", "coordinate_transformation_mode": ctm,
-                     "nearest_mode": "round_prefer_ceil" if align else "floor"}
-    attrs["layout"] = NHWC
-    n, c = x.shape[0], x.shape[3]
-    if not isinstance(n, int) or not isinstance(c, int):
-        sizes = None
-        scales = imp.const([1.0, h / x.shape[1], w / x.shape[2], 1.0])
-        return imp.emit("Resize", [x, None, scales], attrs)
-    sizes = imp.const([n, h, w, c], np.int64)
-    return imp.emit("Resize", [x, None, None, sizes], attrs)
+    attrs = tf_semantics.resize_attrs(imp.op_name == "RESIZE_BILINEAR", bool(opts.AlignCorners()),
+                                      bool(opts.HalfPixelCenters()))
+    return tf_semantics.resize(imp, ins[0], ins[1], {**attrs, "layout": NHWC})
 
 
 @builtin("SPACE_TO_DEPTH", produces="SpaceToDepth")

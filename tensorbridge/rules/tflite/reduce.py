@@ -9,17 +9,19 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.ir import dtypes
-from tensorbridge.rules.tflite.base import R, as_int64, builtin, litert_arithmetic
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.tensorflow_semantics import as_int64
+from tensorbridge.rules.tflite.base import R, builtin, litert_arithmetic, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     Rule,
 )
 
+#: REDUCE_ANY / REDUCE_ALL over booleans are the largest / smallest
 _BUILTIN_REDUCTIONS = {"MEAN": "ReduceMean", "SUM": "ReduceSum", "REDUCE_MAX": "ReduceMax", "REDUCE_MIN": "ReduceMin",
-                       "REDUCE_PROD": "ReduceProd"}
+                       "REDUCE_PROD": "ReduceProd", "REDUCE_ANY": "ReduceMax", "REDUCE_ALL": "ReduceMin"}
 
 
-@builtin("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", produces=("ReduceMean", "ReduceSum", "ReduceMax",
-                                                                             "ReduceMin", "ReduceProd"))
+@builtin(*_BUILTIN_REDUCTIONS, produces=("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"))
 def read_reduce(imp, ins, opts):
     x, axes = ins
     axes = as_int64(imp, axes, "axes")
@@ -50,3 +52,22 @@ def read_arg(imp, ins, opts):
     y = imp.emit("ArgMax" if imp.op_name == "ARG_MAX" else "ArgMin", [x], {"axis": a, "keepdims": 0}, suffix="i64")
     out_t = imp.subgraph.Tensors(int(imp.op.OutputsAsNumpy()[0]))
     return imp.emit("Cast", [y], {"to": dtypes.name(imp.tensor_dtype(out_t))})
+
+
+@builtin("TOPK_V2", produces="TopK")
+def read_top_k(imp, ins, opts):
+    return tf_semantics.top_k(imp, ins[0], ins[1], output_dtype(imp, 1))
+
+
+@builtin("CUMSUM", produces="CumSum")
+def read_cumsum(imp, ins, opts):
+    x, axis = ins
+    attrs = {"exclusive": int(bool(opts.Exclusive())), "reverse": int(bool(opts.Reverse()))} if opts else {}
+    return imp.emit("CumSum", [x, as_int64(imp, axis, "axis")], attrs)
+
+
+@builtin("SEGMENT_SUM", "UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+         "UNSORTED_SEGMENT_MIN", produces="ScatterND")
+def read_segment_reduction(imp, ins, opts):
+    kind = imp.op_name.rsplit("_", 1)[1].lower()
+    return tf_semantics.segment_reduce(imp, ins[0], ins[1], ins[2] if len(ins) > 2 else None, kind)

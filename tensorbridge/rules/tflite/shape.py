@@ -10,7 +10,9 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.infer import norm_axis
-from tensorbridge.rules.tflite.base import R, as_int64, builtin, builtin_row
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.tensorflow_semantics import as_int64
+from tensorbridge.rules.tflite.base import R, builtin, builtin_row, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
     Rule,
@@ -162,11 +164,86 @@ def read_slice(imp, ins, opts):
     return imp.emit("Slice", [x, b, end])
 
 
-@builtin("GATHER", produces="Gather")
+@builtin("GATHER", produces=("Gather", "GatherND"))
 def read_gather(imp, ins, opts):
-    if opts is not None and opts.BatchDims():
-        raise ModelError("GATHER with batch_dims is not supported")
-    return imp.emit("Gather", ins, {"axis": int(opts.Axis()) if opts is not None else 0})
+    return tf_semantics.gather(imp, *ins, int(opts.Axis()) if opts is not None else 0,
+                               int(opts.BatchDims()) if opts is not None else 0)
+
+
+@builtin("GATHER_ND", produces="GatherND")
+def read_gather_nd(imp, ins, opts):
+    return imp.emit("GatherND", [ins[0], as_int64(imp, ins[1], "indices")])
+
+
+@builtin("EMBEDDING_LOOKUP", produces="Gather")
+def read_embedding_lookup(imp, ins, opts):
+    ids, table = ins
+    return imp.emit("Gather", [table, ids], {"axis": 0})
+
+
+@builtin("SCATTER_ND", produces="ScatterND")
+def read_scatter_nd(imp, ins, opts):
+    return tf_semantics.scatter_nd(imp, *ins)
+
+
+@builtin("ONE_HOT", produces="OneHot")
+def read_one_hot(imp, ins, opts):
+    indices, depth, on, off = ins
+    return tf_semantics.one_hot(imp, indices, depth, on, off, int(opts.Axis()) if opts is not None else -1)
+
+
+@builtin("RANGE", produces="Range")
+def read_range(imp, ins, opts):
+    return imp.emit("Range", ins)
+
+
+@builtin("REVERSE_V2", produces="Slice")
+def read_reverse_v2(imp, ins, opts):
+    return tf_semantics.reverse(imp, ins[0], tf_semantics.constant(ins[1], "REVERSE_V2's axes"))
+
+
+@builtin("REVERSE_SEQUENCE", produces="ReverseSequence")
+def read_reverse_sequence(imp, ins, opts):
+    x, lengths = ins
+    return imp.emit("ReverseSequence", [x, as_int64(imp, lengths, "lengths")],
+                    {"batch_axis": int(opts.BatchDim()), "time_axis": int(opts.SeqDim())})
+
+
+@builtin("RANK", produces=())
+def read_rank(imp, ins, opts):
+    if ins[0].shape is None:
+        raise ModelError("RANK needs its input's rank")
+    return imp.const(len(ins[0].shape), output_dtype(imp))
+
+
+@builtin("WHERE", produces="NonZero")
+def read_where(imp, ins, opts):
+    return tf_semantics.where_indices(imp, ins[0])
+
+
+@builtin("UNIQUE", produces="Unique")
+def read_unique(imp, ins, opts):
+    return tf_semantics.unique(imp, ins[0], output_dtype(imp, 1))
+
+
+@builtin("SPACE_TO_BATCH_ND", produces=())
+def read_space_to_batch_nd(imp, ins, opts):
+    return tf_semantics.space_to_batch(imp, *ins)
+
+
+@builtin("BATCH_TO_SPACE_ND", produces=())
+def read_batch_to_space_nd(imp, ins, opts):
+    return tf_semantics.batch_to_space(imp, *ins)
+
+
+@builtin("MATRIX_DIAG", produces=())
+def read_matrix_diag(imp, ins, opts):
+    return tf_semantics.matrix_diag(imp, ins[0])
+
+
+@builtin("MATRIX_SET_DIAG", produces="Where")
+def read_matrix_set_diag(imp, ins, opts):
+    return tf_semantics.matrix_set_diag(imp, *ins)
 
 
 @builtin("SHAPE", produces="Shape")
@@ -193,9 +270,9 @@ def read_pad(imp, ins, opts):
     pads = list(p[:, 0]) + list(p[:, 1])
     mode = "constant"
     if imp.op_name == "MIRROR_PAD":
-        mode = "reflect" if opts.Mode() == 0 else "edge"
-        if opts.Mode() == 1:
-            raise ModelError("MIRROR_PAD SYMMETRIC mode is not supported")
+        if opts.Mode() == 1:  # SYMMETRIC
+            return tf_semantics.symmetric_pad(imp, x, p)
+        mode = "reflect"
     args = [x, imp.const(pads, np.int64)]
     if imp.op_name == "PADV2" and len(ins) > 2:
         args.append(ins[2])

@@ -1,0 +1,293 @@
+"""What TensorFlow's ops mean, in IR ops: shared by the TensorFlow (GraphDef) and TFLite readers, whose
+operators compute the same (tf.one_hot and ONE_HOT, tf.math.unsorted_segment_max and UNSORTED_SEGMENT_MAX).
+
+Each function takes the reader (`imp.emit`, `imp.const`) and IR values and returns the IR value(s). Where
+TensorFlow's meaning differs from the IR op of the same name (a negative one-hot index, an empty segment),
+the difference is spelled out in IR ops here, once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.passes.fold_constants import fold_value
+
+#: past every index: a slice end meaning "to the end" (forward) or "past the start" (backward)
+_BIG = 2**62
+
+
+def as_int64(imp, v, suffix: str):
+    """An index-like operand as int64 (TensorFlow's are often int32): converted now when constant."""
+    if v.dtype == np.int64:
+        return v
+    if v.const is not None:
+        return imp.const(np.asarray(v.const).astype(np.int64), np.int64)
+    return imp.emit("Cast", [v], {"to": "int64"}, suffix=suffix)
+
+
+def constant(v, what: str) -> np.ndarray:
+    """An operand that must be known when the model is read (computed now from constants and static shapes)."""
+    data = fold_value(v)
+    if data is None:
+        raise ModelError(f"{what} must be a constant")
+    return np.asarray(data)
+
+
+def cast_to(imp, v, dtype):
+    """`v` as `dtype` (an index output TensorFlow gives as int32 where the IR gives int64)."""
+    from tensorbridge.ir import dtypes
+
+    return v if v.dtype == np.dtype(dtype) else imp.emit("Cast", [v], {"to": dtypes.name(np.dtype(dtype))})
+
+
+def one_hot(imp, indices, depth, on, off, axis: int):
+    """tf.one_hot: an index outside [0, depth), negative ones included, gives a row of `off` (the IR's OneHot,
+    as ONNX's, counts a negative index from the end)."""
+    idx = as_int64(imp, indices, "indices")
+    depth = as_int64(imp, depth, "depth")
+    depth1 = imp.emit("Reshape", [depth, imp.const([1], np.int64)], suffix="depth1") if depth.shape != (1,) else depth
+    negative = imp.emit("Less", [idx, imp.const(0, np.int64)], suffix="negative")
+    depth0 = imp.emit("Reshape", [depth1, imp.const(np.zeros(0, np.int64), np.int64)], suffix="depth0")
+    idx = imp.emit("Where", [negative, depth0, idx], suffix="in_range")
+    values = imp.emit("Concat", [imp.emit("Reshape", [v, imp.const([1], np.int64)], suffix=tag)
+                                 for v, tag in ((off, "off"), (on, "on"))], {"axis": 0}, suffix="values")
+    return imp.emit("OneHot", [idx, depth1, values], {"axis": axis})
+
+
+def reverse(imp, x, axes):
+    """tf.reverse / REVERSE_V2 over `axes`: a slice stepping backwards."""
+    axes = [int(a) for a in np.asarray(axes).ravel()]
+    if not axes:
+        return imp.emit("Identity", [x])
+    n = len(axes)
+    return imp.emit("Slice", [x, imp.const([-1] * n, np.int64), imp.const([-_BIG] * n, np.int64),
+                              imp.const(axes, np.int64), imp.const([-1] * n, np.int64)])
+
+
+def symmetric_pad(imp, x, pads: np.ndarray):
+    """MirrorPad SYMMETRIC (the edge repeated: [a b c] padded by 2 -> [b a a b c c b]): each padded axis is the
+    reversed slices of its first and last rows around it."""
+    for axis, (before, after) in enumerate(np.asarray(pads, np.int64).reshape(-1, 2)):
+        parts = []
+        if before:
+            parts.append(imp.emit("Slice", [x, imp.const([before - 1], np.int64), imp.const([-_BIG], np.int64),
+                                            imp.const([axis], np.int64), imp.const([-1], np.int64)],
+                                  suffix=f"before{axis}"))
+        parts.append(x)
+        if after:
+            parts.append(imp.emit("Slice", [x, imp.const([-1], np.int64), imp.const([-1 - int(after)], np.int64),
+                                            imp.const([axis], np.int64), imp.const([-1], np.int64)],
+                                  suffix=f"after{axis}"))
+        if len(parts) > 1:
+            x = imp.emit("Concat", parts, {"axis": axis}, suffix=f"axis{axis}")
+    return x
+
+
+def scatter_nd(imp, indices, updates, shape):
+    """tf.scatter_nd: updates summed into zeros of `shape` (repeated indices add up)."""
+    zeros = imp.emit("ConstantOfShape", [as_int64(imp, shape, "shape")],
+                     {"value": np.zeros(1, updates.dtype or np.float32)}, suffix="zeros")
+    return imp.emit("ScatterND", [zeros, as_int64(imp, indices, "indices"), updates], {"reduction": "add"})
+
+
+#: segment reduction -> (ScatterND reduction, the value of an empty segment given the dtype)
+_SEGMENT = {"sum": ("add", lambda dt: 0), "prod": ("mul", lambda dt: 1),
+            "max": ("max", lambda dt: np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min),
+            "min": ("min", lambda dt: np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max)}
+
+
+def segment_reduce(imp, data, segment_ids, num_segments, kind: str):
+    """tf.math.(unsorted_)segment_{sum,prod,max,min}: rows of `data` reduced into their segment. `num_segments`
+    None: the sorted ops, one more segment than the largest id, an empty one holding 0; the unsorted ops' empty
+    segment holds the reduction's identity (the dtype's lowest for max, highest for min)."""
+    reduction, empty = _SEGMENT[kind]
+    dt = np.dtype(data.dtype or np.float32)
+    ids = as_int64(imp, segment_ids, "ids")
+    if num_segments is None:
+        top = imp.emit("ReduceMax", [ids], {"keepdims": 0}, suffix="top")
+        count = imp.emit("Add", [top, imp.const(1, np.int64)], suffix="count")
+    else:
+        count = as_int64(imp, num_segments, "count")
+    count = imp.emit("Reshape", [count, imp.const([1], np.int64)], suffix="count1")
+    rank = len(ids.shape) if ids.shape is not None else 1
+    rows = imp.emit("Slice", [imp.emit("Shape", [data], suffix="shape"), imp.const([rank], np.int64),
+                              imp.const([_BIG], np.int64)], suffix="rows")
+    shape = imp.emit("Concat", [count, rows], {"axis": 0}, suffix="out_shape")
+    init = imp.emit("ConstantOfShape", [shape], {"value": np.asarray([empty(dt)], dt)}, suffix="init")
+    where = imp.emit("Unsqueeze", [ids, imp.const([-1], np.int64)], suffix="where")
+    if num_segments is not None or kind in ("sum", "prod"):
+        return imp.emit("ScatterND", [init, where, data], {"reduction": reduction})
+    reduced = imp.emit("ScatterND", [init, where, data], {"reduction": reduction}, suffix="reduced")
+    segments = imp.emit("Slice", [shape, imp.const([0], np.int64), imp.const([1], np.int64)], suffix="segments")
+    hit = imp.emit("ScatterND", [imp.emit("ConstantOfShape", [segments], {"value": np.zeros(1, bool)}, suffix="none"),
+                                 where, imp.emit("ConstantOfShape", [imp.emit("Shape", [ids], suffix="id_shape")],
+                                                 {"value": np.ones(1, bool)}, suffix="ones")], suffix="hit")
+    hit = imp.emit("Reshape", [hit, imp.emit("Concat", [segments, imp.const([1] * (len(data.shape) - rank), np.int64)],
+                                             {"axis": 0}, suffix="hit_shape")], suffix="hit_rows")
+    return imp.emit("Where", [hit, reduced, imp.const(0, dt)])
+
+
+def space_to_batch(imp, x, block, paddings):
+    """tf.space_to_batch_nd over the spatial axes after the batch axis (channels last): pad, then move each
+    block offset into the batch, offset-major as TensorFlow orders it."""
+    block = [int(b) for b in constant(block, "the block shape").ravel()]
+    pads = constant(paddings, "the paddings").astype(np.int64).reshape(-1, 2)
+    m = len(block)
+    shape = _static_dims(x, 1, m + 1, "SpaceToBatchND")
+    rest = _static_dims(x, m + 1, len(x.shape), "SpaceToBatchND")
+    padded = [d + int(a) + int(b) for d, (a, b) in zip(shape, pads)]
+    if any(d % b for d, b in zip(padded, block)):
+        raise ModelError(f"SpaceToBatchND: padded sizes {padded} are not multiples of the block {block}")
+    rank = len(x.shape)
+    full = [0] * (2 * rank)
+    for i, (a, b) in enumerate(pads):
+        full[1 + i], full[rank + 1 + i] = int(a), int(b)
+    x = imp.emit("Pad", [x, imp.const(full, np.int64)], suffix="pad") if any(full) else x
+    split = [-1] + [v for d, b in zip(padded, block) for v in (d // b, b)] + rest
+    x = imp.emit("Reshape", [x, imp.const(split, np.int64)], suffix="blocks")
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(1 + 2 * m, len(split)))
+    x = imp.emit("Transpose", [x], {"perm": perm}, suffix="offsets_first")
+    return imp.emit("Reshape", [x, imp.const([-1] + [d // b for d, b in zip(padded, block)] + rest, np.int64)])
+
+
+def batch_to_space(imp, x, block, crops):
+    """tf.batch_to_space_nd: the inverse of space_to_batch, then the crops cut off."""
+    block = [int(b) for b in constant(block, "the block shape").ravel()]
+    crops = constant(crops, "the crops").astype(np.int64).reshape(-1, 2)
+    m = len(block)
+    shape = _static_dims(x, 1, m + 1, "BatchToSpaceND")
+    rest = _static_dims(x, m + 1, len(x.shape), "BatchToSpaceND")
+    x = imp.emit("Reshape", [x, imp.const(block + [-1] + shape + rest, np.int64)], suffix="offsets")
+    perm = [m] + [v for i in range(m) for v in (m + 1 + i, i)] + list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    x = imp.emit("Transpose", [x], {"perm": perm}, suffix="interleave")
+    x = imp.emit("Reshape", [x, imp.const([-1] + [d * b for d, b in zip(shape, block)] + rest, np.int64)],
+                 suffix="merged")
+    if not crops.any():
+        return x
+    ends = [d * b - int(c) for d, b, c in zip(shape, block, crops[:, 1])]
+    return imp.emit("Slice", [x, imp.const(crops[:, 0].tolist(), np.int64), imp.const(ends, np.int64),
+                              imp.const(list(range(1, m + 1)), np.int64)])
+
+
+def _static_dims(x, start: int, stop: int, what: str) -> list[int]:
+    dims = list(x.shape[start:stop]) if x.shape is not None else [None]
+    if not all(isinstance(d, int) for d in dims):
+        raise ModelError(f"{what} needs static sizes after the batch axis, got {x.shape}")
+    return dims
+
+
+def band_part(imp, x, num_lower, num_upper):
+    """tf.linalg.band_part: keep `num_lower` diagonals below and `num_upper` above (negative: all of them)."""
+    lower = int(constant(num_lower, "num_lower"))
+    upper = int(constant(num_upper, "num_upper"))
+    if upper >= 0:
+        x = imp.emit("Trilu", [x, imp.const(upper, np.int64)], {"upper": 0}, suffix="upper_band")
+    if lower >= 0:
+        x = imp.emit("Trilu", [x, imp.const(-lower, np.int64)], {"upper": 1}, suffix="lower_band")
+    return x if lower >= 0 or upper >= 0 else imp.emit("Identity", [x])
+
+
+def matrix_diag(imp, diag):
+    """tf.linalg.diag (MATRIX_DIAG): [..., n] -> [..., n, n] with the vector on the diagonal."""
+    n = _static_dims(diag, len(diag.shape) - 1, len(diag.shape), "MatrixDiag")[0]
+    col = imp.emit("Unsqueeze", [diag, imp.const([-1], np.int64)], suffix="column")
+    return imp.emit("Mul", [col, imp.const(np.eye(n, dtype=diag.dtype or np.float32), diag.dtype or np.float32)])
+
+
+def matrix_set_diag(imp, x, diag):
+    """tf.linalg.set_diag (MATRIX_SET_DIAG): `x` [..., m, n] with its main diagonal replaced by `diag`."""
+    m, n = _static_dims(x, len(x.shape) - 2, len(x.shape), "MatrixSetDiag")
+    k = min(m, n)
+    row = imp.emit("Unsqueeze", [diag, imp.const([-2], np.int64)], suffix="row")  # [..., 1, k]
+    if k < n:
+        pads = [0] * (2 * len(row.shape))
+        pads[-1] = n - k
+        row = imp.emit("Pad", [row, imp.const(pads, np.int64)], suffix="row_n")
+    on_diagonal = imp.const(np.eye(m, n, dtype=bool), bool)
+    return imp.emit("Where", [on_diagonal, row, x])
+
+
+def atan2(imp, y, x):
+    """tf.math.atan2 from Atan with the quadrant corrections: atan(y/x), + pi or - pi where x < 0 by the sign
+    of y, +-pi/2 on the y axis, 0 at the origin."""
+    dt = y.dtype or np.float32
+    zero = imp.const(0, dt)
+    base = imp.emit("Atan", [imp.emit("Div", [y, x], suffix="ratio")], suffix="atan")
+    y_neg = imp.emit("Less", [y, zero], suffix="y_neg")
+    half_turn = imp.emit("Where", [y_neg, imp.const(-np.pi, dt), imp.const(np.pi, dt)], suffix="half_turn")
+    left = imp.emit("Add", [base, half_turn], suffix="left")
+    on_axis = imp.emit("Where", [y_neg, imp.const(-np.pi / 2, dt),
+                                 imp.emit("Where", [imp.emit("Greater", [y, zero], suffix="y_pos"),
+                                                    imp.const(np.pi / 2, dt), zero], suffix="up")], suffix="axis")
+    result = imp.emit("Where", [imp.emit("Less", [x, zero], suffix="x_neg"), left, base], suffix="by_x")
+    return imp.emit("Where", [imp.emit("Equal", [x, zero], suffix="x_zero"), on_axis, result])
+
+
+def top_k(imp, x, k, index_dtype):
+    """tf.math.top_k: the k largest along the last axis, sorted, indices in `index_dtype`."""
+    k = imp.emit("Reshape", [as_int64(imp, k, "k"), imp.const([1], np.int64)], suffix="k1")
+    values, indices = imp.emit("TopK", [x, k], {"axis": -1, "largest": 1, "sorted": 1}, outputs=2)
+    return [values, cast_to(imp, indices, index_dtype)]
+
+
+def unique(imp, x, index_dtype, counts: bool = False):
+    """tf.unique(_with_counts): values in order of first appearance, each element's index into them (and how
+    often each appears)."""
+    y, _, inverse, count = imp.emit("Unique", [x], {"sorted": 0}, outputs=4)
+    out = [y, cast_to(imp, inverse, index_dtype)]
+    return out + [cast_to(imp, count, index_dtype)] if counts else out
+
+
+def where_indices(imp, condition):
+    """tf.where(condition) with one operand: the [n, rank] int64 coordinates of the true entries."""
+    return imp.emit("Transpose", [imp.emit("NonZero", [condition], suffix="coords")], {"perm": [1, 0]})
+
+
+def floor_div(imp, a, b):
+    """tf.math.floordiv (FLOOR_DIV): rounds toward negative infinity. The IR's integer Div truncates, so the
+    integer case divides a - floormod(a, b), which b divides exactly."""
+    if a.dtype is not None and a.dtype.kind in "iu":
+        exact = imp.emit("Sub", [a, imp.emit("Mod", [a, b], suffix="mod")], suffix="exact")
+        return imp.emit("Div", [exact, b])
+    return imp.emit("Floor", [imp.emit("Div", [a, b], suffix="div")])
+
+
+def not_equal(imp, a, b):
+    return imp.emit("Not", [imp.emit("Equal", [a, b], suffix="equal")])
+
+
+def gather(imp, params, indices, axis: int, batch_dims: int):
+    """tf.gather with batch_dims: the leading batch axes paired, read as GatherND when the gathered axis follows
+    them (how TensorFlow's converter writes take_along_axis)."""
+    if not batch_dims:
+        return imp.emit("Gather", [params, indices], {"axis": axis})
+    rank = len(params.shape) if params.shape is not None else None
+    if rank is None or axis % rank != batch_dims % rank:
+        raise ModelError(f"a gather with batch_dims={batch_dims} is read only along axis {batch_dims}, not {axis}")
+    where = imp.emit("Unsqueeze", [as_int64(imp, indices, "indices"), imp.const([-1], np.int64)], suffix="where")
+    return imp.emit("GatherND", [params, where], {"batch_dims": batch_dims % rank})
+
+
+def resize_attrs(bilinear: bool, align_corners: bool, half_pixel_centers: bool) -> dict:
+    """The IR Resize attributes of tf.image.resize's kernels (ResizeBilinear / RESIZE_BILINEAR, and the nearest
+    neighbour ones) given their two flags."""
+    if bilinear:
+        ctm = "align_corners" if align_corners else ("half_pixel" if half_pixel_centers else "asymmetric")
+        return {"mode": "linear", "coordinate_transformation_mode": ctm}
+    if align_corners:
+        return {"mode": "nearest", "coordinate_transformation_mode": "align_corners",
+                "nearest_mode": "round_prefer_ceil"}
+    if half_pixel_centers:
+        return {"mode": "nearest", "coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_ceil"}
+    return {"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+
+
+def resize(imp, x, size, attrs: dict):
+    """Resize of a channels-last image to the constant [height, width] `size`."""
+    h, w = (int(d) for d in constant(size, "the output size").ravel())
+    n, c = x.shape[0], x.shape[3]
+    if not isinstance(n, int) or not isinstance(c, int):
+        scales = imp.const([1.0, h / x.shape[1], w / x.shape[2], 1.0], np.float32)
+        return imp.emit("Resize", [x, None, scales], attrs)
+    return imp.emit("Resize", [x, None, None, imp.const([n, h, w, c], np.int64)], attrs)
