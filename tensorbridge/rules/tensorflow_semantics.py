@@ -17,12 +17,16 @@ from tensorbridge.passes.fold_constants import fold_value
 _BIG = 2**62
 
 
+def _ints(imp, values):
+    return imp.const(np.asarray(values, np.int64), dtype=np.int64)
+
+
 def as_int64(imp, v, suffix: str):
     """An index-like operand as int64 (TensorFlow's are often int32): converted now when constant."""
     if v.dtype == np.int64:
         return v
     if v.const is not None:
-        return imp.const(np.asarray(v.const).astype(np.int64), np.int64)
+        return _ints(imp, v.const)
     return imp.emit("Cast", [v], {"to": "int64"}, suffix=suffix)
 
 
@@ -46,23 +50,13 @@ def one_hot(imp, indices, depth, on, off, axis: int):
     as ONNX's, counts a negative index from the end)."""
     idx = as_int64(imp, indices, "indices")
     depth = as_int64(imp, depth, "depth")
-    depth1 = imp.emit("Reshape", [depth, imp.const([1], np.int64)], suffix="depth1") if depth.shape != (1,) else depth
-    negative = imp.emit("Less", [idx, imp.const(0, np.int64)], suffix="negative")
-    depth0 = imp.emit("Reshape", [depth1, imp.const(np.zeros(0, np.int64), np.int64)], suffix="depth0")
+    depth1 = imp.emit("Reshape", [depth, _ints(imp, [1])], suffix="depth1") if depth.shape != (1,) else depth
+    negative = imp.emit("Less", [idx, _ints(imp, 0)], suffix="negative")
+    depth0 = imp.emit("Reshape", [depth1, _ints(imp, [])], suffix="depth0")
     idx = imp.emit("Where", [negative, depth0, idx], suffix="in_range")
-    values = imp.emit("Concat", [imp.emit("Reshape", [v, imp.const([1], np.int64)], suffix=tag)
+    values = imp.emit("Concat", [imp.emit("Reshape", [v, _ints(imp, [1])], suffix=tag)
                                  for v, tag in ((off, "off"), (on, "on"))], {"axis": 0}, suffix="values")
     return imp.emit("OneHot", [idx, depth1, values], {"axis": axis})
-
-
-def reverse(imp, x, axes):
-    """tf.reverse / REVERSE_V2 over `axes`: a slice stepping backwards."""
-    axes = [int(a) for a in np.asarray(axes).ravel()]
-    if not axes:
-        return imp.emit("Identity", [x])
-    n = len(axes)
-    return imp.emit("Slice", [x, imp.const([-1] * n, np.int64), imp.const([-_BIG] * n, np.int64),
-                              imp.const(axes, np.int64), imp.const([-1] * n, np.int64)])
 
 
 def symmetric_pad(imp, x, pads: np.ndarray):
@@ -71,13 +65,13 @@ def symmetric_pad(imp, x, pads: np.ndarray):
     for axis, (before, after) in enumerate(np.asarray(pads, np.int64).reshape(-1, 2)):
         parts = []
         if before:
-            parts.append(imp.emit("Slice", [x, imp.const([before - 1], np.int64), imp.const([-_BIG], np.int64),
-                                            imp.const([axis], np.int64), imp.const([-1], np.int64)],
+            parts.append(imp.emit("Slice", [x, _ints(imp, [before - 1]), _ints(imp, [-_BIG]),
+                                            _ints(imp, [axis]), _ints(imp, [-1])],
                                   suffix=f"before{axis}"))
         parts.append(x)
         if after:
-            parts.append(imp.emit("Slice", [x, imp.const([-1], np.int64), imp.const([-1 - int(after)], np.int64),
-                                            imp.const([axis], np.int64), imp.const([-1], np.int64)],
+            parts.append(imp.emit("Slice", [x, _ints(imp, [-1]), _ints(imp, [-1 - int(after)]),
+                                            _ints(imp, [axis]), _ints(imp, [-1])],
                                   suffix=f"after{axis}"))
         if len(parts) > 1:
             x = imp.emit("Concat", parts, {"axis": axis}, suffix=f"axis{axis}")
@@ -106,26 +100,26 @@ def segment_reduce(imp, data, segment_ids, num_segments, kind: str):
     ids = as_int64(imp, segment_ids, "ids")
     if num_segments is None:
         top = imp.emit("ReduceMax", [ids], {"keepdims": 0}, suffix="top")
-        count = imp.emit("Add", [top, imp.const(1, np.int64)], suffix="count")
+        count = imp.emit("Add", [top, _ints(imp, 1)], suffix="count")
     else:
         count = as_int64(imp, num_segments, "count")
-    count = imp.emit("Reshape", [count, imp.const([1], np.int64)], suffix="count1")
+    count = imp.emit("Reshape", [count, _ints(imp, [1])], suffix="count1")
     rank = len(ids.shape) if ids.shape is not None else 1
-    rows = imp.emit("Slice", [imp.emit("Shape", [data], suffix="shape"), imp.const([rank], np.int64),
-                              imp.const([_BIG], np.int64)], suffix="rows")
+    rows = imp.emit("Slice", [imp.emit("Shape", [data], suffix="shape"), _ints(imp, [rank]),
+                              _ints(imp, [_BIG])], suffix="rows")
     shape = imp.emit("Concat", [count, rows], {"axis": 0}, suffix="out_shape")
     init = imp.emit("ConstantOfShape", [shape], {"value": np.asarray([empty(dt)], dt)}, suffix="init")
-    where = imp.emit("Unsqueeze", [ids, imp.const([-1], np.int64)], suffix="where")
+    where = imp.emit("Unsqueeze", [ids, _ints(imp, [-1])], suffix="where")
     if num_segments is not None or kind in ("sum", "prod"):
         return imp.emit("ScatterND", [init, where, data], {"reduction": reduction})
     reduced = imp.emit("ScatterND", [init, where, data], {"reduction": reduction}, suffix="reduced")
-    segments = imp.emit("Slice", [shape, imp.const([0], np.int64), imp.const([1], np.int64)], suffix="segments")
+    segments = imp.emit("Slice", [shape, _ints(imp, [0]), _ints(imp, [1])], suffix="segments")
     hit = imp.emit("ScatterND", [imp.emit("ConstantOfShape", [segments], {"value": np.zeros(1, bool)}, suffix="none"),
                                  where, imp.emit("ConstantOfShape", [imp.emit("Shape", [ids], suffix="id_shape")],
                                                  {"value": np.ones(1, bool)}, suffix="ones")], suffix="hit")
-    hit = imp.emit("Reshape", [hit, imp.emit("Concat", [segments, imp.const([1] * (len(data.shape) - rank), np.int64)],
+    hit = imp.emit("Reshape", [hit, imp.emit("Concat", [segments, _ints(imp, [1] * (len(data.shape) - rank))],
                                              {"axis": 0}, suffix="hit_shape")], suffix="hit_rows")
-    return imp.emit("Where", [hit, reduced, imp.const(0, dt)])
+    return imp.emit("Where", [hit, reduced, imp.const(0, dtype=dt)])
 
 
 def space_to_batch(imp, x, block, paddings):
@@ -143,12 +137,12 @@ def space_to_batch(imp, x, block, paddings):
     full = [0] * (2 * rank)
     for i, (a, b) in enumerate(pads):
         full[1 + i], full[rank + 1 + i] = int(a), int(b)
-    x = imp.emit("Pad", [x, imp.const(full, np.int64)], suffix="pad") if any(full) else x
+    x = imp.emit("Pad", [x, _ints(imp, full)], suffix="pad") if any(full) else x
     split = [-1] + [v for d, b in zip(padded, block) for v in (d // b, b)] + rest
-    x = imp.emit("Reshape", [x, imp.const(split, np.int64)], suffix="blocks")
+    x = imp.emit("Reshape", [x, _ints(imp, split)], suffix="blocks")
     perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)] + list(range(1 + 2 * m, len(split)))
     x = imp.emit("Transpose", [x], {"perm": perm}, suffix="offsets_first")
-    return imp.emit("Reshape", [x, imp.const([-1] + [d // b for d, b in zip(padded, block)] + rest, np.int64)])
+    return imp.emit("Reshape", [x, _ints(imp, [-1] + [d // b for d, b in zip(padded, block)] + rest)])
 
 
 def batch_to_space(imp, x, block, crops):
@@ -158,16 +152,16 @@ def batch_to_space(imp, x, block, crops):
     m = len(block)
     shape = _static_dims(x, 1, m + 1, "BatchToSpaceND")
     rest = _static_dims(x, m + 1, len(x.shape), "BatchToSpaceND")
-    x = imp.emit("Reshape", [x, imp.const(block + [-1] + shape + rest, np.int64)], suffix="offsets")
+    x = imp.emit("Reshape", [x, _ints(imp, block + [-1] + shape + rest)], suffix="offsets")
     perm = [m] + [v for i in range(m) for v in (m + 1 + i, i)] + list(range(2 * m + 1, 2 * m + 1 + len(rest)))
     x = imp.emit("Transpose", [x], {"perm": perm}, suffix="interleave")
-    x = imp.emit("Reshape", [x, imp.const([-1] + [d * b for d, b in zip(shape, block)] + rest, np.int64)],
+    x = imp.emit("Reshape", [x, _ints(imp, [-1] + [d * b for d, b in zip(shape, block)] + rest)],
                  suffix="merged")
     if not crops.any():
         return x
     ends = [d * b - int(c) for d, b, c in zip(shape, block, crops[:, 1])]
-    return imp.emit("Slice", [x, imp.const(crops[:, 0].tolist(), np.int64), imp.const(ends, np.int64),
-                              imp.const(list(range(1, m + 1)), np.int64)])
+    return imp.emit("Slice", [x, _ints(imp, crops[:, 0].tolist()), _ints(imp, ends),
+                              _ints(imp, list(range(1, m + 1)))])
 
 
 def _static_dims(x, start: int, stop: int, what: str) -> list[int]:
@@ -182,51 +176,35 @@ def band_part(imp, x, num_lower, num_upper):
     lower = int(constant(num_lower, "num_lower"))
     upper = int(constant(num_upper, "num_upper"))
     if upper >= 0:
-        x = imp.emit("Trilu", [x, imp.const(upper, np.int64)], {"upper": 0}, suffix="upper_band")
+        x = imp.emit("Trilu", [x, _ints(imp, upper)], {"upper": 0}, suffix="upper_band")
     if lower >= 0:
-        x = imp.emit("Trilu", [x, imp.const(-lower, np.int64)], {"upper": 1}, suffix="lower_band")
+        x = imp.emit("Trilu", [x, _ints(imp, -lower)], {"upper": 1}, suffix="lower_band")
     return x if lower >= 0 or upper >= 0 else imp.emit("Identity", [x])
 
 
 def matrix_diag(imp, diag):
     """tf.linalg.diag (MATRIX_DIAG): [..., n] -> [..., n, n] with the vector on the diagonal."""
     n = _static_dims(diag, len(diag.shape) - 1, len(diag.shape), "MatrixDiag")[0]
-    col = imp.emit("Unsqueeze", [diag, imp.const([-1], np.int64)], suffix="column")
-    return imp.emit("Mul", [col, imp.const(np.eye(n, dtype=diag.dtype or np.float32), diag.dtype or np.float32)])
+    col = imp.emit("Unsqueeze", [diag, _ints(imp, [-1])], suffix="column")
+    return imp.emit("Mul", [col, imp.const(np.eye(n), dtype=diag.dtype or np.float32)])
 
 
 def matrix_set_diag(imp, x, diag):
     """tf.linalg.set_diag (MATRIX_SET_DIAG): `x` [..., m, n] with its main diagonal replaced by `diag`."""
     m, n = _static_dims(x, len(x.shape) - 2, len(x.shape), "MatrixSetDiag")
     k = min(m, n)
-    row = imp.emit("Unsqueeze", [diag, imp.const([-2], np.int64)], suffix="row")  # [..., 1, k]
+    row = imp.emit("Unsqueeze", [diag, _ints(imp, [-2])], suffix="row")  # [..., 1, k]
     if k < n:
         pads = [0] * (2 * len(row.shape))
         pads[-1] = n - k
-        row = imp.emit("Pad", [row, imp.const(pads, np.int64)], suffix="row_n")
-    on_diagonal = imp.const(np.eye(m, n, dtype=bool), bool)
+        row = imp.emit("Pad", [row, _ints(imp, pads)], suffix="row_n")
+    on_diagonal = imp.const(np.eye(m, n, dtype=bool), dtype=bool)
     return imp.emit("Where", [on_diagonal, row, x])
-
-
-def atan2(imp, y, x):
-    """tf.math.atan2 from Atan with the quadrant corrections: atan(y/x), + pi or - pi where x < 0 by the sign
-    of y, +-pi/2 on the y axis, 0 at the origin."""
-    dt = y.dtype or np.float32
-    zero = imp.const(0, dt)
-    base = imp.emit("Atan", [imp.emit("Div", [y, x], suffix="ratio")], suffix="atan")
-    y_neg = imp.emit("Less", [y, zero], suffix="y_neg")
-    half_turn = imp.emit("Where", [y_neg, imp.const(-np.pi, dt), imp.const(np.pi, dt)], suffix="half_turn")
-    left = imp.emit("Add", [base, half_turn], suffix="left")
-    on_axis = imp.emit("Where", [y_neg, imp.const(-np.pi / 2, dt),
-                                 imp.emit("Where", [imp.emit("Greater", [y, zero], suffix="y_pos"),
-                                                    imp.const(np.pi / 2, dt), zero], suffix="up")], suffix="axis")
-    result = imp.emit("Where", [imp.emit("Less", [x, zero], suffix="x_neg"), left, base], suffix="by_x")
-    return imp.emit("Where", [imp.emit("Equal", [x, zero], suffix="x_zero"), on_axis, result])
 
 
 def top_k(imp, x, k, index_dtype):
     """tf.math.top_k: the k largest along the last axis, sorted, indices in `index_dtype`."""
-    k = imp.emit("Reshape", [as_int64(imp, k, "k"), imp.const([1], np.int64)], suffix="k1")
+    k = imp.emit("Reshape", [as_int64(imp, k, "k"), _ints(imp, [1])], suffix="k1")
     values, indices = imp.emit("TopK", [x, k], {"axis": -1, "largest": 1, "sorted": 1}, outputs=2)
     return [values, cast_to(imp, indices, index_dtype)]
 
@@ -244,15 +222,6 @@ def where_indices(imp, condition):
     return imp.emit("Transpose", [imp.emit("NonZero", [condition], suffix="coords")], {"perm": [1, 0]})
 
 
-def floor_div(imp, a, b):
-    """tf.math.floordiv (FLOOR_DIV): rounds toward negative infinity. The IR's integer Div truncates, so the
-    integer case divides a - floormod(a, b), which b divides exactly."""
-    if a.dtype is not None and a.dtype.kind in "iu":
-        exact = imp.emit("Sub", [a, imp.emit("Mod", [a, b], suffix="mod")], suffix="exact")
-        return imp.emit("Div", [exact, b])
-    return imp.emit("Floor", [imp.emit("Div", [a, b], suffix="div")])
-
-
 def not_equal(imp, a, b):
     return imp.emit("Not", [imp.emit("Equal", [a, b], suffix="equal")])
 
@@ -265,7 +234,7 @@ def gather(imp, params, indices, axis: int, batch_dims: int):
     rank = len(params.shape) if params.shape is not None else None
     if rank is None or axis % rank != batch_dims % rank:
         raise ModelError(f"a gather with batch_dims={batch_dims} is read only along axis {batch_dims}, not {axis}")
-    where = imp.emit("Unsqueeze", [as_int64(imp, indices, "indices"), imp.const([-1], np.int64)], suffix="where")
+    where = imp.emit("Unsqueeze", [as_int64(imp, indices, "indices"), _ints(imp, [-1])], suffix="where")
     return imp.emit("GatherND", [params, where], {"batch_dims": batch_dims % rank})
 
 
@@ -288,6 +257,6 @@ def resize(imp, x, size, attrs: dict):
     h, w = (int(d) for d in constant(size, "the output size").ravel())
     n, c = x.shape[0], x.shape[3]
     if not isinstance(n, int) or not isinstance(c, int):
-        scales = imp.const([1.0, h / x.shape[1], w / x.shape[2], 1.0], np.float32)
+        scales = imp.const([1.0, h / x.shape[1], w / x.shape[2], 1.0], dtype=np.float32)
         return imp.emit("Resize", [x, None, scales], attrs)
-    return imp.emit("Resize", [x, None, None, imp.const([n, h, w, c], np.int64)], attrs)
+    return imp.emit("Resize", [x, None, None, _ints(imp, [n, h, w, c])], attrs)

@@ -95,3 +95,75 @@ def test_a_layer_named_after_a_module_that_holds_layers(tmp_path):
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     np.testing.assert_allclose(got, model(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _ints(low, high, *shape):
+    return torch.from_numpy(np.random.default_rng(3).integers(low, high, shape))
+
+
+def _floats(*shape, seed=4):
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def _scatter_max(x, i):
+    return x.scatter_reduce(1, i, x[:, :3] * 2, "amax", include_self=False)
+
+
+def _index_put(x, i, v):
+    return torch.index_put(x, (i,), v, accumulate=True) + torch.index_put(x, (i[:2], i[1:3] % 3), v[:2, 0])
+
+
+#: core ATen ops without a decomposition, as models call them: name -> (function, inputs, the ATen op it holds)
+CORE_ATEN = {
+    "inverse_hyperbolic": (lambda x: torch.asinh(x) + torch.atanh(x * 0.5) + torch.acosh(x.abs() + 1), [_floats(3, 4)],
+                           "acosh"),
+    "logs_and_trunc": (lambda x: torch.expm1(x) + torch.log1p(x.abs()) + torch.log2(x.abs() + 1)
+                       + torch.log10(x.abs() + 1) + torch.trunc(x * 3), [_floats(3, 4)], "trunc"),
+    "atan2": (lambda y, x: torch.atan2(y, x), [_floats(4, 5), torch.cat([_floats(3, 5, seed=5), torch.zeros(1, 5)])],
+              "atan2"),
+    "isinf": (lambda x: torch.isinf(1.0 / x), [torch.tensor([1.0, 0.0, -2.0, 0.0])], "isinf"),
+    "shifts": (lambda a: (a << 2) + (a >> 1), [_ints(-40, 40, 3, 4)], "__lshift__"),
+    "floor_divide": (lambda a, b: a // b + torch.div(a, b, rounding_mode="floor") * 10,
+                     [_ints(-9, 9, 3, 4), _ints(1, 4, 3, 4) * (_ints(0, 2, 3, 4) * 2 - 1)], "floor_divide"),
+    "flip": (lambda x: torch.flip(x, dims=(0, 2)), [_floats(2, 3, 4)], "flip"),
+    "scatter": (lambda x, i: x.scatter(1, i, x[:, :3]) + x.scatter_add(1, i, x[:, :3]) + x.scatter(1, i, 2.5),
+                [_floats(2, 5), _ints(0, 5, 2, 3)], "scatter"),
+    "scatter_reduce": (_scatter_max, [_floats(2, 5), _ints(0, 5, 2, 3)], "scatter_reduce"),
+    "index_put": (_index_put, [_floats(5, 3), torch.tensor([4, 0, 4, 2]), _floats(4, 3)], "index_put"),
+    "slice_scatter": (lambda x, y: torch.slice_scatter(x, y, dim=1, start=1, end=3), [_floats(2, 5), _floats(2, 2)],
+                      "slice_scatter"),
+    "diagonal": (lambda x: torch.diagonal(x, offset=1, dim1=0, dim2=2) + torch.diagonal(x, -1, 2, 0),
+                 [_floats(4, 2, 4)], "diagonal"),
+    "grid_sample": (lambda x, g: torch.nn.functional.grid_sample(x, g, padding_mode="border", align_corners=False),
+                    [_floats(1, 2, 5, 6), _floats(1, 3, 4, 2) * 0.8], "grid_sampler_2d"),
+    "pool3d": (lambda x: torch.nn.functional.avg_pool3d(x, 2) + torch.nn.functional.max_pool3d(x, 2)
+               + torch.nn.functional.adaptive_avg_pool3d(x, 1), [_floats(1, 2, 4, 4, 6)], "avg_pool3d"),
+    "group_norm": (torch.nn.GroupNorm(2, 4), [_floats(2, 4, 3, 3)], "native_group_norm"),
+    "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORE_ATEN))
+def test_core_aten_op_reads_as_torch_computes(name):
+    fn, inputs, aten = CORE_ATEN[name]
+    module = fn if isinstance(fn, torch.nn.Module) else _Fn(fn)
+    exported = torch.export.export(module.eval(), tuple(inputs))
+    expected = module(*inputs).detach().numpy()
+    called = set()
+    for program in (exported, exported.run_decompositions()):  # as exported, and in core ATen
+        called |= {getattr(n.target, "__name__", "").split(".")[0] for n in program.graph.nodes
+                   if n.op == "call_function"}
+        graph = tb.load(program)
+        got = tb.run(graph, {v.name: x.numpy() for v, x in zip(graph.inputs, inputs)})[graph.outputs[0].name]
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert aten in called, sorted(called)

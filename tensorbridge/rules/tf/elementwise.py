@@ -10,6 +10,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.ir_spellings import atan2, floor_divide
 from tensorbridge.rules.tf.base import (
     attr,
     dtype_attr,
@@ -59,7 +60,7 @@ def read_bitcast(imp, n, ins):
 
 @tf_op("FloorDiv", produces="Div")
 def read_floordiv(imp, n, ins):
-    return tf_semantics.floor_div(imp, *ins[:2])
+    return floor_divide(imp, *ins[:2])
 
 
 @tf_op("NotEqual", produces="Not")
@@ -69,7 +70,7 @@ def read_notequal(imp, n, ins):
 
 @tf_op("Atan2", produces=())
 def read_atan2(imp, n, ins):
-    return tf_semantics.atan2(imp, *ins[:2])
+    return atan2(imp, *ins[:2])
 
 
 @tf_op("AddN", produces="Sum")

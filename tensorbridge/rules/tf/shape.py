@@ -9,6 +9,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.ir_spellings import reverse
 from tensorbridge.rules.tensorflow_semantics import as_int64
 from tensorbridge.rules.tf.base import (
     NHWC,
@@ -151,7 +152,7 @@ def read_slice(imp, n, ins):
 
 @tf_op("ReverseV2", produces="Slice")
 def read_reversev2(imp, n, ins):
-    return tf_semantics.reverse(imp, ins[0], const_data(ins[1], "the reversed axes"))
+    return reverse(imp, ins[0], const_data(ins[1], "the reversed axes"))
 
 
 @tf_op("ReverseSequence", produces="ReverseSequence")

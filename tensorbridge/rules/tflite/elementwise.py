@@ -11,6 +11,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.ir_spellings import atan2, floor_divide
 from tensorbridge.rules.tflite.base import R, builtin, builtin_row, litert_arithmetic, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
@@ -112,7 +113,7 @@ def read_squared_difference(imp, ins, opts):
 
 @builtin("FLOOR_DIV", produces="Div")
 def read_floor_div(imp, ins, opts):
-    return tf_semantics.floor_div(imp, *ins)
+    return floor_divide(imp, *ins)
 
 
 @builtin("NOT_EQUAL", produces="Not")
@@ -127,7 +128,7 @@ def read_relu_0_to_1(imp, ins, opts):
 
 @builtin("ATAN2", produces=())
 def read_atan2(imp, ins, opts):
-    return tf_semantics.atan2(imp, *ins)
+    return atan2(imp, *ins)
 
 
 @builtin("ADD_N", produces="Sum")

@@ -11,6 +11,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.ir_spellings import reverse
 from tensorbridge.rules.tensorflow_semantics import as_int64
 from tensorbridge.rules.tflite.base import R, builtin, builtin_row, output_dtype
 from tensorbridge.rules.tflite.kernel import (
@@ -199,7 +200,7 @@ def read_range(imp, ins, opts):
 
 @builtin("REVERSE_V2", produces="Slice")
 def read_reverse_v2(imp, ins, opts):
-    return tf_semantics.reverse(imp, ins[0], tf_semantics.constant(ins[1], "REVERSE_V2's axes"))
+    return reverse(imp, ins[0], tf_semantics.constant(ins[1], "REVERSE_V2's axes"))
 
 
 @builtin("REVERSE_SEQUENCE", produces="ReverseSequence")

@@ -21,6 +21,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import ImportRule, Registry
+from tensorbridge.rules.ir_spellings import floor_divide
 
 STRINGS = "PyTorch has no string tensors"
 R = Registry("torch")
@@ -121,7 +122,7 @@ def _read_binary(ir_op, attrs):
         if alpha != 1 and ir_op in ("Add", "Sub"):
             bv = imp.emit("Mul", [bv, imp.const(alpha, like=bv)], suffix="alpha")
         if ir_op == "Div" and kw.get("rounding_mode") == "floor":
-            return imp.emit("Floor", [imp.emit("Div", [av, bv], suffix="div")])
+            return floor_divide(imp, av, bv)
         if ir_op == "Div" and kw.get("rounding_mode") == "trunc" and av.dtype is not None and av.dtype.kind == "f":
             raise ModelError(f"{node.name}: float division with rounding_mode='trunc' has no IR op yet")
         return imp.emit(ir_op, [av, bv], attrs or None)

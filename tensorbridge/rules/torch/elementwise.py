@@ -11,6 +11,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import shift_in_range
+from tensorbridge.rules.ir_spellings import atan2, floor_divide, truncate
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -158,10 +159,45 @@ def read_not_equal(imp, node, a, b):
     return imp.emit("Not", [imp.emit("Equal", [imp.value(a, like=b), imp.value(b, like=a)], suffix="eq")])
 
 
+@aten("expm1", produces="Sub")
+def read_expm1(imp, node, x):
+    xv = imp.value(x)
+    return imp.emit("Sub", [imp.emit("Exp", [xv], suffix="exp"), imp.const(1, like=xv)])
+
+
+@aten("log1p", produces="Log")
+def read_log1p(imp, node, x):
+    xv = imp.value(x)
+    return imp.emit("Log", [imp.emit("Add", [xv, imp.const(1, like=xv)], suffix="plus1")])
+
+
+@aten("log2", "log10", produces="Div")
+def read_log_base(imp, node, x):
+    xv = imp.value(x)
+    base = 2.0 if node.target.__name__.startswith("log2") else 10.0
+    return imp.emit("Div", [imp.emit("Log", [xv], suffix="ln"), imp.const(np.log(base), like=xv)])
+
+
+@aten("trunc", "fix", produces="Floor")
+def read_trunc(imp, node, x):
+    return truncate(imp, imp.value(x))
+
+
+@aten("atan2", "arctan2", produces=())
+def read_atan2(imp, node, y, x):
+    return atan2(imp, imp.value(y, like=x), imp.value(x, like=y))
+
+
+@aten("bitwise_left_shift", "bitwise_right_shift", "__lshift__", "__rshift__", produces="BitShift")
+def read_shift(imp, node, a, b):
+    left = "left" in node.target.__name__ or "lshift" in node.target.__name__
+    direction = "LEFT" if left else "RIGHT"
+    return imp.emit("BitShift", [imp.value(a, like=b), imp.value(b, like=a)], {"direction": direction})
+
+
 @aten("floor_divide", produces="Div")
 def read_floor_divide(imp, node, a, b):
-    q = imp.emit("Div", [imp.value(a, like=b), imp.value(b, like=a)], suffix="div")
-    return q if np.issubdtype(q.dtype, np.integer) else imp.emit("Floor", [q])
+    return floor_divide(imp, imp.value(a, like=b), imp.value(b, like=a))
 
 
 @R.exports("Div", shape_write=lambda em, node: shape_arithmetic("//")(em, node))
@@ -283,6 +319,14 @@ def read_passthrough(imp, node, x, *rest, **kw):
     return imp.value(x)
 
 
+@aten("native_dropout", produces=())
+def read_native_dropout(imp, node, x, p, train=None):
+    """The core ATen dropout (output, mask): the input where it does not train."""
+    if train:
+        raise ModelError(f"{node.name}: dropout in training mode (export the model in eval mode)")
+    return (imp.value(x), None)
+
+
 # -- integer shape vectors as Python values (see rules/torch/shape.py) --------------------------------
 def _shape_same(em, node):
     em.var[id(node.outputs[0])] = em.pylist(node.inputs[0])
@@ -353,6 +397,10 @@ unary("sinh", "Sinh", "torch.sinh")
 unary("cosh", "Cosh", "torch.cosh")
 unary("tan", "Tan", "torch.tan")
 unary(None, "Softsign", "F.softsign")
+unary("asinh", "Asinh", "torch.asinh")
+unary("acosh", "Acosh", "torch.acosh")
+unary("atanh", "Atanh", "torch.atanh")
+unary("isinf", "IsInf", "torch.isinf")
 binary("add", "Add")
 binary("sub", "Sub", "-", shape_write=shape_arithmetic("-"))
 binary("mul", "Mul", "*", shape_write=shape_arithmetic("*"))

@@ -322,6 +322,12 @@ def read_group_norm(imp, node, input, num_groups, weight=None, bias=None, eps=1e
     return imp.emit("GroupNormalization", [x, w, b], {"num_groups": int(num_groups), "epsilon": float(eps)})
 
 
+@aten("native_group_norm", produces="GroupNormalization")
+def read_native_group_norm(imp, node, input, weight, bias, n, c, hw, num_groups, eps):
+    """The core ATen group norm (output, mean, rstd): only the output is read."""
+    return (read_group_norm(imp, node, input, num_groups, weight, bias, eps), None, None)
+
+
 @R.exports("GroupNormalization")
 def write_group_norm(em, node):
     require_nchw(node)
@@ -369,7 +375,8 @@ def write_softmax(em, node):
     em.out(node, P.call(fn, em.tensor(node.inputs[0]), node.attrs.get("axis", -1)))
 
 
-@aten("max_pool1d", "max_pool2d", "max_pool2d_with_indices", produces="MaxPool")
+@aten("max_pool1d", "max_pool2d", "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
+      produces="MaxPool")
 def read_max_pool(imp, node, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     n = len(ints(kernel_size))
     p = ints(padding, n)
@@ -409,7 +416,7 @@ def write_max_pool(em, node):
     em.out(node, P.method(y, "to", P.name(TORCH_DTYPES[dtypes.name(dt)])) if integer else y)
 
 
-@aten("avg_pool1d", "avg_pool2d", produces="AveragePool")
+@aten("avg_pool1d", "avg_pool2d", "avg_pool3d", produces="AveragePool")
 def read_avg_pool(imp, node, x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                   divisor_override=None):
     if divisor_override:
@@ -442,7 +449,8 @@ def write_avg_pool(em, node):
         ceil_mode=(ceil, False), count_include_pad=(cip, True))))
 
 
-@aten("adaptive_avg_pool1d", "adaptive_avg_pool2d", produces=("GlobalAveragePool", "AveragePool"))
+@aten("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "_adaptive_avg_pool2d",
+      "_adaptive_avg_pool3d", produces=("GlobalAveragePool", "AveragePool"))
 def read_adaptive_avg_pool(imp, node, x, output_size):
     in_sp = imp.meta(x).shape[2:]
     out = ints(output_size, len(in_sp))
@@ -590,6 +598,18 @@ def _grid_sample_check(node) -> str | None:
     if len(x.shape) == 5 and _GRID_MODES.get(mode) == "bicubic":
         return "cubic GridSample in 3-D (F.grid_sample has no bicubic volumes)"
     return None if mode in _GRID_MODES else f"GridSample mode {mode!r}"
+
+
+#: grid_sampler_2d's integer modes (torch's enums) -> GridSample's
+_ATEN_GRID_MODES = ("linear", "nearest", "cubic")
+_ATEN_GRID_PADDING = ("zeros", "border", "reflection")
+
+
+@aten("grid_sampler_2d", "grid_sampler", produces="GridSample")
+def read_grid_sampler(imp, node, input, grid, interpolation_mode, padding_mode, align_corners):
+    return imp.emit("GridSample", [imp.value(input), imp.value(grid)], {
+        "mode": _ATEN_GRID_MODES[int(interpolation_mode)], "padding_mode": _ATEN_GRID_PADDING[int(padding_mode)],
+        "align_corners": int(bool(align_corners))})
 
 
 @R.exports("GridSample", check=_grid_sample_check)

@@ -184,3 +184,10 @@ def write_top_k(em, node):
     em.outs(node, P.call("torch.sort", x, dim=dim, descending=largest, stable=True), 2)
     for v in node.outputs[:2]:
         em.body.append(P.assign([em.var[id(v)].id], P.method(em.var[id(v)], "narrow", dim, 0, k)))
+
+
+@aten("linalg_det", "_linalg_det", "det", produces="Det")
+def read_det(imp, node, x):
+    """The determinant (_linalg_det also gives the LU factors and pivots, which nothing reads)."""
+    det = imp.emit("Det", [imp.value(x)])
+    return (det, None, None) if node.target.__name__.startswith("_linalg_det") else det

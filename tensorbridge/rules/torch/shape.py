@@ -15,6 +15,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.shape import vector_condition_blocker
+from tensorbridge.rules.ir_spellings import reverse
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -723,3 +724,111 @@ def shape_vector(imp, dims) -> Value:
             v = imp.env[d.name]
             parts.append(v[1] if isinstance(v, tuple) else v)
     return imp.emit("Concat", parts, {"axis": 0}, suffix="shape")
+
+
+# -- core ATen ops that write into a tensor or read it backwards or along a diagonal ---------------------
+@aten("flip", produces="Slice")
+def read_flip(imp, node, x, dims):
+    return reverse(imp, imp.value(x), dims)
+
+
+def _is_tensor(arg) -> bool:
+    return hasattr(arg, "op") and hasattr(arg, "name")
+
+
+def _scatter_source(imp, src, index, like):
+    """What a scatter writes: the source tensor, or a scalar spread over the index's shape."""
+    if _is_tensor(src):
+        return imp.value(src)
+    return imp.emit("Expand", [imp.const(src, like=like), imp.emit("Shape", [imp.value(index)], suffix="index_shape")],
+                    suffix="source")
+
+
+#: scatter_reduce's reductions -> (ScatterElements', the value a slot holds before any write when include_self=False)
+_SCATTER_REDUCTIONS = {"sum": ("add", lambda dt: 0), "prod": ("mul", lambda dt: 1),
+                       "amax": ("max", lambda dt: np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min),
+                       "amin": ("min", lambda dt: np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max)}
+
+
+@aten("scatter", "scatter_add", produces="ScatterElements")
+def read_scatter(imp, node, x, dim, index, src, reduce=None):
+    """x.scatter(dim, index, src or value[, reduce="add"/"multiply"]) and scatter_add."""
+    xv = imp.value(x)
+    if node.target.__name__.startswith("scatter_add"):
+        reduction = "add"
+    else:
+        reduction = {None: "none", "add": "add", "multiply": "mul"}[reduce]
+    return imp.emit("ScatterElements", [xv, imp.value(index), _scatter_source(imp, src, index, xv)],
+                    {"axis": int(dim), "reduction": reduction})
+
+
+@aten("scatter_reduce", produces="ScatterElements")
+def read_scatter_reduce(imp, node, x, dim, index, src, reduce, include_self=True):
+    """x.scatter_reduce: without include_self, the written slots first take the reduction's identity."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise ModelError(f"{node.name}: scatter_reduce with reduce={reduce!r} is not supported")
+    reduction, identity = _SCATTER_REDUCTIONS[reduce]
+    xv, idx, updates = imp.value(x), imp.value(index), imp.value(src)
+    if not include_self:
+        dt = np.dtype(xv.dtype)
+        fill = imp.emit("Expand", [imp.const(identity(dt), like=xv), imp.emit("Shape", [idx], suffix="index_shape")],
+                        suffix="identity")
+        xv = imp.emit("ScatterElements", [xv, idx, fill], {"axis": int(dim)}, suffix="cleared")
+    return imp.emit("ScatterElements", [xv, idx, updates], {"axis": int(dim), "reduction": reduction})
+
+
+@aten("index_put", produces="ScatterND")
+def read_index_put(imp, node, x, indices, values, accumulate=False):
+    """x[i0, i1, ...] = values (accumulate: +=) for index tensors on the leading dims, as ScatterND at their
+    broadcast index tuples."""
+    import torch
+
+    present = [i for i, t in enumerate(indices) if t is not None]
+    if present != list(range(len(indices))) or any(imp.meta(t).dtype == torch.bool for t in indices):
+        raise ModelError(f"{node.name}: index_put with a boolean mask or indices after a full slice is not supported")
+    batch = list(torch.broadcast_shapes(*(imp.meta(t).shape for t in indices)))
+    target = imp.shape_tensor(batch)
+    parts = [imp.emit("Unsqueeze", [imp.emit("Expand", [imp.value(t), target], suffix=f"idx{i}"),
+                                    imp.const([len(batch)], dtype=np.int64)], suffix=f"idx{i}_last")
+             for i, t in enumerate(indices)]
+    where = imp.emit("Concat", [imp.emit("Cast", [p], {"to": "int64"}, suffix=f"idx{i}_i64")
+                                for i, p in enumerate(parts)], {"axis": -1}, suffix="indices")
+    xv = imp.value(x)
+    rows = list(imp.meta(x).shape[len(indices):])
+    spread = imp.emit("Expand", [imp.value(values, like=x), imp.shape_tensor(batch + rows)], suffix="values")
+    return imp.emit("ScatterND", [xv, where, spread], {"reduction": "add" if accumulate else "none"})
+
+
+@aten("slice_scatter", produces="Concat")
+def read_slice_scatter(imp, node, x, src, dim=0, start=None, end=None, step=1):
+    """x with x[start:end] along dim replaced by src: the parts before and after around it."""
+    size = imp.meta(x).shape[dim]
+    start, end = start or 0, size if end is None else min(end, size)
+    if step != 1 or not all(isinstance(v, int) for v in (start, end, size)):
+        raise ModelError(f"{node.name}: slice_scatter with a step or a dynamic bound is not supported")
+    xv = imp.value(x)
+    axis = imp.const([dim], dtype=np.int64)
+    parts = [imp.emit("Slice", [xv, imp.const([0], dtype=np.int64), imp.const([start], dtype=np.int64), axis],
+                      suffix="before")] if start > 0 else []
+    parts.append(imp.value(src))
+    if end < size:
+        parts.append(imp.emit("Slice", [xv, imp.const([end], dtype=np.int64), imp.const([size], dtype=np.int64),
+                                        axis], suffix="after"))
+    return imp.emit("Concat", parts, {"axis": int(dim)}) if len(parts) > 1 else parts[0]
+
+
+@aten("diagonal", produces="Gather")
+def read_diagonal(imp, node, x, offset=0, dim1=0, dim2=1):
+    """x.diagonal: the two dims moved last and flattened, the diagonal's entries gathered (it comes last)."""
+    shape = list(imp.meta(x).shape)
+    rank = len(shape)
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    m, n = shape[dim1], shape[dim2]
+    if not isinstance(m, int) or not isinstance(n, int):
+        raise ModelError(f"{node.name}: diagonal of dims of unknown size is not supported")
+    rest = [d for d in range(rank) if d not in (dim1, dim2)]
+    xv = imp.emit("Transpose", [imp.value(x)], {"perm": rest + [dim1, dim2]}, suffix="last")
+    flat = imp.emit("Reshape", [xv, imp.shape_tensor([shape[d] for d in rest] + [m * n])], suffix="flat")
+    rows = range(max(0, -offset), min(m, n - offset))
+    positions = [r * n + r + offset for r in rows]
+    return imp.emit("Gather", [flat, imp.const(positions, dtype=np.int64)], {"axis": len(rest)})
