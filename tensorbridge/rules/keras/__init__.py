@@ -15,6 +15,7 @@ from tensorbridge.rules.keras import (  # noqa: F401 (registers)
     elementwise,
     math,
     nn,
+    ops_calls,
     reduce,
     shape,
     transformer,

@@ -779,24 +779,35 @@ def read_scatter_reduce(imp, node, x, dim, index, src, reduce, include_self=True
 
 @aten("index_put", produces="ScatterND")
 def read_index_put(imp, node, x, indices, values, accumulate=False):
-    """x[i0, i1, ...] = values (accumulate: +=) for index tensors on the leading dims, as ScatterND at their
-    broadcast index tuples."""
+    """x[..., i0, i1, ...] = values (accumulate: +=) for index tensors on adjacent dims (a KV cache's
+    `cache[:, :, positions] = k`): ScatterND at their broadcast index tuples, the indexed dims moved first."""
     import torch
 
     present = [i for i, t in enumerate(indices) if t is not None]
-    if present != list(range(len(indices))) or any(imp.meta(t).dtype == torch.bool for t in indices):
-        raise ModelError(f"{node.name}: index_put with a boolean mask or indices after a full slice is not supported")
-    batch = list(torch.broadcast_shapes(*(imp.meta(t).shape for t in indices)))
+    if present != list(range(present[0], present[-1] + 1)) or any(imp.meta(indices[i]).dtype == torch.bool
+                                                                    for i in present):
+        raise ModelError(f"{node.name}: index_put with a boolean mask or indices on dims apart is not supported")
+    shape = list(imp.meta(x).shape)
+    lead, rest = shape[:present[0]], shape[present[-1] + 1:]
+    batch = list(torch.broadcast_shapes(*(imp.meta(indices[i]).shape for i in present)))
     target = imp.shape_tensor(batch)
-    parts = [imp.emit("Unsqueeze", [imp.emit("Expand", [imp.value(t), target], suffix=f"idx{i}"),
+    parts = [imp.emit("Unsqueeze", [imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}"),
                                     imp.const([len(batch)], dtype=np.int64)], suffix=f"idx{i}_last")
-             for i, t in enumerate(indices)]
+             for i in present]
     where = imp.emit("Concat", [imp.emit("Cast", [p], {"to": "int64"}, suffix=f"idx{i}_i64")
                                 for i, p in enumerate(parts)], {"axis": -1}, suffix="indices")
+    spread = imp.emit("Expand", [imp.value(values, like=x), imp.shape_tensor(lead + batch + rest)], suffix="values")
     xv = imp.value(x)
-    rows = list(imp.meta(x).shape[len(indices):])
-    spread = imp.emit("Expand", [imp.value(values, like=x), imp.shape_tensor(batch + rows)], suffix="values")
-    return imp.emit("ScatterND", [xv, where, spread], {"reduction": "add" if accumulate else "none"})
+    reduction = {"reduction": "add" if accumulate else "none"}
+    if not lead:
+        return imp.emit("ScatterND", [xv, where, spread], reduction)
+    p, b = len(lead), len(batch)
+    first = present + [d for d in range(len(shape)) if d not in present]
+    moved = imp.emit("Transpose", [xv], {"perm": first}, suffix="indexed_first")
+    spread = imp.emit("Transpose", [spread], {"perm": list(range(p, p + b)) + list(range(p)) +
+                                              list(range(p + b, p + b + len(rest)))}, suffix="batch_first")
+    written = imp.emit("ScatterND", [moved, where, spread], reduction, suffix="written")
+    return imp.emit("Transpose", [written], {"perm": [first.index(d) for d in range(len(shape))]})
 
 
 @aten("slice_scatter", produces="Concat")

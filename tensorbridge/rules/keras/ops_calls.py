@@ -1,0 +1,370 @@
+"""Keras 3 -> IR: the `keras.ops` calls that functional models and traced custom layers record and no layer
+stands for (numpy-style arithmetic and statistics, moving axes, one-hot, scatters, segment sums).
+
+Converters take (importer, operation, operands, keyword operands, keras node). The generated Keras code
+writes these IR ops through the writers beside their other readers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.ir_spellings import atan2, floor_divide, truncate
+from tensorbridge.rules.keras.base import axes_list, elementwise, keras_op, operand_value, result_dtype
+
+
+def _float(imp, node, value):
+    return imp.const(value, dtype=result_dtype(node))
+
+
+def _int64(imp, values):
+    return imp.const(np.asarray(values, np.int64), dtype=np.int64)
+
+
+# -- arithmetic --------------------------------------------------------------------------------------------
+@keras_op("Square", produces="Mul")
+def read_op_square(imp, op, args, kwargs, node):
+    return imp.emit("Mul", [args[0], args[0]])
+
+
+@keras_op("Rsqrt", produces="Reciprocal")
+def read_op_rsqrt(imp, op, args, kwargs, node):
+    return imp.emit("Reciprocal", [imp.emit("Sqrt", [args[0]], suffix="sqrt")])
+
+
+@keras_op("Expm1", produces="Sub")
+def read_op_expm1(imp, op, args, kwargs, node):
+    return imp.emit("Sub", [imp.emit("Exp", [args[0]], suffix="exp"), _float(imp, node, 1)])
+
+
+@keras_op("Log1p", produces="Log")
+def read_op_log1p(imp, op, args, kwargs, node):
+    return imp.emit("Log", [imp.emit("Add", [args[0], _float(imp, node, 1)], suffix="plus1")])
+
+
+@keras_op("Log2", "Log10", produces="Div")
+def read_op_log_base(imp, op, args, kwargs, node):
+    base = 2.0 if type(op).__name__ == "Log2" else 10.0
+    return imp.emit("Div", [imp.emit("Log", [args[0]], suffix="ln"), _float(imp, node, np.log(base))])
+
+
+@keras_op("Erfc", produces="Sub")
+def read_op_erfc(imp, op, args, kwargs, node):
+    return imp.emit("Sub", [_float(imp, node, 1), imp.emit("Erf", [args[0]], suffix="erf")])
+
+
+@keras_op("Trunc", produces="Floor")
+def read_op_trunc(imp, op, args, kwargs, node):
+    x = args[0]
+    return x if x.dtype is not None and x.dtype.kind in "iub" else truncate(imp, x)
+
+
+@keras_op("NotEqual", produces="Not")
+def read_op_not_equal(imp, op, args, kwargs, node):
+    return imp.emit("Not", [elementwise(imp, op, args, kwargs, node, "Equal")])
+
+
+def _same_type(imp, node, args):
+    out = result_dtype(node)
+    values = [operand_value(imp, a, out) for a in args]
+    return [v if v.dtype == out else imp.emit("Cast", [v], {"to": dtypes.name(out)}, suffix=f"cast{i}")
+            for i, v in enumerate(values)]
+
+
+@keras_op("FloorDivide", produces="Div")
+def read_op_floor_divide(imp, op, args, kwargs, node):
+    return floor_divide(imp, *_same_type(imp, node, args))
+
+
+@keras_op("Fmod", produces="Mod")
+def read_op_fmod(imp, op, args, kwargs, node):
+    return imp.emit("Mod", _same_type(imp, node, args), {"fmod": 1})
+
+
+@keras_op("Arctan2", produces=())
+def read_op_arctan2(imp, op, args, kwargs, node):
+    return atan2(imp, *_same_type(imp, node, args))
+
+
+@keras_op("LeftShift", "RightShift", "BitwiseLeftShift", "BitwiseRightShift", produces="BitShift")
+def read_op_shift(imp, op, args, kwargs, node):
+    direction = "LEFT" if "Left" in type(op).__name__ else "RIGHT"
+    return imp.emit("BitShift", _same_type(imp, node, args), {"direction": direction})
+
+
+@keras_op("View", produces="BitCast")
+def read_op_view(imp, op, args, kwargs, node):
+    to = result_dtype(node)
+    x = args[0]
+    if op.dtype is None or to == x.dtype:
+        return x
+    if np.dtype(x.dtype).itemsize != to.itemsize:
+        raise ModelError(f"{op.name}: ops.view between types of different sizes ({x.dtype} -> {to})")
+    return imp.emit("BitCast", [x], {"to": dtypes.name(to)})
+
+
+# -- activations -------------------------------------------------------------------------------------------
+@keras_op("Selu", produces="Selu")
+def read_op_selu(imp, op, args, kwargs, node):
+    return imp.emit("Selu", [args[0]])
+
+
+@keras_op("Celu", produces="Celu")
+def read_op_celu(imp, op, args, kwargs, node):
+    return imp.emit("Celu", [args[0]], {"alpha": float(op.alpha)})
+
+
+@keras_op("Softsign", produces="Softsign")
+def read_op_softsign(imp, op, args, kwargs, node):
+    return imp.emit("Softsign", [args[0]])
+
+
+@keras_op("HardTanh", produces="Clip")
+def read_op_hard_tanh(imp, op, args, kwargs, node):
+    return imp.emit("Clip", [args[0], _float(imp, node, -1), _float(imp, node, 1)])
+
+
+@keras_op("LogSigmoid", produces="Softplus")
+def read_op_log_sigmoid(imp, op, args, kwargs, node):
+    """log(sigmoid(x)) = -softplus(-x)."""
+    return imp.emit("Neg", [imp.emit("Softplus", [imp.emit("Neg", [args[0]], suffix="neg")], suffix="softplus")])
+
+
+@keras_op("Glu", produces="Sigmoid")
+def read_op_glu(imp, op, args, kwargs, node):
+    a, b = imp.emit("Split", [args[0]], {"axis": int(op.axis), "num_outputs": 2}, outputs=2, suffix="halves")
+    return imp.emit("Mul", [a, imp.emit("Sigmoid", [b], suffix="gate")])
+
+
+# -- statistics and reductions ---------------------------------------------------------------------------
+@keras_op("Var", "Std", produces="ReduceMean")
+def read_op_variance(imp, op, args, kwargs, node):
+    """The mean squared deviation from the mean (population variance, as numpy's default), its root for Std."""
+    x = args[0]
+    axes = _int64(imp, axes_list(op.axis, len(x.shape)))
+    centred = imp.emit("Sub", [x, imp.emit("ReduceMean", [x, axes], {"keepdims": 1}, suffix="mean")], suffix="centred")
+    var = imp.emit("ReduceMean", [imp.emit("Mul", [centred, centred], suffix="squares"), axes],
+                   {"keepdims": int(bool(op.keepdims))}, suffix="var" if type(op).__name__ == "Std" else "")
+    return imp.emit("Sqrt", [var]) if type(op).__name__ == "Std" else var
+
+
+#: keras.ops reductions with no reader elsewhere -> the IR reduction (any/all over booleans: their max/min)
+_REDUCTIONS = {"Amax": "ReduceMax", "Amin": "ReduceMin", "Any": "ReduceMax", "All": "ReduceMin",
+               "Logsumexp": "ReduceLogSumExp"}
+
+
+@keras_op(*_REDUCTIONS, produces=("ReduceMax", "ReduceMin", "ReduceLogSumExp"))
+def read_op_reduction(imp, op, args, kwargs, node):
+    x = args[0]
+    if type(op).__name__ in ("Any", "All") and x.dtype != np.bool_:
+        x = imp.emit("Cast", [x], {"to": "bool"}, suffix="truth")
+    return imp.emit(_REDUCTIONS[type(op).__name__], [x, _int64(imp, axes_list(op.axis, len(x.shape)))],
+                    {"keepdims": int(bool(op.keepdims))})
+
+
+# -- moving axes and filling -----------------------------------------------------------------------------
+@keras_op("Swapaxes", produces="Transpose")
+def read_op_swapaxes(imp, op, args, kwargs, node):
+    x = args[0]
+    perm = list(range(len(x.shape)))
+    a, b = int(op.axis1) % len(perm), int(op.axis2) % len(perm)
+    perm[a], perm[b] = perm[b], perm[a]
+    return imp.emit("Transpose", [x], {"perm": perm})
+
+
+@keras_op("Moveaxis", produces="Transpose")
+def read_op_moveaxis(imp, op, args, kwargs, node):
+    x = args[0]
+    rank = len(x.shape)
+    source = [int(a) % rank for a in np.atleast_1d(op.source)]
+    destination = [int(a) % rank for a in np.atleast_1d(op.destination)]
+    rest = [d for d in range(rank) if d not in source]
+    perm = [None] * rank
+    for s, d in sorted(zip(source, destination), key=lambda p: p[1]):
+        perm[d] = s
+    perm = [p if p is not None else rest.pop(0) for p in perm]
+    return imp.emit("Transpose", [x], {"perm": perm})
+
+
+@keras_op("Ravel", produces="Reshape")
+def read_op_ravel(imp, op, args, kwargs, node):
+    return imp.emit("Reshape", [args[0], _int64(imp, [-1])])
+
+
+@keras_op("ZerosLike", "OnesLike", "FullLike", produces="ConstantOfShape")
+def read_op_full_like(imp, op, args, kwargs, node):
+    out = result_dtype(node)
+    kind = type(op).__name__
+    if kind == "FullLike":
+        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+        if isinstance(fill, (int, float, bool, np.number)):
+            value = fill
+        else:
+            shape = imp.emit("Shape", [args[0]], suffix="shape")
+            filled = operand_value(imp, fill, out)
+            return imp.emit("Expand", [filled if filled.dtype == out else imp.emit(
+                "Cast", [filled], {"to": dtypes.name(out)}, suffix="fill"), shape])
+    else:
+        value = 0 if kind == "ZerosLike" else 1
+    return imp.emit("ConstantOfShape", [imp.emit("Shape", [args[0]], suffix="shape")],
+                    {"value": np.asarray([value], out)})
+
+
+@keras_op("Repeat", produces="Gather")
+def read_op_repeat(imp, op, args, kwargs, node):
+    """np.repeat along an axis of known size: a gather of each index repeated."""
+    x = args[0]
+    if op.axis is None:
+        x, axis = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat"), 0
+    else:
+        axis = int(op.axis) % len(x.shape)
+    size = x.shape[axis]
+    if not isinstance(size, int):
+        raise ModelError(f"{op.name}: ops.repeat along an axis of unknown size is not supported")
+    index = np.repeat(np.arange(size), np.asarray(op.repeats).astype(np.int64))
+    return imp.emit("Gather", [x, _int64(imp, index)], {"axis": axis})
+
+
+@keras_op("Roll", produces="Concat")
+def read_op_roll(imp, op, args, kwargs, node):
+    """np.roll: the last `shift` entries moved first, per axis (of known size)."""
+    x = args[0]
+    flat_shape = None
+    if op.axis is None:
+        flat_shape = imp.emit("Shape", [x], suffix="shape")
+        x = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat")
+    axes = [0] if op.axis is None else [int(a) for a in np.atleast_1d(op.axis)]
+    shifts = np.broadcast_to(np.atleast_1d(op.shift), (len(axes),))
+    for axis, shift in zip(axes, shifts):
+        size = x.shape[axis]
+        if not isinstance(size, int):
+            raise ModelError(f"{op.name}: ops.roll along an axis of unknown size is not supported")
+        index = (np.arange(size) - int(shift)) % size
+        x = imp.emit("Gather", [x, _int64(imp, index)], {"axis": axis}, suffix=f"roll{axis}")
+    return imp.emit("Reshape", [x, flat_shape]) if flat_shape is not None else x
+
+
+@keras_op("Unstack", produces="Split")
+def read_op_unstack(imp, op, args, kwargs, node):
+    x = args[0]
+    axis = int(op.axis) % len(x.shape)
+    n = x.shape[axis]
+    if not isinstance(n, int):
+        raise ModelError(f"{op.name}: ops.unstack along an axis of unknown size is not supported")
+    parts = imp.emit("Split", [x, _int64(imp, [1] * n)], {"axis": axis}, outputs=n, suffix="split")
+    parts = parts if isinstance(parts, list) else [parts]
+    return [imp.emit("Squeeze", [p, _int64(imp, [axis])], suffix=f"item{i}") for i, p in enumerate(parts)]
+
+
+@keras_op("Slice", produces="Slice")
+def read_op_slice(imp, op, args, kwargs, node):
+    """ops.slice(x, start_indices, shape): a block of the given shape from the start (computed or constant)."""
+    x = args[0]
+    start = operand_value(imp, args[1], np.dtype(np.int64))
+    start = start if start.dtype == np.int64 else imp.emit("Cast", [start], {"to": "int64"}, suffix="start")
+    size = np.asarray(op.shape, np.int64)
+    if np.any(size < 0):
+        raise ModelError(f"{op.name}: ops.slice with a size of -1 is not supported")
+    end = imp.emit("Add", [start, _int64(imp, size)], suffix="end")
+    return imp.emit("Slice", [x, start, end])
+
+
+@keras_op("Diagonal", "Trace", produces=("Gather", "ReduceSum"))
+def read_op_diagonal(imp, op, args, kwargs, node):
+    """ops.diagonal (the diagonal last, as numpy) and ops.trace (its sum)."""
+    x = args[0]
+    rank = len(x.shape)
+    a1, a2, offset = int(op.axis1) % rank, int(op.axis2) % rank, int(op.offset)
+    m, n = x.shape[a1], x.shape[a2]
+    if not isinstance(m, int) or not isinstance(n, int):
+        raise ModelError(f"{op.name}: a diagonal of axes of unknown size is not supported")
+    rest = [d for d in range(rank) if d not in (a1, a2)]
+    moved = imp.emit("Transpose", [x], {"perm": rest + [a1, a2]}, suffix="last")
+    keep = imp.emit("Slice", [imp.emit("Shape", [moved], suffix="shape"), _int64(imp, [0]), _int64(imp, [len(rest)])],
+                    suffix="rest")
+    flat_shape = imp.emit("Concat", [keep, _int64(imp, [m * n])], {"axis": 0}, suffix="flat_shape")
+    flat = imp.emit("Reshape", [moved, flat_shape], suffix="flat")
+    positions = [r * n + r + offset for r in range(max(0, -offset), min(m, n - offset))]
+    diagonal = imp.emit("Gather", [flat, _int64(imp, positions)], {"axis": len(rest)},
+                        suffix="diagonal" if type(op).__name__ == "Trace" else "")
+    if type(op).__name__ == "Diagonal":
+        return diagonal
+    return imp.emit("ReduceSum", [diagonal, _int64(imp, [-1])], {"keepdims": 0})
+
+
+# -- indices -----------------------------------------------------------------------------------------------
+@keras_op("OneHot", produces="OneHot")
+def read_op_one_hot(imp, op, args, kwargs, node):
+    """ops.one_hot: an index outside [0, num_classes) gives a row of zeros (as tf.one_hot)."""
+    if op.sparse:
+        raise ModelError(f"{op.name}: a sparse one-hot is not supported")
+    out = result_dtype(node)
+    return tf_semantics.one_hot(imp, args[0], _int64(imp, [int(op.num_classes)]), imp.const(1, dtype=out),
+                                imp.const(0, dtype=out), int(op.axis))
+
+
+@keras_op("TakeAlongAxis", produces="GatherElements")
+def read_op_take_along_axis(imp, op, args, kwargs, node):
+    x, indices = args[0], operand_value(imp, args[1], np.dtype(np.int64))
+    if op.axis is None:
+        x, axis = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat"), 0
+    else:
+        axis = int(op.axis)
+    indices = indices if indices.dtype == np.int64 else imp.emit("Cast", [indices], {"to": "int64"}, suffix="idx")
+    rank = len(x.shape)
+    others = [d for d in range(rank) if d != axis % rank]
+    if indices.shape is None or len(indices.shape) != rank or any(
+            indices.shape[d] != x.shape[d] for d in others):
+        raise ModelError(f"{op.name}: ops.take_along_axis with indices broadcast over the other axes is not "
+                         f"supported ({list(indices.shape or [])} into {list(x.shape)})")
+    return imp.emit("GatherElements", [x, indices], {"axis": axis})
+
+
+@keras_op("ScatterUpdate", produces="ScatterND")
+def read_op_scatter_update(imp, op, args, kwargs, node):
+    """ops.scatter_update(inputs, indices, updates): the rows at the index tuples replaced (or reduced)."""
+    reduction = {None: "none", "add": "add", "max": "max", "min": "min", "mul": "mul"}.get(op.reduction)
+    if reduction is None:
+        raise ModelError(f"{op.name}: scatter_update with reduction={op.reduction!r} is not supported")
+    x = args[0]
+    indices = operand_value(imp, args[1], np.dtype(np.int64))
+    indices = indices if indices.dtype == np.int64 else imp.emit("Cast", [indices], {"to": "int64"}, suffix="idx")
+    return imp.emit("ScatterND", [x, indices, operand_value(imp, args[2], x.dtype)], {"reduction": reduction})
+
+
+@keras_op("Scatter", produces="ScatterND")
+def read_op_scatter(imp, op, args, kwargs, node):
+    """ops.scatter(indices, values, shape): values summed into zeros."""
+    return tf_semantics.scatter_nd(imp, operand_value(imp, args[0], np.dtype(np.int64)),
+                                   operand_value(imp, args[1], result_dtype(node)), _int64(imp, list(op.shape)))
+
+
+@keras_op("SegmentSum", "SegmentMax", produces="ScatterND")
+def read_op_segment(imp, op, args, kwargs, node):
+    """ops.segment_sum / segment_max: an empty segment holds 0 / the dtype's lowest (TensorFlow's unsorted
+    segment ops, which Keras calls on its TensorFlow backend)."""
+    if op.num_segments is None:
+        raise ModelError(f"{op.name}: ops.{type(op).__name__} without num_segments is not supported")
+    kind = "sum" if type(op).__name__ == "SegmentSum" else "max"
+    ids = operand_value(imp, args[1], np.dtype(np.int64))
+    return tf_semantics.segment_reduce(imp, args[0], ids, _int64(imp, int(op.num_segments)), kind)
+
+
+@keras_op("Nonzero", produces="NonZero")
+def read_op_nonzero(imp, op, args, kwargs, node):
+    """ops.nonzero: a tuple of index vectors, one per axis."""
+    x = args[0]
+    coords = imp.emit("NonZero", [x], suffix="coords")
+    rank = len(x.shape)
+    if rank == 1:
+        return [imp.emit("Squeeze", [coords, _int64(imp, [0])])]
+    parts = imp.emit("Split", [coords, _int64(imp, [1] * rank)], {"axis": 0}, outputs=rank, suffix="axes")
+    return [imp.emit("Squeeze", [p, _int64(imp, [0])], suffix=f"axis{i}") for i, p in enumerate(parts)]
+
+
+@keras_op("Det", produces="Det")
+def read_op_det(imp, op, args, kwargs, node):
+    return imp.emit("Det", [args[0]])

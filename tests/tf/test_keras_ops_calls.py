@@ -1,0 +1,81 @@
+"""keras.ops calls that no layer stands for (ops.square, ops.var, ops.swapaxes, ops.one_hot, ops.scatter_update
+...) read by the Keras frontend and run against Keras, on inputs where the meanings could differ (negative and
+out-of-range one-hot indices, negative integer division, an empty segment)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.reference.interpreter import run
+
+keras = pytest.importorskip("keras")
+from keras import ops  # noqa: E402
+
+RNG = np.random.default_rng(2)
+
+
+def _floats(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _ints(low, high, *shape):
+    return RNG.integers(low, high, shape).astype(np.int32)
+
+
+#: name -> (function of the symbolic inputs, the inputs with their batch axis, the keras.ops classes it records)
+CASES = {
+    "arithmetic": (lambda x: ops.square(x) + ops.rsqrt(ops.abs(x) + 1) + ops.expm1(x) + ops.log1p(ops.abs(x))
+                   + ops.log2(ops.abs(x) + 1) + ops.log10(ops.abs(x) + 1) + ops.trunc(x * 3)
+                   + ops.erfc(x) + ops.arctan2(x, x * x - 0.5), [_floats(2, 3, 4)], {"Square", "Arctan2", "Trunc"}),
+    "integers": (lambda a, b: ops.floor_divide(a, b) * 100 + ops.fmod(a, b) * 10 + ops.left_shift(a, 2)
+                 + ops.right_shift(a, 1) + ops.cast(ops.not_equal(a, b), "int32"),
+                 [_ints(-9, 9, 2, 6), np.where(_ints(0, 2, 2, 6) > 0, 1, -1).astype(np.int32) * _ints(1, 4, 2, 6)],
+                 {"FloorDivide", "LeftShift", "NotEqual"}),
+    "activations": (lambda x: ops.selu(x) + ops.celu(x, alpha=0.7) + ops.softsign(x) + ops.hard_tanh(x * 2)
+                    + ops.log_sigmoid(x) + ops.concatenate([ops.glu(x), ops.glu(x)], axis=-1),
+                    [_floats(2, 3, 4)], {"Glu", "LogSigmoid"}),
+    "statistics": (lambda x: ops.var(x, axis=-1, keepdims=True) + ops.std(x, axis=1, keepdims=True)
+                   + ops.amax(x, axis=1, keepdims=True) - ops.amin(x, axis=-1, keepdims=True)
+                   + ops.logsumexp(x, axis=-1, keepdims=True)
+                   + ops.cast(ops.any(x > 1.0, axis=-1, keepdims=True), "float32")
+                   + ops.cast(ops.all(x > -1.0, axis=-1, keepdims=True), "float32"), [_floats(2, 3, 4)],
+                   {"Var", "Std", "Logsumexp", "Any"}),
+    "axes": (lambda x: ops.reshape(ops.swapaxes(x, 1, 2), (-1, 12)) + ops.reshape(ops.moveaxis(x, 1, -1), (-1, 12))
+             + ops.reshape(ops.roll(x, 2, axis=2), (-1, 12)) + ops.repeat(ops.reshape(x, (-1, 12))[:, :6], 2, axis=1)
+             + ops.zeros_like(ops.reshape(x, (-1, 12))) + ops.full_like(ops.reshape(x, (-1, 12)), 0.5)
+             + ops.unstack(ops.reshape(x, (-1, 2, 12)), axis=1)[1], [_floats(2, 3, 4)],
+             {"Swapaxes", "Moveaxis", "Roll", "Repeat", "Unstack"}),
+    "diagonal_slice": (lambda x: ops.diagonal(x, offset=1, axis1=1, axis2=2) + ops.trace(x, axis1=1, axis2=2)[:, None]
+                       + ops.slice(x, (0, 1, 1), (2, 3, 3))[:, 0, :], [_floats(2, 4, 4)], {"Diagonal", "Slice"}),
+    "one_hot": (lambda i: ops.one_hot(i, 5) * 2.0, [np.array([[0, 4, -1, 7, 2]], np.int32)], {"OneHot"}),
+    "take_along_axis": (lambda x, i: ops.take_along_axis(x, i, axis=1), [_floats(2, 5, 3), _ints(0, 5, 2, 4, 3)],
+                        {"TakeAlongAxis"}),
+    "scatter": (lambda x: ops.scatter_update(x, np.array([[0, 1], [1, 3]]), ops.ones((2,)))
+                + ops.scatter(np.array([[1, 0], [0, 2], [1, 0]]), x[0, :3], (2, 4)), [_floats(2, 4)],
+                {"ScatterUpdate", "Scatter"}),
+    "segments": (lambda x: ops.segment_sum(x, np.array([0, 0, 2]), num_segments=4)
+                 + ops.segment_max(x, np.array([1, 0, 1]), num_segments=4), [_floats(3, 5)],
+                 {"SegmentSum", "SegmentMax"}),
+    "determinant_view": (lambda x: ops.det(x)[:, None] + ops.cast(ops.view(x, "int32")[:, 0, :1] > 0, "float32"),
+                         [_floats(2, 3, 3)], {"Det", "View"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_keras_ops_call_reads_as_keras_computes(name, tmp_path):
+    fn, arrays, classes = CASES[name]
+    batchless = name in ("scatter", "segments")  # the operand's leading axis is data, not a batch
+    inputs = [keras.Input(batch_shape=a.shape, dtype=str(a.dtype)) if batchless else
+              keras.Input(a.shape[1:], dtype=str(a.dtype)) for a in arrays]
+    model = keras.Model(inputs, fn(*inputs))
+    recorded = {type(layer).__name__ for layer in model.operations}
+    assert classes <= recorded, sorted(recorded)
+    src = tmp_path / f"{name}.keras"
+    model.save(src)
+    graph = tb.load(src)
+    got = run(graph, dict(zip([v.name for v in graph.inputs], arrays)))[graph.outputs[0].name]
+    expected = np.asarray(model(arrays))
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.shape)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
