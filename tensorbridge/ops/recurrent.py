@@ -141,17 +141,19 @@ def _clipf(c):
 
 @op("LSTM", inputs="X W R B? sequence_lens? initial_h? initial_c? P?", outputs="Y? Y_h? Y_c?", family=F,
     layout=TERMINATE, infer=_rnn_rule("LSTM"),
-    attrs={**_RNN_ATTRS, "activations": Attr("strs", None), "input_forget": Attr("int", 0)},
-    doc="Long short-term memory layer (gates i, o, f, c). Equivalents: nn.LSTM, keras LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM.")
+    attrs={**_RNN_ATTRS, "activations": Attr("strs", None), "input_forget": Attr("int", 0),
+           "cell_clip": Attr("float", None)},
+    doc="Long short-term memory layer (gates i, o, f, c; cell_clip bounds the cell state, as LiteRT's kernel). "
+        "Equivalents: nn.LSTM, keras LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM.")
 def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *, activation_alpha,
-         activation_beta, clip, direction, hidden_size, layout, activations, input_forget):
+         activation_beta, clip, direction, hidden_size, layout, activations, input_forget, cell_clip):
     num_dir, h4, _ = W.shape
     hid = h4 // 4
     batch = X.shape[0 if layout else 1]
     acts = _activations(activations or ["Sigmoid", "Tanh", "Tanh"], activation_alpha, activation_beta, 3, num_dir)
     B = np.zeros((num_dir, 8 * hid)) if B is None else B.astype(np.float64)
     P = np.zeros((num_dir, 3 * hid)) if P is None else P.astype(np.float64)
-    cl = _clipf(clip)
+    cl, cell = _clipf(clip), _clipf(cell_clip)
 
     def step(d, x, state):
         h, c = state
@@ -162,7 +164,7 @@ def lstm(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=
         i = f_(cl(i + pi * c))
         f = (1 - i) if input_forget else f_(cl(f + pf * c))
         cc = g_(cl(cc))
-        c_new = f * c + i * cc
+        c_new = cell(f * c + i * cc)
         o = f_(cl(o + po * c_new))
         return [o * h_(c_new), c_new]
 
@@ -236,8 +238,9 @@ def plain_rnn_blocker(node, gru_reset: str) -> str | None:
     else:
         defaults = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}[node.op]
     if acts != defaults * (len(acts) // len(defaults)) or node.input(4) is not None or a.get("clip") \
-            or a.get("layout") or a.get("input_forget") or (node.op == "LSTM" and node.input(7) is not None):
-        return f"{node.op} with custom activations, sequence_lens, clip, peepholes or batch-major layout"
+            or a.get("cell_clip") or a.get("layout") or a.get("input_forget") or \
+            (node.op == "LSTM" and node.input(7) is not None):
+        return f"{node.op} with custom activations, sequence_lens, clip, cell clip, peepholes or batch-major layout"
     if node.op == "GRU" and not a.get("linear_before_reset"):
         return f"GRU with linear_before_reset=0 ({gru_reset})"
     return None
@@ -325,6 +328,9 @@ def _lstm_step(u: _Unrolled, d: int, xw, state, R, B, P):
     else:
         f = u.act(f_, u.clipped(u.add(f, u.mul(pf, c))))
     c_new = u.add(u.mul(f, c), u.b.op("Mul", i, u.act(g_, u.clipped(cc))))
+    bound = u.node.attrs.get("cell_clip")
+    if bound:
+        c_new = u.b.op("Clip", c_new, u.const(-bound, "cell_min"), u.const(bound, "cell_max"))
     o = u.act(f_, u.clipped(u.add(o, u.mul(po, c_new))))
     return [u.b.op("Mul", o, u.act(h_, c_new)), c_new]
 

@@ -73,7 +73,7 @@ def fused_mode(node) -> str | None:
     extra = [node.input(i) for i in range(4, len(node.inputs))]
     if any(v is not None and (v.const is None or np.any(v.const) or i == 0) for i, v in enumerate(extra)):
         return None  # sequence lengths, non-zero initial states, peepholes
-    if a.get("clip") is not None or a.get("layout", 0) or a.get("input_forget", 0) or \
+    if a.get("clip") is not None or a.get("cell_clip") or a.get("layout", 0) or a.get("input_forget", 0) or \
             a.get("direction", "forward") not in ("forward", "bidirectional"):
         return None
     directions = 2 if a.get("direction") == "bidirectional" else 1

@@ -128,8 +128,7 @@ def pipeline(layout: LayoutOptions | None = None, quant_format: str = "qdq",
         p.then("dead code", eliminate_dead_code).then("channels-last ops", lower_channels_last)
     p.then("one dequantize per reader", unshare_dequantize).then("dead code", eliminate_dead_code)
     p.then("Where on bool", where_on_bytes).then("Pad before MaxPool", pad_before_max_pool)
-    return p.then("legalize", lambda g: legalize(g, lambda n: None if supports(n.op) else "ONNX has no equivalent",
-                                                 "ONNX"))
+    return p.then("legalize", lambda g: legalize(g, REGISTRY.blocker, "ONNX"))
 
 
 def to_proto(graph: Graph, opset: int | None = None, layout: LayoutOptions | None = None,
@@ -281,10 +280,11 @@ def _node_proto(n, report: BlockerReport, weights: list) -> onnx.NodeProto:
     schema = op_schema.get(n.op)
     domain, op, extra, dropped = REGISTRY.export_rule(n.op).write(n)
     attrs = []
+    onnx_attrs = onnx.defs.get_schema(op).attributes if not domain and onnx.defs.has(op) else {}
     for k, val in n.attrs.items():
         if val is None or (domain and (k in IR_ONLY_ATTRS or k in dropped)) or k in NEAREST_ONNX_FORM:
             continue
-        if k in IR_ONLY_ATTRS:
+        if k in IR_ONLY_ATTRS and k not in onnx_attrs:  # an LSTM's `layout` is ONNX's own (batch-major)
             if val != IR_ONLY_ATTRS[k]:
                 report.add(n.op, n.name, f"{k}={val!r} cannot be expressed in ONNX "
                                          "(run the layout pass to convert it)")

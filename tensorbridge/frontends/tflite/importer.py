@@ -266,6 +266,12 @@ class Importer:
             return self.values[index]
         t = self.subgraph.Tensors(index)
         data = self._data(t)
+        if data is None and t.IsVariable():  # a stateful kernel's state, named after the kernel's role for it
+            position = [int(i) for i in self.op.InputsAsNumpy()].index(index)
+            role = rules.STATE_OPERANDS.get(self.op_name, {}).get(position, f"state{position}")
+            base = self.tensor_name(int(self.op.OutputsAsNumpy()[0]))
+            self.values[index] = self.state.variable_tensor(index, f"{base}_{role}")
+            return self.values[index]
         if data is None:
             raise ModelError(f"tensor {self.tensor_name(index)!r} is read before any op writes it")
         v = self.graph.add_constant(self.tensor_name(index), data)

@@ -8,6 +8,10 @@ the caller feeds each call's `_next` outputs back as the next call's state, star
 that `graph.metadata["state"]` records (tensorbridge/ir/state.py). A variable whose value no call reads
 before assigning it carries nothing between calls and is not state. (TensorFlow's converter freezes the
 variables a model only reads into constants.)
+
+Variable tensors (`is_variable`, the states of the fused sequence LSTM and RNN kernels) are state the same
+way: LiteRT zero-fills them when the interpreter is made, and the kernel writes its last state back into them,
+so each call starts where the previous one ended.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class ResourceVariables:
         self.main = importer.graph
         self.variables: dict[str, _Variable] = {}
         self.initializing: dict[str, Value] | None = None  # while CALL_ONCE's subgraph runs: what it assigns
+        self.tensors: dict[int, str] = {}  # variable tensor -> the variable it is
 
     def handle(self, tensor: int, name: str) -> None:
         """VAR_HANDLE: tensor `tensor` names variable `name` (a handle, not a value of the graph)."""
@@ -56,7 +61,28 @@ class ResourceVariables:
 
     def read(self, tensor: int) -> Value:
         """READ_VARIABLE: the value assigned last in this call, else the state the call starts from."""
-        name, var = self._variable(tensor)
+        return self._read(*self._variable(tensor))
+
+    def variable_tensor(self, tensor: int, name: str) -> Value:
+        """Variable tensor `tensor`'s value, as state named `name`: what it holds when the call starts (zeros on
+        the first call)."""
+        if self.imp.graph is not self.main:
+            raise ModelError(f"variable tensor {self.imp.tensor_name(tensor)!r} inside an IF or WHILE body: state "
+                             "is carried only through the main subgraph")
+        if tensor not in self.tensors:
+            t = self.imp.subgraph.Tensors(tensor)
+            shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() else ()
+            name = name if name not in self.variables else f"{name}_{tensor}"
+            self.tensors[tensor] = name
+            self.variables[name] = _Variable(np.zeros(shape, self.imp.tensor_dtype(t)))
+        name = self.tensors[tensor]
+        return self._read(name, self.variables[name])
+
+    def write_variable_tensor(self, tensor: int, value: Value) -> None:
+        """What a stateful kernel leaves in variable tensor `tensor` for the next call."""
+        self.variables[self.tensors[tensor]].current = value
+
+    def _read(self, name: str, var: _Variable) -> Value:
         if var.current is not None:
             return var.current
         if var.initial is None:

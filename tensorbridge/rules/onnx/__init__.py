@@ -9,7 +9,7 @@ import onnx
 
 from tensorbridge.ops.schema import all_op_names
 from tensorbridge.rules.core import ImportRule
-from tensorbridge.rules.onnx.base import RULES
+from tensorbridge.rules.onnx.base import RULES, beyond_onnx
 from tensorbridge.rules.onnx.base import R as REGISTRY
 from tensorbridge.rules.onnx.contrib import same_op
 
@@ -17,7 +17,7 @@ for _op in sorted(all_op_names()):
     if onnx.defs.has(_op):
         REGISTRY.add_import(ImportRule("op", (_op,), (_op,), ir_op=_op))
         if REGISTRY.export_rule(_op) is None:
-            REGISTRY.add_export((_op,), same_op)
+            REGISTRY.add_export((_op,), same_op, check=beyond_onnx)
 for _rule in RULES:
     if _rule.ir_op and REGISTRY.import_rule(_rule.onnx_op) is None:
         REGISTRY.add_import(ImportRule("op", (_rule.onnx_op,), (_rule.ir_op,), ir_op=_rule.ir_op))

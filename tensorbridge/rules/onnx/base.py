@@ -132,6 +132,21 @@ def check_rules() -> None:
 check_rules()
 
 
+#: IR attributes ONNX's ops lack that the ONNX writer handles: the layout pass rewrites `layout`, lowerings
+#: (ops/schema.set_lowering) take `int_arithmetic` and `epsilon_on`, `rounding` is written as ONNX's nearest form
+WRITER_HANDLES = frozenset({"layout", "int_arithmetic", "epsilon_on", "rounding"})
+
+
+def beyond_onnx(node) -> str | None:
+    """Why ONNX's op cannot state `node`: an IR attribute it does not have is set (an LSTM's cell_clip); the
+    node then decomposes into ops ONNX has."""
+    import onnx
+
+    known = onnx.defs.get_schema(node.op).attributes
+    extra = sorted(k for k, v in node.attrs.items() if v is not None and k not in known and k not in WRITER_HANDLES)
+    return f"{node.op} with {', '.join(extra)} (ONNX's {node.op} has no such attribute)" if extra else None
+
+
 def attr_array(values, dtype_spec: str, like: np.dtype | None) -> np.ndarray:
     """A legacy attribute value as a constant input array."""
     if dtype_spec.startswith("like:"):

@@ -6,7 +6,18 @@ op family; `base.py` holds the registry object and its tables, `kernel.py` what 
 kernels share.
 """
 
-from tensorbridge.rules.tflite import control, converter, custom, elementwise, nn, quant, reduce, shape, state  # noqa: F401 (registers)
+from tensorbridge.rules.tflite import (  # noqa: F401 (registers)
+    control,
+    converter,
+    custom,
+    elementwise,
+    nn,
+    quant,
+    recurrent,
+    reduce,
+    shape,
+    state,
+)
 from tensorbridge.rules.tflite.base import R as REGISTRY
 from tensorbridge.rules.tflite.base import signature_name
 

@@ -33,6 +33,9 @@ FUSED = {0: None, 1: ("Relu", {}), 2: ("Clip", {"min": -1.0, "max": 1.0}), 3: ("
 CONTROL_FLOW = {"IF": ("ThenSubgraphIndex", "ElseSubgraphIndex"), "WHILE": ("CondSubgraphIndex", "BodySubgraphIndex"),
                 "CALL_ONCE": ("InitSubgraphIndex",)}
 
+#: stateful kernels -> their variable-tensor operands' roles (the names of the state they carry between calls)
+STATE_OPERANDS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": {18: "hidden", 19: "cell"}}
+
 #: operators over resource variables (rules/tflite/state.py): their converters take tensor indices
 RESOURCE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE"})
 

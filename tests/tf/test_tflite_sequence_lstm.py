@@ -1,0 +1,57 @@
+"""TFLite's fused sequence LSTM (tests/tf/data/keras2_lstm.tflite, written by TensorFlow's converter from a
+tf.keras LSTM and Bidirectional LSTM): read as IR LSTMs with the kernel's cell clip, its variable-tensor states
+as explicit state, so the IR threaded call by call computes what LiteRT computes keeping them inside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.cli.main import main
+from tensorbridge.ir.state import initial_state
+from tensorbridge.reference.interpreter import run
+
+pytest.importorskip("ai_edge_litert")
+SOURCE = Path(__file__).parent / "data" / "keras2_lstm.tflite"
+
+
+def _frames():
+    rng = np.random.default_rng(0)
+    return [np.abs(rng.standard_normal((1, 16, 3))).astype(np.float32) + 0.5 for _ in range(3)]
+
+
+def test_fused_lstm_threads_its_state_like_litert():
+    from ai_edge_litert.interpreter import Interpreter
+
+    graph = tb.load(SOURCE)
+    assert graph.op_histogram()["LSTM"] == 3
+    lstm = next(n for n in graph.nodes if n.op == "LSTM")
+    assert lstm.attrs["cell_clip"] == 10.0
+    assert [v.name for v in graph.inputs][1:3] == ["tfl.unidirectional_sequence_lstm_hidden",
+                                                   "tfl.unidirectional_sequence_lstm_cell"]
+    litert = Interpreter(model_path=str(SOURCE))
+    litert.allocate_tensors()
+    (x_in,), (y_out,) = litert.get_input_details(), litert.get_output_details()
+    state, outputs, cells = initial_state(graph.metadata), [], []
+    for frame in _frames():
+        litert.set_tensor(x_in["index"], frame)
+        litert.invoke()
+        got = run(graph, {graph.inputs[0].name: frame, **state})
+        state = {s["input"]: got[s["output"]] for s in graph.metadata["state"]}
+        np.testing.assert_allclose(got[graph.outputs[0].name], litert.get_tensor(y_out["index"]), rtol=1e-5,
+                                   atol=1e-6)
+        outputs.append(got[graph.outputs[0].name])
+        cells.append(state["tfl.unidirectional_sequence_lstm_cell"])
+    assert not np.allclose(outputs[0], outputs[1])  # the state changes what a call computes
+    assert np.abs(cells[-1]).max() == pytest.approx(10.0)  # the cell state reached the clip
+
+
+@pytest.mark.parametrize("target,suffix", [("onnx", ".onnx"), ("torch", ".py")])
+def test_fused_lstm_converts_with_its_state_and_clip(tmp_path, target, suffix, capsys):
+    dst = tmp_path / f"lstm_{target}{suffix}"
+    assert main(["convert", str(SOURCE), "-o", str(dst), "--to", target]) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out and "(call 2)" in out
