@@ -253,10 +253,10 @@ def resize_attrs(bilinear: bool, align_corners: bool, half_pixel_centers: bool) 
 
 
 def resize(imp, x, size, attrs: dict):
-    """Resize of a channels-last image to the constant [height, width] `size`."""
+    """Resize of a channels-last image to the constant [height, width] `size` (over the two spatial axes when the
+    batch or channel count is unknown: a scale would not give the size exactly)."""
     h, w = (int(d) for d in constant(size, "the output size").ravel())
     n, c = x.shape[0], x.shape[3]
-    if not isinstance(n, int) or not isinstance(c, int):
-        scales = imp.const([1.0, h / x.shape[1], w / x.shape[2], 1.0], dtype=np.float32)
-        return imp.emit("Resize", [x, None, scales], attrs)
-    return imp.emit("Resize", [x, None, None, _ints(imp, [n, h, w, c])], attrs)
+    if isinstance(n, int) and isinstance(c, int):
+        return imp.emit("Resize", [x, None, None, _ints(imp, [n, h, w, c])], attrs)
+    return imp.emit("Resize", [x, None, None, _ints(imp, [h, w])], {**attrs, "axes": [1, 2]})

@@ -16,6 +16,8 @@ from tensorbridge.rules.keras import (  # noqa: F401 (registers)
     math,
     nn,
     ops_calls,
+    ops_nn,
+    preprocessing,
     reduce,
     shape,
     transformer,

@@ -24,6 +24,20 @@ def _int64(imp, values):
     return imp.const(np.asarray(values, np.int64), dtype=np.int64)
 
 
+def _shape(node, i: int = 0) -> tuple:
+    """Operand `i`'s shape as Keras traced it (None for a dim it does not know): the IR value may have none yet
+    inside a traced layer."""
+    return tuple(node.input_tensors[i].shape)
+
+
+def _size(node, axis: int | None):
+    """The size of operand 0 along `axis` (None: flattened), None when Keras does not know it."""
+    shape = _shape(node)
+    if axis is not None:
+        return shape[axis]
+    return int(np.prod(shape)) if all(isinstance(d, int) for d in shape) else None
+
+
 # -- arithmetic --------------------------------------------------------------------------------------------
 @keras_op("Square", produces="Mul")
 def read_op_square(imp, op, args, kwargs, node):
@@ -144,7 +158,7 @@ def read_op_glu(imp, op, args, kwargs, node):
 def read_op_variance(imp, op, args, kwargs, node):
     """The mean squared deviation from the mean (population variance, as numpy's default), its root for Std."""
     x = args[0]
-    axes = _int64(imp, axes_list(op.axis, len(x.shape)))
+    axes = _int64(imp, axes_list(op.axis, len(_shape(node))))
     centred = imp.emit("Sub", [x, imp.emit("ReduceMean", [x, axes], {"keepdims": 1}, suffix="mean")], suffix="centred")
     var = imp.emit("ReduceMean", [imp.emit("Mul", [centred, centred], suffix="squares"), axes],
                    {"keepdims": int(bool(op.keepdims))}, suffix="var" if type(op).__name__ == "Std" else "")
@@ -161,7 +175,7 @@ def read_op_reduction(imp, op, args, kwargs, node):
     x = args[0]
     if type(op).__name__ in ("Any", "All") and x.dtype != np.bool_:
         x = imp.emit("Cast", [x], {"to": "bool"}, suffix="truth")
-    return imp.emit(_REDUCTIONS[type(op).__name__], [x, _int64(imp, axes_list(op.axis, len(x.shape)))],
+    return imp.emit(_REDUCTIONS[type(op).__name__], [x, _int64(imp, axes_list(op.axis, len(_shape(node))))],
                     {"keepdims": int(bool(op.keepdims))})
 
 
@@ -169,7 +183,7 @@ def read_op_reduction(imp, op, args, kwargs, node):
 @keras_op("Swapaxes", produces="Transpose")
 def read_op_swapaxes(imp, op, args, kwargs, node):
     x = args[0]
-    perm = list(range(len(x.shape)))
+    perm = list(range(len(_shape(node))))
     a, b = int(op.axis1) % len(perm), int(op.axis2) % len(perm)
     perm[a], perm[b] = perm[b], perm[a]
     return imp.emit("Transpose", [x], {"perm": perm})
@@ -178,7 +192,7 @@ def read_op_swapaxes(imp, op, args, kwargs, node):
 @keras_op("Moveaxis", produces="Transpose")
 def read_op_moveaxis(imp, op, args, kwargs, node):
     x = args[0]
-    rank = len(x.shape)
+    rank = len(_shape(node))
     source = [int(a) % rank for a in np.atleast_1d(op.source)]
     destination = [int(a) % rank for a in np.atleast_1d(op.destination)]
     rest = [d for d in range(rank) if d not in source]
@@ -220,8 +234,8 @@ def read_op_repeat(imp, op, args, kwargs, node):
     if op.axis is None:
         x, axis = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat"), 0
     else:
-        axis = int(op.axis) % len(x.shape)
-    size = x.shape[axis]
+        axis = int(op.axis) % len(_shape(node))
+    size = _size(node, None if op.axis is None else axis)
     if not isinstance(size, int):
         raise ModelError(f"{op.name}: ops.repeat along an axis of unknown size is not supported")
     index = np.repeat(np.arange(size), np.asarray(op.repeats).astype(np.int64))
@@ -239,7 +253,7 @@ def read_op_roll(imp, op, args, kwargs, node):
     axes = [0] if op.axis is None else [int(a) for a in np.atleast_1d(op.axis)]
     shifts = np.broadcast_to(np.atleast_1d(op.shift), (len(axes),))
     for axis, shift in zip(axes, shifts):
-        size = x.shape[axis]
+        size = _size(node, None if op.axis is None else axis)
         if not isinstance(size, int):
             raise ModelError(f"{op.name}: ops.roll along an axis of unknown size is not supported")
         index = (np.arange(size) - int(shift)) % size
@@ -250,8 +264,8 @@ def read_op_roll(imp, op, args, kwargs, node):
 @keras_op("Unstack", produces="Split")
 def read_op_unstack(imp, op, args, kwargs, node):
     x = args[0]
-    axis = int(op.axis) % len(x.shape)
-    n = x.shape[axis]
+    axis = int(op.axis) % len(_shape(node))
+    n = _shape(node)[axis]
     if not isinstance(n, int):
         raise ModelError(f"{op.name}: ops.unstack along an axis of unknown size is not supported")
     parts = imp.emit("Split", [x, _int64(imp, [1] * n)], {"axis": axis}, outputs=n, suffix="split")
@@ -276,9 +290,9 @@ def read_op_slice(imp, op, args, kwargs, node):
 def read_op_diagonal(imp, op, args, kwargs, node):
     """ops.diagonal (the diagonal last, as numpy) and ops.trace (its sum)."""
     x = args[0]
-    rank = len(x.shape)
+    rank = len(_shape(node))
     a1, a2, offset = int(op.axis1) % rank, int(op.axis2) % rank, int(op.offset)
-    m, n = x.shape[a1], x.shape[a2]
+    m, n = _shape(node)[a1], _shape(node)[a2]
     if not isinstance(m, int) or not isinstance(n, int):
         raise ModelError(f"{op.name}: a diagonal of axes of unknown size is not supported")
     rest = [d for d in range(rank) if d not in (a1, a2)]
@@ -314,12 +328,11 @@ def read_op_take_along_axis(imp, op, args, kwargs, node):
     else:
         axis = int(op.axis)
     indices = indices if indices.dtype == np.int64 else imp.emit("Cast", [indices], {"to": "int64"}, suffix="idx")
-    rank = len(x.shape)
-    others = [d for d in range(rank) if d != axis % rank]
-    if indices.shape is None or len(indices.shape) != rank or any(
-            indices.shape[d] != x.shape[d] for d in others):
+    shape, index_shape = _shape(node), _shape(node, 1)
+    rank = len(shape)
+    if len(index_shape) != rank or any(index_shape[d] != shape[d] for d in range(rank) if d != axis % rank):
         raise ModelError(f"{op.name}: ops.take_along_axis with indices broadcast over the other axes is not "
-                         f"supported ({list(indices.shape or [])} into {list(x.shape)})")
+                         f"supported ({list(index_shape)} into {list(shape)})")
     return imp.emit("GatherElements", [x, indices], {"axis": axis})
 
 
@@ -358,7 +371,7 @@ def read_op_nonzero(imp, op, args, kwargs, node):
     """ops.nonzero: a tuple of index vectors, one per axis."""
     x = args[0]
     coords = imp.emit("NonZero", [x], suffix="coords")
-    rank = len(x.shape)
+    rank = len(_shape(node))
     if rank == 1:
         return [imp.emit("Squeeze", [coords, _int64(imp, [0])])]
     parts = imp.emit("Split", [coords, _int64(imp, [1] * rank)], {"axis": 0}, outputs=rank, suffix="axes")

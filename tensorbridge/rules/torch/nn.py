@@ -541,9 +541,22 @@ def resize_blocker(node) -> str | None:
     sizes, scales = node.input(3), node.input(2)
     if (sizes is None or sizes.const is None) and (scales is None or scales.const is None):
         return "Resize to sizes computed at run time"
-    if sizes is None and [float(s) for s in np.asarray(scales.const).ravel()][:2] != [1.0, 1.0]:
+    axes = node.attrs.get("axes")
+    if axes and sorted(a % 4 for a in axes) != [2, 3]:
+        return "Resize of batch or channel dims"
+    if not axes and sizes is None and [float(s) for s in np.asarray(scales.const).ravel()][:2] != [1.0, 1.0]:
         return "Resize of batch or channel dims"
     return _interpolate_mode(node)[1] or None
+
+
+def _spatial(node, operand) -> list:
+    """A Resize's sizes or scales for the two spatial axes (the operand lists every axis, or the node's axes)."""
+    values = const_operand(operand).ravel().tolist()
+    axes = node.attrs.get("axes")
+    if not axes:
+        return values[2:]
+    by_axis = dict(zip((a % 4 for a in axes), values))
+    return [by_axis[2], by_axis[3]]
 
 
 @R.exports("Resize", check=resize_blocker)
@@ -556,9 +569,9 @@ def write_resize(em, node):
     sizes, scales = node.input(3), node.input(2)
     kw = {}
     if sizes is not None:
-        kw["size"] = tuple(int(s) for s in const_operand(sizes).ravel()[2:])
+        kw["size"] = tuple(int(s) for s in _spatial(node, sizes))
     else:
-        kw["scale_factor"] = tuple(float(s) for s in const_operand(scales).ravel()[2:])
+        kw["scale_factor"] = tuple(float(s) for s in _spatial(node, scales))
     kw["mode"] = _interpolate_mode(node)[0]
     if kw["mode"] != "nearest":
         kw["align_corners"] = node.attrs.get("coordinate_transformation_mode") == "align_corners"
