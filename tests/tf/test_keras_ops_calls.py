@@ -108,6 +108,14 @@ def _preprocessed(x):
     return layers.CenterCrop(4, 5)(layers.Resizing(7, 9)(y)) + layers.Resizing(4, 5, interpolation="nearest")(y)
 
 
+CASES["products_orders"] = (
+    lambda x: ops.reshape(ops.tensordot(x, np.ones((4, 2), np.float32), axes=1), (-1, 6))
+    + ops.reshape(ops.dot(x, np.ones((4, 2), np.float32)), (-1, 6))
+    + ops.reshape(ops.outer(x[0, 0, :2], x[0, 1, :3]), (1, 6)) + ops.sort(x, axis=1)[:, :, :2].reshape((-1, 6))
+    + ops.cast(ops.argsort(x, axis=-1)[:, :, :2].reshape((-1, 6)), "float32")
+    + ops.hstack([x[:, 0, :3], x[:, 1, :3]]) + ops.vstack([x[0, 0, :3], x[0, 1, :3]]).reshape((1, 6))
+    + ops.cast(ops.arange(6), "float32"), [_floats(2, 3, 4)], {"Tensordot", "Dot", "Outer", "Sort", "Argsort",
+                                                               "Hstack", "Vstack"})
 CASES["preprocessing_layers"] = (_preprocessed, [_floats(2, 6, 8, 3)], {"RandomFlip", "Resizing", "CenterCrop"})
 
 

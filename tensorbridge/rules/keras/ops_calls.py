@@ -30,6 +30,15 @@ def _shape(node, i: int = 0) -> tuple:
     return tuple(node.input_tensors[i].shape)
 
 
+def _rank(value, node, i: int) -> int:
+    """The rank of operand `i` (`value`), from the IR value or, when it has no shape yet, from Keras."""
+    if value.shape is not None:
+        return len(value.shape)
+    if i < len(node.input_tensors):
+        return len(node.input_tensors[i].shape)
+    raise ModelError(f"{node.operation.name}: the rank of operand {i} is not known")
+
+
 def _size(node, axis: int | None):
     """The size of operand 0 along `axis` (None: flattened), None when Keras does not know it."""
     shape = _shape(node)
@@ -381,3 +390,79 @@ def read_op_nonzero(imp, op, args, kwargs, node):
 @keras_op("Det", produces="Det")
 def read_op_det(imp, op, args, kwargs, node):
     return imp.emit("Det", [args[0]])
+
+
+# -- numpy-style products, joins, orders -----------------------------------------------------------------
+@keras_op("Arange", produces="Range")
+def read_op_arange(imp, op, args, kwargs, node):
+    out = result_dtype(node)
+    start, stop, step = (args[i] if len(args) > i else kwargs.get(k) for i, k in enumerate(("start", "stop", "step")))
+    if stop is None:
+        start, stop = 0, start
+    operands = [operand_value(imp, v, out) for v in (start, stop, 1 if step is None else step)]
+    operands = [v if v.dtype == out else imp.emit("Cast", [v], {"to": dtypes.name(out)}, suffix=f"cast{i}")
+                for i, v in enumerate(operands)]
+    scalars = [v if v.shape == () else imp.emit("Reshape", [v, _int64(imp, [])], suffix=f"scalar{i}")
+               for i, v in enumerate(operands)]
+    return imp.emit("Range", scalars)
+
+
+@keras_op("Sort", "Argsort", produces="TopK")
+def read_op_sort(imp, op, args, kwargs, node):
+    """ops.sort / ops.argsort along an axis of known size: TopK of every entry, smallest first (equal entries in
+    index order)."""
+    axis = int(op.axis)
+    size = _size(node, axis % len(_shape(node)))
+    if not isinstance(size, int):
+        raise ModelError(f"{op.name}: ops.{type(op).__name__.lower()} along an axis of unknown size is not supported")
+    values, indices = imp.emit("TopK", [args[0], _int64(imp, [size])], {"axis": axis, "largest": 0, "sorted": 1},
+                               outputs=2, suffix="topk")
+    if type(op).__name__ == "Sort":
+        return imp.emit("Identity", [values])
+    return tf_semantics.cast_to(imp, indices, result_dtype(node))
+
+
+@keras_op("Dot", produces="MatMul")
+def read_op_dot(imp, op, args, kwargs, node):
+    """np.dot: a matrix product where the second operand has at most two axes (beyond that np.dot is no matmul)."""
+    a, b = _same_type(imp, node, args[:2])
+    if _rank(b, node, 1) > 2:
+        raise ModelError(f"{op.name}: ops.dot with a second operand of more than two axes is not supported")
+    return imp.emit("MatMul", [a, b])
+
+
+@keras_op("Tensordot", produces="Einsum")
+def read_op_tensordot(imp, op, args, kwargs, node):
+    a, b = _same_type(imp, node, args[:2])
+    ra, rb = _rank(a, node, 0), _rank(b, node, 1)
+    if isinstance(op.axes, int):
+        pairs = list(zip(range(ra - op.axes, ra), range(op.axes)))
+    else:
+        pairs = list(zip(np.atleast_1d(op.axes[0]).tolist(), np.atleast_1d(op.axes[1]).tolist()))
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    left = [next(letters) for _ in range(ra)]
+    right = [next(letters) for _ in range(rb)]
+    for i, j in pairs:
+        right[j % rb] = left[i % ra]
+    summed = {left[i % ra] for i, _ in pairs}
+    out = [c for c in left if c not in summed] + [c for c in right if c not in summed]
+    return imp.emit("Einsum", [a, b], {"equation": f"{''.join(left)},{''.join(right)}->{''.join(out)}"})
+
+
+@keras_op("Outer", produces="Mul")
+def read_op_outer(imp, op, args, kwargs, node):
+    a, b = _same_type(imp, node, args[:2])
+    column = imp.emit("Reshape", [a, _int64(imp, [-1, 1])], suffix="column")
+    return imp.emit("Mul", [column, imp.emit("Reshape", [b, _int64(imp, [1, -1])], suffix="row")])
+
+
+@keras_op("Hstack", "Vstack", produces="Concat")
+def read_op_stack_along(imp, op, args, kwargs, node):
+    """np.hstack (1-D arrays joined, others along axis 1) and np.vstack (1-D arrays as rows)."""
+    parts = _same_type(imp, node, list(args[0]))
+    ranks = [_rank(p, node, i) for i, p in enumerate(parts)]
+    if type(op).__name__ == "Hstack":
+        return imp.emit("Concat", parts, {"axis": 0 if ranks[0] == 1 else 1})
+    rows = [imp.emit("Unsqueeze", [p, _int64(imp, [0])], suffix=f"row{i}") if r == 1 else p
+            for i, (p, r) in enumerate(zip(parts, ranks))]
+    return imp.emit("Concat", rows, {"axis": 0})
