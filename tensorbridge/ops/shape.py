@@ -628,8 +628,15 @@ def constant_of_shape(input, value):
     return np.full(tuple(_ints(input)), v.ravel()[0], dtype=v.dtype)
 
 
-@op("Range", inputs="start limit delta", outputs="output", family=F, layout=TERMINATE,
-    infer=lambda i, a: [(i[0].dtype, (None,))],
+def _range_infer(inputs, attrs):
+    """The length when start, limit and delta are constants."""
+    if all(v is not None and v.const is not None for v in inputs):
+        start, limit, delta = (np.asarray(v.const).item() for v in inputs)
+        return [(inputs[0].dtype, (max(int(np.ceil((limit - start) / delta)), 0),))]
+    return [(inputs[0].dtype, (None,))]
+
+
+@op("Range", inputs="start limit delta", outputs="output", family=F, layout=TERMINATE, infer=_range_infer,
     doc="Arithmetic sequence. Equivalents: torch.arange, tf.range, RANGE.")
 def range_(start, limit, delta):
     s, lim, d = start.item(), limit.item(), delta.item()

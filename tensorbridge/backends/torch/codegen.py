@@ -168,7 +168,7 @@ class TorchEmitter(CodeEmitter):
 
     def _find_shape_values(self) -> None:
         shape_ops = self.registry.shape_ops()
-        for node in self.g.nodes:
+        for node in self.g.all_nodes():  # loop bodies and branches compute shapes too
             if node.op not in shape_ops or len(node.outputs) != 1:
                 continue
             out = node.outputs[0]

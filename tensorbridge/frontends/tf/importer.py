@@ -41,12 +41,14 @@ def load(source) -> Graph:
         fn = sigs.get("serving_default") or next(iter(sigs.values()))
         from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
-        frozen = convert_variables_to_constants_v2(fn)
+        # functional While/If stay functions (rules/tf/control.py), not TF1 Switch/Merge frames
+        frozen = convert_variables_to_constants_v2(fn, lower_control_flow=False)
         graph_def = frozen.graph.as_graph_def()
         inputs = _signature_order([t.name.split(":")[0] for t in frozen.inputs if t.dtype != tf.resource], fn,
                                   saved)
         outputs = [t.name for t in frozen.outputs]
-        output_names = list(fn.structured_outputs) if isinstance(fn.structured_outputs, dict) else None
+        # the frozen outputs are the flattened structure: a dict's values in sorted key order
+        output_names = sorted(fn.structured_outputs) if isinstance(fn.structured_outputs, dict) else None
     else:
         graph_def = tf.compat.v1.GraphDef()
         try:
@@ -81,22 +83,27 @@ def _signature_order(inputs: list[str], fn, saved) -> list[str]:
     return sorted(inputs)
 
 
+#: control-flow ops -> the attributes naming the functions they run
+FUNCTIONS = {"While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "If": ("then_branch", "else_branch"),
+             "StatelessIf": ("then_branch", "else_branch")}
+
+
 class Importer:
     def __init__(self, graph_def, name: str):
         self.nodes = {n.name: n for n in graph_def.node}
+        self.library = {f.signature.name: f for f in graph_def.library.function}
         self.graph = Graph(name)
         self.values: dict[str, Value] = {}  # "node:index" -> value
         self.report = BlockerReport("TensorFlow import", "tf")
         self.build = Builder(self.graph)
         self.node = None
+        self._active: set[str] = set()  # functions being imported (a call cycle is an error)
 
     def run(self, inputs, outputs, output_names) -> Graph:
         import tensorflow as tf
 
         order = self._order([o.split(":")[0] for o in outputs])
-        for n in order:
-            if n.op not in STRUCTURAL and REGISTRY.import_rule(n.op) is None:
-                self.report.add(n.op, n.name, "no IR mapping yet")
+        self._preflight(order, set())
         self.report.raise_if_any("Nothing was written.")
         placeholders = [n for n in order if n.op == "Placeholder"]
         rank = {name: i for i, name in enumerate(inputs)}
@@ -111,10 +118,7 @@ class Importer:
             if n.op == "Placeholder":
                 continue
             if n.op == "Const":
-                arr = tf.make_ndarray(n.attr["value"].tensor)
-                if arr.dtype.kind in "SU" or arr.dtype == object:
-                    raise ModelError(f"{n.name}: string constants are not supported")
-                self.values[f"{n.name}:0"] = self.graph.add_constant(n.name, arr)
+                self._constant(n)
             elif n.op == "NoOp":
                 continue
             else:
@@ -129,6 +133,57 @@ class Importer:
         recover_patterns(self.graph)  # the layers TensorFlow runs as plain ops (PReLU)
         infer_shapes(self.graph)
         return self.graph
+
+    def _preflight(self, nodes, seen: set) -> None:
+        """List every op without a mapping, in the graph and in the functions its control flow runs."""
+        for n in nodes:
+            if n.op not in STRUCTURAL and REGISTRY.import_rule(n.op) is None:
+                self.report.add(n.op, n.name, "no IR mapping yet")
+            for key in FUNCTIONS.get(n.op, ()):
+                name = n.attr[key].func.name
+                if name in seen:
+                    continue
+                seen.add(name)
+                if name not in self.library:
+                    raise ModelError(f"{n.name}: the graph holds no function {name!r}")
+                self._preflight(self.library[name].node_def, seen)
+
+    def import_function(self, name: str, graph: Graph, bound: list[Value]) -> list[Value]:
+        """Function `name` of the graph's library imported into `graph`, its arguments bound to `bound`; its
+        results."""
+        from tensorflow.python.framework.function_def_to_graph import function_def_to_graph_def
+
+        if name in self._active:
+            raise ModelError(f"function {name!r} calls itself")
+        fdef = self.library[name]
+        body, flat = function_def_to_graph_def(fdef)
+        args = [a.name for a in fdef.signature.input_arg]
+        if len(args) != len(bound):
+            raise ModelError(f"function {name!r} takes {len(args)} arguments, its caller passes {len(bound)}")
+        saved = self.graph, self.build, self.values, self.nodes, self.node
+        self._active.add(name)
+        self.graph, self.build, self.values = graph, Builder(graph), {f"{a}:0": v for a, v in zip(args, bound)}
+        self.nodes = {n.name: n for n in body.node}
+        try:
+            results = [flat.get(fdef.ret[a.name], fdef.ret[a.name]) for a in fdef.signature.output_arg]
+            for n in self._order([r.split(":")[0] for r in results]):
+                self.node = n
+                if n.op == "Const":
+                    self._constant(n)
+                elif n.op not in ("Placeholder", "NoOp"):
+                    self._convert(n)
+            return [self.value(r) for r in results]
+        finally:
+            self._active.discard(name)
+            self.graph, self.build, self.values, self.nodes, self.node = saved
+
+    def _constant(self, n) -> None:
+        import tensorflow as tf
+
+        arr = tf.make_ndarray(n.attr["value"].tensor)
+        if arr.dtype.kind in "SU" or arr.dtype == object:
+            raise ModelError(f"{n.name}: string constants are not supported")
+        self.values[f"{n.name}:0"] = self.graph.add_constant(n.name, arr)
 
     def _order(self, roots):
         seen, order = set(), []

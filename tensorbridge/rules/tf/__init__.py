@@ -3,7 +3,7 @@
 `REGISTRY` is read by the TensorFlow frontend, the support matrix and the per-op corpus.
 """
 
-from tensorbridge.rules.tf import elementwise, nn, reduce, shape  # noqa: F401 (registers)
+from tensorbridge.rules.tf import control, elementwise, nn, reduce, shape  # noqa: F401 (registers)
 from tensorbridge.rules.tf.base import R as REGISTRY
 
 __all__ = ["REGISTRY"]

@@ -1,0 +1,130 @@
+"""TensorFlow GraphDef ops -> IR: functional control flow (While, If) and the tensor lists loops carry.
+
+A While runs its body function while its condition function holds: an IR Loop whose body runs the body, then the
+condition on its results (the first test runs the condition once before the loop). An If's branch functions
+become the If's branches. A tensor list (TensorArray) is held as one dense tensor whose first axis indexes its
+elements. A list reserved with element dims known only at run time (TensorFlow's Keras layers leave the batch
+open even in a fixed-batch model) holds size-1 dims there until the first item written broadcasts them out: its
+shape then changes inside the loop, which ONNX and PyTorch code carry and the traced targets refuse.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorbridge.errors import ModelError
+from tensorbridge.ops.control import computed_in
+from tensorbridge.rules.tf.base import attr, const_data, dtype_attr, tf_op
+
+
+def _function(imp, n, key, graph, bound) -> list:
+    """Function `key` of node `n` imported into `graph` with its arguments bound; every result computed there."""
+    results = imp.import_function(n.attr[key].func.name, graph, bound)
+    return [computed_in(graph, v, f"{graph.name}.out{i}") for i, v in enumerate(results)]
+
+
+@tf_op("While", "StatelessWhile", produces="Loop")
+def read_while(imp, n, ins):
+    first, = imp.import_function(n.attr["cond"].func.name, imp.graph, list(ins))
+    body = imp.graph.subgraph(f"{n.name}.body")
+    body.add_input(f"{n.name}.iteration", np.dtype(np.int64), ())
+    body.add_input(f"{n.name}.cond", np.dtype(np.bool_), ())
+    carried = [body.add_input(f"{n.name}.carried{i}", v.dtype, _open(v)) for i, v in enumerate(ins)]
+    results = _function(imp, n, "body", body, carried)
+    again, = _function(imp, n, "cond", body, results)
+    body.outputs = [again] + results
+    outs = imp.emit("Loop", [None, first, *ins], {"body": body}, outputs=len(ins))
+    outs = outs if isinstance(outs, list) else [outs]
+    for out, outer, result in zip(outs, ins, results):  # what no shape rule gives a loop's results
+        out.dtype = out.dtype or outer.dtype
+        if out.shape is None:
+            out.shape = outer.shape if result.shape == outer.shape else _open(outer)
+    return outs
+
+
+def _open(v):
+    """A carried value's shape in the body: what a first item may broadcast (a size-1 dim of a list) is open."""
+    if v.shape is None or v.producer is None or v.producer.op != "ConstantOfShape":
+        return v.shape
+    return (v.shape[0],) + tuple(None if d == 1 else d for d in v.shape[1:])
+
+
+@tf_op("If", "StatelessIf", produces="If")
+def read_if(imp, n, ins):
+    cond, args = ins[0], list(ins[1:])
+    branches = {}
+    for key in ("then_branch", "else_branch"):
+        g = imp.graph.subgraph(f"{n.name}.{key.split('_')[0]}")
+        g.outputs = _function(imp, n, key, g, args)
+        branches[key] = g
+    count = len(branches["then_branch"].outputs)
+    if len(branches["else_branch"].outputs) != count:
+        raise ModelError(f"{n.name}: its branches return {count} and {len(branches['else_branch'].outputs)} values")
+    if cond.dtype != np.bool_:
+        cond = imp.emit("Cast", [cond], {"to": "bool"}, suffix="truth")
+    outs = imp.emit("If", [cond], branches, outputs=count)
+    outs = outs if isinstance(outs, list) else [outs]
+    for out, then, other in zip(outs, branches["then_branch"].outputs, branches["else_branch"].outputs):
+        out.dtype = out.dtype or then.dtype
+        if out.shape is None and then.shape == other.shape:
+            out.shape = then.shape
+    return outs
+
+
+# -- tensor lists ---------------------------------------------------------------------------------------------
+@tf_op("TensorListFromTensor", produces=())
+def read_list_from_tensor(imp, n, ins):
+    return imp.emit("Identity", ins[:1])
+
+
+@tf_op("TensorListReserve", produces="ConstantOfShape")
+def read_list_reserve(imp, n, ins):
+    """Zeros for `num_elements` items; an element dim known only at run time is 1 until an item fills it."""
+    element = [int(d) for d in np.atleast_1d(const_data(ins[0], "the element shape"))]
+    count = int(const_data(ins[1], "the number of elements"))
+    if count < 0:
+        raise ModelError(f"{n.name}: a tensor list of a length known only at run time is not supported")
+    shape = [count] + [1 if d < 0 else d for d in element]
+    dtype = dtype_attr(n, "element_dtype")
+    return imp.emit("ConstantOfShape", [imp.const(shape)], {"value": np.zeros(1, dtype)})
+
+
+@tf_op("TensorListGetItem", produces="Gather")
+def read_list_get_item(imp, n, ins):
+    return imp.emit("Gather", [ins[0], _index(imp, ins[1])], {"axis": 0})
+
+
+@tf_op("TensorListSetItem", produces="ScatterND")
+def read_list_set_item(imp, n, ins):
+    """The list with item `index` replaced; size-1 element dims take the item's."""
+    items, index, item = ins[:3]
+    known = items.shape is not None and item.shape is not None and all(
+        isinstance(d, int) for d in (*items.shape[1:], *item.shape))
+    if not known or tuple(items.shape[1:]) != tuple(item.shape):
+        count = imp.emit("Slice", [imp.emit("Shape", [items], suffix="shape"), imp.const([0]), imp.const([1])],
+                         suffix="count")
+        full = imp.emit("Concat", [count, imp.emit("Shape", [item], suffix="item_shape")], {"axis": 0},
+                        suffix="full")
+        items = imp.emit("Expand", [items, full], suffix="spread")
+    where = imp.emit("Reshape", [_index(imp, index), imp.const([1, 1])], suffix="where")
+    return imp.emit("ScatterND", [items, where, imp.emit("Unsqueeze", [item, imp.const([0])], suffix="row")])
+
+
+@tf_op("TensorListStack", produces=())
+def read_list_stack(imp, n, ins):
+    if attr(n, "num_elements", -1) not in (-1, None) and ins[0].shape is not None and \
+            isinstance(ins[0].shape[0], int) and attr(n, "num_elements") != ins[0].shape[0]:
+        raise ModelError(f"{n.name}: a stack of {attr(n, 'num_elements')} elements from a list of {ins[0].shape[0]}")
+    return imp.emit("Identity", ins[:1])
+
+
+@tf_op("TensorListLength", produces="Shape")
+def read_list_length(imp, n, ins):
+    length = imp.emit("Slice", [imp.emit("Shape", ins[:1], suffix="shape"), imp.const([0]), imp.const([1])],
+                      suffix="length")
+    return imp.emit("Cast", [imp.emit("Reshape", [length, imp.const(np.zeros(0, np.int64))], suffix="scalar")],
+                    {"to": "int32"})
+
+
+def _index(imp, v):
+    return v if v.dtype == np.int64 else imp.emit("Cast", [v], {"to": "int64"}, suffix="index")

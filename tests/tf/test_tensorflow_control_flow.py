@@ -1,0 +1,85 @@
+"""TensorFlow SavedModels with functional control flow (While and If over functions, tensor lists in the loops
+Keras's recurrent layers run) read as IR Loop / If and run against TensorFlow, then converted and verified."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorbridge as tb
+from tensorbridge.cli.main import main
+from tensorbridge.reference.interpreter import run
+
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+
+@pytest.fixture(scope="module")
+def recurrent(tmp_path_factory):
+    """A Keras LSTM (whole sequence) -> GRU (last step) model exported as TensorFlow runs it: while loops
+    over tensor lists whose batch is open."""
+    keras.utils.set_random_seed(0)
+    x = keras.Input((6, 3))
+    h = keras.layers.LSTM(5, return_sequences=True)(x)
+    model = keras.Model(x, keras.layers.Dense(2)(keras.layers.GRU(4)(h)))
+    path = tmp_path_factory.mktemp("recurrent") / "saved"
+    model.export(str(path), verbose=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def branching(tmp_path_factory):
+    """tf.cond and a counting tf.while_loop, as a tf.Module."""
+    class Branching(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def __call__(self, x):
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0 + 1.0, lambda: tf.nn.relu(x) - 3.0)
+            _, z = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 0.5 + tf.reduce_mean(v)),
+                                 [tf.constant(0), y])
+            return {"y": y, "z": z}
+
+    path = tmp_path_factory.mktemp("branching") / "saved"
+    module = Branching()
+    tf.saved_model.save(module, str(path), signatures=module.__call__.get_concrete_function())
+    return path
+
+
+def _tensorflow(path, x) -> dict:
+    outputs = tf.saved_model.load(str(path)).signatures["serving_default"](tf.constant(x))
+    return {name: v.numpy() for name, v in outputs.items()}
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_recurrent_loops_read_as_tensorflow_computes(recurrent, batch):
+    graph = tb.load(recurrent)
+    assert graph.op_histogram()["Loop"] == 2
+    x = np.random.default_rng(batch).standard_normal((batch, 6, 3)).astype(np.float32)
+    got = run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
+    expected, = _tensorflow(recurrent, x).values()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cond_and_while_read_as_tensorflow_computes(branching, sign):
+    graph = tb.load(branching)
+    assert {"If", "Loop"} <= set(graph.op_histogram())
+    x = (np.abs(np.random.default_rng(0).standard_normal((2, 4))) * sign).astype(np.float32)
+    got = run(graph, {graph.inputs[0].name: x})
+    expected = _tensorflow(branching, x)
+    assert sorted(v.name for v in graph.outputs) == sorted(expected)
+    for name, array in expected.items():
+        np.testing.assert_allclose(got[name], array, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("source", ["recurrent", "branching"])
+@pytest.mark.parametrize("target,suffix", [("onnx", ".onnx"), ("torch", "_torch")])
+def test_control_flow_converts_and_verifies(request, source, target, suffix, tmp_path, capsys):
+    path = request.getfixturevalue(source)
+    assert main(["convert", str(path), "-o", str(tmp_path / f"m{suffix}"), "--to", target]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+def test_a_list_whose_items_change_shape_is_refused_where_loops_keep_shapes(recurrent, tmp_path, capsys):
+    assert main(["-q", "convert", str(recurrent), "-o", str(tmp_path / "m_keras"), "--to", "keras"]) == 2
+    assert "changing shape" in capsys.readouterr().err
+    assert not (tmp_path / "m_keras").exists()
