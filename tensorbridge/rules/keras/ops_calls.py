@@ -25,17 +25,16 @@ def _int64(imp, values):
 
 
 def _shape(node, i: int = 0) -> tuple:
-    """Operand `i`'s shape as Keras traced it (None for a dim it does not know): the IR value may have none yet
-    inside a traced layer."""
-    return tuple(node.input_tensors[i].shape)
+    """Positional operand `i`'s shape as Keras traced it (None for a dim it does not know), a tensor's or a
+    constant's: the IR value may have none yet inside a traced layer."""
+    return tuple(np.shape(node.arguments.args[i]) if not hasattr(node.arguments.args[i], "shape")
+                 else node.arguments.args[i].shape)
 
 
 def _rank(value, node, i: int) -> int:
     """The rank of operand `i` (`value`), from the IR value or, when it has no shape yet, from Keras."""
     if value.shape is not None:
         return len(value.shape)
-    if i < len(node.input_tensors):
-        return len(node.input_tensors[i].shape)
     raise ModelError(f"{node.operation.name}: the rank of operand {i} is not known")
 
 

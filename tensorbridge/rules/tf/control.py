@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.control import computed_in
+from tensorbridge.passes.fold_constants import fold_value
 from tensorbridge.rules.tf.base import attr, const_data, dtype_attr, tf_op
 
 
@@ -79,14 +80,19 @@ def read_list_from_tensor(imp, n, ins):
 
 @tf_op("TensorListReserve", produces="ConstantOfShape")
 def read_list_reserve(imp, n, ins):
-    """Zeros for `num_elements` items; an element dim known only at run time is 1 until an item fills it."""
+    """Zeros for `num_elements` items (a count known only at run time too); an element dim known only at run time
+    is 1 until an item fills it."""
     element = [int(d) for d in np.atleast_1d(const_data(ins[0], "the element shape"))]
-    count = int(const_data(ins[1], "the number of elements"))
-    if count < 0:
-        raise ModelError(f"{n.name}: a tensor list of a length known only at run time is not supported")
-    shape = [count] + [1 if d < 0 else d for d in element]
-    dtype = dtype_attr(n, "element_dtype")
-    return imp.emit("ConstantOfShape", [imp.const(shape)], {"value": np.zeros(1, dtype)})
+    dims = [1 if d < 0 else d for d in element]
+    dtype = {"value": np.zeros(1, dtype_attr(n, "element_dtype"))}
+    count = fold_value(ins[1])
+    if count is not None:
+        if int(count) < 0:
+            raise ModelError(f"{n.name}: a tensor list of {int(count)} elements")
+        return imp.emit("ConstantOfShape", [imp.const([int(count)] + dims)], dtype)
+    count = imp.emit("Reshape", [_index(imp, ins[1]), imp.const([1])], suffix="count")
+    return imp.emit("ConstantOfShape", [imp.emit("Concat", [count, imp.const(dims)], {"axis": 0}, suffix="shape")],
+                    dtype)
 
 
 @tf_op("TensorListGetItem", produces="Gather")
