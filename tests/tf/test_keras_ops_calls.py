@@ -9,19 +9,13 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge.reference.interpreter import run
+from tests.tf.seeded import Seeded
 
 keras = pytest.importorskip("keras")
 from keras import ops  # noqa: E402
 
-RNG = np.random.default_rng(2)
-
-
-def _floats(*shape):
-    return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _ints(low, high, *shape):
-    return RNG.integers(low, high, shape).astype(np.int32)
+ARRAYS = Seeded(2)
+_floats, _ints = ARRAYS.floats, ARRAYS.ints
 
 
 #: name -> (function of the symbolic inputs, the inputs with their batch axis, the keras.ops classes it records)

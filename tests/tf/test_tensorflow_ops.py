@@ -9,22 +9,16 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge.reference.interpreter import run
+from tests.tf.seeded import Seeded
 
 tf = pytest.importorskip("tensorflow")
 
-RNG = np.random.default_rng(1)
-
-
-def _floats(*shape):
-    return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _ints(low, high, *shape, dtype=np.int32):
-    return RNG.integers(low, high, shape).astype(dtype)
+ARRAYS = Seeded(1)
+_floats, _ints = ARRAYS.floats, ARRAYS.ints
 
 
 def _unit(*shape):
-    return RNG.uniform(-0.9, 0.9, shape).astype(np.float32)
+    return ARRAYS.rng.uniform(-0.9, 0.9, shape).astype(np.float32)
 
 
 K2T = _floats(3, 3, 5, 4)  # [H, W, out, in]

@@ -9,18 +9,12 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge.reference.interpreter import run
+from tests.tf.seeded import Seeded
 
 tf = pytest.importorskip("tensorflow")
 
-RNG = np.random.default_rng(0)
-
-
-def _floats(*shape):
-    return RNG.standard_normal(shape).astype(np.float32)
-
-
-def _ints(low, high, *shape, dtype=np.int32):
-    return RNG.integers(low, high, shape).astype(dtype)
+ARRAYS = Seeded(0)
+_floats, _ints = ARRAYS.floats, ARRAYS.ints
 
 
 W3 = _floats(2, 3, 3, 4, 5)  # [D, H, W, in, out]

@@ -24,6 +24,7 @@ from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.tf import REGISTRY
+from tensorbridge.rules.tf.control import FUNCTIONS
 
 #: GraphDef nodes the importer itself handles: graph inputs, constants, control dependencies
 STRUCTURAL = {"Placeholder", "Const", "NoOp"}
@@ -81,11 +82,6 @@ def _signature_order(inputs: list[str], fn, saved) -> list[str]:
         if sorted(map(str, order)) == sorted(inputs):
             return order
     return sorted(inputs)
-
-
-#: control-flow ops -> the attributes naming the functions they run
-FUNCTIONS = {"While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "If": ("then_branch", "else_branch"),
-             "StatelessIf": ("then_branch", "else_branch")}
 
 
 class Importer:

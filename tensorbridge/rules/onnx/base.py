@@ -137,14 +137,22 @@ check_rules()
 WRITER_HANDLES = frozenset({"layout", "int_arithmetic", "epsilon_on", "rounding"})
 
 
+#: ONNX ops onnxruntime runs only time-major: with layout=1 (batch-major) its CPU kernels refuse the model
+TIME_MAJOR_ONLY = frozenset({"LSTM", "GRU", "RNN"})
+
+
 def beyond_onnx(node) -> str | None:
-    """Why ONNX's op cannot state `node`: an IR attribute it does not have is set (an LSTM's cell_clip); the
-    node then decomposes into ops ONNX has."""
+    """Why ONNX's op cannot state `node` as onnxruntime runs it: an IR attribute the op does not have is set
+    (an LSTM's cell_clip), or a recurrent op is batch-major; the node then decomposes into ops ONNX has."""
     import onnx
 
     known = onnx.defs.get_schema(node.op).attributes
     extra = sorted(k for k, v in node.attrs.items() if v is not None and k not in known and k not in WRITER_HANDLES)
-    return f"{node.op} with {', '.join(extra)} (ONNX's {node.op} has no such attribute)" if extra else None
+    if extra:
+        return f"{node.op} with {', '.join(extra)} (ONNX's {node.op} has no such attribute)"
+    if node.op in TIME_MAJOR_ONLY and node.attrs.get("layout"):
+        return f"a batch-major {node.op} (onnxruntime runs layout=0 only)"
+    return None
 
 
 def attr_array(values, dtype_spec: str, like: np.dtype | None) -> np.ndarray:

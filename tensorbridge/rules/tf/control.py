@@ -17,6 +17,10 @@ from tensorbridge.ops.control import computed_in
 from tensorbridge.passes.fold_constants import fold_value
 from tensorbridge.rules.tf.base import attr, const_data, dtype_attr, tf_op
 
+#: control-flow ops -> the attributes naming the functions they run (the importer reads those functions too)
+FUNCTIONS = {"While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "If": ("then_branch", "else_branch"),
+             "StatelessIf": ("then_branch", "else_branch")}
+
 
 def _function(imp, n, key, graph, bound) -> list:
     """Function `key` of node `n` imported into `graph` with its arguments bound; every result computed there."""
