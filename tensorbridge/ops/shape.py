@@ -727,8 +727,16 @@ def non_zero(X):
     return np.array(np.nonzero(X), dtype=np.int64).reshape(max(X.ndim, 1) if X.ndim else 0, -1)
 
 
+def _unique_infer(inputs, attrs):
+    """Sizes known only at run time; the types: the input's, then int64 indices and counts."""
+    x = inputs[0]
+    rank = None if x.shape is None else (1 if attrs["axis"] is None else len(x.shape))
+    values = None if rank is None else (None,) * rank
+    return [(x.dtype, values)] + [(np.dtype(np.int64), (None,))] * 3
+
+
 @op("Unique", inputs="X", outputs="Y indices? inverse_indices? counts?", family=F, layout=TERMINATE,
-    attrs={"axis": Attr("int", None), "sorted": Attr("int", 1)},
+    attrs={"axis": Attr("int", None), "sorted": Attr("int", 1)}, infer=_unique_infer,
     doc="Unique elements or slices. Equivalents: torch.unique, tf.unique, UNIQUE.")
 def unique(X, axis, sorted):
     y, idx, inv, cnt = np.unique(X, return_index=True, return_inverse=True, return_counts=True,

@@ -152,7 +152,24 @@ CORE_ATEN = {
                + torch.nn.functional.adaptive_avg_pool3d(x, 1), [_floats(1, 2, 4, 4, 6)], "avg_pool3d"),
     "group_norm": (torch.nn.GroupNorm(2, 4), [_floats(2, 4, 3, 3)], "native_group_norm"),
     "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
+    "nonzero": (lambda x: torch.nonzero(x > 0.3).float().sum(0) + torch.nonzero(x > 0.3).shape[0],
+                [_floats(3, 4)], "nonzero"),
+    "boolean_mask": (lambda x: (x[x > 0] * 2).sum() + x[x[:, 0] > 0].sum(0).sum() + torch.masked_select(x, x < 0).sum(),
+                     [_floats(3, 4)], "index"),
 }
+
+
+@pytest.mark.parametrize("sorted_", [True, False])
+def test_unique_reads_as_torch_computes(sorted_):
+    """torch.unique (its size known only at run time) with the inverse indices in the input's shape and counts;
+    the size read on through later ops."""
+    module = _Fn(lambda x: tuple(t.float() * 2 for t in torch.unique(x, sorted=sorted_, return_inverse=True,
+                                                                       return_counts=True)))
+    x = torch.tensor([[3, 1, 3], [2, 1, 5]])
+    graph = tb.load(torch.export.export(module, (x,)))
+    got = tb.run(graph, {graph.inputs[0].name: x.numpy()})
+    for value, expected in zip(graph.outputs, module(x)):
+        np.testing.assert_array_equal(got[value.name], expected.numpy())
 
 
 @pytest.mark.parametrize("name", sorted(CORE_ATEN))

@@ -426,6 +426,18 @@ binary("fmod", "Mod", attrs={"fmod": 1})
 _SIZE_ARITHMETIC = {"add": "Add", "sub": "Sub", "mul": "Mul", "floordiv": "Div"}
 
 
+@python_op("ge", "le", "gt", "lt", "eq", "ne", produces=())
+def read_size_comparison(imp, node, a, b):
+    """A comparison of sizes torch.export checks with _assert_scalar (a data-dependent size's bounds): the
+    program holds once it ran, so nothing is computed."""
+    return None
+
+
+@aten("_assert_scalar", "sym_constrain_range_for_size", "_assert_async", produces=())
+def read_assertion(imp, node, *args, **kw):
+    return None
+
+
 @python_op(*_SIZE_ARITHMETIC, produces=tuple(_SIZE_ARITHMETIC.values()))
 def read_size_arithmetic(imp, node, a, b):
     """Python arithmetic on symbolic sizes, which torch.export leaves in the graph."""

@@ -383,9 +383,12 @@ def write_scatter_nd(em, node):
 def read_index(imp, node, x, indices):
     """x[i0, i1, ...] advanced indexing: one tensor index -> Gather; leading adjacent ones -> GatherND."""
     present = [i for i, t in enumerate(indices) if t is not None]
+    if present == [0] and str(imp.meta(indices[0]).dtype) == "torch.bool":  # x[mask]
+        return _sized_by(imp, _select(imp, imp.value(x), imp.value(indices[0]), imp.meta(x).shape,
+                                      imp.meta(indices[0]).shape))
     if any(imp.meta(indices[i]).dtype.is_floating_point or str(imp.meta(indices[i]).dtype) == "torch.bool"
            for i in present):
-        raise ModelError(f"{node.name}: boolean-mask indexing is not supported")
+        raise ModelError(f"{node.name}: boolean-mask indexing past the first dim is not supported")
     if len(present) == 1:
         return imp.emit("Gather", [imp.value(x), imp.value(indices[present[0]])], {"axis": present[0]})
     if present != list(range(len(present))):
@@ -483,6 +486,11 @@ def read_fill(imp, node, *args, **kw):
     dt = np.dtype(dtype_name(val.dtype)) if dtype_name(val.dtype) != "bfloat16" else None
     value = _fill_value(node, args)
     shape = [imp.dim(d) for d in val.shape]
+    if _is_tensor(value):  # full_like(x, t) with a 0-d tensor t
+        filled = imp.value(value)
+        if dt is not None and filled.dtype != dt:
+            filled = imp.emit("Cast", [filled], {"to": dtype_name(val.dtype)}, suffix="fill")
+        return imp.emit("Expand", [filled, imp.out_shape()])
     if all(isinstance(d, int) for d in shape):
         return imp.const(np.full(shape, value), dtype=dt)
     return imp.emit("ConstantOfShape", [imp.out_shape()], {"value": np.array([value], dtype=dt)})
@@ -843,3 +851,49 @@ def read_diagonal(imp, node, x, offset=0, dim1=0, dim2=1):
     rows = range(max(0, -offset), min(m, n - offset))
     positions = [r * n + r + offset for r in rows]
     return imp.emit("Gather", [flat, imp.const(positions, dtype=np.int64)], {"axis": len(rest)})
+
+
+# -- ops whose output size depends on the data (torch.export's unbacked sizes u0, u1, ...) ------------------------
+def _sized_by(imp, value, axis: int = 0, meta=None):
+    """Record that the unbacked size of the node's output along `axis` is `value`'s there (sizes read later)."""
+    dim = (meta if meta is not None else imp.meta()).shape[axis]
+    expr = dim.node.expr if hasattr(dim, "node") else None
+    if expr is not None and getattr(expr, "is_Symbol", False) and expr not in imp.sym_values:
+        imp.sym_values[expr] = ("data", value, axis)
+    return value
+
+
+@aten("nonzero", produces="NonZero")
+def read_nonzero(imp, node, x):
+    """torch.nonzero: the [count, rank] coordinates of the non-zero entries (the IR's NonZero is [rank, count])."""
+    coords = imp.emit("NonZero", [imp.value(x)], suffix="coords")
+    return _sized_by(imp, imp.emit("Transpose", [coords], {"perm": [1, 0]}))
+
+
+@aten("masked_select", produces="Compress")
+def read_masked_select(imp, node, x, mask):
+    return _sized_by(imp, _select(imp, imp.value(x), imp.value(mask), imp.meta(x).shape, imp.meta(mask).shape))
+
+
+def _select(imp, xv, mask, x_shape, mask_shape):
+    """The entries of `xv` where `mask` (over its leading dims, or broadcast to it) holds, flattened: a Compress of
+    the rows, as x[mask] reads."""
+    if list(mask_shape) != list(x_shape[:len(mask_shape)]):
+        mask = imp.emit("Expand", [mask, imp.shape_tensor(list(x_shape))], suffix="mask_spread")
+        mask_shape = x_shape
+    rest = list(x_shape[len(mask_shape):])
+    rows = imp.emit("Reshape", [xv, imp.shape_tensor([-1] + rest)], suffix="rows")
+    flat = imp.emit("Reshape", [mask, imp.const([-1], dtype=np.int64)], suffix="flat_mask")
+    return imp.emit("Compress", [rows, flat], {"axis": 0})
+
+
+@aten("_unique2", "unique_dim", produces="Unique")
+def read_unique(imp, node, x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique of the flattened tensor: (values, inverse indices in the input's shape, counts)."""
+    if "unique_dim" in node.target.__name__:
+        raise ModelError(f"{node.name}: torch.unique along a dim is not supported")
+    xv = imp.value(x)
+    values, _, inverse, counts = imp.emit("Unique", [xv], {"sorted": 1}, outputs=4, suffix="unique")
+    inverse = imp.emit("Reshape", [inverse, imp.emit("Shape", [xv], suffix="shape")], suffix="inverse")
+    meta = imp.meta()[0]
+    return (_sized_by(imp, values, 0, meta), inverse, counts)
