@@ -54,7 +54,20 @@ def _masked_attention_model():
         {"x": np.random.default_rng(3).standard_normal((2, 5, 2, 4), np.float32)}
 
 
-@pytest.mark.parametrize("build", [_ops_model, _indexing_model, _recurrent_model, _masked_attention_model])
+def _preprocessing_model():
+    """keras.io's image classifiers as written: augmentation, Resizing and Rescaling inside the model."""
+    keras.utils.set_random_seed(0)
+    augment = keras.Sequential([layers.RandomFlip("horizontal"), layers.RandomRotation(0.1), layers.RandomZoom(0.1)])
+    x = keras.Input((20, 24, 3), name="image")
+    y = layers.Rescaling(1.0 / 255)(layers.Resizing(16, 16)(augment(x)))
+    y = layers.MaxPooling2D()(layers.Conv2D(4, 3, padding="same", activation="relu")(y))
+    y = layers.Dense(3)(layers.GlobalAveragePooling2D()(y))
+    return keras.Model(x, y, name="preprocessing"), \
+        {"image": np.random.default_rng(4).uniform(0, 255, (2, 20, 24, 3)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("build", [_ops_model, _indexing_model, _recurrent_model, _masked_attention_model,
+                                   _preprocessing_model])
 def test_functional_models_with_ops_convert(build, tmp_path):
     model, feeds = build()
     src = tmp_path / f"{model.name}.keras"

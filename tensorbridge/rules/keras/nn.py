@@ -463,11 +463,44 @@ def _upsampling(node) -> tuple[tuple[int, int] | None, str, str]:
     return None, "", f"Resize mode={mode} coordinate_transformation_mode={ctm}"
 
 
-@R.exports("Resize", check=lambda node: _upsampling(node)[2] or None)
+def _resizing(node) -> tuple[tuple[int, int], str] | None:
+    """(height and width, interpolation) when layers.Resizing computes the Resize: TensorFlow's bilinear or
+    nearest kernel with half-pixel centres, to a constant size of the two spatial axes; else None."""
+    x, a, sizes = node.inputs[0], node.attrs, node.input(3)
+    if x.shape is None or len(x.shape) != 4 or sizes is None or sizes.const is None or a.get("antialias") or \
+            a.get("exclude_outside") or a.get("coordinate_transformation_mode", "half_pixel") != "half_pixel":
+        return None
+    size = [int(d) for d in np.asarray(sizes.const).ravel()]
+    if a.get("axes"):
+        by_axis = dict(zip((ax % 4 for ax in a["axes"]), size))
+        if sorted(by_axis) != [1, 2]:
+            return None
+        hw = (by_axis[1], by_axis[2])
+    elif len(size) == 4 and size[0] == x.shape[0] and size[3] == x.shape[3]:
+        hw = (size[1], size[2])
+    else:
+        return None
+    if a.get("mode", "nearest") == "linear":
+        return hw, "bilinear"
+    if a.get("mode", "nearest") == "nearest" and a.get("nearest_mode") == "round_prefer_ceil":
+        return hw, "nearest"
+    return None
+
+
+def _resize_blocker(node) -> str | None:
+    return None if _resizing(node) is not None else (_upsampling(node)[2] or None)
+
+
+@R.exports("Resize", check=_resize_blocker)
 def write_resize(em, node):
     require_nhwc(node)
     size, interpolation, reason = _upsampling(node)
     if size is None:
-        raise Unsupported(reason)
+        resizing = _resizing(node)
+        if resizing is None:
+            raise Unsupported(reason)
+        (h, w), interpolation = resizing
+        return em.out(node, em.layer(node, "layers.Resizing", [h, w], {"interpolation": interpolation}, [],
+                                     em.tensor(node.inputs[0])))
     em.out(node, em.layer(node, "layers.UpSampling2D", [], {"size": size, "interpolation": interpolation},
                           [], em.tensor(node.inputs[0])))
