@@ -110,6 +110,15 @@ CASES["products_orders"] = (
     + ops.hstack([x[:, 0, :3], x[:, 1, :3]]) + ops.vstack([x[0, 0, :3], x[0, 1, :3]]).reshape((1, 6))
     + ops.cast(ops.arange(6), "float32"), [_floats(2, 3, 4)], {"Tensordot", "Dot", "Outer", "Sort", "Argsort",
                                                                "Hstack", "Vstack"})
+def _additive_attention(x):
+    from keras import layers
+
+    keras.utils.set_random_seed(1)
+    return layers.AdditiveAttention()([x, layers.Dense(4)(x), layers.Dense(4)(x)]) + layers.AdditiveAttention(
+        use_scale=False)([x, x])
+
+
+CASES["additive_attention"] = (_additive_attention, [_floats(2, 5, 4)], {"AdditiveAttention"})
 CASES["preprocessing_layers"] = (_preprocessed, [_floats(2, 6, 8, 3)], {"RandomFlip", "Resizing", "CenterCrop"})
 
 

@@ -25,6 +25,27 @@ from tensorbridge.rules.keras.base import (
 )
 
 
+@layer("AdditiveAttention", produces="Softmax")
+def read_additive_attention(imp, layer, inputs, node):
+    """keras.layers.AdditiveAttention([query, value(, key)]): Bahdanau scores sum(scale * tanh(q + k)) over the
+    features, softmax over the keys, the values weighed by them. Masks and returned scores are refused."""
+    kwargs = node.arguments.kwargs
+    if any(kwargs.get(k) is not None and kwargs.get(k) is not False
+           for k in ("mask", "return_attention_scores", "use_causal_mask")):
+        raise ModelError(f"{layer.name}: AdditiveAttention with a mask, a causal mask or its scores returned "
+                         "is not supported")
+    query, value = inputs[0], inputs[1]
+    key = inputs[2] if len(inputs) > 2 else value
+    summed = imp.emit("Add", [imp.emit("Unsqueeze", [query, imp.const([-2], np.int64)], suffix="query"),
+                              imp.emit("Unsqueeze", [key, imp.const([-3], np.int64)], suffix="key")], suffix="sum")
+    energy = imp.emit("Tanh", [summed], suffix="energy")
+    if layer.use_scale:
+        energy = imp.emit("Mul", [energy, imp.weight("scale", to_numpy(layer.scale))], suffix="scaled")
+    scores = imp.emit("ReduceSum", [energy, imp.const([-1], np.int64)], {"keepdims": 0}, suffix="scores")
+    weights = imp.emit("Softmax", [scores], {"axis": -1}, suffix="weights")
+    return imp.emit("MatMul", [weights, value])
+
+
 @layer("MultiHeadAttention", produces="MultiHeadAttention")
 def read_multi_head_attention(imp, layer, inputs, node):
     """keras.layers.MultiHeadAttention(query, value, key, attention_mask) -> one MultiHeadAttention."""
