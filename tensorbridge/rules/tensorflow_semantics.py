@@ -12,22 +12,11 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.passes.fold_constants import fold_value
+from tensorbridge.rules.ir_spellings import as_int64, reduction_identity
+from tensorbridge.rules.ir_spellings import int64s as _ints
 
 #: past every index: a slice end meaning "to the end" (forward) or "past the start" (backward)
 _BIG = 2**62
-
-
-def _ints(imp, values):
-    return imp.const(np.asarray(values, np.int64), dtype=np.int64)
-
-
-def as_int64(imp, v, suffix: str):
-    """An index-like operand as int64 (TensorFlow's are often int32): converted now when constant."""
-    if v.dtype == np.int64:
-        return v
-    if v.const is not None:
-        return _ints(imp, v.const)
-    return imp.emit("Cast", [v], {"to": "int64"}, suffix=suffix)
 
 
 def constant(v, what: str) -> np.ndarray:
@@ -85,17 +74,15 @@ def scatter_nd(imp, indices, updates, shape):
     return imp.emit("ScatterND", [zeros, as_int64(imp, indices, "indices"), updates], {"reduction": "add"})
 
 
-#: segment reduction -> (ScatterND reduction, the value of an empty segment given the dtype)
-_SEGMENT = {"sum": ("add", lambda dt: 0), "prod": ("mul", lambda dt: 1),
-            "max": ("max", lambda dt: np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min),
-            "min": ("min", lambda dt: np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max)}
+#: segment reduction -> the ScatterND reduction
+_SEGMENT = {"sum": "add", "prod": "mul", "max": "max", "min": "min"}
 
 
 def segment_reduce(imp, data, segment_ids, num_segments, kind: str):
     """tf.math.(unsorted_)segment_{sum,prod,max,min}: rows of `data` reduced into their segment. `num_segments`
     None: the sorted ops, one more segment than the largest id, an empty one holding 0; the unsorted ops' empty
     segment holds the reduction's identity (the dtype's lowest for max, highest for min)."""
-    reduction, empty = _SEGMENT[kind]
+    reduction = _SEGMENT[kind]
     dt = np.dtype(data.dtype or np.float32)
     ids = as_int64(imp, segment_ids, "ids")
     if num_segments is None:
@@ -108,7 +95,8 @@ def segment_reduce(imp, data, segment_ids, num_segments, kind: str):
     rows = imp.emit("Slice", [imp.emit("Shape", [data], suffix="shape"), _ints(imp, [rank]),
                               _ints(imp, [_BIG])], suffix="rows")
     shape = imp.emit("Concat", [count, rows], {"axis": 0}, suffix="out_shape")
-    init = imp.emit("ConstantOfShape", [shape], {"value": np.asarray([empty(dt)], dt)}, suffix="init")
+    init = imp.emit("ConstantOfShape", [shape], {"value": np.asarray([reduction_identity(reduction, dt)], dt)},
+                    suffix="init")
     where = imp.emit("Unsqueeze", [ids, _ints(imp, [-1])], suffix="where")
     if num_segments is not None or kind in ("sum", "prod"):
         return imp.emit("ScatterND", [init, where, data], {"reduction": reduction})
@@ -220,10 +208,6 @@ def unique(imp, x, index_dtype, counts: bool = False):
 def where_indices(imp, condition):
     """tf.where(condition) with one operand: the [n, rank] int64 coordinates of the true entries."""
     return imp.emit("Transpose", [imp.emit("NonZero", [condition], suffix="coords")], {"perm": [1, 0]})
-
-
-def not_equal(imp, a, b):
-    return imp.emit("Not", [imp.emit("Equal", [a, b], suffix="equal")])
 
 
 def gather(imp, params, indices, axis: int, batch_dims: int):

@@ -12,16 +12,25 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.ir_spellings import atan2, floor_divide, truncate
+from tensorbridge.rules.ir_spellings import (
+    as_int64,
+    atan2,
+    bitcast,
+    diagonal,
+    erfc,
+    expm1,
+    floor_divide,
+    int64s,
+    log1p,
+    log_base,
+    truncate,
+    unstack,
+)
 from tensorbridge.rules.keras.base import axes_list, elementwise, keras_op, operand_value, result_dtype
 
 
 def _float(imp, node, value):
     return imp.const(value, dtype=result_dtype(node))
-
-
-def _int64(imp, values):
-    return imp.const(np.asarray(values, np.int64), dtype=np.int64)
 
 
 def _shape(node, i: int = 0) -> tuple:
@@ -59,23 +68,22 @@ def read_op_rsqrt(imp, op, args, kwargs, node):
 
 @keras_op("Expm1", produces="Sub")
 def read_op_expm1(imp, op, args, kwargs, node):
-    return imp.emit("Sub", [imp.emit("Exp", [args[0]], suffix="exp"), _float(imp, node, 1)])
+    return expm1(imp, args[0], result_dtype(node))
 
 
 @keras_op("Log1p", produces="Log")
 def read_op_log1p(imp, op, args, kwargs, node):
-    return imp.emit("Log", [imp.emit("Add", [args[0], _float(imp, node, 1)], suffix="plus1")])
+    return log1p(imp, args[0], result_dtype(node))
 
 
 @keras_op("Log2", "Log10", produces="Div")
 def read_op_log_base(imp, op, args, kwargs, node):
-    base = 2.0 if type(op).__name__ == "Log2" else 10.0
-    return imp.emit("Div", [imp.emit("Log", [args[0]], suffix="ln"), _float(imp, node, np.log(base))])
+    return log_base(imp, args[0], 2.0 if type(op).__name__ == "Log2" else 10.0, result_dtype(node))
 
 
 @keras_op("Erfc", produces="Sub")
 def read_op_erfc(imp, op, args, kwargs, node):
-    return imp.emit("Sub", [_float(imp, node, 1), imp.emit("Erf", [args[0]], suffix="erf")])
+    return erfc(imp, args[0], result_dtype(node))
 
 
 @keras_op("Trunc", produces="Floor")
@@ -123,9 +131,7 @@ def read_op_view(imp, op, args, kwargs, node):
     x = args[0]
     if op.dtype is None or to == x.dtype:
         return x
-    if np.dtype(x.dtype).itemsize != to.itemsize:
-        raise ModelError(f"{op.name}: ops.view between types of different sizes ({x.dtype} -> {to})")
-    return imp.emit("BitCast", [x], {"to": dtypes.name(to)})
+    return bitcast(imp, x, to, f"{op.name}: ops.view")
 
 
 # -- activations -------------------------------------------------------------------------------------------
@@ -162,15 +168,22 @@ def read_op_glu(imp, op, args, kwargs, node):
 
 
 # -- statistics and reductions ---------------------------------------------------------------------------
+def population_variance(imp, x, axes, keepdims: bool, suffix: str = ""):
+    """(the mean kept along `axes`, the mean squared deviation from it): numpy's default variance."""
+    mean = imp.emit("ReduceMean", [x, axes], {"keepdims": 1}, suffix="mean")
+    centred = imp.emit("Sub", [x, mean], suffix="centred")
+    var = imp.emit("ReduceMean", [imp.emit("Mul", [centred, centred], suffix="squares"), axes],
+                   {"keepdims": int(keepdims)}, suffix=suffix)
+    return mean, var
+
+
 @keras_op("Var", "Std", produces="ReduceMean")
 def read_op_variance(imp, op, args, kwargs, node):
-    """The mean squared deviation from the mean (population variance, as numpy's default), its root for Std."""
-    x = args[0]
-    axes = _int64(imp, axes_list(op.axis, len(_shape(node))))
-    centred = imp.emit("Sub", [x, imp.emit("ReduceMean", [x, axes], {"keepdims": 1}, suffix="mean")], suffix="centred")
-    var = imp.emit("ReduceMean", [imp.emit("Mul", [centred, centred], suffix="squares"), axes],
-                   {"keepdims": int(bool(op.keepdims))}, suffix="var" if type(op).__name__ == "Std" else "")
-    return imp.emit("Sqrt", [var]) if type(op).__name__ == "Std" else var
+    """ops.var and ops.std (its root), population statistics."""
+    std = type(op).__name__ == "Std"
+    axes = int64s(imp, axes_list(op.axis, len(_shape(node))))
+    _, var = population_variance(imp, args[0], axes, bool(op.keepdims), "var" if std else "")
+    return imp.emit("Sqrt", [var]) if std else var
 
 
 #: keras.ops reductions with no reader elsewhere -> the IR reduction (any/all over booleans: their max/min)
@@ -183,7 +196,7 @@ def read_op_reduction(imp, op, args, kwargs, node):
     x = args[0]
     if type(op).__name__ in ("Any", "All") and x.dtype != np.bool_:
         x = imp.emit("Cast", [x], {"to": "bool"}, suffix="truth")
-    return imp.emit(_REDUCTIONS[type(op).__name__], [x, _int64(imp, axes_list(op.axis, len(_shape(node))))],
+    return imp.emit(_REDUCTIONS[type(op).__name__], [x, int64s(imp, axes_list(op.axis, len(_shape(node))))],
                     {"keepdims": int(bool(op.keepdims))})
 
 
@@ -213,7 +226,7 @@ def read_op_moveaxis(imp, op, args, kwargs, node):
 
 @keras_op("Ravel", produces="Reshape")
 def read_op_ravel(imp, op, args, kwargs, node):
-    return imp.emit("Reshape", [args[0], _int64(imp, [-1])])
+    return imp.emit("Reshape", [args[0], int64s(imp, [-1])])
 
 
 @keras_op("ZerosLike", "OnesLike", "FullLike", produces="ConstantOfShape")
@@ -240,14 +253,14 @@ def read_op_repeat(imp, op, args, kwargs, node):
     """np.repeat along an axis of known size: a gather of each index repeated."""
     x = args[0]
     if op.axis is None:
-        x, axis = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat"), 0
+        x, axis = imp.emit("Reshape", [x, int64s(imp, [-1])], suffix="flat"), 0
     else:
         axis = int(op.axis) % len(_shape(node))
     size = _size(node, None if op.axis is None else axis)
     if not isinstance(size, int):
         raise ModelError(f"{op.name}: ops.repeat along an axis of unknown size is not supported")
     index = np.repeat(np.arange(size), np.asarray(op.repeats).astype(np.int64))
-    return imp.emit("Gather", [x, _int64(imp, index)], {"axis": axis})
+    return imp.emit("Gather", [x, int64s(imp, index)], {"axis": axis})
 
 
 @keras_op("Roll", produces="Concat")
@@ -257,7 +270,7 @@ def read_op_roll(imp, op, args, kwargs, node):
     flat_shape = None
     if op.axis is None:
         flat_shape = imp.emit("Shape", [x], suffix="shape")
-        x = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat")
+        x = imp.emit("Reshape", [x, int64s(imp, [-1])], suffix="flat")
     axes = [0] if op.axis is None else [int(a) for a in np.atleast_1d(op.axis)]
     shifts = np.broadcast_to(np.atleast_1d(op.shift), (len(axes),))
     for axis, shift in zip(axes, shifts):
@@ -265,20 +278,17 @@ def read_op_roll(imp, op, args, kwargs, node):
         if not isinstance(size, int):
             raise ModelError(f"{op.name}: ops.roll along an axis of unknown size is not supported")
         index = (np.arange(size) - int(shift)) % size
-        x = imp.emit("Gather", [x, _int64(imp, index)], {"axis": axis}, suffix=f"roll{axis}")
+        x = imp.emit("Gather", [x, int64s(imp, index)], {"axis": axis}, suffix=f"roll{axis}")
     return imp.emit("Reshape", [x, flat_shape]) if flat_shape is not None else x
 
 
 @keras_op("Unstack", produces="Split")
 def read_op_unstack(imp, op, args, kwargs, node):
-    x = args[0]
     axis = int(op.axis) % len(_shape(node))
     n = _shape(node)[axis]
     if not isinstance(n, int):
         raise ModelError(f"{op.name}: ops.unstack along an axis of unknown size is not supported")
-    parts = imp.emit("Split", [x, _int64(imp, [1] * n)], {"axis": axis}, outputs=n, suffix="split")
-    parts = parts if isinstance(parts, list) else [parts]
-    return [imp.emit("Squeeze", [p, _int64(imp, [axis])], suffix=f"item{i}") for i, p in enumerate(parts)]
+    return unstack(imp, args[0], axis, n)
 
 
 @keras_op("Slice", produces="Slice")
@@ -286,35 +296,21 @@ def read_op_slice(imp, op, args, kwargs, node):
     """ops.slice(x, start_indices, shape): a block of the given shape from the start (computed or constant)."""
     x = args[0]
     start = operand_value(imp, args[1], np.dtype(np.int64))
-    start = start if start.dtype == np.int64 else imp.emit("Cast", [start], {"to": "int64"}, suffix="start")
+    start = as_int64(imp, start, "start")
     size = np.asarray(op.shape, np.int64)
     if np.any(size < 0):
         raise ModelError(f"{op.name}: ops.slice with a size of -1 is not supported")
-    end = imp.emit("Add", [start, _int64(imp, size)], suffix="end")
+    end = imp.emit("Add", [start, int64s(imp, size)], suffix="end")
     return imp.emit("Slice", [x, start, end])
 
 
 @keras_op("Diagonal", "Trace", produces=("Gather", "ReduceSum"))
 def read_op_diagonal(imp, op, args, kwargs, node):
     """ops.diagonal (the diagonal last, as numpy) and ops.trace (its sum)."""
-    x = args[0]
-    rank = len(_shape(node))
-    a1, a2, offset = int(op.axis1) % rank, int(op.axis2) % rank, int(op.offset)
-    m, n = _shape(node)[a1], _shape(node)[a2]
-    if not isinstance(m, int) or not isinstance(n, int):
-        raise ModelError(f"{op.name}: a diagonal of axes of unknown size is not supported")
-    rest = [d for d in range(rank) if d not in (a1, a2)]
-    moved = imp.emit("Transpose", [x], {"perm": rest + [a1, a2]}, suffix="last")
-    keep = imp.emit("Slice", [imp.emit("Shape", [moved], suffix="shape"), _int64(imp, [0]), _int64(imp, [len(rest)])],
-                    suffix="rest")
-    flat_shape = imp.emit("Concat", [keep, _int64(imp, [m * n])], {"axis": 0}, suffix="flat_shape")
-    flat = imp.emit("Reshape", [moved, flat_shape], suffix="flat")
-    positions = [r * n + r + offset for r in range(max(0, -offset), min(m, n - offset))]
-    diagonal = imp.emit("Gather", [flat, _int64(imp, positions)], {"axis": len(rest)},
-                        suffix="diagonal" if type(op).__name__ == "Trace" else "")
-    if type(op).__name__ == "Diagonal":
-        return diagonal
-    return imp.emit("ReduceSum", [diagonal, _int64(imp, [-1])], {"keepdims": 0})
+    trace = type(op).__name__ == "Trace"
+    values = diagonal(imp, args[0], _shape(node), int(op.offset), int(op.axis1), int(op.axis2), op.name,
+                      "diagonal" if trace else "")
+    return imp.emit("ReduceSum", [values, int64s(imp, [-1])], {"keepdims": 0}) if trace else values
 
 
 # -- indices -----------------------------------------------------------------------------------------------
@@ -324,7 +320,7 @@ def read_op_one_hot(imp, op, args, kwargs, node):
     if op.sparse:
         raise ModelError(f"{op.name}: a sparse one-hot is not supported")
     out = result_dtype(node)
-    return tf_semantics.one_hot(imp, args[0], _int64(imp, [int(op.num_classes)]), imp.const(1, dtype=out),
+    return tf_semantics.one_hot(imp, args[0], int64s(imp, [int(op.num_classes)]), imp.const(1, dtype=out),
                                 imp.const(0, dtype=out), int(op.axis))
 
 
@@ -332,10 +328,10 @@ def read_op_one_hot(imp, op, args, kwargs, node):
 def read_op_take_along_axis(imp, op, args, kwargs, node):
     x, indices = args[0], operand_value(imp, args[1], np.dtype(np.int64))
     if op.axis is None:
-        x, axis = imp.emit("Reshape", [x, _int64(imp, [-1])], suffix="flat"), 0
+        x, axis = imp.emit("Reshape", [x, int64s(imp, [-1])], suffix="flat"), 0
     else:
         axis = int(op.axis)
-    indices = indices if indices.dtype == np.int64 else imp.emit("Cast", [indices], {"to": "int64"}, suffix="idx")
+    indices = as_int64(imp, indices, "idx")
     shape, index_shape = _shape(node), _shape(node, 1)
     rank = len(shape)
     if len(index_shape) != rank or any(index_shape[d] != shape[d] for d in range(rank) if d != axis % rank):
@@ -352,7 +348,7 @@ def read_op_scatter_update(imp, op, args, kwargs, node):
         raise ModelError(f"{op.name}: scatter_update with reduction={op.reduction!r} is not supported")
     x = args[0]
     indices = operand_value(imp, args[1], np.dtype(np.int64))
-    indices = indices if indices.dtype == np.int64 else imp.emit("Cast", [indices], {"to": "int64"}, suffix="idx")
+    indices = as_int64(imp, indices, "idx")
     return imp.emit("ScatterND", [x, indices, operand_value(imp, args[2], x.dtype)], {"reduction": reduction})
 
 
@@ -360,7 +356,7 @@ def read_op_scatter_update(imp, op, args, kwargs, node):
 def read_op_scatter(imp, op, args, kwargs, node):
     """ops.scatter(indices, values, shape): values summed into zeros."""
     return tf_semantics.scatter_nd(imp, operand_value(imp, args[0], np.dtype(np.int64)),
-                                   operand_value(imp, args[1], result_dtype(node)), _int64(imp, list(op.shape)))
+                                   operand_value(imp, args[1], result_dtype(node)), int64s(imp, list(op.shape)))
 
 
 @keras_op("SegmentSum", "SegmentMax", produces="ScatterND")
@@ -371,7 +367,7 @@ def read_op_segment(imp, op, args, kwargs, node):
         raise ModelError(f"{op.name}: ops.{type(op).__name__} without num_segments is not supported")
     kind = "sum" if type(op).__name__ == "SegmentSum" else "max"
     ids = operand_value(imp, args[1], np.dtype(np.int64))
-    return tf_semantics.segment_reduce(imp, args[0], ids, _int64(imp, int(op.num_segments)), kind)
+    return tf_semantics.segment_reduce(imp, args[0], ids, int64s(imp, int(op.num_segments)), kind)
 
 
 @keras_op("Nonzero", produces="NonZero")
@@ -381,9 +377,9 @@ def read_op_nonzero(imp, op, args, kwargs, node):
     coords = imp.emit("NonZero", [x], suffix="coords")
     rank = len(_shape(node))
     if rank == 1:
-        return [imp.emit("Squeeze", [coords, _int64(imp, [0])])]
-    parts = imp.emit("Split", [coords, _int64(imp, [1] * rank)], {"axis": 0}, outputs=rank, suffix="axes")
-    return [imp.emit("Squeeze", [p, _int64(imp, [0])], suffix=f"axis{i}") for i, p in enumerate(parts)]
+        return [imp.emit("Squeeze", [coords, int64s(imp, [0])])]
+    parts = imp.emit("Split", [coords, int64s(imp, [1] * rank)], {"axis": 0}, outputs=rank, suffix="axes")
+    return [imp.emit("Squeeze", [p, int64s(imp, [0])], suffix=f"axis{i}") for i, p in enumerate(parts)]
 
 
 @keras_op("Det", produces="Det")
@@ -401,7 +397,7 @@ def read_op_arange(imp, op, args, kwargs, node):
     operands = [operand_value(imp, v, out) for v in (start, stop, 1 if step is None else step)]
     operands = [v if v.dtype == out else imp.emit("Cast", [v], {"to": dtypes.name(out)}, suffix=f"cast{i}")
                 for i, v in enumerate(operands)]
-    scalars = [v if v.shape == () else imp.emit("Reshape", [v, _int64(imp, [])], suffix=f"scalar{i}")
+    scalars = [v if v.shape == () else imp.emit("Reshape", [v, int64s(imp, [])], suffix=f"scalar{i}")
                for i, v in enumerate(operands)]
     return imp.emit("Range", scalars)
 
@@ -414,7 +410,7 @@ def read_op_sort(imp, op, args, kwargs, node):
     size = _size(node, axis % len(_shape(node)))
     if not isinstance(size, int):
         raise ModelError(f"{op.name}: ops.{type(op).__name__.lower()} along an axis of unknown size is not supported")
-    values, indices = imp.emit("TopK", [args[0], _int64(imp, [size])], {"axis": axis, "largest": 0, "sorted": 1},
+    values, indices = imp.emit("TopK", [args[0], int64s(imp, [size])], {"axis": axis, "largest": 0, "sorted": 1},
                                outputs=2, suffix="topk")
     if type(op).__name__ == "Sort":
         return imp.emit("Identity", [values])
@@ -451,8 +447,8 @@ def read_op_tensordot(imp, op, args, kwargs, node):
 @keras_op("Outer", produces="Mul")
 def read_op_outer(imp, op, args, kwargs, node):
     a, b = _same_type(imp, node, args[:2])
-    column = imp.emit("Reshape", [a, _int64(imp, [-1, 1])], suffix="column")
-    return imp.emit("Mul", [column, imp.emit("Reshape", [b, _int64(imp, [1, -1])], suffix="row")])
+    column = imp.emit("Reshape", [a, int64s(imp, [-1, 1])], suffix="column")
+    return imp.emit("Mul", [column, imp.emit("Reshape", [b, int64s(imp, [1, -1])], suffix="row")])
 
 
 @keras_op("Hstack", "Vstack", produces="Concat")
@@ -462,6 +458,6 @@ def read_op_stack_along(imp, op, args, kwargs, node):
     ranks = [_rank(p, node, i) for i, p in enumerate(parts)]
     if type(op).__name__ == "Hstack":
         return imp.emit("Concat", parts, {"axis": 0 if ranks[0] == 1 else 1})
-    rows = [imp.emit("Unsqueeze", [p, _int64(imp, [0])], suffix=f"row{i}") if r == 1 else p
+    rows = [imp.emit("Unsqueeze", [p, int64s(imp, [0])], suffix=f"row{i}") if r == 1 else p
             for i, (p, r) in enumerate(zip(parts, ranks))]
     return imp.emit("Concat", rows, {"axis": 0})

@@ -11,11 +11,9 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
+from tensorbridge.rules.ir_spellings import int64s
 from tensorbridge.rules.keras.base import NHWC, int_list, keras_op, result_dtype
-
-
-def _int64(imp, values):
-    return imp.const(np.asarray(values, np.int64), dtype=np.int64)
+from tensorbridge.rules.keras.ops_calls import population_variance
 
 
 def _layout(op) -> dict:
@@ -52,9 +50,9 @@ def read_op_conv(imp, op, args, kwargs, node):
     attrs = _padding(op, {"strides": int_list(op.strides, rank), "dilations": int_list(op.dilation_rate, rank),
                           **_layout(op)})
     if type(op).__name__ == "DepthwiseConv":
-        flat = imp.emit("Reshape", [kernel, _int64(imp, [*k_shape[:rank], -1])], suffix="flat")
+        flat = imp.emit("Reshape", [kernel, int64s(imp, [*k_shape[:rank], -1])], suffix="flat")
         w = _filter(imp, flat, (rank, *range(rank)), "oihw")
-        w = imp.emit("Unsqueeze", [w, _int64(imp, [1])], suffix="weight")
+        w = imp.emit("Unsqueeze", [w, int64s(imp, [1])], suffix="weight")
         attrs["group"] = int(k_shape[rank])
     else:
         w = _filter(imp, kernel, (rank + 1, rank, *range(rank)), "oihw")
@@ -115,7 +113,7 @@ def read_op_resize(imp, op, args, kwargs, node):
     if not _layout(op):
         raise ModelError(f"{op.name}: image.resize of channels-first images is not supported")
     attrs = tf_semantics.resize_attrs(op.interpolation == "bilinear", False, True)
-    return tf_semantics.resize(imp, args[0], _int64(imp, list(op.size)), {**attrs, "layout": NHWC})
+    return tf_semantics.resize(imp, args[0], int64s(imp, list(op.size)), {**attrs, "layout": NHWC})
 
 
 @keras_op("Normalize", produces=("ReduceL2", "ReduceL1"))
@@ -124,7 +122,7 @@ def read_op_normalize(imp, op, args, kwargs, node):
     x = args[0]
     if int(op.order) not in (1, 2):
         raise ModelError(f"{op.name}: normalize with order={op.order} is not supported")
-    axis = _int64(imp, [int(op.axis)])
+    axis = int64s(imp, [int(op.axis)])
     norm = imp.emit("ReduceL2" if int(op.order) == 2 else "ReduceL1", [x, axis], {"keepdims": 1}, suffix="norm")
     if op.epsilon is None:
         import keras
@@ -139,14 +137,9 @@ def read_op_normalize(imp, op, args, kwargs, node):
 @keras_op("Moments", produces="ReduceMean")
 def read_op_moments(imp, op, args, kwargs, node):
     """ops.moments: (mean, population variance) over the axes."""
-    x = args[0]
-    axes = _int64(imp, [int(a) for a in np.atleast_1d(op.axes)])
-    keep = int(bool(op.keepdims))
-    mean = imp.emit("ReduceMean", [x, axes], {"keepdims": 1}, suffix="mean")
-    centred = imp.emit("Sub", [x, mean], suffix="centred")
-    var = imp.emit("ReduceMean", [imp.emit("Mul", [centred, centred], suffix="squares"), axes], {"keepdims": keep},
-                   suffix="variance")
-    if not keep:
+    axes = int64s(imp, [int(a) for a in np.atleast_1d(op.axes)])
+    mean, var = population_variance(imp, args[0], axes, bool(op.keepdims), "variance")
+    if not op.keepdims:
         mean = imp.emit("Squeeze", [mean, axes], suffix="mean_out")
     return [mean, var]
 

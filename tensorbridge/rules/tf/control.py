@@ -15,6 +15,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.control import computed_in
 from tensorbridge.passes.fold_constants import fold_value
+from tensorbridge.rules.ir_spellings import as_int64
 from tensorbridge.rules.tf.base import attr, const_data, dtype_attr, tf_op
 
 #: control-flow ops -> the attributes naming the functions they run (the importer reads those functions too)
@@ -94,14 +95,14 @@ def read_list_reserve(imp, n, ins):
         if int(count) < 0:
             raise ModelError(f"{n.name}: a tensor list of {int(count)} elements")
         return imp.emit("ConstantOfShape", [imp.const([int(count)] + dims)], dtype)
-    count = imp.emit("Reshape", [_index(imp, ins[1]), imp.const([1])], suffix="count")
+    count = imp.emit("Reshape", [as_int64(imp, ins[1], "index"), imp.const([1])], suffix="count")
     return imp.emit("ConstantOfShape", [imp.emit("Concat", [count, imp.const(dims)], {"axis": 0}, suffix="shape")],
                     dtype)
 
 
 @tf_op("TensorListGetItem", produces="Gather")
 def read_list_get_item(imp, n, ins):
-    return imp.emit("Gather", [ins[0], _index(imp, ins[1])], {"axis": 0})
+    return imp.emit("Gather", [ins[0], as_int64(imp, ins[1], "index")], {"axis": 0})
 
 
 @tf_op("TensorListSetItem", produces="ScatterND")
@@ -116,7 +117,7 @@ def read_list_set_item(imp, n, ins):
         full = imp.emit("Concat", [count, imp.emit("Shape", [item], suffix="item_shape")], {"axis": 0},
                         suffix="full")
         items = imp.emit("Expand", [items, full], suffix="spread")
-    where = imp.emit("Reshape", [_index(imp, index), imp.const([1, 1])], suffix="where")
+    where = imp.emit("Reshape", [as_int64(imp, index, "index"), imp.const([1, 1])], suffix="where")
     return imp.emit("ScatterND", [items, where, imp.emit("Unsqueeze", [item, imp.const([0])], suffix="row")])
 
 
@@ -134,7 +135,3 @@ def read_list_length(imp, n, ins):
                       suffix="length")
     return imp.emit("Cast", [imp.emit("Reshape", [length, imp.const(np.zeros(0, np.int64))], suffix="scalar")],
                     {"to": "int32"})
-
-
-def _index(imp, v):
-    return v if v.dtype == np.int64 else imp.emit("Cast", [v], {"to": "int64"}, suffix="index")

@@ -9,8 +9,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
-from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.ir_spellings import atan2, floor_divide
+from tensorbridge.rules.ir_spellings import atan2, bitcast, erfc, expm1, floor_divide, log1p, not_equal
 from tensorbridge.rules.tf.base import (
     attr,
     dtype_attr,
@@ -52,10 +51,7 @@ def read_cast(imp, n, ins):
 
 @tf_op("Bitcast", produces="BitCast")
 def read_bitcast(imp, n, ins):
-    to = dtype_attr(n, "type")
-    if ins[0].dtype is not None and np.dtype(ins[0].dtype).itemsize != to.itemsize:
-        raise ModelError(f"{n.name}: Bitcast between types of different sizes ({ins[0].dtype} -> {to})")
-    return imp.emit("BitCast", [ins[0]], {"to": dtypes.name(to)})
+    return bitcast(imp, ins[0], dtype_attr(n, "type"), f"{n.name}: Bitcast")
 
 
 @tf_op("FloorDiv", produces="Div")
@@ -65,7 +61,7 @@ def read_floordiv(imp, n, ins):
 
 @tf_op("NotEqual", produces="Not")
 def read_notequal(imp, n, ins):
-    return tf_semantics.not_equal(imp, *ins[:2])
+    return not_equal(imp, *ins[:2])
 
 
 @tf_op("Atan2", produces=())
@@ -85,17 +81,17 @@ def read_clipbyvalue(imp, n, ins):
 
 @tf_op("Expm1", produces="Sub")
 def read_expm1(imp, n, ins):
-    return imp.emit("Sub", [imp.emit("Exp", ins[:1], suffix="exp"), imp.const(1, ins[0].dtype or np.float32)])
+    return expm1(imp, ins[0])
 
 
 @tf_op("Log1p", produces="Log")
 def read_log1p(imp, n, ins):
-    return imp.emit("Log", [imp.emit("Add", [ins[0], imp.const(1, ins[0].dtype or np.float32)], suffix="plus1")])
+    return log1p(imp, ins[0])
 
 
 @tf_op("Erfc", produces="Sub")
 def read_erfc(imp, n, ins):
-    return imp.emit("Sub", [imp.const(1, ins[0].dtype or np.float32), imp.emit("Erf", ins[:1], suffix="erf")])
+    return erfc(imp, ins[0])
 
 
 @tf_op("OnesLike", produces="ConstantOfShape")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.tensorflow_semantics import as_int64
+from tensorbridge.rules.ir_spellings import as_int64
 from tensorbridge.rules.tf.base import (
     attr,
     const_data,

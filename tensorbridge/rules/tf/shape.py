@@ -9,8 +9,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.ir_spellings import reverse
-from tensorbridge.rules.tensorflow_semantics import as_int64
+from tensorbridge.rules.ir_spellings import as_int64, reverse, unstack
 from tensorbridge.rules.tf.base import (
     NHWC,
     attr,
@@ -168,10 +167,7 @@ def read_onehot(imp, n, ins):
 
 @tf_op("Unpack", produces="Split")
 def read_unpack(imp, n, ins):
-    k, axis = int(attr(n, "num")), int(attr(n, "axis", 0))
-    parts = imp.emit("Split", [ins[0], imp.const([1] * k)], {"axis": axis}, outputs=k, suffix="split")
-    parts = parts if isinstance(parts, list) else [parts]
-    return [imp.emit("Squeeze", [p, imp.const([axis])], suffix=f"item{i}") for i, p in enumerate(parts)]
+    return unstack(imp, ins[0], int(attr(n, "axis", 0)), int(attr(n, "num")))
 
 
 @tf_op("Size", produces="Size")

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
-from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.ir_spellings import atan2, floor_divide
+from tensorbridge.rules.ir_spellings import atan2, bitcast, floor_divide, not_equal
 from tensorbridge.rules.tflite.base import R, builtin, builtin_row, litert_arithmetic, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
@@ -118,7 +116,7 @@ def read_floor_div(imp, ins, opts):
 
 @builtin("NOT_EQUAL", produces="Not")
 def read_not_equal(imp, ins, opts):
-    return tf_semantics.not_equal(imp, *ins)
+    return not_equal(imp, *ins)
 
 
 @builtin("RELU_0_TO_1", produces="Clip")
@@ -143,17 +141,12 @@ def read_right_shift(imp, ins, opts):
 
 @builtin("BITCAST", produces="BitCast")
 def read_bitcast(imp, ins, opts):
-    to = output_dtype(imp)
-    if ins[0].dtype is not None and np.dtype(ins[0].dtype).itemsize != to.itemsize:
-        raise ModelError(f"BITCAST between types of different sizes ({ins[0].dtype} -> {to}) is not supported")
-    return imp.emit("BitCast", ins, {"to": dtypes.name(to)})
+    return bitcast(imp, ins[0], output_dtype(imp), "BITCAST")
 
 
 @builtin("CAST", produces="Cast")
 def read_cast(imp, ins, opts):
-    out_t = imp.subgraph.Tensors(int(imp.op.OutputsAsNumpy()[0]))
-
-    return imp.emit("Cast", [ins[0]], {"to": dtypes.name(imp.tensor_dtype(out_t))})
+    return imp.emit("Cast", [ins[0]], {"to": dtypes.name(output_dtype(imp))})
 
 
 @builtin("ZEROS_LIKE", produces="Mul")

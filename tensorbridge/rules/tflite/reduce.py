@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorbridge.ir import dtypes
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.tensorflow_semantics import as_int64
+from tensorbridge.rules.ir_spellings import as_int64
 from tensorbridge.rules.tflite.base import R, builtin, litert_arithmetic, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     Rule,
@@ -50,8 +50,7 @@ def read_arg(imp, ins, opts):
     x, axis = ins
     a = int(np.asarray(axis.const).ravel()[0])
     y = imp.emit("ArgMax" if imp.op_name == "ARG_MAX" else "ArgMin", [x], {"axis": a, "keepdims": 0}, suffix="i64")
-    out_t = imp.subgraph.Tensors(int(imp.op.OutputsAsNumpy()[0]))
-    return imp.emit("Cast", [y], {"to": dtypes.name(imp.tensor_dtype(out_t))})
+    return imp.emit("Cast", [y], {"to": dtypes.name(output_dtype(imp))})
 
 
 @builtin("TOPK_V2", produces="TopK")

@@ -11,8 +11,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
-from tensorbridge.rules.ir_spellings import reverse
-from tensorbridge.rules.tensorflow_semantics import as_int64
+from tensorbridge.rules.ir_spellings import as_int64, reverse, unstack
 from tensorbridge.rules.tflite.base import R, builtin, builtin_row, output_dtype
 from tensorbridge.rules.tflite.kernel import (
     NotInteger,
@@ -99,10 +98,7 @@ R.add_export(("Concat",), Rule("CONCATENATION", write_concat, data=None, uniform
 
 @builtin("UNPACK", produces="Split")
 def read_unpack(imp, ins, opts):
-    n, axis = int(opts.Num()), int(opts.Axis())
-    parts = imp.emit("Split", [ins[0], imp.const([1] * n, np.int64)], {"axis": axis}, outputs=n, suffix="split")
-    parts = parts if isinstance(parts, list) else [parts]
-    return [imp.emit("Squeeze", [p, imp.const([axis], np.int64)], suffix=f"item{i}") for i, p in enumerate(parts)]
+    return unstack(imp, ins[0], int(opts.Axis()), int(opts.Num()))
 
 
 @builtin("SPLIT", produces="Split")

@@ -11,7 +11,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import shift_in_range
-from tensorbridge.rules.ir_spellings import atan2, floor_divide, truncate
+from tensorbridge.rules.ir_spellings import atan2, expm1, floor_divide, log1p, log_base, not_equal, truncate
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -156,26 +156,22 @@ def read_rsqrt(imp, node, x):
 
 @aten("ne", produces="Not")
 def read_not_equal(imp, node, a, b):
-    return imp.emit("Not", [imp.emit("Equal", [imp.value(a, like=b), imp.value(b, like=a)], suffix="eq")])
+    return not_equal(imp, imp.value(a, like=b), imp.value(b, like=a))
 
 
 @aten("expm1", produces="Sub")
 def read_expm1(imp, node, x):
-    xv = imp.value(x)
-    return imp.emit("Sub", [imp.emit("Exp", [xv], suffix="exp"), imp.const(1, like=xv)])
+    return expm1(imp, imp.value(x))
 
 
 @aten("log1p", produces="Log")
 def read_log1p(imp, node, x):
-    xv = imp.value(x)
-    return imp.emit("Log", [imp.emit("Add", [xv, imp.const(1, like=xv)], suffix="plus1")])
+    return log1p(imp, imp.value(x))
 
 
 @aten("log2", "log10", produces="Div")
 def read_log_base(imp, node, x):
-    xv = imp.value(x)
-    base = 2.0 if node.target.__name__.startswith("log2") else 10.0
-    return imp.emit("Div", [imp.emit("Log", [xv], suffix="ln"), imp.const(np.log(base), like=xv)])
+    return log_base(imp, imp.value(x), 2.0 if node.target.__name__.startswith("log2") else 10.0)
 
 
 @aten("trunc", "fix", produces="Floor")

@@ -15,7 +15,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.shape import vector_condition_blocker
-from tensorbridge.rules.ir_spellings import reverse
+from tensorbridge.rules.ir_spellings import diagonal, reduction_identity, reverse
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -752,10 +752,8 @@ def _scatter_source(imp, src, index, like):
                     suffix="source")
 
 
-#: scatter_reduce's reductions -> (ScatterElements', the value a slot holds before any write when include_self=False)
-_SCATTER_REDUCTIONS = {"sum": ("add", lambda dt: 0), "prod": ("mul", lambda dt: 1),
-                       "amax": ("max", lambda dt: np.finfo(dt).min if dt.kind == "f" else np.iinfo(dt).min),
-                       "amin": ("min", lambda dt: np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max)}
+#: scatter_reduce's reductions -> ScatterElements'
+_SCATTER_REDUCTIONS = {"sum": "add", "prod": "mul", "amax": "max", "amin": "min"}
 
 
 @aten("scatter", "scatter_add", produces="ScatterElements")
@@ -775,12 +773,11 @@ def read_scatter_reduce(imp, node, x, dim, index, src, reduce, include_self=True
     """x.scatter_reduce: without include_self, the written slots first take the reduction's identity."""
     if reduce not in _SCATTER_REDUCTIONS:
         raise ModelError(f"{node.name}: scatter_reduce with reduce={reduce!r} is not supported")
-    reduction, identity = _SCATTER_REDUCTIONS[reduce]
+    reduction = _SCATTER_REDUCTIONS[reduce]
     xv, idx, updates = imp.value(x), imp.value(index), imp.value(src)
     if not include_self:
-        dt = np.dtype(xv.dtype)
-        fill = imp.emit("Expand", [imp.const(identity(dt), like=xv), imp.emit("Shape", [idx], suffix="index_shape")],
-                        suffix="identity")
+        identity = imp.const(reduction_identity(reduction, xv.dtype), like=xv)
+        fill = imp.emit("Expand", [identity, imp.emit("Shape", [idx], suffix="index_shape")], suffix="identity")
         xv = imp.emit("ScatterElements", [xv, idx, fill], {"axis": int(dim)}, suffix="cleared")
     return imp.emit("ScatterElements", [xv, idx, updates], {"axis": int(dim), "reduction": reduction})
 
@@ -838,19 +835,9 @@ def read_slice_scatter(imp, node, x, src, dim=0, start=None, end=None, step=1):
 
 @aten("diagonal", produces="Gather")
 def read_diagonal(imp, node, x, offset=0, dim1=0, dim2=1):
-    """x.diagonal: the two dims moved last and flattened, the diagonal's entries gathered (it comes last)."""
-    shape = list(imp.meta(x).shape)
-    rank = len(shape)
-    dim1, dim2 = dim1 % rank, dim2 % rank
-    m, n = shape[dim1], shape[dim2]
-    if not isinstance(m, int) or not isinstance(n, int):
-        raise ModelError(f"{node.name}: diagonal of dims of unknown size is not supported")
-    rest = [d for d in range(rank) if d not in (dim1, dim2)]
-    xv = imp.emit("Transpose", [imp.value(x)], {"perm": rest + [dim1, dim2]}, suffix="last")
-    flat = imp.emit("Reshape", [xv, imp.shape_tensor([shape[d] for d in rest] + [m * n])], suffix="flat")
-    rows = range(max(0, -offset), min(m, n - offset))
-    positions = [r * n + r + offset for r in rows]
-    return imp.emit("Gather", [flat, imp.const(positions, dtype=np.int64)], {"axis": len(rest)})
+    """x.diagonal (the diagonal last)."""
+    shape = [imp.dim(d) for d in imp.meta(x).shape]
+    return diagonal(imp, imp.value(x), shape, offset, dim1, dim2, node.name)
 
 
 # -- ops whose output size depends on the data (torch.export's unbacked sizes u0, u1, ...) ------------------------
