@@ -3,7 +3,7 @@ operators compute the same (tf.one_hot and ONE_HOT, tf.math.unsorted_segment_max
 
 Each function takes the reader (`imp.emit`, `imp.const`) and IR values and returns the IR value(s). Where
 TensorFlow's meaning differs from the IR op of the same name (a negative one-hot index, an empty segment),
-the difference is spelled out in IR ops here, once.
+the difference is spelled out in IR ops here, once; so are their control flow (While / WHILE, If / IF).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
+from tensorbridge.ops.control import computed_in
 from tensorbridge.passes.fold_constants import fold_value
 from tensorbridge.rules.ir_spellings import as_int64, reduction_identity
 from tensorbridge.rules.ir_spellings import int64s as _ints
@@ -29,8 +31,6 @@ def constant(v, what: str) -> np.ndarray:
 
 def cast_to(imp, v, dtype):
     """`v` as `dtype` (an index output TensorFlow gives as int32 where the IR gives int64)."""
-    from tensorbridge.ir import dtypes
-
     return v if v.dtype == np.dtype(dtype) else imp.emit("Cast", [v], {"to": dtypes.name(np.dtype(dtype))})
 
 
@@ -244,3 +244,40 @@ def resize(imp, x, size, attrs: dict):
     if isinstance(n, int) and isinstance(c, int):
         return imp.emit("Resize", [x, None, None, _ints(imp, [n, h, w, c])], attrs)
     return imp.emit("Resize", [x, None, None, _ints(imp, [h, w])], {**attrs, "axes": [1, 2]})
+
+
+def _computed(graph, values) -> list:
+    """Every value of `values` as one `graph` computes itself (its outputs)."""
+    return [computed_in(graph, v, f"{graph.name}.out{i}") for i, v in enumerate(values)]
+
+
+def while_loop(imp, name: str, ins, carried_types, run_cond, run_body):
+    """TensorFlow's While and TFLite's WHILE: an IR Loop whose body runs the body, then the condition on its
+    results; the first test runs the condition once before the loop. `run_cond(graph, bound)` and
+    `run_body(graph, bound)` import the condition and the body into `graph` and return their results;
+    `carried_types` are the body inputs' (dtype, shape). Returns the Loop's outputs and the body's results."""
+    first, = run_cond(imp.graph, list(ins))
+    body = imp.graph.subgraph(f"{name}.body")
+    body.add_input(f"{name}.iteration", np.dtype(np.int64), ())
+    body.add_input(f"{name}.cond", np.dtype(np.bool_), ())
+    carried = [body.add_input(f"{name}.carried{i}", dt, shape) for i, (dt, shape) in enumerate(carried_types)]
+    results = _computed(body, run_body(body, carried))
+    again, = _computed(body, run_cond(body, results))
+    body.outputs = [again] + results
+    outs = imp.emit("Loop", [None, first, *ins], {"body": body}, outputs=len(ins))
+    return (outs if isinstance(outs, list) else [outs]), results
+
+
+def if_else(imp, name: str, what: str, cond, args, run_then, run_else) -> list:
+    """TensorFlow's If and TFLite's IF: the branches, imported by `run_then(graph, args)` / `run_else(graph, args)`
+    into graphs of their own reading the operands `args`, become the If's."""
+    branches = {}
+    for key, run in (("then_branch", run_then), ("else_branch", run_else)):
+        g = imp.graph.subgraph(f"{name}.{key.split('_')[0]}")
+        g.outputs = _computed(g, run(g, list(args)))
+        branches[key] = g
+    count = len(branches["then_branch"].outputs)
+    if len(branches["else_branch"].outputs) != count:
+        raise ModelError(f"{what}: its branches return {count} and {len(branches['else_branch'].outputs)} values")
+    outs = imp.emit("If", [cond], branches, outputs=count)
+    return outs if isinstance(outs, list) else [outs]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
-from tensorbridge.ops.control import computed_in
 from tensorbridge.passes.fold_constants import fold_value
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.ir_spellings import as_int64
 from tensorbridge.rules.tf.base import attr, const_data, dtype_attr, tf_op
 
@@ -23,24 +23,15 @@ FUNCTIONS = {"While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "If"
              "StatelessIf": ("then_branch", "else_branch")}
 
 
-def _function(imp, n, key, graph, bound) -> list:
-    """Function `key` of node `n` imported into `graph` with its arguments bound; every result computed there."""
-    results = imp.import_function(n.attr[key].func.name, graph, bound)
-    return [computed_in(graph, v, f"{graph.name}.out{i}") for i, v in enumerate(results)]
+def _function(imp, n, key):
+    """Function `key` of node `n`, as what imports it into a graph with its arguments bound."""
+    return lambda graph, bound: imp.import_function(n.attr[key].func.name, graph, bound)
 
 
 @tf_op("While", "StatelessWhile", produces="Loop")
 def read_while(imp, n, ins):
-    first, = imp.import_function(n.attr["cond"].func.name, imp.graph, list(ins))
-    body = imp.graph.subgraph(f"{n.name}.body")
-    body.add_input(f"{n.name}.iteration", np.dtype(np.int64), ())
-    body.add_input(f"{n.name}.cond", np.dtype(np.bool_), ())
-    carried = [body.add_input(f"{n.name}.carried{i}", v.dtype, _open(v)) for i, v in enumerate(ins)]
-    results = _function(imp, n, "body", body, carried)
-    again, = _function(imp, n, "cond", body, results)
-    body.outputs = [again] + results
-    outs = imp.emit("Loop", [None, first, *ins], {"body": body}, outputs=len(ins))
-    outs = outs if isinstance(outs, list) else [outs]
+    outs, results = tf_semantics.while_loop(imp, n.name, ins, [(v.dtype, _open(v)) for v in ins],
+                                            _function(imp, n, "cond"), _function(imp, n, "body"))
     for out, outer, result in zip(outs, ins, results):  # what no shape rule gives a loop's results
         out.dtype = out.dtype or outer.dtype
         if out.shape is None:
@@ -58,22 +49,15 @@ def _open(v):
 @tf_op("If", "StatelessIf", produces="If")
 def read_if(imp, n, ins):
     cond, args = ins[0], list(ins[1:])
-    branches = {}
-    for key in ("then_branch", "else_branch"):
-        g = imp.graph.subgraph(f"{n.name}.{key.split('_')[0]}")
-        g.outputs = _function(imp, n, key, g, args)
-        branches[key] = g
-    count = len(branches["then_branch"].outputs)
-    if len(branches["else_branch"].outputs) != count:
-        raise ModelError(f"{n.name}: its branches return {count} and {len(branches['else_branch'].outputs)} values")
     if cond.dtype != np.bool_:
         cond = imp.emit("Cast", [cond], {"to": "bool"}, suffix="truth")
-    outs = imp.emit("If", [cond], branches, outputs=count)
-    outs = outs if isinstance(outs, list) else [outs]
-    for out, then, other in zip(outs, branches["then_branch"].outputs, branches["else_branch"].outputs):
-        out.dtype = out.dtype or then.dtype
-        if out.shape is None and then.shape == other.shape:
-            out.shape = then.shape
+    outs = tf_semantics.if_else(imp, n.name, n.name, cond, args, _function(imp, n, "then_branch"),
+                                _function(imp, n, "else_branch"))
+    node = outs[0].producer
+    for out, then_out, else_out in zip(outs, node.attrs["then_branch"].outputs, node.attrs["else_branch"].outputs):
+        out.dtype = out.dtype or then_out.dtype  # what no shape rule gives an If's results
+        if out.shape is None and then_out.shape == else_out.shape:
+            out.shape = then_out.shape
     return outs
 
 

@@ -6,17 +6,13 @@ quantized graphs; float graphs go through the Keras registry and TensorFlow's co
 
 from __future__ import annotations
 
-import numpy as np
-
-from tensorbridge.errors import ModelError
-from tensorbridge.ops.control import computed_in
+from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.tflite.base import builtin
 
 
-def _body(imp, graph, index, bound) -> list:
-    """Subgraph `index` imported into `graph` with its inputs bound; every output produced inside it."""
-    outs = imp.import_subgraph(index, graph, bound)
-    return [computed_in(graph, v, f"{graph.name}.out{i}") for i, v in enumerate(outs)]
+def _subgraph(imp, index):
+    """Subgraph `index`, as what imports it into a graph with its inputs bound."""
+    return lambda graph, bound: imp.import_subgraph(index, graph, bound)
 
 
 @builtin("IF", produces="If")
@@ -24,15 +20,8 @@ def read_if(imp, ins, opts):
     """IF: both branch subgraphs become If branches that read the operands from the enclosing graph."""
     cond, args = ins[0], ins[1:]
     base = imp.tensor_name(int(imp.op.OutputsAsNumpy()[0]))
-    branches = {}
-    for key, index in (("then_branch", opts.ThenSubgraphIndex()), ("else_branch", opts.ElseSubgraphIndex())):
-        g = imp.graph.subgraph(f"{base}.{key.split('_')[0]}")
-        g.outputs = _body(imp, g, index, args)
-        branches[key] = g
-    n = len(branches["then_branch"].outputs)
-    if len(branches["else_branch"].outputs) != n:
-        raise ModelError(f"IF {base!r}: its branches return {n} and {len(branches['else_branch'].outputs)} values")
-    return imp.emit("If", [cond], branches, outputs=n)
+    return tf_semantics.if_else(imp, base, f"IF {base!r}", cond, args, _subgraph(imp, opts.ThenSubgraphIndex()),
+                                _subgraph(imp, opts.ElseSubgraphIndex()))
 
 
 @builtin("WHILE", produces="Loop")
@@ -40,14 +29,7 @@ def read_while(imp, ins, opts):
     """WHILE: a Loop whose body runs the body subgraph, then the condition subgraph on its results; the
     first test runs the condition subgraph once before the loop."""
     base = imp.tensor_name(int(imp.op.OutputsAsNumpy()[0]))
-    cond_index, body_index = opts.CondSubgraphIndex(), opts.BodySubgraphIndex()
-    first, = imp.import_subgraph(cond_index, imp.graph, list(ins))
-    body = imp.graph.subgraph(f"{base}.body")
-    body.add_input(f"{base}.iteration", np.dtype(np.int64), ())
-    body.add_input(f"{base}.cond", np.dtype(np.bool_), ())
-    carried = [body.add_input(f"{base}.carried{i}", dt, shape)
-               for i, (dt, shape) in enumerate(imp.input_types(body_index))]
-    results = _body(imp, body, body_index, carried)
-    again, = _body(imp, body, cond_index, results)
-    body.outputs = [again] + results
-    return imp.emit("Loop", [None, first, *ins], {"body": body}, outputs=len(ins))
+    body_index = opts.BodySubgraphIndex()
+    outs, _ = tf_semantics.while_loop(imp, base, ins, imp.input_types(body_index),
+                                      _subgraph(imp, opts.CondSubgraphIndex()), _subgraph(imp, body_index))
+    return outs
