@@ -15,7 +15,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.shape import vector_condition_blocker
-from tensorbridge.rules.ir_spellings import diagonal, reduction_identity, reverse
+from tensorbridge.rules.ir_spellings import as_int64, diagonal, reduction_identity, reverse
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -394,15 +394,18 @@ def read_index(imp, node, x, indices):
     if present != list(range(len(present))):
         raise ModelError(f"{node.name}: advanced indexing on non-leading dims is not supported")
     out_shape = list(imp.meta().shape)
-    k = len(present)
-    batch = out_shape[:len(out_shape) - (imp.rank(x) - k)]
+    batch = out_shape[:len(out_shape) - (imp.rank(x) - len(present))]
+    return imp.emit("GatherND", [imp.value(x), _index_tuples(imp, indices, present, batch)])
+
+
+def _index_tuples(imp, indices, present, batch):
+    """The index tensors at `present`, broadcast to `batch` and stacked on a last axis: GatherND's and ScatterND's
+    index tuples."""
     target = imp.shape_tensor(batch)
-    parts = []
-    for i in present:
-        iv = imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}")
-        parts.append(imp.emit("Unsqueeze", [iv, imp.const([len(batch)], dtype=np.int64)], suffix=f"idx{i}_last"))
-    stacked = imp.emit("Concat", parts, {"axis": -1}, suffix="indices")
-    return imp.emit("GatherND", [imp.value(x), stacked])
+    parts = [imp.emit("Unsqueeze", [as_int64(imp, imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}"),
+                                             f"idx{i}_i64"), imp.const([len(batch)], dtype=np.int64)],
+                      suffix=f"idx{i}_last") for i in present]
+    return imp.emit("Concat", parts, {"axis": -1}, suffix="indices")
 
 
 @R.exports("GatherND", check=lambda node: "GatherND with batch_dims" if node.attrs.get("batch_dims") else None)
@@ -795,12 +798,7 @@ def read_index_put(imp, node, x, indices, values, accumulate=False):
     shape = list(imp.meta(x).shape)
     lead, rest = shape[:present[0]], shape[present[-1] + 1:]
     batch = list(torch.broadcast_shapes(*(imp.meta(indices[i]).shape for i in present)))
-    target = imp.shape_tensor(batch)
-    parts = [imp.emit("Unsqueeze", [imp.emit("Expand", [imp.value(indices[i]), target], suffix=f"idx{i}"),
-                                    imp.const([len(batch)], dtype=np.int64)], suffix=f"idx{i}_last")
-             for i in present]
-    where = imp.emit("Concat", [imp.emit("Cast", [p], {"to": "int64"}, suffix=f"idx{i}_i64")
-                                for i, p in enumerate(parts)], {"axis": -1}, suffix="indices")
+    where = _index_tuples(imp, indices, present, batch)
     spread = imp.emit("Expand", [imp.value(values, like=x), imp.shape_tensor(lead + batch + rest)], suffix="values")
     xv = imp.value(x)
     reduction = {"reduction": "add" if accumulate else "none"}
