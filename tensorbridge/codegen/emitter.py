@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import textwrap
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported
@@ -45,6 +46,7 @@ class CodeEmitter:
         self._readers: dict[int, int] = {}  # value id -> how many nodes read it
         self._index = -1  # the node being written
         self.inputs: list[str] = []  # the generated function's parameters, one per graph input
+        self.helpers: dict[str, ast.FunctionDef] = {}  # module-level functions the code calls, by their rule's name
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -128,6 +130,15 @@ class CodeEmitter:
         return exprs
 
     # -- what rules call ---------------------------------------------------------------------------
+    def helper(self, source: str) -> ast.expr:
+        """The name of the module-level function `source` defines (written once, before the model, for an op the
+        framework has no call for: a person would write the function too)."""
+        fn = ast.parse(textwrap.dedent(source)).body[0]
+        if fn.name not in self.helpers:
+            wanted, fn.name = fn.name, self.namer.name(fn.name)
+            self.helpers[wanted] = fn
+        return P.name(self.helpers[fn.name].name)
+
     def local(self, v: Value, fallback: str = "t") -> str:
         ident = self.namer.name(v.name, fallback)
         if ident != v.name:

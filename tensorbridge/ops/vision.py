@@ -133,8 +133,13 @@ def _iou(a, b):
     return inter / union if union > 0 else 0.0
 
 
+def _nms_infer(inputs, attrs):
+    """[selected, 3] rows of (batch, class, box), as many as the data selects."""
+    return [(np.dtype(np.int64), (None, 3))]
+
+
 @op("NonMaxSuppression", inputs="boxes scores max_output_boxes_per_class? iou_threshold? score_threshold?",
-    outputs="selected_indices", family=F, layout=TERMINATE, attrs={"center_point_box": Attr("int", 0)},
+    outputs="selected_indices", family=F, layout=TERMINATE, infer=_nms_infer, attrs={"center_point_box": Attr("int", 0)},
     doc="Greedy non-maximum suppression per batch and class. Equivalents: torchvision nms, tf.image.non_max_suppression, NON_MAX_SUPPRESSION_V5.")
 def non_max_suppression(boxes, scores, max_output_boxes_per_class=None, iou_threshold=None,
                         score_threshold=None, *, center_point_box):

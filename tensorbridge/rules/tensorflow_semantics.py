@@ -205,6 +205,46 @@ def unique(imp, x, index_dtype, counts: bool = False):
     return out + [cast_to(imp, count, index_dtype)] if counts else out
 
 
+def non_max_suppression(imp, boxes, scores, max_size, iou, score_threshold=None, sigma=None, *,
+                        padded: bool = False, with_scores: bool = False, counted: bool = False) -> list:
+    """tf.image.non_max_suppression (NonMaxSuppressionV2-V5, TFLite's NON_MAX_SUPPRESSION_V4/V5): greedy
+    selection among one set of [y1, x1, y2, x2] boxes by descending score, as int32 indices; `with_scores`: the
+    selected scores too; `padded`: both filled with zeros up to `max_size`; `counted`: then the number of valid
+    ones. Soft-NMS (a sigma other than 0) is not the IR's NonMaxSuppression and is refused."""
+    if sigma is not None and float(constant(sigma, "soft_nms_sigma").ravel()[0]) != 0.0:
+        raise ModelError("NonMaxSuppression with soft_nms_sigma other than 0 (Soft-NMS rescores the boxes; the IR's "
+                         "NonMaxSuppression removes them)")
+    limit = imp.emit("Reshape", [as_int64(imp, max_size, "max_output_size"), _ints(imp, [1])], suffix="limit")
+    operands = [imp.emit("Unsqueeze", [boxes, _ints(imp, [0])], suffix="batch"),
+                imp.emit("Reshape", [scores, _ints(imp, [1, 1, -1])], suffix="classes"), limit, iou]
+    selected = imp.emit("NonMaxSuppression", operands + ([score_threshold] if score_threshold is not None else []))
+    indices = imp.emit("Gather", [selected, _ints(imp, 2)], {"axis": 1}, suffix="boxes")
+    out = [cast_to(imp, indices, np.int32)]
+    if with_scores:
+        out.append(imp.emit("Gather", [scores, indices], {"axis": 0}, suffix="scores"))
+    count = imp.emit("Shape", [indices], suffix="count")
+    if padded:
+        pads = imp.emit("Concat", [_ints(imp, [0]), imp.emit("Sub", [limit, count])], {"axis": 0}, suffix="pads")
+        out = [imp.emit("Pad", [v, pads]) for v in out]
+    if counted:
+        out.append(cast_to(imp, imp.emit("Reshape", [count, _ints(imp, [])], suffix="valid"), np.int32))
+    return out
+
+
+def dynamic_update_slice(imp, operand, update, starts):
+    """XLA's DynamicUpdateSlice (TFLite's DYNAMIC_UPDATE_SLICE, a KV cache's write): `update` written into
+    `operand` from `starts`, each start first clamped to [0, operand size - update size] so the update fits.
+    Needs the two shapes."""
+    sizes = [_static_dims(v, 0, len(v.shape) if v.shape is not None else 1, "DynamicUpdateSlice")
+             for v in (operand, update)]
+    starts = imp.emit("Max", [imp.emit("Min", [as_int64(imp, starts, "starts"), _ints(
+        imp, [a - b for a, b in zip(*sizes)])], suffix="fits"), _ints(imp, [0])], suffix="starts")
+    grid = np.moveaxis(np.indices(sizes[1], dtype=np.int64), 0, -1)  # each update element's own index
+    starts = imp.emit("Reshape", [starts, _ints(imp, [1] * len(sizes[1]) + [-1])], suffix="every_element")
+    indices = imp.emit("Add", [starts, _ints(imp, grid)], suffix="indices")
+    return imp.emit("ScatterND", [operand, indices, update])
+
+
 def where_indices(imp, condition):
     """tf.where(condition) with one operand: the [n, rank] int64 coordinates of the true entries."""
     return imp.emit("Transpose", [imp.emit("NonZero", [condition], suffix="coords")], {"perm": [1, 0]})

@@ -16,3 +16,14 @@ class Seeded:
 
     def ints(self, low, high, *shape, dtype=np.int32) -> np.ndarray:
         return self.rng.integers(low, high, shape).astype(dtype)
+
+    def boxes(self, n: int) -> np.ndarray:
+        """[n, 4] boxes as [y1, x1, y2, x2] that overlap each other, every third given by its other diagonal."""
+        start = self.rng.uniform(0, 1, (n, 2))
+        out = np.concatenate([start, start + self.rng.uniform(0.1, 0.5, (n, 2))], axis=1)
+        out[::3] = out[::3][:, [2, 3, 0, 1]]
+        return out.astype(np.float32)
+
+    def distinct_scores(self, n: int) -> np.ndarray:
+        """[n] scores in [0, 1) without ties (which order NMS's candidates as the implementation's sort does)."""
+        return (self.rng.permutation(n) / n).astype(np.float32)

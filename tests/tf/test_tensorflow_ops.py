@@ -12,6 +12,7 @@ from tensorbridge.reference.interpreter import run
 from tests.tf.seeded import Seeded
 
 tf = pytest.importorskip("tensorflow")
+xla = pytest.importorskip("tensorflow.compiler.tf2xla.python.xla")
 
 ARRAYS = Seeded(1)
 _floats, _ints = ARRAYS.floats, ARRAYS.ints
@@ -93,6 +94,19 @@ CASES = {
     "resize": (lambda x: tf.compat.v1.image.resize_bilinear(x, [7, 9], half_pixel_centers=True)
                + tf.compat.v1.image.resize_nearest_neighbor(x, [7, 9], align_corners=True), [_floats(1, 4, 5, 3)],
                "ResizeBilinear"),
+    "nms": (lambda b, s: tf.image.non_max_suppression(b, s, 15, iou_threshold=0.3, score_threshold=0.2),
+            [ARRAYS.boxes(20), ARRAYS.distinct_scores(20)], "NonMaxSuppressionV3"),
+    "nms_padded": (lambda b, s: tf.raw_ops.NonMaxSuppressionV4(boxes=b, scores=s, max_output_size=16,
+                                                              iou_threshold=0.4, score_threshold=0.1,
+                                                              pad_to_max_output_size=True),
+                   [ARRAYS.boxes(20), ARRAYS.distinct_scores(20)], "NonMaxSuppressionV4"),
+    "nms_with_scores": (lambda b, s: tf.raw_ops.NonMaxSuppressionV5(boxes=b, scores=s, max_output_size=9,
+                                                                   iou_threshold=0.3, score_threshold=0.0,
+                                                                   soft_nms_sigma=0.0),
+                        [ARRAYS.boxes(20), ARRAYS.distinct_scores(20)], "NonMaxSuppressionV5"),
+    "dynamic_update_slice": (lambda x, u, i: xla.dynamic_update_slice(x, u, tf.stack([0, i[0], i[1]])),
+                             [_floats(2, 6, 4), _floats(2, 3, 2), np.array([2, 7], np.int32)],
+                             "XlaDynamicUpdateSlice"),
     "lrn": (lambda x: tf.nn.local_response_normalization(x, depth_radius=2, bias=1.5, alpha=0.3, beta=0.6),
             [_floats(1, 3, 3, 7)], "LRN"),
 }

@@ -12,6 +12,7 @@ from tensorbridge.reference.interpreter import run
 from tests.tf.seeded import Seeded
 
 tf = pytest.importorskip("tensorflow")
+xla = pytest.importorskip("tensorflow.compiler.tf2xla.python.xla")
 
 ARRAYS = Seeded(0)
 _floats, _ints = ARRAYS.floats, ARRAYS.ints
@@ -67,6 +68,15 @@ CASES = {
     "bitwise_xor": (lambda a, b: tf.bitwise.bitwise_xor(a, b), [_ints(0, 99, 3, 4), _ints(0, 99, 3, 4)],
                     "BITWISE_XOR"),
     "bitcast": (lambda x: tf.bitcast(x, tf.int32), [_floats(3, 4)], "BITCAST"),
+    "dynamic_update_slice": (lambda x, u, i: xla.dynamic_update_slice(x, u, tf.stack([0, i[0], i[1]])),
+                             [_floats(2, 6, 4), _floats(2, 3, 2), np.array([5, -1], np.int32)],
+                             "DYNAMIC_UPDATE_SLICE"),
+    "nms_v4": (lambda b, s: tf.image.non_max_suppression(b, s, 15, iou_threshold=0.3, score_threshold=0.2),
+               [ARRAYS.boxes(20), ARRAYS.distinct_scores(20)], "NON_MAX_SUPPRESSION_V4"),
+    "nms_v5": (lambda b, s: tf.raw_ops.NonMaxSuppressionV5(boxes=b, scores=s, max_output_size=30, iou_threshold=0.3,
+                                                          score_threshold=0.1, soft_nms_sigma=0.0,
+                                                          pad_to_max_output_size=True),
+               [ARRAYS.boxes(20), ARRAYS.distinct_scores(20)], "NON_MAX_SUPPRESSION_V5"),
 }
 
 

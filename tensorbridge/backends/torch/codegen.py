@@ -286,6 +286,7 @@ class TorchEmitter(CodeEmitter):
         cls = P.class_def("Model", ["nn.Module"], [init, forward],
                           doc=f"{self.g.name}: {len(self.g.nodes)} ops converted by tensorbridge.")
         classes = [module_tree.submodule_class(), cls] if self.tree is not None and self.tree.created else [cls]
+        classes = [*self.helpers.values(), *classes]
         source = self.g.metadata.get("source_framework", "IR")
         used = {n.id for n in ast.walk(ast.Module(classes, [])) if isinstance(n, ast.Name)}
         imports = [P.import_("torch")] if "torch" in used else []

@@ -172,3 +172,12 @@ def read_softmax(imp, n, ins):
 @tf_op("LogSoftmax", produces="LogSoftmax")
 def read_logsoftmax(imp, n, ins):
     return imp.emit("LogSoftmax", [ins[0]], {"axis": -1})
+
+
+@tf_op("NonMaxSuppressionV2", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
+       produces="NonMaxSuppression")
+def read_non_max_suppression(imp, n, ins):
+    padded = bool(attr(n, "pad_to_max_output_size", False))
+    v4, v5 = n.op == "NonMaxSuppressionV4", n.op == "NonMaxSuppressionV5"
+    return tf_semantics.non_max_suppression(imp, *ins[:5], ins[5] if v5 else None, padded=padded, with_scores=v5,
+                                            counted=v4 or v5)

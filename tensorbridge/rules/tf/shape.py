@@ -261,3 +261,8 @@ def read_splitv(imp, n, ins):
     out = imp.emit("Split", [x, imp.const(const_data(sizes, "split sizes").astype(np.int64))],
                    {"axis": int(const_data(axis, "the split axis"))}, outputs=k)
     return out if isinstance(out, list) else [out]
+
+
+@tf_op("XlaDynamicUpdateSlice", produces="ScatterND")
+def read_dynamic_update_slice(imp, n, ins):
+    return tf_semantics.dynamic_update_slice(imp, *ins[:3])

@@ -300,3 +300,9 @@ def read_lrn(imp, ins, opts):
                                       "beta": float(opts.Beta()), "bias": float(opts.Bias()), "layout": NHWC})
 
 R.add_export(("Dropout",), Rule("", None, passes_through=True))
+
+
+@builtin("NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", produces="NonMaxSuppression")
+def read_non_max_suppression(imp, ins, opts):
+    return tf_semantics.non_max_suppression(imp, *ins[:5], ins[5] if len(ins) > 5 else None, padded=True,
+                                            with_scores=len(ins) > 5, counted=True)

@@ -296,3 +296,8 @@ R.add_export(("Pad",), Rule("PAD", write_pad, keeps_quant=True))
 builtin_row("TILE", "Tile")
 builtin_row("BROADCAST_TO", "Expand")
 builtin_row("DENSIFY", "Identity")  # its sparse input is made dense when the importer reads it
+
+
+@builtin("DYNAMIC_UPDATE_SLICE", produces="ScatterND")
+def read_dynamic_update_slice(imp, ins, opts):
+    return tf_semantics.dynamic_update_slice(imp, *ins[:3])

@@ -16,6 +16,7 @@ from tensorbridge.rules.torch import (  # noqa: F401 (registers)
     reduce,
     shape,
     transformer,
+    vision,
 )
 from tensorbridge.rules.torch.base import R as REGISTRY
 

@@ -53,9 +53,12 @@ def _fresh_results(branch: ast.FunctionDef) -> None:
 def exported_blocker(node) -> str | None:
     """What `.pt2` cannot hold of what PyTorch code writes: a Loop (torch.export traces a Python loop instead of
     keeping it, and torch's while_loop is private API; a Loop of constant trip count is unrolled instead), a
-    window of a computed size (decomposed instead)."""
+    window of a computed size (decomposed instead), NMS's data-dependent loop."""
     if node.op == "Loop":
         return "torch.export keeps no loop (PyTorch code, --to torch, writes it as a Python while loop)"
+    if node.op == "NonMaxSuppression":
+        return "torch.export cannot trace the selection loop, whose steps depend on the scores (PyTorch code, " \
+               "--to torch, writes it as a Python loop)"
     if node.op.endswith("Window") and node.inputs[0].const is None:
         return "torch.export cannot trace torch's window functions on a computed size (they take an int)"
     return R.blocker(node)

@@ -446,6 +446,18 @@ def read_pad(imp, node, x, pad, value=0.0, *rest):
 @R.exports("Pad", check=lambda node: "Pad with axes" if node.input(3) is not None else None)
 def write_pad(em, node):
     x, pads = node.inputs[0], node.inputs[1]
+    if pads.const is None and node.attrs.get("mode", "constant") == "constant" and pads.shape and \
+            isinstance(pads.shape[0], int):  # computed widths: F.pad's (last axis first) list made at run time
+        n = pads.shape[0] // 2
+        if em.is_shape(pads):  # a Python list
+            listed = em.pylist(pads)
+            widths = ast.List([P.subscript(listed, k) for i in reversed(range(n)) for k in (i, i + n)], ast.Load())
+        else:
+            widths = P.method(P.method(P.method(P.method(P.method(em.tensor(pads), "reshape", 2, n), "flip", 1),
+                                                "t"), "flatten"), "tolist")
+        value = em.scalar(node.input(2)) if node.input(2) is not None else None
+        em.out(node, P.call("F.pad", em.tensor(x), widths, value=value or 0.0))
+        return
     p = [int(v) for v in const_operand(pads).ravel()]
     n = len(p) // 2
     flat = []
