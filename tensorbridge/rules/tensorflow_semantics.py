@@ -224,11 +224,22 @@ def non_max_suppression(imp, boxes, scores, max_size, iou, score_threshold=None,
         out.append(imp.emit("Gather", [scores, indices], {"axis": 0}, suffix="scores"))
     count = imp.emit("Shape", [indices], suffix="count")
     if padded:
-        pads = imp.emit("Concat", [_ints(imp, [0]), imp.emit("Sub", [limit, count])], {"axis": 0}, suffix="pads")
-        out = [imp.emit("Pad", [v, pads]) for v in out]
+        out = [pad_rows(imp, v, limit) for v in out]
     if counted:
         out.append(cast_to(imp, imp.emit("Reshape", [count, _ints(imp, [])], suffix="valid"), np.int32))
     return out
+
+
+def pad_rows(imp, v, rows):
+    """`v` (as many rows as the data selects) with rows of zeros after them up to `rows` (an int or a [1] int64
+    value)."""
+    rows = _ints(imp, [rows]) if isinstance(rows, int) else rows
+    count = imp.emit("Shape", [v], {"start": 0, "end": 1}, suffix="rows")
+    after = imp.emit("Sub", [rows, count], suffix="missing")
+    rank = len(v.shape) if v.shape is not None else 1
+    pads = imp.emit("Concat", [_ints(imp, [0] * rank), after, _ints(imp, [0] * (rank - 1))], {"axis": 0},
+                    suffix="pads")
+    return imp.emit("Pad", [v, pads], suffix="padded")
 
 
 def dynamic_update_slice(imp, operand, update, starts):

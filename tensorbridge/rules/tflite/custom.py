@@ -13,6 +13,11 @@ are C structs of little-endian int32 fields, not flexbuffers:
 
 The pooling pair is read for windows that tile the input (filter == stride, sizes divisible),
 the only form these models use; anything else is refused with the reason.
+
+`TFLite_Detection_PostProcess`, the last op of TensorFlow's object-detection SSD models (its options a
+flexbuffer map): the box encodings decoded against the anchors, each box's best class (after the background
+ones), one greedy NMS over those scores, the selected boxes, classes and scores padded with zeros to
+max_detections (LiteRT leaves those rows as they were in memory), and their count.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import struct
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.rules.tensorflow_semantics import pad_rows
 from tensorbridge.rules.tflite.base import NHWC, R, filter_weight
 
 custom = functools.partial(R.imports, kind="custom")
@@ -114,3 +120,82 @@ def read_max_unpooling(imp, ins, options):
     windows = imp.emit("Reshape", [spread, _i64(imp, [-1, h, w, c, fh, fw])], suffix="windows")
     blocks = imp.emit("Transpose", [windows], {"perm": [0, 1, 4, 2, 5, 3]}, suffix="blocks")
     return imp.emit("Reshape", [blocks, _i64(imp, [-1, h * fh, w * fw, c])])
+
+
+#: TFLite_Detection_PostProcess's options and their defaults (None: required)
+_DETECTION_OPTIONS = {"max_detections": None, "max_classes_per_detection": 1, "detections_per_class": 100,
+                      "use_regular_nms": False, "nms_score_threshold": None, "nms_iou_threshold": None,
+                      "num_classes": None, "y_scale": None, "x_scale": None, "h_scale": None, "w_scale": None}
+
+
+def _detection_options(imp, options: bytes) -> dict:
+    from flatbuffers import flexbuffers
+
+    try:
+        given = flexbuffers.Loads(options)
+    except Exception as e:  # a malformed buffer raises whatever its reader meets
+        raise ModelError(f"{imp.op_name}: custom options are not a flexbuffer map ({type(e).__name__})") from e
+    if not isinstance(given, dict):
+        raise ModelError(f"{imp.op_name}: custom options are not a flexbuffer map")
+    missing = [k for k, v in _DETECTION_OPTIONS.items() if v is None and k not in given]
+    if missing:
+        raise ModelError(f"{imp.op_name}: custom options lack {', '.join(missing)}")
+    out = {**_DETECTION_OPTIONS, **{k: v for k, v in given.items() if k in _DETECTION_OPTIONS}}
+    if out["use_regular_nms"]:
+        raise ModelError(f"{imp.op_name} with use_regular_nms (NMS per class, then merged) is not read; the fast "
+                         "form (one NMS over each box's best class) is")
+    if min(out["max_classes_per_detection"], out["num_classes"]) != 1:
+        raise ModelError(f"{imp.op_name} with max_classes_per_detection {out['max_classes_per_detection']} is not "
+                         "read (only each box's best class)")
+    return out
+
+
+@custom("TFLite_Detection_PostProcess", produces="NonMaxSuppression")
+def read_detection_postprocess(imp, ins, options):
+    o = _detection_options(imp, options)
+    encodings, predictions, anchors = ins[:3]
+    if predictions.shape is None or len(predictions.shape) != 3 or not isinstance(predictions.shape[2], int):
+        raise ModelError(f"{imp.op_name}: class predictions must be [1, boxes, classes] with known classes")
+    first_class = predictions.shape[2] - int(o["num_classes"])  # after the background columns
+    boxes = _decoded_boxes(imp, encodings, anchors, [np.float32(o[k]) for k in ("y_scale", "x_scale", "h_scale",
+                                                                               "w_scale")])
+    scores = imp.emit("Slice", [predictions, _i64(imp, [first_class]), _i64(imp, [predictions.shape[2]]),
+                                _i64(imp, [2])], suffix="classes")
+    scores = imp.emit("Reshape", [scores, _i64(imp, [-1, int(o["num_classes"])])], suffix="per_box")
+    best = imp.emit("ReduceMax", [scores, _i64(imp, [1])], {"keepdims": 0}, suffix="best_score")
+    label = imp.emit("ArgMax", [scores], {"axis": 1, "keepdims": 0}, suffix="best_class")
+    # LiteRT keeps scores >= the threshold; the IR's NMS those above it: the next float32 down is that bound
+    floor = np.nextafter(np.float32(o["nms_score_threshold"]), np.float32(-np.inf))
+    selected = imp.emit("NonMaxSuppression", [
+        imp.emit("Unsqueeze", [boxes, _i64(imp, [0])], suffix="batch"),
+        imp.emit("Reshape", [best, _i64(imp, [1, 1, -1])], suffix="one_class"),
+        _i64(imp, [int(o["max_detections"])]), imp.const(np.float32(o["nms_iou_threshold"])),
+        imp.const(np.float32(floor))], suffix="selected")
+    chosen = imp.emit("Gather", [selected, _i64(imp, 2)], {"axis": 1}, suffix="chosen")
+    limit = int(o["max_detections"])
+    picked = [imp.emit("Gather", [v, chosen], {"axis": 0}, suffix=tag)
+              for v, tag in ((boxes, "boxes"), (label, "labels"), (best, "scores"))]
+    picked[1] = imp.emit("Cast", [picked[1]], {"to": "float32"}, suffix="labels_f32")
+    outs = [imp.emit("Unsqueeze", [pad_rows(imp, v, limit), _i64(imp, [0])]) for v in picked]
+    count = imp.emit("Cast", [imp.emit("Shape", [chosen], suffix="count")], {"to": "float32"}, suffix="count")
+    return outs + [count]
+
+
+def _decoded_boxes(imp, encodings, anchors, scales):
+    """[boxes, 4] corners (ymin, xmin, ymax, xmax) from centre-size encodings (ty, tx, th, tw) and anchors
+    (y, x, h, w), in LiteRT's order of operations: centre = t / scale * anchor size + anchor centre, half size =
+    0.5 * exp(t / scale) * anchor size."""
+    def column(v, i, tag):
+        part = imp.emit("Gather", [v, _i64(imp, i)], {"axis": -1}, suffix=tag)
+        return imp.emit("Reshape", [part, _i64(imp, [-1])], suffix=tag)
+    t = [column(encodings, i, f"t{k}") for i, k in enumerate("yxhw")]
+    a = [column(anchors, i, f"anchor_{k}") for i, k in enumerate("yxhw")]
+    scaled = [imp.emit("Div", [ti, imp.const(s)], suffix="scaled") for ti, s in zip(t, scales)]
+    centre = [imp.emit("Add", [imp.emit("Mul", [scaled[i], a[i + 2]], suffix="offset"), a[i]], suffix="centre")
+              for i in (0, 1)]
+    half = [imp.emit("Mul", [imp.emit("Mul", [imp.const(np.float32(0.5)), imp.emit("Exp", [scaled[i + 2]],
+                                                                                    suffix="size")], suffix="size"),
+                             a[i + 2]], suffix="half") for i in (0, 1)]
+    corners = [imp.emit(op, [centre[i], half[i]], suffix="corner") for op in ("Sub", "Add") for i in (0, 1)]
+    corners = [imp.emit("Unsqueeze", [c, _i64(imp, [1])], suffix="corner") for c in corners]
+    return imp.emit("Concat", corners, {"axis": 1}, suffix="boxes")
