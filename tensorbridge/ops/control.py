@@ -31,8 +31,24 @@ def if_(cond, *, then_branch, else_branch, _run_graph):
     return tuple(_run_graph(then_branch if bool(np.asarray(cond).ravel()[0]) else else_branch, []))
 
 
+def _loop_types(inputs, attrs):
+    """Each carried value keeps its start's dtype, and the dims where the start and the body's result agree; each
+    scan output is the body's item with the steps before it."""
+    starts, results = inputs[2:], attrs["body"].outputs[1:]
+    carried = [(v.dtype, _agreed(v.shape, r.shape)) for v, r in zip(starts, results)]
+    scanned = [(r.dtype, (None, *r.shape) if r.shape is not None else None) for r in results[len(starts):]]
+    return carried + scanned
+
+
+def _agreed(a, b):
+    """The dims two shapes agree on (None where they differ), or None if either is unknown or the ranks differ."""
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
 @op("Loop", inputs="M? cond? v_initial*", outputs="v_final_and_scan_outputs*", family=F, foldable=False, layout=TERMINATE,
-    attrs={"body": Attr("graph")}, doc="Loop with carried values and scan outputs. Equivalents: tf.while_loop, WHILE.")
+    attrs={"body": Attr("graph")}, infer=_loop_types, doc="Loop with carried values and scan outputs. Equivalents: tf.while_loop, WHILE.")
 def loop(M=None, cond=None, *v_initial, body, _run_graph):
     trips = int(np.asarray(M).ravel()[0]) if M is not None else None
     keep = bool(np.asarray(cond).ravel()[0]) if cond is not None else True
@@ -213,7 +229,8 @@ def traced_loop_blocker(node) -> str | None:
         return "a Loop with scan outputs and no count of steps fixed before it starts (a traced while loop only " \
             "carries values)"
     if not values_alike(node.inputs[2:], body.outputs[1:]):
-        return "values the loop carries with a changing shape or type (a traced while loop keeps them)"
+        return "values the loop carries with a changing shape or type (a traced while loop keeps them; where a " \
+            "shape changes only because an input dim is open, --input-shape with that dim fixed may keep it)"
     return None
 
 

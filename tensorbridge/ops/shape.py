@@ -615,7 +615,7 @@ def size(data):
 def _const_of_shape_infer(inputs, attrs):
     v = attrs["value"]
     dt = np.dtype(np.float32) if v is None else v.dtype
-    target = const_ints(inputs[0])
+    target = elements(inputs[0])  # constant, or a shape computed from others (a batch read from the input)
     n = inputs[0].shape[0] if inputs[0].shape else None
     return [(dt, tuple(target) if target is not None else (None,) * n if isinstance(n, int) else None)]
 

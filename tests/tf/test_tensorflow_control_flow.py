@@ -83,3 +83,15 @@ def test_a_list_whose_items_change_shape_is_refused_where_loops_keep_shapes(recu
     assert main(["-q", "convert", str(recurrent), "-o", str(tmp_path / "m_keras"), "--to", "keras"]) == 2
     assert "changing shape" in capsys.readouterr().err
     assert not (tmp_path / "m_keras").exists()
+
+
+@pytest.mark.parametrize("target,suffix", [("keras", "_keras"), ("tflite", ".tflite"), ("flax", "_flax")])
+def test_a_fixed_batch_keeps_the_lists_shapes_for_the_traced_targets(recurrent, target, suffix, tmp_path, capsys):
+    """With the batch fixed at reading, the lists are reserved at their items' sizes (the loop surely runs), the
+    recurrent state is static, and the loops keep their shapes: Keras code, TFLite and Flax take them."""
+    name = tb.load(recurrent).inputs[0].name
+    if target == "flax":
+        pytest.importorskip("flax")
+    assert main(["convert", str(recurrent), "-o", str(tmp_path / f"m{suffix}"), "--to", target,
+                 "--input-shape", f"{name}=3,6,3"]) == 0
+    assert "PASS" in capsys.readouterr().out

@@ -16,7 +16,7 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.savedmodel import load_saved_model
-from tensorbridge.ir import dtypes
+from tensorbridge.ir import dtypes, shapes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ir.value import Value
@@ -29,7 +29,9 @@ from tensorbridge.rules.tf.control import FUNCTIONS
 #: GraphDef nodes the importer itself handles: graph inputs, constants, control dependencies
 STRUCTURAL = {"Placeholder", "Const", "NoOp"}
 
-def load(source) -> Graph:
+def load(source, input_shapes: dict | None = None) -> Graph:
+    """A SavedModel folder or a frozen GraphDef; `input_shapes` ({name: dims}) fixes input dims before the ops
+    are read, so what depends on them (a recurrent layer's state, its tensor lists) is read with them."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
@@ -60,8 +62,7 @@ def load(source) -> Graph:
         consumed = {i.split(":")[0].lstrip("^") for n in graph_def.node for i in n.input}
         outputs = [f"{n.name}:0" for n in graph_def.node if n.name not in consumed and n.op not in ("NoOp", "Const")]
         output_names = None
-    graph = Importer(graph_def, path.stem or path.name).run(inputs, outputs, output_names)
-    return graph
+    return Importer(graph_def, path.stem or path.name).run(inputs, outputs, output_names, input_shapes or {})
 
 
 def _signature_order(inputs: list[str], fn, saved) -> list[str]:
@@ -95,7 +96,7 @@ class Importer:
         self.node = None
         self._active: set[str] = set()  # functions being imported (a call cycle is an error)
 
-    def run(self, inputs, outputs, output_names) -> Graph:
+    def run(self, inputs, outputs, output_names, input_shapes: dict) -> Graph:
         import tensorflow as tf
 
         order = self._order([o.split(":")[0] for o in outputs])
@@ -107,6 +108,7 @@ class Importer:
             shape = tf.TensorShape(n.attr["shape"].shape)
             dims = tuple(("batch" if i == 0 else None) if d is None else d
                          for i, d in enumerate(shape.as_list())) if shape.rank is not None else None
+            dims = shapes.normalize(input_shapes[n.name]) if n.name in input_shapes else dims
             dt = tf.as_dtype(n.attr["dtype"].type).as_numpy_dtype
             self.values[f"{n.name}:0"] = self.graph.add_input(n.name, dtypes.name(np.dtype(dt)), dims)
         for n in order:

@@ -343,10 +343,14 @@ def read_op_broadcast_to(imp, op, args, kwargs, node):
 @R.exports("Expand")
 def write_expand(em, node):
     x, shape = node.inputs
-    target = tuple(int_operand(shape))
     if x.shape is None or not all(isinstance(d, int) for d in x.shape):
         raise Unsupported("Expand of a tensor with dynamic dims")
-    em.out(node, P.call("ops.broadcast_to", em.tensor(x), tuple(np.broadcast_shapes(tuple(x.shape), target))))
+    out = node.outputs[0].shape
+    if shape.const is None and out is not None and all(isinstance(d, int) for d in out):
+        target = tuple(out)  # a computed shape whose entries are known: the result's
+    else:
+        target = np.broadcast_shapes(tuple(x.shape), tuple(int_operand(shape)))
+    em.out(node, P.call("ops.broadcast_to", em.tensor(x), tuple(target)))
 
 
 @layer("RepeatVector", produces="Tile")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.errors import ModelError
+from tensorbridge.ops.infer import infer_node
 from tensorbridge.passes.fold_constants import fold_value
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.ir_spellings import as_int64
@@ -32,11 +33,38 @@ def _function(imp, n, key):
 def read_while(imp, n, ins):
     outs, results = tf_semantics.while_loop(imp, n.name, ins, [(v.dtype, _open(v)) for v in ins],
                                             _function(imp, n, "cond"), _function(imp, n, "body"))
-    for out, outer, result in zip(outs, ins, results):  # what no shape rule gives a loop's results
+    if _reserve_as_filled(imp, outs[0].producer, results):
+        for out in outs:
+            out.shape = None
+        infer_node(outs[0].producer)
+    for out, outer, result in zip(outs, outs[0].producer.inputs[2:], results):  # what no shape rule gives
         out.dtype = out.dtype or outer.dtype
         if out.shape is None:
             out.shape = outer.shape if result.shape == outer.shape else _open(outer)
     return outs
+
+
+def _reserve_as_filled(imp, loop, results) -> bool:
+    """A list reserved with size-1 stand-ins for dims known only at run time, which the body's first write
+    broadcasts to static sizes (a fixed batch): reserved at those sizes from the start when the loop surely runs
+    (its first test is constant true), so the loop keeps its shapes and the traced targets take it. Whether any
+    was."""
+    if fold_value(loop.inputs[1]) is None or not bool(np.asarray(fold_value(loop.inputs[1])).ravel()[0]):
+        return False
+    widened = False
+    for i, (start, result) in enumerate(zip(loop.inputs[2:], results)):
+        fill = start.producer
+        if fill is None or fill.op != "ConstantOfShape" or start.shape is None or result.shape is None or \
+                len(start.shape) != len(result.shape) or not all(isinstance(d, int) for d in result.shape) or \
+                tuple(start.shape) == tuple(result.shape) or \
+                any(a not in (1, b) for a, b in zip(start.shape, result.shape)):
+            continue
+        filled = imp.emit("ConstantOfShape", [imp.const(list(result.shape))], dict(fill.attrs), suffix="filled")
+        imp.graph.nodes.remove(filled.producer)  # computed before the loop that reads it
+        imp.graph.nodes.insert(imp.graph.nodes.index(loop), filled.producer)
+        loop.set_input(2 + i, filled)
+        widened = True
+    return widened
 
 
 def _open(v):
