@@ -67,7 +67,7 @@ def transpile(source_text: str, to: str, cls: str | None = None, filename: str =
     if translator.notes:
         doc += "\n\nNotes (none changes what the model computes in inference):\n" + "\n".join(
             textwrap.fill(n, LINE_LENGTH - 4, initial_indent="- ", subsequent_indent="  ", break_long_words=False,
-                          break_on_hyphens=False) for n in translator.notes) + "\n"
+                          break_on_hyphens=False) for n in dict.fromkeys(translator.notes)) + "\n"
     kept = [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
     rest = [s for s in body if s not in kept]
     rest = _helpers_used(target.skeleton.helpers, rest) + rest

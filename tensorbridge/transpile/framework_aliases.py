@@ -63,7 +63,11 @@ def _alias(stmt, path_of):
 
 def _hasattr_test(stmt: ast.If, path_of):
     """(path, name) of `if hasattr(<framework module>, "<name>")`, else None."""
-    test = stmt.test
+    return framework_hasattr(stmt.test, path_of)
+
+
+def framework_hasattr(test, path_of):
+    """(path, name) of the expression `hasattr(<framework module>, "<name>")`, else None."""
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and \
             len(test.args) == 2 and not test.keywords and isinstance(test.args[1], ast.Constant) and \
             isinstance(test.args[1].value, str) and path_of(test.args[0]) is not None:

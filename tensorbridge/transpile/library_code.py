@@ -3,8 +3,9 @@ timm.layers.helpers import to_2tuple`, `from timm.layers import DropPath`. Befor
 definition is read from the library's source file (found without importing the library) with the module-level
 definitions and imports it uses, and put in the module in place of the import, as if its authors had written it
 there: the translation then reads it as it reads the module's own code (translated, or refused with the reason).
-Only plain top-level definitions are taken (functions, classes, assignments); a name bound otherwise (under an
-`if`, by a star import) stays imported, and calling it is refused as before.
+Only plain top-level definitions are taken (functions, classes, assignments, and a setting assigned in every branch
+of a module-level `if`, as timm reads `TIMM_FUSED_ATTN` from the environment at import); a name bound otherwise
+(under a `for`, by a star import) stays imported, and calling it is refused as before.
 """
 
 from __future__ import annotations
@@ -29,32 +30,38 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
     transformers' `Conv1D` is read as the layer it is) with the names' definitions and what they use, all placed
     where the first such import was. Returns a note per import replaced, and why each name left imported was not
     read (name -> reason)."""
-    library, notes, replaced, unread = _Library(kept_roots, has_row), [], [], {}
+    library, notes, replaced, unread, renames = _Library(kept_roots, has_row), [], {}, {}, {}
     imported = Imports(tree).bound
     for stmt in tree.body:
         if not (isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module and
-                stmt.module.split(".")[0] not in kept_roots | sys.stdlib_module_names) or \
-                any(a.asname and a.asname != a.name for a in stmt.names):
+                stmt.module.split(".")[0] not in kept_roots | sys.stdlib_module_names):
             continue
         taken = []
         for alias in stmt.names:
             if has_row(f"{stmt.module}.{alias.name}"):
                 continue  # read as the layer or function it is
-            if library.take(stmt.module, [alias.name]):
+            if alias.asname and alias.asname != alias.name and renames.get(alias.name, alias.asname) != alias.asname:
+                unread[alias.asname] = f"{alias.name} is imported from {stmt.module} under two names"
+            elif library.take(stmt.module, [alias.name]):
                 taken.append(alias)
+                if alias.asname and alias.asname != alias.name:
+                    renames[alias.name] = alias.asname  # `from timm.layers import Attention as TimmAttention`
             else:
-                unread[alias.name] = f"{alias.name} is imported from {stmt.module}, whose source was not read " \
-                                     f"({library.why})"
+                unread[alias.asname or alias.name] = f"{alias.name} is imported from {stmt.module}, whose source " \
+                                                     f"was not read ({library.why})"
         if taken:
-            replaced.append(stmt)
+            replaced[stmt] = [a for a in stmt.names if a not in taken]  # the others stay imported
             notes.append(f"line {stmt.lineno}: {', '.join(a.name for a in taken)} from {stmt.module} "
                          f"{'is' if len(taken) == 1 else 'are'} read from the library's source and translated with "
                          "the module")
-            stmt.names = [a for a in stmt.names if a not in taken]  # the others stay imported
     if not replaced:
         return notes, unread
     own = _bound_names(ast.Module([s for s in tree.body if s not in replaced], [])) | {
-        a.asname or a.name for s in replaced for a in s.names}
+        a.asname or a.name for left in replaced.values() for a in left}
+    if set(renames.values()) & set().union(*map(binds, library.statements)):
+        return [], {**unread, **{new: f"{old} is imported as {new}, a name the library's own code binds"
+                                 for old, new in renames.items()}}
+    _Renamed(renames).visit(ast.Module(library.statements, []))
     statements = []
     for stmt in library.statements:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):  # an import the module makes already is not repeated
@@ -66,17 +73,39 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
                 all(_annotation_only(n, library.statements) for n in names & own):
             continue  # a name only annotations read (`Callable` from collections.abc, the module's from typing)
         if names & own:  # the module binds the name to something else: the imports stay as they are
-            return [], unread
+            return [], {**unread, **{a.asname or a.name: f"{a.name} is imported from {s.module}, whose code binds "
+                                                         f"{', '.join(sorted(names & own))}, as this module does"
+                                     for s, left in replaced.items() for a in s.names if a not in left}}
         statements.append(stmt)
-    first = tree.body.index(replaced[0])
+    first = next(s for s in tree.body if s in replaced)
     for stmt in statements:
         stmt.from_library = True  # translated only if the module's code uses it (see Translator.module)
         for node in ast.walk(stmt):
             if hasattr(node, "lineno"):
-                node.lineno = node.end_lineno = replaced[0].lineno
-    tree.body[first:first] = statements
+                node.lineno = node.end_lineno = first.lineno
+    for stmt, left in replaced.items():
+        stmt.names = left
+    at = tree.body.index(first)
+    tree.body[at:at] = statements
     tree.body = [s for s in tree.body if s not in replaced or s.names]
     return notes, unread
+
+
+class _Renamed(ast.NodeTransformer):
+    """Library definitions with the names imported under another name renamed to it (`renames`: old -> new)."""
+
+    def __init__(self, renames: dict):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        node.id = self.renames.get(node.id, node.id)
+        return node
+
+    def visit_FunctionDef(self, node):
+        node.name = self.renames.get(node.name, node.name)
+        return self.generic_visit(node)
+
+    visit_ClassDef = visit_FunctionDef
 
 
 def _already_imported(stmt, imported: dict) -> bool:
@@ -151,6 +180,8 @@ class _Library:
                 return self._definition(module, tree, stmt)
             if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                 return self._definition(module, tree, stmt)
+            if isinstance(stmt, ast.If) and name in _settings_bound(stmt):
+                return self._definition(module, tree, stmt)
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 alias = next((a for a in stmt.names if (a.asname or a.name).split(".")[0] == name), None)
                 if alias is not None:
@@ -213,6 +244,25 @@ def _top_level(tree: ast.Module) -> list[ast.stmt]:
         else:
             out.append(stmt)
     return out
+
+
+def _settings_bound(stmt: ast.If) -> set[str]:
+    """The names a module-level `if` of plain assignments binds in each of its branches (timm's `if
+    'TIMM_FUSED_ATTN' in os.environ: _USE_FUSED_ATTN = int(...) else: _USE_FUSED_ATTN = 1`); empty if a branch
+    does anything else."""
+    def bound(body):
+        if not body:
+            return set()
+        names = set()
+        for s in body:
+            if isinstance(s, ast.If):
+                names |= _settings_bound(s)
+            elif isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
+                names |= binds(s)
+            else:
+                return set()
+        return names
+    return bound(stmt.body) & bound(stmt.orelse)
 
 
 def _annotation_only(name: str, statements: list) -> bool:

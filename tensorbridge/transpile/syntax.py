@@ -27,11 +27,13 @@ def is_super_call(node, method: str) -> bool:
 
 def binds(stmt) -> set[str]:
     """The names a module-level statement binds: a definition's, an assignment's targets, an import's (the first
-    part of a dotted one)."""
+    part of a dotted one), those an `if`'s branches bind."""
     if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
         return {stmt.name}
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in stmt.names}
+    if isinstance(stmt, ast.If):
+        return set().union(*map(binds, stmt.body + stmt.orelse))
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) \
         else []
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}

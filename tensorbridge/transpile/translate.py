@@ -48,7 +48,7 @@ from tensorbridge.transpile import init_argument
 from tensorbridge.transpile.composite_subclass import spell_composite
 from tensorbridge.transpile.container_subclass import hold_container
 from tensorbridge.transpile.factory_arguments import drop_factory_arguments
-from tensorbridge.transpile.framework_aliases import inline_framework_aliases
+from tensorbridge.transpile.framework_aliases import framework_hasattr, inline_framework_aliases
 from tensorbridge.transpile.gradient_branch import guard_gradient_branches
 from tensorbridge.transpile.held_settings import keep_held_settings
 from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, OTHER_FRAMEWORKS, Imports, Rows, resolve
@@ -313,17 +313,16 @@ class Translator:
             return {n.id for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name)}
 
         used, kept = names(body) | {only}, set()
-        while grown := [k for k, (_, stmt, out, _) in enumerate(library) if k not in kept and out is not None and
-                        binds(stmt) & used]:
+        while grown := [k for k, (_, stmt, _, _) in enumerate(library) if k not in kept and binds(stmt) & used]:
             kept |= set(grown)
-            used |= names([library[k][2] for k in grown])
+            used |= names([library[k][2] for k in grown if library[k][2] is not None])
         out, placed = [], 0  # placed: how many statements of body are in out
         for k, (index, _, written, blockers) in enumerate(library):
             out += body[placed:index]
             placed = max(placed, index)
             if k in kept:
-                out.append(written)
-                self.report.blockers.extend(blockers)
+                out += [written] if written is not None else []
+                self.report.blockers.extend(blockers)  # a used definition left out is refused with its reason
         return out + body[placed:]
 
     def unused_functions(self) -> list[str]:
@@ -617,6 +616,11 @@ class Translator:
                         "derives from a framework class that is neither a layer base class nor a layer with a "
                         "translation")
             return None
+        asked = framework_hasattr(stmt.value, self._framework_path) if isinstance(stmt, ast.Assign) else None
+        if asked is not None:  # timm's `_HAS_FUSED_ATTN = hasattr(torch.nn.functional, "scaled_dot_product_attention")`
+            self.notes.append(f"line {stmt.lineno}: {ast.unparse(stmt.value)} is read as the installed framework "
+                              f"answers it ({_has_attribute(*asked)})")
+            return ast.copy_location(ast.Assign(stmt.targets, ast.Constant(_has_attribute(*asked))), stmt)
         if self._uses_framework(stmt):
             self._block(stmt, "module-level code using the framework",
                         "only model classes and their helper functions are translated")
@@ -2104,8 +2108,9 @@ class Translator:
         if root in (OTHER_FRAMEWORKS | FRAMEWORK_ROOTS) - self.roots:
             self._block(node, library, "a function of another framework than the source's (not translated)")
         elif root is not None and root not in PORTABLE_LIBRARIES and root not in sys.stdlib_module_names:
+            unread = self.unread_library.get(func.id) if isinstance(func, ast.Name) else None
             self._block(node, library, f"a function of {root}, a library written for one framework's tensors "
-                                       "(not translated)")
+                                       f"(not translated{': ' + unread if unread else ''})")
         if library is not None:  # a library's function (einops): it takes tensors, not weights
             args = ([self._weight_value(a, info) for a in args[0]],
                     [ast.keyword(k.arg, self._weight_value(k.value, info)) for k in args[1]])

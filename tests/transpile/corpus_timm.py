@@ -5,6 +5,7 @@ Importing this module needs timm, which imports only with the test-only torchvis
 (tests/models/timm_zoo.py: import_timm)."""
 
 import torch.nn as nn
+from timm.layers import Attention as TimmAttention
 from timm.layers import GatedMlp, GluMlp, LayerScale, SwiGLU  # noqa: F401 (translated with --class)
 from timm.models.layers import DropPath, Mlp, to_2tuple, trunc_normal_
 
@@ -80,6 +81,22 @@ class Block(nn.Module):
         return x
 
 
+class FusedAttentionBlock(nn.Module):
+    """A pre-norm block on timm's own Attention, whose fused path is chosen by settings timm reads at import
+    (`use_fused_attn()`: the TIMM_FUSED_ATTN environment variable, `hasattr(F, "scaled_dot_product_attention")`)."""
+
+    def __init__(self, dim, num_heads, mlp_ratio=2.0):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim, eps=1e-6)
+        self.attn = TimmAttention(dim, num_heads=num_heads, qkv_bias=True)
+        self.norm2 = nn.LayerNorm(dim, eps=1e-6)
+        self.mlp = Mlp(in_features=dim, hidden_features=int(dim * mlp_ratio))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
 CASES = [
     ("PatchEmbed", (16, 4, 3, 8), (2, 3, 16, 16)),
     ("Attention", (8, 2, True), (2, 5, 8)),
@@ -90,4 +107,5 @@ CASES = [
     ("GluMlp", (8, 16), (2, 5, 8)),
     ("GatedMlp", (8, 16), (2, 5, 8)),
     ("LayerScale", (8,), (2, 5, 8)),
+    ("FusedAttentionBlock", (8, 2), (2, 5, 8)),
 ]
