@@ -95,3 +95,59 @@ def test_a_fixed_batch_keeps_the_lists_shapes_for_the_traced_targets(recurrent, 
     assert main(["convert", str(recurrent), "-o", str(tmp_path / f"m{suffix}"), "--to", target,
                  "--input-shape", f"{name}=3,6,3"]) == 0
     assert "PASS" in capsys.readouterr().out
+
+
+def _tf1_graph(build):
+    """A frozen TF1 graph (control flow v1: tf.cond as Switch / Merge) of `build(x)`, with its session run."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, [2, 5, 5, 3], name="x")
+            out = tf.identity(build(x), name="out")
+            with tf.compat.v1.Session(graph=graph) as session:
+                session.run(tf.compat.v1.global_variables_initializer())
+                frozen = tf.compat.v1.graph_util.convert_variables_to_constants(session, graph.as_graph_def(),
+                                                                               ["out"])
+                feed = np.random.default_rng(0).standard_normal((2, 5, 5, 3)).astype(np.float32)
+                expected = session.run(out, {x: feed})
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    return frozen, feed, expected
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_tf1_cond_with_a_constant_predicate_reads_its_taken_branch(training, tmp_path):
+    """A TF1 batch norm switched by `is_training` (a placeholder with a default) and a tf.cond on it: the
+    untaken branch is dead and not read; the result matches TensorFlow's session."""
+    def build(x):
+        is_training = tf.compat.v1.placeholder_with_default(training, [], name="is_training")
+        rng = np.random.default_rng(1)
+        scale, offset, mean, variance = (tf.compat.v1.get_variable(name, initializer=value.astype(np.float32))
+                                         for name, value in (("gamma", rng.uniform(0.5, 1.5, 3)),
+                                                             ("beta", rng.standard_normal(3)),
+                                                             ("moving_mean", rng.standard_normal(3)),
+                                                             ("moving_variance", rng.uniform(0.5, 2.0, 3))))
+        batch_mean, batch_variance = tf.nn.moments(x, [0, 1, 2])
+        used_mean, used_variance = tf.cond(is_training, lambda: (batch_mean, batch_variance),
+                                           lambda: (tf.identity(mean), tf.identity(variance)))
+        y = tf.nn.batch_normalization(x, used_mean, used_variance, offset, scale, 1e-3)
+        return tf.cond(is_training, lambda: y * 2.0, lambda: tf.nn.relu(y) - 1.0)
+
+    frozen, feed, expected = _tf1_graph(build)
+    assert {"Switch", "Merge"} <= {n.op for n in frozen.node}
+    path = tmp_path / "tf1.pb"
+    path.write_bytes(frozen.SerializeToString())
+    graph = tb.load(path)
+    assert [v.name for v in graph.inputs] == ["x"]
+    got = run(graph, {"x": feed})[graph.outputs[0].name]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_tf1_cond_on_a_computed_predicate_is_refused_with_the_reason(tmp_path, capsys):
+    frozen, _, _ = _tf1_graph(lambda x: tf.cond(tf.reduce_sum(x) > 0, lambda: x + 1.0, lambda: x * 3.0))
+    path = tmp_path / "tf1.pb"
+    path.write_bytes(frozen.SerializeToString())
+    assert main(["-q", "convert", str(path), "-o", str(tmp_path / "m.onnx")]) == 2
+    assert "predicate is computed at run time" in capsys.readouterr().err
+    assert not (tmp_path / "m.onnx").exists()

@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.savedmodel import load_saved_model
+from tensorbridge.frontends.tf.frames import Frames
 from tensorbridge.ir import dtypes, shapes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -95,11 +96,15 @@ class Importer:
         self.build = Builder(self.graph)
         self.node = None
         self._active: set[str] = set()  # functions being imported (a call cycle is an error)
+        self.frames: Frames | None = None  # TF1 control flow's dead branches, where the graph has any
 
     def run(self, inputs, outputs, output_names, input_shapes: dict) -> Graph:
         import tensorflow as tf
 
         order = self._order([o.split(":")[0] for o in outputs])
+        if any(n.op in ("Switch", "Merge") for n in order):  # TF1 tf.cond: its untaken branches are not read
+            self.frames = Frames(self.nodes)
+            order = [n for n in order if not self.frames.node_dead(n.name)]
         self._preflight(order, set())
         self.report.raise_if_any("Nothing was written.")
         placeholders = [n for n in order if n.op == "Placeholder"]
@@ -137,6 +142,10 @@ class Importer:
         for n in nodes:
             if n.op not in STRUCTURAL and REGISTRY.import_rule(n.op) is None:
                 self.report.add(n.op, n.name, "no IR mapping yet")
+            if n.op == "Switch" and self.frames.predicate(n.input[1]) is None:
+                self.report.add(n.op, n.name, "a TF1 tf.cond whose predicate is computed at run time (only constant "
+                                              "predicates are read, as a placeholder's default; a SavedModel keeps "
+                                              "tf.cond as a function, which is read)")
             for key in FUNCTIONS.get(n.op, ()):
                 name = n.attr[key].func.name
                 if name in seen:
@@ -215,7 +224,7 @@ class Importer:
         return self.build.const(value, dtype=dtype)
 
     def _convert(self, n) -> None:
-        ins = [self.value(i) for i in n.input if not i.startswith("^")]
+        ins = [self.value(i) for i in n.input if not i.startswith("^") and not (self.frames and self.frames.dead(i))]
         if n.name in getattr(self, "fused_bias", ()):  # its bias went into the Dense before it
             self.values[f"{n.name}:0"] = ins[0]
             return

@@ -147,3 +147,28 @@ def read_list_length(imp, n, ins):
                       suffix="length")
     return imp.emit("Cast", [imp.emit("Reshape", [length, imp.const(np.zeros(0, np.int64))], suffix="scalar")],
                     {"to": "int32"})
+
+
+# -- TF1 control flow in frozen graphs (frontends/tf/frames.py marks the dead branches) ----------------------------
+@tf_op("Switch", produces=())
+def read_switch(imp, n, ins):
+    """The data on the output the constant predicate takes (the other output is dead and never read)."""
+    out = [None, None]
+    out[imp.frames.taken(n)] = imp.emit("Identity", ins[:1])
+    return out
+
+
+@tf_op("Merge", produces=())
+def read_merge(imp, n, ins):
+    """The one live input (the importer passes only it) and its position among the Merge's inputs."""
+    data = [i for i in n.input if not i.startswith("^")]
+    live = [k for k, ref in enumerate(data) if not imp.frames.dead(ref)]
+    if len(ins) != 1 or len(live) != 1:
+        raise ModelError(f"{n.name}: a Merge with {len(live)} live inputs (one is read)")
+    return [imp.emit("Identity", ins), imp.const(np.int32(live[0]), np.int32)]
+
+
+@tf_op("PlaceholderWithDefault", produces=())
+def read_placeholder_with_default(imp, n, ins):
+    """Its default: a frozen graph's switch (`is_training`) is read as it runs when nothing is fed."""
+    return imp.emit("Identity", ins[:1])
