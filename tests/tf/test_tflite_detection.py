@@ -88,7 +88,7 @@ def test_detector_converts_to_onnx_and_pytorch_verified(seeded, tmp_path):
     path = tmp_path / "detector.tflite"
     _detector(path, _options(), anchors)
     for to, dest in (("onnx", tmp_path / "detector.onnx"), ("torch", tmp_path / "detector_torch")):
-        tb.convert(path, dest, to=to, verify=True)
+        assert tb.convert(path, dest, to=to, verify=True).status == "PASS"
 
 
 def test_regular_nms_is_refused_with_the_reason(seeded, tmp_path):

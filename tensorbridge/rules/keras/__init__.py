@@ -11,6 +11,7 @@ from tensorbridge.rules.keras import (  # noqa: F401 (registers)
     code_read,
     code_tensorflow,
     control,
+    conv_recurrent,
     dynamic,
     elementwise,
     math,
