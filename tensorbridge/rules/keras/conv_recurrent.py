@@ -13,8 +13,15 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.ir_spellings import int64s
-from tensorbridge.rules.keras.base import NHWC, activate, int_list, layer, padding_attrs, require_channels_last, \
-    to_numpy
+from tensorbridge.rules.keras.base import (
+    NHWC,
+    activate,
+    int_list,
+    layer,
+    padding_attrs,
+    require_channels_last,
+    to_numpy,
+)
 
 
 @layer("ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", produces=("Conv", "Split", "Sigmoid", "Tanh"))
