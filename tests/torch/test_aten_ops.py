@@ -172,6 +172,18 @@ def test_unique_reads_as_torch_computes(sorted_):
         np.testing.assert_array_equal(got[value.name], expected.numpy())
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unique_along_a_dim_reads_as_torch_computes(dim):
+    """torch.unique(x, dim=d): the distinct slices in lexicographic order, each slice's index, the counts."""
+    module = _Fn(lambda x: tuple(t.float() * 2 for t in torch.unique(x, dim=dim, return_inverse=True,
+                                                                       return_counts=True)))
+    x = torch.tensor([[3, 1, 3, 1], [2, 1, 2, 1], [3, 1, 3, 1], [0, 4, 0, 4]])
+    graph = tb.load(torch.export.export(module, (x,)))
+    got = tb.run(graph, {graph.inputs[0].name: x.numpy()})
+    for value, expected in zip(graph.outputs, module(x)):
+        np.testing.assert_array_equal(got[value.name], expected.numpy())
+
+
 @pytest.mark.parametrize("name", sorted(CORE_ATEN))
 def test_core_aten_op_reads_as_torch_computes(name):
     fn, inputs, aten = CORE_ATEN[name]

@@ -884,11 +884,19 @@ def _select(imp, xv, mask, x_shape, mask_shape):
     return imp.emit("Compress", [rows, flat], {"axis": 0})
 
 
-@aten("_unique2", "unique_dim", produces="Unique")
-def read_unique(imp, node, x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+@aten("unique_dim", produces="Unique")
+def read_unique_dim(imp, node, x, dim, sorted=True, return_inverse=False, return_counts=False):
+    """torch.unique(x, dim=d): the distinct slices along `dim` in lexicographic order, each slice's index into
+    them, and how often each appears."""
+    xv = imp.value(x)
+    values, _, inverse, counts = imp.emit("Unique", [xv], {"sorted": 1, "axis": int(dim)}, outputs=4,
+                                          suffix="unique")
+    return (_sized_by(imp, values, int(dim) % len(imp.meta(x).shape), imp.meta()[0]), inverse, counts)
+
+
+@aten("_unique2", produces="Unique")
+def read_unique(imp, node, x, sorted=True, return_inverse=False, return_counts=False):
     """torch.unique of the flattened tensor: (values, inverse indices in the input's shape, counts)."""
-    if "unique_dim" in node.target.__name__:
-        raise ModelError(f"{node.name}: torch.unique along a dim is not supported")
     xv = imp.value(x)
     values, _, inverse, counts = imp.emit("Unique", [xv], {"sorted": 1}, outputs=4, suffix="unique")
     inverse = imp.emit("Reshape", [inverse, imp.emit("Shape", [xv], suffix="shape")], suffix="inverse")
