@@ -251,8 +251,8 @@ class Importer:
             raw = np.frombuffer(self.buf, dtype=np.uint8, count=b.Size(), offset=b.Offset())
         elif b.DataLength():
             raw = b.DataAsNumpy()
-        elif t.Buffer() > 0 and 0 in shape:  # an empty constant (a reshape to a scalar's shape) has no bytes
-            raw = np.zeros(0, np.uint8)
+        elif 0 in shape:  # an empty constant (a reshape to a scalar's shape) has no bytes, in its own buffer or in
+            raw = np.zeros(0, np.uint8)  # the empty buffer 0: a tensor of no elements holds nothing to write
         else:
             return None
         if dt == np.dtype(object):
