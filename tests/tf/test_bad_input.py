@@ -94,3 +94,18 @@ def test_flex_ops_are_listed_by_name(tmp_path):
     code, _, err = run_cli("convert", lite, "-o", tmp_path / "out.onnx")
     assert code == 2 and "Flex" in err and "TensorList" in err and "Traceback" not in err
     assert _no_output(tmp_path)
+
+
+def test_an_absent_index_vector_reads_as_no_tensors():
+    """The flatbuffer reader gives an absent vector (a branch subgraph that takes no inputs, as other
+    converters write it) as the number 0, not as an empty array."""
+    from tensorbridge.frontends.tflite.importer import tensor_indices
+
+    class Absent:
+        def InputsLength(self):
+            return 0
+
+        def InputsAsNumpy(self):
+            return 0
+
+    assert tensor_indices(Absent(), "Inputs") == []

@@ -130,7 +130,7 @@ class Importer:
             for i in range(sg.OperatorsLength()):
                 op = sg.Operators(i)
                 name = self.opcode(op)
-                named = op.OutputsAsNumpy() if op.OutputsLength() else op.InputsAsNumpy() if op.InputsLength() else []
+                named = tensor_indices(op, "Outputs") or tensor_indices(op, "Inputs")
                 label = sg.Tensors(int(named[0])).Name().decode("utf-8", "replace") if len(named) else f"op{i}"
                 if name.startswith("FLEX:"):
                     self.report.add(name[5:], label, "Flex (TensorFlow) op: needs the TF runtime")
@@ -163,7 +163,7 @@ class Importer:
     def input_types(self, index: int) -> list[tuple[np.dtype, tuple]]:
         """(dtype, shape) of each input of subgraph `index`."""
         sg = self._subgraph(index)
-        return [(self.tensor_dtype(sg.Tensors(int(t))), self._shape(sg.Tensors(int(t)))) for t in sg.InputsAsNumpy()]
+        return [(self.tensor_dtype(sg.Tensors(t)), self._shape(sg.Tensors(t))) for t in tensor_indices(sg, "Inputs")]
 
     def import_subgraph(self, index: int, graph: Graph, bound: list[Value] | None) -> list[Value]:
         """Import subgraph `index` into `graph` and return its outputs. `bound` gives the values of its
@@ -175,7 +175,7 @@ class Importer:
         self.graph, self.subgraph, self.values = graph, self._subgraph(index), {}
         try:
             sg = self.subgraph
-            inputs = [int(t) for t in sg.InputsAsNumpy()]
+            inputs = tensor_indices(sg, "Inputs")
             if bound is not None and len(bound) != len(inputs):
                 raise ModelError(f"{self.path}: subgraph {index} takes {len(inputs)} inputs, its caller "
                                  f"passes {len(bound)}")
@@ -183,7 +183,7 @@ class Importer:
                 self.values[t] = self._input(t) if bound is None else bound[k]
             for op in [sg.Operators(i) for i in range(sg.OperatorsLength())]:
                 self._import_op(op)
-            order = self._output_order(sg) if index == 0 else [int(t) for t in sg.OutputsAsNumpy()]
+            order = self._output_order(sg) if index == 0 else tensor_indices(sg, "Outputs")
             return [self.value(t) for t in order]
         finally:
             self._active.discard(index)
@@ -192,10 +192,10 @@ class Importer:
     def _import_op(self, op) -> None:
         self.op, self.op_name = op, self.opcode(op)
         if self.op_name in rules.RESOURCE_OPS:  # their operands are variable handles, not tensors
-            _rule(self.op_name).convert(self, [int(t) for t in op.InputsAsNumpy()], self.options())
+            _rule(self.op_name).convert(self, tensor_indices(op, "Inputs"), self.options())
             return
-        ins = [None if int(t) < 0 else self.value(int(t)) for t in op.InputsAsNumpy()]
-        outs_idx = [int(t) for t in op.OutputsAsNumpy()]
+        ins = [None if t < 0 else self.value(t) for t in tensor_indices(op, "Inputs")]
+        outs_idx = tensor_indices(op, "Outputs")
         # integer kernels: dequantize -> float op -> requantize (the IR's QDQ form)
         quantized = self.op_name not in ("QUANTIZE", "DEQUANTIZE") and self.op_name not in rules.CONTROL_FLOW
         base = self.tensor_name(outs_idx[0]) if outs_idx and outs_idx[0] >= 0 else self.op_name.lower()
@@ -267,9 +267,9 @@ class Importer:
         t = self.subgraph.Tensors(index)
         data = self._data(t)
         if data is None and t.IsVariable():  # a stateful kernel's state, named after the kernel's role for it
-            position = [int(i) for i in self.op.InputsAsNumpy()].index(index)
+            position = tensor_indices(self.op, "Inputs").index(index)
             role = rules.STATE_OPERANDS.get(self.op_name, {}).get(position, f"state{position}")
-            base = self.tensor_name(int(self.op.OutputsAsNumpy()[0]))
+            base = self.tensor_name(tensor_indices(self.op, "Outputs")[0])
             self.values[index] = self.state.variable_tensor(index, f"{base}_{role}")
             return self.values[index]
         if data is None:
@@ -282,7 +282,7 @@ class Importer:
     def _output_order(self, sg) -> list[int]:
         """The main subgraph's output tensors, in its serving signature's order when it has exactly one
         (the converter's flatbuffer order may differ; LiteRT and TF report the signature's)."""
-        flat = [int(t) for t in sg.OutputsAsNumpy()]
+        flat = tensor_indices(sg, "Outputs")
         if self.model.SignatureDefsLength() != 1 or self.model.SignatureDefs(0).SubgraphIndex() != 0:
             return flat
         sig = self.model.SignatureDefs(0)
@@ -329,3 +329,9 @@ class Importer:
         """(quantization, dtype) of tensor `index` of the subgraph being read."""
         t = self.subgraph.Tensors(index)
         return self.tensor_quant(t), self.tensor_dtype(t)
+
+
+def tensor_indices(table, field: str) -> list[int]:
+    """A subgraph's or an operator's `field` ("Inputs", "Outputs") as tensor indices; an absent vector (which
+    the flatbuffer reader gives as 0, not as an empty array) is none."""
+    return [int(t) for t in getattr(table, f"{field}AsNumpy")()] if getattr(table, f"{field}Length")() else []
