@@ -65,11 +65,15 @@ def seeded():
     return anchors.astype(np.float32), inputs
 
 
+@pytest.mark.parametrize("regular", [False, True], ids=["fast", "regular"])
 @pytest.mark.parametrize("threshold", [0.3, 0.85], ids=["full", "padded"])
-def test_detection_postprocess_reads_as_litert_computes(threshold, seeded, tmp_path):
+def test_detection_postprocess_reads_as_litert_computes(threshold, regular, seeded, tmp_path):
+    """The fast form (one NMS over each box's best class) and the regular one (an NMS per class, up to
+    detections_per_class each, then the best of all)."""
     anchors, inputs = seeded
     path = tmp_path / "detector.tflite"
-    _detector(path, _options(nms_score_threshold=("f", threshold)), anchors)
+    _detector(path, _options(nms_score_threshold=("f", threshold), use_regular_nms=("b", str(regular).lower()),
+                             detections_per_class=("i", 5)), anchors)
     graph = tb.load(path)
     assert "NonMaxSuppression" in {n.op for n in graph.nodes}
     got = run(graph, dict(zip([v.name for v in graph.inputs], inputs)))
@@ -83,17 +87,18 @@ def test_detection_postprocess_reads_as_litert_computes(threshold, seeded, tmp_p
         assert not got[v.name][:, count:].any()
 
 
-def test_detector_converts_to_onnx_and_pytorch_verified(seeded, tmp_path):
+@pytest.mark.parametrize("regular", ["false", "true"], ids=["fast", "regular"])
+def test_detector_converts_to_onnx_and_pytorch_verified(regular, seeded, tmp_path):
     anchors, _ = seeded
     path = tmp_path / "detector.tflite"
-    _detector(path, _options(), anchors)
+    _detector(path, _options(use_regular_nms=("b", regular)), anchors)
     for to, dest in (("onnx", tmp_path / "detector.onnx"), ("torch", tmp_path / "detector_torch")):
         assert tb.convert(path, dest, to=to, verify=True).status == "PASS"
 
 
-def test_regular_nms_is_refused_with_the_reason(seeded, tmp_path):
+def test_several_classes_per_detection_are_refused_with_the_reason(seeded, tmp_path):
     anchors, _ = seeded
     path = tmp_path / "detector.tflite"
-    _detector(path, _options(use_regular_nms=("b", "true")), anchors)
-    with pytest.raises(ModelError, match="use_regular_nms"):
+    _detector(path, _options(max_classes_per_detection=("i", 2)), anchors)
+    with pytest.raises(ModelError, match="max_classes_per_detection"):
         tb.load(path)

@@ -16,7 +16,8 @@ the only form these models use; anything else is refused with the reason.
 
 `TFLite_Detection_PostProcess`, the last op of TensorFlow's object-detection SSD models (its options a
 flexbuffer map): the box encodings decoded against the anchors, each box's best class (after the background
-ones), one greedy NMS over those scores, the selected boxes, classes and scores padded with zeros to
+ones), one greedy NMS over those scores (or, with use_regular_nms, an NMS per class and the best scores of
+all), the selected boxes, classes and scores padded with zeros to
 max_detections (LiteRT leaves those rows as they were in memory), and their count.
 """
 
@@ -141,9 +142,6 @@ def _detection_options(imp, options: bytes) -> dict:
     if missing:
         raise ModelError(f"{imp.op_name}: custom options lack {', '.join(missing)}")
     out = {**_DETECTION_OPTIONS, **{k: v for k, v in given.items() if k in _DETECTION_OPTIONS}}
-    if out["use_regular_nms"]:
-        raise ModelError(f"{imp.op_name} with use_regular_nms (NMS per class, then merged) is not read; the fast "
-                         "form (one NMS over each box's best class) is")
     if min(out["max_classes_per_detection"], out["num_classes"]) != 1:
         raise ModelError(f"{imp.op_name} with max_classes_per_detection {out['max_classes_per_detection']} is not "
                          "read (only each box's best class)")
@@ -162,23 +160,51 @@ def read_detection_postprocess(imp, ins, options):
     scores = imp.emit("Slice", [predictions, _i64(imp, [first_class]), _i64(imp, [predictions.shape[2]]),
                                 _i64(imp, [2])], suffix="classes")
     scores = imp.emit("Reshape", [scores, _i64(imp, [-1, int(o["num_classes"])])], suffix="per_box")
-    best = imp.emit("ReduceMax", [scores, _i64(imp, [1])], {"keepdims": 0}, suffix="best_score")
-    label = imp.emit("ArgMax", [scores], {"axis": 1, "keepdims": 0}, suffix="best_class")
-    # LiteRT keeps scores >= the threshold; the IR's NMS those above it: the next float32 down is that bound
-    floor = np.nextafter(np.float32(o["nms_score_threshold"]), np.float32(-np.inf))
-    selected = imp.emit("NonMaxSuppression", [
-        imp.emit("Unsqueeze", [boxes, _i64(imp, [0])], suffix="batch"),
-        imp.emit("Reshape", [best, _i64(imp, [1, 1, -1])], suffix="one_class"),
-        _i64(imp, [int(o["max_detections"])]), imp.const(np.float32(o["nms_iou_threshold"])),
-        imp.const(np.float32(floor))], suffix="selected")
-    chosen = imp.emit("Gather", [selected, _i64(imp, 2)], {"axis": 1}, suffix="chosen")
+    select = _per_class if o["use_regular_nms"] else _best_class
+    chosen, labels, kept = select(imp, boxes, scores, o)
     limit = int(o["max_detections"])
-    picked = [imp.emit("Gather", [v, chosen], {"axis": 0}, suffix=tag)
-              for v, tag in ((boxes, "boxes"), (label, "labels"), (best, "scores"))]
-    picked[1] = imp.emit("Cast", [picked[1]], {"to": "float32"}, suffix="labels_f32")
+    picked = [imp.emit("Gather", [boxes, chosen], {"axis": 0}, suffix="boxes"),
+              imp.emit("Cast", [labels], {"to": "float32"}, suffix="labels_f32"), kept]
     outs = [imp.emit("Unsqueeze", [pad_rows(imp, v, limit), _i64(imp, [0])]) for v in picked]
     count = imp.emit("Cast", [imp.emit("Shape", [chosen], suffix="count")], {"to": "float32"}, suffix="count")
     return outs + [count]
+
+
+def _nms(imp, boxes, classes_first, limit: int, o):
+    """The IR's NMS over one batch of boxes and `classes_first` [classes, boxes] scores: (class, box) rows.
+    LiteRT keeps scores >= the threshold, the IR's NMS those above it: the next float32 down is that bound."""
+    floor = np.nextafter(np.float32(o["nms_score_threshold"]), np.float32(-np.inf))
+    selected = imp.emit("NonMaxSuppression", [
+        imp.emit("Unsqueeze", [boxes, _i64(imp, [0])], suffix="batch"),
+        imp.emit("Unsqueeze", [classes_first, _i64(imp, [0])], suffix="scores"), _i64(imp, [limit]),
+        imp.const(np.float32(o["nms_iou_threshold"])), imp.const(np.float32(floor))], suffix="selected")
+    return imp.emit("Slice", [selected, _i64(imp, [1]), _i64(imp, [3]), _i64(imp, [1])], suffix="rows")
+
+
+def _best_class(imp, boxes, scores, o):
+    """The fast form: one NMS over each box's best score, up to max_detections; (boxes, their classes, scores)."""
+    best = imp.emit("ReduceMax", [scores, _i64(imp, [1])], {"keepdims": 0}, suffix="best_score")
+    label = imp.emit("ArgMax", [scores], {"axis": 1, "keepdims": 0}, suffix="best_class")
+    rows = _nms(imp, boxes, imp.emit("Unsqueeze", [best, _i64(imp, [0])], suffix="one_class"),
+                int(o["max_detections"]), o)
+    chosen = imp.emit("Gather", [rows, _i64(imp, 1)], {"axis": 1}, suffix="chosen")
+    return chosen, imp.emit("Gather", [label, chosen], {"axis": 0}, suffix="labels"), \
+        imp.emit("Gather", [best, chosen], {"axis": 0}, suffix="kept_scores")
+
+
+def _per_class(imp, boxes, scores, o):
+    """use_regular_nms: an NMS per class (up to min(detections_per_class, max_detections) each), then the
+    max_detections best scores of all the classes' selections, best first."""
+    classes_first = imp.emit("Transpose", [scores], {"perm": [1, 0]}, suffix="per_class")
+    rows = _nms(imp, boxes, classes_first, min(int(o["detections_per_class"]), int(o["max_detections"])), o)
+    found = imp.emit("GatherND", [classes_first, rows], suffix="found")
+    count = imp.emit("Min", [imp.emit("Shape", [found], suffix="found_count"), _i64(imp, [int(o["max_detections"])])],
+                     suffix="top")
+    kept, order = imp.emit("TopK", [found, count], {"axis": 0, "largest": 1, "sorted": 1}, outputs=2,
+                           suffix="best")
+    rows = imp.emit("Gather", [rows, order], {"axis": 0}, suffix="best_rows")
+    return imp.emit("Gather", [rows, _i64(imp, 1)], {"axis": 1}, suffix="chosen"), \
+        imp.emit("Gather", [rows, _i64(imp, 0)], {"axis": 1}, suffix="labels"), kept
 
 
 def _decoded_boxes(imp, encodings, anchors, scales):
