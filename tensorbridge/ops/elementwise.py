@@ -15,7 +15,7 @@ import numpy as np
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
-from tensorbridge.ops.patterns import producer
+from tensorbridge.ops.patterns import only_use, other, producer, scalar
 from tensorbridge.ops.schema import Attr, alias, attrs_of, op, set_decomposition, set_recovery
 
 F = "elementwise"
@@ -456,6 +456,55 @@ def _decompose_gelu(graph, node):
 
 
 set_decomposition("Gelu", _decompose_gelu)
+
+
+def _recover_gelu(graph, node) -> bool:
+    """x * 0.5 * (1 + erf(x / sqrt 2)), its three factors in any grouping (PyTorch's ONNX export, TensorFlow's
+    gelu, the decomposition above) -> Gelu(x), the same formula: targets without an erf kernel (LiteRT) take it."""
+    factors = _factors(graph, node)
+    gates = [f for f in factors if _erf_gate(graph, f) is not None]
+    halves = [f for f in factors if scalar(f) is not None and np.isclose(scalar(f), 0.5, rtol=1e-6)]
+    if len(factors) != 3 or len(gates) != 1 or len(halves) != 1:
+        return False
+    x = _erf_gate(graph, gates[0])
+    if [f for f in factors if f is not gates[0] and f is not halves[0]] != [x]:
+        return False
+    graph.replace_node(node, [Builder.replacing(node).op("Gelu", x, suffix="gelu")])
+    return True
+
+
+def _factors(graph, node) -> list:
+    """The operands of a product of Mul nodes (each inner one read only by the product)."""
+    out = []
+    for v in node.inputs:
+        inner = only_use(v, ("Mul",), graph)
+        out += _factors(graph, inner) if inner is not None else [v]
+    return out
+
+
+def _erf_gate(graph, v):
+    """x where `v` is 1 + erf(x / sqrt 2), or erfc(-x / sqrt 2) = 1 - erf(-x / sqrt 2) (TensorFlow's gelu), the
+    division also written as a product by 1 / sqrt 2; every inner value read only there. Else None."""
+    gate = only_use(v, ("Add", "Sub"), graph)
+    ones = [a for a in (gate.inputs if gate is not None else ()) if scalar(a) == 1.0]
+    if not ones or gate.op == "Sub" and ones[0] is not gate.inputs[0]:  # 1 + erf(.), erf(.) + 1 or 1 - erf(.)
+        return None
+    erf = only_use(other(gate, ones[0]), ("Erf",), graph)
+    scaled = only_use(erf.inputs[0], ("Div", "Mul"), graph) if erf is not None else None
+    if scaled is None:
+        return None
+    by = scaled.inputs[1] if scaled.op == "Div" or scalar(scaled.inputs[1]) is not None else scaled.inputs[0]
+    wanted = np.sqrt(2.0) if scaled.op == "Div" else 1 / np.sqrt(2.0)
+    if scalar(by) is None or not np.isclose(scalar(by), wanted, rtol=1e-6):
+        return None
+    x = other(scaled, by)
+    if gate.op == "Add":
+        return x
+    negated = only_use(x, ("Neg",), graph)
+    return negated.inputs[0] if negated is not None else None
+
+
+set_recovery("Gelu", "Mul", _recover_gelu)
 
 
 def _decompose_selu(graph, node):

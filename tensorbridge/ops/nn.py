@@ -885,6 +885,27 @@ def dense(X, W, B=None):
     return y.astype(X.dtype)
 
 
+def _recover_dense_over_leading_axes(graph, node) -> bool:
+    """Reshape(Dense(Reshape(x, [rows, K]), W), x's leading dims + [N]) -> Dense(x, W): TensorFlow's tensordot
+    (Keras's Dense on a tensor of rank > 2) flattens the leading axes around a 2-D product; the IR's Dense takes
+    them as they are. Matched on shapes: the flattening keeps x's last axis, and the result has x's leading dims."""
+    dense = only_use(node.inputs[0], ("Dense",), graph)
+    flat = only_use(dense.inputs[0], ("Reshape",), graph) if dense is not None else None
+    if flat is None:
+        return False
+    x, rows, out = flat.inputs[0], flat.outputs[0].shape, node.outputs[0].shape
+    if x.shape is None or rows is None or out is None or len(x.shape) < 3 or len(rows) != 2 or \
+            not isinstance(x.shape[-1], int) or rows[1] != x.shape[-1] or \
+            tuple(out[:-1]) != tuple(x.shape[:-1]) or None in x.shape[:-1] or out[-1] != dense.outputs[0].shape[-1]:
+        return False
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("Dense", x, *dense.inputs[1:], suffix="dense")])
+    return True
+
+
+set_recovery("Dense", "Reshape", _recover_dense_over_leading_axes)
+
+
 def _softmax_family(kind):
     def ref(input, axis):
         x = input.astype(np.float64) if input.dtype != np.float64 else input

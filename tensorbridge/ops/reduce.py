@@ -104,9 +104,21 @@ def _logsumexp(x, a, k):
     return out if k else np.squeeze(out, axis=a)
 
 
+def _product_elements(node, known):
+    """The product of a shape vector's entries (TensorFlow's tensordot flattens leading dims so): known when every
+    entry is; one entry, known only at run time, otherwise."""
+    entries = known[0]
+    if entries is None or (node.input(1) is not None and known[1] not in ([0], [-1])):
+        return None
+    if all(isinstance(e, int) for e in entries):
+        return [int(np.prod(entries, dtype=np.int64))]
+    return [None]
+
+
 for _name, (_fn, _eq) in _REDUCE.items():
     op(_name, inputs="data axes?", outputs="reduced", family=F, layout=attribute("axes", rule=L.axes_input(1, keepdims_attr=True)),
        attrs={"keepdims": Attr("int", 1), "noop_with_empty_axes": Attr("int", 0)}, infer=_reduce_infer,
+       elements=_product_elements if _name == "ReduceProd" else None,
        doc=f"{_name[6:]} reduction over axes. Equivalents: {_eq}.")(_reducer(_fn))
 
 

@@ -56,8 +56,8 @@ def _reshape_infer(inputs, attrs):
     target = const_ints(inputs[1])
     if target is None and inputs[1].meta.get("elements") is not None:
         known = inputs[1].meta["elements"]  # computed from shapes (see passes/infer_shapes)
-        if all(isinstance(d, str) or (isinstance(d, int) and d > 0) for d in known):
-            return [(inputs[0].dtype, tuple(known))]
+        if all(d is None or isinstance(d, str) or (isinstance(d, int) and d > 0) for d in known):
+            return [(inputs[0].dtype, tuple(known))]  # an entry known only at run time is an open dim
     if target is None:
         n = inputs[1].shape[0] if inputs[1].shape and isinstance(inputs[1].shape[0], int) else None
         return [(inputs[0].dtype, None if n is None else (None,) * n)]
@@ -478,7 +478,8 @@ def _pad_infer(inputs, attrs):
     out = list(s)
     n = len(axes)
     for j, ax in enumerate(axes):
-        out[ax] = s[ax] + pads[j] + pads[j + n] if isinstance(s[ax], int) else None
+        if pads[j] or pads[j + n]:  # an unpadded axis keeps its dim, a named one too
+            out[ax] = s[ax] + pads[j] + pads[j + n] if isinstance(s[ax], int) else None
     return [(inputs[0].dtype, tuple(out))]
 
 

@@ -42,12 +42,18 @@ _DEST = {"onnx": "model.onnx", "torch": "model_torch", "pt2": "model.pt2", "kera
 
 def source_outputs(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
     """The source model's outputs in its own runtime."""
-    if isinstance(model, (str, os.PathLike)):  # a .keras file
+    if isinstance(model, (str, os.PathLike)) and str(model).endswith(".keras"):
         import keras
 
         loaded = keras.models.load_model(str(model), compile=False)
         out = loaded(feeds if len(feeds) > 1 else feeds[0], training=False)
         return [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
+    if isinstance(model, (str, os.PathLike)):  # a file another writer made: run by its own runtime
+        from tensorbridge.verification.harness import runner_for
+
+        runner = runner_for(str(model))
+        out = runner.run({name: f for (name, _, _), f in zip(runner.inputs, feeds)})
+        return [np.asarray(out[n]) for n in runner.outputs]
     import torch
 
     with torch.no_grad():
@@ -72,6 +78,11 @@ def second_input(feeds: list[np.ndarray]) -> list[np.ndarray]:
 def load_graph(model, feeds):
     import tensorbridge as tb
 
+    if isinstance(model, (str, os.PathLike)) and str(model).endswith(".pt"):  # TorchScript records no shapes
+        import torch
+
+        names = [a.name for a in torch.jit.load(str(model)).forward.schema.arguments[1:]]
+        return tb.load(str(model), input_shapes={n: list(f.shape) for n, f in zip(names, feeds)})
     if isinstance(model, (str, os.PathLike)):
         return tb.load(str(model))
     import torch

@@ -6,10 +6,13 @@
 - transformers models built from small configs: BERT, GPT-2, T5, ViT, Whisper, a LLaMA-style decoder, and the
   architectures of CONFIGS (DistilBERT, RoBERTa, ALBERT, DeBERTa-v2, BART, Mistral, Qwen2, Gemma, Phi, CLIP, Swin,
   SegFormer, Wav2Vec2, ...);
-- a wide sample of timm's families (tests/models/timm_zoo.py).
+- a wide sample of timm's families (tests/models/timm_zoo.py);
+- files the frameworks' own writers make of some of those: SavedModels (`model.export`) and TFLite flatbuffers
+  (TensorFlow's converter) of keras.applications, ONNX files (torch.onnx.export) and TorchScript archives
+  (torch.jit.trace) of timm models.
 
-A source builds to (model, example inputs): a `.keras` file or an in-memory torch module, and the feeds its
-own runtime is run on. Nothing is downloaded.
+A source builds to (model, example inputs): a file, or an in-memory torch module, and the feeds its own runtime
+is run on. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 @dataclass
 class Source:
     name: str
-    family: str  # keras | torch | transformers | timm
+    family: str  # keras | torch | transformers | timm | written (a file another writer made)
     build: Callable  # (workdir) -> (model or path, [input arrays])
 
 
@@ -273,8 +276,64 @@ def timm_sources() -> list[Source]:
     return [timm_model(n) for n in TIMM_MODELS]
 
 
+# -- files other tools wrote ------------------------------------------------------------------------------
+#: keras.applications architectures also read as TensorFlow writes them: `model.export` (a SavedModel) and
+#: TensorFlow's TFLite converter on that SavedModel (float32)
+EXPORTED_KERAS = ("MobileNetV2", "MobileNetV3Small", "EfficientNetB0", "ResNet50", "InceptionV3", "DenseNet121",
+                  "ConvNeXtTiny", "NASNetMobile", "Xception", "EfficientNetV2B0")
+#: timm architectures also read as PyTorch writes them: torch.onnx.export (its TorchScript-based exporter, which
+#: made most published ONNX models, opset 17) and torch.jit.trace + torch.jit.save
+EXPORTED_TIMM = ("resnet18", "efficientnet_b0", "mobilenetv3_small_050", "convnext_atto", "vit_tiny_patch16_224",
+                 "swin_tiny_patch4_window7_224", "regnety_002", "densenet121")
+
+
+def tensorflow_file(name: str, kind: str) -> Source:
+    """keras.applications `name` as a SavedModel (`kind` "savedmodel") or a TFLite flatbuffer ("tflite")."""
+    def build(workdir: Path):
+        import keras
+        import tensorflow as tf
+
+        path, feeds = keras_application(name).build(workdir)
+        saved = workdir / f"{name}_saved"
+        keras.models.load_model(path).export(str(saved), verbose=False)
+        if kind == "savedmodel":
+            return saved, feeds
+        flat = workdir / f"{name}.tflite"
+        flat.write_bytes(tf.lite.TFLiteConverter.from_saved_model(str(saved)).convert())
+        return flat, feeds
+
+    return Source(f"{kind}_{name}", "written", build)
+
+
+def torch_file(name: str, kind: str) -> Source:
+    """timm `name` as an ONNX file (`kind` "onnx") or a TorchScript archive ("torchscript")."""
+    def build(workdir: Path):
+        import torch
+
+        from tests.models.timm_zoo import create
+
+        model, x = create(name)
+        example = (torch.from_numpy(x),)
+        if kind == "onnx":
+            path = workdir / f"{name}.onnx"
+            torch.onnx.export(model, example, str(path), dynamo=False, opset_version=17, input_names=["pixels"],
+                              output_names=["logits"])
+        else:
+            path = workdir / f"{name}.pt"
+            with torch.no_grad():
+                torch.jit.save(torch.jit.trace(model, example), str(path))
+        return path, [x]
+
+    return Source(f"{kind}_{name}", "written", build)
+
+
+def written_sources() -> list[Source]:
+    return [tensorflow_file(n, k) for k in ("savedmodel", "tflite") for n in EXPORTED_KERAS] + \
+        [torch_file(n, k) for k in ("onnx", "torchscript") for n in EXPORTED_TIMM]
+
+
 FAMILIES = {"keras": keras_sources, "torch": torch_zoo_sources, "transformers": transformers_sources,
-            "timm": timm_sources}
+            "timm": timm_sources, "written": written_sources}
 
 
 def all_sources(families=None) -> list[Source]:

@@ -86,3 +86,23 @@ def test_keras2_saved_model_with_legacy_optimizer_slots(tmp_path):
     got = run(graph, {graph.inputs[0].name: recorded["x"]})
     np.testing.assert_allclose(next(iter(got.values())), recorded["y"], rtol=1e-5, atol=1e-6)  # trained weights
     assert tb.convert(saved, tmp_path / "keras2.onnx", verify=True).status == "PASS"
+
+
+def test_keras_saved_model_with_grouped_conv_tensordot_and_gelu(tmp_path):
+    """What a Keras 3 ConvNeXt-style block becomes in a SavedModel: a grouped Conv2D is a call of Keras's own
+    XLA-compiled function (a StatefulPartitionedCall, inlined), a Dense over a 4-D tensor is TensorFlow's
+    tensordot (read back as one Dense), and gelu is 0.5 x erfc(-x / sqrt 2) (read back as Gelu, which LiteRT has
+    while it has no erf). Every target takes the model; TFLite is run here."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    x = keras.Input((8, 8, 4))
+    h = keras.layers.Conv2D(4, 3, padding="same", groups=4)(x)
+    h = keras.layers.Dense(8, activation="gelu")(h)
+    model = keras.Model(x, keras.layers.Dense(3)(h))
+    saved = tmp_path / "saved"
+    model.export(str(saved), verbose=False)
+    graph = tb.load(saved)
+    ops = graph.op_histogram()
+    assert ops.get("Gelu") == 1 and ops.get("Dense") == 2 and not {"Erf", "Reshape"} & set(ops), ops
+    assert tb.convert(saved, tmp_path / "m.tflite", verify=True).status == "PASS"

@@ -21,7 +21,8 @@ from tensorbridge.rules.tf.base import attr, const_data, dtype_attr, tf_op
 
 #: control-flow ops -> the attributes naming the functions they run (the importer reads those functions too)
 FUNCTIONS = {"While": ("cond", "body"), "StatelessWhile": ("cond", "body"), "If": ("then_branch", "else_branch"),
-             "StatelessIf": ("then_branch", "else_branch")}
+             "StatelessIf": ("then_branch", "else_branch"), "PartitionedCall": ("f",),
+             "StatefulPartitionedCall": ("f",)}
 
 
 def _function(imp, n, key):
@@ -72,6 +73,12 @@ def _open(v):
     if v.shape is None or v.producer is None or v.producer.op != "ConstantOfShape":
         return v.shape
     return (v.shape[0],) + tuple(None if d == 1 else d for d in v.shape[1:])
+
+
+@tf_op("PartitionedCall", "StatefulPartitionedCall", produces=())
+def read_call(imp, n, ins):
+    """A call of a function the freezing left in place (a Keras layer's own tf.function): its ops, inlined."""
+    return imp.import_function(n.attr["f"].func.name, imp.graph, list(ins))
 
 
 @tf_op("If", "StatelessIf", produces="If")
