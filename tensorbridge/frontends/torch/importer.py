@@ -21,8 +21,10 @@ from tensorbridge.frontends.torch.decompose import decompose_unconvertible
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.state import state_entry
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.control import computed_in
+from tensorbridge.ops.elementwise import passed_on
 from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
@@ -141,6 +143,8 @@ class Importer:
         self.build = Builder(self.graph)
         self.node = None  # fx node being converted
         self.prefix = ""  # inside a control-flow branch: its graph's name, which names its nodes
+        self.state: dict[str, tuple[Value, np.ndarray]] = {}  # buffer written by the program -> (input, initial)
+        self.state_written: dict[str, Value] = {}  # buffer -> the value the call leaves in it
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> Graph:
@@ -149,10 +153,13 @@ class Importer:
         consts = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
                   **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
         state = {**self.ep.state_dict, **getattr(self.ep, "constants", {})}
+        written = set(getattr(sig, "buffers_to_mutate", {}).values())
         for node in self.ep.graph.nodes:
             self.node = node
             if node.op == "placeholder":
-                if node.name in consts:
+                if consts.get(node.name) in written:  # state the program keeps between calls: an input
+                    self.env[node.name] = self._state_input(consts[node.name], to_numpy(state[consts[node.name]]))
+                elif node.name in consts:
                     fqn = consts[node.name]
                     v = self.env[node.name] = self.graph.add_constant(fqn, to_numpy(state[fqn]))
                     v.meta["state_key"] = fqn  # where the generated module keeps it
@@ -164,6 +171,7 @@ class Importer:
                 self.env[node.name] = self._call(node)
             elif node.op == "output":
                 self._outputs(node)
+        self._carry_state()
         self.graph.metadata.update({"source_framework": "torch"})
         # what the source computes from buffers and literals; a quantized weight keeps its (de)quantization
         fold_constants(self.graph, keep=QUANTIZATION, keep_learned=True)
@@ -193,13 +201,10 @@ class Importer:
         self.report.raise_if_any("Nothing was written. Each op needs an import rule in tensorbridge/rules/torch/.")
 
     def _refuse_state(self) -> None:
-        """A program that writes one of its buffers (a counter, a streaming cache) keeps state between calls,
-        which the IR would carry only as explicit inputs and outputs (tensorbridge/ir/state.py): not read yet, so
-        each such write is a blocker rather than a model that computes only the first call right."""
+        """A buffer written in place by an op of the program (a graph not functionalized, as torch.export's
+        training IR keeps it) is a blocker; one the functional program returns to be written (`buffers_to_mutate`)
+        is state the IR carries explicitly (see _carry_state)."""
         sig = self.ep.graph_signature
-        for output, fqn in getattr(sig, "buffers_to_mutate", {}).items():
-            self.report.add("buffer mutation", output, f"writes buffer {fqn!r}: state kept between calls is not "
-                                                       "read from PyTorch programs yet")
         buffers = getattr(sig, "inputs_to_buffers", {})
         for node in self.ep.graph.nodes:
             schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
@@ -210,6 +215,29 @@ class Importer:
                 if written and getattr(arg, "name", None) in buffers:
                     self.report.add(str(node.target), node.name, f"writes buffer {buffers[arg.name]!r} in place: "
                                     "state kept between calls is not read from PyTorch programs yet")
+
+    def _state_input(self, fqn: str, initial: np.ndarray) -> Value:
+        """A buffer the program writes (a counter, a streaming cache): the value a call starts from is an input
+        named after the buffer, after the model's own (see _carry_state)."""
+        v = self.graph.add_input(fqn, initial.dtype, initial.shape)
+        self.state[fqn] = (v, initial)
+        return v
+
+    def _carry_state(self) -> None:
+        """The buffers the program writes as explicit state (tensorbridge/ir/state.py): their inputs after the
+        model's own, the values the call leaves in them as outputs `<name>_next` after the model's own, in the
+        same order, and their initial values (the buffers' values when the program was exported) in the
+        metadata; the caller feeds each call's `_next` outputs to the next call, as the source keeps them."""
+        if not self.state:
+            return
+        inputs = [v for v, _ in self.state.values()]
+        self.graph.inputs = [v for v in self.graph.inputs if v not in inputs] + inputs
+        entries = []
+        for fqn, (v, initial) in self.state.items():
+            out = passed_on(self.graph, self.state_written[fqn], f"{v.name}_next")
+            self.graph.outputs.append(out)
+            entries.append(state_entry(v.name, out.name, initial))
+        self.graph.metadata["state"] = entries
 
     def branch(self, fn, key: str, bound: list[Value]) -> Graph:
         """The graph of control-flow branch `fn` (a get_attr node) as an IR subgraph reading `bound` for its
@@ -247,9 +275,11 @@ class Importer:
         sig = self.ep.graph_signature
         user = set(sig.user_outputs)
         outs = node.args[0]
+        written = getattr(sig, "buffers_to_mutate", {})
         for arg in outs:
-            if getattr(arg, "name", None) not in user and len(outs) > len(user):
-                continue  # buffer mutations are not model outputs
+            if getattr(arg, "name", None) in written and getattr(arg, "name", None) not in user:
+                self.state_written[written[arg.name]] = self.value(arg)  # state: an output after the model's own
+                continue
             self.graph.outputs.append(self.value(arg))
 
     def _call(self, node):
