@@ -16,7 +16,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
 from tensorbridge.ops.patterns import only_use, other, producer, scalar
-from tensorbridge.ops.schema import Attr, alias, attrs_of, op, set_decomposition, set_recovery
+from tensorbridge.ops.schema import Attr, alias, attrs_of, op, set_decomposition, set_fusion, set_recovery
 
 F = "elementwise"
 
@@ -458,19 +458,32 @@ def _decompose_gelu(graph, node):
 set_decomposition("Gelu", _decompose_gelu)
 
 
-def _recover_gelu(graph, node) -> bool:
-    """x * 0.5 * (1 + erf(x / sqrt 2)), its three factors in any grouping (PyTorch's ONNX export, TensorFlow's
-    gelu, the decomposition above) -> Gelu(x), the same formula: targets without an erf kernel (LiteRT) take it."""
+def _gelu_of(graph, node):
+    """x where Mul `node` computes x * 0.5 * (1 + erf(x / sqrt 2)), its three factors in any grouping
+    (PyTorch's ONNX export, TensorFlow's gelu, the decomposition above); else None."""
     factors = _factors(graph, node)
     gates = [f for f in factors if _erf_gate(graph, f) is not None]
     halves = [f for f in factors if scalar(f) is not None and np.isclose(scalar(f), 0.5, rtol=1e-6)]
     if len(factors) != 3 or len(gates) != 1 or len(halves) != 1:
-        return False
+        return None
     x = _erf_gate(graph, gates[0])
-    if [f for f in factors if f is not gates[0] and f is not halves[0]] != [x]:
-        return False
-    graph.replace_node(node, [Builder.replacing(node).op("Gelu", x, suffix="gelu")])
-    return True
+    return x if [f for f in factors if f is not gates[0] and f is not halves[0]] == [x] else None
+
+
+def _recover_gelu(graph, node) -> bool:
+    """The erf GELU formula -> Gelu(x), the same formula: targets without an erf kernel (LiteRT) take it."""
+    x = _gelu_of(graph, node)
+    if x is not None:
+        graph.replace_node(node, [Builder.replacing(node).op("Gelu", x, suffix="gelu")])
+    return x is not None
+
+
+def _fuse_gelu(graph, node):
+    """The same, for a writer with a GELU layer (Keras, and LiteRT through it) reading a graph as its source
+    spelled it (ONNX files)."""
+    x = _gelu_of(graph, node)
+    return None if x is None else Builder(graph, node.name, node.meta, before=node).node("Gelu", [x], {},
+                                                                                          suffix="gelu")
 
 
 def _factors(graph, node) -> list:
@@ -505,6 +518,7 @@ def _erf_gate(graph, v):
 
 
 set_recovery("Gelu", "Mul", _recover_gelu)
+set_fusion("Gelu", "Mul", _fuse_gelu)
 
 
 def _decompose_selu(graph, node):

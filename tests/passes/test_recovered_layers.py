@@ -74,3 +74,18 @@ def test_tensordot_around_a_dense_is_the_dense(keeps_last_axis):
     recover_patterns(infer_shapes(g))  # matched on shapes, as readers give them
     assert ([n.op for n in g.nodes] == ["Dense"]) == keeps_last_axis
     np.testing.assert_allclose(run(g, feeds)[g.outputs[0].name], before, rtol=1e-6, atol=1e-6)
+
+
+def test_gelu_is_fused_for_a_writer_that_has_the_layer():
+    """An ONNX source keeps its ops as spelled; the Keras writer (and LiteRT through it, which has no erf) fuses
+    the formula into its GELU layer."""
+    from tensorbridge.passes.recover import fuse_layers
+
+    g = Graph()
+    x = g.add_input("x", np.float32, (3, 7))
+    g.outputs = [_onnx_export_form(g, x)]
+    feeds = {"x": np.linspace(-4, 4, 21, dtype=np.float32).reshape(3, 7)}
+    before = run(g, feeds)[g.outputs[0].name]
+    fuse_layers(g, lambda node: None)
+    assert [n.op for n in g.nodes] == ["Gelu"]
+    np.testing.assert_allclose(run(g, feeds)[g.outputs[0].name], before, rtol=1e-6, atol=1e-7)
