@@ -81,7 +81,17 @@ def read_separable_conv(imp, layer, inputs, node):
     return activate(imp, layer, y)
 
 
-@R.exports("Conv", check=lambda node: "SAME_LOWER padding" if node.attrs.get("auto_pad") == "SAME_LOWER" else None)
+def _conv_check(node) -> str | None:
+    if node.attrs.get("auto_pad") == "SAME_LOWER":
+        return "SAME_LOWER padding"
+    x = node.inputs[0]
+    if x.shape is not None and node.attrs.get("layout") == NHWC and not isinstance(x.shape[-1], int):
+        return "a convolution of a tensor whose channel count is known only at run time (Keras layers are built " \
+               "with it)"
+    return None
+
+
+@R.exports("Conv", check=_conv_check)
 def write_conv(em, node):
     require_nhwc(node)
     x, w = node.inputs[0], node.inputs[1]
