@@ -230,15 +230,71 @@ def non_max_suppression(imp, boxes, scores, max_size, iou, score_threshold=None,
     return out
 
 
-def pad_rows(imp, v, rows):
-    """`v` (as many rows as the data selects) with rows of zeros after them up to `rows` (an int or a [1] int64
-    value)."""
+def combined_non_max_suppression(imp, boxes, scores, per_class, total, iou, score_threshold, *, pad_per_class: bool,
+                                 clip_boxes: bool) -> list:
+    """tf.image.combined_non_max_suppression: per image and class, greedy NMS over the class's boxes (one box set
+    shared by the classes, q = 1, or one per class) keeping up to `per_class`; then the `total` best scores of the
+    image across classes, best first, padded with zeros; the kept boxes clipped to [0, 1] when asked. Returns
+    boxes [batch, total, 4], scores, classes (float) and the valid count per image (int32)."""
+    images, n, q, _ = _static_dims(boxes, 0, 4, "CombinedNonMaxSuppression")
+    classes = _static_dims(scores, 2, 3, "CombinedNonMaxSuppression")[0]
+    limit = int(constant(total, "max_total_size"))
+    if pad_per_class:
+        limit = min(limit, int(constant(per_class, "max_output_size_per_class")) * classes)
+    # each (image, class) pair a batch of its own, with the class's boxes (the shared ones where q = 1)
+    spread = imp.emit("Expand", [boxes, _ints(imp, [images, n, classes, 4])], suffix="class_boxes")
+    pair_boxes = imp.emit("Reshape", [imp.emit("Transpose", [spread], {"perm": [0, 2, 1, 3]}, suffix="by_pair"),
+                                      _ints(imp, [images * classes, n, 4])], suffix="pair_boxes")
+    pair_scores = imp.emit("Reshape", [imp.emit("Transpose", [scores], {"perm": [0, 2, 1]}, suffix="by_class"),
+                                       _ints(imp, [images * classes, 1, n])], suffix="pair_scores")
+    limit_per_class = imp.emit("Reshape", [as_int64(imp, per_class, "max_output_size_per_class"),
+                                           _ints(imp, [1])], suffix="per_class")
+    rows = imp.emit("NonMaxSuppression", [pair_boxes, pair_scores, limit_per_class, iou, score_threshold],
+                    suffix="selected")  # (pair, 0, box)
+    found = imp.emit("GatherND", [pair_scores, rows], suffix="found")
+    pair = imp.emit("Gather", [rows, _ints(imp, 0)], {"axis": 1}, suffix="pair")
+    image = imp.emit("Div", [pair, _ints(imp, classes)], suffix="image")
+    # per image: its rows' scores (the other images' -inf), the best `limit` of them
+    mine = imp.emit("Equal", [imp.emit("Unsqueeze", [image, _ints(imp, [0])], suffix="row_image"),
+                              _ints(imp, np.arange(images).reshape(images, 1))], suffix="mine")
+    ranked = imp.emit("Where", [mine, imp.emit("Unsqueeze", [found, _ints(imp, [0])], suffix="row_scores"),
+                                imp.const(np.float32(-np.inf), np.float32)], suffix="ranked")
+    k = imp.emit("Min", [imp.emit("Shape", [found], suffix="found_count"), _ints(imp, [limit])], suffix="k")
+    best, order = imp.emit("TopK", [ranked, k], {"axis": 1, "largest": 1, "sorted": 1}, outputs=2, suffix="best")
+    kept = imp.emit("Greater", [best, imp.const(np.float32(-np.inf), np.float32)], suffix="kept")
+    chosen = imp.emit("Gather", [rows, order], {"axis": 0}, suffix="chosen")  # [images, k, 3]
+    label = imp.emit("Mod", [imp.emit("Gather", [chosen, _ints(imp, 0)], {"axis": 2}, suffix="chosen_pair"),
+                             _ints(imp, classes)], suffix="label")
+    box = imp.emit("Gather", [chosen, _ints(imp, 2)], {"axis": 2}, suffix="chosen_box")
+    image_of = imp.emit("Expand", [_ints(imp, np.arange(images).reshape(images, 1)),
+                                   imp.emit("Shape", [order], suffix="k_shape")], suffix="image_of")
+    which = label if q > 1 else imp.emit("Mul", [label, _ints(imp, 0)], suffix="shared")
+    at = [imp.emit("Unsqueeze", [v, _ints(imp, [2])], suffix="at") for v in (image_of, box, which)]
+    corners = imp.emit("GatherND", [boxes, imp.emit("Concat", at, {"axis": 2}, suffix="corner_at")],
+                       suffix="corners")
+    if clip_boxes:
+        corners = imp.emit("Clip", [corners, imp.const(np.float32(0), np.float32),
+                                    imp.const(np.float32(1), np.float32)], suffix="clipped")
+    zero = imp.const(np.float32(0), np.float32)
+    outs = [imp.emit("Where", [imp.emit("Unsqueeze", [kept, _ints(imp, [2])], suffix="kept_box"), corners, zero],
+                     suffix="nmsed_boxes"),
+            imp.emit("Where", [kept, best, zero], suffix="nmsed_scores"),
+            imp.emit("Where", [kept, imp.emit("Cast", [label], {"to": "float32"}, suffix="label_f32"), zero],
+                     suffix="nmsed_classes")]
+    valid = imp.emit("ReduceSum", [imp.emit("Cast", [kept], {"to": "int32"}, suffix="kept_count"),
+                                   _ints(imp, [1])], {"keepdims": 0}, suffix="valid")
+    return [pad_rows(imp, v, limit, axis=1) for v in outs] + [valid]
+
+
+def pad_rows(imp, v, rows, axis: int = 0):
+    """`v` (as many rows along `axis` as the data selects) with rows of zeros after them up to `rows` (an int or
+    a [1] int64 value)."""
     rows = _ints(imp, [rows]) if isinstance(rows, int) else rows
-    count = imp.emit("Shape", [v], {"start": 0, "end": 1}, suffix="rows")
+    count = imp.emit("Shape", [v], {"start": axis, "end": axis + 1}, suffix="rows")
     after = imp.emit("Sub", [rows, count], suffix="missing")
     rank = len(v.shape) if v.shape is not None else 1
-    pads = imp.emit("Concat", [_ints(imp, [0] * rank), after, _ints(imp, [0] * (rank - 1))], {"axis": 0},
-                    suffix="pads")
+    pads = imp.emit("Concat", [_ints(imp, [0] * (rank + axis)), after, _ints(imp, [0] * (rank - axis - 1))],
+                    {"axis": 0}, suffix="pads")
     return imp.emit("Pad", [v, pads], suffix="padded")
 
 

@@ -104,6 +104,14 @@ CASES = {
                                                                    iou_threshold=0.3, score_threshold=0.0,
                                                                    soft_nms_sigma=0.0),
                         [ARRAYS.boxes(20), ARRAYS.distinct_scores(20)], "NonMaxSuppressionV5"),
+    "combined_nms": (lambda b, s: tf.image.combined_non_max_suppression(b, s, 3, 7, iou_threshold=0.4,
+                                                                         score_threshold=0.75),
+                     [ARRAYS.boxes(16).reshape(2, 8, 1, 4), ARRAYS.rng.permutation(48).astype(np.float32).reshape(
+                         2, 8, 3) / 48], "CombinedNonMaxSuppression"),
+    "combined_nms_per_class_boxes": (lambda b, s: tf.image.combined_non_max_suppression(
+        b, s, 2, 9, iou_threshold=0.3, score_threshold=0.1, pad_per_class=True, clip_boxes=False),
+        [ARRAYS.boxes(48).reshape(2, 8, 3, 4) * 1.4 - 0.2, ARRAYS.rng.permutation(48).astype(np.float32).reshape(
+            2, 8, 3) / 48], "CombinedNonMaxSuppression"),
     "dynamic_update_slice": (lambda x, u, i: xla.dynamic_update_slice(x, u, tf.stack([0, i[0], i[1]])),
                              [_floats(2, 6, 4), _floats(2, 3, 2), np.array([2, 7], np.int32)],
                              "XlaDynamicUpdateSlice"),

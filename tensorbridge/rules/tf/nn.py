@@ -181,3 +181,10 @@ def read_non_max_suppression(imp, n, ins):
     v4, v5 = n.op == "NonMaxSuppressionV4", n.op == "NonMaxSuppressionV5"
     return tf_semantics.non_max_suppression(imp, *ins[:5], ins[5] if v5 else None, padded=padded, with_scores=v5,
                                             counted=v4 or v5)
+
+
+@tf_op("CombinedNonMaxSuppression", produces="NonMaxSuppression")
+def read_combined_non_max_suppression(imp, n, ins):
+    return tf_semantics.combined_non_max_suppression(
+        imp, *ins[:6], pad_per_class=bool(attr(n, "pad_per_class", False)),
+        clip_boxes=bool(attr(n, "clip_boxes", True)))
