@@ -67,7 +67,7 @@ FORMATS: tuple[Format, ...] = (
            "serialized jax.export artifact (StableHLO; jax runs it)", "tensorbridge.rules.flax:REGISTRY",
            object_package="jax", runtime="jax"),
     Format("savedmodel", (".pb",), "tensorbridge.frontends.tf.importer:load", None,
-           "tensorbridge.verification.runners.tf:SavedModelRunner", "tf",
+           "tensorbridge.verification.runners.tf:tensorflow_runner", "tf",
            "TensorFlow SavedModel folder (or a frozen GraphDef .pb)", "tensorbridge.rules.tf:REGISTRY",
            folder_marker="saved_model.pb", runtime="tensorflow"),
     Format("tflite", (".tflite",), "tensorbridge.frontends.tflite.importer:load",

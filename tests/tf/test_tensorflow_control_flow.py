@@ -117,7 +117,7 @@ def _tf1_graph(build):
 
 
 @pytest.mark.parametrize("training", [False, True])
-def test_tf1_cond_with_a_constant_predicate_reads_its_taken_branch(training, tmp_path):
+def test_tf1_cond_with_a_constant_predicate_reads_its_taken_branch(training, tmp_path, capsys):
     """A TF1 batch norm switched by `is_training` (a placeholder with a default) and a tf.cond on it: the
     untaken branch is dead and not read; the result matches TensorFlow's session."""
     def build(x):
@@ -142,6 +142,9 @@ def test_tf1_cond_with_a_constant_predicate_reads_its_taken_branch(training, tmp
     assert [v.name for v in graph.inputs] == ["x"]
     got = run(graph, {"x": feed})[graph.outputs[0].name]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    # the command line verifies a frozen graph against TensorFlow running it (a failed check removes the output)
+    assert main(["convert", str(path), "-o", str(tmp_path / "tf1.onnx")]) == 0
+    assert "PASS" in capsys.readouterr().out and (tmp_path / "tf1.onnx").exists()
 
 
 def test_tf1_cond_on_a_computed_predicate_is_refused_with_the_reason(tmp_path, capsys):

@@ -59,11 +59,16 @@ def load(source, input_shapes: dict | None = None) -> Graph:
             graph_def.ParseFromString(path.read_bytes())
         except Exception as e:  # noqa: BLE001
             raise ModelError(f"{path} is not a frozen GraphDef: {e}") from None
-        inputs = [n.name for n in graph_def.node if n.op == "Placeholder"]
-        consumed = {i.split(":")[0].lstrip("^") for n in graph_def.node for i in n.input}
-        outputs = [f"{n.name}:0" for n in graph_def.node if n.name not in consumed and n.op not in ("NoOp", "Const")]
+        inputs, outputs = frozen_graph_ends(graph_def)
         output_names = None
     return Importer(graph_def, path.stem or path.name).run(inputs, outputs, output_names, input_shapes or {})
+
+
+def frozen_graph_ends(graph_def) -> tuple[list[str], list[str]]:
+    """A frozen GraphDef's inputs (its placeholders) and outputs (what no op reads, as "node:0")."""
+    inputs = [n.name for n in graph_def.node if n.op == "Placeholder"]
+    consumed = {i.split(":")[0].lstrip("^") for n in graph_def.node for i in n.input}
+    return inputs, [f"{n.name}:0" for n in graph_def.node if n.name not in consumed and n.op not in ("NoOp", "Const")]
 
 
 def _signature_order(inputs: list[str], fn, saved) -> list[str]:

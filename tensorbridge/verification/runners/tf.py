@@ -197,6 +197,49 @@ def _in_signature_order(interp, details: list[dict]) -> list[dict]:
     return [by_index[i] for i in order]
 
 
+def tensorflow_runner(source, **options):
+    """A SavedModel folder's runner, or a frozen GraphDef file's."""
+    from pathlib import Path
+
+    return FrozenGraphRunner(source) if Path(source).is_file() else SavedModelRunner(source, **options)
+
+
+class FrozenGraphRunner:
+    """A frozen GraphDef (`.pb`) run by TensorFlow: its placeholders fed, what no op reads fetched, as the
+    TensorFlow frontend reads it."""
+
+    name = "TensorFlow (frozen GraphDef)"
+
+    def __init__(self, source):
+        import tensorflow as tf
+
+        from tensorbridge.frontends.tf.importer import frozen_graph_ends
+
+        graph_def = tf.compat.v1.GraphDef()
+        try:
+            graph_def.ParseFromString(open(source, "rb").read())
+        except Exception as e:  # noqa: BLE001 - protobuf raises its own kinds
+            raise ModelError(f"{source} is not a frozen GraphDef: {e}") from None
+        placeholders, fetched = frozen_graph_ends(graph_def)
+        nodes = {n.name: n for n in graph_def.node}
+        self.inputs = []
+        for name in placeholders:
+            shape = tf.TensorShape(nodes[name].attr["shape"].shape)
+            dims = tuple(("batch" if i == 0 else None) if d is None else d
+                         for i, d in enumerate(shape.as_list())) if shape.rank is not None else None
+            self.inputs.append((name, dtypes.name(np.dtype(tf.as_dtype(nodes[name].attr["dtype"].type)
+                                                           .as_numpy_dtype)), dims))
+        self.outputs = fetched
+        wrapped = tf.compat.v1.wrap_function(lambda: tf.graph_util.import_graph_def(graph_def, name=""), [])
+        self._fn = wrapped.prune([wrapped.graph.get_tensor_by_name(f"{n}:0") for n in placeholders],
+                                 [wrapped.graph.get_tensor_by_name(t) for t in fetched])
+        self._tf = tf
+
+    def run(self, feeds):
+        results = self._fn(*[self._tf.constant(np.asarray(feeds[name])) for name, _, _ in self.inputs])
+        return {name: np.asarray(r) for name, r in zip(self.outputs, results)}
+
+
 class SavedModelRunner:
     name = "TensorFlow (SavedModel)"
 
