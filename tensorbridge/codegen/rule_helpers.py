@@ -29,7 +29,8 @@ def same(values):
 def int_operand(v) -> list[int]:
     """The entries of a constant integer operand (code takes such an argument as a literal)."""
     if v is None or v.const is None:
-        raise Unsupported(f"{v.name if v is not None else 'operand'} must be a constant")
+        raise Unsupported(f"{v.name if v is not None else 'operand'} must be a constant (if it is computed from "
+                          "input dims, fixing them with --input-shape makes it one)")
     return [int(x) for x in np.asarray(v.const).ravel()]
 
 

@@ -277,8 +277,30 @@ _BINARY = {
     "BitwiseOr": (np.bitwise_or, "torch.bitwise_or"),
     "BitwiseXor": (np.bitwise_xor, "torch.bitwise_xor"),
 }
+def _pairs(*entries):
+    """Entry lists of small shape vectors, broadcast to one length (a one-entry list repeats), else None."""
+    if any(e is None for e in entries):
+        return None
+    n = max(len(e) for e in entries)
+    if any(len(e) not in (1, n) for e in entries):
+        return None
+    return list(zip(*(e * n if len(e) == 1 else e for e in entries)))
+
+
+def _arithmetic_elements(node, known):
+    """Arithmetic on shape vectors, entry by entry where both entries are ints (a symbolic dim times 1 stays)."""
+    fn = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+          "Div": lambda a, b: a // b if b else None}.get(node.op)
+    pairs = _pairs(*known) if fn is not None else None
+    if pairs is None:
+        return None
+    return [fn(a, b) if isinstance(a, int) and isinstance(b, int) else a if node.op in ("Mul", "Div") and b == 1
+            else b if node.op == "Mul" and a == 1 else None for a, b in pairs]
+
+
 for _name, (_fn, _eq) in _BINARY.items():
     alias(_name, _arith(_fn), inputs="A B", outputs="C", family=F, infer=broadcast_rule(),
+          elements=_arithmetic_elements if _name in ("Add", "Sub", "Mul", "Div") else None,
           doc=f"Elementwise {_name} with broadcasting. Equivalents: {_eq}.")
 
 _COMPARE = {
@@ -291,9 +313,28 @@ _COMPARE = {
     "Or": (np.logical_or, "torch.logical_or, LOGICAL_OR"),
     "Xor": (np.logical_xor, "torch.logical_xor"),
 }
+def _equal_elements(node, known):
+    """Equal on shape vectors (an exported `expand` asks which entries are -1): a symbolic dim is never
+    negative, so it differs from a negative int."""
+    def same(a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return int(a == b)
+        if isinstance(a, str) and isinstance(b, int) and b < 0 or isinstance(b, str) and isinstance(a, int) and a < 0:
+            return 0
+        return None
+    pairs = _pairs(*known)
+    return None if pairs is None else [same(a, b) for a, b in pairs]
+
+
+def _where_elements(node, known):
+    """Where on shape vectors: each entry from X or Y as the condition's entry is known."""
+    rows = _pairs(*known)
+    return None if rows is None else [None if c is None else x if c else y for c, x, y in rows]
+
+
 for _name, (_fn, _eq) in _COMPARE.items():
     alias(_name, (lambda f: lambda A, B: f(_low(A), _low(B)))(_fn), inputs="A B", outputs="C",
-          family=F, infer=broadcast_rule("bool"),
+          family=F, infer=broadcast_rule("bool"), elements=_equal_elements if _name == "Equal" else None,
           doc=f"Elementwise {_name} (boolean result). Equivalents: {_eq}.")
 
 
@@ -355,7 +396,7 @@ for _name in ("Max", "Min", "Sum", "Mean"):
     set_decomposition(_name, _decompose_variadic)
 
 
-@op("Where", inputs="condition X Y", outputs="output", family=F, infer=broadcast_rule(dtype_of=1),
+@op("Where", inputs="condition X Y", outputs="output", family=F, infer=broadcast_rule(dtype_of=1), elements=_where_elements,
     doc="Select X where condition else Y. Equivalents: torch.where, tf.where, SELECT_V2.")
 def where(condition, X, Y):
     return np.where(condition, X, Y).astype(X.dtype)

@@ -53,7 +53,7 @@ def reshape_target(in_shape, target: list[int], allowzero: int):
 
 
 def _reshape_infer(inputs, attrs):
-    target = const_ints(inputs[1])
+    target = _known_ints(inputs[1])  # a constant, or computed from static dims (-1 and 0 included)
     if target is None and inputs[1].meta.get("elements") is not None:
         known = inputs[1].meta["elements"]  # computed from shapes (see passes/infer_shapes)
         if all(d is None or isinstance(d, str) or (isinstance(d, int) and d > 0) for d in known):
@@ -70,8 +70,12 @@ def _first_elements(node, known):
 
 
 def _scalar_elements(node, known):
-    """Reshape of a vector of at most one entry keeps its entries."""
-    return known[0] if known[0] is not None and len(known[0]) <= 1 else None
+    """Reshape of a vector of at most one entry, or of a vector to one of the same length, keeps its entries."""
+    data, target = known[0], known[1] if len(known) > 1 else None
+    if data is None:
+        return None
+    return data if len(data) <= 1 or (target is not None and len(target) == 1 and target[0] in (-1, len(data))) \
+        else None
 
 
 def _concat_elements(node, known):
@@ -295,10 +299,20 @@ def slice_index(dim: int, start: int, end: int, step: int) -> slice:
     return slice(start, None if end < 0 else end, step)
 
 
+def _known_ints(v) -> list[int] | None:
+    """The entries of an integer operand known when the model is read: a constant's, or a shape computed from
+    static dims."""
+    if v is None:
+        return None
+    known = const_ints(v)
+    if known is None:
+        known = elements(v)
+    return known if known is not None and all(isinstance(k, int) for k in known) else None
+
+
 def _slice_infer(inputs, attrs):
     s = inputs[0].shape
-    vals = [const_ints(inputs[i]) if len(inputs) > i and inputs[i] is not None else None
-            for i in range(1, 5)]
+    vals = [_known_ints(inputs[i]) if len(inputs) > i else None for i in range(1, 5)]
     starts, ends, axes, steps = vals
     if s is None or starts is None or ends is None or (len(inputs) > 3 and inputs[3] is not None
                                                        and axes is None) or \
@@ -621,8 +635,18 @@ def _const_of_shape_infer(inputs, attrs):
     return [(dt, tuple(target) if target is not None else (None,) * n if isinstance(n, int) else None)]
 
 
+def _fill_elements(node, known):
+    """A small integer vector of one value (an exported `expand` fills ones): that value, as many times."""
+    value = node.attrs.get("value")
+    n = known[0]
+    if n is None or len(n) != 1 or not isinstance(n[0], int) or n[0] > 16 or value is None or \
+            np.asarray(value).dtype.kind not in "iu":
+        return None
+    return [int(np.asarray(value).ravel()[0])] * n[0]
+
+
 @op("ConstantOfShape", inputs="input", outputs="output", attrs={"value": Attr("tensor", None)},
-    infer=_const_of_shape_infer, family=F, layout=TERMINATE,
+    infer=_const_of_shape_infer, family=F, layout=TERMINATE, elements=_fill_elements,
     doc="Tensor of a given shape filled with a value. Equivalents: torch.full, tf.fill, FILL.")
 def constant_of_shape(input, value):
     v = np.zeros(1, np.float32) if value is None else np.asarray(value)

@@ -258,7 +258,7 @@ class KerasEmitter(CodeEmitter):
             body = self.body + [P.ret(results[0] if len(results) == 1 else ast.Tuple(results, ast.Load()))]
         finally:
             self.body, self.owner = outer, None
-        self.classes.append(class_def(owner, node, operands, params, body))
+        self.classes.append(class_def(owner, node, operands, params, body, read))
         made = P.call(P.call(owner.cls, name=owner.name), *(self.tensor(v) for v in operands))
         idents = [self.local(v) for v in read]
         self.body.append(P.assign(idents, made))

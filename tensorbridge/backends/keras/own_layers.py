@@ -45,9 +45,12 @@ def class_name(raw: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in re.split(r"[\W_]+", readable(raw), flags=re.ASCII) if p)
 
 
-def class_def(owner: OwnLayer, node, operands: list, params: list[str], body: list[ast.stmt]) -> ast.ClassDef:
+def class_def(owner: OwnLayer, node, operands: list, params: list[str], body: list[ast.stmt],
+              returned: list) -> ast.ClassDef:
     """The layer class: `__init__` making its attributes (and keeping its inputs' float types: Keras would cast
-    them to float32), `call(self, *params)` with `body`."""
+    them to float32), `call(self, *params)` with `body`, and where the IR knows the rank and type of every value
+    it returns (`returned`), `compute_output_spec` giving them: Keras's own tracing of `call` loses the dims a
+    computed shape fixes (a reshape to [batch, seq, 64]), which the layers after it are built with."""
     methods = []
     keeps_types = any(v.dtype is not None and v.dtype.kind == "f" and dtypes.name(v.dtype) != "float32"
                       for v in operands)
@@ -57,6 +60,11 @@ def class_def(owner: OwnLayer, node, operands: list, params: list[str], body: li
                               + [ast.keyword(None, P.name("kwargs"))])
         methods.append(P.function("__init__", ["self"], [P.expr_stmt(init_super), *owner.init], kwargs="kwargs"))
     methods.append(P.function("call", ["self", *params], body))
+    if returned and all(v.shape is not None and v.dtype is not None for v in returned):
+        specs = [P.call("keras.KerasTensor", tuple(d if isinstance(d, int) else None for d in v.shape),
+                        dtype=dtypes.name(v.dtype)) for v in returned]
+        methods.append(P.function("compute_output_spec", ["self", *params], [
+            P.ret(specs[0] if len(specs) == 1 else ast.Tuple(specs, ast.Load()))]))
     doc = (f"The source's {node.op}: a functional graph holds no control flow, so it runs in a layer."
            if next(node.subgraphs(), None) is not None else
            f"The source's {node.op}, computed from its operands' values when the model runs.")

@@ -172,7 +172,7 @@ class TorchEmitter(CodeEmitter):
             if node.op not in shape_ops or len(node.outputs) != 1:
                 continue
             out = node.outputs[0]
-            if out.dtype is None or out.dtype.kind not in "iu" or out.shape is None or len(out.shape) > 1:
+            if out.dtype is None or out.dtype.kind not in "iub" or out.shape is None or len(out.shape) > 1:
                 continue
             if len(out.shape) == 1 and not isinstance(out.shape[0], int):
                 continue

@@ -43,8 +43,31 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
         try:
             ep = torch.export.export(module, tuple(examples), dynamic_shapes=dynamic)
         except Exception as e:  # noqa: BLE001
-            raise ModelError(f"torch.export failed on the generated module: {type(e).__name__}: {e}") from None
+            ep = _with_inferred_ranges(module, examples, dynamic)  # a dim the model bounds (positions <= 512)
+            if ep is None:
+                raise ModelError(f"torch.export failed on the generated module: {type(e).__name__}: {e}") from None
         torch.export.save(ep, str(dest))
+
+
+def _with_inferred_ranges(module, examples, dynamic):
+    """The program exported with its dynamic dims' ranges left to torch.export (`Dim.AUTO`): the model itself
+    bounds some (a position table caps the sequence), which a Dim without bounds contradicts. Taken only if every
+    such dim stays dynamic (AUTO would otherwise fix it to the example's size); else None."""
+    import torch
+
+    if dynamic is None:
+        return None
+    auto = tuple({axis: torch.export.Dim.AUTO for axis in spec} if spec else None for spec in dynamic)
+    try:
+        ep = torch.export.export(module, tuple(examples), dynamic_shapes=auto)
+    except Exception:  # noqa: BLE001 - the first failure is the one reported
+        return None
+    inputs = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in ep.graph_signature.user_inputs]
+    for node, spec in zip(inputs, dynamic):
+        shape = node.meta["val"].shape
+        if spec and any(isinstance(shape[axis], int) for axis in spec):
+            return None
+    return ep
 
 
 def _dim_name(key: str) -> str:

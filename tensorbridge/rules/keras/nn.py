@@ -189,11 +189,19 @@ def read_dense(imp, layer, inputs, node):
     return activate(imp, layer, y)
 
 
+def _last_dim_known(x) -> bool:
+    """Whether a Keras layer can be built on `x` (it is built with the input's last dim)."""
+    return x.shape is not None and len(x.shape) > 0 and isinstance(x.shape[-1], int)
+
+
 @R.exports("Dense")
 def write_dense(em, node):
     x, w = node.inputs[0], node.inputs[1]
     b = node.input(2)
     wa = const_operand(w)
+    if not _last_dim_known(x):  # a product with the weight held as a constant, which needs no built layer
+        y = P.call("ops.matmul", em.tensor(x), em.tensor(w))
+        return em.out(node, P.binop(y, "+", em.tensor(b)) if b is not None else y)
     bias = [const_operand(b)] if b is not None else []
     em.out(node, em.layer(node, "layers.Dense", [wa.shape[1]], {"use_bias": b is not None}, [wa, *bias],
                           em.tensor(x)))
@@ -202,7 +210,8 @@ def write_dense(em, node):
 @R.exports("MatMul")
 def write_matmul(em, node):
     a, b = node.inputs
-    if b.const is not None and np.asarray(b.const).ndim == 2 and a.const is None and dtypes.is_float(b.const.dtype):
+    if b.const is not None and np.asarray(b.const).ndim == 2 and a.const is None and dtypes.is_float(b.const.dtype) \
+            and _last_dim_known(a):
         wa = np.asarray(b.const)
         return em.out(node, em.shared_layer(b, node, "layers.Dense", [wa.shape[1]], {"use_bias": False}, [wa],
                                             em.tensor(a)))

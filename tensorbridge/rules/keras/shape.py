@@ -256,8 +256,32 @@ def write_slice(em, node):
     x = node.inputs[0]
     if x.shape is None:
         raise Unsupported("Slice needs the input rank")
+    if any(v is not None and v.const is None for v in node.inputs[1:3]):  # bounds computed when the model runs
+        em.in_own_layer(node, _write_computed_slice)
+        return
     items = python_slices(node, len(x.shape))
     em.out(node, P.subscript(em.tensor(x), ast.Tuple(items, ast.Load())))
+
+
+def _write_computed_slice(em, node):
+    """A Slice whose bounds are computed (a sequence's length read from an input), in a layer of its own whose
+    `call` sees their values: Python slices of the tensor, which clamp out-of-range bounds as ONNX does."""
+    x, starts, ends = node.inputs[:3]
+    rank = len(x.shape)
+    axes = [a % rank for a in int_operand(node.input(3))] if node.input(3) is not None else \
+        list(range(int(starts.shape[0])))
+    steps = int_operand(node.input(4)) if node.input(4) is not None else [1] * len(axes)
+
+    def bound(v, j):
+        if v.const is not None:
+            b = int(np.asarray(v.const).ravel()[j])
+            return None if abs(b) >= 2**62 else P.lit(b)
+        return P.subscript(em.tensor(v), j)
+    items = [P.slice_(None, None)] * rank
+    for j, (axis, step) in enumerate(zip(axes, steps)):
+        items[axis] = P.slice_(bound(starts, j), bound(ends, j), step if step != 1 else None)
+    data = P.call("ops.convert_to_tensor", em.tensor(x)) if x.const is not None else em.tensor(x)  # not NumPy's
+    em.out(node, P.subscript(data, ast.Tuple(items, ast.Load())))
 
 
 @layer("Embedding", produces="Gather")
@@ -343,14 +367,25 @@ def read_op_broadcast_to(imp, op, args, kwargs, node):
 @R.exports("Expand")
 def write_expand(em, node):
     x, shape = node.inputs
+    out = node.outputs[0].shape
+    static = out is not None and all(isinstance(d, int) for d in out)
+    if shape.const is None and not static:  # a shape computed when the model runs
+        em.in_own_layer(node, _write_computed_expand)
+        return
     if x.shape is None or not all(isinstance(d, int) for d in x.shape):
         raise Unsupported("Expand of a tensor with dynamic dims")
-    out = node.outputs[0].shape
-    if shape.const is None and out is not None and all(isinstance(d, int) for d in out):
-        target = tuple(out)  # a computed shape whose entries are known: the result's
-    else:
-        target = np.broadcast_shapes(tuple(x.shape), tuple(int_operand(shape)))
+    # a computed shape whose entries are known gives the result's
+    target = tuple(out) if shape.const is None else np.broadcast_shapes(tuple(x.shape), tuple(int_operand(shape)))
     em.out(node, P.call("ops.broadcast_to", em.tensor(x), tuple(target)))
+
+
+def _write_computed_expand(em, node):
+    """Expand to a shape computed when the model runs, in a layer of its own: adding zeros of that shape
+    broadcasts both ways, as Expand does (a 1 in the shape keeps the tensor's dim)."""
+    x, shape = node.inputs
+    dtype = dtypes.name(x.dtype) if x.dtype is not None else "float32"
+    combine = "ops.logical_or" if dtype == "bool" else "ops.add"
+    em.out(node, P.call(combine, em.tensor(x), P.call("ops.zeros", em.tensor(shape), dtype=dtype)))
 
 
 @layer("RepeatVector", produces="Tile")

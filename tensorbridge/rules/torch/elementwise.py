@@ -4,6 +4,8 @@ Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code)
 """
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
@@ -245,7 +247,7 @@ def read_masked_fill(imp, node, x, mask, value):
                               else imp.const(value, like=xv), xv])
 
 
-@R.exports("Where")
+@R.exports("Where", shape_write=lambda em, node: _shape_entries(em, node, lambda c, x, y: ast.IfExp(c, x, y)))
 def write_where(em, node):
     c, a, b = node.inputs
     em.out(node, P.call("torch.where", em.tensor(c), em.arg(a), em.arg(b)))
@@ -339,6 +341,15 @@ def shape_arithmetic(sym: str):
     return write
 
 
+def _shape_entries(em, node, combine):
+    """An op on shape vectors (an exported `expand` asks which entries are -1, then picks): entry by entry, on
+    Python ints."""
+    out = node.outputs[0]
+    if out.shape == ():
+        return em.out(node, combine(*[em.pylist(v) for v in node.inputs]))
+    em.out(node, P.lit([combine(*[_entry(em, v, i) for v in node.inputs]) for i in range(out.shape[0])]))
+
+
 def _entry(em, v, i):
     if v.shape == ():
         return em.pylist(v)
@@ -404,7 +415,8 @@ binary("div", "Div")
 binary("pow", "Pow", "**")
 binary("maximum", "Max")
 binary("minimum", "Min")
-binary("eq", "Equal", "torch.eq")
+binary("eq", "Equal", "torch.eq", shape_write=lambda em, node: _shape_entries(em, node, lambda a, b: ast.Compare(
+    a, [ast.Eq()], [b])))
 binary("lt", "Less", "torch.lt")
 binary("le", "LessOrEqual", "torch.le")
 binary("gt", "Greater", "torch.gt")

@@ -521,7 +521,14 @@ def read_scalar_tensor(imp, node, s, **kw):
     return imp.const(s, dtype=np.dtype(dtype_name(imp.meta().dtype)))
 
 
-@R.exports("ConstantOfShape")
+def _shape_fill(em, node):
+    """A small integer vector of one value (an exported `expand` fills ones): a Python list of it."""
+    value = np.asarray(node.attrs.get("value") if node.attrs.get("value") is not None else np.zeros(1, np.float32))
+    count = _python_value(em, node.inputs[0], "tolist")
+    em.out(node, P.binop(P.lit([value.ravel()[0].item()]), "*", P.subscript(count, 0)))
+
+
+@R.exports("ConstantOfShape", shape_write=_shape_fill)
 def write_constant_of_shape(em, node):
     value = node.attrs.get("value")
     arr = np.zeros(1, np.float32) if value is None else np.asarray(value)
