@@ -206,6 +206,35 @@ def _decompose_loop(graph, node) -> bool:
 set_decomposition("Loop", _decompose_loop)
 
 
+def specialize_carried(loop, infer_shapes) -> None:
+    """Give a Loop body's carried inputs the static shapes of the values the loop starts from, where the body
+    declared them less known (a batch left open when the source was read, fixed since), if the body then gives
+    back values of those same shapes: by induction every step keeps them. Otherwise the body is left as it was.
+    `infer_shapes` infers a graph's shapes (passes/infer_shapes.py, which calls this for every node with bodies)."""
+    if loop.op != "Loop":
+        return
+    body = loop.attrs["body"]
+    starts, carried = loop.inputs[2:], body.inputs[2:2 + len(loop.inputs) - 2]
+    if not all(v is not None and v.shape is not None and all(isinstance(d, int) for d in v.shape) for v in starts) \
+            or all(b.shape is not None and tuple(b.shape) == tuple(v.shape) for b, v in zip(carried, starts)):
+        return
+    values = [*body.inputs, *(v for n in body.all_nodes() for v in n.outputs)]
+    saved = [(v, v.shape, v.dtype, v.meta.get("elements")) for v in values]
+    for b, v in zip(carried, starts):
+        b.shape = tuple(v.shape)
+    for node in body.all_nodes():
+        for v in node.outputs:
+            v.shape = None
+            v.meta.pop("elements", None)
+    infer_shapes(body)
+    if all(r.shape is not None and tuple(r.shape) == tuple(v.shape) for r, v in zip(body.outputs[1:], starts)):
+        return
+    for v, shape, dtype, elements in saved:  # the shapes change from step to step after all: as declared
+        v.shape, v.dtype = shape, dtype
+        if elements is not None:
+            v.meta["elements"] = elements
+
+
 def values_alike(a: list, b: list) -> bool:
     """Whether two lists of values have the same static shapes and types, pairwise (what traced control flow,
     jax.lax.cond or torch.cond, needs of two branches' outputs or of a loop's carried values)."""

@@ -190,8 +190,9 @@ class TorchEmitter(CodeEmitter):
     # -- what rules call ---------------------------------------------------------------------------
     def tensor(self, v: Value) -> ast.expr:
         """An expression for `v` as a torch tensor."""
-        if id(v) in self.var and id(v) in self.shape_values:
-            return P.call("torch.tensor", self.var[id(v)], dtype=P.name("torch.int64"))
+        if id(v) in self.var and id(v) in self.shape_values:  # a comparison's entries stay bool
+            return P.call("torch.tensor", self.var[id(v)], dtype=P.name("torch.bool" if v.dtype.kind == "b"
+                                                                        else "torch.int64"))
         return super().tensor(v)
 
     def constant(self, v: Value) -> ast.expr:
