@@ -332,18 +332,12 @@ def _shape_same(em, node):
 
 def shape_arithmetic(sym: str):
     """Elementwise arithmetic on shape vectors: on Python ints, entry by entry."""
-    def write(em, node):
-        a, b = node.inputs
-        out = node.outputs[0]
-        if out.shape == ():
-            return em.out(node, P.binop(em.pylist(a), sym, em.pylist(b)))
-        em.out(node, P.lit([P.binop(_entry(em, a, i), sym, _entry(em, b, i)) for i in range(out.shape[0])]))
-    return write
+    return lambda em, node: _shape_entries(em, node, lambda a, b: P.binop(a, sym, b))
 
 
 def _shape_entries(em, node, combine):
-    """An op on shape vectors (an exported `expand` asks which entries are -1, then picks): entry by entry, on
-    Python ints."""
+    """An op on shape vectors (arithmetic; an exported `expand` asks which entries are -1, then picks): entry by
+    entry, on Python ints."""
     out = node.outputs[0]
     if out.shape == ():
         return em.out(node, combine(*[em.pylist(v) for v in node.inputs]))
