@@ -107,8 +107,31 @@ def conv(X, W, B=None, *, strides, pads, dilations, group, auto_pad, kernel_shap
     return K.conv(X, W, B, strides=strides, pads=pads, dilations=dilations, group=group, auto_pad=auto_pad)
 
 
+def _decompose_conv(graph, node):
+    """A SAME-padded convolution as one with the explicit pads SAME means (where the spatial sizes are known); a
+    convolution both strided and dilated (Keras takes one or the other) as the dilated one at stride 1, every
+    stride-th output kept."""
+    return _decompose_conv_auto_pad(graph, node) or _decompose_strided_dilated_conv(graph, node)
+
+
+def _decompose_strided_dilated_conv(graph, node):
+    strides, dilations = node.attrs.get("strides") or [], node.attrs.get("dilations") or []
+    if not (any(s > 1 for s in strides) and any(d > 1 for d in dilations)) or \
+            node.attrs.get("auto_pad", "NOTSET") != "NOTSET" or node.outputs[0].shape is None:
+        return False
+    layout = node.attrs.get("layout", "NCHW")
+    first = 2 if layout == "NCHW" else 1
+    axes = [first + i for i, s in enumerate(strides) if s > 1]
+    b = Builder.replacing(node)
+    full = b.op("Conv", *node.inputs, **{**node.attrs, "strides": [1] * len(strides)}, suffix="unstrided")
+    ends = [np.iinfo(np.int64).max] * len(axes)
+    graph.replace_node(node, [b.op("Slice", full, b.named([0] * len(axes), "kept_start", np.int64),
+                                   b.named(ends, "kept_end", np.int64), b.named(axes, "strided_axes", np.int64),
+                                   b.named([strides[a - first] for a in axes], "kept_step", np.int64))])
+    return True
+
+
 def _decompose_conv_auto_pad(graph, node):
-    """A SAME-padded convolution as one with the explicit pads SAME means (where the spatial sizes are known)."""
     x, w = node.inputs[0], node.inputs[1]
     auto_pad = node.attrs.get("auto_pad", "NOTSET")
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER") or x.shape is None or w.shape is None:
@@ -125,7 +148,7 @@ def _decompose_conv_auto_pad(graph, node):
     return True
 
 
-set_decomposition("Conv", _decompose_conv_auto_pad)
+set_decomposition("Conv", _decompose_conv)
 
 
 def _conv_t_infer(inputs, attrs):

@@ -206,3 +206,36 @@ def test_a_reshape_computed_from_the_batch_size_keeps_the_batch_open(tmp_path, t
         runner = runner_for(str(dest))
     out = runner.run({runner.inputs[0][0]: x})
     np.testing.assert_allclose(out[runner.outputs[0]], np.maximum(x.reshape(3, 12), 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("to", ["keras", "tflite"])
+@pytest.mark.parametrize("padding", ["explicit", "same"])
+def test_a_strided_dilated_convolution_reaches_keras(tmp_path, to, padding):
+    """Keras convolutions take strides or dilations above 1, not both (SKNet's dilated branch at stride 2): the
+    convolution is written dilated at stride 1 with every second output kept, plain and depthwise, and an ONNX
+    SAME-padded one after its pads are made explicit."""
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from tensorbridge import trust
+    from tensorbridge.verification.harness import runner_for
+
+    rng = np.random.default_rng(0)
+    pads = {"pads": [2, 1, 2, 1]} if padding == "explicit" else {"auto_pad": "SAME_UPPER"}
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], dilations=[2, 2], **pads),
+             h.make_node("Conv", ["c", "dw"], ["y"], strides=[2, 1], dilations=[1, 2], group=4, **pads)]
+    graph = h.make_graph(nodes, "strided_dilated", [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 13, 12])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                         [nh.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+                          nh.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "dw")])
+    src = tmp_path / "strided_dilated.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    graph = tb.load(src)
+    x = rng.standard_normal((1, 3, 13, 12)).astype(np.float32)
+    expected = tb.run(graph, {"x": x})["y"]
+    dest = tb.save(graph, tmp_path / ("model.tflite" if to == "tflite" else "model_keras"), to=to)
+    with trust.trusting(True):  # the folder this test wrote
+        runner = runner_for(str(dest))
+    got = runner.run({runner.inputs[0][0]: x})[runner.outputs[0]]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

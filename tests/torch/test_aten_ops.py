@@ -151,6 +151,11 @@ CORE_ATEN = {
     "pool3d": (lambda x: torch.nn.functional.avg_pool3d(x, 2) + torch.nn.functional.max_pool3d(x, 2)
                + torch.nn.functional.adaptive_avg_pool3d(x, 1), [_floats(1, 2, 4, 4, 6)], "avg_pool3d"),
     "group_norm": (torch.nn.GroupNorm(2, 4), [_floats(2, 4, 3, 3)], "native_group_norm"),
+    "unfold": (lambda x: x.unfold(2, 3, 2).sum(-1) * x.unfold(-1, 2, 1).mean((-3, -2, -1))[:, :, None, None]
+               + x.unfold(1, 2, 2).amax(), [_floats(2, 3, 9, 5)], "unfold"),
+    "pad_modes": (lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1), "reflect")  # tresnet's anti-aliasing
+                  + torch.nn.functional.pad(x, (1, 2, 0, 1), mode="replicate")
+                  + torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [_floats(1, 2, 5, 5)], "pad"),
     "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
     "nonzero": (lambda x: torch.nonzero(x > 0.3).float().sum(0) + torch.nonzero(x > 0.3).shape[0],
                 [_floats(3, 4)], "nonzero"),

@@ -1972,6 +1972,7 @@ CASES = [
     ("ClassAttention", (8, 2, 0.0), (2, 5, 8)),
     ("TalkingHeadAttention", (8, 2, 0.0), (2, 5, 8)),
     ("FocalModulationLayer", (4, 3, 2), (2, 6, 6, 4)),
+    ("TFPatches", (4,), (2, 18, 16, 3)),
 ]
 
 
@@ -2603,6 +2604,27 @@ class DotHead(layers.Layer):
         return ops.dot(x, self.w)
 
 
+class TFPatches(layers.Layer):
+    """keras.io's ViT as TensorFlow 2 code wrote it: tf.image.extract_patches of side-by-side patches, reshaped to a
+    sequence by the run-time batch size and the patches' static depth, passed through tf.identity."""
+
+    def __init__(self, patch_size):
+        super().__init__()
+        self.patch_size = patch_size
+
+    def call(self, images):
+        batch_size = tf.shape(images)[0]
+        patches = tf.image.extract_patches(
+            images=images,
+            sizes=[1, self.patch_size, self.patch_size, 1],
+            strides=[1, self.patch_size, self.patch_size, 1],
+            rates=[1, 1, 1, 1],
+            padding="VALID",
+        )
+        patch_dims = patches.shape[-1]
+        return tf.identity(tf.reshape(patches, [batch_size, -1, patch_dims]))
+
+
 REFUSED = [
     (HEADER + "class DataDependent(layers.Layer):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = layers.Dense(4)\n\n    def call(self, x):\n        if ops.sum(x) > 0:\n"
@@ -2643,4 +2665,7 @@ REFUSED = [
      "        return x * self.total.result()\n", "training bookkeeping"),
     (HEADER + "import tensorflow as tf\n\n\nclass Sorted(layers.Layer):\n    def call(self, x):\n"
      "        return tf.sort(x)\n", "tensorflow.sort"),
+    (HEADER + "import tensorflow as tf\n\n\nclass Overlapping(layers.Layer):\n    def call(self, x):\n"
+     "        return tf.image.extract_patches(x, [1, 3, 3, 1], [1, 2, 2, 1], [1, 1, 1, 1], 'SAME')\n",
+     "patches that overlap"),
 ]

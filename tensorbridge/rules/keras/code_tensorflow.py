@@ -5,6 +5,7 @@ layers written for TensorFlow's Keras call `tf.nn.relu`, `tf.matmul`, `tf.reduce
 
 from __future__ import annotations
 
+import ast
 from functools import partial
 
 from tensorbridge.rules.code import (
@@ -78,6 +79,31 @@ _fn(_paths("expand_dims"), "Unsqueeze", "input axis name=None", inputs="input", 
 _fn(_paths("squeeze"), "Squeeze", "input axis=None name=None", inputs="input", axis="axis")
 _fn(_paths("cast"), "Cast", "x dtype name=None", to="dtype")
 _fn(_paths("stop_gradient"), "StopGradient", "input name=None", inputs="input")
+_fn(_paths("identity"), "Identity", "input name=None", inputs="input")
+
+
+def _extract_patches(a):
+    """tf.image.extract_patches of patches side by side (keras.io's ViT: `sizes=[1, p, p, 1]`, the same strides,
+    rates of 1, "VALID"), which keras.ops.image.extract_patches computes; overlapping, dilated or padded patches
+    are refused."""
+    sizes = a["sizes"]
+    if not (isinstance(sizes, (ast.List, ast.Tuple)) and len(sizes.elts) == 4 and
+            known(sizes.elts[0]) == known(sizes.elts[3]) == 1 and _same(sizes.elts[1], sizes.elts[2])):
+        raise Refused("sizes other than a displayed [1, p, p, 1]")
+    if not _same(a["strides"], sizes) or known(a["rates"]) not in ([1, 1, 1, 1], (1, 1, 1, 1)) or \
+            known(a["padding"]) not in ("VALID", "valid"):
+        raise Refused("patches that overlap, are spaced, dilated or padded (only strides equal to sizes, rates of "
+                      "1 and VALID padding are translated)")
+    return OpCall("ExtractPatches", [a["images"]], {"size": sizes.elts[1]})
+
+
+def _same(a, b) -> bool:
+    """Whether two arguments are the same expression."""
+    return isinstance(a, ast.AST) and isinstance(b, ast.AST) and ast.dump(a) == ast.dump(b)
+
+
+C.function(_paths("image.extract_patches"), "ExtractPatches", "images sizes strides rates padding name=None",
+           read=_extract_patches)
 
 
 def _one_hot(a):

@@ -84,6 +84,8 @@ def read_separable_conv(imp, layer, inputs, node):
 def _conv_check(node) -> str | None:
     if node.attrs.get("auto_pad") == "SAME_LOWER":
         return "SAME_LOWER padding"
+    if any(s > 1 for s in node.attrs.get("strides") or []) and any(d > 1 for d in node.attrs.get("dilations") or []):
+        return "strides and dilations both above 1 (Keras convolutions take one or the other)"
     x = node.inputs[0]
     if x.shape is not None and node.attrs.get("layout") == NHWC and not isinstance(x.shape[-1], int):
         return "a convolution of a tensor whose channel count is known only at run time (Keras layers are built " \

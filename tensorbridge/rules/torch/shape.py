@@ -429,11 +429,13 @@ def write_tile(em, node):
 
 
 @aten("constant_pad_nd", "pad", produces="Pad")
-def read_pad(imp, node, x, pad, value=0.0, *rest):
-    mode = "constant"
-    if node.target.__name__.startswith("pad") and rest:
-        mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[value]
-        value = rest[0] if rest[0] is not None else 0.0
+def read_pad(imp, node, x, pad, *rest, **named):
+    """constant_pad_nd(x, pad, value=0) and pad(x, pad, mode="constant", value=None)."""
+    names = ("mode", "value") if node.target.__name__.startswith("pad") else ("value",)
+    given = {**dict(zip(names, rest)), **named}
+    mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[
+        given.get("mode", "constant")]
+    value = given.get("value") or 0.0
     r = imp.rank(x)
     pairs = [(0, 0)] * r
     for i in range(len(pad) // 2):
@@ -909,3 +911,22 @@ def read_unique(imp, node, x, sorted=True, return_inverse=False, return_counts=F
     inverse = imp.emit("Reshape", [inverse, imp.emit("Shape", [xv], suffix="shape")], suffix="inverse")
     meta = imp.meta()[0]
     return (_sized_by(imp, values, 0, meta), inverse, counts)
+
+
+@aten("unfold", produces="Gather")
+def read_unfold(imp, node, x, dim, size, step):
+    """x.unfold(dim, size, step): the windows along `dim` (HaloNet's blocks) gathered by their indices, each
+    window's elements on a new last axis."""
+    xv = imp.value(x)
+    r = imp.rank(x)
+    d = norm_axis(dim, r) if r else 0
+    length = xv.shape[d] if xv.shape is not None and r else 1
+    if not isinstance(length, int):
+        raise Unsupported("unfold of a dim known only at run time")
+    starts = np.arange(0, length - size + 1, step, dtype=np.int64)
+    windows = imp.emit("Gather", [xv, imp.const(starts[:, None] + np.arange(size, dtype=np.int64))], {"axis": d},
+                       suffix="windows")
+    if not r:
+        return imp.emit("Reshape", [windows, imp.const([size], dtype=np.int64)])
+    perm = [*range(d + 1), *range(d + 2, r + 1), d + 1]
+    return imp.emit("Transpose", [windows], {"perm": perm})
