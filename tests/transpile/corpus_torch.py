@@ -3271,6 +3271,7 @@ CASES = [
     ("ViTPatchEmbeddings", (), (2, 3, 8, 8)),
     ("SwinMergeOdd", (), (2, 25, 4)),
     ("SegformerBlockLite", (), (2, 16, 8)),
+    ("FNetLayer", (8, 16), (2, 5, 8)),
     ("_DenseLayer", (8, 4, 2, 0.0), (1, 8, 6, 6)),
     ("_DenseBlock", (2, 8, 2, 4, 0.0), (1, 8, 6, 6)),
     ("_Transition", (8, 4), (1, 8, 6, 6)),
@@ -8728,6 +8729,22 @@ class SegformerBlockLite(nn.Module):
     def forward(self, x):
         y = self.attn(x, 4, 4)[0] + x
         return self.ffn(y, 4, 4) + y
+
+
+class FNetLayer(nn.Module):
+    """FNet's encoder layer: tokens mixed by the real part of a 2-D Fourier transform over sequence and hidden
+    dims (Flax holds the complex values; Keras tensors cannot)."""
+
+    def __init__(self, dim, hidden, dropout=0.1):
+        super().__init__()
+        self.mixing_norm = nn.LayerNorm(dim)
+        self.output_norm = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim))
+
+    def forward(self, x):
+        mixed = torch.fft.fft(torch.fft.fft(x, dim=-1), dim=-2).real
+        x = self.mixing_norm(x + mixed)
+        return self.output_norm(x + self.ff(x)) + torch.real(torch.fft.fftn(x, dim=(1, 2))) * 0.1
 
 
 REFUSED = [

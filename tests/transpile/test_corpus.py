@@ -21,7 +21,8 @@ KNOWN_REFUSALS: dict = {}
 KNOWN_TARGET_REFUSALS = {"keras": {"CLIPResidualAttentionBlock": "set and read in the forward pass",
                                    "CLIPTextEncoder": "set and read in the forward pass",
                                    "PositionalLambda": "take only tensors positionally",
-                                   "TransformerModel": "set and read in the forward pass"},
+                                   "TransformerModel": "set and read in the forward pass",
+                                   "FNetLayer": "a complex tensor"},
                          "flax": {}}
 #: classes that translate but whose target cannot be fully ported, per target, with the reason
 KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"},

@@ -613,6 +613,9 @@ HELPERS = {
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(extract_patches_helper("transpose"))
+C.writes("FFT", "jnp.fft.fftn")(lambda c: P.call("jnp.fft.fftn", c.inputs[0], **keywords(axes=(
+    ast.Tuple([c.attrs["axes"]], ast.Load()) if isinstance(known(c.attrs["axes"]), int) else c.attrs["axes"], None))))
+C.writes("Real", "jnp.real")(lambda c: P.call("jnp.real", c.inputs[0]))
 C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 HELPERS.update(SPATIAL_PADDING_HELPER)
 HELPERS.update(CEIL_MODE_PADDING_HELPER)

@@ -699,3 +699,12 @@ C.skeleton = TargetSkeleton(
     reserved_attributes=frozenset({"weights", "dtype", "input", "output", "variables", "losses", "trainable", "path",
                                    "compute_dtype", "metrics", "name", "built", "non_trainable_weights",
                                    "trainable_weights", "dtype_policy", "supports_masking", "input_spec"}))
+
+
+def _complex(c):
+    raise Refused("a complex tensor, which Keras tensors cannot hold (keras.ops.fft takes and gives (real, "
+                  "imaginary) pairs)")
+
+
+C.writes("FFT", "keras.ops.fft")(_complex)
+C.writes("Real", "keras.ops.real")(_complex)

@@ -898,6 +898,7 @@ C.source = SourceSkeleton(
     tensor_attributes={"shape": lambda x: OpCall("Shape", [x], {"index": None}),
                        "ndim": lambda x: OpCall("Rank", [x]), "device": lambda x: OpCall("Device", [x]),
                        "T": lambda x: OpCall("Transpose", [x], {"perm": None}),
+                       "real": lambda x: OpCall("Real", [x]),
                        "dtype": lambda x: OpCall("DType", [x]), "is_cuda": lambda x: OpCall("IsCuda", [x])},
     tensor_methods=frozenset(TENSOR_METHODS.split()),
     float_dtypes=frozenset({"torch.float32", "torch.float"}),

@@ -356,6 +356,11 @@ def _flip(a):
 
 
 C.function("Tensor.flip", "Flip", "input *dims", read=_flip)
+# -- Fourier transforms (FNet's token mixing): complex results, which Flax holds and Keras' tensors do not --------
+for _path, _dims in (("fft", "dim=-1"), ("fft2", "s=None dim=(-2,-1)"), ("fftn", "s=None dim=None")):
+    _fn(f"torch.fft.{_path}", "FFT", f"input {'n=None ' if _path == 'fft' else ''}{_dims} norm=None",
+        axes="dim", check=lambda a: only(a, **{k: None for k in ("n", "s", "norm") if k in a}))
+_fn("torch.real", "Real", "input")
 C.function("torch.flip", "Flip", "input dims", read=lambda a: _flip({**a, "dims": [a["dims"]]}))
 _fn("torch.roll Tensor.roll", "Roll", "input shifts dims=None", shifts="shifts", axes="dims")
 _fn("Tensor.repeat", "Tile", "input *repeats", repeats="repeats")
