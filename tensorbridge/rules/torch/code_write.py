@@ -873,7 +873,8 @@ HELPERS.update(ATTENTION_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(MERGE_HELPER)
 HELPERS.update(extract_patches_helper("permute"))
-C.writes("FFT", "torch.fft.fftn")(lambda c: P.call("torch.fft.fftn", c.inputs[0], **keywords(dim=(c.attrs["axes"], None))))
+C.writes("FFT", "torch.fft.fftn")(lambda c: P.call("torch.fft.fftn", c.inputs[0],
+                                                   **keywords(dim=(c.attrs["axes"], None))))
 C.writes("Real", "Tensor.real")(lambda c: ast.Attribute(c.inputs[0], "real", ast.Load()))
 C.writes("ExtractPatches", "extract_patches")(lambda c: P.call("extract_patches", c.inputs[0], c.attrs["size"]))
 
