@@ -27,3 +27,16 @@ class Seeded:
     def distinct_scores(self, n: int) -> np.ndarray:
         """[n] scores in [0, 1) without ties (which order NMS's candidates as the implementation's sort does)."""
         return (self.rng.permutation(n) / n).astype(np.float32)
+
+
+def litert_outputs(path, inputs) -> dict[str, np.ndarray]:
+    """The outputs LiteRT computes for the .tflite file at `path` on `inputs` (in its inputs' order), by name in its
+    outputs' order."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=str(path))
+    interpreter.allocate_tensors()
+    for detail, a in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(detail["index"], a)
+    interpreter.invoke()
+    return {d["name"]: interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()}

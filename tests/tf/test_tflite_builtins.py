@@ -9,7 +9,7 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge.reference.interpreter import run
-from tests.tf.seeded import Seeded
+from tests.tf.seeded import Seeded, litert_outputs
 
 tf = pytest.importorskip("tensorflow")
 xla = pytest.importorskip("tensorflow.compiler.tf2xla.python.xla")
@@ -96,17 +96,6 @@ def _builtins(path) -> set[str]:
             for i in range(model.OperatorCodesLength())}
 
 
-def _litert(path, inputs) -> list[np.ndarray]:
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_path=str(path))
-    interpreter.allocate_tensors()
-    for detail, a in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(detail["index"], a)
-    interpreter.invoke()
-    return [interpreter.get_tensor(detail["index"]) for detail in interpreter.get_output_details()]
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_builtin_reads_as_litert_computes(name, tmp_path):
     fn, inputs, builtin = CASES[name]
@@ -115,7 +104,7 @@ def test_builtin_reads_as_litert_computes(name, tmp_path):
     assert builtin in _builtins(path), f"the converter wrote {sorted(_builtins(path))}"
     graph = tb.load(path)
     got = run(graph, dict(zip([v.name for v in graph.inputs], inputs)))
-    expected = _litert(path, inputs)
+    expected = list(litert_outputs(path, inputs).values())
     outputs = [got[v.name] for v in graph.outputs]
     assert len(outputs) == len(expected)
     for g, e in zip(outputs, expected):
@@ -155,6 +144,6 @@ def test_written_builtin_reads_as_litert_computes(name, tmp_path):
     _written(path, builtin, inputs, out_shape, options, constants)
     graph = tb.load(path)
     got = run(graph, dict(zip([v.name for v in graph.inputs], inputs)))[graph.outputs[0].name]
-    expected, = _litert(path, inputs)
+    expected, = list(litert_outputs(path, inputs).values())
     assert got.shape == expected.shape and np.ptp(expected) > 0
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

@@ -12,6 +12,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.reference.interpreter import run
 
 tf = pytest.importorskip("tensorflow")
+from tests.tf.seeded import litert_outputs  # noqa: E402
 
 BOXES, CLASSES, MAX_DETECTIONS = 40, 3, 12
 
@@ -45,17 +46,6 @@ def _detector(path, options: str, anchors: np.ndarray) -> None:
     path.write_bytes(converter.convert())
 
 
-def _litert(path, inputs) -> dict:
-    from ai_edge_litert.interpreter import Interpreter
-
-    interpreter = Interpreter(model_path=str(path))
-    interpreter.allocate_tensors()
-    for detail, a in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(detail["index"], a)
-    interpreter.invoke()
-    return {d["name"]: interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()}
-
-
 @pytest.fixture(scope="module")
 def seeded():
     rng = np.random.default_rng(3)
@@ -77,7 +67,7 @@ def test_detection_postprocess_reads_as_litert_computes(threshold, regular, seed
     graph = tb.load(path)
     assert "NonMaxSuppression" in {n.op for n in graph.nodes}
     got = run(graph, dict(zip([v.name for v in graph.inputs], inputs)))
-    expected = _litert(path, inputs)
+    expected = litert_outputs(path, inputs)
     count = int(expected[graph.outputs[3].name][0])
     assert (count == MAX_DETECTIONS) == (threshold == 0.3) and count > 0  # both cases are what they claim
     np.testing.assert_array_equal(got[graph.outputs[3].name], expected[graph.outputs[3].name])
