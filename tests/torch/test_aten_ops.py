@@ -125,6 +125,18 @@ def _index_put(x, i, v):
             + cache.sum(0))
 
 
+def _slice_assignments(x, y):
+    """`x[...] = value` on slices (MViTv2's relative positions), which functionalization writes as copy: what the
+    slice held is replaced, cast to x's dtype and broadcast to the slice's shape."""
+    x = x.clone()
+    x[:, :, 1:, 1:] = x[:, :, 1:, 1:] * 2
+    x[:, :, :, :2] = y
+    x[0, 0] = 7
+    flags = torch.zeros(2, 3, dtype=torch.int64)
+    flags[:, 1:] = (y[:, 1:, 0, 0] > 0)
+    return x + flags[..., None, None]
+
+
 #: core ATen ops without a decomposition, as models call them: name -> (function, inputs, the ATen op it holds)
 CORE_ATEN = {
     "inverse_hyperbolic": (lambda x: torch.asinh(x) + torch.atanh(x * 0.5) + torch.acosh(x.abs() + 1), [_floats(3, 4)],
@@ -153,6 +165,7 @@ CORE_ATEN = {
     "group_norm": (torch.nn.GroupNorm(2, 4), [_floats(2, 4, 3, 3)], "native_group_norm"),
     "unfold": (lambda x: x.unfold(2, 3, 2).sum(-1) * x.unfold(-1, 2, 1).mean((-3, -2, -1))[:, :, None, None]
                + x.unfold(1, 2, 2).amax(), [_floats(2, 3, 9, 5)], "unfold"),
+    "slice_assignment": (_slice_assignments, [_floats(2, 3, 4, 5), _floats(2, 3, 1, 2)], "copy_"),
     "pad_modes": (lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1), "reflect")  # tresnet's anti-aliasing
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), mode="replicate")
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [_floats(1, 2, 5, 5)], "pad"),

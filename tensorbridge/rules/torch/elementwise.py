@@ -311,10 +311,22 @@ R.add_export(("Mean",), write_variadic("torch.add"))
 
 
 @aten("contiguous", "clone", "alias", "detach", "lift_fresh_copy", "dropout", "feature_dropout", "alpha_dropout",
-      "_assert_tensor_metadata", "copy", produces=())
+      "_assert_tensor_metadata", produces=())
 def read_passthrough(imp, node, x, *rest, **kw):
     """Ops that only move or alias data at inference time: the IR value is the input."""
     return imp.value(x)
+
+
+@aten("copy", produces="Expand")
+def read_copy(imp, node, dst, src, non_blocking=False):
+    """copy(dst, src), as functionalization writes `x[1:] = y`: src's values in dst's shape and dtype (what dst held
+    is gone)."""
+    out = imp.meta()
+    value = imp.value(src, like=dst)
+    if tuple(value.shape or ()) != tuple(imp.dim(d) for d in out.shape):
+        value = imp.emit("Expand", [value, imp.out_shape()], suffix="spread")
+    target = dtype_name(out.dtype)
+    return value if value.dtype == np.dtype(dtypes.dtype(target)) else imp.emit("Cast", [value], {"to": target})
 
 
 @aten("native_dropout", produces=())
