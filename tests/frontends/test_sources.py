@@ -92,6 +92,29 @@ def test_scripted_control_flow_reads_as_if(tmp_path, capsys):
     assert "prim::Loop" in capsys.readouterr().err  # beyond PyTorch's own TorchScript converter
 
 
+@pytest.mark.parametrize("record", ["trace", "script"])
+def test_slice_assignments_in_a_torchscript_archive_are_kept(tmp_path, record):
+    """`x[:, :, 1:, 1:] = ...` and `x[:, 0] = 3.0` in a traced or scripted program, whose dims TorchScript's
+    converter leaves symbolic: written into the tensor as PyTorch does."""
+    import torch
+
+    class Assigning(torch.nn.Module):
+        def forward(self, x):
+            x = x.clone()
+            x[:, :, 1:, 1:] = x[:, :, 1:, 1:] * 2
+            x[:, 0] = 3.0
+            return x
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    module = Assigning()
+    recorded = torch.jit.trace(module, (torch.from_numpy(x),)) if record == "trace" else torch.jit.script(module)
+    path = tmp_path / "assigning.pt"
+    torch.jit.save(recorded, str(path))
+    graph = tb.load(path, input_shapes={"x": list(x.shape)}, trust_code=True)
+    got = tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
+    np.testing.assert_array_equal(got, module(torch.from_numpy(x)).numpy())
+
+
 def test_formats_are_told_by_content(small_cnn_path, tmp_path):
     renamed = tmp_path / "model.bin"
     shutil.copy(small_cnn_path, renamed)

@@ -837,18 +837,19 @@ def read_index_put(imp, node, x, indices, values, accumulate=False):
 @aten("slice_scatter", produces="Concat")
 def read_slice_scatter(imp, node, x, src, dim=0, start=None, end=None, step=1):
     """x with x[start:end] along dim replaced by src: the parts before and after around it."""
-    size = imp.meta(x).shape[dim]
-    start, end = start or 0, size if end is None else min(end, size)
-    if step != 1 or not all(isinstance(v, int) for v in (start, end, size)):
+    size, start = imp.meta(x).shape[dim], start or 0
+    to_end = end is None or end is size or (isinstance(end, int) and isinstance(size, int) and end >= size) or \
+        (isinstance(end, int) and end >= 2 ** 62)  # `x[1:] = y` of a dim whose size is symbolic (TorchScript)
+    if step != 1 or not isinstance(start, int) or not (to_end or isinstance(end, int)):
         raise ModelError(f"{node.name}: slice_scatter with a step or a dynamic bound is not supported")
     xv = imp.value(x)
     axis = imp.const([dim], dtype=np.int64)
     parts = [imp.emit("Slice", [xv, imp.const([0], dtype=np.int64), imp.const([start], dtype=np.int64), axis],
                       suffix="before")] if start > 0 else []
     parts.append(imp.value(src))
-    if end < size:
-        parts.append(imp.emit("Slice", [xv, imp.const([end], dtype=np.int64), imp.const([size], dtype=np.int64),
-                                        axis], suffix="after"))
+    if not to_end:
+        parts.append(imp.emit("Slice", [xv, imp.const([end], dtype=np.int64),
+                                        imp.const([np.iinfo(np.int64).max], dtype=np.int64), axis], suffix="after"))
     return imp.emit("Concat", parts, {"axis": int(dim)}) if len(parts) > 1 else parts[0]
 
 
