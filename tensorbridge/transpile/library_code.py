@@ -21,7 +21,7 @@ from tensorbridge.transpile.imports import FRAMEWORK_ROOTS, Imports, resolve
 from tensorbridge.transpile.syntax import binds, single_import
 
 #: definitions taken for one import at most (a name pulling in more is left imported)
-MOST_DEFINITIONS = 40
+MOST_DEFINITIONS = 60
 
 
 def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -> tuple[list[str], dict]:
@@ -58,6 +58,11 @@ def take_library_definitions(tree: ast.Module, kept_roots: frozenset, has_row) -
         return notes, unread
     own = _bound_names(ast.Module([s for s in tree.body if s not in replaced], [])) | {
         a.asname or a.name for left in replaced.values() for a in left}
+    if library.unbound & own:  # the library's code would read the module's own definition of the name
+        return [], {**unread, **{a.asname or a.name: f"{a.name} is imported from {s.module}, whose code reads "
+                                                      f"{', '.join(sorted(library.unbound & own))} unbound here, a "
+                                                      "name this module binds"
+                                 for s, left in replaced.items() for a in s.names if a not in left}}
     if set(renames.values()) & set().union(*map(binds, library.statements)):
         return [], {**unread, **{new: f"{old} is imported as {new}, a name the library's own code binds"
                                  for old, new in renames.items()}}
@@ -144,6 +149,7 @@ class _Library:
         self.seen: set[tuple[str, str]] = set()
         self.trees: dict[str, ast.Module | None] = {}
         self.why: str | None = None  # why the last take failed (its innermost reason)
+        self.unbound: set[str] = set()  # names definitions read that their library does not bind here
 
     def take(self, module: str, names: list[str]) -> bool:
         """Add the definitions of `names` of `module` (with what they use); whether all could be (if not, none
@@ -213,10 +219,14 @@ class _Library:
 
     def _definition(self, module: str, tree: ast.Module, stmt) -> bool:
         """A top-level definition, after those of the module's names it reads (each must be one: a name the
-        library binds otherwise, under an `if`, is not taken)."""
+        library binds otherwise, under an `if`, is not taken). A name a function or class reads that the module
+        does not bind here at all (apex's kernels, imported only where apex is installed) is left unbound: the
+        translation refuses code that reaches it."""
         used = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for name in sorted(used - _locals(stmt) - binds(stmt) - set(dir(builtins))):
-            if not self._take(module, name):
+            if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and not _binds_here(tree, name):
+                self.unbound.add(name)
+            elif not self._take(module, name):
                 return False
         return self._add(copy.deepcopy(stmt), binds(stmt))
 
@@ -233,17 +243,59 @@ class _Library:
 
 
 def _top_level(tree: ast.Module) -> list[ast.stmt]:
-    """The module's top-level statements, with the imports a `try:` holds when the installed framework has them
-    (timm's `try: from torch import _assert` / `except ImportError: def _assert(...)`)."""
+    """The module's top-level statements, a `try:` of imports read as the installed packages answer it: its body
+    when everything it imports is installed (timm's `try: from torch import _assert`), else the `except
+    ImportError:` branch (timm's `has_apex = False` where apex is not installed)."""
     out = []
     for stmt in tree.body:
-        if isinstance(stmt, ast.Try) and all(isinstance(s, ast.ImportFrom) and s.level == 0 and s.module and
-                                             s.module.split(".")[0] in FRAMEWORK_ROOTS for s in stmt.body) and \
-                all(resolve(f"{s.module}.{a.name}") is not None for s in stmt.body for a in s.names):
-            out += stmt.body
-        else:
-            out.append(stmt)
+        taken = _import_attempt(stmt) if isinstance(stmt, ast.Try) else None
+        out += [stmt] if taken is None else taken
     return out
+
+
+def _import_attempt(stmt: ast.Try) -> list[ast.stmt] | None:
+    """The branch a `try:` of imports and settings takes here (None: not such a `try`)."""
+    imports = [s for s in stmt.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    plain = (ast.Import, ast.ImportFrom, ast.Assign, ast.FunctionDef, ast.Pass)
+    if not imports or stmt.orelse or stmt.finalbody or len(stmt.handlers) != 1 or \
+            not all(isinstance(s, plain) for s in stmt.body + stmt.handlers[0].body) or \
+            not _catches_import_error(stmt.handlers[0].type):
+        return None
+    return stmt.body if all(_installed(s) for s in imports) else stmt.handlers[0].body
+
+
+def _catches_import_error(kind) -> bool:
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names)
+
+
+def _installed(stmt) -> bool:
+    """Whether what an absolute import statement names is installed (found without importing it; a framework's
+    names are looked up in the framework)."""
+    if isinstance(stmt, ast.ImportFrom):
+        if stmt.level or not stmt.module:
+            return False
+        if stmt.module.split(".")[0] in FRAMEWORK_ROOTS:
+            return all(resolve(f"{stmt.module}.{a.name}") is not None for a in stmt.names)
+        return _module_found(stmt.module)
+    return all(_module_found(a.name) for a in stmt.names)
+
+
+def _module_found(module: str) -> bool:
+    parts = module.split(".")
+    spec = importlib.machinery.PathFinder.find_spec(parts[0])
+    for part in parts[1:]:
+        if spec is None or not spec.submodule_search_locations:
+            return False
+        spec = importlib.machinery.PathFinder.find_spec(part, spec.submodule_search_locations)
+    return spec is not None
+
+
+def _binds_here(tree: ast.Module, name: str) -> bool:
+    """Whether the module binds `name` at its top level as the installed packages read it (or may, by a star
+    import)."""
+    return any(name in binds(s) or (isinstance(s, ast.ImportFrom) and any(a.name == "*" for a in s.names))
+               for s in _top_level(tree))
 
 
 def _settings_bound(stmt: ast.If) -> set[str]:

@@ -6,7 +6,7 @@ Importing this module needs timm, which imports only with the test-only torchvis
 
 import torch.nn as nn
 from timm.layers import Attention as TimmAttention
-from timm.layers import GatedMlp, GluMlp, LayerScale, SwiGLU  # noqa: F401 (translated with --class)
+from timm.layers import GatedMlp, GluMlp, LayerNorm, LayerScale, SwiGLU  # noqa: F401 (translated with --class)
 from timm.models.layers import DropPath, Mlp, to_2tuple, trunc_normal_
 
 
@@ -97,6 +97,19 @@ class FusedAttentionBlock(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
+class TimmNormedHead(nn.Module):
+    """timm's LayerNorm (eps 1e-6 by default, `affine` for elementwise_affine: its "fast norm" path differs only
+    under mixed precision), read as the layer it is."""
+
+    def __init__(self, dim, classes):
+        super().__init__()
+        self.norm = LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        return self.head(self.norm(x).mean(1))
+
+
 CASES = [
     ("PatchEmbed", (16, 4, 3, 8), (2, 3, 16, 16)),
     ("Attention", (8, 2, True), (2, 5, 8)),
@@ -108,4 +121,5 @@ CASES = [
     ("GatedMlp", (8, 16), (2, 5, 8)),
     ("LayerScale", (8,), (2, 5, 8)),
     ("FusedAttentionBlock", (8, 2), (2, 5, 8)),
+    ("TimmNormedHead", (8, 3), (2, 5, 8)),
 ]

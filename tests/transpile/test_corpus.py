@@ -643,3 +643,30 @@ def test_translations_on_helpers_are_lint_clean(source, to, classes, tmp_path):
         (tmp_path / f"{name.lower()}.py").write_text(tb.transpile(CORPORA[source].read_text(), to=to, cls=name))
     result = ruff_check(tmp_path)
     assert result.returncode == 0, result.stdout
+
+
+def test_library_imports_are_read_as_the_installed_packages_answer_them(tmp_path, monkeypatch):
+    """A library's `try: from <package> import kernel / except ImportError: ...` reads the except branch where the
+    package is not installed (timm's apex fallbacks); a function reading the kernel, which the library binds only
+    where the package is installed, is taken with the name left unbound (and left out when nothing calls it)."""
+    import numpy as np
+
+    package = tmp_path / "smalllib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "norms.py").write_text(
+        "try:\n    from not_installed_kernels import fused_scale\n    FACTOR = 3.0\n"
+        "except ImportError:\n    FACTOR = 2.0\n\n\ndef fast_scale(x):\n    return fused_scale(x)\n\n\n"
+        "def scale(x):\n    return x * FACTOR\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = ("import torch.nn as nn\nfrom smalllib.norms import fast_scale, scale\n\n\nclass Scaled(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 3)\n\n"
+              "    def forward(self, x):\n        return scale(self.fc(x))\n")
+    code = tb.transpile(source, to="keras")
+    assert "FACTOR = 2.0" in code and "not_installed_kernels" not in code and "def fast_scale" not in code
+    path = tmp_path / "scaled_keras.py"
+    path.write_text(code)
+    layer = load_module(path, "scaled_keras").Scaled()
+    x = np.ones((2, 3), "float32")
+    out = np.asarray(layer(x))
+    np.testing.assert_allclose(out, (x @ np.asarray(layer.fc.kernel) + np.asarray(layer.fc.bias)) * 2.0, rtol=1e-6)

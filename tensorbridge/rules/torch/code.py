@@ -116,6 +116,12 @@ def _layer_norm(a):
 
 C.layer(f"{NN}LayerNorm", "LayerNormalization", "normalized_shape eps=1e-05 elementwise_affine=True bias=True",
         read=_layer_norm, to_ir=NORM_WEIGHTS.to_ir)
+# timm's LayerNorm (its ViT blocks' default norm): nn.LayerNorm with eps 1e-6 and `affine` for elementwise_affine;
+# its "fast norm" path differs only under mixed precision (AMP's autocast, apex's fused kernel)
+for _path in ("timm.layers.LayerNorm", "timm.layers.norm.LayerNorm"):
+    C.layer(_path, "LayerNormalization", "num_channels eps=1e-06 affine=True device=None dtype=None",
+            read=lambda a: _layer_norm({"normalized_shape": a["num_channels"], "eps": a["eps"],
+                                        "elementwise_affine": a["affine"], "bias": True}), to_ir=NORM_WEIGHTS.to_ir)
 C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-05 affine=True",
         read=lambda a: OpCall("GroupNormalization", attrs={"num_groups": a["num_groups"], "epsilon": a["eps"],
                                                             "affine": a["affine"], "axis": 1,
@@ -905,6 +911,7 @@ C.source = SourceSkeleton(
     dtypes=DTYPES,
     tuple_fields={"values": 0, "indices": 1},
     weights=TorchWeightSource(),
-    roots=frozenset({"einops.layers.torch", "transformers.pytorch_utils.Conv1D"}),
+    roots=frozenset({"einops.layers.torch", "transformers.pytorch_utils.Conv1D", "timm.layers.LayerNorm",
+                     "timm.layers.norm.LayerNorm"}),
     sequential_append="append",
 )
