@@ -166,6 +166,16 @@ CORE_ATEN = {
     "unfold": (lambda x: x.unfold(2, 3, 2).sum(-1) * x.unfold(-1, 2, 1).mean((-3, -2, -1))[:, :, None, None]
                + x.unfold(1, 2, 2).amax(), [_floats(2, 3, 9, 5)], "unfold"),
     "slice_assignment": (_slice_assignments, [_floats(2, 3, 4, 5), _floats(2, 3, 1, 2)], "copy_"),
+    "variance": (lambda x: x.var(dim=(1, 2), keepdim=True, unbiased=False) + x.var(1).mean()  # EvoNorm
+                 + torch.std(x, dim=-1, correction=0)[..., None] + x.std() + torch.var(x), [_floats(2, 3, 4)], "var"),
+    "index_inner_dims": (lambda x, i, j, k: x[:, i, j] * x[:, :, i, j].sum((1, 2, 3))[:, None, None, None]  # VOLO
+                         + x[k, :, :, j].sum((1, 2))[:, None, None, None],
+                         [_floats(2, 3, 4, 5), torch.tensor([[0, 2], [1, 2]]), torch.tensor([1, 3]),
+                          torch.tensor([1, 0])], "index"),
+    "adaptive_average_bins": (lambda x: torch.nn.functional.adaptive_avg_pool2d(x, (3, 4))  # CSATv2: 64 -> 7
+                              + torch.nn.functional.adaptive_avg_pool3d(x.reshape(1, 2, 7, 2, 5), (3, 1, 4))[:, :, :, 0]
+                              + torch.nn.functional.adaptive_avg_pool1d(x.flatten(2), 12).reshape(1, 2, 3, 4),
+                              [_floats(1, 2, 7, 10)], "adaptive_avg_pool2d"),
     "pad_modes": (lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1), "reflect")  # tresnet's anti-aliasing
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), mode="replicate")
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [_floats(1, 2, 5, 5)], "pad"),

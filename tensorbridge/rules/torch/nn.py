@@ -459,7 +459,34 @@ def read_adaptive_avg_pool(imp, node, x, output_size):
     if all(isinstance(i, int) and i % o == 0 for i, o in zip(in_sp, out)):
         k = [i // o for i, o in zip(in_sp, out)]
         return imp.emit("AveragePool", [imp.value(x)], {"kernel_shape": k, "strides": k})
-    raise ModelError(f"{node.name}: adaptive_avg_pool with output {out} from {list(in_sp)} is not supported")
+    if not all(isinstance(i, int) for i in in_sp):
+        raise ModelError(f"{node.name}: adaptive_avg_pool with output {out} from {list(in_sp)} is not supported")
+    return _adaptive_average(imp, imp.value(x), list(in_sp), out)
+
+
+def _adaptive_average(imp, y, in_sp: list, out: list):
+    """Adaptive average pooling where the bins overlap or differ in size (64 -> 7): along each spatial dim, a product
+    with the matrix averaging each output's bin [floor(i * n / o), ceil((i + 1) * n / o))."""
+    rank = 2 + len(in_sp)
+    for axis, (n, o) in enumerate(zip(in_sp, out), start=2):
+        if n == o:
+            continue
+        bins = np.zeros((o, n), np.float32)
+        for i in range(o):
+            start, end = (i * n) // o, -(-(i + 1) * n // o)
+            bins[i, start:end] = 1.0 / (end - start)
+        weights = imp.const(bins if axis < rank - 1 else bins.T, like=y)
+        if axis == rank - 1:
+            y = imp.emit("MatMul", [y, weights], suffix=f"bins{axis}")
+        elif axis == rank - 2:
+            y = imp.emit("MatMul", [weights, y], suffix=f"bins{axis}")
+        else:  # a leading spatial dim (3-D pooling's depth): moved next to last for the product
+            perm = list(range(rank))
+            perm[axis], perm[rank - 2] = rank - 2, axis
+            moved = imp.emit("MatMul", [weights, imp.emit("Transpose", [y], {"perm": perm}, suffix=f"to{axis}")],
+                             suffix=f"bins{axis}")
+            y = imp.emit("Transpose", [moved], {"perm": perm}, suffix=f"from{axis}")
+    return imp.emit("Identity", [y])
 
 
 @aten("adaptive_max_pool1d", "adaptive_max_pool2d", produces="GlobalMaxPool")

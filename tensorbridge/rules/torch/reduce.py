@@ -30,6 +30,34 @@ def read_reduce(imp, node, x, dim=None, keepdim=False, *rest, **kw):
     return imp.emit(op, axes, {"keepdims": int(bool(keepdim))})
 
 
+@aten("var", "std", produces=("ReduceMean", "Sub", "Mul", "Sqrt"))
+def read_variance(imp, node, x, *args, **kw):
+    """var / std over `dim` (all dims when None) with Bessel's `correction` (or `unbiased`, its older spelling): the
+    mean of the squared deviations, times n / (n - correction)."""
+    dim = args[0] if args and not isinstance(args[0], bool) else kw.get("dim")
+    unbiased = args[0] if args and isinstance(args[0], bool) else args[1] if len(args) > 1 and \
+        isinstance(args[1], bool) else kw.get("unbiased", True)
+    correction = kw.get("correction", 1 if unbiased else 0)
+    correction = 1 if correction is None else correction
+    keep = bool(kw.get("keepdim", args[2] if len(args) > 2 else False))
+    shape = [imp.dim(d) for d in imp.meta(x).shape]
+    dims = list(range(len(shape))) if dim is None or dim == [] else [dim] if isinstance(dim, int) else list(dim)
+    n = int(np.prod([shape[d] for d in dims])) if all(isinstance(shape[d], int) for d in dims) else None
+    if n is None or n <= correction:
+        raise ModelError(f"{node.name}: {node.target.__name__.split('.')[0]} over dims of run-time size or of no "
+                         "more elements than the correction")
+    xv = imp.value(x)
+    axes = imp.const(dims, dtype=np.int64)
+    deviation = imp.emit("Sub", [xv, imp.emit("ReduceMean", [xv, axes], {"keepdims": 1}, suffix="mean")],
+                         suffix="deviation")
+    squares = imp.emit("Mul", [deviation, deviation], suffix="squares")
+    variance = imp.emit("ReduceMean", [squares, axes], {"keepdims": int(keep)}, suffix="biased" if correction else "")
+    if correction:
+        variance = imp.emit("Mul", [variance, imp.const(n / (n - correction), like=xv)],
+                            suffix="" if node.target.__name__.startswith("var") else "corrected")
+    return imp.emit("Sqrt", [variance]) if node.target.__name__.startswith("std") else variance
+
+
 def _axes(node):
     """The reduced dims; None when the node passes its input through (no axes, noop_with_empty_axes)."""
     axes = node.input(1)

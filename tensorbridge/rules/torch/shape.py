@@ -391,11 +391,20 @@ def read_index(imp, node, x, indices):
         raise ModelError(f"{node.name}: boolean-mask indexing past the first dim is not supported")
     if len(present) == 1:
         return imp.emit("Gather", [imp.value(x), imp.value(indices[present[0]])], {"axis": present[0]})
-    if present != list(range(len(present))):
-        raise ModelError(f"{node.name}: advanced indexing on non-leading dims is not supported")
-    out_shape = list(imp.meta().shape)
-    batch = out_shape[:len(out_shape) - (imp.rank(x) - len(present))]
-    return imp.emit("GatherND", [imp.value(x), _index_tuples(imp, indices, present, batch)])
+    rank, out_shape = imp.rank(x), list(imp.meta().shape)
+    rest = [d for d in range(rank) if d not in present]
+    n_batch = len(out_shape) - len(rest)
+    # PyTorch puts the indexed dims' result where the indices stand when they are adjacent, else first
+    at = present[0] if present == list(range(present[0], present[0] + len(present))) else 0
+    xv = imp.value(x)
+    if present != list(range(len(present))):  # the indexed dims first: GatherND indexes the leading ones
+        xv = imp.emit("Transpose", [xv], {"perm": present + rest}, suffix="indexed_first")
+    gathered = imp.emit("GatherND", [xv, _index_tuples(imp, indices, present, out_shape[at:at + n_batch])],
+                        suffix="gathered" if at else "")
+    if not at:
+        return gathered
+    return imp.emit("Transpose", [gathered], {"perm": [*range(n_batch, n_batch + at), *range(n_batch),
+                                                        *range(n_batch + at, len(out_shape))]})
 
 
 def _index_tuples(imp, indices, present, batch):
