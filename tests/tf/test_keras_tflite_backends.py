@@ -239,3 +239,25 @@ def test_a_strided_dilated_convolution_reaches_keras(tmp_path, to, padding):
         runner = runner_for(str(dest))
     got = runner.run({runner.inputs[0][0]: x})[runner.outputs[0]]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("to", ["keras", "tflite"])
+def test_attention_over_values_of_another_depth(tmp_path, to):
+    """Values deeper than the queries and keys (iFormer's attention): Keras' dot_product_attention computes them
+    but gives the queries' shape while a model is built, so the product is written out."""
+    from tensorbridge import trust
+    from tensorbridge.verification.harness import runner_for
+
+    class Deeper(torch.nn.Module):
+        def forward(self, q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v).flatten(2) * 2
+
+    rng = np.random.default_rng(0)
+    feeds = [rng.standard_normal(s).astype(np.float32) for s in ((1, 2, 5, 4), (1, 2, 6, 4), (1, 2, 6, 7))]
+    expected = Deeper()(*map(torch.from_numpy, feeds)).numpy()
+    graph = tb.load(Deeper(), example_inputs=tuple(map(torch.from_numpy, feeds)))
+    dest = tb.save(graph, tmp_path / ("deeper.tflite" if to == "tflite" else "deeper_keras"), to=to)
+    with trust.trusting(True):  # the folder this test wrote
+        runner = runner_for(str(dest))
+    got = runner.run({name: f for (name, _, _), f in zip(runner.inputs, feeds)})[runner.outputs[0]]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

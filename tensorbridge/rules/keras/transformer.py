@@ -142,7 +142,16 @@ def _attention_check(node) -> str | None:
     mask = node.input(3)
     if node.attrs.get("is_causal") and mask is not None and may_hide_whole_rows(mask):
         return "Attention with is_causal and a mask that may hide every key of a query"
+    if _value_depth_differs(node) and (mask is not None or node.attrs.get("is_causal")):
+        return "Attention with values of another depth than the queries' and a mask"
     return sdpa_blocker(node)
+
+
+def _value_depth_differs(node) -> bool:
+    """Whether the values' depth differs from the queries' (iFormer), which Keras' dot_product_attention computes
+    but gives the queries' shape when building a model."""
+    q, v = node.inputs[0].shape, node.inputs[2].shape
+    return q is not None and v is not None and q[-1] != v[-1]
 
 
 @R.exports("Attention", check=_attention_check)
@@ -160,6 +169,10 @@ def write_attention(em, node):
         kw["mask" if mask.dtype == np.bool_ else "bias"] = em.tensor(mask)
     if a.get("scale") is not None:
         kw["scale"] = a["scale"]
+    if _value_depth_differs(node):  # softmax(q k^T * scale) v, written out
+        scale = a.get("scale") if a.get("scale") is not None else float(q.shape[-1]) ** -0.5
+        scores = P.binop(P.call("ops.matmul", em.tensor(q), P.call("ops.swapaxes", em.tensor(k), -1, -2)), "*", scale)
+        return em.out(node, P.call("ops.matmul", P.call("ops.softmax", scores, axis=-1), em.tensor(v)))
     key, value = bthd(k), bthd(v)
     heads = q.shape[1]
     if k.shape[1] == 1 and isinstance(heads, int) and heads > 1:  # one key head for all: Keras on TensorFlow
