@@ -310,10 +310,17 @@ R.add_export(("Sum",), write_variadic("torch.add"))
 R.add_export(("Mean",), write_variadic("torch.add"))
 
 
-@aten("contiguous", "clone", "alias", "detach", "lift_fresh_copy", "dropout", "feature_dropout", "alpha_dropout",
-      "_assert_tensor_metadata", produces=())
+@aten("contiguous", "clone", "alias", "detach", "lift_fresh_copy", "_assert_tensor_metadata", produces=())
 def read_passthrough(imp, node, x, *rest, **kw):
-    """Ops that only move or alias data at inference time: the IR value is the input."""
+    """Ops that only move or alias data: the IR value is the input."""
+    return imp.value(x)
+
+
+@aten("dropout", "feature_dropout", "alpha_dropout", produces=())
+def read_dropout(imp, node, x, p=0.5, train=False):
+    """Dropout: the input where it does not train."""
+    if train and p:
+        raise ModelError(f"{node.name}: dropout in training mode (export the model in eval mode)")
     return imp.value(x)
 
 
