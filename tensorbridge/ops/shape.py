@@ -574,8 +574,33 @@ def _pads_over_every_axis(graph, node) -> bool:
     return True
 
 
+def _crop_negative_pads(graph, node) -> bool:
+    """A Pad with negative widths (a crop: VOLO's folds) as the Pad of its positive widths, then a Slice."""
+    x, pads = node.inputs[0], const_ints(node.input(1))
+    if pads is None or x.shape is None or all(p >= 0 for p in pads):
+        return False
+    rank = len(pads) // 2
+    b = Builder.replacing(node)
+    y = x
+    if any(p > 0 for p in pads):
+        y = b.op("Pad", x, b.const(np.array([max(p, 0) for p in pads], np.int64), b.name("grown_pads")),
+                 node.input(2), **node.attrs, suffix="grown")
+    axes = [a for a in range(rank) if min(pads[a], pads[a + rank]) < 0]
+    starts = [max(-pads[a], 0) for a in axes]
+    ends = [pads[a + rank] if pads[a + rank] < 0 else np.iinfo(np.int64).max for a in axes]
+    graph.replace_node(node, [b.op("Slice", y, b.named(starts, "crop_start", np.int64),
+                                   b.named(ends, "crop_end", np.int64), b.named(axes, "crop_axes", np.int64))])
+    return True
+
+
 set_decomposition("Pad", lambda graph, node: _pads_over_every_axis(graph, node) if node.input(3) is not None
-                  else _decompose_edge_or_wrap_pad(graph, node))
+                  else _crop_negative_pads(graph, node) or _decompose_edge_or_wrap_pad(graph, node))
+
+
+def negative_pads(node) -> str | None:
+    """Why a target whose pad takes only widths of zero or more cannot write `node` as it is (a crop)."""
+    pads = const_ints(node.input(1))
+    return "negative pads (a crop)" if pads is not None and any(p < 0 for p in pads) else None
 
 
 @op("Tile", inputs="input repeats", outputs="output", family=F, layout=attribute("repeats", rule=L.tile),

@@ -8,8 +8,8 @@
   SegFormer, Wav2Vec2, ...);
 - a wide sample of timm's families (tests/models/timm_zoo.py);
 - files the frameworks' own writers make of some of those: SavedModels (`model.export`) and TFLite flatbuffers
-  (TensorFlow's converter) of keras.applications, ONNX files (torch.onnx.export) and TorchScript archives
-  (torch.jit.trace) of timm models.
+  (TensorFlow's converter) of keras.applications, ONNX files (torch.onnx.export, both exporters) and TorchScript
+  archives (torch.jit.trace) of timm models.
 
 A source builds to (model, example inputs): a file, or an in-memory torch module, and the feeds its own runtime
 is run on. Nothing is downloaded.
@@ -282,7 +282,8 @@ def timm_sources() -> list[Source]:
 EXPORTED_KERAS = ("MobileNetV2", "MobileNetV3Small", "EfficientNetB0", "ResNet50", "InceptionV3", "DenseNet121",
                   "ConvNeXtTiny", "NASNetMobile", "Xception", "EfficientNetV2B0")
 #: timm architectures also read as PyTorch writes them: torch.onnx.export (its TorchScript-based exporter, which
-#: made most published ONNX models, opset 17) and torch.jit.trace + torch.jit.save
+#: made most published ONNX models, opset 17), its torch.export-based exporter (the default now) and torch.jit.trace +
+#: torch.jit.save
 EXPORTED_TIMM = ("resnet18", "efficientnet_b0", "mobilenetv3_small_050", "convnext_atto", "vit_tiny_patch16_224",
                  "swin_tiny_patch4_window7_224", "regnety_002", "densenet121")
 
@@ -306,7 +307,8 @@ def tensorflow_file(name: str, kind: str) -> Source:
 
 
 def torch_file(name: str, kind: str) -> Source:
-    """timm `name` as an ONNX file (`kind` "onnx") or a TorchScript archive ("torchscript")."""
+    """timm `name` as an ONNX file (`kind` "onnx": the TorchScript-based exporter; "onnx_dynamo": torch.export's,
+    torch.onnx.export's default since PyTorch 2.9) or a TorchScript archive ("torchscript")."""
     def build(workdir: Path):
         import torch
 
@@ -318,6 +320,10 @@ def torch_file(name: str, kind: str) -> Source:
             path = workdir / f"{name}.onnx"
             torch.onnx.export(model, example, str(path), dynamo=False, opset_version=17, input_names=["pixels"],
                               output_names=["logits"])
+        elif kind == "onnx_dynamo":
+            path = workdir / f"{name}.onnx"
+            torch.onnx.export(model, example, str(path), dynamo=True, input_names=["pixels"], output_names=["logits"],
+                              verbose=False)
         else:
             path = workdir / f"{name}.pt"
             with torch.no_grad():
@@ -329,7 +335,7 @@ def torch_file(name: str, kind: str) -> Source:
 
 def written_sources() -> list[Source]:
     return [tensorflow_file(n, k) for k in ("savedmodel", "tflite") for n in EXPORTED_KERAS] + \
-        [torch_file(n, k) for k in ("onnx", "torchscript") for n in EXPORTED_TIMM]
+        [torch_file(n, k) for k in ("onnx", "onnx_dynamo", "torchscript") for n in EXPORTED_TIMM]
 
 
 FAMILIES = {"keras": keras_sources, "torch": torch_zoo_sources, "transformers": transformers_sources,

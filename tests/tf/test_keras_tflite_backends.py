@@ -261,3 +261,31 @@ def test_attention_over_values_of_another_depth(tmp_path, to):
         runner = runner_for(str(dest))
     got = runner.run({name: f for (name, _, _), f in zip(runner.inputs, feeds)})[runner.outputs[0]]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("to", ["keras", "tflite", "flax"])
+def test_a_pad_with_negative_widths_crops(tmp_path, to):
+    """ONNX's Pad removes where a width is negative (VOLO's fold writes one); Keras, LiteRT and jnp.pad take widths
+    of zero or more, so the pad is written as the pad of its positive widths and a slice."""
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from tensorbridge import trust
+    from tensorbridge.verification.harness import runner_for
+
+    if to == "flax":
+        pytest.importorskip("flax")
+    graph = h.make_graph([h.make_node("Pad", ["x", "pads"], ["y"])], "crop",
+                         [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 7])],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                         [nh.from_array(np.array([0, 0, -1, 2, 0, 0, 1, -2], np.int64), "pads")])
+    src = tmp_path / "crop.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    x = np.random.default_rng(0).standard_normal((1, 3, 6, 7)).astype(np.float32)
+    dest = tb.save(tb.load(src), tmp_path / {"tflite": "crop.tflite", "keras": "crop_keras", "flax": "crop_flax"}[to],
+                   to=to)
+    with trust.trusting(True):  # the folder this test wrote
+        runner = runner_for(str(dest))
+    got = runner.run({runner.inputs[0][0]: x})[runner.outputs[0]]
+    np.testing.assert_array_equal(got, np.pad(x, [(0, 0), (0, 0), (0, 1), (2, 0)])[:, :, 1:, :-2])

@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, int_operand, python_slices
+from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
 
@@ -108,14 +109,12 @@ def write_tile(em, node):
 PAD_MODES = {"constant", "reflect", "edge", "wrap"}
 
 
-@R.exports("Pad")
+@R.exports("Pad", check=negative_pads)
 def write_pad(em, node):
     x = node.inputs[0]
     rank = input_rank(node)
     pads = int_operand(node.inputs[1])
     axes = axes_of(node, 3, rank) or list(range(rank))
-    if any(p < 0 for p in pads):
-        raise Unsupported("negative pads (cropping)")
     widths = [(0, 0)] * rank
     for j, axis in enumerate(axes):
         widths[axis] = (pads[j], pads[j + len(axes)])

@@ -15,6 +15,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, python_slices
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.keras.base import (
     R,
     axes_list,
@@ -420,9 +421,9 @@ def read_op_pad(imp, op, args, kwargs, node):
     return imp.emit("Pad", operands, {"mode": mode})
 
 
-@R.exports("Pad", check=lambda n: "Pad with axes" if n.input(3) is not None else None if n.attrs.get(
-           "mode", "constant") in ("constant", "reflect") else
-           "Keras's TensorFlow backend pads only with a constant or a reflection")
+@R.exports("Pad", check=lambda n: "Pad with axes" if n.input(3) is not None else negative_pads(n) or (
+           None if n.attrs.get("mode", "constant") in ("constant", "reflect") else
+           "Keras's TensorFlow backend pads only with a constant or a reflection"))
 def write_pad(em, node):
     x, pads = node.inputs[0], node.inputs[1]
     p = int_operand(pads)
