@@ -234,3 +234,16 @@ def test_an_if_whose_branches_differ_in_shape_is_refused(tmp_path):
     with pytest.raises(UnsupportedError, match="branches whose outputs differ in shape"):
         tb.save(g, tmp_path / "branches", to="flax")
     assert not (tmp_path / "branches").exists()
+
+
+def test_an_average_pool_whose_ceil_mode_adds_a_window(tmp_path):
+    """PyTorch's AvgPool2d(ceil_mode=True) counting its padding (VOLO's token pooling), where rounding up adds a
+    window that overhangs the input: written as the window's taps, since nnx.avg_pool would count the overhang."""
+    import torch
+
+    pool = torch.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True).eval()
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((1, 4, 8, 8)).astype(np.float32))
+    graph = tb.load(pool, example_inputs=(x,))
+    folder = tb.save(graph, tmp_path / "pool", to="flax")
+    report = tb.verify(graph, folder, trust_code=True)
+    assert report.status == "PASS" and max(o.robust_rel for o in report.outputs) <= 1e-6, report.summary()

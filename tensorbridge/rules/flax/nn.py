@@ -229,13 +229,17 @@ def write_max_pool(em, node):
     em.out(node, P.call("nnx.max_pool", em.tensor(node.inputs[0]), kernel, strides=strides, padding=padding))
 
 
-@R.exports("AveragePool", check=_pool_check)
+def _average_pool_check(node) -> str | None:
+    if node.attrs.get("ceil_mode") and node.attrs.get("count_include_pad", 0):
+        return "ceil_mode with count_include_pad"  # nnx.avg_pool would count the added window's overhang
+    return _pool_check(node)
+
+
+@R.exports("AveragePool", check=_average_pool_check)
 def write_average_pool(em, node):
     require_nhwc(node)
     kernel, strides, padding = _window(node)
     include = bool(node.attrs.get("count_include_pad", 0))
-    if node.attrs.get("ceil_mode") and include:
-        raise Unsupported("ceil_mode with count_include_pad")
     em.out(node, P.call("nnx.avg_pool", em.tensor(node.inputs[0]), kernel, strides=strides, padding=padding,
                         count_include_pad=include))
 
