@@ -460,6 +460,9 @@ class TargetSkeleton:
     promoting_arithmetic: Callable | None = None
     #: a value -> the target's test of whether it is a tensor (`isinstance(x, torch.Tensor)`, `ops.is_tensor(x)`)
     is_tensor: Callable | None = None
+    #: (tensor expr, index expr of slices, integers and an Ellipsis, value expr) -> the tensor with the indexed part
+    #: replaced (PyTorch's in-place `x[1:, :k] = v`, written without changing x), or None where not written
+    slice_update: Callable | None = None
     #: a NumPy array the source keeps as an attribute -> the target's tensor of it (PyTorch's tensors do not take
     #: part in arithmetic with arrays), or None where arrays mix with the target's tensors
     array_constant: Callable | None = None

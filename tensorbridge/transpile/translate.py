@@ -1205,7 +1205,7 @@ class Translator:
         if isinstance(target, ast.Subscript):
             _, target_kind = self.expr(target.value, scope, info)
             if target_kind == TENSOR and not self._init_tensors(scope):
-                self._block(stmt, "assignment into a tensor", "in-place writes into tensors are not translated")
+                return self._slice_assignment(stmt, target, value, scope, info)
             if kind in (MODULE, OWN, MODULES):
                 self._fill_container(target.value, info)
             return [ast.Assign([target], value, lineno=stmt.lineno)]
@@ -1269,8 +1269,10 @@ class Translator:
         if scope.mode != "init" and info is not None:  # `x, self.attn = attention(...)`
             for attr in [t.attr for t in ast.walk(target) if is_self_attr(t)]:
                 self._set_in_forward(stmt, attr, info, kind)
-        if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Name) and stmt.value.id in scope.groups:
-            scope.groups[target.id] = scope.groups[stmt.value.id]  # `identity = x`: both name one tensor
+        base = _view_base(stmt.value)
+        if base in scope.groups and scope.kinds.get(base) == TENSOR:
+            for n in names:  # `identity = x`, `y = x.view(-1)`, `q, k = x.unbind(0)`: names of x's memory
+                scope.groups[n] = scope.groups[base]
         else:
             for n in names:
                 scope.groups[n] = self._new_group()
@@ -1415,7 +1417,7 @@ class Translator:
         for name, written, why in self._overwritten:
             if name == result:
                 continue
-            aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(name) and n != name]
+            aliases = [n for n in _live_aliases(scope, name) if n != result]  # `y = h.add_(1)`: y is h's result
             if aliases:
                 self._block(stmt, f"in-place operation on {name}",
                             f"{', '.join(aliases)} refers to the same tensor and would change with it")
@@ -1433,6 +1435,33 @@ class Translator:
         self._overwritten = []
         return extra
 
+    def _slice_assignment(self, stmt, target: ast.Subscript, value, scope: Scope, info) -> list[ast.stmt]:
+        """`out[:, :-1, :fold] = x[:, 1:, :fold]` in a forward pass (the Temporal Shift Module): the name rebound
+        to the target's update of the tensor (TargetSkeleton.slice_update), where the index holds slices with a step
+        of one, integers and an Ellipsis, and no other name refers to the same tensor (it would change too)."""
+        name = target.value.id if isinstance(target.value, ast.Name) else None
+        items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        aliases = _live_aliases(scope, name) if name else []
+        why = (f"{self.target.framework} code writes none" if self.dst.slice_update is None else
+               "only a name's items are assigned" if name is None else
+               f"{', '.join(aliases)} refers to the same tensor and would change with it" if aliases else None)
+        parts = []
+        for item in items if why is None else []:
+            if isinstance(item, ast.Slice) and item.step is not None and known(item.step) != 1:
+                why = "a slice with a step"
+                break
+            part, kind = self._expr(item, scope, info)
+            if kind not in (PYTHON, UNKNOWN) or isinstance(item, (ast.List, ast.Tuple)):
+                why = "an index given by a tensor or a list (only slices, integers and ... are written)"
+                break
+            parts.append(part)
+        if why is not None:
+            self._block(stmt, "assignment into a tensor", why)
+            return []
+        index = ast.Tuple(parts, ast.Load()) if isinstance(target.slice, ast.Tuple) else parts[0]
+        updated = self.dst.slice_update(ast.Name(name, ast.Load()), index, value)
+        return [ast.Assign([ast.Name(name, ast.Store())], updated, lineno=stmt.lineno)]
+
     def _aug_assign(self, stmt: ast.AugAssign, scope: Scope, info) -> list[ast.stmt]:
         value, kind = self.expr(stmt.value, scope, info)
         target_value, target_kind = self.expr(stmt.target, scope, info)
@@ -1442,8 +1471,7 @@ class Translator:
             if not isinstance(stmt.target, ast.Name):
                 self._block(stmt, "in-place update of a tensor", "only names are updated in place")
                 return []
-            aliases = [n for n, g in scope.groups.items() if g == scope.groups.get(stmt.target.id)
-                       and n != stmt.target.id]
+            aliases = _live_aliases(scope, stmt.target.id)
             if aliases:
                 self._block(stmt, f"in-place `{ast.unparse(stmt)}`",
                             f"{', '.join(aliases)} refers to the same tensor and would change with it")
@@ -1581,14 +1609,16 @@ class Translator:
         """(shape expression, initializer) of `torch.zeros(shape)`-like data, scaled by a constant or not (also by
         a method: StyleGAN2's `torch.randn(n, m).div_(lr_mul)`, `torch.zeros(n).fill_(bias_init)`)."""
         method = data.func.attr if isinstance(data, ast.Call) and isinstance(data.func, ast.Attribute) else None
-        if method == "normal_" and not data.args and {k.arg for k in data.keywords} <= {"mean", "std"} and \
-                all(known(k.value) == 0 for k in data.keywords if k.arg == "mean") and \
-                not any(self._uses_framework(k.value) for k in data.keywords):
-            # `torch.empty(1, n, d).normal_(std=0.02)` (torchvision's ViT): drawn from a normal distribution
+        given = {**dict(zip(("mean", "std"), data.args)), **{k.arg: k.value for k in data.keywords}} \
+            if method == "normal_" else {}
+        if method == "normal_" and len(data.args) <= 2 and set(given) <= {"mean", "std"} and \
+                known(given.get("mean", 0)) == 0 and not any(self._uses_framework(v) for v in given.values()):
+            # `torch.empty(1, n, d).normal_(std=0.02)` (torchvision's ViT), `torch.zeros(n, k).normal_(0, std)`
+            # (Linformer's projections): drawn from a normal distribution
             inner = self._initial_value(data.func.value, scope, info)
             if inner is None or inner[1] != ("zeros", None):
                 return None
-            std = next((self.expr(k.value, scope, info)[0] for k in data.keywords if k.arg == "std"), None)
+            std = self.expr(given["std"], scope, info)[0] if "std" in given else None
             return inner[0], ("normal", std)
         if method in SCALING_METHODS and len(data.args) == 1 and not data.keywords and \
                 not self._uses_framework(data.args[0]):
@@ -2976,6 +3006,38 @@ def changed_parameters(function: ast.FunctionDef, changes_first) -> dict:
         if target is not None and target.id in params and node.lineno <= bound.get(target.id, node.lineno):
             changed.setdefault(target.id, node.lineno)
     return changed
+
+
+#: tensor methods whose result is a new tensor, never a view of (nor the same tensor as) the one they are called on
+FRESH_METHODS = frozenset(
+    "clone add sub mul div pow exp log sqrt rsqrt abs neg sigmoid tanh relu softmax log_softmax matmul bmm mm sum "
+    "mean amax amin prod std var norm cumsum cumprod masked_fill clamp clip argmax argmin round floor ceil sign gather "
+    "index_select repeat repeat_interleave flip roll tril triu new_zeros new_ones new_full new_empty new_tensor "
+    "eq ne lt le gt ge logical_not".split())
+
+
+def _view_base(node) -> str | None:
+    """The name whose tensor `node` may share memory with: the base of a chain of indexing and tensor methods
+    other than FRESH_METHODS (`x.view(-1)`, `x[:, 0]`, `x.transpose(1, 2)`, `x.float()`, which is x when it is
+    float already), or a name itself; None for anything else (a layer's or a function's result)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr not in FRESH_METHODS:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "real", "data"):
+            node = node.value
+        else:
+            return None
+
+
+def _live_aliases(scope, name: str) -> list[str]:
+    """The other names of `name`'s tensor (or of a view of it) that later statements read: an in-place change of
+    it would change them too."""
+    return [n for n, g in scope.groups.items() if g == scope.groups.get(name) and n != name and _reads(scope.rest, n)]
 
 
 def _reads(stmts, name: str) -> bool:

@@ -3272,6 +3272,8 @@ CASES = [
     ("SwinMergeOdd", (), (2, 25, 4)),
     ("SegformerBlockLite", (), (2, 16, 8)),
     ("FNetLayer", (8, 16), (2, 5, 8)),
+    ("TemporalShift", (4, 4), (8, 8, 3, 3)),
+    ("EdgeTokens", (6,), (2, 5, 6)),
     ("_DenseLayer", (8, 4, 2, 0.0), (1, 8, 6, 6)),
     ("_DenseBlock", (2, 8, 2, 4, 0.0), (1, 8, 6, 6)),
     ("_Transition", (8, 4), (1, 8, 6, 6)),
@@ -8747,6 +8749,41 @@ class FNetLayer(nn.Module):
         return self.output_norm(x + self.ff(x)) + torch.real(torch.fft.fftn(x, dim=(1, 2))) * 0.1
 
 
+class TemporalShift(nn.Module):
+    """The Temporal Shift Module: parts of the channels shifted one frame back and forward by assigning into slices
+    of a new tensor in the forward pass."""
+
+    def __init__(self, n_segment=4, n_div=4):
+        super().__init__()
+        self.n_segment = n_segment
+        self.fold_div = n_div
+
+    def forward(self, x):
+        nt, c, h, w = x.size()
+        x = x.view(nt // self.n_segment, self.n_segment, c, h, w)
+        fold = c // self.fold_div
+        out = torch.zeros_like(x)
+        out[:, :-1, :fold] = x[:, 1:, :fold]
+        out[:, 1:, fold: 2 * fold] = x[:, :-1, fold: 2 * fold]
+        out[:, :, 2 * fold:] = x[:, :, 2 * fold:]
+        return out.view(nt, c, h, w)
+
+
+class EdgeTokens(nn.Module):
+    """Assignments into a copy: an Ellipsis and an integer index, a number and a broadcast tensor as the values."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = self.fc(x).clone()
+        y[..., 0] = 0.5
+        y[:, -1] = y[:, 0] * 2
+        y[:, 1:3, -2:] = x[:, :1, :2]
+        return y
+
+
 REFUSED = [
     (HEADER + "class DataDependent(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        if x.sum() > 0:\n"
@@ -8817,6 +8854,12 @@ REFUSED = [
     (HEADER + "class ParameterCount(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
      "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n"
      "        return self.fc(x) * sum(p.numel() for p in self.parameters())\n", "layer base class"),
+    (HEADER + "class ViewThenAdd(nn.Module):\n    def forward(self, x):\n        x = x.clone()\n"
+     "        y = x.view(-1)\n        x += 1\n        return y\n", "refers to the same tensor"),
+    (HEADER + "class SliceThenScale(nn.Module):\n    def forward(self, x):\n        x = x * 1\n"
+     "        y = x[:, 0]\n        x.mul_(2)\n        return y\n", "refers to the same tensor"),
+    (HEADER + "class AliasedWrite(nn.Module):\n    def forward(self, x):\n        x = x.clone()\n"
+     "        y = x.view(-1)\n        x[:, 0] = 1.0\n        return y\n", "refers to the same tensor"),
     (HEADER + "class Conv1d(nn.Conv1d):\n    def _conv_forward(self, x, weight, bias):\n"
      "        return super()._conv_forward(x, weight.to(x.dtype), None if bias is None else bias.to(x.dtype))\n",
      "overrides _conv_forward"),

@@ -692,7 +692,8 @@ C.weight_attributes = {"Embedding": {"embedding": ("W", False)},
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_features": "in_channels", "out_features": "filters"}, "Dropout": {"rate": "ratio"},
                        "Embedding": {"num_embeddings": "num_embeddings", "features": "embedding_dim"},
-                       "LayerNormalization": {"epsilon": "epsilon"}}
+                       "LayerNormalization": {"epsilon": "epsilon"}} | {
+    f"{rnn}Cell": {"hidden_size": "hidden_size"} for rnn in ("LSTM", "GRU", "RNN")}  # as TorchCell keeps it
 
 C.skeleton = TargetSkeleton(
     sequential_layers="layers",
@@ -718,6 +719,8 @@ C.skeleton = TargetSkeleton(
     wrappers=frozenset(WRAPPERS),
     penalized=lambda layer, penalties: P.call("Penalized", layer, **penalties),
     is_layer=lambda value: P.call("is_layer", value),
+    slice_update=lambda x, index, value: P.method(
+        ast.Subscript(ast.Attribute(x, "at", ast.Load()), index, ast.Load()), "set", value),
     sequential_append=lambda container, layer: P.method(ast.Attribute(container, "layers", ast.Load()), "append",
                                                         layer),
     weight_value=lambda weight: ast.Subscript(weight, ast.Constant(Ellipsis), ast.Load()),

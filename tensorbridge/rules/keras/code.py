@@ -201,6 +201,34 @@ HELPERS["ChannelDropout"] = definition(
 HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
+def _index_value(index: ast.expr) -> ast.expr:
+    """An index written as a value passed to a function: its slices as `slice(start, stop)`."""
+    if isinstance(index, ast.Tuple):
+        return ast.Tuple([_index_value(item) for item in index.elts], ast.Load())
+    if isinstance(index, ast.Slice):
+        return P.call("slice", *([index.lower or P.lit(None), index.upper] if index.upper else
+                                 [index.lower, P.lit(None)] if index.lower else [P.lit(None)]))
+    return index
+
+
+HELPERS["assign_slice"] = definition("""def assign_slice(x, index, value):
+    \"\"\"x with x[index] = value, as PyTorch's in-place assignment computes it, without changing x: index holds
+    slices with a step of one, integers and an Ellipsis.\"\"\"
+    index = index if isinstance(index, tuple) else (index,)
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        index = index[:at] + (slice(None),) * (len(x.shape) - len(index) + 1) + index[at + 1:]
+    shape = ops.shape(x)
+    starts = []
+    for axis, item in enumerate(index):
+        start = (item.start or 0) if isinstance(item, slice) else item
+        starts.append(start + shape[axis] if start < 0 else start)
+    updates = ops.cast(ops.broadcast_to(value, ops.shape(x[index])), x.dtype)
+    for axis, item in enumerate(index):
+        if not isinstance(item, slice):
+            updates = ops.expand_dims(updates, axis)
+    return ops.slice_update(x, starts + [0] * (len(shape) - len(index)), updates)
+""")
 HELPERS.update(SPATIAL_PADDING_HELPER)
 HELPERS.update(CEIL_MODE_PADDING_HELPER)
 HELPERS["copy_layer"] = definition('''def copy_layer(value):
@@ -686,6 +714,7 @@ C.skeleton = TargetSkeleton(
     init_tensors=numpy_constants.TABLE,
     layer_class="keras.layers.Layer",
     is_tensor=lambda value: P.call("ops.is_tensor", value),
+    slice_update=lambda x, index, value: P.call("assign_slice", x, _index_value(index), value),
     promoting_arithmetic=_promoting_arithmetic,
     constant_weight=lambda value, trainable, name: P.call(
         "keras.Variable", as_float32(value), **({} if trainable else {"trainable": False}),

@@ -686,7 +686,8 @@ C.weight_attributes = {"Embedding": {"embeddings": ("W", False)},
                        "LayerNormalization": {"gamma": ("scale", False), "beta": ("B", False)}}
 C.config_attributes = {"Dense": {"units": "units"}, "Conv": {"filters": "filters"}, "Dropout": {"rate": "ratio"},
                        "Embedding": {"input_dim": "num_embeddings", "output_dim": "embedding_dim"},
-                       "LayerNormalization": {"epsilon": "epsilon"}}
+                       "LayerNormalization": {"epsilon": "epsilon"}} | {
+    f"{rnn}Cell": {"units": "hidden_size"} for rnn in ("LSTM", "GRU", "RNN")}  # TorchCell keeps `units` too
 
 C.source = SourceSkeleton(
     sequential_layers="layers", sequential_append="add",

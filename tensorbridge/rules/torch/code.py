@@ -850,7 +850,8 @@ C.layer_settings = {f"{NN}Conv{n}d": {"kernel_size": n, "stride": n, "padding": 
 C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "units"},
                        "Conv": {"in_channels": "in_channels", "out_channels": "filters"}, "Dropout": {"p": "ratio"},
                        "Embedding": {"num_embeddings": "num_embeddings", "embedding_dim": "embedding_dim"},
-                       "LayerNormalization": {"eps": "epsilon"}}
+                       "LayerNormalization": {"eps": "epsilon"}} | {
+    f"{rnn}Cell": {"input_size": "input_size", "hidden_size": "hidden_size"} for rnn in ("LSTM", "GRU", "RNN")}
 
 #: transformers' activations by name, as the torch layers computing them (the names whose layers hold no weights
 #: and have a row; "gelu_new" and "gelu_pytorch_tanh" are the tanh approximation)
