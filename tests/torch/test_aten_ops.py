@@ -176,6 +176,9 @@ CORE_ATEN = {
                               + torch.nn.functional.adaptive_avg_pool3d(x.reshape(1, 2, 7, 2, 5), (3, 1, 4))[:, :, :, 0]
                               + torch.nn.functional.adaptive_avg_pool1d(x.flatten(2), 12).reshape(1, 2, 3, 4),
                               [_floats(1, 2, 7, 10)], "adaptive_avg_pool2d"),
+    "type_promotion": (lambda a, b, x: a / b + a * 0.5 + torch.arange(4) / 4 + (x + (x > 0)) * 2  # BEiT's bool mask
+                       + torch.maximum(a, x) + a % 3 + x ** 2, [_ints(-9, 9, 3, 4), _ints(1, 5, 3, 4), _floats(3, 4)],
+                       "div"),
     "pad_modes": (lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1), "reflect")  # tresnet's anti-aliasing
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), mode="replicate")
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [_floats(1, 2, 5, 5)], "pad"),

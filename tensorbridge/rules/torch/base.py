@@ -115,9 +115,27 @@ def _read_unary(ir_op):
     return convert
 
 
+#: IR ops of PyTorch's arithmetic, whose operands PyTorch promotes to the result's dtype (an int tensor times 0.5,
+#: true division of ints, a float plus a bool mask)
+PROMOTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod"})
+
+
+def _promoted(imp, x, dtype):
+    """An operand (fx node or Python number) as an IR value of `dtype`, cast where it holds another."""
+    if not (hasattr(x, "name") and hasattr(x, "op")):
+        return imp.const(x, dtype=dtype)
+    v = imp.value(x)
+    return v if v.dtype == dtype else imp.emit("Cast", [v], {"to": dtypes.name(dtype)}, suffix="promoted")
+
+
 def _read_binary(ir_op, attrs):
     def convert(imp, node, a, b, *rest, **kw):
-        av, bv = imp.value(a, like=b), imp.value(b, like=a)
+        out = imp.meta()
+        if ir_op in PROMOTING and hasattr(out, "dtype") and str(out.dtype).removeprefix("torch.") in TORCH_DTYPES:
+            result = np.dtype(dtypes.dtype(dtype_name(out.dtype)))
+            av, bv = _promoted(imp, a, result), _promoted(imp, b, result)
+        else:
+            av, bv = imp.value(a, like=b), imp.value(b, like=a)
         alpha = kw.get("alpha", rest[0] if rest else 1)
         if alpha != 1 and ir_op in ("Add", "Sub"):
             bv = imp.emit("Mul", [bv, imp.const(alpha, like=bv)], suffix="alpha")
