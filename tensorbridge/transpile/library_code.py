@@ -127,14 +127,19 @@ def _bound_names(tree: ast.Module) -> set[str]:
 
 def source_file(module: str) -> Path | None:
     """The source file of `module`, found along sys.path without importing it or its packages."""
+    origin = getattr(_find_spec(module), "origin", None)
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+def _find_spec(module: str):
+    """The module's import spec, found along sys.path without importing it or its packages (None: not found)."""
     parts = module.split(".")
     spec = importlib.machinery.PathFinder.find_spec(parts[0])
     for part in parts[1:]:
         if spec is None or not spec.submodule_search_locations:
             return None
         spec = importlib.machinery.PathFinder.find_spec(part, spec.submodule_search_locations)
-    origin = getattr(spec, "origin", None)
-    return Path(origin) if origin and origin.endswith(".py") else None
+    return spec
 
 
 class _Library:
@@ -277,18 +282,8 @@ def _installed(stmt) -> bool:
             return False
         if stmt.module.split(".")[0] in FRAMEWORK_ROOTS:
             return all(resolve(f"{stmt.module}.{a.name}") is not None for a in stmt.names)
-        return _module_found(stmt.module)
-    return all(_module_found(a.name) for a in stmt.names)
-
-
-def _module_found(module: str) -> bool:
-    parts = module.split(".")
-    spec = importlib.machinery.PathFinder.find_spec(parts[0])
-    for part in parts[1:]:
-        if spec is None or not spec.submodule_search_locations:
-            return False
-        spec = importlib.machinery.PathFinder.find_spec(part, spec.submodule_search_locations)
-    return spec is not None
+        return _find_spec(stmt.module) is not None
+    return all(_find_spec(a.name) is not None for a in stmt.names)
 
 
 def _binds_here(tree: ast.Module, name: str) -> bool:
