@@ -121,7 +121,8 @@ C.layer(f"{NN}LayerNorm", "LayerNormalization", "normalized_shape eps=1e-05 elem
 for _path in ("timm.layers.LayerNorm", "timm.layers.norm.LayerNorm"):
     C.layer(_path, "LayerNormalization", "num_channels eps=1e-06 affine=True device=None dtype=None",
             read=lambda a: _layer_norm({"normalized_shape": a["num_channels"], "eps": a["eps"],
-                                        "elementwise_affine": a["affine"], "bias": True}), to_ir=NORM_WEIGHTS.to_ir)
+                                        "elementwise_affine": a["affine"], "bias": True}), to_ir=NORM_WEIGHTS.to_ir,
+            call="x")
 C.layer(f"{NN}GroupNorm", "GroupNormalization", "num_groups num_channels eps=1e-05 affine=True",
         read=lambda a: OpCall("GroupNormalization", attrs={"num_groups": a["num_groups"], "epsilon": a["eps"],
                                                             "affine": a["affine"], "axis": 1,
