@@ -180,32 +180,45 @@ def test_a_learned_tensor_is_a_trainable_weight_of_the_generated_keras_model(tmp
     assert [n.op for n in tb.load(str(folder)).nodes] == ["Add", "Dense"]  # and read back as a weight
 
 
+def _onnx_graph(tmp_path, name: str, nodes, x_shape, initializers, y_shape=None):
+    """A one-input ONNX model of `nodes` (input "x" of `x_shape`, output "y" of `y_shape`), saved and read."""
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    graph = h.make_graph(nodes, name, [h.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                         [h.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], initializers)
+    src = tmp_path / f"{name}.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    return tb.load(src)
+
+
+def _run_written(graph, tmp_path, to: str, feeds):
+    """`graph` written as `to` and run in that format's runtime on `feeds` (in its inputs' order): its first
+    output."""
+    from tensorbridge import trust
+    from tensorbridge.verification.harness import runner_for
+
+    dest = tb.save(graph, tmp_path / ("model.tflite" if to == "tflite" else f"model_{to}"), to=to)
+    with trust.trusting(True):  # the folder this test wrote
+        runner = runner_for(str(dest))
+    return runner.run({name: f for (name, _, _), f in zip(runner.inputs, feeds)})[runner.outputs[0]]
+
+
 @pytest.mark.parametrize("to", ["keras", "tflite"])
 def test_a_reshape_computed_from_the_batch_size_keeps_the_batch_open(tmp_path, to):
     """Shape -> Gather -> Concat -> Reshape, as exporters write a flatten that keeps the batch dynamic: the target
     is what shape inference knows ([N, 12]), written with -1; the model runs at any batch size."""
-    from onnx import TensorProto
     from onnx import helper as h
     from onnx import numpy_helper as nh
-
-    from tensorbridge import trust
-    from tensorbridge.verification.harness import runner_for
 
     nodes = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
              h.make_node("Unsqueeze", ["n", "axis"], ["n1"]), h.make_node("Concat", ["n1", "rest"], ["shape"], axis=0),
              h.make_node("Reshape", ["x", "shape"], ["flat"]), h.make_node("Relu", ["flat"], ["y"])]
-    graph = h.make_graph(nodes, "flatten", [h.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])],
-                         [h.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 12])],
-                         [nh.from_array(np.array(0, np.int64), "zero"), nh.from_array(np.array([0], np.int64), "axis"),
-                          nh.from_array(np.array([12], np.int64), "rest")])
-    src = tmp_path / "flatten.onnx"
-    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
-    dest = tb.save(tb.load(src), tmp_path / ("flat.tflite" if to == "tflite" else "flat_keras"), to=to)
+    graph = _onnx_graph(tmp_path, "flatten", nodes, ["N", 3, 4],
+                        [nh.from_array(np.array(0, np.int64), "zero"), nh.from_array(np.array([0], np.int64), "axis"),
+                         nh.from_array(np.array([12], np.int64), "rest")], y_shape=["N", 12])
     x = np.random.default_rng(0).standard_normal((3, 3, 4)).astype(np.float32)
-    with trust.trusting(True):  # the folder this test wrote
-        runner = runner_for(str(dest))
-    out = runner.run({runner.inputs[0][0]: x})
-    np.testing.assert_allclose(out[runner.outputs[0]], np.maximum(x.reshape(3, 12), 0), rtol=1e-6)
+    np.testing.assert_allclose(_run_written(graph, tmp_path, to, [x]), np.maximum(x.reshape(3, 12), 0), rtol=1e-6)
 
 
 @pytest.mark.parametrize("to", ["keras", "tflite"])
@@ -214,40 +227,25 @@ def test_a_strided_dilated_convolution_reaches_keras(tmp_path, to, padding):
     """Keras convolutions take strides or dilations above 1, not both (SKNet's dilated branch at stride 2): the
     convolution is written dilated at stride 1 with every second output kept, plain and depthwise, and an ONNX
     SAME-padded one after its pads are made explicit."""
-    from onnx import TensorProto
     from onnx import helper as h
     from onnx import numpy_helper as nh
-
-    from tensorbridge import trust
-    from tensorbridge.verification.harness import runner_for
 
     rng = np.random.default_rng(0)
     pads = {"pads": [2, 1, 2, 1]} if padding == "explicit" else {"auto_pad": "SAME_UPPER"}
     nodes = [h.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], dilations=[2, 2], **pads),
              h.make_node("Conv", ["c", "dw"], ["y"], strides=[2, 1], dilations=[1, 2], group=4, **pads)]
-    graph = h.make_graph(nodes, "strided_dilated", [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 13, 12])],
-                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                         [nh.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
-                          nh.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "dw")])
-    src = tmp_path / "strided_dilated.onnx"
-    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
-    graph = tb.load(src)
+    graph = _onnx_graph(tmp_path, "strided_dilated", nodes, [1, 3, 13, 12],
+                        [nh.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w"),
+                         nh.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "dw")])
     x = rng.standard_normal((1, 3, 13, 12)).astype(np.float32)
     expected = tb.run(graph, {"x": x})["y"]
-    dest = tb.save(graph, tmp_path / ("model.tflite" if to == "tflite" else "model_keras"), to=to)
-    with trust.trusting(True):  # the folder this test wrote
-        runner = runner_for(str(dest))
-    got = runner.run({runner.inputs[0][0]: x})[runner.outputs[0]]
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(_run_written(graph, tmp_path, to, [x]), expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("to", ["keras", "tflite"])
 def test_attention_over_values_of_another_depth(tmp_path, to):
     """Values deeper than the queries and keys (iFormer's attention): Keras' dot_product_attention computes them
     but gives the queries' shape while a model is built, so the product is written out."""
-    from tensorbridge import trust
-    from tensorbridge.verification.harness import runner_for
-
     class Deeper(torch.nn.Module):
         def forward(self, q, k, v):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v).flatten(2) * 2
@@ -256,36 +254,20 @@ def test_attention_over_values_of_another_depth(tmp_path, to):
     feeds = [rng.standard_normal(s).astype(np.float32) for s in ((1, 2, 5, 4), (1, 2, 6, 4), (1, 2, 6, 7))]
     expected = Deeper()(*map(torch.from_numpy, feeds)).numpy()
     graph = tb.load(Deeper(), example_inputs=tuple(map(torch.from_numpy, feeds)))
-    dest = tb.save(graph, tmp_path / ("deeper.tflite" if to == "tflite" else "deeper_keras"), to=to)
-    with trust.trusting(True):  # the folder this test wrote
-        runner = runner_for(str(dest))
-    got = runner.run({name: f for (name, _, _), f in zip(runner.inputs, feeds)})[runner.outputs[0]]
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_run_written(graph, tmp_path, to, feeds), expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("to", ["keras", "tflite", "flax"])
 def test_a_pad_with_negative_widths_crops(tmp_path, to):
     """ONNX's Pad removes where a width is negative (VOLO's fold writes one); Keras, LiteRT and jnp.pad take widths
     of zero or more, so the pad is written as the pad of its positive widths and a slice."""
-    from onnx import TensorProto
     from onnx import helper as h
     from onnx import numpy_helper as nh
 
-    from tensorbridge import trust
-    from tensorbridge.verification.harness import runner_for
-
     if to == "flax":
         pytest.importorskip("flax")
-    graph = h.make_graph([h.make_node("Pad", ["x", "pads"], ["y"])], "crop",
-                         [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 7])],
-                         [h.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                         [nh.from_array(np.array([0, 0, -1, 2, 0, 0, 1, -2], np.int64), "pads")])
-    src = tmp_path / "crop.onnx"
-    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    graph = _onnx_graph(tmp_path, "crop", [h.make_node("Pad", ["x", "pads"], ["y"])], [1, 3, 6, 7],
+                        [nh.from_array(np.array([0, 0, -1, 2, 0, 0, 1, -2], np.int64), "pads")])
     x = np.random.default_rng(0).standard_normal((1, 3, 6, 7)).astype(np.float32)
-    dest = tb.save(tb.load(src), tmp_path / {"tflite": "crop.tflite", "keras": "crop_keras", "flax": "crop_flax"}[to],
-                   to=to)
-    with trust.trusting(True):  # the folder this test wrote
-        runner = runner_for(str(dest))
-    got = runner.run({runner.inputs[0][0]: x})[runner.outputs[0]]
-    np.testing.assert_array_equal(got, np.pad(x, [(0, 0), (0, 0), (0, 1), (2, 0)])[:, :, 1:, :-2])
+    np.testing.assert_array_equal(_run_written(graph, tmp_path, to, [x]),
+                                  np.pad(x, [(0, 0), (0, 0), (0, 1), (2, 0)])[:, :, 1:, :-2])

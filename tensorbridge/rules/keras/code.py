@@ -201,6 +201,8 @@ HELPERS["ChannelDropout"] = definition(
 HELPERS.update(function_helpers("ops", "ops.rsqrt", "ops.softmax", "ops.cast",
                                dropout="keras.random.dropout(weights, dropout_p)"))
 HELPERS.update(numpy_constants.HELPERS)
+
+
 def _index_value(index: ast.expr) -> ast.expr:
     """An index written as a value passed to a function: its slices as `slice(start, stop)`."""
     if isinstance(index, ast.Tuple):

@@ -120,7 +120,7 @@ def _read_unary(ir_op):
 PROMOTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod"})
 
 
-def _promoted(imp, x, dtype):
+def as_dtype(imp, x, dtype):
     """An operand (fx node or Python number) as an IR value of `dtype`, cast where it holds another."""
     if not (hasattr(x, "name") and hasattr(x, "op")):
         return imp.const(x, dtype=dtype)
@@ -133,7 +133,7 @@ def _read_binary(ir_op, attrs):
         out = imp.meta()
         if ir_op in PROMOTING and hasattr(out, "dtype") and str(out.dtype).removeprefix("torch.") in TORCH_DTYPES:
             result = np.dtype(dtypes.dtype(dtype_name(out.dtype)))
-            av, bv = _promoted(imp, a, result), _promoted(imp, b, result)
+            av, bv = as_dtype(imp, a, result), as_dtype(imp, b, result)
         else:
             av, bv = imp.value(a, like=b), imp.value(b, like=a)
         alpha = kw.get("alpha", rest[0] if rest else 1)

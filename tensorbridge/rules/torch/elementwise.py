@@ -17,6 +17,7 @@ from tensorbridge.rules.ir_spellings import atan2, expm1, floor_divide, log1p, l
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
+    as_dtype,
     aten,
     binary,
     dtype_name,
@@ -329,11 +330,10 @@ def read_copy(imp, node, dst, src, non_blocking=False):
     """copy(dst, src), as functionalization writes `x[1:] = y`: src's values in dst's shape and dtype (what dst held
     is gone)."""
     out = imp.meta()
-    value = imp.value(src, like=dst)
-    if tuple(value.shape or ()) != tuple(imp.dim(d) for d in out.shape):
-        value = imp.emit("Expand", [value, imp.out_shape()], suffix="spread")
-    target = dtype_name(out.dtype)
-    return value if value.dtype == np.dtype(dtypes.dtype(target)) else imp.emit("Cast", [value], {"to": target})
+    value = as_dtype(imp, src, np.dtype(dtypes.dtype(dtype_name(out.dtype))))
+    if tuple(value.shape or ()) == tuple(imp.dim(d) for d in out.shape):
+        return value
+    return imp.emit("Expand", [value, imp.out_shape()])
 
 
 @aten("native_dropout", produces=())

@@ -932,7 +932,7 @@ def read_unfold(imp, node, x, dim, size, step):
     d = norm_axis(dim, r) if r else 0
     length = xv.shape[d] if xv.shape is not None and r else 1
     if not isinstance(length, int):
-        raise Unsupported("unfold of a dim known only at run time")
+        raise ModelError(f"{node.name}: unfold of a dim known only at run time is not supported")
     starts = np.arange(0, length - size + 1, step, dtype=np.int64)
     windows = imp.emit("Gather", [xv, imp.const(starts[:, None] + np.arange(size, dtype=np.int64))], {"axis": d},
                        suffix="windows")
