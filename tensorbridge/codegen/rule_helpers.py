@@ -57,3 +57,38 @@ def hard_sigmoid_writer(native: str, clip: str):
             return em.out(node, P.call(native, x))
         em.out(node, P.call(clip, P.binop(P.binop(x, "*", a), "+", b), 0.0, 1.0))
     return write
+
+
+def top_k_writer(ns: str, top_k: str, index_cast=None):
+    """An export rule for TopK through `top_k(x, k)`, which works on the last axis, largest first (keras.ops',
+    jax.lax's): other axes move there and back (`ns`.transpose), smallest first negates; `index_cast(expr)` gives
+    the indices as int64 where the target's are narrower."""
+    def write(em, node):
+        x, k = node.inputs
+        rank = len(x.shape) if x.shape is not None else None
+        if rank is None:
+            raise Unsupported("TopK of a tensor of unknown rank")
+        axis = node.attrs.get("axis", -1) % rank
+        largest = node.attrs.get("largest", 1)
+        if not largest and x.dtype is not None and x.dtype.kind == "u":
+            raise Unsupported("smallest-first TopK of unsigned integers")
+        perm = [*[a for a in range(rank) if a != axis], axis]
+        moved = axis != rank - 1
+        expr = em.tensor(x)
+        if moved:
+            expr = P.call(f"{ns}.transpose", expr, perm)
+        if not largest:
+            expr = P.call(f"{ns}.negative", expr)
+        values, indices = em.namer.name(node.outputs[0].name, "values"), em.namer.name(node.outputs[1].name, "indices")
+        em.body.append(P.assign([values, indices], P.call(top_k, expr, int(int_operand(k)[0]))))
+        value_expr, index_expr = P.name(values), P.name(indices)
+        if index_cast is not None:
+            index_expr = index_cast(index_expr)
+        if not largest:
+            value_expr = P.call(f"{ns}.negative", value_expr)
+        if moved:
+            back = [int(a) for a in np.argsort(perm)]
+            value_expr, index_expr = (P.call(f"{ns}.transpose", e, back) for e in (value_expr, index_expr))
+        em.out(node, value_expr, 0)
+        em.out(node, index_expr, 1)
+    return write

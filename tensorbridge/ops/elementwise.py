@@ -14,6 +14,7 @@ import numpy as np
 
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
+from tensorbridge.ir.integer_range import INT32, integer_range
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
 from tensorbridge.ops.patterns import only_use, other, producer, scalar
 from tensorbridge.ops.schema import Attr, alias, attrs_of, op, set_decomposition, set_fusion, set_recovery
@@ -734,3 +735,23 @@ def _decompose_widened(graph, node):
 
 for _op in (*COMPARISONS, "Max", "Min", "Clip"):
     set_decomposition(_op, _decompose_widened)
+
+
+def _decompose_narrowed(graph, node):
+    """An int64 Div or Abs computed in int32 when its operands are proven to lie in int32's range (shape dims,
+    indices into an axis, small constants and their arithmetic: ir/integer_range.py), its result cast back:
+    exact, for runtimes without 64-bit integer kernels of the op (LiteRT)."""
+    if node.inputs[0].dtype is None or np.dtype(node.inputs[0].dtype) != np.int64:
+        return False
+    known: dict = {}
+    bounds = [integer_range(v, known) for v in node.inputs]
+    if any(b is None or b[0] <= INT32[0] or b[1] > INT32[1] for b in bounds):  # int32's -2^31 has no magnitude
+        return "its operands are not proven to lie in int32's range"
+    b = Builder.replacing(node)
+    narrow = [b.op("Cast", v, to="int32") for v in node.inputs]
+    graph.replace_node(node, [b.op("Cast", b.op(node.op, *narrow), to="int64")])
+    return True
+
+
+for _op in ("Div", "Abs"):
+    set_decomposition(_op, _decompose_narrowed)

@@ -40,9 +40,25 @@ REDUCTIONS = {"ReduceMean": "mean", "ReduceSum": "sum", "ReduceMax": "max", "Red
               "ReduceAny": "any", "ReduceProd": "prod"}
 
 
-def activation_writers(table: CodeTable, ns: str, act: str) -> None:
+def activation_writers(table: CodeTable, ns: str, act: str, shrinks: tuple[str, str] | None = None) -> None:
     """Register on `table` the writers of the activations composed from others: `ns` is the array namespace
-    ("ops", "jnp"), `act` the activations' ("ops", "nnx")."""
+    ("ops", "jnp"), `act` the activations' ("ops", "nnx"), `shrinks` the (hard, soft) shrink functions taking
+    `threshold=` when the namespace has them."""
+    @table.writes("Shrink", f"{ns}.where")
+    def _shrink(c):
+        x, lambd, bias = c.inputs[0], c.attrs["lambd"], c.attrs["bias"]
+        if known(bias) == 0:
+            if shrinks:
+                return P.call(shrinks[0], x, threshold=lambd)
+            return P.call(f"{ns}.where", P.binop(P.call(f"{ns}.abs", x), ">", lambd), x, 0.0)
+        if bias is lambd or known(bias) == known(lambd) != NOT_LITERAL:
+            if shrinks:
+                return P.call(shrinks[1], x, threshold=lambd)
+            return P.binop(P.call(f"{ns}.sign", x), "*",
+                           P.call(f"{ns}.maximum", P.binop(P.call(f"{ns}.abs", x), "-", lambd), 0.0))
+        return P.call(f"{ns}.where", P.binop(x, "<", P.neg(lambd)), P.binop(x, "+", bias),
+                      P.call(f"{ns}.where", P.binop(x, ">", lambd), P.binop(x, "-", bias), 0.0))
+
     table.writes("ScaledSoftplus", f"{act}.softplus")(lambda c: P.call(  # PyTorch's softplus(x, beta, threshold)
         f"{ns}.where", P.binop(P.binop(c.attrs["beta"], "*", c.inputs[0]), ">", c.attrs["threshold"]), c.inputs[0],
         P.binop(P.call(f"{act}.softplus", P.binop(c.attrs["beta"], "*", c.inputs[0])), "/", c.attrs["beta"])))
@@ -208,6 +224,22 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
             dims = P.binop(dims, "+", P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(end + 1, None))))
         return P.call(fn("reshape"), c.inputs[0], dims)
 
+    table.writes("NanToNum", fn("nan_to_num"))(lambda c: P.call(fn("nan_to_num"), c.inputs[0], **keywords(
+        nan=(c.attrs["nan"], 0.0), posinf=(c.attrs["posinf"], None), neginf=(c.attrs["neginf"], None))))
+
+    @table.writes("Unflatten", fn("reshape"))
+    def _unflatten(c):
+        dim = known(c.attrs["dim"])
+        if not isinstance(dim, int):
+            raise Refused("unflatten dim given by a variable")
+        sizes = c.attrs["sizes"]
+        dims = sizes if isinstance(sizes, ast.Tuple) else P.call("tuple", sizes)
+        if dim != 0:  # the dims before it, kept
+            dims = P.binop(P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(None, dim))), "+", dims)
+        if dim != -1:  # the dims after it, kept
+            dims = P.binop(dims, "+", P.call("tuple", P.subscript(shape(c.inputs[0]), P.slice_(dim + 1, None))))
+        return P.call(fn("reshape"), c.inputs[0], dims)
+
     @table.writes("Squeeze", fn("squeeze"))
     def _squeeze(c):
         if known(c.attrs["axis"]) is None:
@@ -234,6 +266,23 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
         x = c.inputs[0]
         return P.binop(x, "/", P.call(fn("maximum"), P.call(norm, x, axis=c.attrs["axis"], keepdims=True),
                                       c.attrs["epsilon"]))
+
+    @table.writes("CosineSimilarity", norm)
+    def _cosine(c):
+        """PyTorch's: each operand divided by its norm (at least eps) first, then the products summed."""
+        a = c.attrs
+
+        def unit(x):
+            return P.binop(x, "/", P.call(fn("maximum"), P.call(norm, x, axis=a["dim"], keepdims=True), a["eps"]))
+        return P.call(fn("sum"), P.binop(unit(c.inputs[0]), "*", unit(c.inputs[1])), axis=a["dim"])
+
+    @table.writes("PairwiseDistance", norm)
+    def _distance(c):
+        """PyTorch's: the p-norm of x1 - x2 + eps over the last axis."""
+        a = c.attrs
+        difference = P.binop(P.binop(c.inputs[0], "-", c.inputs[1]), "+", a["eps"])
+        return P.call(norm, difference, **keywords(ord=(a["p"], 2.0)), axis=-1,
+                      **keywords(keepdims=(a["keepdim"], False)))
 
     for op, name in (("GlobalAveragePool", "mean"), ("GlobalMaxPool", "max")):  # functional (channels first)
         table.writes(op, fn(name))(lambda c, n=name: P.call(
@@ -579,6 +628,36 @@ def write_channel_prelu(call: OpCall) -> ast.expr:
     """`ChannelPReLU(...)`: the helper class each target writes with the translation, holding its `slope`."""
     return P.call("ChannelPReLU", **keywords(num_parameters=(call.attrs["num_parameters"], 1),
                                              init=(call.attrs["init"], 0.25)))
+
+
+def write_bilinear(call: OpCall, **extra) -> ast.expr:
+    """`Bilinear(in1, in2, out, ...)`: the helper class each target writes with the translation (`extra`: the
+    target's own keywords, NNX's rngs)."""
+    a = call.attrs
+    return P.call("Bilinear", a["in1_features"], a["in2_features"], a["out_features"],
+                  **keywords(use_bias=(value_of(a["bias"]), True)), **extra)
+
+
+def bilinear_weights(w, attrs) -> dict:
+    """from_ir of the Bilinear helpers: the kernel (out, in1, in2) as PyTorch holds it, the bias if any."""
+    return {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})}
+
+
+def bilinear_helper(base: str, ns: str, weight: str, init: str, bias: str, call: str, params: str = "") -> str:
+    """The Bilinear helper class of a target: `base` its layer class, `ns` its array namespace, `weight`/`bias`
+    how it makes the kernel and bias (from `init`, PyTorch's uniform bound), `call` its call method's name."""
+    return (
+        f"class Bilinear({base}):\n"
+        f"    \"\"\"PyTorch's nn.Bilinear: each output feature o is x1 . kernel[o] . x2 (+ bias[o]), kernel of shape\n"
+        f"    (out_features, in1_features, in2_features).\"\"\"\n\n"
+        f"    def __init__(self, in1_features, in2_features, out_features, use_bias=True{params}):\n"
+        f"        super().__init__()\n"
+        f"        bound = 1 / in1_features ** 0.5\n"
+        f"        self.kernel = {weight.format(init=init, shape='(out_features, in1_features, in2_features)')}\n"
+        f"        self.bias = {bias.format(init=init, shape='(out_features,)')} if use_bias else None\n\n"
+        f"    def {call}(self, x1, x2):\n"
+        f"        y = {ns}.einsum('...i,oij,...j->...o', x1, self.kernel{'[...]' if ns == 'jnp' else ''}, x2)\n"
+        f"        return y if self.bias is None else y + self.bias{'[...]' if ns == 'jnp' else ''}\n")
 
 
 def prelu_weights(w, attrs) -> dict:

@@ -13,6 +13,7 @@ import onnx
 import pytest
 
 import tensorbridge as tb
+from tensorbridge.errors import UnsupportedError
 
 pytest.importorskip("tensorflow")
 torch = pytest.importorskip("torch")
@@ -271,3 +272,40 @@ def test_a_pad_with_negative_widths_crops(tmp_path, to):
     x = np.random.default_rng(0).standard_normal((1, 3, 6, 7)).astype(np.float32)
     np.testing.assert_array_equal(_run_written(graph, tmp_path, to, [x]),
                                   np.pad(x, [(0, 0), (0, 0), (0, 1), (2, 0)])[:, :, 1:, :-2])
+
+
+def _index_arithmetic(tmp_path, name: str, index_node):
+    """y = x * float(i // 2 + |i - 3|) for int64 `i` made by `index_node` from x [2, 6] (as "i")."""
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    nodes = [index_node,
+             h.make_node("Div", ["i", "two"], ["half"]), h.make_node("Sub", ["i", "three"], ["shifted"]),
+             h.make_node("Abs", ["shifted"], ["distance"]), h.make_node("Add", ["half", "distance"], ["total"]),
+             h.make_node("Cast", ["total"], ["scale"], to=TensorProto.FLOAT), h.make_node("Mul", ["x", "scale"], ["y"])]
+    consts = [nh.from_array(np.array(v, np.int64), n) for n, v in (("two", 2), ("three", 3), ("k", [6]))]
+    return _onnx_graph(tmp_path, name, nodes, [2, 6], consts, [2, 6])
+
+
+def test_int64_index_arithmetic_reaches_tflite_in_int32(tmp_path):
+    """LiteRT has no int64 division or ABS: indices into an axis (a sort's order, Mixtral's routing) are proven
+    to fit int32, so their arithmetic is written in int32 and matches the reference."""
+    from onnx import helper as h
+
+    graph = _index_arithmetic(tmp_path, "order", h.make_node("TopK", ["x", "k"], ["values", "i"], axis=1))
+    x = np.random.default_rng(0).standard_normal((2, 6)).astype(np.float32)
+    expected = tb.run(graph, {"x": x})["y"]
+    assert len(np.unique(expected / x)) > 2  # the scale varies with the order
+    np.testing.assert_allclose(_run_written(graph, tmp_path, "tflite", [x]), expected, rtol=1e-6)
+
+
+def test_int64_division_of_unbounded_values_is_refused_for_tflite(tmp_path):
+    """int64 values cast from floats have no proven bound: narrowing them could wrap, so LiteRT is refused."""
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    graph = _index_arithmetic(tmp_path, "unbounded", h.make_node("Cast", ["x"], ["i"], to=TensorProto.INT64))
+    with pytest.raises(UnsupportedError, match="not proven to lie in int32's range"):
+        tb.save(graph, tmp_path / "model.tflite", to="tflite")
+    assert not (tmp_path / "model.tflite").exists()

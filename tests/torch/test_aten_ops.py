@@ -182,6 +182,11 @@ CORE_ATEN = {
     "pad_modes": (lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1), "reflect")  # tresnet's anti-aliasing
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), mode="replicate")
                   + torch.nn.functional.pad(x, (1, 2, 0, 1), value=0.5), [_floats(1, 2, 5, 5)], "pad"),
+    "histc": (lambda x, i: torch.histc(i.float(), bins=4, min=0, max=3)  # tokens per expert (Mixtral's routing)
+              + torch.histc(x, bins=4) + torch.histc(x, bins=4, min=-0.5, max=0.5) * 10, [_floats(3, 5),
+                                                                                         _ints(0, 4, 2, 6)], "histc"),
+    "empty": (lambda x: torch.empty_like(x).fill_(1.5) * x + torch.empty(2, 3).copy_(x[:, :3]).sum(),
+              [_floats(2, 4)], "empty_like"),
     "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
     "nonzero": (lambda x: torch.nonzero(x > 0.3).float().sum(0) + torch.nonzero(x > 0.3).shape[0],
                 [_floats(3, 4)], "nonzero"),
@@ -230,3 +235,15 @@ def test_core_aten_op_reads_as_torch_computes(name):
         assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert aten in called, sorted(called)
+
+
+def test_grouped_matrix_product_of_experts():
+    """transformers' grouped matmul op (what its mixture-of-experts layers call under torch.export): the rows of
+    each expert's group times that expert's matrix, an empty group included."""
+    pytest.importorskip("transformers.integrations.moe")  # registers torch.ops.transformers.grouped_mm_fallback
+    weight = _floats(4, 6, 5)
+    module = _Fn(lambda x, offs: torch.ops.transformers.grouped_mm_fallback(x, weight, offs))
+    inputs = (_floats(10, 6, seed=2), torch.tensor([2, 5, 5, 10], dtype=torch.int32))
+    graph = tb.load(torch.export.export(module, inputs))
+    got = tb.run(graph, {v.name: x.numpy() for v, x in zip(graph.inputs, inputs)})[graph.outputs[0].name]
+    np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=1e-5, atol=1e-5)

@@ -1973,6 +1973,7 @@ CASES = [
     ("TalkingHeadAttention", (8, 2, 0.0), (2, 5, 8)),
     ("FocalModulationLayer", (4, 3, 2), (2, 6, 6, 4)),
     ("TFPatches", (4,), (2, 18, 16, 3)),
+    ("ShrinkDenoiser", (6,), (3, 8)),
 ]
 
 
@@ -2623,6 +2624,21 @@ class TFPatches(layers.Layer):
         )
         patch_dims = patches.shape[-1]
         return tf.identity(tf.reshape(patches, [batch_size, -1, patch_dims]))
+
+
+class ShrinkDenoiser(layers.Layer):
+    """A sparse-coding step: a dense projection, soft and hard shrinkage of its codes, and a log of them whose
+    infinities are replaced."""
+
+    def __init__(self, units):
+        super().__init__()
+        self.proj = layers.Dense(units)
+
+    def call(self, x):
+        codes = self.proj(x)
+        sparse = ops.soft_shrink(codes, threshold=0.2) + ops.hard_shrink(codes)
+        return sparse + ops.nan_to_num(ops.log(ops.maximum(codes, 0.0)), neginf=-4.0)
+
 
 
 REFUSED = [

@@ -3274,6 +3274,11 @@ CASES = [
     ("FNetLayer", (8, 16), (2, 5, 8)),
     ("TemporalShift", (4, 4), (8, 8, 3, 3)),
     ("EdgeTokens", (6,), (2, 5, 6)),
+    ("ShrinkActivations", (8,), (2, 8)),
+    ("SiameseDistances", (8, 6), (3, 8)),
+    ("UnflattenDecoder", (8,), (2, 8)),
+    ("SparseTopFeatures", (8,), (2, 8)),
+    ("BilinearFusion", (5, 7, 4), (2, 3, 12)),
     ("_DenseLayer", (8, 4, 2, 0.0), (1, 8, 6, 6)),
     ("_DenseBlock", (2, 8, 2, 4, 0.0), (1, 8, 6, 6)),
     ("_Transition", (8, 4), (1, 8, 6, 6)),
@@ -8782,6 +8787,87 @@ class EdgeTokens(nn.Module):
         y[:, -1] = y[:, 0] * 2
         y[:, 1:3, -2:] = x[:, :1, :2]
         return y
+
+
+
+class ShrinkActivations(nn.Module):
+    """Sparse-coding activations (hard and soft shrink, as layers, functions and a method) beside the rarer
+    PyTorch activations."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.acts = nn.ModuleList([nn.Hardshrink(0.3), nn.Softshrink(), nn.SELU(), nn.CELU(0.7), nn.Tanhshrink(),
+                                   nn.Hardtanh(-0.5, 0.5), nn.GELU(approximate="tanh")])
+
+    def forward(self, x):
+        x = self.fc(x)
+        outs = [act(x) for act in self.acts] + [F.softshrink(x, 0.1), F.hardshrink(x), x.hardshrink(0.2)]
+        return torch.stack(outs, dim=1)
+
+
+class SiameseDistances(nn.Module):
+    """A metric-learning head: the cosine similarity and the Euclidean distance between each embedding and its
+    neighbour in the batch."""
+
+    def __init__(self, dim, embed):
+        super().__init__()
+        self.proj = nn.Linear(dim, embed)
+
+    def forward(self, x):
+        a = self.proj(x)
+        b = torch.roll(a, 1, dims=0)
+        similarities = [F.cosine_similarity(a, b, dim=-1), torch.cosine_similarity(a, b)]
+        return torch.stack([*similarities, F.pairwise_distance(a, b, p=3.0)], dim=-1)
+
+
+class UnflattenDecoder(nn.Module):
+    """A generator head: a linear layer unflattened to a feature map (nn.Unflatten and Tensor.unflatten), a
+    transposed convolution of a channels-first sequence with padding."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, 4 * 3 * 3)
+        self.unflatten = nn.Unflatten(1, (4, 3, 3))
+        self.up = nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1)
+        self.up1d = nn.ConvTranspose1d(3, 2, 4, stride=2, padding=1)
+
+    def forward(self, x):
+        y = self.up(self.unflatten(self.fc(x)))
+        z = self.up1d(y.flatten(2))
+        return z.unflatten(-1, (6, -1))
+
+
+
+class SparseTopFeatures(nn.Module):
+    """Keeps each row's three smallest features in place (argsort, gather, scatter into zeros) beside a clamped
+    log with its infinities replaced (clamp_min, nan_to_num, clamp_max)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = self.fc(x)
+        idx = y.argsort(dim=-1)[:, :3]
+        kept = torch.zeros_like(y).scatter(1, idx, torch.gather(y, 1, idx))
+        return kept + torch.nan_to_num(y.clamp_min(0.0).log(), neginf=-5.0).clamp_max(2.0)
+
+
+
+class BilinearFusion(nn.Module):
+    """Two modalities fused by a bilinear form (multimodal and relation heads), with and without a bias."""
+
+    def __init__(self, text_dim, image_dim, out_dim):
+        super().__init__()
+        self.text_dim = text_dim
+        self.fuse = nn.Bilinear(text_dim, image_dim, out_dim)
+        self.score = nn.Bilinear(out_dim, out_dim, 1, bias=False)
+
+    def forward(self, x):
+        text, image = x[..., :self.text_dim], x[..., self.text_dim:]
+        fused = torch.tanh(self.fuse(text, image))
+        return self.score(fused, fused) + fused
 
 
 REFUSED = [

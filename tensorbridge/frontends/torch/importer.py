@@ -195,8 +195,9 @@ class Importer:
                 self.report.add(str(node.target), node.name, "not an ATen op")
             elif REGISTRY.import_rule(key[1], key[0]) is None:
                 detail = "dynamic quantization (parameters computed at run time); only static PT2E quantization " \
-                         "is supported" if key[0] == "pt2e" else "no IR mapping yet"
-                self.report.add(f"{key[0]}.{key[1]}", node.name, detail)
+                         "is supported" if key[0] == "pt2e" else "a library's own op (torch.library): no IR mapping" \
+                    if key[0] == "library" else "no IR mapping yet"
+                self.report.add(key[1] if key[0] == "library" else f"{key[0]}.{key[1]}", node.name, detail)
         self._refuse_state()
         self.report.raise_if_any("Nothing was written. Each op needs an import rule in tensorbridge/rules/torch/.")
 
@@ -410,6 +411,8 @@ def source_op(target) -> tuple[str, str] | None:
         return "higher_order", target.__name__
     if getattr(target, "__module__", None) in ("_operator", "operator"):
         return "python", target.__name__
+    if namespace is not None and hasattr(target, "_schema"):  # a library's op, registered with torch.library
+        return "library", f"{namespace}.{target.__name__.split('.')[0]}"
     return None
 
 

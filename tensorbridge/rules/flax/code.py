@@ -51,6 +51,8 @@ from tensorbridge.rules.numpy_code import (
     activation_writers,
     attention_helper,
     attention_weights,
+    bilinear_helper,
+    bilinear_weights,
     ceil_mode_padding,
     conv_weights,
     dense_weights,
@@ -64,6 +66,7 @@ from tensorbridge.rules.numpy_code import (
     separable_conv_writer,
     shape_argument,
     transformer_layer_weights,
+    write_bilinear,
     write_channel_prelu,
     write_conv_function,
     write_top_k,
@@ -282,6 +285,8 @@ for _op in TRANSFORMER_OPS:
     C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c, rngs=P.name("rngs")),
             from_ir=transformer_layer_weights(("scale", "bias")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
+C.layer("(a Bilinear helper)", "Bilinear", "", write=lambda c: write_bilinear(c, rngs=P.name(RNGS)),
+        from_ir=bilinear_weights)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))
 
@@ -535,6 +540,10 @@ HELPERS = {
         "    \"\"\"nnx.Conv with one group per input feature and `depth_multiplier` outputs each.\"\"\"\n"
         "    return nnx.Conv(in_features, in_features * depth_multiplier, kernel_size,\n"
         "                    feature_group_count=in_features, rngs=rngs, **options)\n"),
+    "Bilinear": definition(bilinear_helper(
+        "nnx.Module", "jnp", weight="nnx.Param({init}(rngs.params(), {shape}, minval=-bound, maxval=bound))",
+        bias="nnx.Param({init}(rngs.params(), {shape}, minval=-bound, maxval=bound))", init="jax.random.uniform",
+        call="__call__", params=", *, rngs: nnx.Rngs")),
     "ChannelPReLU": definition(
         "class ChannelPReLU(nnx.Module):\n"
         "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"

@@ -11,7 +11,7 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, int_operand, python_slices
+from tensorbridge.codegen.rule_helpers import Unsupported, int_operand, python_slices, top_k_writer
 from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
@@ -186,14 +186,7 @@ def write_det(em, node):
     em.out(node, P.call("jnp.linalg.det", em.tensor(node.inputs[0])))
 
 
-@R.exports("TopK")
-def write_topk(em, node):
-    x = node.inputs[0]
-    rank = len(x.shape) if x.shape is not None else None
-    if rank is None or node.attrs.get("axis", -1) % rank != rank - 1 or not node.attrs.get("largest", 1):
-        raise Unsupported("TopK other than the largest along the last axis")
-    k = int_operand(node.inputs[1])[0]
-    em.outs(node, P.call("jax.lax.top_k", em.tensor(x), k), 2)
+R.exports("TopK")(top_k_writer("jnp", "jax.lax.top_k"))
 
 
 _REDUCTIONS = {"ReduceSum": "jnp.sum", "ReduceMean": "jnp.mean", "ReduceMax": "jnp.max", "ReduceMin": "jnp.min",

@@ -47,6 +47,8 @@ from tensorbridge.rules.numpy_code import (
     activation_writers,
     attention_helper,
     attention_weights,
+    bilinear_helper,
+    bilinear_weights,
     ceil_mode_padding,
     conv_weights,
     dense_weights,
@@ -59,6 +61,7 @@ from tensorbridge.rules.numpy_code import (
     prelu_weights,
     shape_argument,
     transformer_layer_weights,
+    write_bilinear,
     write_channel_prelu,
     write_conv_function,
     write_nnx_einsum,
@@ -123,8 +126,8 @@ def _write_conv_transpose(call):
                   **_channels(a))
     if all(p == 0 for p in pairs(a["pads"], rank)):
         return conv
-    if rank == 1:
-        raise Refused("padded 1-D transposed convolution (Keras' Cropping1D is channels-last only)")
+    if rank == 1 and _channels(a):  # Keras' Cropping1D is channels-last only
+        return _sequential(conv, P.call("ChannelsFirstCropping1D", a["pads"]))
     return _sequential(conv, P.call(f"layers.Cropping{rank}D", a["pads"], **_channels(a)))
 
 
@@ -158,6 +161,20 @@ HELPERS = {name: definition(_channels_first_class(name))
            for name in (f"ChannelsFirstConv{n}D{t}" for n in (1, 2, 3) for t in ("", "Transpose"))}
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
+HELPERS["Bilinear"] = definition(bilinear_helper(
+    "layers.Layer", "ops", weight="self.add_weight(shape={shape}, initializer={init})",
+    bias="self.add_weight(shape={shape}, initializer={init})",
+    init="keras.initializers.RandomUniform(-bound, bound)", call="call"))
+HELPERS["ChannelsFirstCropping1D"] = definition(
+    "class ChannelsFirstCropping1D(keras.layers.Layer):\n"
+    "    \"\"\"Cropping1D of channels-first sequences (Keras' own crops the middle axis): `cropping` steps cut\n"
+    "    from each end of the last axis, or (start, end).\"\"\"\n\n"
+    "    def __init__(self, cropping):\n"
+    "        super().__init__()\n"
+    "        self.cropping = (cropping, cropping) if isinstance(cropping, int) else tuple(cropping)\n\n"
+    "    def call(self, x):\n"
+    "        start, end = self.cropping\n"
+    "        return x[:, :, start:ops.shape(x)[2] - end]\n")
 HELPERS["LinearGeneral"] = definition(
     "class LinearGeneral(keras.layers.Layer):\n"
     "    \"\"\"Flax's nnx.LinearGeneral over the input's last axes: a Dense from their flattened size to that of\n"
@@ -412,6 +429,7 @@ for _op in TRANSFORMER_OPS:
     C.layer("(a PyTorch-style transformer helper)", _op, "", write=lambda c: write_transformer(c),
             from_ir=transformer_layer_weights(("gamma", "beta")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
+C.layer("(a Bilinear helper)", "Bilinear", "", write=write_bilinear, from_ir=bilinear_weights)
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 
 
@@ -521,7 +539,7 @@ for _op, _fn_name in (("Relu", "relu"), ("Sigmoid", "sigmoid"), ("Tanh", "tanh")
                       ("Softplus", "softplus")):
     C.writes_call(_op, f"ops.{_fn_name}")
 C.writes_call("Mish", "keras.activations.mish")
-activation_writers(C, "ops", "ops")
+activation_writers(C, "ops", "ops", shrinks=("ops.hard_shrink", "ops.soft_shrink"))
 C.writes_call("Elu", "ops.elu", alpha="alpha")
 C.writes_call("LeakyRelu", "ops.leaky_relu", negative_slope="alpha")
 

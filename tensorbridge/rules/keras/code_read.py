@@ -523,6 +523,12 @@ _fn("keras.ops.softmax keras.activations.softmax", "Softmax", "x axis=-1", axis=
 _fn("keras.ops.log_softmax keras.activations.log_softmax", "LogSoftmax", "x axis=-1", axis="axis")
 _fn("keras.ops.leaky_relu", "LeakyRelu", "x negative_slope=0.2", alpha="negative_slope")
 _fn("keras.ops.elu", "Elu", "x alpha=1.0", alpha="alpha")
+_fn("keras.ops.nan_to_num", "NanToNum", "x nan=0.0 posinf=None neginf=None", nan="nan", posinf="posinf",
+    neginf="neginf")
+C.function("keras.ops.hard_shrink", "Shrink", "x threshold=0.5",
+           read=lambda a: OpCall("Shrink", [a["x"]], {"lambd": a["threshold"], "bias": 0.0}))
+C.function("keras.ops.soft_shrink", "Shrink", "x threshold=0.5",
+           read=lambda a: OpCall("Shrink", [a["x"]], {"lambd": a["threshold"], "bias": a["threshold"]}))
 _fn("keras.ops.concatenate", "Concat", "xs axis=0", inputs="xs", axis="axis")
 _fn("keras.ops.stack", "Stack", "x axis=0", axis="axis")
 C.function("keras.ops.meshgrid", "MeshGrid", "*x indexing='xy'",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, top_k_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import shift_in_range
@@ -152,36 +152,7 @@ def read_op_top_k(imp, op, args, kwargs, node):
     return imp.emit("TopK", [args[0], imp.const([int(op.k)], np.int64)], {"axis": -1}, outputs=2)
 
 
-@R.exports("TopK")
-def write_top_k(em, node):
-    """ops.top_k works on the last axis, largest first: other axes move there, smallest negates."""
-    x, k = node.inputs
-    rank = len(x.shape) if x.shape is not None else None
-    axis = node.attrs.get("axis", -1)
-    if rank is None:
-        raise Unsupported("TopK of a tensor of unknown rank")
-    axis %= rank
-    expr = em.tensor(x)
-    moved = axis != rank - 1
-    perm = [*[a for a in range(rank) if a != axis], axis]
-    if moved:
-        expr = P.call("ops.transpose", expr, perm)
-    largest = node.attrs.get("largest", 1)
-    if not largest:
-        if x.dtype is not None and x.dtype.kind == "u":
-            raise Unsupported("smallest-first TopK of unsigned integers")
-        expr = P.call("ops.negative", expr)
-    values, indices = em.namer.name(node.outputs[0].name, "values"), em.namer.name(node.outputs[1].name, "indices")
-    em.body.append(P.assign([values, indices], P.call("ops.top_k", expr, int(int_operand(k)[0]), sorted=True)))
-    value_expr, index_expr = P.name(values), P.call("ops.cast", P.name(indices), "int64")
-    if not largest:
-        value_expr = P.call("ops.negative", value_expr)
-    if moved:
-        back = list(np.argsort(perm))
-        value_expr = P.call("ops.transpose", value_expr, [int(a) for a in back])
-        index_expr = P.call("ops.transpose", index_expr, [int(a) for a in back])
-    em.out(node, value_expr, 0)
-    em.out(node, index_expr, 1)
+R.exports("TopK")(top_k_writer("ops", "ops.top_k", index_cast=lambda i: P.call("ops.cast", i, "int64")))
 
 
 @R.exports("Hardmax")

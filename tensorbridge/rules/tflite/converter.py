@@ -66,6 +66,9 @@ def float_blocker(node) -> str | None:
         return LACKS[node.op]
     if node.op == "Pow" and all(v.dtype is not None and dtypes.name(v.dtype) == "int64" for v in node.inputs):
         return "LiteRT's POW takes no int64 exponent"
+    if node.op in ("Div", "Abs") and node.inputs[0].dtype is not None and dtypes.name(node.inputs[0].dtype) == "int64":
+        return f"LiteRT has no int64 {'division' if node.op == 'Div' else 'ABS'} kernel (its FLOOR_DIV and ABS " \
+               "take at most int32)"
     if node.op == "BitShift" and node.attrs.get("direction") == "LEFT":
         return "LiteRT has no left-shift kernel"
     if node.op == "ConvTranspose" and any(d != 1 for d in node.attrs.get("dilations") or []):

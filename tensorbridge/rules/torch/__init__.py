@@ -11,6 +11,7 @@ from tensorbridge.rules.torch import (  # noqa: F401 (registers)
     code_write,
     control,
     elementwise,
+    experts,
     nn,
     quant,
     reduce,

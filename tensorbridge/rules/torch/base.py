@@ -7,7 +7,8 @@ raising `Unsupported` with a reason for configurations PyTorch cannot express.
 
 Namespaces of source names: `aten` (ATen overload packets as `torch.export` emits them),
 `pt2e` (the `quantized_decomposed` ops a PT2E program holds), `python` (operators on symbolic
-sizes that `torch.export` leaves in the graph).
+sizes that `torch.export` leaves in the graph), `library` (ops libraries register with torch.library, by
+"namespace.name": transformers' grouped matmul).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ aten = functools.partial(R.imports, kind="aten")
 pt2e = functools.partial(R.imports, kind="pt2e")
 python_op = functools.partial(R.imports, kind="python")
 higher_order = functools.partial(R.imports, kind="higher_order")  # torch.ops.higher_order: control flow
+library_op = functools.partial(R.imports, kind="library")  # a library's torch.library op: "namespace.name"
 
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
                 "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",

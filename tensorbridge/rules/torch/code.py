@@ -392,6 +392,19 @@ C.layer(f"{NN}Softsign", "Softsign", "", read=_activation("Softsign"))
 C.layer(f"{NN}SELU", "Selu", "inplace=False", read=_activation("Selu"), inplace="inplace")
 C.layer(f"{NN}CELU", "Celu", "alpha=1.0 inplace=False", read=_activation("Celu", alpha="alpha"), inplace="inplace")
 C.layer(f"{NN}Tanhshrink", "Tanhshrink", "", read=_activation("Tanhshrink"))
+
+
+def _shrink(soft: bool):
+    """Hard shrink keeps x where |x| > lambd; soft shrink also moves it lambd towards zero (the catalogue's Shrink
+    with a bias of lambd)."""
+    def read(a):
+        inputs = [a["input"]] if "input" in a else []
+        return OpCall("Shrink", inputs, {"lambd": a["lambd"], "bias": a["lambd"] if soft else 0.0})
+    return read
+
+
+C.layer(f"{NN}Hardshrink", "Shrink", "lambd=0.5", read=_shrink(soft=False))
+C.layer(f"{NN}Softshrink", "Shrink", "lambd=0.5", read=_shrink(soft=True))
 C.layer(f"{NN}Softmin", "Softmin", "dim=None", read=_activation("Softmin", axis="dim"))
 C.layer(f"{NN}LogSigmoid", "LogSigmoid", "", read=_activation("LogSigmoid"))
 C.layer(f"{NN}GLU", "Glu", "dim=-1", read=_activation("Glu", axis="dim"))
@@ -415,6 +428,11 @@ def _softplus(a):
 
 
 C.layer(f"{NN}Softplus", "Softplus", "beta=1.0 threshold=20.0", read=_softplus)
+C.layer(f"{NN}Bilinear", "Bilinear", "in1_features in2_features out_features bias=True",
+        read=lambda a: OpCall("Bilinear", attrs=dict(a)),
+        to_ir=lambda w, attrs: {"W": w["weight"], **({"B": w["bias"]} if "bias" in w else {})}, call="input1 input2")
+C.layer(f"{NN}Unflatten", "Unflatten", "dim unflattened_size",
+        read=lambda a: OpCall("Unflatten", attrs={"dim": a["dim"], "sizes": a["unflattened_size"]}))
 C.layer(f"{NN}Flatten", "Flatten", "start_dim=1 end_dim=-1",
         read=lambda a: only(a, start_dim=1, end_dim=-1) or OpCall("Flatten", attrs={"axis": 1}))
 
@@ -533,6 +551,9 @@ _fn(f"{F}gelu", "Gelu", "input approximate='none'", approximate="approximate")
 _fn(f"{F}selu torch.selu", "Selu", "input inplace=False", inplace="inplace")
 _fn(f"{F}celu torch.celu", "Celu", "input alpha=1.0 inplace=False", alpha="alpha", inplace="inplace")
 _fn(f"{F}tanhshrink", "Tanhshrink", "input")
+C.function(f"{F}hardshrink torch.hardshrink {_methods('hardshrink')}", "Shrink", "input lambd=0.5",
+           read=_shrink(soft=False))
+C.function(f"{F}softshrink", "Shrink", "input lambd=0.5", read=_shrink(soft=True))
 _fn(f"{F}softmin", "Softmin", "input dim=None _stacklevel=3 dtype=None", axis="dim",
     check=lambda a: only(a, dtype=None))
 _fn(f"{F}elu", "Elu", "input alpha=1.0 inplace=False", alpha="alpha", inplace="inplace")
@@ -598,7 +619,12 @@ _fn("torch.einsum", "Einsum", "equation *operands", inputs="operands", equation=
 _fn("torch.where", "Where", "condition input other", inputs="condition input other")
 _fn("Tensor.masked_fill", "MaskedFill", "input mask value", inputs="input mask", value="value")
 _fn("torch.clamp torch.clip Tensor.clamp Tensor.clip", "Clip", "input min=None max=None", min="min", max="max")
+_fn(f"torch.clamp_min {_methods('clamp_min')}", "Clip", "input min", min="min", max=None)
+_fn(f"torch.clamp_max {_methods('clamp_max')}", "Clip", "input max", min=None, max="max")
+_fn(f"torch.nan_to_num {_methods('nan_to_num')}", "NanToNum", "input nan=0.0 posinf=None neginf=None", nan="nan",
+    posinf="posinf", neginf="neginf")
 _fn("torch.flatten Tensor.flatten", "Flatten", "input start_dim=0 end_dim=-1", start="start_dim", end="end_dim")
+_fn("torch.unflatten Tensor.unflatten", "Unflatten", "input dim sizes", dim="dim", sizes="sizes")
 _fn("Tensor.view Tensor.reshape", "Reshape", "input *shape", shape="shape")
 _fn("torch.reshape", "Reshape", "input shape", shape="shape")
 _fn("Tensor.permute", "Transpose", "input *dims", perm="dims")
@@ -630,6 +656,10 @@ def _dropout(a):
 
 
 C.function(f"{F}dropout", "Dropout", "input p=0.5 training=True inplace=False", read=_dropout)
+_fn(f"{F}cosine_similarity torch.cosine_similarity", "CosineSimilarity", "x1 x2 dim=1 eps=1e-08",
+    inputs="x1 x2", dim="dim", eps="eps")
+_fn(f"{F}pairwise_distance torch.pairwise_distance", "PairwiseDistance", "x1 x2 p=2.0 eps=1e-06 keepdim=False",
+    inputs="x1 x2", p="p", eps="eps", keepdim="keepdim")
 _fn(f"{F}normalize", "LpNormalize", "input p=2.0 dim=1 eps=1e-12 out=None", axis="dim", epsilon="eps",
     check=lambda a: only(a, p=2.0, out=None))
 

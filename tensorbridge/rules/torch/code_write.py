@@ -399,6 +399,24 @@ for _op, (_, _name) in COMPARISONS.items():
     C.writes_call(_op, f"torch.{_name}")
 C.writes_call("Not", "torch.logical_not")
 C.writes_call("Elu", "F.elu", alpha="alpha")
+
+
+C.writes("NanToNum", "torch.nan_to_num")(lambda c: P.call("torch.nan_to_num", c.inputs[0], **keywords(
+    nan=(c.attrs["nan"], 0.0), posinf=(c.attrs["posinf"], None), neginf=(c.attrs["neginf"], None))))
+
+
+@C.writes("Shrink", "F.softshrink")
+def _shrink(c):
+    """F.hardshrink / F.softshrink where the bias is 0 / lambd, else the three cases written out."""
+    x, lambd, bias = c.inputs[0], c.attrs["lambd"], c.attrs["bias"]
+    threshold = [] if known(lambd) == 0.5 else [lambd]
+    if known(bias) == 0:
+        return P.call("F.hardshrink", x, *threshold)
+    if bias is lambd or known(bias) == known(lambd) != NOT_LITERAL:
+        return P.call("F.softshrink", x, *threshold)
+    return P.call("torch.where", P.binop(x, "<", P.neg(lambd)), P.binop(x, "+", bias),
+                  P.call("torch.where", P.binop(x, ">", lambd), P.binop(x, "-", bias), 0.0))
+
 C.writes_call("LeakyRelu", "F.leaky_relu", negative_slope="alpha")
 C.writes("Gelu", "F.gelu")(lambda c: P.call("F.gelu", c.inputs[0],
                                             **keywords(approximate=(_gelu_approximate(c), "none"))))
@@ -431,6 +449,8 @@ C.writes_call("Unsqueeze", "torch.unsqueeze", "axis")
 C.writes("Einsum", "torch.einsum")(lambda c: P.call("torch.einsum", c.attrs["equation"], *c.inputs[0]))
 C.writes("Split", "torch.tensor_split")(
     lambda c: P.call("torch.tensor_split", c.inputs[0], c.attrs["sections"], **keywords(dim=(c.attrs["axis"], 0))))
+C.writes("Unflatten", "Tensor.unflatten")(
+    lambda c: P.method(c.inputs[0], "unflatten", c.attrs["dim"], c.attrs["sizes"]))
 C.writes("Reshape", "torch.reshape")(lambda c: P.call("torch.reshape", c.inputs[0], _sequence(c.attrs["shape"])))
 C.writes("Tril", "torch.tril")(lambda c: P.call("torch.tril", c.inputs[0], **keywords(diagonal=(c.attrs["k"], 0))))
 C.writes("Expand", "Tensor.expand")(lambda c: P.method(c.inputs[0], "expand", _sequence(c.attrs["sizes"])))

@@ -499,8 +499,8 @@ def write_pad(em, node):
 
 def _fill_value(node, args):
     name = node.target.__name__.split(".")[0]
-    if name in ("zeros", "new_zeros", "zeros_like"):
-        return 0
+    if name in ("zeros", "new_zeros", "zeros_like") or name.startswith(("empty", "new_empty")):
+        return 0  # an empty tensor's values are any: zeros
     if name in ("ones", "new_ones", "ones_like"):
         return 1
     return args[-1]
@@ -520,6 +520,12 @@ def read_fill(imp, node, *args, **kw):
     if all(isinstance(d, int) for d in shape):
         return imp.const(np.full(shape, value), dtype=dt)
     return imp.emit("ConstantOfShape", [imp.out_shape()], {"value": np.array([value], dtype=dt)})
+
+
+@aten("empty", "empty_like", "empty_permuted", "empty_strided", "new_empty", "new_empty_strided",
+      produces="ConstantOfShape")
+def read_empty(imp, node, *args, **kw):
+    return read_fill(imp, node)
 
 
 @aten("zeros_like", "ones_like", "full_like", produces="ConstantOfShape")
