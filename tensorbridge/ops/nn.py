@@ -1165,7 +1165,9 @@ def _decompose_pool(graph, node):
     nothing to resolve or the pool is dilated, as Pad + its window's taps; an average pool's divisor (padding
     not counted, windows past the end) restored by a constant factor."""
     windows = _floor_window_pads(node)
-    if windows is None or (len(node.outputs) > 1 and node.outputs[1].uses()):
+    if len(node.outputs) > 1 and node.outputs[1].uses():
+        return _pool_with_indices(graph, node, windows)
+    if windows is None:
         return False
     begin, end = windows
     x, layout = node.inputs[0], node.attrs.get("layout", "NCHW")
@@ -1205,6 +1207,61 @@ def _decompose_pool(graph, node):
             factor = factor if layout == "NCHW" else np.moveaxis(factor, 1, -1)
             y = b.op("Mul", y, b.const(factor.astype(x.dtype), b.name("divisor")), suffix="divisor")
     graph.replace_node(node, [y])  # an Indices output is unread (checked above)
+    return True
+
+
+def _pool_with_indices(graph, node, windows):
+    """A max pool with its argmax Indices (ONNX's: flat over the whole NCHW input, whichever layout the node
+    runs in) from its window's taps: each
+    tap taken where it exceeds the best so far (the first maximum in window order wins, as the reference's and
+    PyTorch's; a NaN wins over numbers), its input position's index kept beside it."""
+    x = node.inputs[0]
+    if windows is None or x.shape is None or not all(isinstance(d, int) for d in x.shape):
+        return "indices of an input whose shape is known only at run time"
+    if node.attrs.get("storage_order"):
+        return "indices in column-major order"
+    begin, end = windows
+    b = Builder.replacing(node)
+    nsp = len(begin)
+    first = 2 if node.attrs.get("layout", "NCHW") == "NCHW" else 1  # the first spatial axis (channels last: 1)
+    sp = list(x.shape[first:first + nsp])
+    batch, channels = x.shape[0], x.shape[1 if first == 2 else -1]
+    kernel = node.attrs["kernel_shape"]
+    strides = node.attrs.get("strides") or [1] * nsp
+    dil = node.attrs.get("dilations") or [1] * nsp
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    padded = x
+    if any(begin) or any(end):
+        full = [[0] * (nsp + 2), [0] * (nsp + 2)]
+        full[0][first:first + nsp], full[1][first:first + nsp] = begin, end
+        padded = b.op("Pad", x, b.const(np.array(full[0] + full[1], np.int64)), b.const(np.array(fill, x.dtype)),
+                      suffix="pad", mode="constant")
+    out = [(n + bb + e - (k - 1) * d - 1) // s + 1 for n, bb, e, k, d, s in zip(sp, begin, end, kernel, dil, strides)]
+    axes = b.named(list(range(first, first + nsp)), "window_axes", np.int64)
+    steps = b.named(strides, "window_strides")
+
+    def arranged(array):  # an (N, C, *spatial) array in the node's layout
+        return array if first == 2 else np.moveaxis(array, 1, -1)
+    grids = np.meshgrid(*(np.arange(o) for o in out), indexing="ij")
+    best = index = None
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        start = [o * d for o, d in zip(offset, dil)]
+        stop = [a + (n - 1) * s + 1 for a, n, s in zip(start, out, strides)]
+        tap = b.op("Slice", padded, b.named(start, "tap_start"), b.named(stop, "tap_end"), axes, steps, suffix="tap")
+        coords = [np.clip(g * s + a - bb, 0, n - 1) for g, s, a, bb, n in zip(grids, strides, start, begin, sp)]
+        position = b.named(arranged(np.ravel_multi_index(tuple(coords), sp).reshape(1, 1, *out)), "tap_positions",
+                           np.int64)
+        if best is None:
+            best, index = tap, position
+            continue
+        taken = b.op("Greater", tap, best, suffix="tap_greater")
+        if x.dtype.kind == "f":
+            taken = b.op("Or", taken, b.op("And", b.op("IsNaN", tap), b.op("Not", b.op("IsNaN", best))), suffix="taken")
+        best = b.op("Where", taken, tap, best, suffix="window_max")
+        index = b.op("Where", taken, position, index, suffix="window_argmax")
+    planes = np.arange(batch * channels).reshape(batch, channels, *[1] * nsp) * int(np.prod(sp))
+    indices = b.op("Add", index, b.named(arranged(planes), "plane_starts", np.int64), suffix="indices")
+    graph.replace_node(node, [best, indices])
     return True
 
 

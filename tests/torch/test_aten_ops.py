@@ -247,3 +247,37 @@ def test_grouped_matrix_product_of_experts():
     graph = tb.load(torch.export.export(module, inputs))
     got = tb.run(graph, {v.name: x.numpy() for v, x in zip(graph.inputs, inputs)})[graph.outputs[0].name]
     np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=1e-5, atol=1e-5)
+
+
+class _SegNetPooling(torch.nn.Module):
+    """SegNet's decoder: max pooling that returns where each maximum was, unpooling back to those positions (to
+    the default and to a given size), and a padded ceil-mode pool's indices read as numbers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2, 2, return_indices=True)
+        self.unpool = torch.nn.MaxUnpool2d(2, 2)
+        self.padded = torch.nn.MaxPool2d(3, 2, padding=1, ceil_mode=True, return_indices=True)
+
+    def forward(self, x):
+        even, where = self.pool(x[:, :, :8, :8])
+        odd, odd_where = self.pool(self.conv(x))
+        near, near_where = self.padded(x)
+        return (self.unpool(even * 2, where), self.unpool(odd, odd_where, output_size=(9, 9)),
+                near + near_where.float())
+
+
+@pytest.mark.parametrize("to", ["onnx", "torch", "keras", "tflite", "flax"])
+def test_max_pool_indices_and_unpooling_reach_every_target(to, tmp_path):
+    """PyTorch counts pooling indices within each channel plane, ONNX over the whole tensor: read as ONNX's, the
+    indices round-trip through max_unpool, and every target computes them (F.max_pool2d's own in PyTorch code, the
+    window's taps elsewhere)."""
+    if to == "flax":
+        pytest.importorskip("flax")
+    module = _SegNetPooling().eval()
+    x = _floats(1, 3, 9, 9)
+    graph = tb.load(torch.export.export(module, (x,)))
+    dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
+    for got, expected in zip(_run_written(graph, dest, [x.numpy()], to), module(x)):
+        np.testing.assert_allclose(got, expected.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -220,11 +220,17 @@ def _window(node):
     return kernel, strides, padding
 
 
-@R.exports("MaxPool", check=_pool_check)
+def _max_pool_check(node) -> str | None:
+    if len(node.outputs) > 1 and node.outputs[1].uses():
+        return "MaxPool indices (nnx.max_pool gives none)"
+    return _pool_check(node)
+
+
+@R.exports("MaxPool", check=_max_pool_check)
 def write_max_pool(em, node):
     require_nhwc(node)
-    if len(node.outputs) > 1 and (node.outputs[1].uses() or node.outputs[1] in em.g.outputs):
-        raise Unsupported("MaxPool indices")
+    if len(node.outputs) > 1 and node.outputs[1] in em.g.outputs:
+        raise Unsupported("MaxPool indices as a model output")
     kernel, strides, padding = _window(node)
     em.out(node, P.call("nnx.max_pool", em.tensor(node.inputs[0]), kernel, strides=strides, padding=padding))
 

@@ -382,13 +382,37 @@ def read_max_pool(imp, node, x, kernel_size, stride=None, padding=0, dilation=1,
     p = ints(padding, n)
     attrs = {"kernel_shape": ints(kernel_size, n), "strides": ints(stride or kernel_size, n), "pads": p + p,
              "dilations": ints(dilation, n), "ceil_mode": int(ceil_mode)}
-    y = imp.emit("MaxPool", [imp.value(x)], attrs)
     if "with_indices" not in node.target.__name__:
-        return y
-    if any(u.args[1] == 1 for u in node.users):
-        # torch counts argmax indices per channel plane, ONNX over the whole tensor
-        raise ModelError(f"{node.name}: max_pool indices are not supported (only the pooled values)")
-    return (y, None)
+        return imp.emit("MaxPool", [imp.value(x)], attrs)
+    if not any(u.args[1] == 1 for u in node.users):
+        return (imp.emit("MaxPool", [imp.value(x)], attrs), None)
+    y, flat = imp.emit("MaxPool", [imp.value(x)], attrs, outputs=2)
+    return (imp.typed(y, imp.meta()[0]), imp.emit("Mod", [flat, imp.const(_plane_size(imp, node, x), dtype=np.int64)],
+                                                  suffix="plane_index"))
+
+
+def _plane_size(imp, node, x) -> int:
+    """The number of positions in one channel plane of `x` (PyTorch's pooling indices count within a plane,
+    ONNX's over the whole tensor)."""
+    spatial = [imp.dim(d) for d in imp.meta(x).shape[2:]]
+    if not all(isinstance(d, int) for d in spatial):
+        raise ModelError(f"{node.name}: max pooling indices of an input whose spatial size is known only at run time")
+    return int(np.prod(spatial))
+
+
+@aten("max_unpool2d", "max_unpool3d", produces=("Add", "MaxUnpool"))
+def read_max_unpool(imp, node, x, indices, output_size, *_stride_padding):
+    """Values scattered to the positions of their plane that `indices` name (as max_pool's return_indices
+    gives them), into zeros of `output_size`."""
+    shape = [imp.dim(d) for d in imp.meta().shape]
+    if not all(isinstance(d, int) for d in shape):
+        raise ModelError(f"{node.name}: max_unpool to a size known only at run time")
+    plane = int(np.prod(shape[2:]))
+    starts = (np.arange(shape[0] * shape[1]) * plane).reshape(shape[0], shape[1], *[1] * (len(shape) - 2))
+    flat = imp.emit("Add", [imp.value(indices), imp.const(starts, dtype=np.int64)], suffix="flat_index")
+    rank = len(shape) - 2
+    return imp.emit("MaxUnpool", [imp.value(x), flat, imp.const(shape, dtype=np.int64)],
+                    {"kernel_shape": [1] * rank})  # the output's size is given: the kernel plays no part
 
 
 def _pool_common(em, node, fill):
@@ -403,16 +427,42 @@ def _pool_common(em, node, fill):
     return xe, k, node.attrs.get("strides") or [1] * nsp, padding, nsp
 
 
-@R.exports("MaxPool")
+def _indices_used(node) -> bool:
+    return len(node.outputs) > 1 and node.outputs[1].uses()
+
+
+def _max_pool_check(node) -> str | None:
+    """F.max_pool's own indices (`return_indices=True`) where it pads as the node does, on a float input of known
+    shape; other pools with indices decompose (the catalogue computes ONNX's indices from the window)."""
+    if not _indices_used(node):
+        return None
+    x, k = node.inputs[0], node.attrs["kernel_shape"]
+    begin, end = explicit_pads(node, len(k))
+    if x.shape is None or not all(isinstance(d, int) for d in x.shape) or x.dtype is None or x.dtype.kind != "f" \
+            or begin != end or any(b > kk // 2 for b, kk in zip(begin, k)) or node.attrs.get("storage_order"):
+        return "MaxPool indices of this pool (F.max_pool's indices need symmetric padding and a float input)"
+    return None
+
+
+@R.exports("MaxPool", check=_max_pool_check)
 def write_max_pool(em, node):
-    if len(node.outputs) > 1 and node.outputs[1].uses():
-        raise Unsupported("MaxPool indices output")
     xe, k, s, p, nsp = _pool_common(em, node, float("-inf"))
     dt = node.inputs[0].dtype
     integer = dt is not None and dt.kind in "iu"  # torch pools floats only; a max of int8 values is exact in float
+    options = non_default(dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1),
+                          ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False))
+    if _indices_used(node):
+        values, plane = em.namer.name(node.outputs[0].name, "values"), em.namer.name(node.outputs[1].name, "plane")
+        em.body.append(P.assign([values, plane], P.call(f"F.max_pool{nsp}d", xe, same(k), same(s), same(p or [0] * nsp),
+                                                        **options, return_indices=True)))
+        shape = node.inputs[0].shape  # ONNX's indices count over the whole tensor, PyTorch's within a plane
+        starts = P.binop(P.method(P.call("torch.arange", shape[0] * shape[1]), "reshape", *shape[:2], *[1] * nsp),
+                         "*", int(np.prod(shape[2:])))
+        em.out(node, P.name(values), 0)
+        em.out(node, P.binop(P.name(plane), "+", starts), 1)
+        return
     y = P.call(f"F.max_pool{nsp}d", P.method(xe, "float") if integer else xe, same(k), same(s),
-               same(p or [0] * nsp), **non_default(dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1),
-                                                   ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False)))
+               same(p or [0] * nsp), **options)
     em.out(node, P.method(y, "to", P.name(TORCH_DTYPES[dtypes.name(dt)])) if integer else y)
 
 
