@@ -58,6 +58,15 @@ def test_sort_and_topk_break_ties_by_index(tmp_path, descending):
         np.testing.assert_array_equal(got[3], [[1, 2], [0, 1]])  # ONNX's TopK: the lower index among equals
 
 
+def test_topk_whose_values_nothing_reads(tmp_path):
+    """DeepSeek's router reads only topk's indices: the torch code sorts and cuts the indices alone."""
+    module = _Fn(lambda x: torch.topk(x, 2, dim=-1).indices * 10 + torch.topk(x, 1, dim=-1, largest=False)[1])
+    x = np.array([[1.0, 3.0, 3.0, 0.5], [2.0, 2.0, 1.0, 2.0]], np.float32)
+    graph = tb.load(module, example_inputs=(torch.from_numpy(x),))
+    got = _run_written(graph, tmp_path / "indices_torch", [x], "torch")[0]
+    np.testing.assert_array_equal(got, [[13, 23], [2, 12]])
+
+
 def test_a_layer_named_after_a_module_that_holds_layers(tmp_path):
     """BEiT's attention module runs a Linear of its own (F.linear with its qkv weight and a bias it assembles)
     besides its `proj` child: the code generator once looked forever for a free name under the module's path."""

@@ -29,7 +29,7 @@ from tensorbridge.passes.fold_constants import fold_constants
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.torch import REGISTRY
-from tensorbridge.rules.torch.base import dtype_name, to_numpy, to_torch
+from tensorbridge.rules.torch.base import UNCONVERTIBLE, dtype_name, to_numpy, to_torch
 
 log = logging.getLogger(__name__)
 #: not folded at import: a quantized weight stays int8 storage and its dequantization
@@ -196,7 +196,7 @@ class Importer:
             elif REGISTRY.import_rule(key[1], key[0]) is None:
                 detail = "dynamic quantization (parameters computed at run time); only static PT2E quantization " \
                          "is supported" if key[0] == "pt2e" else "a library's own op (torch.library): no IR mapping" \
-                    if key[0] == "library" else "no IR mapping yet"
+                    if key[0] == "library" else UNCONVERTIBLE.get(key[1], "no IR mapping yet")
                 self.report.add(key[1] if key[0] == "library" else f"{key[0]}.{key[1]}", node.name, detail)
         self._refuse_state()
         self.report.raise_if_any("Nothing was written. Each op needs an import rule in tensorbridge/rules/torch/.")

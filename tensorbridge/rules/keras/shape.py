@@ -14,6 +14,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, python_slices
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ir.integer_range import integer_range
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.keras.base import (
@@ -320,9 +321,13 @@ def _flat_positions(em, data, idx):
     if not isinstance(k, int) or not all(isinstance(d, int) for d in data.shape):
         raise Unsupported("an ND index over dynamic dims")
     index = em.tensor(idx)
-    if idx.const is None or np.asarray(idx.const).min(initial=0) < 0:
-        lead = P.call("np.array", list(data.shape[:k]), dtype="int64")
-        index = P.call("ops.where", P.call("ops.less", index, 0), P.call("ops.add", index, lead), index)
+    bounds = integer_range(idx)
+    if bounds is None or bounds[0] < 0:  # negative indices count from the end
+        lead = np.array(data.shape[:k], np.int64)  # of the index's rank (TFLite has no int64 BiasAdd, which a
+        if idx.shape is not None:  # vector added to the last axis becomes in TensorFlow's converter)
+            lead = lead.reshape((1,) * (len(idx.shape) - 1) + (k,))
+        wrapped = P.call("ops.add", index, P.call("np.array", lead.tolist(), dtype="int64"))
+        index = P.call("ops.where", P.call("ops.less", index, 0), wrapped, index)
     strides = [int(np.prod(data.shape[j + 1:k])) for j in range(k)]
     rest = tuple(data.shape[k:])
     flat = P.call("ops.reshape", em.tensor(data), (-1, *rest))

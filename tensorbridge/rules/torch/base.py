@@ -33,6 +33,12 @@ python_op = functools.partial(R.imports, kind="python")
 higher_order = functools.partial(R.imports, kind="higher_order")  # torch.ops.higher_order: control flow
 library_op = functools.partial(R.imports, kind="library")  # a library's torch.library op: "namespace.name"
 
+#: ATen ops no conversion should hold, with the reason a refusal gives
+RANDOM = "the model draws random numbers when it runs (ViTMAE's masking, say), so its output differs on every " \
+         "run and no conversion of it can be checked; a model meant for inference draws none in eval mode"
+UNCONVERTIBLE = dict.fromkeys(("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
+                               "normal", "uniform", "bernoulli", "multinomial", "exponential", "poisson"), RANDOM)
+
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
                 "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",
                 "int16": "torch.int16", "int8": "torch.int8", "uint8": "torch.uint8", "bool": "torch.bool"}

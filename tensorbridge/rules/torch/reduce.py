@@ -211,7 +211,8 @@ def write_top_k(em, node):
         return
     em.outs(node, P.call("torch.sort", x, dim=dim, descending=largest, stable=True), 2)
     for v in node.outputs[:2]:
-        em.body.append(P.assign([em.var[id(v)].id], P.method(em.var[id(v)], "narrow", dim, 0, k)))
+        if id(v) in em.var:  # an output nothing reads has no variable
+            em.body.append(P.assign([em.var[id(v)].id], P.method(em.var[id(v)], "narrow", dim, 0, k)))
 
 
 @aten("linalg_det", "_linalg_det", "det", produces="Det")
