@@ -933,6 +933,65 @@ CROSS_ENTROPY = '''def cross_entropy(logits, target, ignore_index=-100, reductio
 '''
 
 
+MAX_POOL_WITH_INDICES = '''def max_pool_with_indices(x, kernel_size, strides):
+    """PyTorch's max pooling with return_indices=True over a channels-first x, without padding: the maxima and,
+    within each channel plane, the flat position of each (the first maximum in window order, as PyTorch's)."""
+    spatial = x.shape[2:]
+    out = [(n - k) // s + 1 for n, k, s in zip(spatial, kernel_size, strides)]
+    values = positions = None
+    for offset in itertools.product(*(range(k) for k in kernel_size)):
+        window = tuple(slice(o, o + (m - 1) * s + 1, s) for o, m, s in zip(offset, out, strides))
+        tap = x[(slice(None), slice(None)) + window]
+        coords = {ns}.meshgrid(*({ns}.arange(m) * s + o for m, s, o in zip(out, strides, offset)), indexing="ij")
+        position = sum(c * math.prod(spatial[i + 1:]) for i, c in enumerate(coords))
+        if values is None:
+            values, positions = tap, position + {ns}.zeros_like(tap, dtype="int32")
+            continue
+        taken = tap > values
+        values, positions = {ns}.where(taken, tap, values), {ns}.where(taken, position, positions)
+    return values, positions
+'''
+
+
+MAX_UNPOOL = '''def max_unpool(x, indices, kernel_size, strides, output_size=None):
+    """PyTorch's max unpooling of a channels-first x, without padding: each value written at the position of its
+    channel plane that `indices` names (max pooling's return_indices), zeros elsewhere; to `output_size` (its
+    trailing dims) when given."""
+    rank = len(kernel_size)
+    spatial = list(output_size)[-rank:] if output_size is not None else \\
+        [(m - 1) * s + k for m, s, k in zip(x.shape[2:], strides, kernel_size)]
+    plane = math.prod(spatial)
+    rows = {ns}.shape(x)[0] * x.shape[1]
+    starts = {ns}.reshape({ns}.arange(rows) * plane, (-1, x.shape[1]) + (1,) * rank)  # each plane's first position
+    positions = {ns}.reshape({cast}(indices, "int32") + starts, (-1,))
+    flat = {scatter}
+    return {ns}.reshape(flat, (-1, x.shape[1], *spatial))
+'''
+
+
+def pool_index_helpers(ns: str, cast: str) -> dict:
+    """The helper functions of namespace `ns` ("ops", "jnp") for PyTorch's max pooling with indices and its
+    unpooling: Keras scatters with ops.scatter_update, JAX with an indexed update."""
+    zeros = f"{ns}.zeros((rows * plane,), x.dtype)"
+    scatter = f"ops.scatter_update({zeros}, ops.reshape(positions, (-1, 1)), ops.reshape(x, (-1,)))" \
+        if ns == "ops" else f"{zeros}.at[positions].set(jnp.ravel(x))"
+    return {"max_pool_with_indices": definition(MAX_POOL_WITH_INDICES.format(ns=ns)),
+            "max_unpool": definition(MAX_UNPOOL.format(ns=ns, cast=cast, scatter=scatter))}
+
+
+def write_pool_index_layer(c: OpCall) -> ast.expr:
+    """A max pool returning its indices, or an unpooling, held by a layer attribute: the helper function with its
+    window fixed (`partial`)."""
+    helper = "max_pool_with_indices" if c.op == "MaxPoolWithIndices" else "max_unpool"
+    return P.call("partial", P.name(helper), kernel_size=c.attrs["kernel_shape"], strides=c.attrs["strides"])
+
+
+def write_pool_index_function(c: OpCall) -> ast.expr:
+    helper = "max_pool_with_indices" if c.op == "MaxPoolWithIndices" else "max_unpool"
+    extra = keywords(output_size=(c.attrs.get("output_size"), None)) if c.op == "MaxUnpool" else {}
+    return P.call(helper, *c.inputs, c.attrs["kernel_shape"], c.attrs["strides"], **extra)
+
+
 def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str = "", random_source: str = "") -> dict:
     """The helper functions of namespace `ns` (`rsqrt`, `softmax`, `cast`: its functions) for PyTorch's functional
     layers (rules/code.py `definition`); `dropout` applies the attention's dropout (`weights` by `dropout_p`),

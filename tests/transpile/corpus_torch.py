@@ -3279,6 +3279,7 @@ CASES = [
     ("UnflattenDecoder", (8,), (2, 8)),
     ("SparseTopFeatures", (8,), (2, 8)),
     ("BilinearFusion", (5, 7, 4), (2, 3, 12)),
+    ("SegNetStage", (3, 6), (2, 3, 8, 8)),
     ("_DenseLayer", (8, 4, 2, 0.0), (1, 8, 6, 6)),
     ("_DenseBlock", (2, 8, 2, 4, 0.0), (1, 8, 6, 6)),
     ("_Transition", (8, 4), (1, 8, 6, 6)),
@@ -8868,6 +8869,27 @@ class BilinearFusion(nn.Module):
         text, image = x[..., :self.text_dim], x[..., self.text_dim:]
         fused = torch.tanh(self.fuse(text, image))
         return self.score(fused, fused) + fused
+
+
+
+class SegNetStage(nn.Module):
+    """SegNet's encoder-decoder pair: max pooling that remembers where each maximum was, unpooling back there (to
+    the pre-pool size, as SegNet passes it), and the functional forms of both."""
+
+    def __init__(self, c_in, c_out):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True))
+        self.pool = nn.MaxPool2d(2, 2, return_indices=True)
+        self.unpool = nn.MaxUnpool2d(2, 2)
+        self.dec = nn.Sequential(nn.Conv2d(c_out, c_in, 3, padding=1), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        y = self.enc(x)
+        size = y.size()
+        y, idx = self.pool(y)
+        y = self.unpool(y, idx, output_size=size)
+        z, where = F.max_pool2d(x, kernel_size=2, stride=2, return_indices=True)
+        return self.dec(y) + F.max_unpool2d(z, where, 2, 2)
 
 
 REFUSED = [

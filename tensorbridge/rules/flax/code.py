@@ -62,6 +62,7 @@ from tensorbridge.rules.numpy_code import (
     integer_scale,
     mode_padded,
     numpy_writers,
+    pool_index_helpers,
     prelu_weights,
     separable_conv_writer,
     shape_argument,
@@ -69,6 +70,8 @@ from tensorbridge.rules.numpy_code import (
     write_bilinear,
     write_channel_prelu,
     write_conv_function,
+    write_pool_index_function,
+    write_pool_index_layer,
     write_top_k,
     write_transformer,
 )
@@ -287,6 +290,9 @@ for _op in TRANSFORMER_OPS:
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("(a Bilinear helper)", "Bilinear", "", write=lambda c: write_bilinear(c, rngs=P.name(RNGS)),
         from_ir=bilinear_weights)
+for _op in ("MaxPoolWithIndices", "MaxUnpool"):
+    C.layer("(a pooling-index helper)", _op, "", write=write_pool_index_layer)
+    C.writes(_op, "max_pool_with_indices / max_unpool")(write_pool_index_function)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))
 C.layer("flax.nnx.log_softmax", "LogSoftmax", "", write=lambda c: _partial("nnx.log_softmax", axis=softmax_axis(c)))
 
@@ -619,6 +625,7 @@ HELPERS = {
         "    \"\"\"An int-or-sequence size as an n-tuple, as PyTorch reads kernel sizes.\"\"\"\n"
         "    return tuple(size) if isinstance(size, (tuple, list)) else (size,) * n\n"),
 }
+HELPERS.update(pool_index_helpers("jnp", "jnp.astype"))
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(numpy_constants.HELPERS)
 HELPERS.update(extract_patches_helper("transpose"))
@@ -707,8 +714,9 @@ C.config_attributes = {"Dense": {"in_features": "in_features", "out_features": "
 C.skeleton = TargetSkeleton(
     sequential_layers="layers",
     layer_base="nnx.Module", forward="__call__",
-    imports=(P.import_("jax"), P.import_("jax.numpy", "jnp"), P.from_import("flax", ["nnx"]), P.import_("einops"),
-             P.from_import("functools", ["partial"]), P.import_("numpy", "np")),
+    imports=(P.import_("itertools"), P.import_("math"), P.import_("jax"), P.import_("jax.numpy", "jnp"),
+             P.from_import("flax", ["nnx"]), P.import_("einops"), P.from_import("functools", ["partial"]),
+             P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
     class_layer=lambda layer: P.call("staticmethod", layer),
     # NNX modules take NumPy arrays as they are (Keras and PyTorch convert or require tensors)

@@ -58,6 +58,7 @@ from tensorbridge.rules.numpy_code import (
     mode_padded,
     nnx_einsum_weights,
     numpy_writers,
+    pool_index_helpers,
     prelu_weights,
     shape_argument,
     transformer_layer_weights,
@@ -65,6 +66,8 @@ from tensorbridge.rules.numpy_code import (
     write_channel_prelu,
     write_conv_function,
     write_nnx_einsum,
+    write_pool_index_function,
+    write_pool_index_layer,
     write_top_k,
     write_transformer,
 )
@@ -328,6 +331,7 @@ HELPERS["pretrained_embedding"] = definition(
     "    \"\"\"An Embedding starting from the table `weights` (PyTorch's nn.Embedding.from_pretrained).\"\"\"\n"
     "    weights = np.asarray(weights, dtype='float32')\n"
     "    return layers.Embedding(*weights.shape, weights=weights, trainable=trainable)\n")
+HELPERS.update(pool_index_helpers("ops", "ops.cast"))
 HELPERS["ChannelPReLU"] = definition(
     "class ChannelPReLU(layers.Layer):\n"
     "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"
@@ -430,6 +434,9 @@ for _op in TRANSFORMER_OPS:
             from_ir=transformer_layer_weights(("gamma", "beta")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("(a Bilinear helper)", "Bilinear", "", write=write_bilinear, from_ir=bilinear_weights)
+for _op in ("MaxPoolWithIndices", "MaxUnpool"):
+    C.layer("(a pooling-index helper)", _op, "", write=write_pool_index_layer)
+    C.writes(_op, "max_pool_with_indices / max_unpool")(write_pool_index_function)
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))
 
 
@@ -728,9 +735,9 @@ C.skeleton = TargetSkeleton(
     tensors_first=True,
     trainable_attribute="trainable",
     trainable_note="Keras also runs the batch norms in such a layer in inference mode while training",
-    imports=(P.import_("copy"), P.import_("sys"), P.import_("keras"), P.from_import("keras", ["layers", "ops"]),
-             P.import_("einops.layers.keras"),
-             P.import_("numpy", "np")),
+    imports=(P.import_("copy"), P.import_("itertools"), P.import_("math"), P.import_("sys"), P.import_("keras"),
+             P.from_import("keras", ["layers", "ops"]), P.import_("einops.layers.keras"),
+             P.from_import("functools", ["partial"]), P.import_("numpy", "np")),
     init_tensors=numpy_constants.TABLE,
     layer_class="keras.layers.Layer",
     is_tensor=lambda value: P.call("ops.is_tensor", value),

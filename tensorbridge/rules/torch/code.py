@@ -451,8 +451,36 @@ def _ceil_mode(op, a, stride, rank) -> dict:
     return {"ceil_mode": True}
 
 
+def _window(a, rank) -> dict:
+    """The kernel and strides (the kernel's when None) of a pooling call as tuples, for the index helpers; they
+    take no padding, dilation nor ceil_mode."""
+    only(a, padding=0, **({"dilation": 1, "ceil_mode": False} if "dilation" in a else {}))
+    kernel, stride = pairs(a["kernel_size"], rank), pairs(a["stride"], rank)
+    if kernel is NOT_LITERAL or stride is NOT_LITERAL:
+        raise Refused("a pooling window given by a variable")
+    return {"kernel_shape": tuple(kernel), "strides": tuple(stride if known(a["stride"]) is not None else kernel)}
+
+
+def _pool_with_indices(a, rank) -> OpCall:
+    """Max pooling with `return_indices=True` (SegNet's encoder): the maxima and their positions in each channel
+    plane, by the targets' `max_pool_with_indices` helper."""
+    return OpCall("MaxPoolWithIndices", [a["input"]] if "input" in a else [], _window(a, rank), returns="tensors")
+
+
+def _unpool(rank):
+    def read(a):
+        """Max unpooling (SegNet's decoder): each value back at the position its indices name."""
+        attrs = _window(a, rank)
+        if "output_size" in a and known(a["output_size"]) is not None:
+            attrs["output_size"] = a["output_size"]
+        return OpCall("MaxUnpool", [a["input"], a["indices"]] if "input" in a else [], attrs)
+    return read
+
+
 def _pool(op, rank):
     def read(a):
+        if op == "MaxPool" and known(a["return_indices"]) is True:
+            return _pool_with_indices(a, rank)
         if op == "MaxPool":
             only(a, return_indices=False, dilation=1)
         elif "divisor_override" in a:
@@ -468,6 +496,10 @@ def _pool(op, rank):
 
 
 for _n in (1, 2, 3):
+    C.layer(f"{NN}MaxUnpool{_n}d", "MaxUnpool", "kernel_size stride=None padding=0", read=_unpool(_n),
+            call="input indices output_size=None")
+    C.function(f"{F}max_unpool{_n}d", "MaxUnpool", "input indices kernel_size stride=None padding=0 "
+               "output_size=None", read=_unpool(_n))
     C.layer(f"{NN}MaxPool{_n}d", "MaxPool", "kernel_size stride=None padding=0 dilation=1 return_indices=False "
             "ceil_mode=False", read=_pool("MaxPool", _n))
     C.layer(f"{NN}AvgPool{_n}d", "AveragePool", "kernel_size stride=None padding=0 ceil_mode=False "
@@ -685,6 +717,8 @@ for _n in (1, 2, 3):
 
 def _pool_fn(op, rank):
     def read(a):
+        if op == "MaxPool" and known(a["return_indices"]) is True:
+            return _pool_with_indices(a, rank)
         only(a, **({"dilation": 1, "return_indices": False} if op == "MaxPool" else {}))
         if op == "AveragePool" and known(a["padding"]) not in (0, (0,) * rank, [0] * rank) and \
                 known(a["count_include_pad"]) is not True:
