@@ -1160,12 +1160,20 @@ def _floor_window_pads(node) -> tuple[list[int], list[int]] | None:
     return begin, end
 
 
+def indices_read(node) -> bool:
+    """Whether a MaxPool's Indices output is read (by a node, or as a graph output)."""
+    if len(node.outputs) < 2:
+        return False
+    indices = node.outputs[1]
+    return bool(indices.uses()) or (node.graph is not None and any(v is indices for v in node.graph.outputs))
+
+
 def _decompose_pool(graph, node):
     """MaxPool/AveragePool with ceil_mode, auto_pad or padding as Pad + a pool without either, or, where there is
     nothing to resolve or the pool is dilated, as Pad + its window's taps; an average pool's divisor (padding
     not counted, windows past the end) restored by a constant factor."""
     windows = _floor_window_pads(node)
-    if len(node.outputs) > 1 and node.outputs[1].uses():
+    if indices_read(node):
         return _pool_with_indices(graph, node, windows)
     if windows is None:
         return False

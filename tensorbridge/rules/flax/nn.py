@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.ops.nn import indices_read
 from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
 
 
@@ -221,16 +222,12 @@ def _window(node):
 
 
 def _max_pool_check(node) -> str | None:
-    if len(node.outputs) > 1 and node.outputs[1].uses():
-        return "MaxPool indices (nnx.max_pool gives none)"
-    return _pool_check(node)
+    return "MaxPool indices (nnx.max_pool gives none)" if indices_read(node) else _pool_check(node)
 
 
 @R.exports("MaxPool", check=_max_pool_check)
 def write_max_pool(em, node):
     require_nhwc(node)
-    if len(node.outputs) > 1 and node.outputs[1] in em.g.outputs:
-        raise Unsupported("MaxPool indices as a model output")
     kernel, strides, padding = _window(node)
     em.out(node, P.call("nnx.max_pool", em.tensor(node.inputs[0]), kernel, strides=strides, padding=padding))
 

@@ -15,6 +15,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.nn import indices_read
 from tensorbridge.rules.keras.base import (
     NHWC,
     R,
@@ -378,7 +379,7 @@ def pool_blocker(node) -> str | None:
     nsp = len(node.attrs["kernel_shape"])
     if any(d != 1 for d in node.attrs.get("dilations") or [1]):
         return "dilated pooling"
-    if len(node.outputs) > 1 and node.outputs[1].uses():
+    if indices_read(node):
         return "MaxPool indices"
     if node.attrs.get("auto_pad", "NOTSET") == "SAME_LOWER":
         return "SAME_LOWER padding"

@@ -11,6 +11,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
+from tensorbridge.ops.nn import indices_read
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -427,14 +428,10 @@ def _pool_common(em, node, fill):
     return xe, k, node.attrs.get("strides") or [1] * nsp, padding, nsp
 
 
-def _indices_used(node) -> bool:
-    return len(node.outputs) > 1 and node.outputs[1].uses()
-
-
 def _max_pool_check(node) -> str | None:
     """F.max_pool's own indices (`return_indices=True`) where it pads as the node does, on a float input of known
     shape; other pools with indices decompose (the catalogue computes ONNX's indices from the window)."""
-    if not _indices_used(node):
+    if not indices_read(node):
         return None
     x, k = node.inputs[0], node.attrs["kernel_shape"]
     begin, end = explicit_pads(node, len(k))
@@ -451,7 +448,7 @@ def write_max_pool(em, node):
     integer = dt is not None and dt.kind in "iu"  # torch pools floats only; a max of int8 values is exact in float
     options = non_default(dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1),
                           ceil_mode=(bool(node.attrs.get("ceil_mode", 0)), False))
-    if _indices_used(node):
+    if indices_read(node):
         values, plane = em.namer.name(node.outputs[0].name, "values"), em.namer.name(node.outputs[1].name, "plane")
         em.body.append(P.assign([values, plane], P.call(f"F.max_pool{nsp}d", xe, same(k), same(s), same(p or [0] * nsp),
                                                         **options, return_indices=True)))
