@@ -643,9 +643,10 @@ def bilinear_weights(w, attrs) -> dict:
     return {"kernel": w["W"], **({"bias": w["B"]} if "B" in w else {})}
 
 
-def bilinear_helper(base: str, ns: str, weight: str, init: str, bias: str, call: str, params: str = "") -> str:
-    """The Bilinear helper class of a target: `base` its layer class, `ns` its array namespace, `weight`/`bias`
-    how it makes the kernel and bias (from `init`, PyTorch's uniform bound), `call` its call method's name."""
+def bilinear_helper(base: str, ns: str, param: str, call: str, params: str = "", read: str = "") -> str:
+    """The Bilinear helper class of a target: `base` its layer class, `ns` its array namespace, `param` how it makes
+    a weight of `{shape}` uniform in (-bound, bound) as PyTorch's, `call` its call method's name, `params` the
+    constructor's own parameters, `read` what reads a weight's array (NNX's `[...]`)."""
     return (
         f"class Bilinear({base}):\n"
         f"    \"\"\"PyTorch's nn.Bilinear: each output feature o is x1 . kernel[o] . x2 (+ bias[o]), kernel of shape\n"
@@ -653,11 +654,11 @@ def bilinear_helper(base: str, ns: str, weight: str, init: str, bias: str, call:
         f"    def __init__(self, in1_features, in2_features, out_features, use_bias=True{params}):\n"
         f"        super().__init__()\n"
         f"        bound = 1 / in1_features ** 0.5\n"
-        f"        self.kernel = {weight.format(init=init, shape='(out_features, in1_features, in2_features)')}\n"
-        f"        self.bias = {bias.format(init=init, shape='(out_features,)')} if use_bias else None\n\n"
+        f"        self.kernel = {param.format(shape='(out_features, in1_features, in2_features)')}\n"
+        f"        self.bias = {param.format(shape='(out_features,)')} if use_bias else None\n\n"
         f"    def {call}(self, x1, x2):\n"
-        f"        y = {ns}.einsum('...i,oij,...j->...o', x1, self.kernel{'[...]' if ns == 'jnp' else ''}, x2)\n"
-        f"        return y if self.bias is None else y + self.bias{'[...]' if ns == 'jnp' else ''}\n")
+        f"        y = {ns}.einsum('...i,oij,...j->...o', x1, self.kernel{read}, x2)\n"
+        f"        return y if self.bias is None else y + self.bias{read}\n")
 
 
 def prelu_weights(w, attrs) -> dict:

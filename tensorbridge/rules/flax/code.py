@@ -547,9 +547,8 @@ HELPERS = {
         "    return nnx.Conv(in_features, in_features * depth_multiplier, kernel_size,\n"
         "                    feature_group_count=in_features, rngs=rngs, **options)\n"),
     "Bilinear": definition(bilinear_helper(
-        "nnx.Module", "jnp", weight="nnx.Param({init}(rngs.params(), {shape}, minval=-bound, maxval=bound))",
-        bias="nnx.Param({init}(rngs.params(), {shape}, minval=-bound, maxval=bound))", init="jax.random.uniform",
-        call="__call__", params=", *, rngs: nnx.Rngs")),
+        "nnx.Module", "jnp", "nnx.Param(jax.random.uniform(rngs.params(), {shape}, minval=-bound, maxval=bound))",
+        call="__call__", params=", *, rngs: nnx.Rngs", read="[...]")),
     "ChannelPReLU": definition(
         "class ChannelPReLU(nnx.Module):\n"
         "    \"\"\"PReLU with one slope per channel (axis 1) or one for all, as PyTorch's nn.PReLU.\"\"\"\n\n"

@@ -165,9 +165,8 @@ HELPERS = {name: definition(_channels_first_class(name))
 HELPERS.update(RECURRENT_HELPERS)
 HELPERS.update(ATTENTION_HELPERS)
 HELPERS["Bilinear"] = definition(bilinear_helper(
-    "layers.Layer", "ops", weight="self.add_weight(shape={shape}, initializer={init})",
-    bias="self.add_weight(shape={shape}, initializer={init})",
-    init="keras.initializers.RandomUniform(-bound, bound)", call="call"))
+    "layers.Layer", "ops",
+    "self.add_weight(shape={shape}, initializer=keras.initializers.RandomUniform(-bound, bound))", call="call"))
 HELPERS["ChannelsFirstCropping1D"] = definition(
     "class ChannelsFirstCropping1D(keras.layers.Layer):\n"
     "    \"\"\"Cropping1D of channels-first sequences (Keras' own crops the middle axis): `cropping` steps cut\n"
