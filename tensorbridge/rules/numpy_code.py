@@ -323,6 +323,9 @@ def numpy_writers(table: CodeTable, ns: str, shape: Callable[[ast.expr], ast.exp
             return P.call(fn("sum"), P.call(fn("abs"), pairs), axis=-1)
         return P.call(fn("sqrt"), P.call(fn("sum"), P.call(fn("square"), pairs), axis=-1))
 
+    table.writes("LocalResponseNorm", "local_response_norm")(lambda c: P.call(
+        "local_response_norm", c.inputs[0], c.attrs["size"], **keywords(
+            alpha=(c.attrs["alpha"], 1e-4), beta=(c.attrs["beta"], 0.75), k=(c.attrs["k"], 1.0))))
     table.writes("ChannelShuffle", "channel_shuffle")(
         lambda c: P.call("channel_shuffle", c.inputs[0], c.attrs["groups"]))
     table.writes("AdaptivePool", "adaptive_pool")(
@@ -889,6 +892,17 @@ WINDOWS = '''def windows(x, axis, size, step):
 '''
 
 
+LOCAL_RESPONSE_NORM = '''def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    """PyTorch's local response normalization over the channels (axis 1): x divided by (k + alpha times the mean
+    of the squares over `size` neighbouring channels, zeros past the edges) to the power beta."""
+    channels = x.shape[1]
+    widths = [(0, 0), (size // 2, (size - 1) // 2)] + [(0, 0)] * (len(x.shape) - 2)
+    squares = {ns}.pad({ns}.square(x), widths)
+    total = sum(squares[:, i:i + channels] for i in range(size))
+    return x / (k + alpha * total / size) ** beta
+'''
+
+
 JAX_ATTENTION = '''def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, is_causal=False):
     """JAX's jax.nn.dot_product_attention on (batch, steps, heads, features): a score masked out (by `mask`, False
     where a query may not attend, or causally) is JAX's large negative number, so a query masked from every key
@@ -1015,6 +1029,7 @@ def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str 
             "scatter": definition(SCATTER.format(**fill)),
             "cross_entropy": definition(CROSS_ENTROPY.format(**fill)), "top_k": definition(TOP_K.format(**fill)),
             "resize": definition(RESIZE.format(**fill)), "windows": definition(WINDOWS.format(**fill)),
+            "local_response_norm": definition(LOCAL_RESPONSE_NORM.format(**fill)),
             "dot_product_attention": definition(JAX_ATTENTION.format(**fill)),
             "make_causal_mask": definition(CAUSAL_MASK.format(**fill)),
             **dict(zip(("pack_padded_sequence", "pad_packed_sequence"), map(definition, PACKED.format(

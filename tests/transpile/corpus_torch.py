@@ -3280,6 +3280,7 @@ CASES = [
     ("SparseTopFeatures", (8,), (2, 8)),
     ("BilinearFusion", (5, 7, 4), (2, 3, 12)),
     ("SegNetStage", (3, 6), (2, 3, 8, 8)),
+    ("AlexNetFeatures", (), (1, 3, 32, 32)),
     ("_DenseLayer", (8, 4, 2, 0.0), (1, 8, 6, 6)),
     ("_DenseBlock", (2, 8, 2, 4, 0.0), (1, 8, 6, 6)),
     ("_Transition", (8, 4), (1, 8, 6, 6)),
@@ -8890,6 +8891,21 @@ class SegNetStage(nn.Module):
         y = self.unpool(y, idx, output_size=size)
         z, where = F.max_pool2d(x, kernel_size=2, stride=2, return_indices=True)
         return self.dec(y) + F.max_unpool2d(z, where, 2, 2)
+
+
+
+class AlexNetFeatures(nn.Module):
+    """The original AlexNet's first stage: convolution, local response normalization across channels (as a layer
+    and as the function), overlapping max pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 16, kernel_size=5, stride=2, padding=2), nn.ReLU(inplace=True),
+                                      nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=2.0),
+                                      nn.MaxPool2d(kernel_size=3, stride=2))
+
+    def forward(self, x):
+        return F.local_response_norm(self.features(x), 4)
 
 
 REFUSED = [

@@ -428,6 +428,10 @@ def _softplus(a):
 
 
 C.layer(f"{NN}Softplus", "Softplus", "beta=1.0 threshold=20.0", read=_softplus)
+C.layer(f"{NN}LocalResponseNorm", "LocalResponseNorm", "size alpha=0.0001 beta=0.75 k=1.0",
+        read=lambda a: OpCall("LocalResponseNorm", attrs=dict(a)))
+C.function(f"{F}local_response_norm", "LocalResponseNorm", "input size alpha=0.0001 beta=0.75 k=1.0",
+           read=lambda a: OpCall("LocalResponseNorm", [a["input"]], {n: a[n] for n in ("size", "alpha", "beta", "k")}))
 C.layer(f"{NN}Bilinear", "Bilinear", "in1_features in2_features out_features bias=True",
         read=lambda a: OpCall("Bilinear", attrs=dict(a)),
         to_ir=lambda w, attrs: {"W": w["weight"], **({"B": w["bias"]} if "bias" in w else {})}, call="input1 input2")
