@@ -4,6 +4,8 @@ Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code)
 """
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
@@ -452,15 +454,52 @@ def write_max_pool(em, node):
         values, plane = em.namer.name(node.outputs[0].name, "values"), em.namer.name(node.outputs[1].name, "plane")
         em.body.append(P.assign([values, plane], P.call(f"F.max_pool{nsp}d", xe, same(k), same(s), same(p or [0] * nsp),
                                                         **options, return_indices=True)))
-        shape = node.inputs[0].shape  # ONNX's indices count over the whole tensor, PyTorch's within a plane
-        starts = P.binop(P.method(P.call("torch.arange", shape[0] * shape[1]), "reshape", *shape[:2], *[1] * nsp),
-                         "*", int(np.prod(shape[2:])))
-        em.out(node, P.name(values), 0)
-        em.out(node, P.binop(P.name(plane), "+", starts), 1)
+        em.out(node, P.name(values), 0)  # ONNX's indices count over the whole tensor, PyTorch's within a plane
+        em.out(node, P.binop(P.name(plane), "+", _plane_starts(node.inputs[0].shape)), 1)
         return
     y = P.call(f"F.max_pool{nsp}d", P.method(xe, "float") if integer else xe, same(k), same(s),
                same(p or [0] * nsp), **options)
     em.out(node, P.method(y, "to", P.name(TORCH_DTYPES[dtypes.name(dt)])) if integer else y)
+
+
+def _plane_starts(shape) -> ast.expr:
+    """`torch.arange(N * C).reshape(N, C, 1, ...) * plane`: where each channel plane of a tensor of static `shape`
+    starts in its flat order (ONNX's pooling indices count over the whole tensor, PyTorch's within a plane)."""
+    rows = P.method(P.call("torch.arange", shape[0] * shape[1]), "reshape", *shape[:2], *[1] * (len(shape) - 2))
+    return P.binop(rows, "*", int(np.prod(shape[2:])))
+
+
+def _max_unpool_check(node) -> str | None:
+    x, y = node.inputs[0], node.outputs[0]
+    if y.shape is None or not all(isinstance(d, int) for d in y.shape) or len(y.shape) not in (3, 4, 5):
+        return "MaxUnpool of a size known only at run time (F.max_unpool takes it as numbers)"
+    if x.dtype is None or x.dtype.kind != "f":
+        return "MaxUnpool of integers (F.max_unpool takes floats)"
+    return None
+
+
+@R.exports("MaxUnpool", check=_max_unpool_check)
+def write_max_unpool(em, node):
+    """F.max_unpool to the output's size, the indices counted within each plane (F.max_unpool refuses one that
+    points into another plane, which ONNX's would allow, rather than scatter it there)."""
+    shape, nsp = node.outputs[0].shape, len(node.outputs[0].shape) - 2
+    kernel, strides, pads = _unpool_window(node.inputs[0].shape[2:], shape[2:], node.attrs)
+    indices = P.binop(em.tensor(node.inputs[1]), "-", _plane_starts(shape))
+    em.out(node, P.call(f"F.max_unpool{nsp}d", em.tensor(node.inputs[0]), indices, same(kernel), same(strides),
+                        **non_default(padding=(same(pads), 0)), output_size=list(shape[2:])))
+
+
+def _unpool_window(sizes, out, attrs):
+    """The node's window where it makes the output's size (F.max_unpool checks output_size against it), else one
+    that does: the scatter follows the indices, whatever the window (PyTorch's max_unpool gives no window)."""
+    nsp = len(out)
+    kernel, strides = list(attrs["kernel_shape"]), list(attrs.get("strides") or [1] * nsp)
+    pads = list(attrs.get("pads") or [0] * (2 * nsp))
+    if pads[:nsp] == pads[nsp:] and all((n - 1) * s + k - 2 * p == o for n, s, k, p, o in
+                                        zip(sizes, strides, kernel, pads, out)):
+        return kernel, strides, pads[:nsp]
+    strides = [max(1, o // n) for n, o in zip(sizes, out)]
+    return [o - (n - 1) * s for n, o, s in zip(sizes, out, strides)], strides, [0] * nsp
 
 
 @aten("avg_pool1d", "avg_pool2d", "avg_pool3d", produces="AveragePool")
