@@ -1183,16 +1183,7 @@ def _decompose_pool(graph, node):
     first = 2 if layout == "NCHW" else 1  # the first spatial axis
     is_max = node.op == "MaxPool"
     b = Builder.replacing(node)
-    if is_max:
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    else:
-        fill = 0
-    padded = x
-    if any(begin) or any(end):
-        full = [[0] * (nsp + 2), [0] * (nsp + 2)]
-        full[0][first:first + nsp], full[1][first:first + nsp] = begin, end
-        padded = b.op("Pad", x, b.const(np.array(full[0] + full[1], np.int64)), b.const(np.array(fill, x.dtype)),
-                      suffix="pad", mode="constant")
+    padded = _window_padded(b, x, begin, end, first, is_max)
     attrs = {k: v for k, v in node.attrs.items() if k not in ("pads", "auto_pad", "ceil_mode")}
     if not is_max:
         attrs["count_include_pad"] = 1
@@ -1218,6 +1209,19 @@ def _decompose_pool(graph, node):
     return True
 
 
+def _window_padded(b, x, begin, end, first: int, is_max: bool):
+    """`x` padded `begin`/`end` on its spatial axes (from `first`) as a pool's windows need: with the lowest value
+    for a max pool, zeros for an average."""
+    if not any(begin) and not any(end):
+        return x
+    nsp = len(begin)
+    fill = (-np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min) if is_max else 0
+    full = [[0] * (nsp + 2), [0] * (nsp + 2)]
+    full[0][first:first + nsp], full[1][first:first + nsp] = begin, end
+    return b.op("Pad", x, b.const(np.array(full[0] + full[1], np.int64)), b.const(np.array(fill, x.dtype)),
+                suffix="pad", mode="constant")
+
+
 def _pool_with_indices(graph, node, windows):
     """A max pool with its argmax Indices (ONNX's: flat over the whole NCHW input, whichever layout the node
     runs in) from its window's taps: each
@@ -1237,13 +1241,7 @@ def _pool_with_indices(graph, node, windows):
     kernel = node.attrs["kernel_shape"]
     strides = node.attrs.get("strides") or [1] * nsp
     dil = node.attrs.get("dilations") or [1] * nsp
-    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    padded = x
-    if any(begin) or any(end):
-        full = [[0] * (nsp + 2), [0] * (nsp + 2)]
-        full[0][first:first + nsp], full[1][first:first + nsp] = begin, end
-        padded = b.op("Pad", x, b.const(np.array(full[0] + full[1], np.int64)), b.const(np.array(fill, x.dtype)),
-                      suffix="pad", mode="constant")
+    padded = _window_padded(b, x, begin, end, first, True)
     out = [(n + bb + e - (k - 1) * d - 1) // s + 1 for n, bb, e, k, d, s in zip(sp, begin, end, kernel, dil, strides)]
     axes = b.named(list(range(first, first + nsp)), "window_axes", np.int64)
     steps = b.named(strides, "window_strides")
