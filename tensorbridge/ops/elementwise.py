@@ -14,8 +14,8 @@ import numpy as np
 
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
-from tensorbridge.ir.integer_range import INT32, integer_range
 from tensorbridge.ops.infer import broadcast_rule, dtype_from_attr, same_as
+from tensorbridge.ops.integer_range import INT32, integer_range
 from tensorbridge.ops.patterns import only_use, other, producer, scalar
 from tensorbridge.ops.schema import Attr, alias, attrs_of, op, set_decomposition, set_fusion, set_recovery
 
@@ -739,7 +739,7 @@ for _op in (*COMPARISONS, "Max", "Min", "Clip"):
 
 def _decompose_narrowed(graph, node):
     """An int64 Div or Abs computed in int32 when its operands are proven to lie in int32's range (shape dims,
-    indices into an axis, small constants and their arithmetic: ir/integer_range.py), its result cast back:
+    indices into an axis, small constants and their arithmetic: ops/integer_range.py), its result cast back:
     exact, for runtimes without 64-bit integer kernels of the op (LiteRT)."""
     if node.inputs[0].dtype is None or np.dtype(node.inputs[0].dtype) != np.int64:
         return False

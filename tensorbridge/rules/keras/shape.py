@@ -14,8 +14,8 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, python_slices
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
-from tensorbridge.ir.integer_range import integer_range
 from tensorbridge.ir.value import Value
+from tensorbridge.ops.integer_range import integer_range
 from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.keras.base import (
     R,
