@@ -105,11 +105,3 @@ def _arithmetic(op: str, bounds: list) -> tuple[int, int] | None:
         return (-largest, largest)
     return None
 
-
-def within_int32(*values: Value) -> bool:
-    """Whether every value's elements are proven to lie in int32's range."""
-    for v in values:
-        bounds = integer_range(v)
-        if bounds is None or bounds[0] < INT32[0] or bounds[1] > INT32[1]:
-            return False
-    return True

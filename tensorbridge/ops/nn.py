@@ -1209,6 +1209,12 @@ def _decompose_pool(graph, node):
     return True
 
 
+def plane_starts(shape) -> np.ndarray:
+    """Where each channel plane of an (N, C, *spatial) tensor of static `shape` starts in its flat order, shaped
+    (N, C, 1, ...): what turns indices within a plane (PyTorch's pooling indices) into ONNX's over the tensor."""
+    return np.arange(shape[0] * shape[1]).reshape(*shape[:2], *[1] * (len(shape) - 2)) * int(np.prod(shape[2:]))
+
+
 def _window_padded(b, x, begin, end, first: int, is_max: bool):
     """`x` padded `begin`/`end` on its spatial axes (from `first`) as a pool's windows need: with the lowest value
     for a max pool, zeros for an average."""
@@ -1224,9 +1230,9 @@ def _window_padded(b, x, begin, end, first: int, is_max: bool):
 
 def _pool_with_indices(graph, node, windows):
     """A max pool with its argmax Indices (ONNX's: flat over the whole NCHW input, whichever layout the node
-    runs in) from its window's taps: each
-    tap taken where it exceeds the best so far (the first maximum in window order wins, as the reference's and
-    PyTorch's; a NaN wins over numbers), its input position's index kept beside it."""
+    runs in) from its window's taps: each tap taken where it exceeds the best so far (the first maximum in window
+    order wins, as the reference's and PyTorch's; a NaN wins over numbers), its input position's index kept
+    beside it."""
     x = node.inputs[0]
     if windows is None or x.shape is None or not all(isinstance(d, int) for d in x.shape):
         return "indices of an input whose shape is known only at run time"
@@ -1265,8 +1271,8 @@ def _pool_with_indices(graph, node, windows):
             taken = b.op("Or", taken, b.op("And", b.op("IsNaN", tap), b.op("Not", b.op("IsNaN", best))), suffix="taken")
         best = b.op("Where", taken, tap, best, suffix="window_max")
         index = b.op("Where", taken, position, index, suffix="window_argmax")
-    planes = np.arange(batch * channels).reshape(batch, channels, *[1] * nsp) * int(np.prod(sp))
-    indices = b.op("Add", index, b.named(arranged(planes), "plane_starts", np.int64), suffix="indices")
+    indices = b.op("Add", index, b.named(arranged(plane_starts([batch, channels, *sp])), "plane_starts", np.int64),
+                   suffix="indices")
     graph.replace_node(node, [best, indices])
     return True
 

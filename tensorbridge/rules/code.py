@@ -768,6 +768,16 @@ def holds_device(node) -> bool:
     return getattr(node, "holds_device", False)
 
 
+def shrink_kind(c: OpCall) -> str | None:
+    """"hard" (PyTorch's hardshrink: bias 0) or "soft" (softshrink: bias lambd) for a Shrink call, else None."""
+    lambd, bias = c.attrs["lambd"], c.attrs["bias"]
+    if known(bias) == 0:
+        return "hard"
+    if bias is lambd or known(bias) == known(lambd) != NOT_LITERAL:
+        return "soft"
+    return None
+
+
 def only(args: dict, **supported) -> None:
     """Refuse a call whose arguments differ from the values the translation supports (name=value)."""
     for name, value in supported.items():

@@ -25,6 +25,7 @@ from tensorbridge.rules.code import (
     known,
     pairs,
     range_bounds,
+    shrink_kind,
     softmax_axis,
     value_of,
     write_matmul,
@@ -47,11 +48,12 @@ def activation_writers(table: CodeTable, ns: str, act: str, shrinks: tuple[str, 
     @table.writes("Shrink", f"{ns}.where")
     def _shrink(c):
         x, lambd, bias = c.inputs[0], c.attrs["lambd"], c.attrs["bias"]
-        if known(bias) == 0:
+        kind = shrink_kind(c)
+        if kind == "hard":
             if shrinks:
                 return P.call(shrinks[0], x, threshold=lambd)
             return P.call(f"{ns}.where", P.binop(P.call(f"{ns}.abs", x), ">", lambd), x, 0.0)
-        if bias is lambd or known(bias) == known(lambd) != NOT_LITERAL:
+        if kind == "soft":
             if shrinks:
                 return P.call(shrinks[1], x, threshold=lambd)
             return P.binop(P.call(f"{ns}.sign", x), "*",
@@ -994,17 +996,20 @@ def pool_index_helpers(ns: str, cast: str) -> dict:
             "max_unpool": definition(MAX_UNPOOL.format(ns=ns, cast=cast, scatter=scatter))}
 
 
+#: code op -> the pool_index_helpers function computing it
+POOL_INDEX_HELPERS = {"MaxPoolWithIndices": "max_pool_with_indices", "MaxUnpool": "max_unpool"}
+
+
 def write_pool_index_layer(c: OpCall) -> ast.expr:
     """A max pool returning its indices, or an unpooling, held by a layer attribute: the helper function with its
     window fixed (`partial`)."""
-    helper = "max_pool_with_indices" if c.op == "MaxPoolWithIndices" else "max_unpool"
-    return P.call("partial", P.name(helper), kernel_size=c.attrs["kernel_shape"], strides=c.attrs["strides"])
+    return P.call("partial", P.name(POOL_INDEX_HELPERS[c.op]), kernel_size=c.attrs["kernel_shape"],
+                  strides=c.attrs["strides"])
 
 
 def write_pool_index_function(c: OpCall) -> ast.expr:
-    helper = "max_pool_with_indices" if c.op == "MaxPoolWithIndices" else "max_unpool"
     extra = keywords(output_size=(c.attrs.get("output_size"), None)) if c.op == "MaxUnpool" else {}
-    return P.call(helper, *c.inputs, c.attrs["kernel_shape"], c.attrs["strides"], **extra)
+    return P.call(POOL_INDEX_HELPERS[c.op], *c.inputs, c.attrs["kernel_shape"], c.attrs["strides"], **extra)
 
 
 def function_helpers(ns: str, rsqrt: str, softmax: str, cast: str, dropout: str = "", random_source: str = "") -> dict:

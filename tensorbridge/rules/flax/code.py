@@ -45,6 +45,7 @@ from tensorbridge.rules.numpy_code import (
     CEIL_MODE_PADDING_HELPER,
     JAX_CONV,
     MERGE_HELPER,
+    POOL_INDEX_HELPERS,
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
@@ -290,7 +291,7 @@ for _op in TRANSFORMER_OPS:
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("(a Bilinear helper)", "Bilinear", "", write=lambda c: write_bilinear(c, rngs=P.name(RNGS)),
         from_ir=bilinear_weights)
-for _op in ("MaxPoolWithIndices", "MaxUnpool"):
+for _op in POOL_INDEX_HELPERS:
     C.layer("(a pooling-index helper)", _op, "", write=write_pool_index_layer)
     C.writes(_op, "max_pool_with_indices / max_unpool")(write_pool_index_function)
 C.layer("flax.nnx.softmax", "Softmax", "", write=lambda c: _partial("nnx.softmax", axis=softmax_axis(c)))

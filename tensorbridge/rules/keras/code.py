@@ -41,6 +41,7 @@ from tensorbridge.rules.numpy_code import (
     CEIL_MODE_PADDING_HELPER,
     KERAS_CONV,
     MERGE_HELPER,
+    POOL_INDEX_HELPERS,
     SPATIAL_PADDING,
     SPATIAL_PADDING_HELPER,
     TRANSFORMER_OPS,
@@ -433,7 +434,7 @@ for _op in TRANSFORMER_OPS:
             from_ir=transformer_layer_weights(("gamma", "beta")))
 C.layer("(a PReLU helper)", "PRelu", "", write=write_channel_prelu, from_ir=prelu_weights)
 C.layer("(a Bilinear helper)", "Bilinear", "", write=write_bilinear, from_ir=bilinear_weights)
-for _op in ("MaxPoolWithIndices", "MaxUnpool"):
+for _op in POOL_INDEX_HELPERS:
     C.layer("(a pooling-index helper)", _op, "", write=write_pool_index_layer)
     C.writes(_op, "max_pool_with_indices / max_unpool")(write_pool_index_function)
 C.layer("keras.layers.Softmax", "Softmax", "", write=lambda c: P.call("layers.Softmax", axis=softmax_axis(c)))

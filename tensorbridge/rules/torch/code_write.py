@@ -35,6 +35,7 @@ from tensorbridge.rules.code import (
     l1l2_helper,
     pairs,
     range_bounds,
+    shrink_kind,
     with_activation,
     write_matmul,
 )
@@ -409,11 +410,9 @@ C.writes("NanToNum", "torch.nan_to_num")(lambda c: P.call("torch.nan_to_num", c.
 def _shrink(c):
     """F.hardshrink / F.softshrink where the bias is 0 / lambd, else the three cases written out."""
     x, lambd, bias = c.inputs[0], c.attrs["lambd"], c.attrs["bias"]
-    threshold = [] if known(lambd) == 0.5 else [lambd]
-    if known(bias) == 0:
-        return P.call("F.hardshrink", x, *threshold)
-    if bias is lambd or known(bias) == known(lambd) != NOT_LITERAL:
-        return P.call("F.softshrink", x, *threshold)
+    kind = shrink_kind(c)
+    if kind is not None:
+        return P.call(f"F.{kind}shrink", x, *([] if known(lambd) == 0.5 else [lambd]))
     return P.call("torch.where", P.binop(x, "<", P.neg(lambd)), P.binop(x, "+", bias),
                   P.call("torch.where", P.binop(x, ">", lambd), P.binop(x, "-", bias), 0.0))
 

@@ -13,7 +13,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, same
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.infer import norm_axis
-from tensorbridge.ops.nn import indices_read
+from tensorbridge.ops.nn import indices_read, plane_starts
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
     R,
@@ -385,10 +385,10 @@ def read_max_pool(imp, node, x, kernel_size, stride=None, padding=0, dilation=1,
     p = ints(padding, n)
     attrs = {"kernel_shape": ints(kernel_size, n), "strides": ints(stride or kernel_size, n), "pads": p + p,
              "dilations": ints(dilation, n), "ceil_mode": int(ceil_mode)}
-    if "with_indices" not in node.target.__name__:
-        return imp.emit("MaxPool", [imp.value(x)], attrs)
-    if not any(u.args[1] == 1 for u in node.users):
-        return (imp.emit("MaxPool", [imp.value(x)], attrs), None)
+    with_indices = "with_indices" in node.target.__name__
+    if not with_indices or not any(u.args[1] == 1 for u in node.users):
+        y = imp.emit("MaxPool", [imp.value(x)], attrs)
+        return (y, None) if with_indices else y
     y, flat = imp.emit("MaxPool", [imp.value(x)], attrs, outputs=2)
     return (imp.typed(y, imp.meta()[0]), imp.emit("Mod", [flat, imp.const(_plane_size(imp, node, x), dtype=np.int64)],
                                                   suffix="plane_index"))
@@ -410,9 +410,7 @@ def read_max_unpool(imp, node, x, indices, output_size, *_stride_padding):
     shape = [imp.dim(d) for d in imp.meta().shape]
     if not all(isinstance(d, int) for d in shape):
         raise ModelError(f"{node.name}: max_unpool to a size known only at run time")
-    plane = int(np.prod(shape[2:]))
-    starts = (np.arange(shape[0] * shape[1]) * plane).reshape(shape[0], shape[1], *[1] * (len(shape) - 2))
-    flat = imp.emit("Add", [imp.value(indices), imp.const(starts, dtype=np.int64)], suffix="flat_index")
+    flat = imp.emit("Add", [imp.value(indices), imp.const(plane_starts(shape), dtype=np.int64)], suffix="flat_index")
     rank = len(shape) - 2
     return imp.emit("MaxUnpool", [imp.value(x), flat, imp.const(shape, dtype=np.int64)],
                     {"kernel_shape": [1] * rank})  # the output's size is given: the kernel plays no part
