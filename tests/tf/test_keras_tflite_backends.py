@@ -310,3 +310,34 @@ def test_int64_division_of_unbounded_values_is_refused_for_tflite(tmp_path):
     with pytest.raises(UnsupportedError, match="not proven to lie in int32's range"):
         tb.save(graph, tmp_path / "model.tflite", to="tflite")
     assert not (tmp_path / "model.tflite").exists()
+
+
+@pytest.mark.parametrize("to", ["keras", "tflite"])
+@pytest.mark.parametrize("center_point_box", [0, 1])
+def test_non_max_suppression_of_a_detection_head(tmp_path, to, center_point_box):
+    """Greedy NMS of many overlapping boxes, two images and three classes, a score threshold and a limit per class
+    (as detection models export it): the same rows as onnxruntime, in its order."""
+    import onnxruntime as ort
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    rng = np.random.default_rng(0)
+    corners = rng.uniform(0, 0.6, (2, 40, 2)).astype(np.float32)
+    sizes = rng.uniform(0.3, 0.8, (2, 40, 2)).astype(np.float32)
+    boxes = np.concatenate([corners, sizes] if center_point_box else [corners, corners + sizes], axis=-1)
+    scores = rng.uniform(0, 1, (2, 3, 40)).astype(np.float32)
+    node = h.make_node("NonMaxSuppression", ["boxes", "scores", "limit", "iou", "score"], ["y"],
+                       center_point_box=center_point_box)
+    consts = [nh.from_array(np.array([6], np.int64), "limit"), nh.from_array(np.array([0.3], np.float32), "iou"),
+              nh.from_array(np.array([0.3], np.float32), "score")]
+    onnx_graph = h.make_graph([node], "nms", [h.make_tensor_value_info("boxes", TensorProto.FLOAT, [2, 40, 4]),
+                                              h.make_tensor_value_info("scores", TensorProto.FLOAT, [2, 3, 40])],
+                              [h.make_tensor_value_info("y", TensorProto.INT64, [None, 3])], consts)
+    src = tmp_path / "nms.onnx"
+    onnx.save(h.make_model(onnx_graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    expected = ort.InferenceSession(str(src)).run(None, {"boxes": boxes, "scores": scores})[0]
+    per_class = np.bincount(expected[:, 0] * 3 + expected[:, 1], minlength=6)
+    assert per_class.max() == 6 and per_class.min() < 6  # the limit and the overlaps both remove boxes
+    got = _run_written(tb.load(src), tmp_path, to, [boxes, scores])
+    np.testing.assert_array_equal(got, expected)

@@ -361,7 +361,7 @@ class KerasEmitter(CodeEmitter):
                 "np.load", P.call("str", P.method(P.call("Path", P.name("__file__")), "with_name", "constants.npz")),
                 allow_pickle=False))))
         fn = P.function("build_model", [], self.body, doc=f"{self.g.name}: the Keras functional model.")
-        classes = ([weight_layer_class()] if self.uses_weight_layer else []) + self.classes
+        classes = [*self.helpers.values(), *([weight_layer_class()] if self.uses_weight_layer else []), *self.classes]
         src = ast.unparse(ast.Module([*classes, fn], []))
         groups = [[P.from_import("pathlib", ["Path"])]] if uses_constants else []
         third = [P.import_("keras")]

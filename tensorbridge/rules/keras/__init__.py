@@ -22,6 +22,7 @@ from tensorbridge.rules.keras import (  # noqa: F401 (registers)
     reduce,
     shape,
     transformer,
+    vision,
 )
 from tensorbridge.rules.keras.base import R as REGISTRY
 from tensorbridge.rules.keras.base import tf_layer_scopes
