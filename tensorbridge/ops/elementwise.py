@@ -733,8 +733,26 @@ def _decompose_widened(graph, node):
     return True
 
 
-for _op in (*COMPARISONS, "Max", "Min", "Clip"):
+for _op in (*COMPARISONS, "Max", "Min"):
     set_decomposition(_op, _decompose_widened)
+
+
+def _decompose_clip(graph, node):
+    """Bounds that are tensors (torch.clamp's, PhiMoE's router) as Max then Min, which broadcast them; scalar
+    bounds of narrow integers widened (`_decompose_widened`)."""
+    if all(v is None or v.shape == () for v in node.inputs[1:]):
+        return _decompose_widened(graph, node)
+    b = Builder.replacing(node)
+    out, low, high = node.inputs[0], node.input(1), node.input(2)
+    if low is not None:
+        out = b.op("Max", out, low)
+    if high is not None:
+        out = b.op("Min", out, high)
+    graph.replace_node(node, [out])
+    return True
+
+
+set_decomposition("Clip", _decompose_clip)
 
 
 def _decompose_narrowed(graph, node):

@@ -152,6 +152,8 @@ def beyond_onnx(node) -> str | None:
         return f"{node.op} with {', '.join(extra)} (ONNX's {node.op} has no such attribute)"
     if node.op in TIME_MAJOR_ONLY and node.attrs.get("layout"):
         return f"a batch-major {node.op} (onnxruntime runs layout=0 only)"
+    if node.op == "Clip" and any(v is not None and v.shape != () for v in node.inputs[1:]):
+        return "Clip with bounds that are not scalars (ONNX's Clip takes a scalar min and max)"
     return None
 
 
