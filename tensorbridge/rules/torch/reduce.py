@@ -9,6 +9,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
 from tensorbridge.rules.torch.base import (
     R,
     aten,
@@ -23,10 +24,16 @@ _ATEN_REDUCTIONS = {"mean": "ReduceMean", "sum": "ReduceSum", "amax": "ReduceMax
 @aten("mean", "sum", "amax", "amin", "prod",
       produces=("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"))
 def read_reduce(imp, node, x, dim=None, keepdim=False, *rest, **kw):
+    """A sum or product is taken in its result's type: PyTorch counts a bool mask's trues (`mask.sum(1)`) and sums
+    narrow ints in int64, where the IR's reduction keeps its operand's type; `dtype=` asks for a type too."""
     op = _ATEN_REDUCTIONS[node.target.__name__.split(".")[0]]
     if isinstance(dim, int):
         dim = [dim]
-    axes = [imp.value(x)] + ([imp.const(list(dim), dtype=np.int64)] if dim else [])
+    value = imp.value(x)
+    result = dtype_name(imp.meta().dtype)
+    if op in ("ReduceSum", "ReduceProd", "ReduceMean") and dtypes.name(value.dtype) != result:
+        value = imp.emit("Cast", [value], {"to": result}, suffix="operand")
+    axes = [value] + ([imp.const(list(dim), dtype=np.int64)] if dim else [])
     return imp.emit(op, axes, {"keepdims": int(bool(keepdim))})
 
 
