@@ -67,6 +67,58 @@ def symmetric_pad(imp, x, pads: np.ndarray):
     return x
 
 
+def strided_slice(imp, x, begin, end, strides, *, begin_mask: int, end_mask: int, ellipsis_mask: int,
+                  new_axis_mask: int, shrink_axis_mask: int):
+    """tf.strided_slice (StridedSlice, STRIDED_SLICE) with constant bounds: `x[..., 1:3, tf.newaxis, 0]`. Entry i
+    of the bounds is the ellipsis (the dims no other entry names), a new axis of size 1, or a dim's slice, taken
+    whole where its begin/end mask bit is set and dropped where its shrink bit is. A Slice of the dims named,
+    then a Squeeze of the dropped ones and an Unsqueeze of the new ones."""
+    b, e, s = (constant(v, "the slice bounds").astype(np.int64).ravel().tolist() for v in (begin, end, strides))
+    def bit(mask: int, i: int) -> bool:
+        return bool(mask >> i & 1)
+
+    ellipses = [i for i in range(len(b)) if bit(ellipsis_mask, i)]
+    named = [i for i in range(len(b)) if not bit(ellipsis_mask, i) and not bit(new_axis_mask, i)]
+    if ellipses and x.shape is None:
+        raise ModelError("a strided slice with an ellipsis needs its input's rank")
+    rank = len(x.shape) if x.shape is not None else len(named)
+    if len(ellipses) > 1 or len(named) > rank:
+        raise ModelError(f"a strided slice of {len(named)} dims and {len(ellipses)} ellipses on a tensor of rank "
+                         f"{rank}")
+    axes, starts, ends, steps, dropped, new = [], [], [], [], [], []
+    dim = out = 0  # the next input dim an entry names, the output dims so far
+    for i in range(len(b)):
+        if bit(ellipsis_mask, i):
+            dim += rank - len(named)
+            out += rank - len(named)
+        elif bit(new_axis_mask, i):
+            new.append(out)
+            out += 1
+        else:
+            start = (0 if s[i] > 0 else _BIG) if bit(begin_mask, i) else b[i]
+            stop = (_BIG if s[i] > 0 else -_BIG) if bit(end_mask, i) else e[i]
+            if bit(shrink_axis_mask, i):
+                start, stop, step = b[i], (b[i] + 1 if b[i] != -1 else _BIG), 1
+                dropped.append(dim)
+            else:
+                step = s[i]
+                out += 1
+            axes.append(dim)
+            starts.append(start)
+            ends.append(stop)
+            steps.append(step)
+            dim += 1
+    y = x
+    if axes:
+        y = imp.emit("Slice", [x, *(_ints(imp, v) for v in (starts, ends, axes, steps))],
+                     suffix="slice" if dropped or new else "")
+    if dropped:
+        y = imp.emit("Squeeze", [y, _ints(imp, dropped)], suffix="squeezed" if new else "")
+    if new:
+        y = imp.emit("Unsqueeze", [y, _ints(imp, new)])
+    return y if y is not x else imp.emit("Identity", [x])
+
+
 def scatter_nd(imp, indices, updates, shape):
     """tf.scatter_nd: updates summed into zeros of `shape` (repeated indices add up)."""
     zeros = imp.emit("ConstantOfShape", [as_int64(imp, shape, "shape")],

@@ -117,6 +117,10 @@ CASES = {
                              "XlaDynamicUpdateSlice"),
     "lrn": (lambda x: tf.nn.local_response_normalization(x, depth_radius=2, bias=1.5, alpha=0.3, beta=0.6),
             [_floats(1, 3, 3, 7)], "LRN"),
+    "strided_slice_masks": (lambda x: x[..., 1:3] * x[:, tf.newaxis, ..., ::-2][..., 0, :2]  # box decoding's
+                            + x[0, ..., tf.newaxis][..., 0][None, :, 2:4]
+                            + tf.reduce_sum(x[..., 1, tf.newaxis, :, :], axis=1)[..., 1:3], [_floats(2, 3, 5)],
+                            "StridedSlice"),
 }
 
 

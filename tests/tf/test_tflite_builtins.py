@@ -24,6 +24,8 @@ W3T = _floats(2, 3, 3, 5, 4)  # [D, H, W, out, in]
 #: name -> (function of the inputs, the inputs, the builtin operator the converter must write)
 CASES = {
     "top_k": (lambda x: tf.math.top_k(x, k=3), [_floats(2, 7)], "TOPK_V2"),
+    "strided_slice": (lambda x: x[..., 1:3] * x[:, tf.newaxis, ..., ::-2][..., 0, :2] + x[0, ..., 1:3][None],
+                      [_floats(2, 3, 5)], "STRIDED_SLICE"),
     "not_equal": (lambda a, b: tf.not_equal(a, b), [_ints(0, 3, 3, 4), _ints(0, 3, 3, 4)], "NOT_EQUAL"),
     "one_hot": (lambda i: tf.one_hot(i, 5, on_value=2.0, off_value=-1.0, axis=1), [np.array([[0, 4, -1, 7, 2]],
                                                                                           np.int32)], "ONE_HOT"),
@@ -134,6 +136,10 @@ WRITTEN = {
         ()),
     "embedding_lookup": ("EMBEDDING_LOOKUP", [np.array([4, 0, 4, 2], np.int32)], (4, 3), None, [(1, TABLE)]),
     "relu_0_to_1": ("RELU_0_TO_1", [_floats(3, 4) * 2], (3, 4), None, ()),
+    "strided_slice_ellipsis_new_axis": ("STRIDED_SLICE", [_floats(2, 3, 5)], (3, 1, 2), (  # x[0, ..., None, 1:4:2]
+        "StridedSliceOptions", {"EllipsisMask": 2, "NewAxisMask": 4, "ShrinkAxisMask": 1}), [
+            (1, np.array([0, 0, 0, 1], np.int32)), (2, np.array([1, 0, 0, 4], np.int32)),
+            (3, np.array([1, 1, 1, 2], np.int32))]),
 }
 
 

@@ -73,22 +73,8 @@ def read_shape(imp, n, ins):
 
 @tf_op("StridedSlice", produces="Slice")
 def read_stridedslice(imp, n, ins):
-    x, begin, end, strides = ins
-    b, e, s = (list(const_data(v, "slice bounds").astype(np.int64)) for v in (begin, end, strides))
-    if attr(n, "ellipsis_mask", 0) or attr(n, "new_axis_mask", 0):
-        raise ModelError(f"{n.name}: StridedSlice with ellipsis/new-axis masks is not supported")
-    big = 2**62
-    for i in range(len(b)):
-        if attr(n, "begin_mask", 0) >> i & 1:
-            b[i] = 0 if s[i] > 0 else big
-        if attr(n, "end_mask", 0) >> i & 1:
-            e[i] = big if s[i] > 0 else -big
-    shrink = [i for i in range(len(b)) if attr(n, "shrink_axis_mask", 0) >> i & 1]
-    for i in shrink:
-        e[i], s[i] = (b[i] + 1 if b[i] != -1 else big), 1
-    y = imp.emit("Slice", [x, imp.const(b), imp.const(e), imp.const(list(range(len(b)))), imp.const(s)],
-                 suffix="slice" if shrink else "")
-    return imp.emit("Squeeze", [y, imp.const(shrink)]) if shrink else y
+    masks = {f"{k}_mask": int(attr(n, f"{k}_mask", 0)) for k in ("begin", "end", "ellipsis", "new_axis", "shrink_axis")}
+    return tf_semantics.strided_slice(imp, *ins, **masks)
 
 
 @tf_op("Pack", produces="Concat")

@@ -122,28 +122,9 @@ def read_split_v(imp, ins, opts):
 
 @builtin("STRIDED_SLICE", produces="Slice")
 def read_strided_slice(imp, ins, opts):
-    x, begin, end, strides = ins
-    if any(v.const is None for v in (begin, end, strides)):
-        raise ModelError("STRIDED_SLICE needs constant begin/end/strides")
-    if opts.EllipsisMask() or opts.NewAxisMask():
-        raise ModelError("STRIDED_SLICE with ellipsis or new-axis masks is not supported")
-    b, e, s = (np.asarray(v.const).astype(np.int64).tolist() for v in (begin, end, strides))
-    n = len(b)
-    big = 2**62
-    for i in range(n):
-        if opts.BeginMask() >> i & 1:
-            b[i] = 0 if s[i] > 0 else big
-        if opts.EndMask() >> i & 1:
-            e[i] = big if s[i] > 0 else -big
-    shrink = [i for i in range(n) if opts.ShrinkAxisMask() >> i & 1]
-    for i in shrink:
-        e[i] = b[i] + 1 if b[i] != -1 else big
-        s[i] = 1
-    y = imp.emit("Slice", [x, imp.const(b, np.int64), imp.const(e, np.int64), imp.const(list(range(n)), np.int64),
-                           imp.const(s, np.int64)], suffix="slice" if shrink else "")
-    if shrink:
-        y = imp.emit("Squeeze", [y, imp.const(shrink, np.int64)])
-    return y
+    return tf_semantics.strided_slice(
+        imp, *ins[:4], begin_mask=opts.BeginMask(), end_mask=opts.EndMask(), ellipsis_mask=opts.EllipsisMask(),
+        new_axis_mask=opts.NewAxisMask(), shrink_axis_mask=opts.ShrinkAxisMask())
 
 
 @builtin("SLICE", produces="Slice")
