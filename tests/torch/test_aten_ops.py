@@ -197,6 +197,9 @@ CORE_ATEN = {
     "empty": (lambda x: torch.empty_like(x).fill_(1.5) * x + torch.empty(2, 3).copy_(x[:, :3]).sum(),
               [_floats(2, 4)], "empty_like"),
     "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
+    "mask_counts": (lambda ids: ids.gather(1, ids.ne(1).sum(1, keepdim=True) - 1) * 100  # BART's last real token
+                    + ids.ne(1).sum() + (ids > 4).to(torch.int8).sum(1, keepdim=True) * 10
+                    + (ids > 3).prod(1, keepdim=True), [torch.tensor([[3, 4, 1, 1], [5, 6, 7, 1]])], "sum"),
     "nonzero": (lambda x: torch.nonzero(x > 0.3).float().sum(0) + torch.nonzero(x > 0.3).shape[0],
                 [_floats(3, 4)], "nonzero"),
     "boolean_mask": (lambda x: (x[x > 0] * 2).sum() + x[x[:, 0] > 0].sum(0).sum() + torch.masked_select(x, x < 0).sum(),
@@ -290,3 +293,17 @@ def test_max_pool_indices_and_unpooling_reach_every_target(to, tmp_path):
     dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
     for got, expected in zip(_run_written(graph, dest, [x.numpy()], to), module(x)):
         np.testing.assert_allclose(got, expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("to", ["onnx", "torch", "keras", "tflite", "flax"])
+def test_clamp_to_tensor_bounds_reaches_every_target(to, tmp_path):
+    """torch.clamp with tensor bounds (PhiMoE's router clamps scores to a per-token threshold): ONNX's Clip takes
+    scalar bounds only, so it is written there as Max and Min, which broadcast."""
+    if to == "flax":
+        pytest.importorskip("flax")
+    module = _Fn(lambda x: torch.clamp(x, min=x.amax(-1, keepdim=True) * 0.5) + x.clamp(max=x[:1] * 0.3))
+    x = _floats(3, 6)
+    graph = tb.load(torch.export.export(module, (x,)))
+    dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
+    (got,) = _run_written(graph, dest, [x.numpy()], to)
+    np.testing.assert_allclose(got, module(x).numpy(), rtol=1e-6, atol=1e-6)
