@@ -66,8 +66,18 @@ def _preprocessing_model():
         {"image": np.random.default_rng(4).uniform(0, 255, (2, 20, 24, 3)).astype(np.float32)}
 
 
+def _mask_counting_model():
+    """Counts and averages of masks and integers, which Keras takes in int32 and float32."""
+    x = keras.Input((5,), name="x")
+    positive = ops.greater(x, 0.0)
+    counts = ops.cast(ops.sum(positive, axis=1, keepdims=True), "float32")
+    share = ops.mean(ops.cast(positive, "int32"), axis=1, keepdims=True)
+    return keras.Model(x, x * counts + share + ops.cast(ops.prod(positive, axis=1, keepdims=True), "float32"),
+                       name="mask_counts"), {"x": np.random.default_rng(5).standard_normal((3, 5), np.float32)}
+
+
 @pytest.mark.parametrize("build", [_ops_model, _indexing_model, _recurrent_model, _masked_attention_model,
-                                   _preprocessing_model])
+                                   _preprocessing_model, _mask_counting_model])
 def test_functional_models_with_ops_convert(build, tmp_path):
     model, feeds = build()
     src = tmp_path / f"{model.name}.keras"

@@ -10,11 +10,13 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import ModelError
+from tensorbridge.ir import dtypes
 from tensorbridge.rules.keras.base import (
     R,
     axes_list,
     int_operand,
     keras_op,
+    result_dtype,
 )
 
 _OP_REDUCTIONS = {"Mean": "ReduceMean", "Sum": "ReduceSum", "Max": "ReduceMax", "Min": "ReduceMin",
@@ -24,12 +26,16 @@ _OP_REDUCTIONS = {"Mean": "ReduceMean", "Sum": "ReduceSum", "Max": "ReduceMax", 
 @keras_op("Mean", "Sum", "Max", "Min", "Prod", produces=("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
                                                          "ReduceProd"))
 def read_op_reduce(imp, op, args, kwargs, node):
+    """A sum, product or mean is taken in its result's type (Keras counts a bool mask's trues in int32 and
+    averages integers in floats), where the IR's reduction keeps its operand's."""
     if getattr(op, "initial", None) is not None:
         raise ModelError(f"{op.name}: ops.{op.name} with initial= is not supported")
     x = args[0]
     axes = axes_list(op.axis, len(x.shape))
-    return imp.emit(_OP_REDUCTIONS[type(op).__name__], [x, imp.const(axes, np.int64)],
-                    {"keepdims": int(bool(op.keepdims))})
+    ir_op, result = _OP_REDUCTIONS[type(op).__name__], result_dtype(node)
+    if ir_op in ("ReduceSum", "ReduceProd", "ReduceMean") and x.dtype is not None and x.dtype != result:
+        x = imp.emit("Cast", [x], {"to": dtypes.name(result)}, suffix="operand")
+    return imp.emit(ir_op, [x, imp.const(axes, np.int64)], {"keepdims": int(bool(op.keepdims))})
 
 
 _KERAS_REDUCTIONS = {"ReduceMean": "ops.mean", "ReduceSum": "ops.sum", "ReduceMax": "ops.max", "ReduceMin": "ops.min",
