@@ -283,10 +283,16 @@ def traced_scan_blocker(node) -> str | None:
 def counted(node) -> bool:
     """Whether a Loop runs exactly its trip count (given; a constant or computed): its condition never changes
     (constant-true, or passed through the body unchanged)."""
-    if node.op != "Loop" or not node.inputs or node.inputs[0] is None:
+    if not gated_count(node):
         return False
     cond = node.inputs[1] if len(node.inputs) > 1 else None
-    if cond is not None and (cond.const is None or not bool(np.asarray(cond.const).ravel()[0])):
+    return cond is None or cond.const is not None and bool(np.asarray(cond.const).ravel()[0])
+
+
+def gated_count(node) -> bool:
+    """Whether a Loop runs its trip count or, where its first condition is false, not at all: a trip count is given
+    and the body never changes the condition (constant-true, or passed through unchanged)."""
+    if node.op != "Loop" or not node.inputs or node.inputs[0] is None:
         return False
     body = node.attrs["body"]
     out = body.outputs[0]

@@ -34,9 +34,9 @@ def convert_and_verify(src: str, tmp_path: Path, target: str, inputs=None):
     return tb.verify(src, dest, inputs=inputs)
 
 
-def counted_loop(trips: int | None) -> onnx.ModelProto:
+def counted_loop(trips: int | None, gated: bool = False) -> onnx.ModelProto:
     """x carried through `trips` iterations of x * 0.5 + tanh(x) + i, each iteration's x also a scan output;
-    `trips` None: a graph input."""
+    `trips` None: a graph input; `gated`: the first condition ("keep", no step where false) a graph input too."""
     body = helper.make_graph(
         [helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
          helper.make_node("Mul", ["x_in", "half"], ["scaled"]),
@@ -54,12 +54,13 @@ def counted_loop(trips: int | None) -> onnx.ModelProto:
          helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
         [helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])])
     counted = [helper.make_tensor_value_info("trips", TensorProto.INT64, [])] if trips is None else []
+    counted += [helper.make_tensor_value_info("keep", TensorProto.BOOL, [])] if gated else []
     graph = helper.make_graph(
         [helper.make_node("Loop", ["trips", "keep", "x"], ["x_final", "ys"], body=body)], "loop",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), *counted],
         [helper.make_tensor_value_info("x_final", TensorProto.FLOAT, [2, 3]),
          helper.make_tensor_value_info("ys", TensorProto.FLOAT, [trips or "trips", 2, 3])],
-        [helper.make_tensor("keep", TensorProto.BOOL, [], [True])] +
+        ([] if gated else [helper.make_tensor("keep", TensorProto.BOOL, [], [True])]) +
         ([helper.make_tensor("trips", TensorProto.INT64, [], [trips])] if trips is not None else []))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

@@ -114,6 +114,18 @@ def test_a_loop_of_computed_length_stacks_its_steps(tmp_path, target):
         assert report.ok and report.outputs[1].shape == [trips, 2, 3], report.summary()
 
 
+@pytest.mark.parametrize("target", ["keras", "tflite"])
+def test_a_loop_whose_first_condition_is_false_takes_no_step(tmp_path, target):
+    """A Loop's first condition is an input the body passes on: it runs its trip count, or no step at all."""
+    src = tmp_path / "gated.onnx"
+    onnx.save(counted_loop(None, gated=True), src)
+    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    for keep, trips in ((True, 4), (False, 4)) if target == "keras" else ((True, 4),):  # LiteRT: no empty tensors
+        report = tb.verify(src, dest, inputs={"x": x, "trips": np.array(trips), "keep": np.array(keep)})
+        assert report.ok and report.outputs[1].shape == [trips if keep else 0, 2, 3], report.summary()
+
+
 def _scan_model(tmp_path) -> str:
     """A recurrence over time: h <- tanh(h @ u + x_t @ w), each step's h stacked ([time, batch, hidden])."""
     body = helper.make_graph(

@@ -18,6 +18,7 @@ from tensorbridge.ir.shapes import is_static
 from tensorbridge.ops.control import (
     branches_blocker,
     counted,
+    gated_count,
     traced_loop_blocker,
     traced_scan_blocker,
     values_alike,
@@ -33,11 +34,12 @@ def write_if(em, node):
 
 def _scanned(node) -> bool:
     """Whether a Loop is written as a scan over its iteration numbers: it has scan outputs of static shapes and
-    runs exactly its trip count (a computed one too), its carried values keeping their shapes."""
+    runs its trip count (a computed one too) or, where its first condition is false, no step, its carried values
+    keeping their shapes."""
     body = node.attrs["body"]
     carried = len(node.inputs) - 2
     steps = body.outputs[1 + carried:]
-    return bool(steps) and counted(node) and values_alike(node.inputs[2:], body.outputs[1:1 + carried]) \
+    return bool(steps) and gated_count(node) and values_alike(node.inputs[2:], body.outputs[1:1 + carried]) \
         and all(v.shape is not None and is_static(v.shape) and v.dtype is not None for v in steps)
 
 
@@ -93,8 +95,10 @@ def _write_scanned(em, node):
         P.ret(ast.Tuple([P.subscript(out, P.slice_(1)), P.subscript(out, P.slice_(1))], ast.Load()))]))
     start = [em.tensor(v) for v in node.inputs[2:]]
     start += [P.call("ops.zeros", tuple(v.shape), dtype=dtypes.name(v.dtype)) for v in body_graph.outputs[1 + carried:]]
-    iterations = P.call("ops.arange", P.call("ops.reshape", em.tensor(node.inputs[0]), ()),
-                        dtype=_iteration_type(body_graph))
+    count = P.call("ops.reshape", em.tensor(node.inputs[0]), ())
+    if not counted(node):  # no step where the first condition is false
+        count = P.call("ops.where", P.call("ops.reshape", flag, ()), count, 0)
+    iterations = P.call("ops.arange", count, dtype=_iteration_type(body_graph))
     final, stacked = (em.namer.name(f"{node.name}_{tag}", tag) for tag in ("final", "stacked"))
     em.body.append(P.assign([final, stacked], P.call("ops.scan", P.name(step), ast.Tuple(start, ast.Load()),
                                                      iterations)))
