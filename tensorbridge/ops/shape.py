@@ -777,6 +777,38 @@ def non_zero(X):
     return np.array(np.nonzero(X), dtype=np.int64).reshape(max(X.ndim, 1) if X.ndim else 0, -1)
 
 
+def _decompose_non_zero(graph, node):
+    """The flat positions of the non-zero elements, first by a sort of the positions with the zeros' moved past
+    the end (TopK, smallest first), cut to their count, each split into its coordinates by division: ops runtimes
+    without a WHERE of a computed size run (LiteRT). Needs the input's static shape; computed in int32."""
+    x = node.inputs[0]
+    if x.shape is None or not x.shape or not all(isinstance(d, int) for d in x.shape):
+        return "a NonZero of an input whose shape is not static"
+    size = int(np.prod(x.shape))
+    if not 0 < size < 2**30:
+        return False
+    b = Builder.replacing(node)
+    flat = b.op("Reshape", x, b.named([-1], "flat_shape", np.int64))
+    held = flat if x.dtype == np.bool_ else b.op("Not", b.op("Equal", flat, b.named(np.zeros((), x.dtype), "zero")))
+    positions = np.arange(size, dtype=np.int32)
+    keys = b.op("Where", held, b.named(positions, "positions"), b.named(positions + size, "past_end"))
+    first = b.node("TopK", [keys, b.named([size], "size", np.int64)], {"largest": 0, "sorted": 1}, 2, "sorted")
+    count = b.op("ReduceSum", b.op("Cast", held, to="int64"), b.named([0], "axis", np.int64), keepdims=1)
+    rest = b.op("Slice", first.outputs[0], b.named([0], "start", np.int64), count, suffix="kept")
+    coordinates = []
+    for axis, stride in enumerate(int(np.prod(x.shape[a + 1:])) for a in range(len(x.shape))):
+        coordinate = rest if stride == 1 else b.op("Div", rest, b.named(np.int32(stride), f"stride{axis}"))
+        if stride != 1:
+            rest = b.op("Sub", rest, b.op("Mul", coordinate, b.named(np.int32(stride), f"stride{axis}_")))
+        coordinates.append(b.op("Unsqueeze", coordinate, b.named([0], f"axis{axis}", np.int64)))
+    stacked = b.op("Concat", *coordinates, axis=0) if len(coordinates) > 1 else coordinates[0]
+    graph.replace_node(node, [b.op("Cast", stacked, to="int64")])
+    return True
+
+
+set_decomposition("NonZero", _decompose_non_zero)
+
+
 def _unique_infer(inputs, attrs):
     """Sizes known only at run time; the types: the input's, then int64 indices and counts."""
     x = inputs[0]

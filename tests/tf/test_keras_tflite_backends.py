@@ -341,3 +341,23 @@ def test_non_max_suppression_of_a_detection_head(tmp_path, to, center_point_box)
     assert per_class.max() == 6 and per_class.min() < 6  # the limit and the overlaps both remove boxes
     got = _run_written(tb.load(src), tmp_path, to, [boxes, scores])
     np.testing.assert_array_equal(got, expected)
+
+
+def test_non_zero_of_a_static_shape_reaches_tflite(tmp_path):
+    """LiteRT cannot split WHERE's indices of a computed count (Keras's nonzero): the positions are sorted out
+    instead, their number given by the data."""
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    nodes = [h.make_node("Greater", ["x", "threshold"], ["mask"]), h.make_node("NonZero", ["mask"], ["y"])]
+    graph = h.make_graph(nodes, "nonzero", [h.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2, 4])],
+                         [h.make_tensor_value_info("y", TensorProto.INT64, [3, None])],
+                         [nh.from_array(np.array(0.3, np.float32), "threshold")])
+    src = tmp_path / "nonzero.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), src)
+    loaded = tb.load(src)
+    for seed in (0, 1):
+        x = np.random.default_rng(seed).standard_normal((3, 2, 4)).astype(np.float32)
+        got = _run_written(loaded, tmp_path / str(seed), "tflite", [x])
+        np.testing.assert_array_equal(got, np.array(np.nonzero(x > 0.3)))
