@@ -42,6 +42,7 @@ class _Tensor:
     dtype: str
     buffer: int
     quant: Quant | None
+    variable: bool = False
 
 
 @dataclass
@@ -66,8 +67,10 @@ class FlatbufferWriter:
         self.operators: list[_Operator] = []
         self._names: set[str] = set()
 
-    def tensor(self, name: str, shape, dtype: str, data: np.ndarray | None = None, quant: Quant | None = None) -> int:
-        """Add a tensor (constant when `data` is given; a taken name gets a suffix); returns its index."""
+    def tensor(self, name: str, shape, dtype: str, data: np.ndarray | None = None, quant: Quant | None = None,
+               variable: bool = False) -> int:
+        """Add a tensor (constant when `data` is given; a stateful kernel's state when `variable`; a taken name gets
+        a suffix); returns its index."""
         if dtype not in TENSOR_TYPES:
             raise ValueError(f"TFLite has no tensor type for {dtype}")
         base, n = name, 0
@@ -79,7 +82,7 @@ class FlatbufferWriter:
         if data is not None:
             self.buffers.append(np.ascontiguousarray(data, dtype=np.dtype(dtype)).tobytes())
             buffer = len(self.buffers) - 1
-        self.tensors.append(_Tensor(name, tuple(int(d) for d in shape), dtype, buffer, quant))
+        self.tensors.append(_Tensor(name, tuple(int(d) for d in shape), dtype, buffer, quant, variable))
         return len(self.tensors) - 1
 
     def op(self, builtin: str, inputs, outputs, options: tuple[str, dict] | None = None, version: int = 1) -> None:
@@ -174,6 +177,8 @@ class FlatbufferWriter:
         tm.TensorAddName(b, name)
         if quant is not None:
             tm.TensorAddQuantization(b, quant)
+        if t.variable:
+            tm.TensorAddIsVariable(b, True)
         return tm.TensorEnd(b)
 
     @staticmethod

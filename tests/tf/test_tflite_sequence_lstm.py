@@ -55,3 +55,44 @@ def test_fused_lstm_converts_with_its_state_and_clip(tmp_path, target, suffix, c
     assert main(["convert", str(SOURCE), "-o", str(dst), "--to", target]) == 0
     out = capsys.readouterr().out
     assert "PASS" in out and "(call 2)" in out
+
+
+def _sequence_rnn(path: Path, activation: int) -> None:
+    """One UNIDIRECTIONAL_SEQUENCE_RNN (batch-major [1, 5, 3] -> [1, 5, 4]) with its hidden state a variable
+    tensor, as TensorFlow's converter wrote Keras SimpleRNN layers."""
+    from tensorbridge.formats.tflite_flatbuffer import FlatbufferWriter
+
+    rng = np.random.default_rng(1)
+    fb = FlatbufferWriter()
+    x = fb.tensor("x", (1, 5, 3), "float32")
+    weights = [fb.tensor(name, shape, "float32", (rng.standard_normal(shape) * 0.6).astype(np.float32))
+               for name, shape in (("w", (4, 3)), ("r", (4, 4)), ("b", (4,)))]
+    hidden = fb.tensor("hidden", (1, 4), "float32", variable=True)
+    y = fb.tensor("y", (1, 5, 4), "float32")
+    fb.op("UNIDIRECTIONAL_SEQUENCE_RNN", [x, *weights, hidden], [y],
+          ("SequenceRNNOptions", {"TimeMajor": False, "FusedActivationFunction": activation}))
+    path.write_bytes(fb.finish([x], [y]))
+
+
+@pytest.mark.parametrize("activation", [1, 4])  # relu, tanh
+def test_fused_simple_rnn_threads_its_state_like_litert(tmp_path, activation):
+    from ai_edge_litert.interpreter import Interpreter
+
+    source = tmp_path / "rnn.tflite"
+    _sequence_rnn(source, activation)
+    graph = tb.load(source)
+    assert graph.op_histogram()["RNN"] == 1
+    litert = Interpreter(model_path=str(source))
+    litert.allocate_tensors()
+    (x_in,), (y_out,) = litert.get_input_details(), litert.get_output_details()
+    state, outputs = initial_state(graph.metadata), []
+    for frame in _frames():
+        frame = frame[:, :5] - 1.0
+        litert.set_tensor(x_in["index"], frame)
+        litert.invoke()
+        got = run(graph, {graph.inputs[0].name: frame, **state})
+        state = {s["input"]: got[s["output"]] for s in graph.metadata["state"]}
+        np.testing.assert_allclose(got[graph.outputs[0].name], litert.get_tensor(y_out["index"]), rtol=1e-5,
+                                   atol=1e-6)
+        outputs.append(got[graph.outputs[0].name])
+    assert not np.allclose(outputs[0], outputs[1]) and np.ptp(outputs[0]) > 0

@@ -34,7 +34,8 @@ CONTROL_FLOW = {"IF": ("ThenSubgraphIndex", "ElseSubgraphIndex"), "WHILE": ("Con
                 "CALL_ONCE": ("InitSubgraphIndex",)}
 
 #: stateful kernels -> their variable-tensor operands' roles (the names of the state they carry between calls)
-STATE_OPERANDS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": {18: "hidden", 19: "cell"}}
+STATE_OPERANDS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": {18: "hidden", 19: "cell"},
+                  "UNIDIRECTIONAL_SEQUENCE_RNN": {4: "hidden"}}
 
 #: operators over resource variables (rules/tflite/state.py): their converters take tensor indices
 RESOURCE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE"})

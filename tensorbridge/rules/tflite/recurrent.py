@@ -1,8 +1,9 @@
 """TFLite -> IR: the fused sequence LSTM kernels TensorFlow's converter writes for Keras 2 LSTM layers
-(UNIDIRECTIONAL_SEQUENCE_LSTM; a Bidirectional layer is two of them, one over the reversed sequence). The
-kernel bounds the cell state (`cell_clip`, 10 as the converter writes Keras layers): the IR LSTM's attribute.
+(UNIDIRECTIONAL_SEQUENCE_LSTM; a Bidirectional layer is two of them, one over the reversed sequence), and the
+fused simple recurrence (UNIDIRECTIONAL_SEQUENCE_RNN). The LSTM kernel bounds the cell state (`cell_clip`, 10 as
+the converter writes Keras layers): the IR LSTM's attribute.
 
-The kernel's two state operands are variable tensors: LiteRT starts them at zero and writes the last hidden and
+The kernels' state operands are variable tensors: LiteRT starts them at zero and writes the last hidden and
 cell state back into them, so a call continues from the previous one. They read as state (frontends/tflite/
 state.py): inputs starting at zero, and the kernel's last state as the `_next` outputs.
 """
@@ -14,7 +15,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.tflite.base import builtin
 
-TANH = 4
+RELU, TANH = 1, 4
 #: operand positions: input, input-to-gate weights (i f c o), recurrent weights, peepholes (i f o), biases (i f c o),
 #: projection weight and bias, the two state variables, layer-norm coefficients (i f c o)
 _INPUT_WEIGHTS, _RECURRENT_WEIGHTS, _PEEPHOLES, _BIASES = (1, 2, 3, 4), (5, 6, 7, 8), (9, 10, 11), (12, 13, 14, 15)
@@ -77,4 +78,28 @@ def read_sequence_lstm(imp, ins, opts):
         imp.state.write_variable_tensor(operands[i], imp.emit("Squeeze", [last, imp.const([direction_axis],
                                                                                            np.int64)],
                                                               suffix=f"last{i}"))
+    return imp.emit("Squeeze", [y, imp.const([2 if batch_major else 1], np.int64)])
+
+
+@builtin("UNIDIRECTIONAL_SEQUENCE_RNN", produces="RNN")
+def read_sequence_rnn(imp, ins, opts):
+    """h <- activation(x W^T + h R^T + b) over the sequence: the IR's RNN of one direction (no recurrent bias)."""
+    activation = {RELU: "Relu", TANH: "Tanh"}.get(opts.FusedActivationFunction())
+    if activation is None:
+        raise ModelError(f"UNIDIRECTIONAL_SEQUENCE_RNN with activation {opts.FusedActivationFunction()} is not "
+                         "supported (relu and tanh are)")
+    x, w, r, bias, state = ins[:5]
+    hidden = w.shape[0]
+    directions = [imp.emit("Unsqueeze", [v, imp.const([0], np.int64)], suffix=f"{tag}_dir")
+                  for v, tag in ((w, "w"), (r, "r"))]
+    b = imp.emit("Concat", [bias, imp.const(np.zeros(hidden, np.float32))], {"axis": 0}, suffix="b")
+    b = imp.emit("Unsqueeze", [b, imp.const([0], np.int64)], suffix="b_dir")
+    batch_major = not opts.TimeMajor()
+    direction_axis = 1 if batch_major else 0
+    h0 = imp.emit("Unsqueeze", [state, imp.const([direction_axis], np.int64)], suffix="state")
+    attrs = {"hidden_size": int(hidden), "layout": int(batch_major), "activations": [activation]}
+    y, h = imp.emit("RNN", [x, *directions, b, None, h0], attrs, outputs=2, suffix="rnn")
+    operands = [int(t) for t in imp.op.InputsAsNumpy()]
+    imp.state.write_variable_tensor(operands[4], imp.emit("Squeeze", [h, imp.const([direction_axis], np.int64)],
+                                                          suffix="last"))
     return imp.emit("Squeeze", [y, imp.const([2 if batch_major else 1], np.int64)])
