@@ -307,3 +307,27 @@ def test_clamp_to_tensor_bounds_reaches_every_target(to, tmp_path):
     dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
     (got,) = _run_written(graph, dest, [x.numpy()], to)
     np.testing.assert_allclose(got, module(x).numpy(), rtol=1e-6, atol=1e-6)
+
+
+class _IntegerMasks(torch.nn.Module):
+    """LongT5's local attention mask: logical ops and comparisons on int64 masks, a bool mask compared with 0."""
+
+    def forward(self, mask, x):
+        both = torch.logical_and(mask[:, :, None], mask[:, None, :])
+        scores = torch.where(both > 0, 0.0, -1e4) + x
+        kept = (mask > 0) & (x.sum(-1) > 0)
+        return scores, torch.logical_not(mask).float() + (mask == True).float() + (kept > False).float()  # noqa: E712
+
+
+@pytest.mark.parametrize("to", ["onnx", "torch", "keras", "tflite", "flax"])
+def test_logic_on_integer_masks_reaches_every_target(to, tmp_path):
+    """PyTorch takes a non-zero integer as true in logical ops and compares a bool with a number as numbers; the
+    IR's And/Not take booleans and its order comparisons numbers, so operands are cast as PyTorch reads them."""
+    if to == "flax":
+        pytest.importorskip("flax")
+    module = _IntegerMasks()
+    mask, x = torch.tensor([[1, 1, 0, 3]]), _floats(1, 4, 4)
+    graph = tb.load(torch.export.export(module, (mask, x)))
+    dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
+    for got, expected in zip(_run_written(graph, dest, [mask.numpy(), x.numpy()], to), module(mask, x)):
+        np.testing.assert_allclose(got, expected.numpy(), rtol=1e-6, atol=1e-6)

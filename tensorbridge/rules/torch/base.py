@@ -123,7 +123,7 @@ def binary(names: str | None, ir_op: str, write: str | None = None, attrs: dict 
 
 def _read_unary(ir_op):
     def convert(imp, node, x, *rest, **kw):
-        return imp.emit(ir_op, [imp.value(x)])
+        return imp.emit(ir_op, [as_dtype(imp, x, np.dtype(bool)) if ir_op in LOGICAL else imp.value(x)])
     return convert
 
 
@@ -134,10 +134,33 @@ PROMOTING = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod"})
 
 def as_dtype(imp, x, dtype):
     """An operand (fx node or Python number) as an IR value of `dtype`, cast where it holds another."""
-    if not (hasattr(x, "name") and hasattr(x, "op")):
+    if isinstance(x, (bool, int, float)):
         return imp.const(x, dtype=dtype)
     v = imp.value(x)
     return v if v.dtype == dtype else imp.emit("Cast", [v], {"to": dtypes.name(dtype)}, suffix="promoted")
+
+
+#: comparisons, which PyTorch makes in its operands' common type (a bool mask compared with 0 in int64)
+COMPARING = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
+#: logical ops, which take any operand as true where it is not zero
+LOGICAL = frozenset({"And", "Or", "Xor", "Not"})
+
+
+def _compared_dtype(imp, ir_op: str, a, b) -> np.dtype:
+    """The type PyTorch compares `a` and `b` in (fx nodes or Python numbers): their common type; booleans are
+    ordered as int32 (the IR's order comparisons take numbers)."""
+    import torch
+
+    symbolic = {torch.SymInt: 0, torch.SymFloat: 0.0, torch.SymBool: False}  # a size: its Python type is its type
+
+    def operand(x):
+        meta = imp.meta(x) if hasattr(x, "op") else x
+        return meta if isinstance(meta, torch.Tensor) else symbolic.get(type(meta), meta)
+
+    common = torch.result_type(operand(a), operand(b))
+    if common == torch.bool:
+        return np.dtype(bool) if ir_op == "Equal" else np.dtype(np.int32)
+    return np.dtype(dtypes.dtype(dtype_name(common)))
 
 
 def _read_binary(ir_op, attrs):
@@ -146,6 +169,11 @@ def _read_binary(ir_op, attrs):
         if ir_op in PROMOTING and hasattr(out, "dtype") and str(out.dtype).removeprefix("torch.") in TORCH_DTYPES:
             result = np.dtype(dtypes.dtype(dtype_name(out.dtype)))
             av, bv = as_dtype(imp, a, result), as_dtype(imp, b, result)
+        elif ir_op in LOGICAL:
+            av, bv = as_dtype(imp, a, np.dtype(bool)), as_dtype(imp, b, np.dtype(bool))
+        elif ir_op in COMPARING:
+            common = _compared_dtype(imp, ir_op, a, b)
+            av, bv = as_dtype(imp, a, common), as_dtype(imp, b, common)
         else:
             av, bv = imp.value(a, like=b), imp.value(b, like=a)
         alpha = kw.get("alpha", rest[0] if rest else 1)
