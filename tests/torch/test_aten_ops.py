@@ -197,6 +197,10 @@ CORE_ATEN = {
     "empty": (lambda x: torch.empty_like(x).fill_(1.5) * x + torch.empty(2, 3).copy_(x[:, :3]).sum(),
               [_floats(2, 4)], "empty_like"),
     "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
+    "one_head_attention": (lambda q, k, m: torch.nn.functional.scaled_dot_product_attention(q, k, k * 2)  # SAM
+                           + torch.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=m),
+                           [_floats(2, 5, 4), _floats(2, 6, 4, seed=5), _floats(2, 5, 6, seed=6)],
+                           "scaled_dot_product_attention"),
     "mask_counts": (lambda ids: ids.gather(1, ids.ne(1).sum(1, keepdim=True) - 1) * 100  # BART's last real token
                     + ids.ne(1).sum() + (ids > 4).to(torch.int8).sum(1, keepdim=True) * 10
                     + (ids > 3).prod(1, keepdim=True), [torch.tensor([[3, 4, 1, 1], [5, 6, 7, 1]])], "sum"),

@@ -11,6 +11,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
+from tensorbridge.ir.value import Value
 from tensorbridge.ops.recurrent import plain_rnn_blocker
 from tensorbridge.ops.transformer import sdpa_blocker
 from tensorbridge.rules.torch.base import (
@@ -23,12 +24,18 @@ from tensorbridge.rules.torch.base import (
 
 @aten("scaled_dot_product_attention", produces="Attention")
 def read_attention(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    """Attention over [..., heads, time, depth]: leading dims past the batch are folded into it and restored."""
+    """Attention over [..., heads, time, depth]: leading dims past the batch are folded into it and restored;
+    [batch, time, depth] (SAM's attention) is one head."""
     rank = imp.rank(q)
-    if rank < 4 or (rank > 4 and attn_mask is not None and imp.rank(attn_mask) > 2):
+    if rank < 3 or (rank > 4 and attn_mask is not None and imp.rank(attn_mask) > 2):
         raise ModelError(f"{node.name}: scaled_dot_product_attention on rank-{rank} tensors"
                          f"{' with a mask of more than 2 dims' if rank > 4 else ''} is not supported")
     vals = [imp.value(t) for t in (q, k, v)]
+    if rank == 3:
+        one_head = imp.const([1], dtype=np.int64)
+        vals = [imp.emit("Unsqueeze", [val, one_head], suffix=f"head{i}") for i, val in enumerate(vals)]
+        if attn_mask is not None and imp.rank(attn_mask) == 3:
+            attn_mask = imp.emit("Unsqueeze", [imp.value(attn_mask), one_head], suffix="mask_head")
     if rank > 4:
         vals = [imp.emit("Reshape", [val, imp.shape_tensor([-1, *t.meta["val"].shape[-3:]])], suffix=f"fold{i}")
                 for i, (t, val) in enumerate(zip((q, k, v), vals))]
@@ -36,7 +43,7 @@ def read_attention(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=
     if scale is not None:
         attrs["scale"] = float(scale)
     if attn_mask is not None:
-        vals.append(imp.value(attn_mask))
+        vals.append(attn_mask if isinstance(attn_mask, Value) else imp.value(attn_mask))
     y = imp.emit("Attention", vals, attrs, suffix="" if rank == 4 else "folded")
     return y if rank == 4 else imp.emit("Reshape", [y, imp.out_shape()])
 
