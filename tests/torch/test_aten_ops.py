@@ -146,6 +146,13 @@ def _slice_assignments(x, y):
     return x + flags[..., None, None]
 
 
+def _antialiased(x):
+    """F.interpolate with antialias=True (PIL's filters; NaFlexViT's position embeddings), down and up."""
+    down = torch.nn.functional.interpolate(x, size=(5, 7), mode="bilinear", antialias=True)
+    up = torch.nn.functional.interpolate(x, size=(14, 8), mode="bicubic", antialias=True)
+    return down.sum() + up + torch.nn.functional.interpolate(down, size=(14, 8), mode="bicubic", antialias=True)
+
+
 #: core ATen ops without a decomposition, as models call them: name -> (function, inputs, the ATen op it holds)
 CORE_ATEN = {
     "inverse_hyperbolic": (lambda x: torch.asinh(x) + torch.atanh(x * 0.5) + torch.acosh(x.abs() + 1), [_floats(3, 4)],
@@ -197,6 +204,7 @@ CORE_ATEN = {
     "empty": (lambda x: torch.empty_like(x).fill_(1.5) * x + torch.empty(2, 3).copy_(x[:, :3]).sum(),
               [_floats(2, 4)], "empty_like"),
     "determinant": (lambda x: torch.linalg.det(x), [_floats(2, 3, 3)], "linalg_det"),
+    "antialiased_resize": (lambda x: _antialiased(x), [_floats(1, 2, 9, 11)], "_upsample_bicubic2d_aa"),
     "one_head_attention": (lambda q, k, m: torch.nn.functional.scaled_dot_product_attention(q, k, k * 2)  # SAM
                            + torch.nn.functional.scaled_dot_product_attention(q, k, k, attn_mask=m),
                            [_floats(2, 5, 4), _floats(2, 6, 4, seed=5), _floats(2, 5, 6, seed=6)],
@@ -335,3 +343,16 @@ def test_logic_on_integer_masks_reaches_every_target(to, tmp_path):
     dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
     for got, expected in zip(_run_written(graph, dest, [mask.numpy(), x.numpy()], to), module(mask, x)):
         np.testing.assert_allclose(got, expected.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("to", ["onnx", "torch", "keras", "tflite", "flax"])
+def test_antialiased_resize_reaches_every_target(to, tmp_path):
+    """PyTorch's antialiased resize is PIL's: ONNX's Resize with antialias, taps past the edge excluded and, for
+    cubic, a = -0.5; targets without it get the catalogue's taps."""
+    if to == "flax":
+        pytest.importorskip("flax")
+    module, x = _Fn(_antialiased), _floats(1, 2, 9, 11)
+    graph = tb.load(torch.export.export(module, (x,)))
+    dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
+    (got,) = _run_written(graph, dest, [x.numpy()], to)
+    np.testing.assert_allclose(got, module(x).numpy(), rtol=1e-5, atol=1e-5)

@@ -600,7 +600,7 @@ def read_upsample(imp, node, x, output_size=None, *rest):
     (not with the sizes' ratio): the Resize then takes them as its scales, as ONNX maps coordinates with them.
     (Nearest keeps the sizes: there, torch's rounding of 1/scale and ONNX's of x/scale differ at exact
     boundaries whichever is given.)"""
-    kind = node.target.__name__
+    kind = node.target.__name__.split(".")[0]  # "_upsample_bicubic2d_aa.vec" -> "_upsample_bicubic2d_aa"
     out = [int(d) for d in imp.meta().shape]
     factors = []
     if "nearest" in kind:
@@ -610,8 +610,8 @@ def read_upsample(imp, node, x, output_size=None, *rest):
         # torch's (x + 0.5) / scale - 0.5 is ONNX's half_pixel; pytorch_half_pixel differs where a size is 1
         ctm = "align_corners" if align else "pytorch_half_pixel" if min(out[2:]) > 1 else "half_pixel"
         attrs = {"mode": "cubic" if "bicubic" in kind else "linear", "coordinate_transformation_mode": ctm}
-        if kind.endswith("_aa"):
-            attrs["antialias"] = 1
+        if kind.endswith("_aa"):  # PIL's filters: taps past the edge dropped and the rest renormalised, a = -0.5
+            attrs.update(antialias=1, exclude_outside=1, **({"cubic_coeff_a": -0.5} if "bicubic" in kind else {}))
         factors = list(rest[1:])
     if factors and isinstance(factors[0], (list, tuple)):  # the .vec overloads: one list
         factors = factors[0]
