@@ -123,3 +123,29 @@ def test_layer_names_never_collide_with_the_names_keras_gives_op_calls():
     assert namer.name("matmul_33") == "matmul_33_layer"
     assert namer.name("add") == "add_layer"
     assert namer.name("dense_1") == "dense_1"
+
+
+def test_a_layer_computing_with_the_batch_size_is_traced_at_batch_one(tmp_path, caplog):
+    """A custom layer that tiles a token by the batch size in Python (keras_hub's ViT) cannot be traced on an open
+    batch: it is traced at batch 1, the model's batch is fixed there, and the reading says so."""
+    @keras.saving.register_keras_serializable(package="tests")
+    class ClassToken(layers.Layer):
+        def build(self, shape):
+            self.token = self.add_weight(shape=(1, 1, shape[-1]), initializer="random_normal", name="token")
+
+        def call(self, x):
+            return ops.concatenate([ops.tile(self.token, (ops.shape(x)[0], 1, 1)), x], axis=1)
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((5, 8), name="patches")
+    model = keras.Model(x_in, layers.Dense(4)(ClassToken(name="cls")(x_in)))
+    src = tmp_path / "token.keras"
+    model.save(src)
+    x = np.random.default_rng(0).standard_normal((1, 5, 8)).astype(np.float32)
+    with caplog.at_level("WARNING"):
+        graph = tb.load(model)
+    assert graph.inputs[0].shape[0] == 1 and "batch size is fixed at 1" in caplog.text and "cls" in caplog.text
+    np.testing.assert_allclose(tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name], np.asarray(model(x)),
+                               rtol=1e-5, atol=1e-6)
+    dst = tb.save(graph, tmp_path / "token.onnx")
+    assert tb.verify(src, dst, inputs={"patches": x}).ok

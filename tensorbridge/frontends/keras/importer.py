@@ -101,11 +101,16 @@ def _integers(config, where=()):
         yield where, config
 
 
-def trace_layer(layer, node):
+def trace_layer(layer, node, batch: int | None = None):
     """(the functional graph `layer.call` builds on symbolic copies of the node's inputs, None) or (None, why):
-    a custom layer written with `keras.ops` traces into ops the registry reads."""
+    a custom layer written with `keras.ops` traces into ops the registry reads. `batch`: the size its inputs'
+    open leading dim takes (a layer that computes with the batch size in Python, `ops.tile(t, (batch, 1, 1))`)."""
     keras = _keras()
-    fresh = {id(t): keras.Input(batch_shape=t.shape, dtype=t.dtype) for t in node.input_tensors}
+
+    def shape(t):
+        return t.shape if batch is None or not t.shape or t.shape[0] is not None else (batch, *t.shape[1:])
+
+    fresh = {id(t): keras.Input(batch_shape=shape(t), dtype=t.dtype) for t in node.input_tensors}
 
     def swap(a):
         return fresh.get(id(a), a)
@@ -143,14 +148,20 @@ class Importer:
         self.build = Builder(self.graph)
         self.layer = None
         self.traced: dict[int, object] = {}  # id(keras node) -> the functional graph its custom layer's call builds
+        self.batch_fixed_by: list[str] = []  # layers traced only with the batch size known (it is then 1)
         self.variables: dict[int, Value] = {}  # id(keras variable) -> its weight
 
     def run(self) -> Graph:
         self._preflight(self.model)
         self.report.raise_if_any("Nothing was written. A layer that cannot be traced needs an import rule "
                                  "(tensorbridge/rules/keras/).")
+        batch = "batch"
+        if self.batch_fixed_by:
+            batch = 1
+            log.warning("the batch size is fixed at 1: layers %s compute with it in Python", ", ".join(
+                self.batch_fixed_by))
         for t in self.model.inputs:
-            shape = tuple(d if d is not None else ("batch" if i == 0 else None) for i, d in enumerate(t.shape))
+            shape = tuple(d if d is not None else (batch if i == 0 else None) for i, d in enumerate(t.shape))
             name = t.name if not t.name.startswith("keras_tensor") else self._input_layer_name(t)
             self.env[id(t)] = self.graph.add_input(name, dtypes.name(np.dtype(t.dtype)), shape)
         self._walk(self.model)
@@ -185,6 +196,9 @@ class Importer:
                     self.report.add(kind, layer.name, "keras.ops call without a converter")
             elif REGISTRY.import_rule(kind, "layer") is None:
                 traced, why = trace_layer(layer, node)
+                if traced is None:  # a layer may need the batch size (it is then fixed at 1)
+                    traced = trace_layer(layer, node, batch=1)[0]
+                    self.batch_fixed_by += [layer.name] if traced is not None else []
                 if traced is None:
                     self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
                 else:
