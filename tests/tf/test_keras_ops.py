@@ -149,3 +149,53 @@ def test_a_layer_computing_with_the_batch_size_is_traced_at_batch_one(tmp_path, 
                                rtol=1e-5, atol=1e-6)
     dst = tb.save(graph, tmp_path / "token.onnx")
     assert tb.verify(src, dst, inputs={"patches": x}).ok
+
+
+@keras.saving.register_keras_serializable(package="tests")
+def gelu_approximate(x):
+    """A custom activation function, as keras_hub registers its own."""
+    return keras.activations.gelu(x, approximate=True)
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class PositionTable(layers.Layer):
+    """keras_hub's position embedding: a learned table sliced to the sequence length, known only with the input."""
+
+    def build(self, shape):
+        self.table = self.add_weight(shape=(32, shape[-1]), initializer="random_normal", name="table")
+
+    def call(self, x):
+        return ops.slice(self.table, (0, 0), (ops.shape(x)[1], ops.shape(x)[2]))
+
+
+def _text_encoder():
+    """A keras_hub-style text encoder: open sequence length, a padding mask given by keyword to attention."""
+    keras.utils.set_random_seed(0)
+    ids, padding = keras.Input((None,), dtype="int32", name="token_ids"), keras.Input((None,), dtype="int32",
+                                                                                       name="padding_mask")
+    x = layers.Embedding(50, 16)(ids)
+    x = x + PositionTable(name="positions")(x)
+    mask = ops.expand_dims(ops.cast(padding, "bool"), 1)  # [B, 1, S]: one row for every query
+    x = x + layers.MultiHeadAttention(2, 8, name="attention")(query=x, value=x, attention_mask=mask)
+    return keras.Model([ids, padding], layers.Dense(16, activation=gelu_approximate)(x), name="text_encoder")
+
+
+def test_a_keras_hub_style_encoder_converts_once_its_input_shapes_are_given(tmp_path):
+    """Custom layers that compute with the open sequence length are traced once the input shapes are given (and
+    the refusal without them says so); a custom activation function is traced; attention's keyword arguments are
+    matched by identity; a padding mask shared by every query reaches onnxruntime, which takes one row per query."""
+    model = _text_encoder()
+    src = tmp_path / "encoder.keras"
+    model.save(src)
+    with pytest.raises(tb.errors.UnsupportedError, match="--input-shape"):
+        tb.load(src)
+    feeds = {"token_ids": np.random.default_rng(0).integers(0, 50, (1, 7)).astype(np.int32),
+             "padding_mask": np.array([[1, 1, 1, 1, 1, 0, 0]], np.int32)}
+    shapes = {k: list(v.shape) for k, v in feeds.items()}
+    graph = tb.load(src, input_shapes=shapes)
+    expected = np.asarray(model([feeds["token_ids"], feeds["padding_mask"]]))
+    np.testing.assert_allclose(tb.run(graph, feeds)[graph.outputs[0].name], expected, rtol=1e-5, atol=1e-6)
+    for to in ("onnx", "torch", "keras"):
+        dst = tb.save(graph, tmp_path / ("encoder.onnx" if to == "onnx" else f"encoder_{to}"), to=to)
+        report = tb.verify(src, dst, inputs=feeds, input_shapes=shapes, rtol=1e-5)
+        assert report.ok, report.summary()

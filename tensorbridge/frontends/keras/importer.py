@@ -9,6 +9,7 @@ error before anything is built. IR nodes and weights are named after the layers 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import tempfile
@@ -39,8 +40,10 @@ def _keras():
     return keras
 
 
-def load(source) -> Graph:
-    """Import a Keras model object or a `.keras`/`.h5` file."""
+def load(source, input_shapes: dict | None = None) -> Graph:
+    """Import a Keras model object or a `.keras`/`.h5` file. `input_shapes` ({input name: dims}) fixes open
+    input dims, so a custom layer that computes with them in Python (keras_hub's position embeddings slice a
+    table by the sequence length) is traced once its inputs' shapes are known."""
     keras = _keras()
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -59,7 +62,7 @@ def load(source) -> Graph:
     if not hasattr(model, "_nodes_by_depth"):
         raise ModelError(f"{type(model).__name__} is a subclassed Keras model; only Sequential and Functional "
                          "models have a graph tensorbridge can read")
-    graph = Importer(model).run()
+    graph = Importer(model, input_shapes).run()
     return graph
 
 
@@ -101,16 +104,19 @@ def _integers(config, where=()):
         yield where, config
 
 
-def trace_layer(layer, node, batch: int | None = None):
+def trace_layer(layer, node, batch: int | None = None, shapes: list | None = None):
     """(the functional graph `layer.call` builds on symbolic copies of the node's inputs, None) or (None, why):
     a custom layer written with `keras.ops` traces into ops the registry reads. `batch`: the size its inputs'
-    open leading dim takes (a layer that computes with the batch size in Python, `ops.tile(t, (batch, 1, 1))`)."""
+    open leading dim takes (a layer that computes with the batch size in Python, `ops.tile(t, (batch, 1, 1))`);
+    `shapes`: its inputs' shapes as the model's given input shapes make them."""
     keras = _keras()
 
-    def shape(t):
+    def shape(t, i):
+        if shapes is not None:
+            return tuple(d if isinstance(d, int) else None for d in shapes[i])
         return t.shape if batch is None or not t.shape or t.shape[0] is not None else (batch, *t.shape[1:])
 
-    fresh = {id(t): keras.Input(batch_shape=shape(t), dtype=t.dtype) for t in node.input_tensors}
+    fresh = {id(t): keras.Input(batch_shape=shape(t, i), dtype=t.dtype) for i, t in enumerate(node.input_tensors)}
 
     def swap(a):
         return fresh.get(id(a), a)
@@ -120,9 +126,20 @@ def trace_layer(layer, node, batch: int | None = None):
     kwargs.pop("training", None)
     try:
         out = layer.call(*args, **kwargs)
+        flat = keras.tree.flatten(out)
+        if flat and not any(isinstance(t, keras.KerasTensor) for t in flat):  # its weights sliced by known sizes
+            return ComputedOutputs([np.asarray(keras.ops.convert_to_numpy(t)) for t in flat]), ""
         return keras.Model(list(fresh.values()), out, name=layer.name), ""
     except Exception as e:  # noqa: BLE001 - whatever the layer's Python does on symbolic tensors
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+
+
+@dataclasses.dataclass
+class ComputedOutputs:
+    """What a traced layer computes from its weights alone, its inputs' shapes once known (a table of position
+    embeddings sliced to the sequence length): the layer's outputs are these arrays."""
+
+    arrays: list
 
 
 @contextlib.contextmanager
@@ -140,8 +157,10 @@ def _named_for_keras(path: Path):
 
 
 class Importer:
-    def __init__(self, model):
+    def __init__(self, model, input_shapes: dict | None = None):
         self.model = model
+        self.input_shapes = input_shapes or {}
+        self.deferred: set[int] = set()  # id(keras node): traced when its inputs' given shapes are known
         self.graph = Graph(model.name or "keras_model")
         self.env: dict[int, Value] = {}
         self.report = BlockerReport("Keras import", "keras")
@@ -163,6 +182,7 @@ class Importer:
         for t in self.model.inputs:
             shape = tuple(d if d is not None else (batch if i == 0 else None) for i, d in enumerate(t.shape))
             name = t.name if not t.name.startswith("keras_tensor") else self._input_layer_name(t)
+            shape = tuple(self.input_shapes.get(name, shape))
             self.env[id(t)] = self.graph.add_input(name, dtypes.name(np.dtype(t.dtype)), shape)
         self._walk(self.model)
         for t in self.model.outputs:
@@ -196,14 +216,19 @@ class Importer:
                     self.report.add(kind, layer.name, "keras.ops call without a converter")
             elif REGISTRY.import_rule(kind, "layer") is None:
                 traced, why = trace_layer(layer, node)
+                if traced is None and self.input_shapes:
+                    self.deferred.add(id(node))
+                    continue
                 if traced is None:  # a layer may need the batch size (it is then fixed at 1)
                     traced = trace_layer(layer, node, batch=1)[0]
                     self.batch_fixed_by += [layer.name] if traced is not None else []
                 if traced is None:
-                    self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
+                    self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why} (if it computes "
+                                    "with an open input dim, give the input shapes: --input-shape)")
                 else:
                     self.traced[id(node)] = traced
-                    self._preflight(traced)
+                    if not isinstance(traced, ComputedOutputs):
+                        self._preflight(traced)
 
     def _walk(self, model) -> None:
         keras = _keras()
@@ -213,8 +238,14 @@ class Importer:
             if kind == "InputLayer":
                 continue
             inputs = [self.env[id(t)] for t in node.input_tensors]
+            if id(node) in self.deferred:
+                self._trace_with_shapes(node, inputs)
             traced = self.traced.get(id(node))
-            if traced is not None or hasattr(layer, "_nodes_by_depth"):  # nested or traced: inline it
+            if isinstance(traced, ComputedOutputs):
+                self._at(layer)
+                outs = [self.weight(f"output{i}" if len(traced.arrays) > 1 else "output", a)
+                        for i, a in enumerate(traced.arrays)]
+            elif traced is not None or hasattr(layer, "_nodes_by_depth"):  # nested or traced: inline it
                 inner_model = traced if traced is not None else layer
                 for inner, outer in zip(inner_model.inputs, inputs):
                     self.env[id(inner)] = outer
@@ -231,6 +262,36 @@ class Importer:
                 outs = outs if isinstance(outs, (list, tuple)) else [outs]
             for t, v in zip(node.output_tensors, outs):
                 self.env[id(t)] = v
+
+    def traced_function(self, fn, x: Value, name: str) -> Value:
+        """`fn(x)` for a function of keras.ops (a custom activation), traced on a symbolic copy of `x` and read."""
+        keras = _keras()
+        symbolic = keras.Input(batch_shape=tuple(d if isinstance(d, int) else None for d in x.shape or ()),
+                               dtype=dtypes.name(x.dtype))
+        try:
+            model = keras.Model(symbolic, fn(symbolic), name=name)
+        except Exception as e:  # noqa: BLE001 - whatever the function's Python does on symbolic tensors
+            raise ModelError(f"{self.layer.name}: activation {name!r} cannot be traced: {type(e).__name__}: "
+                             f"{str(e).splitlines()[0][:200] if str(e) else ''}") from None
+        self._preflight(model)
+        self.report.raise_if_any("Nothing was written.")
+        layer = self.layer
+        self.env[id(model.inputs[0])] = x
+        self._walk(model)
+        self._at(layer)
+        return self.env[id(model.outputs[0])]
+
+    def _trace_with_shapes(self, node, inputs) -> None:
+        """Trace a custom layer on its inputs' shapes as the given input shapes made them, or refuse it."""
+        layer = node.operation
+        traced, why = trace_layer(layer, node, shapes=[v.shape or () for v in inputs])
+        if traced is None:
+            self.report.add(type(layer).__name__, layer.name, f"custom layer that cannot be traced: {why}")
+            self.report.raise_if_any("Nothing was written.")
+        self.traced[id(node)] = traced
+        if not isinstance(traced, ComputedOutputs):
+            self._preflight(traced)
+        self.report.raise_if_any("Nothing was written.")
 
     # -- helpers for converters ---------------------------------------------------------------
     def operands(self, args):

@@ -141,9 +141,11 @@ def require_channels_last(layer):
 
 def activate(imp, layer, x, name=None, suffix="activation"):
     """Apply a Keras activation (by name) as a separate IR op."""
-    act = name or getattr(layer, "activation", None)
-    act = getattr(act, "__name__", act) or "linear"
+    given = name or getattr(layer, "activation", None)
+    act = getattr(given, "__name__", given) or "linear"
     rule = R.import_rule(act, "activation")
+    if rule is None and callable(given):  # a function of keras.ops (keras_hub's gelu_approximate): traced
+        return imp.traced_function(given, x, act)
     if rule is None:
         raise ModelError(f"{layer.name}: activation {act!r} is not supported")
     return rule.convert(imp, x, suffix) if rule.convert is not None else x

@@ -55,7 +55,8 @@ def read_multi_head_attention(imp, layer, inputs, node):
              "value": args[1] if len(args) > 1 else kwargs.get("value"),
              "key": args[2] if len(args) > 2 else kwargs.get("key"),
              "attention_mask": kwargs.get("attention_mask")}
-    tensors = dict(zip([k for k, t in given.items() if t is not None], inputs))
+    # by identity: the node's input tensors are ordered as Keras flattens the call (keywords sorted by name)
+    tensors = {k: imp.operands(t) for k, t in given.items() if t is not None}
     query = tensors["query"]
     value = tensors.get("value", query)
     key = tensors.get("key", value)
