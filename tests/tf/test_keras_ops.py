@@ -199,3 +199,26 @@ def test_a_keras_hub_style_encoder_converts_once_its_input_shapes_are_given(tmp_
         dst = tb.save(graph, tmp_path / ("encoder.onnx" if to == "onnx" else f"encoder_{to}"), to=to)
         report = tb.verify(src, dst, inputs=feeds, input_shapes=shapes, rtol=1e-5)
         assert report.ok, report.summary()
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class RMSNormalization(layers.Layer):
+    """Gemma's RMS norm as keras_hub writes it, named as Keras's own layer but scaling by 1 + its weight."""
+
+    def build(self, shape):
+        self.scale = self.add_weight(shape=(shape[-1],), initializer="random_normal", name="scale")
+
+    def call(self, x):
+        return x * ops.rsqrt(ops.mean(ops.square(x), axis=-1, keepdims=True) + 1e-6) * (1.0 + self.scale)
+
+
+def test_a_library_layer_named_as_a_keras_layer_is_traced_not_misread(tmp_path):
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((4, 6), name="x")
+    model = keras.Model(x_in, RMSNormalization(name="norm")(layers.Dense(6)(x_in)))
+    src = tmp_path / "norm.keras"
+    model.save(src)
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
+    graph = tb.load(src)
+    np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
+                               atol=1e-6)

@@ -104,6 +104,19 @@ def _integers(config, where=()):
         yield where, config
 
 
+#: the layer classes tensorbridge's generated Keras code defines that registry rules read by name
+GENERATED_LAYERS = frozenset({"Weight"})
+
+
+def layer_rule(layer):
+    """The registry's rule for a layer of Keras's own (by class name); a library's class of the same name
+    (keras_hub's RMSNormalization) is a custom layer, traced."""
+    kind = type(layer).__name__
+    if not type(layer).__module__.startswith(("keras.", "tf_keras.")) and kind not in GENERATED_LAYERS:
+        return None
+    return REGISTRY.import_rule(kind, "layer")
+
+
 def trace_layer(layer, node, batch: int | None = None, shapes: list | None = None):
     """(the functional graph `layer.call` builds on symbolic copies of the node's inputs, None) or (None, why):
     a custom layer written with `keras.ops` traces into ops the registry reads. `batch`: the size its inputs'
@@ -214,7 +227,7 @@ class Importer:
             elif not isinstance(layer, keras.layers.Layer):
                 if REGISTRY.import_rule(kind, "op") is None:
                     self.report.add(kind, layer.name, "keras.ops call without a converter")
-            elif REGISTRY.import_rule(kind, "layer") is None:
+            elif layer_rule(layer) is None:
                 traced, why = trace_layer(layer, node)
                 if traced is None and self.input_shapes:
                     self.deferred.add(id(node))
@@ -258,7 +271,7 @@ class Importer:
                 outs = outs if isinstance(outs, (list, tuple)) else [outs]
             else:
                 self._at(layer)
-                outs = REGISTRY.import_rule(kind, "layer").convert(self, layer, inputs, node)
+                outs = layer_rule(layer).convert(self, layer, inputs, node)
                 outs = outs if isinstance(outs, (list, tuple)) else [outs]
             for t, v in zip(node.output_tensors, outs):
                 self.env[id(t)] = v
