@@ -242,7 +242,23 @@ def top_k(X, K, axis, largest, sorted):
     return np.take_along_axis(X, idx, axis=axis), idx.astype(np.int64)
 
 
-@op("Einsum", inputs="Inputs*", outputs="Output", family=F, layout=TERMINATE,
+def _einsum_infer(inputs, attrs):
+    """Each output label's size from an operand that has it (a broadcast 1 gives way to another size)."""
+    dtype = inputs[0].dtype
+    if any(v.shape is None for v in inputs):
+        return [(dtype, None)]
+    labels = _einsum_labels(attrs["equation"], [len(v.shape) for v in inputs])
+    if labels is None:
+        return [(dtype, None)]
+    sizes: dict = {}
+    for term, v in zip(labels[0], inputs):
+        for label, d in zip(term, v.shape):
+            if sizes.get(label) in (None, 1):
+                sizes[label] = d
+    return [(dtype, tuple(sizes.get(label) for label in labels[1]))]
+
+
+@op("Einsum", inputs="Inputs*", outputs="Output", family=F, layout=TERMINATE, infer=_einsum_infer,
     attrs={"equation": Attr("str")}, doc="Einstein summation. Equivalents: torch.einsum, tf.einsum.")
 def einsum(*Inputs, equation):
     return np.einsum(equation.replace(" ", ""), *[_work(x) for x in Inputs]).astype(Inputs[0].dtype)

@@ -125,7 +125,7 @@ def trace_layer(layer, node, batch: int | None = None, shapes: list | None = Non
     keras = _keras()
 
     def shape(t, i):
-        if shapes is not None:
+        if shapes is not None and shapes[i] is not None:
             return tuple(d if isinstance(d, int) else None for d in shapes[i])
         return t.shape if batch is None or not t.shape or t.shape[0] is not None else (batch, *t.shape[1:])
 
@@ -138,13 +138,35 @@ def trace_layer(layer, node, batch: int | None = None, shapes: list | None = Non
     kwargs = keras.tree.map_structure(swap, node.arguments.kwargs)
     kwargs.pop("training", None)
     try:
-        out = layer.call(*args, **kwargs)
+        with _lenient_output_specs(keras):
+            out = layer.call(*args, **kwargs)
         flat = keras.tree.flatten(out)
         if flat and not any(isinstance(t, keras.KerasTensor) for t in flat):  # its weights sliced by known sizes
             return ComputedOutputs([np.asarray(keras.ops.convert_to_numpy(t)) for t in flat]), ""
         return keras.Model(list(fresh.values()), out, name=layer.name), ""
     except Exception as e:  # noqa: BLE001 - whatever the layer's Python does on symbolic tensors
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+
+
+@contextlib.contextmanager
+def _lenient_output_specs(keras):
+    """While a layer is traced, a sublayer whose class's output-spec method does not take the call's arguments (a
+    subclass with more, keras_hub's CachedMultiHeadAttention's `cache`) gets Keras's generic one, which runs its
+    `call` symbolically."""
+    base = keras.layers.Layer
+    original = base.symbolic_call
+
+    def symbolic_call(self, *args, **kwargs):
+        try:
+            return self.compute_output_spec(*args, **kwargs)
+        except TypeError:
+            return base.compute_output_spec(self, *args, **kwargs)
+
+    base.symbolic_call = symbolic_call
+    try:
+        yield
+    finally:
+        base.symbolic_call = original
 
 
 @dataclasses.dataclass
@@ -297,7 +319,7 @@ class Importer:
     def _trace_with_shapes(self, node, inputs) -> None:
         """Trace a custom layer on its inputs' shapes as the given input shapes made them, or refuse it."""
         layer = node.operation
-        traced, why = trace_layer(layer, node, shapes=[v.shape or () for v in inputs])
+        traced, why = trace_layer(layer, node, shapes=[v.shape for v in inputs])
         if traced is None:
             self.report.add(type(layer).__name__, layer.name, f"custom layer that cannot be traced: {why}")
             self.report.raise_if_any("Nothing was written.")

@@ -345,11 +345,25 @@ def write_group_norm(em, node):
                           [const_operand(scale), const_operand(bias)], em.tensor(x)))
 
 
-@layer("Softmax", produces="Softmax")
+@layer("Softmax", produces=("Softmax", "Where", "Greater"))
 def read_softmax(imp, layer, inputs, node):
-    if len(inputs) > 1:
-        raise ModelError(f"{layer.name}: Softmax with a mask is not supported")
-    return imp.emit("Softmax", [inputs[0]], {"axis": int(layer.axis)})
+    """Softmax, with a mask (attention's: true or above 0.5 where kept) as Keras applies it: the hidden scores
+    set to -1e9 (-3e4 in float16) before, and their weights to 0 after."""
+    axis = layer.axis[0] if isinstance(layer.axis, (list, tuple)) and len(layer.axis) == 1 else layer.axis
+    if not isinstance(axis, int):
+        raise ModelError(f"{layer.name}: Softmax over several axes is not supported")
+    args, kwargs = node.arguments.args, node.arguments.kwargs
+    x = imp.operands(args[0])
+    mask = kwargs.get("mask", args[1] if len(args) > 1 else None)
+    if mask is None:
+        return imp.emit("Softmax", [x], {"axis": axis})
+    mask = imp.operands(mask)
+    if mask.dtype != np.bool_:
+        mask = imp.emit("Greater", [mask, imp.const(0.5, mask.dtype)], suffix="kept")
+    hidden = imp.const(-3e4 if x.dtype == np.float16 else -1e9, x.dtype)
+    weights = imp.emit("Softmax", [imp.emit("Where", [mask, x, hidden], suffix="masked")], {"axis": axis},
+                       suffix="weights")
+    return imp.emit("Where", [mask, weights, imp.const(0.0, x.dtype)])
 
 
 @keras_op("Softmax", "LogSoftmax", produces=("Softmax", "LogSoftmax"))
