@@ -222,3 +222,40 @@ def test_a_library_layer_named_as_a_keras_layer_is_traced_not_misread(tmp_path):
     graph = tb.load(src)
     np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
                                atol=1e-6)
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class CachedAttention(layers.MultiHeadAttention):
+    """keras_hub's CachedMultiHeadAttention: Keras's attention whose call takes a cache besides."""
+
+    def call(self, query, value, attention_mask=None, cache=None):
+        return super().call(query, value, attention_mask=attention_mask)
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class DecoderBlock(layers.Layer):
+    """keras_hub's TransformerDecoder: a causal mask, the cached attention called by keyword, a residual."""
+
+    def build(self, shape):
+        self.attention = CachedAttention(2, 4, name="attention")
+        self.attention.build(shape, shape)
+
+    def call(self, x):
+        length = ops.shape(x)[1]
+        causal = ops.expand_dims(ops.tril(ops.ones((length, length), "int32")), 0)
+        return x + self.attention(query=x, value=x, attention_mask=causal, cache=None)
+
+
+def test_a_custom_block_calling_a_subclassed_attention_is_traced(tmp_path):
+    """The block is traced; its attention subclass, called with an argument Keras's attention does not take, is
+    traced in turn: its einsum projections and masked softmax read as Keras computes them."""
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((6, 8), name="x")
+    model = keras.Model(x_in, DecoderBlock(name="block")(layers.Dense(8)(x_in)))
+    src = tmp_path / "block.keras"
+    model.save(src)
+    x = np.random.default_rng(0).standard_normal((1, 6, 8)).astype(np.float32)
+    graph = tb.load(src)
+    assert "Einsum" in graph.op_histogram() and all(v.shape is not None for v in graph.values())
+    np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
+                               atol=1e-6)

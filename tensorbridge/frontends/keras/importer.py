@@ -151,16 +151,18 @@ def trace_layer(layer, node, batch: int | None = None, shapes: list | None = Non
 @contextlib.contextmanager
 def _lenient_output_specs(keras):
     """While a layer is traced, a sublayer whose class's output-spec method does not take the call's arguments (a
-    subclass with more, keras_hub's CachedMultiHeadAttention's `cache`) gets Keras's generic one, which runs its
-    `call` symbolically."""
+    subclass with more, keras_hub's CachedMultiHeadAttention's `cache`) gets its `call` run symbolically instead,
+    as Keras does for a layer without one."""
+    from keras.src.backend import compute_output_spec
+
     base = keras.layers.Layer
     original = base.symbolic_call
 
     def symbolic_call(self, *args, **kwargs):
         try:
             return self.compute_output_spec(*args, **kwargs)
-        except TypeError:
-            return base.compute_output_spec(self, *args, **kwargs)
+        except (TypeError, ValueError):
+            return compute_output_spec(self.call, *args, **kwargs)
 
     base.symbolic_call = symbolic_call
     try:
