@@ -252,10 +252,10 @@ class Importer:
                 if REGISTRY.import_rule(kind, "op") is None:
                     self.report.add(kind, layer.name, "keras.ops call without a converter")
             elif layer_rule(layer) is None:
-                traced, why = trace_layer(layer, node)
-                if traced is None and self.input_shapes:
+                if self.input_shapes:  # traced on the shapes the given ones make, as the walk reaches it
                     self.deferred.add(id(node))
                     continue
+                traced, why = trace_layer(layer, node)
                 if traced is None:  # a layer may need the batch size (it is then fixed at 1)
                     traced = trace_layer(layer, node, batch=1)[0]
                     self.batch_fixed_by += [layer.name] if traced is not None else []

@@ -35,7 +35,10 @@ def read_reshape(imp, layer, inputs, node):
 
 @keras_op("Reshape", produces="Reshape")
 def read_op_reshape(imp, op, args, kwargs, node):
-    shape = [int(d) for d in np.atleast_1d(op.newshape)]
+    shape = [-1 if d is None else int(d) for d in np.atleast_1d(np.asarray(op.newshape, dtype=object))]
+    if shape.count(-1) > 1:  # dims open when traced (a batch): known only with the input shapes
+        raise ModelError(f"{op.name}: a reshape to {tuple(op.newshape)} has several dims open when traced: give the "
+                         "input shapes (--input-shape)")
     if 0 in shape:
         raise ModelError(f"{op.name}: a reshape to a zero-size dim is not supported")
     return imp.emit("Reshape", [args[0], imp.const(shape, np.int64)])
