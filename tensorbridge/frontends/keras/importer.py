@@ -117,11 +117,12 @@ def layer_rule(layer):
     return REGISTRY.import_rule(kind, "layer")
 
 
-def trace_layer(layer, node, batch: int | None = None, shapes: list | None = None):
+def trace_layer(layer, node, batch: int | None = None, shapes: list | None = None, renamed: list | None = None):
     """(the functional graph `layer.call` builds on symbolic copies of the node's inputs, None) or (None, why):
     a custom layer written with `keras.ops` traces into ops the registry reads. `batch`: the size its inputs'
     open leading dim takes (a layer that computes with the batch size in Python, `ops.tile(t, (batch, 1, 1))`);
-    `shapes`: its inputs' shapes as the model's given input shapes make them."""
+    `shapes`: its inputs' shapes as the model's given input shapes make them. Sublayers of one name (two inlined
+    attentions' `output_projector`) get distinct names, each (operation, old name) appended to `renamed`."""
     keras = _keras()
 
     def shape(t, i):
@@ -138,25 +139,56 @@ def trace_layer(layer, node, batch: int | None = None, shapes: list | None = Non
     kwargs = keras.tree.map_structure(swap, node.arguments.kwargs)
     kwargs.pop("training", None)
     try:
-        with _lenient_output_specs(keras):
+        with _traceable(keras):
             out = layer.call(*args, **kwargs)
         flat = keras.tree.flatten(out)
         if flat and not any(isinstance(t, keras.KerasTensor) for t in flat):  # its weights sliced by known sizes
             return ComputedOutputs([np.asarray(keras.ops.convert_to_numpy(t)) for t in flat]), ""
+        _distinct_names(list(fresh.values()), out, renamed if renamed is not None else [])
         return keras.Model(list(fresh.values()), out, name=layer.name), ""
     except Exception as e:  # noqa: BLE001 - whatever the layer's Python does on symbolic tensors
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
 
 
+def _distinct_names(inputs, outputs, renamed: list) -> None:
+    """Rename the operations of a traced graph that share a name (Keras builds a graph of distinct names)."""
+    from keras.src.ops.function import _build_map
+
+    seen: set[str] = set()
+    for operation in dict.fromkeys(n.operation for n in _build_map(inputs, outputs)[0]):
+        name, k = operation.name, 1
+        while operation.name in seen:
+            operation.name, k = f"{name}_{k}", k + 1
+        if operation.name != name:
+            renamed.append((operation, name))
+        seen.add(operation.name)
+
+
+#: a Keras variable's arithmetic with a symbolic tensor, as keras.ops calls (its own methods call the backend)
+_VARIABLE_ARITHMETIC = {"__add__": "add", "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "divide",
+                        "__matmul__": "matmul", "__pow__": "power"}
+
+
 @contextlib.contextmanager
-def _lenient_output_specs(keras):
-    """While a layer is traced, a sublayer whose class's output-spec method does not take the call's arguments (a
-    subclass with more, keras_hub's CachedMultiHeadAttention's `cache`) gets its `call` run symbolically instead,
-    as Keras does for a layer without one."""
+def _traceable(keras):
+    """What lets a layer's Python run on symbolic tensors while it is traced:
+    - its sublayers without a registry rule run their `call` in place, so what they compute joins the trace as
+      keras.ops (a library's attention subclass, which takes a cache Keras's output-spec method does not know, or
+      returns None beside its tensors); a sublayer with a rule stays one node, and one whose output-spec method
+      does not fit its call is run symbolically, as Keras runs a layer without one;
+    - a variable's arithmetic with a symbolic tensor (`self.weight * x`, keras_hub's T5 norm) is a keras.ops call,
+      where the variable's own methods would hand the symbolic tensor to the backend."""
     from keras.src.backend import compute_output_spec
 
-    base = keras.layers.Layer
-    original = base.symbolic_call
+    base, variable = keras.layers.Layer, keras.Variable
+    saved = {(base, "__call__"): base.__call__, (base, "symbolic_call"): base.symbolic_call,
+             **{(variable, name): getattr(variable, name) for name in _VARIABLE_ARITHMETIC},
+             **{(variable, "__r" + name[2:]): getattr(variable, "__r" + name[2:]) for name in _VARIABLE_ARITHMETIC}}
+
+    def call(self, *args, **kwargs):
+        if self.built and layer_rule(self) is None and not hasattr(self, "_nodes_by_depth"):
+            return self.call(*args, **kwargs)
+        return saved[base, "__call__"](self, *args, **kwargs)
 
     def symbolic_call(self, *args, **kwargs):
         try:
@@ -164,11 +196,22 @@ def _lenient_output_specs(keras):
         except (TypeError, ValueError):
             return compute_output_spec(self.call, *args, **kwargs)
 
-    base.symbolic_call = symbolic_call
+    def arithmetic(name, op, reflected):
+        def method(self, other):
+            if isinstance(other, keras.KerasTensor):
+                return getattr(keras.ops, op)(*((other, self) if reflected else (self, other)))
+            return saved[variable, name](self, other)
+        return method
+
+    base.__call__, base.symbolic_call = call, symbolic_call
+    for name, op in _VARIABLE_ARITHMETIC.items():
+        setattr(variable, name, arithmetic(name, op, False))
+        setattr(variable, "__r" + name[2:], arithmetic("__r" + name[2:], op, True))
     try:
         yield
     finally:
-        base.symbolic_call = original
+        for (cls, name), method in saved.items():
+            setattr(cls, name, method)
 
 
 @dataclasses.dataclass
@@ -204,10 +247,18 @@ class Importer:
         self.build = Builder(self.graph)
         self.layer = None
         self.traced: dict[int, object] = {}  # id(keras node) -> the functional graph its custom layer's call builds
+        self.renamed: list = []  # (keras operation, its name) renamed while traced, restored after the import
         self.batch_fixed_by: list[str] = []  # layers traced only with the batch size known (it is then 1)
         self.variables: dict[int, Value] = {}  # id(keras variable) -> its weight
 
     def run(self) -> Graph:
+        try:
+            return self._run()
+        finally:
+            for operation, name in reversed(self.renamed):
+                operation.name = name
+
+    def _run(self) -> Graph:
         self._preflight(self.model)
         self.report.raise_if_any("Nothing was written. A layer that cannot be traced needs an import rule "
                                  "(tensorbridge/rules/keras/).")
@@ -255,9 +306,9 @@ class Importer:
                 if self.input_shapes:  # traced on the shapes the given ones make, as the walk reaches it
                     self.deferred.add(id(node))
                     continue
-                traced, why = trace_layer(layer, node)
+                traced, why = trace_layer(layer, node, renamed=self.renamed)
                 if traced is None:  # a layer may need the batch size (it is then fixed at 1)
-                    traced = trace_layer(layer, node, batch=1)[0]
+                    traced = trace_layer(layer, node, batch=1, renamed=self.renamed)[0]
                     self.batch_fixed_by += [layer.name] if traced is not None else []
                 if traced is None:
                     self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why} (if it computes "
@@ -321,7 +372,7 @@ class Importer:
     def _trace_with_shapes(self, node, inputs) -> None:
         """Trace a custom layer on its inputs' shapes as the given input shapes made them, or refuse it."""
         layer = node.operation
-        traced, why = trace_layer(layer, node, shapes=[v.shape for v in inputs])
+        traced, why = trace_layer(layer, node, shapes=[v.shape for v in inputs], renamed=self.renamed)
         if traced is None:
             self.report.add(type(layer).__name__, layer.name, f"custom layer that cannot be traced: {why}")
             self.report.raise_if_any("Nothing was written.")
