@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PIP) install -q -c constraints.txt -e ".[onnx,torch,tf,jax,ray,coreml,dev]"
 	# timm (the conversion matrix's PyTorch architectures) without torchvision, which has no CPU wheel here
 	$(PIP) install -q -c constraints.txt --no-deps timm==1.0.31
+	# keras_hub (the matrix's keras_hub models) without tensorflow-text, which it needs only for tokenizers
+	$(PIP) install -q -c constraints.txt --no-deps keras-hub==0.32.0 kagglehub==1.0.3 kagglesdk==0.1.38
 	touch $(STAMP)
 
 demo: $(STAMP)

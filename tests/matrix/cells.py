@@ -105,6 +105,12 @@ def load_graph(model, feeds):
 
         names = [a.name for a in torch.jit.load(str(model)).forward.schema.arguments[1:]]
         return tb.load(str(model), input_shapes={n: list(f.shape) for n, f in zip(names, feeds)}, trust_code=True)
+    if isinstance(model, (str, os.PathLike)) and str(model).endswith(".keras"):  # open dims: the feeds' sizes
+        import keras
+
+        inputs = keras.models.load_model(str(model), compile=False).inputs
+        if any(None in t.shape[1:] for t in inputs):
+            return tb.load(str(model), input_shapes={t.name: list(f.shape) for t, f in zip(inputs, feeds)})
     if isinstance(model, (str, os.PathLike)):
         return tb.load(str(model))
     import torch

@@ -28,7 +28,7 @@ import numpy as np
 @dataclass
 class Source:
     name: str
-    family: str  # keras | torch | transformers | timm | written (a file another writer made)
+    family: str  # keras | torch | transformers | timm | keras_hub | written (a file another writer made)
     build: Callable  # (workdir) -> (model or path, [input arrays])
 
 
@@ -170,7 +170,8 @@ def transformers_sources() -> list[Source]:
 
 
 #: more transformers architectures, each (model class, config class, config, input names, inputs: ("ids", seq)
-#: for token ids, or an array shape for floats), built small; their main output is compared
+#: for token ids, ("mask", seq) for an attention mask, or an array shape for floats), built small; their main
+#: output is compared
 _LAYERS = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
 _DECODER = {**_LAYERS, "vocab_size": 500, "max_position_embeddings": 64, "use_cache": False}
 _SEQ2SEQ = {"vocab_size": 500, "d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
@@ -179,6 +180,9 @@ _SEQ2SEQ = {"vocab_size": 500, "d_model": 64, "encoder_layers": 2, "decoder_laye
 _SPEECH = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
            "conv_dim": (16, 16), "conv_stride": (5, 2), "conv_kernel": (10, 3), "num_feat_extract_layers": 2,
            "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 4}
+_IDS = (("input_ids",), [("ids", 12)])
+_IMAGE = (("pixel_values",), [(1, 3, 64, 64)])
+_AUDIO = (("input_values",), [(1, 400)])
 CONFIGS = {
     "distilbert": ("DistilBertModel", "DistilBertConfig", {"vocab_size": 500, "dim": 64, "n_layers": 2, "n_heads": 4,
                                                            "hidden_dim": 128}, ("input_ids",), [("ids", 12)]),
@@ -321,7 +325,126 @@ CONFIGS = {
     "mamba": ("MambaModel", "MambaConfig", {"vocab_size": 500, "hidden_size": 32, "state_size": 8,
                                             "num_hidden_layers": 2, "use_cache": False}, ("input_ids",),
               [("ids", 12)]),
+    "xlnet": ("XLNetModel", "XLNetConfig", {
+        "vocab_size": 500, "d_model": 64, "n_layer": 2, "n_head": 4, "d_inner": 128, "use_mems_eval": False}, *_IDS),
+    "mamba2": ("Mamba2Model", "Mamba2Config", {
+        "vocab_size": 500, "hidden_size": 64, "num_heads": 4, "head_dim": 32, "state_size": 8, "n_groups": 1,
+        "num_hidden_layers": 2, "chunk_size": 4, "use_cache": False}, *_IDS),
+    "falcon_mamba": ("FalconMambaModel", "FalconMambaConfig", {
+        "vocab_size": 500, "hidden_size": 32, "state_size": 8, "num_hidden_layers": 2, "use_cache": False}, *_IDS),
+    "wav2vec2_conformer": ("Wav2Vec2ConformerModel", "Wav2Vec2ConformerConfig", {
+        **_SPEECH, "position_embeddings_type": "rotary"}, *_AUDIO),
+    "granitemoe": ("GraniteMoeModel", "GraniteMoeConfig", {
+        **_DECODER, "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2}, *_IDS),
+    "phimoe": ("PhimoeModel", "PhimoeConfig", {
+        **_DECODER, "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2}, *_IDS),
+    "ctrl": ("CTRLModel", "CTRLConfig", {
+        "vocab_size": 500, "n_embd": 64, "n_layer": 2, "n_head": 4, "dff": 128, "n_positions": 64, "use_cache": False},
+        *_IDS),
+    "biogpt": ("BioGptModel", "BioGptConfig", {**_DECODER, "num_key_value_heads": 2}, *_IDS),
+    "persimmon": ("PersimmonModel", "PersimmonConfig", {**_DECODER, "num_key_value_heads": 4}, *_IDS),
+    "cohere": ("CohereModel", "CohereConfig", {**_DECODER, "num_key_value_heads": 2}, *_IDS),
+    "starcoder2": ("Starcoder2Model", "Starcoder2Config", {**_DECODER, "num_key_value_heads": 2}, *_IDS),
+    "speech_to_text": ("Speech2TextModel", "Speech2TextConfig", {
+        **_SEQ2SEQ, "input_feat_per_channel": 16, "input_channels": 1, "conv_channels": 32, "max_source_positions": 64},
+        ("input_features", "decoder_input_ids"), [(1, 20, 16), ("ids", 6)]),
+    "patchtst": ("PatchTSTModel", "PatchTSTConfig", {
+        "num_input_channels": 3, "context_length": 32, "patch_length": 8, "patch_stride": 8, "d_model": 32,
+        "num_attention_heads": 4, "num_hidden_layers": 2, "ffn_dim": 64}, ("past_values",), [(1, 32, 3)]),
+    "canine": ("CanineModel", "CanineConfig", {
+        **_LAYERS, "num_hash_buckets": 64, "num_hash_functions": 2, "local_transformer_stride": 4,
+        "downsampling_rate": 4}, *_IDS),
+    "rwkv": ("RwkvModel", "RwkvConfig", {
+        "vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2, "attention_hidden_size": 64,
+        "intermediate_size": 128, "context_length": 64, "use_cache": False}, *_IDS),
+    "recurrent_gemma": ("RecurrentGemmaModel", "RecurrentGemmaConfig", {
+        "vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 4,
+        "num_key_value_heads": 1, "intermediate_size": 128, "lru_width": 64, "attention_window_size": 16,
+        "use_cache": False}, *_IDS),
+    "sew_d": ("SEWDModel", "SEWDConfig", {
+        **_SPEECH, "squeeze_factor": 2, "max_position_embeddings": 64, "position_buckets": 16}, *_AUDIO),
+    "umt5": ("UMT5Model", "UMT5Config", {
+        "vocab_size": 500, "d_model": 64, "d_kv": 16, "d_ff": 128, "num_layers": 2, "num_heads": 4, "use_cache": False},
+        ("input_ids", "decoder_input_ids"), [("ids", 12), ("ids", 6)]),
+    "mt5": ("MT5Model", "MT5Config", {
+        "vocab_size": 500, "d_model": 64, "d_kv": 16, "d_ff": 128, "num_layers": 2, "num_heads": 4, "use_cache": False},
+        ("input_ids", "decoder_input_ids"), [("ids", 12), ("ids", 6)]),
+    "longt5": ("LongT5Model", "LongT5Config", {
+        "vocab_size": 500, "d_model": 64, "d_kv": 16, "d_ff": 128, "num_layers": 2, "num_heads": 4, "use_cache": False,
+        "local_radius": 4},
+        ("input_ids", "attention_mask", "decoder_input_ids"), [("ids", 12), ("mask", 12), ("ids", 6)]),
+    "switch_transformers": ("SwitchTransformersModel", "SwitchTransformersConfig", {
+        "vocab_size": 500, "d_model": 64, "d_kv": 16, "d_ff": 128, "num_layers": 2, "num_decoder_layers": 2,
+        "num_heads": 4, "num_experts": 4, "use_cache": False},
+        ("input_ids", "attention_mask", "decoder_input_ids"), [("ids", 12), ("mask", 12), ("ids", 6)]),
+    "codegen": ("CodeGenModel", "CodeGenConfig", {
+        "vocab_size": 500, "n_embd": 64, "n_layer": 2, "n_head": 4, "rotary_dim": 8, "n_positions": 64,
+        "use_cache": False}, *_IDS),
+    "xglm": ("XGLMModel", "XGLMConfig", {
+        "vocab_size": 500, "d_model": 64, "num_layers": 2, "attention_heads": 4, "ffn_dim": 128,
+        "max_position_embeddings": 64, "use_cache": False}, *_IDS),
+    "cohere2": ("Cohere2Model", "Cohere2Config", {**_DECODER, "num_key_value_heads": 2, "sliding_window": 8}, *_IDS),
+    "nemotron": ("NemotronModel", "NemotronConfig", {**_DECODER, "num_key_value_heads": 2}, *_IDS),
+    "olmo2": ("Olmo2Model", "Olmo2Config", {**_DECODER, "num_key_value_heads": 2}, *_IDS),
+    "rembert": ("RemBertModel", "RemBertConfig", {
+        **_LAYERS, "vocab_size": 500, "input_embedding_size": 32, "output_embedding_size": 32}, *_IDS),
+    "ast": ("ASTModel", "ASTConfig", {
+        **_LAYERS, "num_mel_bins": 32, "max_length": 64, "patch_size": 16}, ("input_values",), [(1, 64, 32)]),
+    "patchtsmixer": ("PatchTSMixerModel", "PatchTSMixerConfig", {
+        "num_input_channels": 3, "context_length": 32, "patch_length": 8, "patch_stride": 8, "d_model": 16,
+        "num_layers": 2}, ("past_values",), [(1, 32, 3)]),
+    "jetmoe": ("JetMoeModel", "JetMoeConfig", {
+        "vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2, "num_key_value_heads": 2, "kv_channels": 16,
+        "intermediate_size": 128, "num_local_experts": 4, "num_experts_per_tok": 2, "max_position_embeddings": 64,
+        "use_cache": False}, *_IDS),
+    "mbart": ("MBartModel", "MBartConfig", {**_SEQ2SEQ}, *_IDS),
+    "mobilenet_v1": ("MobileNetV1Model", "MobileNetV1Config", {"depth_multiplier": 0.25, "image_size": 64}, *_IMAGE),
+    "mobilenet_v2": ("MobileNetV2Model", "MobileNetV2Config", {"depth_multiplier": 0.35, "image_size": 64}, *_IMAGE),
+    "mobilevit": ("MobileViTModel", "MobileViTConfig", {
+        "image_size": 64, "hidden_sizes": [32, 48, 64], "neck_hidden_sizes": [8, 16, 24, 32, 48, 64, 80]}, *_IMAGE),
+    "mobilevitv2": ("MobileViTV2Model", "MobileViTV2Config", {"image_size": 64, "width_multiplier": 0.5}, *_IMAGE),
+    "pvt": ("PvtModel", "PvtConfig", {
+        "image_size": 64, "hidden_sizes": [16, 32, 48, 64], "depths": [1, 1, 1, 1],
+        "num_attention_heads": [1, 1, 2, 4]}, *_IMAGE),
+    "pvt_v2": ("PvtV2Model", "PvtV2Config", {
+        "hidden_sizes": [16, 32, 48, 64], "depths": [1, 1, 1, 1], "num_attention_heads": [1, 1, 2, 4]}, *_IMAGE),
+    "swinv2": ("Swinv2Model", "Swinv2Config", {
+        "image_size": 64, "embed_dim": 16, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4}, *_IMAGE),
+    "glpn": ("GLPNModel", "GLPNConfig", {
+        "hidden_sizes": [16, 32, 48, 64], "depths": [1, 1, 1, 1], "num_attention_heads": [1, 1, 2, 4],
+        "decoder_hidden_size": 16}, *_IMAGE),
+    "vitdet": ("VitDetModel", "VitDetConfig", {
+        **_LAYERS, "image_size": 64, "pretrain_image_size": 64, "patch_size": 16, "window_size": 2,
+        "window_block_indices": [0], "use_relative_position_embeddings": True}, *_IMAGE),
+    "dinov2_with_registers": ("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", {
+        **_LAYERS, "image_size": 32, "patch_size": 8}, ("pixel_values",), [(1, 3, 32, 32)]),
+    "convnextv2": ("ConvNextV2Model", "ConvNextV2Config", {
+        "hidden_sizes": [16, 32, 64, 128], "depths": [1, 1, 1, 1]}, *_IMAGE),
+    "data2vec_vision": ("Data2VecVisionModel", "Data2VecVisionConfig", {
+        **_LAYERS, "image_size": 32, "patch_size": 8, "use_relative_position_bias": True},
+        ("pixel_values",), [(1, 3, 32, 32)]),
+    "swiftformer": ("SwiftFormerModel", "SwiftFormerConfig", {
+        "depths": [1, 1, 1, 1], "embed_dims": [16, 32, 48, 64]}, *_IMAGE),
+    "textnet": ("TextNetModel", "TextNetConfig", {}, *_IMAGE),
+    "sew": ("SEWModel", "SEWConfig", {**_SPEECH, "squeeze_factor": 2}, *_AUDIO),
 }
+
+
+def _padding_mask(seq: int):
+    """An attention mask of one sequence whose last two tokens are padding (int64 ones and zeros)."""
+    return (np.arange(seq) < seq - 2).astype(np.int64)[None]
+
+
+def _unit_scales(model) -> None:
+    """BatchNorm scales drawn in (0.5, 1.5), as trained nets have them: transformers initialises some (MobileViT's)
+    near zero, which leaves every output nearly the same whatever the input."""
+    import torch
+
+    scales = np.random.default_rng(1)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.weight is not None:
+                m.weight.copy_(torch.from_numpy(scales.uniform(0.5, 1.5, tuple(m.weight.shape)).astype(np.float32)))
 
 
 def _from_config(name: str):
@@ -332,9 +455,15 @@ def _from_config(name: str):
         model_class, config_class, config, keys, inputs = CONFIGS[name]
         _seed()
         model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config)).eval()
-        feeds = [_ids(1, spec[1], 500) if spec[0] == "ids" else
+        feeds = [_ids(1, spec[1], 500) if spec[0] == "ids" else _padding_mask(spec[1]) if spec[0] == "mask" else
                  np.random.default_rng(4).standard_normal(spec).astype(np.float32) for spec in inputs]
-        return _Outputs.wrap(model, keys, "last_hidden_state"), feeds
+        wrapped = _Outputs.wrap(model, keys, "last_hidden_state")
+        if len(feeds) == 1 and feeds[0].dtype == np.float32:  # random BatchNorm statistics make outputs constant
+            from tests.models.timm_zoo import calibrate_batch_norms
+
+            _unit_scales(model)
+            calibrate_batch_norms(wrapped, feeds[0].shape[1:])
+        return wrapped, feeds
 
     return build
 
@@ -367,7 +496,8 @@ TIMM_MODELS = (
     "gcresnet33ts", "sebotnet33ts_256", "eca_halonext26ts", "efficientnet_cc_b0_4e", "tf_mixnet_s",
     "tf_efficientnet_b0", "poolformerv2_s12", "convformer_s18", "caformer_s18", "ghostnetv3_050", "resnet51q",
     "regnetz_b16_evos", "vit_medium_patch16_gap_256", "vit_small_patch14_dinov2", "vit_pe_core_small_patch16_384",
-    "fastvit_mci0", "mobilenetv4_hybrid_medium",
+    "fastvit_mci0", "mobilenetv4_hybrid_medium", "samvit_base_patch16_224", "naflexvit_base_patch16_gap",
+    "qwen3_vit_88m", "mobilenetv5_base", "gemma4_vit_167m",
 )
 
 
@@ -447,8 +577,17 @@ def written_sources() -> list[Source]:
         [torch_file(n, k) for k in ("onnx", "onnx_dynamo", "torchscript") for n in EXPORTED_TIMM]
 
 
+def keras_hub_sources() -> list[Source]:
+    from tests.matrix import keras_hub_sources as hub
+
+    def source(name):
+        return Source(f"keras_hub_{name}", "keras_hub", lambda workdir: hub.build(name, workdir))
+
+    return [source(name) for name in hub.MODELS]
+
+
 FAMILIES = {"keras": keras_sources, "torch": torch_zoo_sources, "transformers": transformers_sources,
-            "timm": timm_sources, "written": written_sources}
+            "timm": timm_sources, "keras_hub": keras_hub_sources, "written": written_sources}
 
 
 def all_sources(families=None) -> list[Source]:
