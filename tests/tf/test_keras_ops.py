@@ -259,3 +259,55 @@ def test_a_custom_block_calling_a_subclassed_attention_is_traced(tmp_path):
     assert "Einsum" in graph.op_histogram() and all(v.shape is not None for v in graph.values())
     np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
                                atol=1e-6)
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class WeightedNorm(layers.Layer):
+    """keras_hub's T5 norm: its weight times the input, written with the variable first."""
+
+    def build(self, shape):
+        self.weight = self.add_weight(shape=(shape[-1],), initializer="random_normal", name="weight")
+
+    def call(self, x):
+        return self.weight * (x * ops.rsqrt(ops.mean(ops.square(x), axis=-1, keepdims=True) + 1e-6))
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class Projection(layers.Layer):
+    """A custom sublayer over a Dense whose name another one shares."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = layers.Dense(4, name="output_projector")
+
+    def build(self, shape):
+        self.dense.build(shape)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class TwoProjections(layers.Layer):
+    def build(self, shape):
+        self.first, self.second, self.norm = Projection(name="first"), Projection(name="second"), WeightedNorm()
+        for sublayer in (self.first, self.second):
+            sublayer.build(shape)
+        self.norm.build((*shape[:-1], 4))
+
+    def call(self, x):
+        return self.norm(self.first(x) + self.second(x) * 2.0)
+
+
+def test_custom_sublayers_run_in_place_when_traced(tmp_path):
+    """Custom sublayers are traced through (their Dense layers, which share a name, told apart), and a variable
+    times a symbolic tensor is a keras.ops call; the names are the model's own again afterwards."""
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((3, 6), name="x")
+    block = TwoProjections(name="block")
+    model = keras.Model(x_in, block(x_in))
+    x = np.random.default_rng(0).standard_normal((2, 3, 6)).astype(np.float32)
+    graph = tb.load(model)
+    np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
+                               atol=1e-6)
+    assert block.first.dense.name == block.second.dense.name == "output_projector"
