@@ -21,10 +21,11 @@ import numpy as np
 
 from tensorbridge import frameworks
 from tensorbridge.errors import ModelError, TensorbridgeError, reading, reason
+from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
-from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes, varied
+from tensorbridge.verification.inputs import index_limits, load_npz, make_inputs, open_dims, resolve_shapes, varied
 from tensorbridge.verification.state import carried_state
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,16 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
                          f"{str(e).splitlines()[0][:300] if str(e) else ''}{hint}") from None
 
 
+def _index_limits(specs, source_graph) -> dict | None:
+    """The rows each integer input indexes in the source (None: no integer input, or no graph to read it from)."""
+    if not any(dt is not None and dtypes.dtype(dt).kind in "iu" for _, dt, _ in specs):
+        return None
+    try:
+        return index_limits(source_graph())
+    except TensorbridgeError:  # a source tensorbridge cannot read still runs in its own runtime
+        return None
+
+
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
     source_graph = functools.cache(lambda: _graph(src, src_format, input_shapes))
@@ -80,7 +91,8 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     elif inputs is not None:
         feeds = dict(inputs)
     else:
-        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, source_graph))
+        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, source_graph),
+                            _index_limits(a.inputs, source_graph))
     a_names = [n for n, _, _ in a.inputs]
     missing = [n for n in a_names if n not in feeds]
     if missing:

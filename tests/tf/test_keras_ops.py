@@ -187,7 +187,7 @@ def test_a_keras_hub_style_encoder_converts_once_its_input_shapes_are_given(tmp_
     model = _text_encoder()
     src = tmp_path / "encoder.keras"
     model.save(src)
-    with pytest.raises(tb.errors.UnsupportedError, match="--input-shape"):
+    with pytest.raises(tb.errors.UnsupportedError, match="--input-shape NAME=d0,d1,... for token_ids, padding_mask"):
         tb.load(src)
     feeds = {"token_ids": np.random.default_rng(0).integers(0, 50, (1, 7)).astype(np.int32),
              "padding_mask": np.array([[1, 1, 1, 1, 1, 0, 0]], np.int32)}

@@ -214,3 +214,21 @@ def _png_pixels(path) -> np.ndarray:
     from PIL import Image
 
     return np.asarray(Image.open(path).convert("RGB"))
+
+
+def test_integer_inputs_stay_within_the_tables_they_index(tmp_path):
+    """Token ids index a table of 50 rows and token types one of 2: drawn inputs stay below each (Keras's embedding
+    fails on an index past its table), through the casts between."""
+    from tensorbridge.verification.inputs import index_limits, make_inputs
+
+    words, types = (numpy_helper.from_array(np.ones((n, 4), np.float32), name) for n, name in ((50, "w"), (2, "t")))
+    nodes = [helper.make_node("Gather", ["w", "ids"], ["a"]), helper.make_node("Cast", ["kinds"], ["k"], to=7),
+             helper.make_node("Gather", ["t", "k"], ["b"]), helper.make_node("Add", ["a", "b"], ["y"])]
+    src = tmp_path / "tables.onnx"
+    inputs = [_tensor("ids", [1, 30], TensorProto.INT64), _tensor("kinds", [1, 30], TensorProto.INT32)]
+    onnx.save(make_model(nodes, inputs, [_tensor("y", [1, 30, 4])], [words, types]), src)
+    limits = index_limits(tb.load(src))
+    assert limits == {"ids": 50, "kinds": 2}
+    feeds = make_inputs([("ids", "int64", (1, 30)), ("kinds", "int32", (1, 30))], limits=limits)
+    assert feeds["kinds"].max() == 1 and feeds["ids"].max() > 1
+    assert tb.verify(src, src).ok

@@ -260,8 +260,11 @@ class Importer:
 
     def _run(self) -> Graph:
         self._preflight(self.model)
-        self.report.raise_if_any("Nothing was written. A layer that cannot be traced needs an import rule "
-                                 "(tensorbridge/rules/keras/).")
+        open_inputs = [self._input_name(t) for t in self.model.inputs if None in tuple(t.shape)[1:]]
+        self.report.raise_if_any(
+            "Nothing was written. A layer that cannot be traced needs an import rule (tensorbridge/rules/keras/)"
+            + (f"; one that computes with an open input dim traces once the input shapes are given: --input-shape "
+               f"NAME=d0,d1,... for {', '.join(open_inputs)}." if open_inputs else "."))
         batch = "batch"
         if self.batch_fixed_by:
             batch = 1
@@ -269,7 +272,7 @@ class Importer:
                 self.batch_fixed_by))
         for t in self.model.inputs:
             shape = tuple(d if d is not None else (batch if i == 0 else None) for i, d in enumerate(t.shape))
-            name = t.name if not t.name.startswith("keras_tensor") else self._input_layer_name(t)
+            name = self._input_name(t)
             shape = tuple(self.input_shapes.get(name, shape))
             self.env[id(t)] = self.graph.add_input(name, dtypes.name(np.dtype(t.dtype)), shape)
         self._walk(self.model)
@@ -279,6 +282,10 @@ class Importer:
         recover_patterns(self.graph)  # the layers the framework runs as plain ops (PReLU)
         infer_shapes(self.graph)
         return self.graph
+
+    def _input_name(self, tensor) -> str:
+        """An input's name in the graph: its tensor's, or its input layer's where Keras named the tensor itself."""
+        return tensor.name if not tensor.name.startswith("keras_tensor") else self._input_layer_name(tensor)
 
     def _input_layer_name(self, tensor) -> str:
         for layer in self.model.layers:
@@ -311,8 +318,7 @@ class Importer:
                     traced = trace_layer(layer, node, batch=1, renamed=self.renamed)[0]
                     self.batch_fixed_by += [layer.name] if traced is not None else []
                 if traced is None:
-                    self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why} (if it computes "
-                                    "with an open input dim, give the input shapes: --input-shape)")
+                    self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
                 else:
                     self.traced[id(node)] = traced
                     if not isinstance(traced, ComputedOutputs):
