@@ -311,3 +311,20 @@ def test_custom_sublayers_run_in_place_when_traced(tmp_path):
     np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
                                atol=1e-6)
     assert block.first.dense.name == block.second.dense.name == "output_projector"
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class Patches(layers.Layer):
+    """SegFormer's (keras_hub MiT's) flattening of patches: a reshape by the batch size read in Python."""
+
+    def call(self, x):
+        return ops.reshape(x, (ops.shape(x)[0], -1, ops.shape(x)[-1]))
+
+
+def test_a_reshape_by_the_traced_batch_keeps_the_batch_open():
+    x_in = keras.Input((4, 5, 3), name="x")
+    model = keras.Model(x_in, Patches(name="patches")(x_in) * 2.0)
+    graph = tb.load(model)
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 4, 5, 3)).astype(np.float32)
+        np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-6)

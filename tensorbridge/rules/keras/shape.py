@@ -35,14 +35,18 @@ def read_reshape(imp, layer, inputs, node):
 
 @keras_op("Reshape", produces="Reshape")
 def read_op_reshape(imp, op, args, kwargs, node):
-    shape = [-1 if d is None else int(d) for d in np.atleast_1d(np.asarray(op.newshape, dtype=object))]
-    if shape.count(-1) > 1:  # dims open when traced (a batch): known only with the input shapes
+    """ops.reshape; dims open when the layer was traced are None: a leading one is the batch, the input's own (ONNX's
+    0 copies it: `ops.reshape(x, (batch, -1, c))`), another one -1; more are known only with the input shapes."""
+    given = list(np.atleast_1d(np.asarray(op.newshape, dtype=object)))
+    if 0 in given:
+        raise ModelError(f"{op.name}: a reshape to a zero-size dim is not supported")
+    x = args[0]
+    copied = bool(given) and given[0] is None and bool(x.shape) and not isinstance(x.shape[0], int)
+    shape = [0 if copied and i == 0 else -1 if d is None else int(d) for i, d in enumerate(given)]
+    if shape.count(-1) > 1:
         raise ModelError(f"{op.name}: a reshape to {tuple(op.newshape)} has several dims open when traced: give the "
                          "input shapes (--input-shape)")
-    if 0 in shape:
-        raise ModelError(f"{op.name}: a reshape to a zero-size dim is not supported")
-    return imp.emit("Reshape", [args[0], imp.const(shape, np.int64)])
-
+    return imp.emit("Reshape", [x, imp.const(shape, np.int64)])
 
 
 @R.exports("Reshape", check=lambda node: "Reshape allowzero=1" if node.attrs.get("allowzero") else None)
