@@ -109,7 +109,7 @@ def load_graph(model, feeds):
         import keras
 
         inputs = keras.models.load_model(str(model), compile=False).inputs
-        if any(None in t.shape[1:] for t in inputs):
+        if any(None in t.shape[1:] for t in inputs):  # (every input named in these sources)
             return tb.load(str(model), input_shapes={t.name: list(f.shape) for t, f in zip(inputs, feeds)})
     if isinstance(model, (str, os.PathLike)):
         return tb.load(str(model))

@@ -67,7 +67,7 @@ def _vision(name: str):
     if name == "mit":
         return kh.models.MiTBackbone(layerwise_depths=[1, 1], num_layers=2, layerwise_num_heads=[1, 2],
                                      layerwise_sr_ratios=[2, 1], max_drop_path_rate=0.0, hidden_dims=[16, 32],
-                                     image_shape=image, patch_sizes=[7, 3], strides=[4, 2])
+                                     image_shape=image, layerwise_patch_sizes=[7, 3], layerwise_strides=[4, 2])
     raise KeyError(name)
 
 
