@@ -2,7 +2,8 @@
 small constant, and what arithmetic makes of them.
 
 A target whose kernels lack a 64-bit integer op (LiteRT's division) computes it exactly in 32 bits when both
-operands are proven to lie in int32's range; nothing else is narrowed.
+operands are proven to lie in int32's range; nothing else is narrowed. `index_limits` gives the other direction:
+the rows an integer input indexes, which values drawn for it must stay below.
 """
 
 from __future__ import annotations
@@ -105,3 +106,27 @@ def _arithmetic(op: str, bounds: list) -> tuple[int, int] | None:
         return (-largest, largest)
     return None
 
+
+#: ops that pass an index on unchanged in value
+_INDEX_CARRIERS = frozenset({"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Expand"})
+
+
+def index_limits(graph) -> dict[str, int]:
+    """For each integer input used as the indices of a Gather, the fewest rows it indexes (a token-type table of
+    2): values a verifier draws for it stay below."""
+    limits = {}
+    for v in graph.inputs:
+        if v.dtype is None or v.dtype.kind not in "iu":
+            continue
+        frontier, rows = [v], []
+        while frontier:
+            value = frontier.pop()
+            for node, position in value.uses():
+                if node.op in _INDEX_CARRIERS and position == 0:
+                    frontier.extend(node.outputs)
+                elif node.op == "Gather" and position == 1 and node.inputs[0].shape is not None:
+                    size = node.inputs[0].shape[node.attrs.get("axis", 0)]
+                    rows += [size] if isinstance(size, int) else []
+        if rows:
+            limits[v.name] = min(rows)
+    return limits

@@ -23,9 +23,10 @@ from tensorbridge import frameworks
 from tensorbridge.errors import ModelError, TensorbridgeError, reading, reason
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph
+from tensorbridge.ops.integer_range import index_limits
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
-from tensorbridge.verification.inputs import index_limits, load_npz, make_inputs, open_dims, resolve_shapes, varied
+from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes, varied
 from tensorbridge.verification.state import carried_state
 
 log = logging.getLogger(__name__)

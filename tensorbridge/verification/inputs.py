@@ -22,31 +22,6 @@ BATCH_NAMES = {"batch", "batch_size", "n", "N", "b", "B"}
 LADDER = (8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-#: ops that pass an index on unchanged in value
-_INDEX_CARRIERS = frozenset({"Cast", "Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Expand"})
-
-
-def index_limits(graph) -> dict[str, int]:
-    """For each integer input used as the indices of a Gather, the fewest rows it indexes (a token-type table of
-    2): integers drawn for it stay below."""
-    limits = {}
-    for v in graph.inputs:
-        if v.dtype is None or v.dtype.kind not in "iu":
-            continue
-        frontier, rows = [v], []
-        while frontier:
-            value = frontier.pop()
-            for node, position in value.uses():
-                if node.op in _INDEX_CARRIERS and position == 0:
-                    frontier.extend(node.outputs)
-                elif node.op == "Gather" and position == 1 and node.inputs[0].shape is not None:
-                    size = node.inputs[0].shape[node.attrs.get("axis", 0)]
-                    rows += [size] if isinstance(size, int) else []
-        if rows:
-            limits[v.name] = min(rows)
-    return limits
-
-
 def make_inputs(specs, seed: int = 0, shapes: dict | None = None, limits: dict | None = None) -> dict[str, np.ndarray]:
     """Seeded inputs for (name, dtype, shape) specs; `limits`: an integer input's values stay below its limit."""
     rng = np.random.default_rng(seed)

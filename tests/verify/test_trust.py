@@ -219,7 +219,8 @@ def _png_pixels(path) -> np.ndarray:
 def test_integer_inputs_stay_within_the_tables_they_index(tmp_path):
     """Token ids index a table of 50 rows and token types one of 2: drawn inputs stay below each (Keras's embedding
     fails on an index past its table), through the casts between."""
-    from tensorbridge.verification.inputs import index_limits, make_inputs
+    from tensorbridge.ops.integer_range import index_limits
+    from tensorbridge.verification.inputs import make_inputs
 
     words, types = (numpy_helper.from_array(np.ones((n, 4), np.float32), name) for n, name in ((50, "w"), (2, "t")))
     nodes = [helper.make_node("Gather", ["w", "ids"], ["a"]), helper.make_node("Cast", ["kinds"], ["k"], to=7),

@@ -9,7 +9,6 @@ error before anything is built. IR nodes and weights are named after the layers 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import tempfile
@@ -22,6 +21,7 @@ from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError, re
 from tensorbridge.formats import hdf5
 from tensorbridge.formats.archive import CheckedZip
 from tensorbridge.formats.sniff import is_hdf5
+from tensorbridge.frontends.keras.tracing import ComputedOutputs, layer_rule, trace_layer
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -102,124 +102,6 @@ def _integers(config, where=()):
             yield from _integers(value, (*where, i))
     elif isinstance(config, int) and not isinstance(config, bool):
         yield where, config
-
-
-#: the layer classes tensorbridge's generated Keras code defines that registry rules read by name
-GENERATED_LAYERS = frozenset({"Weight"})
-
-
-def layer_rule(layer):
-    """The registry's rule for a layer of Keras's own (by class name); a library's class of the same name
-    (keras_hub's RMSNormalization) is a custom layer, traced."""
-    kind = type(layer).__name__
-    if not type(layer).__module__.startswith(("keras.", "tf_keras.")) and kind not in GENERATED_LAYERS:
-        return None
-    return REGISTRY.import_rule(kind, "layer")
-
-
-def trace_layer(layer, node, batch: int | None = None, shapes: list | None = None, renamed: list | None = None):
-    """(the functional graph `layer.call` builds on symbolic copies of the node's inputs, None) or (None, why):
-    a custom layer written with `keras.ops` traces into ops the registry reads. `batch`: the size its inputs'
-    open leading dim takes (a layer that computes with the batch size in Python, `ops.tile(t, (batch, 1, 1))`);
-    `shapes`: its inputs' shapes as the model's given input shapes make them. Sublayers of one name (two inlined
-    attentions' `output_projector`) get distinct names, each (operation, old name) appended to `renamed`."""
-    keras = _keras()
-
-    def shape(t, i):
-        if shapes is not None and shapes[i] is not None:
-            return tuple(d if isinstance(d, int) else None for d in shapes[i])
-        return t.shape if batch is None or not t.shape or t.shape[0] is not None else (batch, *t.shape[1:])
-
-    fresh = {id(t): keras.Input(batch_shape=shape(t, i), dtype=t.dtype) for i, t in enumerate(node.input_tensors)}
-
-    def swap(a):
-        return fresh.get(id(a), a)
-
-    args = keras.tree.map_structure(swap, node.arguments.args)
-    kwargs = keras.tree.map_structure(swap, node.arguments.kwargs)
-    kwargs.pop("training", None)
-    try:
-        with _traceable(keras):
-            out = layer.call(*args, **kwargs)
-        flat = keras.tree.flatten(out)
-        if flat and not any(isinstance(t, keras.KerasTensor) for t in flat):  # its weights sliced by known sizes
-            return ComputedOutputs([np.asarray(keras.ops.convert_to_numpy(t)) for t in flat]), ""
-        _distinct_names(list(fresh.values()), out, renamed if renamed is not None else [])
-        return keras.Model(list(fresh.values()), out, name=layer.name), ""
-    except Exception as e:  # noqa: BLE001 - whatever the layer's Python does on symbolic tensors
-        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-
-
-def _distinct_names(inputs, outputs, renamed: list) -> None:
-    """Rename the operations of a traced graph that share a name (Keras builds a graph of distinct names)."""
-    from keras.src.ops.function import _build_map
-
-    seen: set[str] = set()
-    for operation in dict.fromkeys(n.operation for n in _build_map(inputs, outputs)[0]):
-        name, k = operation.name, 1
-        while operation.name in seen:
-            operation.name, k = f"{name}_{k}", k + 1
-        if operation.name != name:
-            renamed.append((operation, name))
-        seen.add(operation.name)
-
-
-#: a Keras variable's arithmetic with a symbolic tensor, as keras.ops calls (its own methods call the backend)
-_VARIABLE_ARITHMETIC = {"__add__": "add", "__sub__": "subtract", "__mul__": "multiply", "__truediv__": "divide",
-                        "__matmul__": "matmul", "__pow__": "power"}
-
-
-@contextlib.contextmanager
-def _traceable(keras):
-    """What lets a layer's Python run on symbolic tensors while it is traced:
-    - its sublayers without a registry rule run their `call` in place, so what they compute joins the trace as
-      keras.ops (a library's attention subclass, which takes a cache Keras's output-spec method does not know, or
-      returns None beside its tensors); a sublayer with a rule stays one node, and one whose output-spec method
-      does not fit its call is run symbolically, as Keras runs a layer without one;
-    - a variable's arithmetic with a symbolic tensor (`self.weight * x`, keras_hub's T5 norm) is a keras.ops call,
-      where the variable's own methods would hand the symbolic tensor to the backend."""
-    from keras.src.backend import compute_output_spec
-
-    base, variable = keras.layers.Layer, keras.Variable
-    saved = {(base, "__call__"): base.__call__, (base, "symbolic_call"): base.symbolic_call,
-             **{(variable, name): getattr(variable, name) for name in _VARIABLE_ARITHMETIC},
-             **{(variable, "__r" + name[2:]): getattr(variable, "__r" + name[2:]) for name in _VARIABLE_ARITHMETIC}}
-
-    def call(self, *args, **kwargs):
-        if self.built and layer_rule(self) is None and not hasattr(self, "_nodes_by_depth"):
-            return self.call(*args, **kwargs)
-        return saved[base, "__call__"](self, *args, **kwargs)
-
-    def symbolic_call(self, *args, **kwargs):
-        try:
-            return self.compute_output_spec(*args, **kwargs)
-        except (TypeError, ValueError):
-            return compute_output_spec(self.call, *args, **kwargs)
-
-    def arithmetic(name, op, reflected):
-        def method(self, other):
-            if isinstance(other, keras.KerasTensor):
-                return getattr(keras.ops, op)(*((other, self) if reflected else (self, other)))
-            return saved[variable, name](self, other)
-        return method
-
-    base.__call__, base.symbolic_call = call, symbolic_call
-    for name, op in _VARIABLE_ARITHMETIC.items():
-        setattr(variable, name, arithmetic(name, op, False))
-        setattr(variable, "__r" + name[2:], arithmetic("__r" + name[2:], op, True))
-    try:
-        yield
-    finally:
-        for (cls, name), method in saved.items():
-            setattr(cls, name, method)
-
-
-@dataclasses.dataclass
-class ComputedOutputs:
-    """What a traced layer computes from its weights alone, its inputs' shapes once known (a table of position
-    embeddings sliced to the sequence length): the layer's outputs are these arrays."""
-
-    arrays: list
 
 
 @contextlib.contextmanager
