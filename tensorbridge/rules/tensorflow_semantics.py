@@ -67,12 +67,29 @@ def symmetric_pad(imp, x, pads: np.ndarray):
     return x
 
 
+def slice_by_size(imp, x, begin, size):
+    """tf.slice (Slice, SLICE): `size` elements from `begin`, -1 running to the end; begin and size may be computed
+    (a loop's index)."""
+    b, sz = as_int64(imp, begin, "begin"), as_int64(imp, size, "size")
+    if b.const is not None and sz.const is not None:
+        end = imp.const(np.where(sz.const == -1, _BIG, b.const + sz.const), np.int64)
+    elif sz.const is not None and np.all(sz.const != -1):
+        end = imp.emit("Add", [b, sz], suffix="end")
+    else:
+        to_end = imp.emit("Equal", [sz, imp.const(-1, np.int64)], suffix="to_end")
+        end = imp.emit("Where", [to_end, imp.const(_BIG, np.int64), imp.emit("Add", [b, sz], suffix="end")])
+    return imp.emit("Slice", [x, b, end])
+
+
 def strided_slice(imp, x, begin, end, strides, *, begin_mask: int, end_mask: int, ellipsis_mask: int,
                   new_axis_mask: int, shrink_axis_mask: int):
     """tf.strided_slice (StridedSlice, STRIDED_SLICE) with constant bounds: `x[..., 1:3, tf.newaxis, 0]`. Entry i
     of the bounds is the ellipsis (the dims no other entry names), a new axis of size 1, or a dim's slice, taken
     whole where its begin/end mask bit is set and dropped where its shrink bit is. A Slice of the dims named,
     then a Squeeze of the dropped ones and an Unsqueeze of the new ones."""
+    if any(fold_value(v) is None for v in (begin, end, strides)):
+        return _computed_strided_slice(imp, x, begin, end, strides, begin_mask | end_mask | ellipsis_mask
+                                       | new_axis_mask | shrink_axis_mask)
     b, e, s = (constant(v, "the slice bounds").astype(np.int64).ravel().tolist() for v in (begin, end, strides))
     def bit(mask: int, i: int) -> bool:
         return bool(mask >> i & 1)
@@ -117,6 +134,16 @@ def strided_slice(imp, x, begin, end, strides, *, begin_mask: int, end_mask: int
     if new:
         y = imp.emit("Unsqueeze", [y, _ints(imp, new)])
     return y if y is not x else imp.emit("Identity", [x])
+
+
+def _computed_strided_slice(imp, x, begin, end, strides, masks: int):
+    """A strided slice whose bounds are computed (a count of kept rows): a Slice of the leading dims the bounds
+    name, as given; masks would need the bounds' values."""
+    if masks or begin.shape is None or not isinstance(begin.shape[0], int):
+        raise ModelError("a strided slice with computed bounds and begin/end/ellipsis/new-axis/shrink masks")
+    axes = imp.const(np.arange(begin.shape[0]), np.int64)
+    return imp.emit("Slice", [x, *(as_int64(imp, v, tag) for v, tag in ((begin, "begin"), (end, "end"))), axes,
+                              as_int64(imp, strides, "strides")])
 
 
 def scatter_nd(imp, indices, updates, shape):

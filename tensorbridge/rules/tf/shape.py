@@ -128,11 +128,7 @@ def read_range(imp, n, ins):
 
 @tf_op("Slice", produces="Slice")
 def read_slice(imp, n, ins):
-    """Slice(x, begin, size), size -1 running to the end."""
-    x, begin, size = ins[:3]
-    b = const_data(begin, "the slice begin").astype(np.int64)
-    sz = const_data(size, "the slice size").astype(np.int64)
-    return imp.emit("Slice", [x, imp.const(b), imp.const(np.where(sz == -1, 2**62, b + sz))])
+    return tf_semantics.slice_by_size(imp, *ins[:3])
 
 
 @tf_op("ReverseV2", produces="Slice")

@@ -129,17 +129,7 @@ def read_strided_slice(imp, ins, opts):
 
 @builtin("SLICE", produces="Slice")
 def read_slice(imp, ins, opts):
-    """SLICE(x, begin, size), size -1 running to the end; begin and size may be computed (a loop's index)."""
-    x, begin, size = ins
-    b, sz = as_int64(imp, begin, "begin"), as_int64(imp, size, "size")
-    if b.const is not None and sz.const is not None:
-        end = imp.const(np.where(sz.const == -1, 2**62, b.const + sz.const), np.int64)
-    elif sz.const is not None and np.all(sz.const != -1):
-        end = imp.emit("Add", [b, sz], suffix="end")
-    else:
-        to_end = imp.emit("Equal", [sz, imp.const(-1, np.int64)], suffix="to_end")
-        end = imp.emit("Where", [to_end, imp.const(2**62, np.int64), imp.emit("Add", [b, sz], suffix="end")])
-    return imp.emit("Slice", [x, b, end])
+    return tf_semantics.slice_by_size(imp, *ins[:3])
 
 
 @builtin("GATHER", produces=("Gather", "GatherND"))
