@@ -23,20 +23,16 @@ def _frames():
     return [np.abs(rng.standard_normal((1, 16, 3))).astype(np.float32) + 0.5 for _ in range(3)]
 
 
-def test_fused_lstm_threads_its_state_like_litert():
+def _threaded_like_litert(path, graph, frames):
+    """(outputs, states) of the IR over `frames`, its state threaded from call to call, each call's output checked
+    against LiteRT's, which keeps the state inside."""
     from ai_edge_litert.interpreter import Interpreter
 
-    graph = tb.load(SOURCE)
-    assert graph.op_histogram()["LSTM"] == 3
-    lstm = next(n for n in graph.nodes if n.op == "LSTM")
-    assert lstm.attrs["cell_clip"] == 10.0
-    assert [v.name for v in graph.inputs][1:3] == ["tfl.unidirectional_sequence_lstm_hidden",
-                                                   "tfl.unidirectional_sequence_lstm_cell"]
-    litert = Interpreter(model_path=str(SOURCE))
+    litert = Interpreter(model_path=str(path))
     litert.allocate_tensors()
     (x_in,), (y_out,) = litert.get_input_details(), litert.get_output_details()
-    state, outputs, cells = initial_state(graph.metadata), [], []
-    for frame in _frames():
+    state, outputs, states = initial_state(graph.metadata), [], []
+    for frame in frames:
         litert.set_tensor(x_in["index"], frame)
         litert.invoke()
         got = run(graph, {graph.inputs[0].name: frame, **state})
@@ -44,7 +40,19 @@ def test_fused_lstm_threads_its_state_like_litert():
         np.testing.assert_allclose(got[graph.outputs[0].name], litert.get_tensor(y_out["index"]), rtol=1e-5,
                                    atol=1e-6)
         outputs.append(got[graph.outputs[0].name])
-        cells.append(state["tfl.unidirectional_sequence_lstm_cell"])
+        states.append(state)
+    return outputs, states
+
+
+def test_fused_lstm_threads_its_state_like_litert():
+    graph = tb.load(SOURCE)
+    assert graph.op_histogram()["LSTM"] == 3
+    lstm = next(n for n in graph.nodes if n.op == "LSTM")
+    assert lstm.attrs["cell_clip"] == 10.0
+    assert [v.name for v in graph.inputs][1:3] == ["tfl.unidirectional_sequence_lstm_hidden",
+                                                   "tfl.unidirectional_sequence_lstm_cell"]
+    outputs, states = _threaded_like_litert(SOURCE, graph, _frames())
+    cells = [state["tfl.unidirectional_sequence_lstm_cell"] for state in states]
     assert not np.allclose(outputs[0], outputs[1])  # the state changes what a call computes
     assert np.abs(cells[-1]).max() == pytest.approx(10.0)  # the cell state reached the clip
 
@@ -76,23 +84,9 @@ def _sequence_rnn(path: Path, activation: int) -> None:
 
 @pytest.mark.parametrize("activation", [1, 4])  # relu, tanh
 def test_fused_simple_rnn_threads_its_state_like_litert(tmp_path, activation):
-    from ai_edge_litert.interpreter import Interpreter
-
     source = tmp_path / "rnn.tflite"
     _sequence_rnn(source, activation)
     graph = tb.load(source)
     assert graph.op_histogram()["RNN"] == 1
-    litert = Interpreter(model_path=str(source))
-    litert.allocate_tensors()
-    (x_in,), (y_out,) = litert.get_input_details(), litert.get_output_details()
-    state, outputs = initial_state(graph.metadata), []
-    for frame in _frames():
-        frame = frame[:, :5] - 1.0
-        litert.set_tensor(x_in["index"], frame)
-        litert.invoke()
-        got = run(graph, {graph.inputs[0].name: frame, **state})
-        state = {s["input"]: got[s["output"]] for s in graph.metadata["state"]}
-        np.testing.assert_allclose(got[graph.outputs[0].name], litert.get_tensor(y_out["index"]), rtol=1e-5,
-                                   atol=1e-6)
-        outputs.append(got[graph.outputs[0].name])
+    outputs, _ = _threaded_like_litert(source, graph, [frame[:, :5] - 1.0 for frame in _frames()])
     assert not np.allclose(outputs[0], outputs[1]) and np.ptp(outputs[0]) > 0
