@@ -180,6 +180,12 @@ _SEQ2SEQ = {"vocab_size": 500, "d_model": 64, "encoder_layers": 2, "decoder_laye
 _SPEECH = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
            "conv_dim": (16, 16), "conv_stride": (5, 2), "conv_kernel": (10, 3), "num_feat_extract_layers": 2,
            "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 4}
+#: a small ResNet backbone for the DETR family (no timm weights)
+_RESNET_BACKBONE = {"backbone_config": {"model_type": "resnet", "embedding_size": 16, "hidden_sizes": [16, 32, 48, 64],
+                                        "depths": [1, 1, 1, 1], "out_features": ["stage2", "stage3", "stage4"]},
+                    "use_timm_backbone": False, "use_pretrained_backbone": False}
+_DETR = {**_RESNET_BACKBONE, "d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+         "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "num_queries": 10}
 _IDS = (("input_ids",), [("ids", 12)])
 _IMAGE = (("pixel_values",), [(1, 3, 64, 64)])
 _AUDIO = (("input_values",), [(1, 400)])
@@ -427,6 +433,19 @@ CONFIGS = {
         "depths": [1, 1, 1, 1], "embed_dims": [16, 32, 48, 64]}, *_IMAGE),
     "textnet": ("TextNetModel", "TextNetConfig", {}, *_IMAGE),
     "sew": ("SEWModel", "SEWConfig", {**_SPEECH, "squeeze_factor": 2}, *_AUDIO),
+    "detr": ("DetrModel", "DetrConfig", _DETR, *_IMAGE),
+    "conditional_detr": ("ConditionalDetrModel", "ConditionalDetrConfig", _DETR, *_IMAGE),
+    "table_transformer": ("TableTransformerModel", "TableTransformerConfig", _DETR, *_IMAGE),
+    "rt_detr": ("RTDetrModel", "RTDetrConfig", {
+        "backbone_config": {**_RESNET_BACKBONE["backbone_config"], "model_type": "rt_detr_resnet"},
+        "encoder_hidden_dim": 32, "d_model": 32, "decoder_layers": 1, "encoder_layers": 1, "num_queries": 10,
+        "encoder_in_channels": [32, 48, 64], "decoder_in_channels": [32, 32, 32], "encoder_ffn_dim": 64,
+        "decoder_ffn_dim": 64, "num_feature_levels": 3, "decoder_n_points": 2, "anchor_image_size": None}, *_IMAGE),
+    "owlvit_vision": ("OwlViTVisionModel", "OwlViTVisionConfig", {**_LAYERS, "image_size": 32, "patch_size": 8},
+                      ("pixel_values",), [(1, 3, 32, 32)]),
+    "wav2vec2_bert": ("Wav2Vec2BertModel", "Wav2Vec2BertConfig", {
+        "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+        "feature_projection_input_dim": 16, "conv_depthwise_kernel_size": 3}, ("input_features",), [(1, 20, 16)]),
 }
 
 
