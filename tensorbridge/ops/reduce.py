@@ -95,6 +95,11 @@ _REDUCE = {
 }
 
 
+ACCUMULATING = frozenset({"ReduceSum", "ReduceProd", "ReduceMean"})
+"""Reductions that frameworks take in their result's type (a bool mask's sum counts; an int mean averages): a reader
+casts the operand to that type first."""
+
+
 def _logsumexp(x, a, k):
     if x.size == 0:
         return np.log(np.sum(np.exp(x), axis=a, keepdims=k))

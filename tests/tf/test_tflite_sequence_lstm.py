@@ -90,3 +90,63 @@ def test_fused_simple_rnn_threads_its_state_like_litert(tmp_path, activation):
     assert graph.op_histogram()["RNN"] == 1
     outputs, _ = _threaded_like_litert(source, graph, [frame[:, :5] - 1.0 for frame in _frames()])
     assert not np.allclose(outputs[0], outputs[1]) and np.ptp(outputs[0]) > 0
+
+
+def _bidirectional(path: Path, kind: str, time_major: bool, merged: bool) -> None:
+    """One BIDIRECTIONAL_SEQUENCE_LSTM or _RNN over x [batch 1, time 5, 3 features] (time-major: [5, 1, 3]) with
+    hidden size 4, peepholes in the LSTM's backward direction only, and each direction's state variable tensors."""
+    from tensorbridge.formats.tflite_flatbuffer import FlatbufferWriter
+
+    rng = np.random.default_rng(2)
+    fb = FlatbufferWriter()
+    sequence = (5, 1) if time_major else (1, 5)
+
+    def weight(name, shape):
+        return fb.tensor(name, shape, "float32", (rng.standard_normal(shape) * 0.5).astype(np.float32))
+
+    x = fb.tensor("x", (*sequence, 3), "float32")
+    states = {name: fb.tensor(name, (1, 4), "float32", variable=True)
+              for name in (("fw_h", "fw_c", "bw_h", "bw_c") if kind == "LSTM" else ("fw_h", "bw_h"))}
+    if kind == "LSTM":
+        def direction(tag, peepholes):
+            return ([weight(f"{tag}_w{g}", (4, 3)) for g in "ifco"] + [weight(f"{tag}_r{g}", (4, 4)) for g in "ifco"]
+                    + [weight(f"{tag}_p{g}", (4,)) if peepholes else -1 for g in "ifo"]
+                    + [weight(f"{tag}_b{g}", (4,)) for g in "ifco"] + [-1, -1])
+        inputs = [x, *direction("fw", False), *direction("bw", True), *states.values()] + [-1] * 9
+        options = ("BidirectionalSequenceLSTMOptions", {"FusedActivationFunction": 4, "CellClip": 3.0,
+                                                        "MergeOutputs": merged, "TimeMajor": time_major})
+    else:
+        def direction(tag):
+            return [weight(f"{tag}_w", (4, 3)), weight(f"{tag}_r", (4, 4)), weight(f"{tag}_b", (4,))]
+        inputs = [x, *direction("fw"), states["fw_h"], *direction("bw"), states["bw_h"], -1, -1, -1]
+        options = ("BidirectionalSequenceRNNOptions", {"FusedActivationFunction": 4, "MergeOutputs": merged,
+                                                       "TimeMajor": time_major})
+    outputs = [fb.tensor("y", (*sequence, 8), "float32")] if merged else \
+        [fb.tensor(f"y_{tag}", (*sequence, 4), "float32") for tag in ("fw", "bw")]
+    fb.op(f"BIDIRECTIONAL_SEQUENCE_{kind}", inputs, outputs, options)
+    path.write_bytes(fb.finish([x], outputs))
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "RNN"])
+@pytest.mark.parametrize("time_major,merged", [(False, True), (True, False)])
+def test_bidirectional_kernels_thread_their_states_like_litert(tmp_path, kind, time_major, merged):
+    from ai_edge_litert.interpreter import Interpreter
+
+    source = tmp_path / "bidirectional.tflite"
+    _bidirectional(source, kind, time_major, merged)
+    graph = tb.load(source)
+    assert [n.attrs["direction"] for n in graph.nodes if n.op == kind] == ["bidirectional"]
+    litert = Interpreter(model_path=str(source))
+    litert.allocate_tensors()
+    (x_in,), outs = litert.get_input_details(), litert.get_output_details()
+    rng, state = np.random.default_rng(3), initial_state(graph.metadata)
+    for call in range(3):
+        frame = rng.standard_normal((5, 1, 3) if time_major else (1, 5, 3)).astype(np.float32) * 2
+        litert.set_tensor(x_in["index"], frame)
+        litert.invoke()
+        got = run(graph, {graph.inputs[0].name: frame, **state})
+        state = {s["input"]: got[s["output"]] for s in graph.metadata["state"]}
+        for value, out in zip(graph.outputs[:len(outs)], outs):
+            np.testing.assert_allclose(got[value.name], litert.get_tensor(out["index"]), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"call {call}, {value.name}")
+    assert len(state) == (4 if kind == "LSTM" else 2) and all(np.ptp(v) > 0 for v in state.values())

@@ -11,6 +11,7 @@ import numpy as np
 from tensorbridge.codegen import pyast as P
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ops.reduce import ACCUMULATING
 from tensorbridge.rules.keras.base import (
     R,
     axes_list,
@@ -33,7 +34,7 @@ def read_op_reduce(imp, op, args, kwargs, node):
     x = args[0]
     axes = axes_list(op.axis, len(x.shape))
     ir_op, result = _OP_REDUCTIONS[type(op).__name__], result_dtype(node)
-    if ir_op in ("ReduceSum", "ReduceProd", "ReduceMean") and x.dtype is not None and x.dtype != result:
+    if ir_op in ACCUMULATING and x.dtype is not None and x.dtype != result:
         x = imp.emit("Cast", [x], {"to": dtypes.name(result)}, suffix="operand")
     return imp.emit(ir_op, [x, imp.const(axes, np.int64)], {"keepdims": int(bool(op.keepdims))})
 

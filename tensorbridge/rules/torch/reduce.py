@@ -10,6 +10,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ops.reduce import ACCUMULATING
 from tensorbridge.rules.torch.base import (
     R,
     aten,
@@ -31,7 +32,7 @@ def read_reduce(imp, node, x, dim=None, keepdim=False, *rest, **kw):
         dim = [dim]
     value = imp.value(x)
     result = dtype_name(imp.meta().dtype)
-    if op in ("ReduceSum", "ReduceProd", "ReduceMean") and dtypes.name(value.dtype) != result:
+    if op in ACCUMULATING and dtypes.name(value.dtype) != result:
         value = imp.emit("Cast", [value], {"to": result}, suffix="operand")
     axes = [value] + ([imp.const(list(dim), dtype=np.int64)] if dim else [])
     return imp.emit(op, axes, {"keepdims": int(bool(keepdim))})
