@@ -293,17 +293,31 @@ def _einsum_labels(equation: str, ranks: list[int]) -> tuple[list[str], str] | N
 
 def _decompose_einsum(graph, node):
     """Einsum as pairwise contractions: each pair transposed to [batch, free, summed] and [batch, summed,
-    free], reshaped, multiplied by MatMul, and reshaped back; labels only one operand has are summed first.
-    Needs static shapes; no repeated label within an operand (diagonals)."""
+    free], reshaped, multiplied by MatMul, and reshaped back; labels only one operand has are summed first, a label
+    repeated within one operand takes its diagonal. Needs static shapes."""
     values = list(node.inputs)
     if any(v.shape is None or not all(isinstance(d, int) for d in v.shape) for v in values):
         return False
     parsed = _einsum_labels(node.attrs["equation"], [len(v.shape) for v in values])
-    if parsed is None or any(len(set(t)) != len(t) for t in parsed[0]):
+    if parsed is None:
         return False
     terms, out = parsed
     sizes = {c: d for t, v in zip(terms, values) for c, d in zip(t, v.shape)}
     b = Builder.replacing(node)
+
+    def diagonal(v, labels):
+        """A label repeated within one operand takes the diagonal: the entries off it zeroed (an identity
+        matrix broadcast over the two axes), then the second axis summed away."""
+        while len(set(labels)) != len(labels):
+            c = next(c for c in labels if labels.count(c) > 1)
+            first, second = labels.index(c), labels.index(c, labels.index(c) + 1)
+            eye_shape = [sizes[c] if k in (first, second) else 1 for k in range(len(labels))]
+            eye = b.named(np.eye(sizes[c], dtype=v.dtype).reshape(eye_shape), "diagonal")
+            v = b.op("ReduceSum", b.op("Mul", v, eye), b.const(np.array([second], np.int64)), keepdims=0)
+            labels = labels[:second] + labels[second + 1:]
+        return v, labels
+
+    values, terms = map(list, zip(*(diagonal(v, t) for v, t in zip(values, terms))))
 
     def sum_over(v, labels, keep):
         drop = [i for i, c in enumerate(labels) if c not in keep]

@@ -13,7 +13,7 @@ from tests.cases.catalogue import cases
 DECOMPOSED = sorted(s.name for s in op_schema.all_schemas() if s.decompose is not None)
 #: ops whose decomposition takes every ONNX case of theirs that the corpus holds
 COMPLETE = {"Acos", "AffineGrid", "Asin", "Atan", "Attention", "Col2Im", "DFT", "Dropout", "DynamicQuantizeLinear",
-            "GRU", "GridSample", "GroupNormalization", "IsNaN", "LSTM", "MatMulInteger", "MaxUnpool", "Mish",
+            "Einsum", "GRU", "GridSample", "GroupNormalization", "IsNaN", "LSTM", "MatMulInteger", "MaxUnpool", "Mish",
             "QLinearMatMul", "RNN", "RoiAlign", "RotaryEmbedding", "STFT", "TensorScatter", "Trilu"}
 
 

@@ -16,7 +16,8 @@ from tensorbridge.rules.core import Registry
 R = Registry("flax")
 R.refuses_strings("JAX has no string arrays")
 R.holds(lambda node, name: "JAX has no string arrays" if name == "string" else None)
-for _op in ("NonZero", "Unique", "Compress", "NonMaxSuppression"):  # their output's size is the data's to say
+#: ops whose output's size is the data's to say (a constant MelWeightMatrix is folded at conversion)
+for _op in ("NonZero", "Unique", "Compress", "NonMaxSuppression", "MelWeightMatrix"):
     R.refuses(_op, "under jax.jit an array's shape is fixed before the data is seen")
 
 #: IR dtype name -> the jax.numpy dtype the generated code names: JAX computes in 32 bits unless

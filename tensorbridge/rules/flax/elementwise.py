@@ -110,6 +110,31 @@ def write_cast(em, node):
     em.out(node, P.method(em.tensor(node.inputs[0]), "astype", P.name(JAX_DTYPES[to])))
 
 
+def _bit_cast_blocker(node) -> str | None:
+    types = {dtypes.name(node.inputs[0].dtype) if node.inputs[0].dtype is not None else None,
+             dtypes.name(dtypes.dtype(node.attrs["to"]))}
+    if "bool" in types or None in types:
+        return "BitCast of a bool (jax.lax.bitcast_convert_type takes numbers)"
+    if types & {"int64", "uint64", "float64"}:
+        return "BitCast of a 64-bit type (JAX holds it in 32 bits unless jax_enable_x64 is set)"
+    return None
+
+
+@R.exports("BitCast", check=_bit_cast_blocker)
+def write_bit_cast(em, node):
+    """jax.lax.bitcast_convert_type: the same bits read as a type of the same width."""
+    em.out(node, P.call("jax.lax.bitcast_convert_type", em.tensor(node.inputs[0]),
+                        P.name(JAX_DTYPES[dtypes.name(dtypes.dtype(node.attrs["to"]))])))
+
+
+@R.exports("BitShift")
+def write_bit_shift(em, node):
+    """jnp.left_shift / right_shift (logical for the unsigned types ONNX shifts); like ONNX, XLA gives 0 for an
+    amount of the width or more."""
+    fn = "jnp.left_shift" if node.attrs["direction"] == "LEFT" else "jnp.right_shift"
+    em.out(node, P.call(fn, *(em.tensor(v) for v in node.inputs)))
+
+
 @R.exports("Gelu")
 def write_gelu(em, node):
     em.out(node, P.call("jax.nn.gelu", em.tensor(node.inputs[0]),

@@ -119,6 +119,17 @@ def read_convert(imp, eqn, x):
     return imp.emit("Cast", [x], {"to": dtypes.name(np.dtype(eqn.params["new_dtype"]))})
 
 
+@primitive("bitcast_convert_type", produces="BitCast")
+def read_bitcast(imp, eqn, x):
+    return imp.emit("BitCast", [x], {"to": dtypes.name(np.dtype(eqn.params["new_dtype"]))})
+
+
+@primitive("shift_left", "shift_right_logical", produces="BitShift")
+def read_shift(imp, eqn, x, amount):
+    """A left shift, or a right shift that brings in zeros (the IR's, as ONNX's on unsigned types)."""
+    return imp.emit("BitShift", [x, amount], {"direction": "LEFT" if eqn.primitive.name == "shift_left" else "RIGHT"})
+
+
 @primitive("reshape", produces="Reshape")
 def read_reshape(imp, eqn, x, *_):
     return imp.emit("Reshape", [x, imp.const(np.array(eqn.params["new_sizes"], np.int64))])

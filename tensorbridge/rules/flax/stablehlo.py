@@ -42,7 +42,8 @@ for _name, _primitive in {"add": "add", "subtract": "sub", "multiply": "mul", "d
                           "sqrt": "sqrt", "rsqrt": "rsqrt", "abs": "abs", "sign": "sign", "floor": "floor",
                           "ceil": "ceil", "sine": "sin", "cosine": "cos", "tan": "tan",
                           "exponential_minus_one": "expm1", "log_plus_one": "log1p", "and": "and", "or": "or",
-                          "xor": "xor", "not": "not", "clamp": "clamp"}.items():
+                          "xor": "xor", "not": "not", "clamp": "clamp", "shift_left": "shift_left",
+                          "shift_right_logical": "shift_right_logical"}.items():
     _lowered(f"stablehlo.{_name}", _primitive)
 for _name in ("erf", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
     _lowered(f"chlo.{_name}", _name)
@@ -50,6 +51,7 @@ for _name in ("erf", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "ac
 _lowered("stablehlo.round_nearest_even", "round", lambda op: {"rounding_method": 1})
 _lowered("stablehlo.round_nearest_afz", "round", lambda op: {"rounding_method": 0})
 _lowered("stablehlo.convert", "convert_element_type", lambda op: {"new_dtype": op.results[0][1]})
+_lowered("stablehlo.bitcast_convert", "bitcast_convert_type", lambda op: {"new_dtype": op.results[0][1]})
 _lowered("stablehlo.reshape", "reshape", lambda op: {"new_sizes": op.results[0][0]})
 _lowered("stablehlo.transpose", "transpose", lambda op: {"permutation": op.attrs["permutation"]})
 _lowered("stablehlo.broadcast_in_dim", "broadcast_in_dim",

@@ -28,6 +28,10 @@ from tensorbridge.rules.core import ImportRule, Registry
 R = Registry("keras")
 STRINGS = "keras.ops has no string operations"
 R.refuses_strings(STRINGS)
+#: a constant MelWeightMatrix is folded at conversion, so one reaching a writer is sized by values known only when it
+#: runs: Keras's symbolic tensors (and LiteRT's) have their shapes before the data
+R.refuses("MelWeightMatrix", "its size is its inputs' values, known only when it runs (a constant one is folded "
+          "at conversion)")
 #: tensor types Keras code computes on
 KERAS_DTYPES = {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16",
                 "uint32", "uint64", "bool"}

@@ -39,6 +39,7 @@ LACKS = {
 #: of those, what no arrangement of LiteRT's builtins computes exactly: the registry says it cannot express them
 for _op in ("BitwiseAnd", "BitwiseOr", "BitwiseNot", "Det", "Erf"):
     TFLITE.refuses(_op, LACKS[_op])
+TFLITE.refuses("MelWeightMatrix", KERAS.refused["MelWeightMatrix"])
 
 #: dtypes LiteRT's float builtins do not take
 NO_KERNELS_FOR = {"float64": "LiteRT has no float64 kernels", "bfloat16": "LiteRT has no bfloat16 kernels",

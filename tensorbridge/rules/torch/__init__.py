@@ -16,6 +16,7 @@ from tensorbridge.rules.torch import (  # noqa: F401 (registers)
     quant,
     reduce,
     shape,
+    signal,
     transformer,
     vision,
 )

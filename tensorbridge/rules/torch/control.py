@@ -59,6 +59,8 @@ def exported_blocker(node) -> str | None:
     if node.op == "NonMaxSuppression":
         return "torch.export cannot trace the selection loop, whose steps depend on the scores (PyTorch code, " \
                "--to torch, writes it as a Python loop)"
+    if node.op == "MelWeightMatrix":  # a constant one is folded before code is written
+        return "torch.export cannot size a tensor by its inputs' values (PyTorch code, --to torch, computes it)"
     if node.op.endswith("Window") and node.inputs[0].const is None:
         return "torch.export cannot trace torch's window functions on a computed size (they take an int)"
     return R.blocker(node)

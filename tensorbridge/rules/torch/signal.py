@@ -1,0 +1,35 @@
+"""PyTorch code for the IR's signal ops torch has no call for: ONNX's mel filter bank, as a module-level function
+(torch's own, torchaudio's, places its edges differently). A constant one is folded before code is written; the
+function computes one whose sizes come in at run time (eager code: torch.export cannot size it from data)."""
+
+from __future__ import annotations
+
+from tensorbridge.codegen import pyast as P
+from tensorbridge.ir import dtypes
+from tensorbridge.rules.torch.base import TORCH_DTYPES, R
+
+MEL_WEIGHT_MATRIX = '''
+def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, dtype):
+    """ONNX's MelWeightMatrix, [dft_length // 2 + 1, num_mel_bins]: triangles between num_mel_bins + 2 edges spaced
+    evenly in mels, each edge at the spectrogram bin floor((dft_length + 1) * hz / sample_rate)."""
+    bins, n_fft, rate = int(num_mel_bins), int(dft_length), int(sample_rate)
+    low, high = (2595 * math.log10(1 + float(hz) / 700) for hz in (lower_edge_hertz, upper_edge_hertz))
+    edges = [math.floor((n_fft + 1) * 700 * (10 ** ((low + k * (high - low) / (bins + 2)) / 2595) - 1) / rate)
+             for k in range(bins + 2)]
+    weights = torch.zeros(n_fft // 2 + 1, bins, dtype=torch.float64)
+    for i, (left, centre, right) in enumerate(zip(edges, edges[1:], edges[2:])):
+        if centre == left:
+            weights[centre, i] = 1
+        else:
+            weights[left:centre + 1, i] = (torch.arange(left, centre + 1) - left) / (centre - left)
+        if right > centre:
+            weights[centre:right, i] = (right - torch.arange(centre, right)) / (right - centre)
+    return weights.to(dtype)
+'''
+
+
+@R.exports("MelWeightMatrix")
+def write_mel_weight_matrix(em, node):
+    operands = [P.lit(em.scalar(v)) if em.scalar(v) is not None else em.tensor(v) for v in node.inputs]
+    dt = dtypes.name(dtypes.dtype(node.attrs.get("output_datatype", "float32")))
+    em.out(node, P.call(em.helper(MEL_WEIGHT_MATRIX), *operands, P.name(TORCH_DTYPES[dt])))
