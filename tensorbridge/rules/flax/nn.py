@@ -20,6 +20,8 @@ from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, stat
 def write_conv(em, node):
     require_nhwc(node)
     x, w, b = node.inputs[0], node.inputs[1], node.input(2)
+    if w.const is None:
+        return _write_computed_conv(em, node)
     wa = const_operand(w)  # [O, I/g, *k]
     nsp = wa.ndim - 2
     group = node.attrs.get("group", 1)
@@ -35,6 +37,25 @@ def write_conv(em, node):
     layer = em.layer(node, "nnx.Conv", [wa.shape[1] * group, wa.shape[0], kernel],
                      {k: v for k, v in kwargs.items() if defaults.get(k, object()) != v}, weights)
     em.out(node, P.call(layer, em.tensor(x)))
+
+
+#: the layouts of a channels-last convolution whose kernel keeps the IR's [out, in/groups, *kernel], per spatial rank
+_COMPUTED_KERNEL_LAYOUTS = {1: ("NWC", "OIW", "NWC"), 2: ("NHWC", "OIHW", "NHWC"), 3: ("NDHWC", "OIDHW", "NDHWC")}
+
+
+def _write_computed_conv(em, node):
+    """A kernel computed in the model (CondConv's per-sample mixture) is no layer weight: jax.lax's convolution,
+    the kernel read in the IR's order, and the bias added."""
+    x, w, b = node.inputs[0], node.inputs[1], node.input(2)
+    nsp = len(static_shape(w)) - 2
+    kernel = static_shape(w)[2:]
+    y = P.call("jax.lax.conv_general_dilated", em.tensor(x), em.tensor(w),
+               window_strides=tuple(node.attrs.get("strides") or [1] * nsp),
+               padding=explicit_padding(node, nsp, kernel),
+               rhs_dilation=tuple(node.attrs.get("dilations") or [1] * nsp),
+               dimension_numbers=_COMPUTED_KERNEL_LAYOUTS[nsp],
+               feature_group_count=node.attrs.get("group", 1))
+    em.out(node, P.binop(y, "+", em.tensor(b)) if b is not None else y)
 
 
 def _conv_transpose_blocker(node) -> str | None:

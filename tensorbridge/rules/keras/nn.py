@@ -99,6 +99,8 @@ def write_conv(em, node):
     require_nhwc(node)
     x, w = node.inputs[0], node.inputs[1]
     b = node.input(2)
+    if w.const is None:
+        return _write_computed_conv(em, node)
     wa = const_operand(w)  # [O, I/g, *k]
     nsp = wa.ndim - 2
     if nsp not in (1, 2, 3):
@@ -122,6 +124,30 @@ def write_conv(em, node):
             "strides": strides, "padding": padding, "dilation_rate": dilations, "groups": group,
             "use_bias": b is not None}, [wa.transpose(perm), *bias], xe)
     em.out(node, call)
+
+
+def _write_computed_conv(em, node):
+    """A kernel computed in the model (CondConv's per-sample mixture) is no layer weight: ops.conv on the kernel
+    moved to Keras's order [*k, in, out], or ops.depthwise_conv ([*k, in, multiplier]) for one per channel."""
+    x, w, b = node.inputs[0], node.inputs[1], node.input(2)
+    shape = w.shape
+    if shape is None or not all(isinstance(d, int) for d in shape) or len(shape) not in (3, 4):
+        raise Unsupported("a computed convolution kernel without a static 1-D or 2-D shape")
+    nsp, group = len(shape) - 2, node.attrs.get("group", 1)
+    xe, padding = keras_padding(em, node, em.tensor(x), nsp, shape[2:])
+    options = {"strides": same(node.attrs.get("strides") or [1] * nsp), "padding": padding,
+               "dilation_rate": same(node.attrs.get("dilations") or [1] * nsp)}
+    if group == 1:
+        kernel = P.call("ops.transpose", em.tensor(w), (*range(2, 2 + nsp), 1, 0))
+        y = P.call("ops.conv", xe, kernel, **options)
+    elif shape[1] == 1:
+        per_channel = P.call("ops.reshape", em.tensor(w), (group, shape[0] // group, *shape[2:]))
+        kernel = P.call("ops.transpose", per_channel, (*range(2, 2 + nsp), 0, 1))
+        y = P.call("ops.depthwise_conv", xe, kernel, **options)
+    else:
+        raise Unsupported(f"a grouped convolution ({group} groups) of a computed kernel (Keras's ops.conv takes "
+                          "one group)")
+    em.out(node, P.call("ops.add", y, em.tensor(b)) if b is not None else y)
 
 
 @layer("Conv2DTranspose", "Conv1DTranspose", produces="ConvTranspose")

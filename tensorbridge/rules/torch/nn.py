@@ -55,8 +55,7 @@ def write_conv(em, node):
     require_nchw(node)
     x, w = node.inputs[0], node.inputs[1]
     b = node.input(2)
-    wa = const_operand(w)
-    nsp = wa.ndim - 2
+    nsp = len(w.shape) - 2 if w.shape is not None else -1
     if nsp not in (1, 2, 3):
         raise Unsupported(f"{nsp}-D convolution")
     begin, end = explicit_pads(node, nsp)
@@ -65,6 +64,13 @@ def write_conv(em, node):
     if begin != end:
         xe, padding = pre_pad(em, xe, begin, end), [0] * nsp
     group = node.attrs.get("group", 1)
+    if w.const is None:  # a kernel computed in the model (CondConv's per-sample mixture): the functional call
+        bias = em.tensor(b) if b is not None else P.lit(None)
+        em.out(node, P.call(f"F.conv{nsp}d", xe, em.tensor(w), bias, **non_default(
+            stride=(same(node.attrs.get("strides") or [1] * nsp), 1), padding=(same(padding), 0),
+            dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1))))
+        return
+    wa = const_operand(w)
     weights = {"weight": wa}
     if b is not None:
         weights["bias"] = const_operand(b)
