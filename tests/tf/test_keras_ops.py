@@ -328,3 +328,24 @@ def test_a_reshape_by_the_traced_batch_keeps_the_batch_open():
     for batch in (1, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 4, 5, 3)).astype(np.float32)
         np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-6)
+
+
+@keras.saving.register_keras_serializable(package="tests")
+class RelativeScores(layers.Layer):
+    """keras_hub's DeBERTa-v3 attention under the TensorFlow backend: scores gathered at relative positions with
+    tf.gather(batch_dims=...), and columns picked with a plain tf.gather."""
+
+    def call(self, x):
+        import tensorflow as tf
+
+        positions = ops.broadcast_to(ops.clip(ops.arange(6)[:, None] - ops.arange(6)[None] + 3, 0, 5), (2, 4, 6, 6))
+        gathered = tf.gather(ops.reshape(x, (-1, 4, 6, 6)), indices=positions, batch_dims=3)
+        return gathered + tf.gather(x, ops.convert_to_tensor([5, 3, 1, 0, 2, 4]), axis=3)
+
+
+def test_a_layer_calling_tf_gather_is_traced_as_the_keras_ops_it_equals(tmp_path):
+    x_in = keras.Input((4, 6, 6), batch_size=2, name="x")
+    model = keras.Model(x_in, RelativeScores(name="scores")(x_in), name="relative")
+    graph = _read_back_matches(model, tmp_path, np.random.default_rng(1).standard_normal((2, 4, 6, 6)).astype(
+        np.float32))
+    assert {"GatherElements", "Gather"} <= set(graph.op_histogram())

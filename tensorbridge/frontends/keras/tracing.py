@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 
 import numpy as np
 
@@ -87,7 +88,9 @@ def _traceable(keras):
       returns None beside its tensors); a sublayer with a rule stays one node, and one whose output-spec method
       does not fit its call is run symbolically, as Keras runs a layer without one;
     - a variable's arithmetic with a symbolic tensor (`self.weight * x`, keras_hub's T5 norm) is a keras.ops call,
-      where the variable's own methods would hand the symbolic tensor to the backend."""
+      where the variable's own methods would hand the symbolic tensor to the backend;
+    - `tf.gather`, which a layer may call under the TensorFlow backend (keras_hub's DeBERTa-v3 attention), is the
+      keras.ops call it equals on symbolic tensors (`symbolic_gather`)."""
     from keras.src.backend import compute_output_spec
 
     base, variable = keras.layers.Layer, keras.Variable
@@ -113,6 +116,15 @@ def _traceable(keras):
             return saved[variable, name](self, other)
         return method
 
+    def gather(params, indices, *args, **kwargs):
+        if isinstance(params, keras.KerasTensor) or isinstance(indices, keras.KerasTensor):
+            return symbolic_gather(keras, params, indices, *args, **kwargs)
+        return saved[tf, "gather"](params, indices, *args, **kwargs)
+
+    tf = sys.modules.get("tensorflow")  # the backend's, when it is TensorFlow
+    if tf is not None:
+        saved[tf, "gather"] = tf.gather
+        tf.gather = gather
     base.__call__, base.symbolic_call = call, symbolic_call
     for name, op in _VARIABLE_ARITHMETIC.items():
         setattr(variable, name, arithmetic(name, op, False))
@@ -122,6 +134,19 @@ def _traceable(keras):
     finally:
         for (cls, name), method in saved.items():
             setattr(cls, name, method)
+
+
+def symbolic_gather(keras, params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """tf.gather as the keras.ops call it equals: `ops.take` without batch dims, `ops.take_along_axis` when every
+    axis before the gathered one is a batch dim (indices of the params' rank); others raise."""
+    rank = len(indices.shape)
+    batch_dims = batch_dims + rank if batch_dims < 0 else batch_dims
+    axis = batch_dims if axis is None else axis + len(params.shape) if axis < 0 else axis
+    if batch_dims == 0:
+        return keras.ops.take(params, indices, axis=axis)
+    if batch_dims == axis == rank - 1 == len(params.shape) - 1:
+        return keras.ops.take_along_axis(params, indices, axis=axis)
+    raise ValueError(f"tf.gather with batch_dims={batch_dims} at axis {axis} has no keras.ops equivalent")
 
 
 @dataclasses.dataclass
