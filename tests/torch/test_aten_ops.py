@@ -356,3 +356,29 @@ def test_antialiased_resize_reaches_every_target(to, tmp_path):
     dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
     (got,) = _run_written(graph, dest, [x.numpy()], to)
     np.testing.assert_allclose(got, module(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+class _AutocastBlocks(torch.nn.Module):
+    """EfficientViT's attention turns autocast off for a block; a block under bfloat16 autocast computes its linear
+    layer in bfloat16 (torch.export keeps each block as a higher-order op)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.autocast(device_type="cpu", enabled=False):
+            full = torch.relu(self.linear(x.float())) + 1
+        with torch.autocast(device_type="cpu", dtype=torch.bfloat16):
+            half = self.linear(full)
+        return full * 3, half
+
+
+def test_autocast_blocks_read_as_autocast_runs_them():
+    module, x = _AutocastBlocks().eval(), _floats(3, 4)
+    graph = tb.load(module, example_inputs=(x,))
+    got = tb.run(graph, {graph.inputs[0].name: x.numpy()})
+    for value, expected in zip(graph.outputs, module(x)):
+        assert got[value.name].dtype == np.dtype(str(expected.dtype).removeprefix("torch."))
+        np.testing.assert_allclose(np.asarray(got[value.name], np.float32), expected.float().detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)

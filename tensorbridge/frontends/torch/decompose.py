@@ -2,7 +2,9 @@
 
 torch.export's programs may hold in-place ops (`aten.add_`) and composite ops; before refusing, the
 program is functionalized and each op without an import rule is decomposed with the core ATen table
-(`ExportedProgram.run_decompositions`). Ops with a rule stay whole: a direct rule gives better code.
+(`ExportedProgram.run_decompositions`). Ops with a rule stay whole: a direct rule gives better code. The same
+retrace inlines the higher-order ops torch.export wraps a `with torch.autocast(...)` or `torch.set_grad_enabled`
+block in (EfficientViT's attention turns autocast off), applying autocast's casts as it runs.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import operator
 from tensorbridge.rules.torch import REGISTRY
 
 ROUNDS = 4  # a decomposition may produce ops that decompose further
+#: the context blocks torch.export keeps as higher-order ops, which a retrace inlines
+CONTEXT_BLOCKS = frozenset({"wrap_with_autocast", "wrap_with_set_grad_enabled"})
 
 
 def unconvertible(ep) -> set:
-    """The program's ATen overloads with no import rule."""
+    """The program's ATen overloads with no import rule, and its context blocks."""
     from tensorbridge.frontends.torch.importer import source_op
 
     found = set()
@@ -23,7 +27,8 @@ def unconvertible(ep) -> set:
         if node.op != "call_function" or node.target is operator.getitem:
             continue
         key = source_op(node.target)
-        if key is not None and key[0] == "aten" and REGISTRY.import_rule(key[1], "aten") is None:
+        if key is not None and (key[0] == "aten" and REGISTRY.import_rule(key[1], "aten") is None
+                                or key[0] == "higher_order" and key[1] in CONTEXT_BLOCKS):
             found.add(node.target)
     return found
 
