@@ -48,6 +48,40 @@ def _text(name: str):
         return kh.models.T5Backbone(vocabulary_size=_VOCAB, **heads, **_SMALL)
     if name == "bart":
         return kh.models.BartBackbone(vocabulary_size=_VOCAB, max_sequence_length=32, **heads, **_SMALL)
+    if name == "albert":
+        return kh.models.AlbertBackbone(vocabulary_size=_VOCAB, embedding_dim=16, max_sequence_length=32, **heads,
+                                        **_SMALL)
+    if name == "electra":
+        return kh.models.ElectraBackbone(vocab_size=_VOCAB, embedding_dim=16, max_sequence_length=32, **heads,
+                                         **_SMALL)
+    if name == "f_net":
+        return kh.models.FNetBackbone(vocabulary_size=_VOCAB, max_sequence_length=32, **_SMALL)
+    if name == "xlm_roberta":
+        return kh.models.XLMRobertaBackbone(vocabulary_size=_VOCAB, max_sequence_length=32, **heads, **_SMALL)
+    if name == "opt":
+        return kh.models.OPTBackbone(vocabulary_size=_VOCAB, max_sequence_length=32, **heads, **_SMALL)
+    if name == "gpt_neox":
+        return kh.models.GPTNeoXBackbone(vocabulary_size=_VOCAB, max_sequence_length=32, **heads, **_SMALL)
+    if name == "falcon":
+        return kh.models.FalconBackbone(vocabulary_size=_VOCAB, num_attention_heads=4, **_SMALL)
+    if name == "bloom":
+        return kh.models.BloomBackbone(vocabulary_size=_VOCAB, **heads, **_SMALL)
+    if name == "llama3":
+        return kh.models.Llama3Backbone(vocabulary_size=_VOCAB, **grouped, **_SMALL)
+    if name == "qwen3":
+        return kh.models.Qwen3Backbone(vocabulary_size=_VOCAB, head_dim=8, **grouped, **_SMALL)
+    if name == "mixtral":
+        return kh.models.MixtralBackbone(vocabulary_size=_VOCAB, num_experts=4, sliding_window=8, **grouped,
+                                         **_SMALL)
+    if name == "qwen3_moe":
+        return kh.models.Qwen3MoeBackbone(vocabulary_size=_VOCAB, moe_intermediate_dim=16, num_experts=4, top_k=2,
+                                          head_dim=8, **grouped, **_SMALL)
+    if name == "esm":
+        return kh.models.ESMBackbone(vocabulary_size=_VOCAB, max_sequence_length=32, **heads, **_SMALL)
+    if name == "roformer_v2":
+        return kh.models.RoformerV2Backbone(vocabulary_size=_VOCAB, head_size=8, **heads, **_SMALL)
+    if name == "xlnet":
+        return kh.models.XLNetBackbone(vocabulary_size=_VOCAB, **heads, **_SMALL)
     return None
 
 
@@ -68,11 +102,24 @@ def _vision(name: str):
         return kh.models.MiTBackbone(layerwise_depths=[1, 1], num_layers=2, layerwise_num_heads=[1, 2],
                                      layerwise_sr_ratios=[2, 1], max_drop_path_rate=0.0, hidden_dims=[16, 32],
                                      image_shape=image, layerwise_patch_sizes=[7, 3], layerwise_strides=[4, 2])
+    if name == "vgg":
+        return kh.models.VGGBackbone(stackwise_num_repeats=[1, 2], stackwise_num_filters=[8, 16], image_shape=image)
+    if name == "xception":
+        return kh.models.XceptionBackbone(stackwise_conv_filters=[[8, 16], [32, 32], [64, 64]],
+                                          stackwise_pooling=[False, True, False], image_shape=image)
+    if name == "deit":
+        return kh.models.DeiTBackbone(image_shape=image, patch_size=8, num_layers=2, num_heads=4, hidden_dim=32,
+                                      intermediate_dim=64)
+    if name == "dinov2":
+        return kh.models.DINOV2Backbone(patch_size=8, num_layers=2, hidden_dim=32, num_heads=4, intermediate_dim=64,
+                                        image_shape=image, position_embedding_shape=(64, 64, 3))
     raise KeyError(name)
 
 
 MODELS = ("bert", "distilbert", "roberta", "deberta_v3", "gpt2", "llama", "mistral", "qwen", "phi3", "gemma", "t5",
-          "bart", "vit", "resnet", "densenet", "mit")
+          "bart", "albert", "electra", "f_net", "xlm_roberta", "opt", "gpt_neox", "falcon", "bloom", "llama3", "qwen3",
+          "mixtral", "qwen3_moe", "esm", "roformer_v2", "xlnet", "vit", "resnet", "densenet", "mit", "vgg", "xception",
+          "deit", "dinov2")
 
 
 def _feeds(backbone) -> dict:

@@ -349,3 +349,13 @@ def test_a_layer_calling_tf_gather_is_traced_as_the_keras_ops_it_equals(tmp_path
     graph = _read_back_matches(model, tmp_path, np.random.default_rng(1).standard_normal((2, 4, 6, 6)).astype(
         np.float32))
     assert {"GatherElements", "Gather"} <= set(graph.op_histogram())
+
+
+def test_fourier_transforms_of_real_and_imaginary_pairs(tmp_path):
+    """keras.ops' transforms take and give (real, imaginary) pairs; FNet mixes its tokens with ops.fft2."""
+    x_in = keras.Input((6, 8), name="x")
+    real, imag = ops.fft2((x_in, ops.zeros_like(x_in)))
+    real, imag = ops.ifft2(ops.fft((real, ops.sin(imag))))
+    model = keras.Model(x_in, real + 2 * imag, name="fourier")
+    graph = _read_back_matches(model, tmp_path, np.random.default_rng(2).standard_normal((2, 6, 8)).astype(np.float32))
+    assert graph.op_histogram()["DFT"] == 5

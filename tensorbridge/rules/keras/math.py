@@ -255,3 +255,24 @@ def write_mean(em, node):
     for v in node.inputs[1:]:
         total = P.call("ops.add", total, em.tensor(v))
     em.out(node, P.call("ops.divide", total, float(len(node.inputs))) if len(node.inputs) > 1 else total)
+
+
+# -- Fourier transforms ------------------------------------------------------------------------------
+#: keras.ops' complex transforms (each takes and gives a (real, imaginary) pair) -> (inverse, transformed axes)
+_FOURIER = {"FFT": (0, (-1,)), "FFT2": (0, (-2, -1)), "IFFT2": (1, (-2, -1))}
+
+
+@keras_op(*_FOURIER, produces=("DFT", "Concat", "Unsqueeze", "Split", "Squeeze"))
+def read_op_fourier(imp, op, args, kwargs, node):
+    """The (real, imaginary) pair stacked on a last axis of 2 (the IR's complex form), one DFT per transformed axis
+    (FNet's token mixing is ops.fft2), split back into the pair."""
+    inverse, axes = _FOURIER[type(op).__name__]
+    pair = args[0]
+    last = imp.const([-1], np.int64)
+    signal = imp.emit("Concat", [imp.emit("Unsqueeze", [operand, last], suffix=f"part{i}")
+                                 for i, operand in enumerate(pair)], {"axis": -1}, suffix="complex")
+    for axis in axes:  # an axis of the pair is one before its place in the stacked signal
+        signal = imp.emit("DFT", [signal, None, imp.const(np.array(axis - 1, np.int64))], {"inverse": inverse},
+                          suffix=f"dft{axis}")
+    parts = imp.emit("Split", [signal, imp.const([1, 1], np.int64)], {"axis": -1}, outputs=2, suffix="parts")
+    return [imp.emit("Squeeze", [part, last], suffix=tag) for part, tag in zip(parts, ("real", "imag"))]
