@@ -715,6 +715,9 @@ set_decomposition("IsInf", _decompose_is_inf)
 
 
 #: integer types some runtimes (LiteRT outside quantized models) have no comparison or Max/Min/Clip kernels for
+#: the logical ops, which take bool operands (frameworks read any other operand as true where it is not zero: a reader
+#: casts it to bool first)
+LOGICAL = frozenset({"And", "Or", "Xor", "Not"})
 NARROW_INTEGERS = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
 COMPARISONS = ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
 

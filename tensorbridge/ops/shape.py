@@ -694,7 +694,18 @@ def range_(start, limit, delta):
     return (s + np.arange(n) * d).astype(start.dtype)
 
 
-@op("OneHot", inputs="indices depth values", outputs="output", attrs={"axis": Attr("int", -1)},
+def _one_hot_infer(inputs, attrs):
+    """The indices' shape with the depth inserted at `axis` (a run-time depth: an open dim); the values' type."""
+    indices, depth, values = inputs
+    if indices.shape is None:
+        return [(values.dtype, None)]
+    known = const_ints(depth)
+    out = list(indices.shape)
+    out.insert(norm_axis(attrs.get("axis", -1), len(out) + 1), known[0] if known else None)
+    return [(values.dtype, tuple(out))]
+
+
+@op("OneHot", inputs="indices depth values", outputs="output", attrs={"axis": Attr("int", -1)}, infer=_one_hot_infer,
     family=F, layout=TERMINATE, doc="One-hot encoding. Equivalents: F.one_hot, tf.one_hot, ONE_HOT.")
 def one_hot(indices, depth, values, axis):
     d = int(np.asarray(depth).ravel()[0])

@@ -129,3 +129,21 @@ def reverse(imp, x, axes):
     n = len(axes)
     return imp.emit("Slice", [x, int64s(imp, [-1] * n), int64s(imp, [-2**62] * n), int64s(imp, axes),
                               int64s(imp, [-1] * n)])
+
+
+def mask_over_keys(imp, mask, keys):
+    """An attention mask broadcast over the keys (last dim 1: ESM's and RoFormer's query padding, as frameworks
+    broadcast it) widened to the keys' count: the IR's Attention, like ONNX's, pads a short mask with -inf."""
+    if mask is None or mask.shape is None or not mask.shape or mask.shape[-1] != 1 or keys.shape is None:
+        return mask
+    count = keys.shape[-2]
+    if count == 1:
+        return mask
+    if isinstance(count, int):
+        target = int64s(imp, [1] * (len(mask.shape) - 1) + [count])
+    else:
+        ones = int64s(imp, [1] * (len(mask.shape) - 1))
+        shape = imp.emit("Shape", [keys], suffix="keys_shape")
+        count_of = imp.emit("Slice", [shape, int64s(imp, [-2]), int64s(imp, [-1])], suffix="keys_count")
+        target = imp.emit("Concat", [ones, count_of], {"axis": 0}, suffix="mask_shape")
+    return imp.emit("Expand", [mask, target], suffix="mask_keys")

@@ -359,3 +359,18 @@ def test_fourier_transforms_of_real_and_imaginary_pairs(tmp_path):
     model = keras.Model(x_in, real + 2 * imag, name="fourier")
     graph = _read_back_matches(model, tmp_path, np.random.default_rng(2).standard_normal((2, 6, 8)).astype(np.float32))
     assert graph.op_histogram()["DFT"] == 5
+
+
+def test_an_attention_mask_shared_by_every_key_reaches_onnxruntime(tmp_path):
+    """ESM's and RoFormer's query padding, [B, 1, T, 1]: onnxruntime takes one mask entry per query and key, so
+    the ONNX file holds the attention's own ops."""
+    x_in, padding = keras.Input((6, 2, 4), name="x"), keras.Input((6,), dtype="int32", name="padding")
+    mask = ops.reshape(ops.cast(padding, "bool"), (-1, 1, 6, 1))
+    model = keras.Model([x_in, padding], ops.dot_product_attention(x_in, x_in * 0.5, x_in, mask=mask), name="qpad")
+    src = tmp_path / "qpad.keras"
+    model.save(src)
+    feeds = {"x": np.random.default_rng(3).standard_normal((2, 6, 2, 4)).astype(np.float32),
+             "padding": np.array([[1] * 6, [1, 1, 1, 1, 0, 0]], np.int32)}
+    dst = tb.save(tb.load(src), tmp_path / "qpad.onnx")
+    report = tb.verify(src, dst, inputs=feeds, rtol=1e-5)
+    assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()

@@ -382,3 +382,18 @@ def test_autocast_blocks_read_as_autocast_runs_them():
         assert got[value.name].dtype == np.dtype(str(expected.dtype).removeprefix("torch."))
         np.testing.assert_allclose(np.asarray(got[value.name], np.float32), expected.float().detach().numpy(),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_attention_mask_broadcast_over_the_keys():
+    """A mask with one column for every key ([B, 1, T, 1]) broadcasts, as torch does (the IR's Attention, like
+    ONNX's, would pad a short mask with -inf); bool (a padded query sees every key) and additive."""
+    def attend(q, k, v, keep):
+        hidden = torch.where(keep, 0.0, -2.0)
+        return (torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep | True)
+                + torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=hidden))
+    inputs = (_floats(2, 2, 5, 4), _floats(2, 2, 5, 4, seed=3), _floats(2, 2, 5, 4, seed=4),
+              torch.tensor([True, True, True, False, False]).reshape(1, 1, 5, 1).expand(2, 1, 5, 1).clone())
+    module = _Fn(attend)
+    graph = tb.load(torch.export.export(module, inputs))
+    got = tb.run(graph, {v.name: x.numpy() for v, x in zip(graph.inputs, inputs)})[graph.outputs[0].name]
+    np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=1e-5, atol=1e-6)

@@ -203,8 +203,12 @@ class Importer:
                     self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
                 else:
                     self.traced[id(node)] = traced
-                    if not isinstance(traced, ComputedOutputs):
-                        self._preflight(traced)
+                    self._preflight_traced(traced)
+
+    def _preflight_traced(self, traced) -> None:
+        model = traced.model if isinstance(traced, ComputedOutputs) else traced
+        if model is not None:
+            self._preflight(model)
 
     def _walk(self, model) -> None:
         keras = _keras()
@@ -218,15 +222,13 @@ class Importer:
                 self._trace_with_shapes(node, inputs)
             traced = self.traced.get(id(node))
             if isinstance(traced, ComputedOutputs):
+                symbolic = iter(self._inline(traced.model, inputs) if traced.model is not None else ())
                 self._at(layer)
-                outs = [self.weight(f"output{i}" if len(traced.arrays) > 1 else "output", a)
+                outs = [next(symbolic) if a is None else self.weight(f"output{i}" if len(traced.arrays) > 1
+                                                                      else "output", a)
                         for i, a in enumerate(traced.arrays)]
             elif traced is not None or hasattr(layer, "_nodes_by_depth"):  # nested or traced: inline it
-                inner_model = traced if traced is not None else layer
-                for inner, outer in zip(inner_model.inputs, inputs):
-                    self.env[id(inner)] = outer
-                self._walk(inner_model)
-                outs = [self.env[id(t)] for t in inner_model.outputs]
+                outs = self._inline(traced if traced is not None else layer, inputs)
             elif not isinstance(layer, keras.layers.Layer):  # a keras.ops call
                 self._at(layer)
                 args, kwargs = self.operands(node.arguments.args), self.operands(node.arguments.kwargs)
@@ -238,6 +240,13 @@ class Importer:
                 outs = outs if isinstance(outs, (list, tuple)) else [outs]
             for t, v in zip(node.output_tensors, outs):
                 self.env[id(t)] = v
+
+    def _inline(self, model, inputs: list[Value]) -> list[Value]:
+        """The outputs of functional `model` (a nested model, a traced layer) read on `inputs`."""
+        for inner, outer in zip(model.inputs, inputs):
+            self.env[id(inner)] = outer
+        self._walk(model)
+        return [self.env[id(t)] for t in model.outputs]
 
     def traced_function(self, fn, x: Value, name: str) -> Value:
         """`fn(x)` for a function of keras.ops (a custom activation), traced on a symbolic copy of `x` and read."""
@@ -265,8 +274,7 @@ class Importer:
             self.report.add(type(layer).__name__, layer.name, f"custom layer that cannot be traced: {why}")
             self.report.raise_if_any("Nothing was written.")
         self.traced[id(node)] = traced
-        if not isinstance(traced, ComputedOutputs):
-            self._preflight(traced)
+        self._preflight_traced(traced)
         self.report.raise_if_any("Nothing was written.")
 
     # -- helpers for converters ---------------------------------------------------------------

@@ -53,9 +53,13 @@ def trace_layer(layer, node, batch: int | None = None, shapes: list | None = Non
         with _traceable(keras):
             out = layer.call(*args, **kwargs)
         flat = keras.tree.flatten(out)
-        if flat and not any(isinstance(t, keras.KerasTensor) for t in flat):  # its weights sliced by known sizes
-            return ComputedOutputs([np.asarray(keras.ops.convert_to_numpy(t)) for t in flat]), ""
-        _distinct_names(list(fresh.values()), out, renamed if renamed is not None else [])
+        symbolic = [t for t in flat if isinstance(t, keras.KerasTensor)]
+        if symbolic:
+            _distinct_names(list(fresh.values()), symbolic, renamed if renamed is not None else [])
+        if len(symbolic) < len(flat):  # some computed from its weights, sliced by known sizes
+            model = keras.Model(list(fresh.values()), symbolic, name=layer.name) if symbolic else None
+            return ComputedOutputs([None if isinstance(t, keras.KerasTensor) else
+                                    np.asarray(keras.ops.convert_to_numpy(t)) for t in flat], model), ""
         return keras.Model(list(fresh.values()), out, name=layer.name), ""
     except Exception as e:  # noqa: BLE001 - whatever the layer's Python does on symbolic tensors
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
@@ -90,7 +94,9 @@ def _traceable(keras):
     - a variable's arithmetic with a symbolic tensor (`self.weight * x`, keras_hub's T5 norm) is a keras.ops call,
       where the variable's own methods would hand the symbolic tensor to the backend;
     - `tf.gather`, which a layer may call under the TensorFlow backend (keras_hub's DeBERTa-v3 attention), is the
-      keras.ops call it equals on symbolic tensors (`symbolic_gather`)."""
+      keras.ops call it equals on symbolic tensors (`symbolic_gather`);
+    - `ops.ndim` of a symbolic tensor is its rank as a Python int, as it is of a live one (RoFormer-v2's rotary
+      embedding branches on it), where Keras would give another symbolic tensor."""
     from keras.src.backend import compute_output_spec
 
     base, variable = keras.layers.Layer, keras.Variable
@@ -121,10 +127,14 @@ def _traceable(keras):
             return symbolic_gather(keras, params, indices, *args, **kwargs)
         return saved[tf, "gather"](params, indices, *args, **kwargs)
 
+    def ndim(x):
+        return len(x.shape) if isinstance(x, keras.KerasTensor) else saved[keras.ops, "ndim"](x)
+
     tf = sys.modules.get("tensorflow")  # the backend's, when it is TensorFlow
-    if tf is not None:
-        saved[tf, "gather"] = tf.gather
-        tf.gather = gather
+    functions = {(keras.ops, "ndim"): ndim, **({(tf, "gather"): gather} if tf is not None else {})}
+    for (module, name), function in functions.items():
+        saved[module, name] = getattr(module, name)
+        setattr(module, name, function)
     base.__call__, base.symbolic_call = call, symbolic_call
     for name, op in _VARIABLE_ARITHMETIC.items():
         setattr(variable, name, arithmetic(name, op, False))
@@ -152,6 +162,8 @@ def symbolic_gather(keras, params, indices, validate_indices=None, axis=None, ba
 @dataclasses.dataclass
 class ComputedOutputs:
     """What a traced layer computes from its weights alone, its inputs' shapes once known (a table of position
-    embeddings sliced to the sequence length): the layer's outputs are these arrays."""
+    embeddings sliced to the sequence length): those of the layer's outputs are these arrays; the others (None
+    in `arrays`) are the outputs of `model`, in order (XLNet's embedding gives its words' and its positions')."""
 
     arrays: list
+    model: object = None

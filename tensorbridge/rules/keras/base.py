@@ -23,6 +23,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
 from tensorbridge.ops import schema as op_schema
+from tensorbridge.ops.elementwise import LOGICAL
 from tensorbridge.rules.core import ImportRule, Registry
 
 R = Registry("keras")
@@ -184,10 +185,12 @@ def result_dtype(node) -> np.dtype:
 
 def elementwise(imp, op, args, kwargs, node, ir_op: str):
     """One IR op over the operands; constants and mixed-type tensors are brought to the operands' common
-    type: the result's, or for a comparison its first tensor's (Where's condition stays boolean)."""
+    type: the result's, or for a comparison its first tensor's (Where's condition stays boolean); a logical op's
+    operands are bools (Keras reads a number as true where it is not zero)."""
     out = result_dtype(node)
     tensors = [a for a in args if isinstance(a, Value)]
-    comparison = out.kind == "b" and any(t.dtype is not None and t.dtype.kind != "b" for t in tensors)
+    comparison = out.kind == "b" and ir_op not in LOGICAL and any(t.dtype is not None and t.dtype.kind != "b"
+                                                                  for t in tensors)
     common = tensors[0].dtype if comparison else out
     values = []
     for i, a in enumerate(args):

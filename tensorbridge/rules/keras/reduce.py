@@ -32,7 +32,7 @@ def read_op_reduce(imp, op, args, kwargs, node):
     if getattr(op, "initial", None) is not None:
         raise ModelError(f"{op.name}: ops.{op.name} with initial= is not supported")
     x = args[0]
-    axes = axes_list(op.axis, len(x.shape))
+    axes = axes_list(op.axis, len(x.shape if x.shape is not None else node.input_tensors[0].shape))
     ir_op, result = _OP_REDUCTIONS[type(op).__name__], result_dtype(node)
     if ir_op in ACCUMULATING and x.dtype is not None and x.dtype != result:
         x = imp.emit("Cast", [x], {"to": dtypes.name(result)}, suffix="operand")

@@ -16,6 +16,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker, layer_weights
 from tensorbridge.ops.recurrent import plain_rnn_blocker
 from tensorbridge.ops.transformer import hidden_score, may_hide_whole_rows, sdpa_blocker
+from tensorbridge.rules.ir_spellings import mask_over_keys
 from tensorbridge.rules.keras.base import (
     R,
     keras_op,
@@ -135,6 +136,7 @@ def read_op_dot_product_attention(imp, op, args, kwargs, node):
         dt = q.dtype
         extra = imp.emit("Where", [extra, imp.const(np.array(0, dt)), imp.const(np.array(hidden_score(dt), dt))],
                          suffix="hidden")
+    extra = mask_over_keys(imp, extra, k) if mask is not None else extra
     y = imp.emit("Attention", [q, k, v] + ([extra] if extra is not None else []), attrs, suffix="bhtd")
     return imp.emit("Transpose", [y], {"perm": [0, 2, 1, 3]})
 

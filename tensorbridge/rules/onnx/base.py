@@ -154,18 +154,20 @@ def beyond_onnx(node) -> str | None:
         return f"a batch-major {node.op} (onnxruntime runs layout=0 only)"
     if node.op == "Clip" and any(v is not None and v.shape != () for v in node.inputs[1:]):
         return "Clip with bounds that are not scalars (ONNX's Clip takes a scalar min and max)"
-    if node.op == "Attention" and _mask_broadcasts_queries(node):
-        return "an Attention mask the same for every query (onnxruntime takes one row per query)"
+    if node.op == "Attention" and _mask_broadcasts(node):
+        return "an Attention mask the same for every query or every key (onnxruntime takes one entry per query " \
+               "and key)"
     return None
 
 
-def _mask_broadcasts_queries(node) -> bool:
-    """Whether an Attention's mask has one row for several queries ([B, 1, 1, S], a padding mask)."""
-    q, mask = node.inputs[0], node.input(3)
-    if mask is None or mask.shape is None or len(mask.shape) < 2 or q.shape is None:
+def _mask_broadcasts(node) -> bool:
+    """Whether an Attention's mask has one row for several queries ([B, 1, 1, S], a padding mask) or one column
+    for several keys ([B, 1, S, 1], ESM's and RoFormer's query padding)."""
+    q, k, mask = node.inputs[0], node.inputs[1], node.input(3)
+    if mask is None or mask.shape is None or len(mask.shape) < 2 or q.shape is None or k.shape is None:
         return False
-    queries = q.shape[2] if len(q.shape) == 4 else q.shape[1]
-    return mask.shape[-2] == 1 and queries != 1
+    sequence = 2 if len(q.shape) == 4 else 1
+    return mask.shape[-2] == 1 and q.shape[sequence] != 1 or mask.shape[-1] == 1 and k.shape[sequence] != 1
 
 
 def attr_array(values, dtype_spec: str, like: np.dtype | None) -> np.ndarray:

@@ -21,6 +21,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.ops.elementwise import LOGICAL
 from tensorbridge.rules.core import ImportRule, Registry
 from tensorbridge.rules.ir_spellings import floor_divide
 
@@ -142,8 +143,6 @@ def as_dtype(imp, x, dtype):
 
 #: comparisons, which PyTorch makes in its operands' common type (a bool mask compared with 0 in int64)
 COMPARING = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
-#: logical ops, which take any operand as true where it is not zero
-LOGICAL = frozenset({"And", "Or", "Xor", "Not"})
 
 
 def _compared_dtype(imp, ir_op: str, a, b) -> np.dtype:

@@ -14,6 +14,7 @@ from tensorbridge.errors import ModelError
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.recurrent import plain_rnn_blocker
 from tensorbridge.ops.transformer import sdpa_blocker
+from tensorbridge.rules.ir_spellings import mask_over_keys
 from tensorbridge.rules.torch.base import (
     R,
     aten,
@@ -43,7 +44,7 @@ def read_attention(imp, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=
     if scale is not None:
         attrs["scale"] = float(scale)
     if attn_mask is not None:
-        vals.append(attn_mask if isinstance(attn_mask, Value) else imp.value(attn_mask))
+        vals.append(mask_over_keys(imp, attn_mask if isinstance(attn_mask, Value) else imp.value(attn_mask), vals[1]))
     y = imp.emit("Attention", vals, attrs, suffix="" if rank == 4 else "folded")
     return y if rank == 4 else imp.emit("Reshape", [y, imp.out_shape()])
 
