@@ -516,7 +516,7 @@ TIMM_MODELS = (
     "tf_efficientnet_b0", "poolformerv2_s12", "convformer_s18", "caformer_s18", "ghostnetv3_050", "resnet51q",
     "regnetz_b16_evos", "vit_medium_patch16_gap_256", "vit_small_patch14_dinov2", "vit_pe_core_small_patch16_384",
     "fastvit_mci0", "mobilenetv4_hybrid_medium", "samvit_base_patch16_224", "naflexvit_base_patch16_gap",
-    "qwen3_vit_88m", "mobilenetv5_base", "gemma4_vit_167m",
+    "qwen3_vit_88m", "mobilenetv5_base", "gemma4_vit_167m", "efficientvit_l1", "bat_resnext26ts",
 )
 
 

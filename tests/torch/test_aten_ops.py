@@ -397,3 +397,12 @@ def test_attention_mask_broadcast_over_the_keys():
     graph = tb.load(torch.export.export(module, inputs))
     got = tb.run(graph, {v.name: x.numpy() for v, x in zip(graph.inputs, inputs)})[graph.outputs[0].name]
     np.testing.assert_allclose(got, module(*inputs).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("size", [(3, 2), (5, 7), 4])
+def test_adaptive_max_pooling_to_any_size(size):
+    """Bins that overlap or differ in size (7 -> 3, BAT's attention pooling), equal bins, and one global bin."""
+    module, x = _Fn(lambda t: torch.nn.functional.adaptive_max_pool2d(t, size)), _floats(2, 3, 7, 8)
+    graph = tb.load(torch.export.export(module, (x,)))
+    got = tb.run(graph, {graph.inputs[0].name: x.numpy()})[graph.outputs[0].name]
+    np.testing.assert_array_equal(got, module(x).numpy())

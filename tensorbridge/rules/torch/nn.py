@@ -5,6 +5,7 @@ Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code)
 from __future__ import annotations
 
 import ast
+import operator
 
 import numpy as np
 
@@ -579,11 +580,35 @@ def _adaptive_average(imp, y, in_sp: list, out: list):
     return imp.emit("Identity", [y])
 
 
-@aten("adaptive_max_pool1d", "adaptive_max_pool2d", produces="GlobalMaxPool")
+@aten("adaptive_max_pool1d", "adaptive_max_pool2d", produces=("GlobalMaxPool", "MaxPool", "Slice", "ReduceMax",
+                                                                 "Concat"))
 def read_adaptive_max_pool(imp, node, x, output_size):
-    if any(o != 1 for o in ints(output_size, imp.rank(x) - 2)):
-        raise ModelError(f"{node.name}: adaptive_max_pool with an output size other than 1 is not supported")
-    return (imp.emit("GlobalMaxPool", [imp.value(x)]), None)
+    """The maxima of each output's bin [floor(i * n / o), ceil((i + 1) * n / o)) (the positions, a second output,
+    are not read): global or equal bins as a pool; bins that overlap or differ in size one slice each, per axis."""
+    if any(user.target is operator.getitem and user.args[1] == 1 and user.users for user in node.users):
+        raise ModelError(f"{node.name}: the positions adaptive_max_pool returns are not read")
+    in_sp = imp.meta(x).shape[2:]
+    out = ints(output_size, len(in_sp))
+    y = imp.value(x)
+    if all(o == 1 for o in out):
+        return (imp.emit("GlobalMaxPool", [y]), None)
+    if all(isinstance(i, int) and i % o == 0 for i, o in zip(in_sp, out)):
+        k = [i // o for i, o in zip(in_sp, out)]
+        return (imp.emit("MaxPool", [y], {"kernel_shape": k, "strides": k}), None)
+    if not all(isinstance(i, int) for i in in_sp):
+        raise ModelError(f"{node.name}: adaptive_max_pool with output {out} from {list(in_sp)} is not supported")
+    for axis, (n, o) in enumerate(zip(in_sp, out), start=2):
+        if n == o:
+            continue
+        bins = []
+        for i in range(o):
+            start, end = (i * n) // o, -(-(i + 1) * n // o)
+            window = imp.emit("Slice", [y, imp.const([start], dtype=np.int64), imp.const([end], dtype=np.int64),
+                                        imp.const([axis], dtype=np.int64)], suffix=f"bin{axis}_{i}")
+            bins.append(imp.emit("ReduceMax", [window, imp.const([axis], dtype=np.int64)], {"keepdims": 1},
+                                 suffix=f"max{axis}_{i}"))
+        y = imp.emit("Concat", bins, {"axis": axis}, suffix=f"bins{axis}")
+    return (y, None)
 
 
 @R.exports("GlobalAveragePool", "GlobalMaxPool")
