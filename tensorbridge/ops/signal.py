@@ -65,7 +65,23 @@ def _complex(x):
     return x[..., 0] + 1j * x[..., 1] if x.shape[-1] == 2 else x[..., 0].astype(np.complex128)
 
 
-@op("DFT", inputs="input dft_length? axis?", outputs="output", family=F, layout=TERMINATE,
+def _dft_infer(inputs, attrs):
+    """The input's shape with the signal axis dft_length long (its first half and one when onesided) and a last
+    axis of 2 (real, imaginary)."""
+    x, length, axis = (list(inputs) + [None, None])[:3]
+    if x.shape is None:
+        return [(x.dtype, None)]
+    axis = norm_axis(const_ints(axis)[0] if axis is not None and const_ints(axis) else -2, len(x.shape))
+    shape = list(x.shape[:-1]) + [2]
+    signal = axis if axis < len(x.shape) - 1 else axis - 1
+    n = const_ints(length)[0] if length is not None and const_ints(length) else x.shape[signal]
+    if attrs.get("onesided"):
+        n = n // 2 + 1 if isinstance(n, int) else None
+    shape[signal] = n
+    return [(x.dtype, tuple(shape))]
+
+
+@op("DFT", inputs="input dft_length? axis?", outputs="output", family=F, layout=TERMINATE, infer=_dft_infer,
     attrs={"inverse": Attr("int", 0), "onesided": Attr("int", 0)},
     doc="Discrete Fourier transform along an axis. Equivalents: torch.fft.fft/rfft, tf.signal.fft.")
 def dft(input, dft_length=None, axis=None, *, inverse, onesided):

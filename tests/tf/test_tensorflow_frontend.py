@@ -11,7 +11,8 @@ tf = pytest.importorskip("tensorflow")
 from tests.models import faithful, keras_zoo  # noqa: E402
 
 
-@pytest.mark.parametrize("name", ["MobileNetV2", "ResNet50"])
+#: both also run in the conversion matrix
+@pytest.mark.parametrize("name", ["MobileNetV2", pytest.param("ResNet50", marks=pytest.mark.slow)])
 def test_saved_model_to_onnx_and_torch(name, tmp_path):
     model, shape = keras_zoo.application(name)
     saved = tmp_path / "saved_model"
