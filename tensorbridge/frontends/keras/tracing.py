@@ -149,6 +149,7 @@ def _traceable(keras):
 def symbolic_gather(keras, params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """tf.gather as the keras.ops call it equals: `ops.take` without batch dims, `ops.take_along_axis` when every
     axis before the gathered one is a batch dim (indices of the params' rank); others raise."""
+    indices = indices if isinstance(indices, keras.KerasTensor) else keras.ops.convert_to_tensor(indices)
     rank = len(indices.shape)
     batch_dims = batch_dims + rank if batch_dims < 0 else batch_dims
     axis = batch_dims if axis is None else axis + len(params.shape) if axis < 0 else axis

@@ -21,9 +21,9 @@ def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, u
         if centre == left:
             weights[centre, i] = 1
         else:
-            weights[left:centre + 1, i] = (torch.arange(left, centre + 1) - left) / (centre - left)
+            weights[left:centre + 1, i] = (torch.arange(left, centre + 1, dtype=torch.float64) - left) / (centre - left)
         if right > centre:
-            weights[centre:right, i] = (right - torch.arange(centre, right)) / (right - centre)
+            weights[centre:right, i] = (right - torch.arange(centre, right, dtype=torch.float64)) / (right - centre)
     return weights.to(dtype)
 '''
 
