@@ -14,6 +14,7 @@ from tensorbridge.ops.attention_layer import PROJECTIONS, in_out, layer_blocker,
 from tensorbridge.ops.transformer import may_hide_whole_rows, sdpa_blocker
 from tensorbridge.rules.flax.base import R
 from tensorbridge.rules.flax.jaxpr import mark
+from tensorbridge.rules.ir_spellings import mask_over_keys
 
 
 def _attention_blocker(node) -> str | None:
@@ -92,7 +93,7 @@ def read_multi_head_attention(imp, eqn, settings, layer, query, key, value, *ten
               for b, p in zip(biases, PROJECTIONS)]
     if mask is not None and mask.dtype != np.bool_:
         mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask")
-    inputs = [query, key, value, *weights, *biases, mask]
+    inputs = [query, key, value, *weights, *biases, mask_over_keys(imp, mask, key)]
     while inputs[-1] is None:
         inputs.pop()
     attrs = {"num_heads": settings["num_heads"], "is_causal": int(settings["is_causal"])}

@@ -70,7 +70,7 @@ def read_multi_head_attention(imp, layer, inputs, node):
     if mask is not None:  # [B, T, S] (True: attend), the same for every head
         if mask.dtype != np.bool_:
             mask = imp.emit("Cast", [mask], {"to": "bool"}, suffix="mask_bool")
-        mask = imp.emit("Unsqueeze", [mask, imp.const([1], np.int64)], suffix="mask")
+        mask = mask_over_keys(imp, imp.emit("Unsqueeze", [mask, imp.const([1], np.int64)], suffix="mask"), key)
     ins = [query, key, value, *weights, *biases, mask]
     while ins[-1] is None:
         ins.pop()
