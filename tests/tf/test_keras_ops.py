@@ -357,8 +357,11 @@ def test_fourier_transforms_of_real_and_imaginary_pairs(tmp_path):
     real, imag = ops.fft2((x_in, ops.zeros_like(x_in)))
     real, imag = ops.ifft2(ops.fft((real, ops.sin(imag))))
     model = keras.Model(x_in, real + 2 * imag, name="fourier")
-    graph = _read_back_matches(model, tmp_path, np.random.default_rng(2).standard_normal((2, 6, 8)).astype(np.float32))
+    x = np.random.default_rng(2).standard_normal((2, 6, 8)).astype(np.float32)
+    graph = _read_back_matches(model, tmp_path, x)
     assert graph.op_histogram()["DFT"] == 5
+    report = tb.verify(tmp_path / "fourier.keras", tb.save(graph, tmp_path / "fourier.onnx"), inputs={"x": x})
+    assert report.ok, report.summary()
 
 
 def test_an_attention_mask_shared_by_every_key_reaches_onnxruntime(tmp_path):

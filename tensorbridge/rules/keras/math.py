@@ -272,7 +272,7 @@ def read_op_fourier(imp, op, args, kwargs, node):
     signal = imp.emit("Concat", [imp.emit("Unsqueeze", [operand, last], suffix=f"part{i}")
                                  for i, operand in enumerate(pair)], {"axis": -1}, suffix="complex")
     for axis in axes:  # an axis of the pair is one before its place in the stacked signal
-        signal = imp.emit("DFT", [signal, None, imp.const(np.array(axis - 1, np.int64))], {"inverse": inverse},
+        signal = imp.emit("DFT", [signal, None, imp.const(axis - 1, np.int64)], {"inverse": inverse},
                           suffix=f"dft{axis}")
     parts = imp.emit("Split", [signal, imp.const([1, 1], np.int64)], {"axis": -1}, outputs=2, suffix="parts")
     return [imp.emit("Squeeze", [part, last], suffix=tag) for part, tag in zip(parts, ("real", "imag"))]
