@@ -446,6 +446,30 @@ CONFIGS = {
     "wav2vec2_bert": ("Wav2Vec2BertModel", "Wav2Vec2BertConfig", {
         "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
         "feature_projection_input_dim": 16, "conv_depthwise_kernel_size": 3}, ("input_features",), [(1, 20, 16)]),
+    **{name: (f"{prefix}Model", f"{prefix}Config", {**_DECODER, "num_key_value_heads": 2, "head_dim": 16, **extra},
+              *_IDS)
+       for name, prefix, extra in (
+           ("granite", "Granite", {}), ("glm", "Glm", {"pad_token_id": 0}), ("glm4", "Glm4", {"pad_token_id": 0}),
+           ("helium", "Helium", {}), ("exaone4", "Exaone4", {}), ("olmo3", "Olmo3", {}),
+           ("smollm3", "SmolLM3", {"pad_token_id": 0}), ("bitnet", "BitNet", {}),
+           ("diffllama", "DiffLlama", {}), ("ernie4_5", "Ernie4_5", {}), ("arcee", "Arcee", {}),
+           ("seed_oss", "SeedOss", {}), ("apertus", "Apertus", {}), ("hunyuan_v1_dense", "HunYuanDenseV1", {}),
+           ("doge", "Doge", {}), ("lfm2", "Lfm2", {"full_attn_idxs": [1]}))},
+    **{name: (f"{prefix}Model", f"{prefix}Config", {"vocab_size": 500, **_LAYERS, **extra}, *_IDS)
+       for name, prefix, extra in (
+           ("big_bird", "BigBird", {"attention_type": "original_full"}), ("ernie", "Ernie", {}),
+           ("megatron_bert", "MegatronBert", {}), ("data2vec_text", "Data2VecText", {}),
+           ("fnet", "FNet", {"num_attention_heads": 1}))},
+    **{name: (f"{prefix}Model", f"{prefix}Config", _SEQ2SEQ, ("input_ids", "decoder_input_ids"),
+              [("ids", 12), ("ids", 6)])
+       for name, prefix in (("m2m_100", "M2M100"), ("plbart", "PLBart"), ("blenderbot_small", "BlenderbotSmall"))},
+    "data2vec_audio": ("Data2VecAudioModel", "Data2VecAudioConfig", _SPEECH, *_AUDIO),
+    "unispeech": ("UniSpeechModel", "UniSpeechConfig", _SPEECH, *_AUDIO),
+    "vit_msn": ("ViTMSNModel", "ViTMSNConfig", {**_LAYERS, "image_size": 64, "patch_size": 16}, *_IMAGE),
+    "ijepa": ("IJepaModel", "IJepaConfig", {**_LAYERS, "image_size": 64, "patch_size": 16}, *_IMAGE),
+    "hiera": ("HieraModel", "HieraConfig", {"embed_dim": 16, "num_heads": [1, 2, 4, 8], "depths": [1, 1, 1, 1],
+                                            "image_size": [64, 64], "query_stride": [2, 2], "masked_unit_size": [8, 8]},
+              *_IMAGE),
 }
 
 
