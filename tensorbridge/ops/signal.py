@@ -69,9 +69,9 @@ def _dft_infer(inputs, attrs):
     """The input's shape with the signal axis dft_length long (its first half and one when onesided) and a last
     axis of 2 (real, imaginary)."""
     x, length, axis = (list(inputs) + [None, None])[:3]
-    if x.shape is None:
+    if x.shape is None or axis is not None and axis.const is None:  # which axis is known only when it runs
         return [(x.dtype, None)]
-    axis = norm_axis(const_ints(axis)[0] if axis is not None and const_ints(axis) else -2, len(x.shape))
+    axis = norm_axis(const_ints(axis)[0] if axis is not None else -2, len(x.shape))
     shape = list(x.shape[:-1]) + [2]
     signal = axis if axis < len(x.shape) - 1 else axis - 1
     n = const_ints(length)[0] if length is not None and const_ints(length) else x.shape[signal]
