@@ -65,11 +65,11 @@ def write_conv(em, node):
     if begin != end:
         xe, padding = pre_pad(em, xe, begin, end), [0] * nsp
     group = node.attrs.get("group", 1)
+    options = {"stride": (same(node.attrs.get("strides") or [1] * nsp), 1), "padding": (same(padding), 0),
+               "dilation": (same(node.attrs.get("dilations") or [1] * nsp), 1), "groups": (group, 1)}
     if w.const is None:  # a kernel computed in the model (CondConv's per-sample mixture): the functional call
         bias = em.tensor(b) if b is not None else P.lit(None)
-        em.out(node, P.call(f"F.conv{nsp}d", xe, em.tensor(w), bias, **non_default(
-            stride=(same(node.attrs.get("strides") or [1] * nsp), 1), padding=(same(padding), 0),
-            dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1))))
+        em.out(node, P.call(f"F.conv{nsp}d", xe, em.tensor(w), bias, **non_default(**options)))
         return
     wa = const_operand(w)
     weights = {"weight": wa}
@@ -77,9 +77,7 @@ def write_conv(em, node):
         weights["bias"] = const_operand(b)
     dtype = P.name(TORCH_DTYPES["float64"]) if wa.dtype == np.float64 else None  # integer-exact (litert_arithmetic)
     layer = em.layer(node, f"nn.Conv{nsp}d", [wa.shape[1] * group, wa.shape[0], same(wa.shape[2:])], non_default(
-        stride=(same(node.attrs.get("strides") or [1] * nsp), 1), padding=(same(padding), 0),
-        dilation=(same(node.attrs.get("dilations") or [1] * nsp), 1), groups=(group, 1), bias=(b is not None, True),
-        dtype=(dtype, None)), weights)
+        **options, bias=(b is not None, True), dtype=(dtype, None)), weights)
     em.out(node, P.call(layer, xe))
 
 
@@ -555,6 +553,11 @@ def read_adaptive_avg_pool(imp, node, x, output_size):
     return _adaptive_average(imp, imp.value(x), list(in_sp), out)
 
 
+def _adaptive_bins(n: int, o: int) -> list[tuple[int, int]]:
+    """The [start, end) each of `o` adaptive-pooling outputs covers of `n` inputs, as PyTorch draws them."""
+    return [((i * n) // o, -(-(i + 1) * n // o)) for i in range(o)]
+
+
 def _adaptive_average(imp, y, in_sp: list, out: list):
     """Adaptive average pooling where the bins overlap or differ in size (64 -> 7): along each spatial dim, a product
     with the matrix averaging each output's bin [floor(i * n / o), ceil((i + 1) * n / o))."""
@@ -563,8 +566,7 @@ def _adaptive_average(imp, y, in_sp: list, out: list):
         if n == o:
             continue
         bins = np.zeros((o, n), np.float32)
-        for i in range(o):
-            start, end = (i * n) // o, -(-(i + 1) * n // o)
+        for i, (start, end) in enumerate(_adaptive_bins(n, o)):
             bins[i, start:end] = 1.0 / (end - start)
         weights = imp.const(bins if axis < rank - 1 else bins.T, like=y)
         if axis == rank - 1:
@@ -601,8 +603,7 @@ def read_adaptive_max_pool(imp, node, x, output_size):
         if n == o:
             continue
         bins = []
-        for i in range(o):
-            start, end = (i * n) // o, -(-(i + 1) * n // o)
+        for i, (start, end) in enumerate(_adaptive_bins(n, o)):
             window = imp.emit("Slice", [y, imp.const([start], dtype=np.int64), imp.const([end], dtype=np.int64),
                                         imp.const([axis], dtype=np.int64)], suffix=f"bin{axis}_{i}")
             bins.append(imp.emit("ReduceMax", [window, imp.const([axis], dtype=np.int64)], {"keepdims": 1},
