@@ -170,8 +170,8 @@ def transformers_sources() -> list[Source]:
 
 
 #: more transformers architectures, each (model class, config class, config, input names, inputs: ("ids", seq)
-#: for token ids, ("mask", seq) for an attention mask, or an array shape for floats), built small; their main
-#: output is compared
+#: for token ids, ("mask", seq) for an attention mask, ("ones", shape) for an all-observed mask, or an array shape
+#: for floats[, the output field compared: last_hidden_state unless named]), built small
 _LAYERS = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
 _DECODER = {**_LAYERS, "vocab_size": 500, "max_position_embeddings": 64, "use_cache": False}
 _SEQ2SEQ = {"vocab_size": 500, "d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
@@ -463,6 +463,12 @@ CONFIGS = {
     **{name: (f"{prefix}Model", f"{prefix}Config", _SEQ2SEQ, ("input_ids", "decoder_input_ids"),
               [("ids", 12), ("ids", 6)])
        for name, prefix in (("m2m_100", "M2M100"), ("plbart", "PLBart"), ("blenderbot_small", "BlenderbotSmall"))},
+    "autoformer": ("AutoformerModel", "AutoformerConfig", {  # autocorrelation: rfft, conj, product, irfft
+        "prediction_length": 4, "context_length": 8, "lags_sequence": [1, 2], "num_time_features": 1, "d_model": 16,
+        "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+        "encoder_ffn_dim": 32, "decoder_ffn_dim": 32},
+        ("past_values", "past_time_features", "past_observed_mask", "future_time_features"),
+        [(1, 10), (1, 10, 1), ("ones", (1, 10)), (1, 4, 1)], "encoder_last_hidden_state"),
     "data2vec_audio": ("Data2VecAudioModel", "Data2VecAudioConfig", _SPEECH, *_AUDIO),
     "unispeech": ("UniSpeechModel", "UniSpeechConfig", _SPEECH, *_AUDIO),
     "vit_msn": ("ViTMSNModel", "ViTMSNConfig", {**_LAYERS, "image_size": 64, "patch_size": 16}, *_IMAGE),
@@ -495,12 +501,13 @@ def _from_config(name: str):
     def build(_workdir):
         import transformers
 
-        model_class, config_class, config, keys, inputs = CONFIGS[name]
+        model_class, config_class, config, keys, inputs, *field = CONFIGS[name]
         _seed()
         model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config)).eval()
         feeds = [_ids(1, spec[1], 500) if spec[0] == "ids" else _padding_mask(spec[1]) if spec[0] == "mask" else
+                 np.ones(spec[1], np.float32) if spec[0] == "ones" else
                  np.random.default_rng(4).standard_normal(spec).astype(np.float32) for spec in inputs]
-        wrapped = _Outputs.wrap(model, keys, "last_hidden_state")
+        wrapped = _Outputs.wrap(model, keys, field[0] if field else "last_hidden_state")
         if len(feeds) == 1 and feeds[0].dtype == np.float32:  # random BatchNorm statistics make outputs constant
             from tests.models.timm_zoo import calibrate_batch_norms
 

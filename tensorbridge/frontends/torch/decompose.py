@@ -20,14 +20,14 @@ CONTEXT_BLOCKS = frozenset({"wrap_with_autocast", "wrap_with_set_grad_enabled"})
 
 def unconvertible(ep) -> set:
     """The program's ATen overloads with no import rule, and its context blocks."""
-    from tensorbridge.frontends.torch.importer import source_op
+    from tensorbridge.frontends.torch.importer import rule_key
 
     found = set()
     for node in ep.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
             continue
-        key = source_op(node.target)
-        if key is not None and (key[0] == "aten" and REGISTRY.import_rule(key[1], "aten") is None
+        key = rule_key(node)
+        if key is not None and (key[0] in ("aten", "complex") and REGISTRY.import_rule(key[1], key[0]) is None
                                 or key[0] == "higher_order" and key[1] in CONTEXT_BLOCKS):
             found.add(node.target)
     return found

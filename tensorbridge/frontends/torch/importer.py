@@ -30,6 +30,7 @@ from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
 from tensorbridge.rules.torch import REGISTRY
 from tensorbridge.rules.torch.base import UNCONVERTIBLE, dtype_name, to_numpy, to_torch
+from tensorbridge.rules.torch.complex import BOUNDARY, real_view, touches_complex
 
 log = logging.getLogger(__name__)
 #: not folded at import: a quantized weight stays int8 storage and its dequantization
@@ -161,7 +162,7 @@ class Importer:
                     self.env[node.name] = self._state_input(consts[node.name], to_numpy(state[consts[node.name]]))
                 elif node.name in consts:
                     fqn = consts[node.name]
-                    v = self.env[node.name] = self.graph.add_constant(fqn, to_numpy(state[fqn]))
+                    v = self.env[node.name] = self.graph.add_constant(fqn, real_view(to_numpy(state[fqn])))
                     v.meta["state_key"] = fqn  # where the generated module keeps it
                     if node.name not in sig.inputs_to_parameters:
                         v.meta["role"] = "buffer"  # not trained: what the source computes from it is not either
@@ -184,10 +185,19 @@ class Importer:
         import torch
 
         graphs = [m.graph for m in self.ep.graph_module.modules() if isinstance(m, torch.fx.GraphModule)]
+        user_inputs = set(self.ep.graph_signature.user_inputs)
+        boundary = {n for n in self.ep.graph.nodes
+                    if n.op == "output" or n.op == "placeholder" and n.name in user_inputs}
         for node in (node for graph in graphs for node in graph.nodes):
+            if node in boundary and touches_complex(node):
+                self.report.add("complex tensor", node.name, BOUNDARY)
             if node.op != "call_function" or node.target is operator.getitem:
                 continue
-            key = source_op(node.target)
+            key = rule_key(node)
+            if key is not None and key[0] == "complex" and REGISTRY.import_rule(key[1], key[0]) is None:
+                self.report.add(f"aten.{key[1]}", node.name, "on complex tensors: no reading of it yet (a complex "
+                                                            "tensor is read as its (real, imaginary) pair)")
+                continue
             if key is not None and key[0] == "higher_order" and REGISTRY.import_rule(key[1], key[0]) is None:
                 self.report.add(f"torch.{key[1]}", node.name, "this control flow (a scripted while loop, say) is "
                                                               "not converted yet")
@@ -281,13 +291,16 @@ class Importer:
             if getattr(arg, "name", None) in written and getattr(arg, "name", None) not in user:
                 self.state_written[written[arg.name]] = self.value(arg)  # state: an output after the model's own
                 continue
+            if arg is None:
+                raise ModelError("the model returns None among its outputs: return tensors only (drop the None "
+                                 "or return a tensor in its place)")
             self.graph.outputs.append(self.value(arg))
 
     def _call(self, node):
         if node.target is operator.getitem:
             src, idx = node.args
             return self.env[src.name][idx]
-        kind, name = source_op(node.target)
+        kind, name = rule_key(node)
         self.build.at(self.name(), self.provenance())
         return REGISTRY.import_rule(name, kind).convert(self, node, *node.args, **node.kwargs)
 
@@ -414,6 +427,13 @@ def source_op(target) -> tuple[str, str] | None:
     if namespace is not None and hasattr(target, "_schema"):  # a library's op, registered with torch.library
         return "library", f"{namespace}.{target.__name__.split('.')[0]}"
     return None
+
+
+def rule_key(node) -> tuple[str, str] | None:
+    """The registry key of an fx call: an ATen op with a complex operand or result is read by its `complex`
+    rule (tensorbridge/rules/torch/complex.py)."""
+    key = source_op(node.target)
+    return ("complex", key[1]) if key is not None and key[0] == "aten" and touches_complex(node) else key
 
 
 def pt2e_name(target) -> str | None:

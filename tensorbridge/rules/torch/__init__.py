@@ -9,6 +9,7 @@ from tensorbridge.rules.torch import (  # noqa: F401 (registers)
     code,
     code_tensor_functions,
     code_write,
+    complex,
     control,
     elementwise,
     experts,
