@@ -20,16 +20,45 @@ def const_operand(v) -> np.ndarray:
     return np.asarray(v.const)
 
 
+def split_sized_at_run_time(node) -> str | None:
+    """The check of writers that split by constant sizes: a Split whose sizes the model computes (from the data
+    or the input dims) is decomposed into Slices (tensorbridge/ops/shape.py)."""
+    sizes = node.input(1)
+    return "Split into parts of sizes known only at run time" if sizes is not None and sizes.const is None else None
+
+
 def same(values):
     """(3, 3) -> 3: layer constructors take one int for a square kernel, stride or padding."""
     values = tuple(int(v) for v in values)
     return values[0] if values and all(v == values[0] for v in values) else values
 
 
+def from_data(v) -> bool:
+    """Whether a value is computed from tensor data (JetMoE's per-expert counts), not only from constants and
+    tensor shapes."""
+    from tensorbridge.ops import schema as op_schema
+
+    seen, pending = set(), [v]
+    while pending:
+        value = pending.pop()
+        if value is None or value.const is not None or id(value) in seen:
+            continue
+        seen.add(id(value))
+        node = value.producer
+        if node is None:
+            return True  # a graph input
+        schema = op_schema.get(node.op)
+        if schema is None or not schema.reads_shape_only:
+            pending.extend(node.inputs)
+    return False
+
+
 def int_operand(v) -> list[int]:
     """The entries of a constant integer operand (code takes such an argument as a literal)."""
     if v is None or v.const is None:
-        raise Unsupported(f"{v.name if v is not None else 'operand'} must be a constant (if it is computed from "
+        name = v.name if v is not None else "operand"
+        raise Unsupported(f"{name} must be a constant, and it is computed from the data when the model runs" if
+                          v is not None and from_data(v) else f"{name} must be a constant (if it is computed from "
                           "input dims, fixing them with --input-shape makes it one)")
     return [int(x) for x in np.asarray(v.const).ravel()]
 

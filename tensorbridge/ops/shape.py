@@ -286,6 +286,29 @@ def split(input, split=None, *, axis, num_outputs, _num_outputs):
     return tuple(np.split(input, np.cumsum(sizes)[:-1], axis=axis))
 
 
+def _decompose_split(graph, node) -> bool | str:
+    """Parts whose sizes are known only at run time (JetMoE's tokens per expert): one Slice each, from the sum of
+    the sizes before it to the sum up to it."""
+    sizes = node.input(1)
+    if sizes is None or sizes.const is not None:
+        return False
+    b = Builder.replacing(node)
+    sizes = b.op("Cast", sizes, to="int64", suffix="sizes")
+    ends = b.op("CumSum", sizes, b.named(0, "sum_axis", np.int64), suffix="ends")
+    starts = b.op("Sub", ends, sizes, suffix="starts")
+    axis = b.named([node.attrs.get("axis", 0)], "axis", np.int64)
+    parts = []
+    for i in range(len(node.outputs)):
+        at = b.named([i], f"index{i}", np.int64)
+        bounds = [b.op("Gather", v, at, axis=0, suffix=f"{tag}{i}") for v, tag in ((starts, "start"), (ends, "end"))]
+        parts.append(b.op("Slice", node.inputs[0], *bounds, axis, suffix=f"part{i}"))
+    graph.replace_node(node, parts)
+    return True
+
+
+set_decomposition("Split", _decompose_split)
+
+
 def slice_index(dim: int, start: int, end: int, step: int) -> slice:
     """ONNX Slice clamping rules for one axis, as a Python slice."""
     if start < 0:

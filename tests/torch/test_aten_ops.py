@@ -9,6 +9,7 @@ import pytest
 
 import tensorbridge as tb
 from tensorbridge import trust
+from tensorbridge.errors import UnsupportedError
 from tensorbridge.verification.harness import runner_for
 
 torch = pytest.importorskip("torch")
@@ -406,3 +407,46 @@ def test_adaptive_max_pooling_to_any_size(size):
     graph = tb.load(torch.export.export(module, (x,)))
     got = tb.run(graph, {graph.inputs[0].name: x.numpy()})[graph.outputs[0].name]
     np.testing.assert_array_equal(got, module(x).numpy())
+
+
+class _CountedExperts(torch.nn.Module):
+    """JetMoE's experts: tokens sorted by their expert and split by each expert's count, read with .tolist()."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(2)
+        self.router = torch.nn.Linear(4, 3)
+        self.weight = torch.nn.Parameter(torch.from_numpy(rng.standard_normal((3, 5, 4)).astype(np.float32)))
+        with torch.no_grad():
+            self.router.weight.copy_(torch.from_numpy(rng.standard_normal((3, 4)).astype(np.float32)))
+            self.router.bias.zero_()
+
+    def forward(self, x):
+        expert = self.router(x).argmax(-1)
+        counts = (expert[:, None] == torch.arange(3)).long().sum(0).tolist()
+        order = expert.sort(stable=True).indices
+        parts = x[order].split(counts, 0)
+        out = torch.cat([torch.nn.functional.linear(p, self.weight[i]) for i, p in enumerate(parts)], 0)
+        return torch.zeros(x.shape[0], 5).index_add(0, order, out)
+
+
+@pytest.mark.parametrize("to, dest", [(None, "experts.onnx"), ("torch", "experts_torch"), ("keras", "experts_keras"),
+                                      ("tflite", "experts.tflite")])
+def test_sizes_read_from_the_data_split_on_every_target(tmp_path, to, dest):
+    """An integer read into Python (.tolist()) and used as a size is a size computed from the data; a target
+    writing splits of constant sizes gets one slice per part instead."""
+    module, x = _CountedExperts().eval(), _floats(9, 4)
+    expected = module(x).detach().numpy()
+    assert len(set(module.router(x).argmax(-1).tolist())) == 3  # every expert has tokens
+    graph = tb.load(module, example_inputs=(x,))
+    np.testing.assert_allclose(tb.run(graph, {graph.inputs[0].name: x.numpy()})[graph.outputs[0].name], expected,
+                               rtol=1e-5, atol=1e-6)
+    (got,) = _run_written(graph, tmp_path / dest, [x.numpy()], to)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_sizes_read_from_the_data_are_named_where_a_target_cannot_hold_them(tmp_path):
+    pytest.importorskip("flax")
+    module, x = _CountedExperts().eval(), _floats(9, 4)
+    with pytest.raises(UnsupportedError, match="computed from the data when the model runs"):
+        tb.save(tb.load(module, example_inputs=(x,)), tmp_path / "experts_flax", to="flax")

@@ -11,7 +11,13 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, int_operand, python_slices, top_k_writer
+from tensorbridge.codegen.rule_helpers import (
+    Unsupported,
+    int_operand,
+    python_slices,
+    split_sized_at_run_time,
+    top_k_writer,
+)
 from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
@@ -53,7 +59,7 @@ def write_concat(em, node):
     em.out(node, P.call("jnp.concatenate", [em.tensor(v) for v in node.inputs], axis=node.attrs["axis"]))
 
 
-@R.exports("Split")
+@R.exports("Split", check=split_sized_at_run_time)
 def write_split(em, node):
     x = node.inputs[0]
     axis = node.attrs.get("axis", 0) % input_rank(node)

@@ -11,7 +11,7 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, python_slices
+from tensorbridge.codegen.rule_helpers import Unsupported, python_slices, split_sized_at_run_time
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
@@ -176,7 +176,7 @@ def read_op_split(imp, op, args, kwargs, node):
     return imp.emit("Split", [x, imp.const(sizes, np.int64)], {"axis": axis}, outputs=n)
 
 
-@R.exports("Split")
+@R.exports("Split", check=split_sized_at_run_time)
 def write_split(em, node):
     x = node.inputs[0]
     axis = node.attrs.get("axis", 0)
@@ -382,23 +382,23 @@ def write_expand(em, node):
     x, shape = node.inputs
     out = node.outputs[0].shape
     static = out is not None and all(isinstance(d, int) for d in out)
-    if shape.const is None and not static:  # a shape computed when the model runs
+    dynamic = x.shape is None or not all(isinstance(d, int) for d in x.shape)
+    if shape.const is None and not static or dynamic:  # a shape or a tensor known only when the model runs
         em.in_own_layer(node, _write_computed_expand)
         return
-    if x.shape is None or not all(isinstance(d, int) for d in x.shape):
-        raise Unsupported("Expand of a tensor with dynamic dims")
     # a computed shape whose entries are known gives the result's
     target = tuple(out) if shape.const is None else np.broadcast_shapes(tuple(x.shape), tuple(int_operand(shape)))
     em.out(node, P.call("ops.broadcast_to", em.tensor(x), tuple(target)))
 
 
 def _write_computed_expand(em, node):
-    """Expand to a shape computed when the model runs, in a layer of its own: adding zeros of that shape
-    broadcasts both ways, as Expand does (a 1 in the shape keeps the tensor's dim)."""
+    """Expand to a shape computed when the model runs, or of a tensor whose dims are, in a layer of its own:
+    adding zeros of that shape broadcasts both ways, as Expand does (a 1 in the shape keeps the tensor's dim)."""
     x, shape = node.inputs
     dtype = dtypes.name(x.dtype) if x.dtype is not None else "float32"
     combine = "ops.logical_or" if dtype == "bool" else "ops.add"
-    em.out(node, P.call(combine, em.tensor(x), P.call("ops.zeros", em.tensor(shape), dtype=dtype)))
+    target = tuple(int_operand(shape)) if shape.const is not None else em.tensor(shape)
+    em.out(node, P.call(combine, em.tensor(x), P.call("ops.zeros", target, dtype=dtype)))
 
 
 @layer("RepeatVector", produces="Tile")

@@ -39,10 +39,6 @@ RANDOM = "the model draws random numbers when it runs (ViTMAE's masking, say), s
          "run and no conversion of it can be checked; a model meant for inference draws none in eval mode"
 UNCONVERTIBLE = dict.fromkeys(("rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
                                "normal", "uniform", "bernoulli", "multinomial", "exponential", "poisson"), RANDOM)
-UNCONVERTIBLE["_local_scalar_dense"] = (
-    "the model reads a tensor's value into Python when it runs (.item(), .tolist(), int(tensor)), so what "
-    "follows depends on the data (JetMoE's experts split their tokens by such counts); a converted graph cannot "
-    "hold that: compute it with tensor ops instead")
 
 TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "float16": "torch.float16",
                 "bfloat16": "torch.bfloat16", "int64": "torch.int64", "int32": "torch.int32",

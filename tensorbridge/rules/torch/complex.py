@@ -140,10 +140,15 @@ def read_exp(imp, node, x):
                 imp.emit("Mul", [scale, imp.emit("Sin", [imag], suffix="sin")], suffix="im"))
 
 
-@complex_aten("abs", produces=("ReduceSumSquare", "Sqrt"))
+def _norm(imp, x, keepdims: int):
+    """|x|^2: the sum of the squared parts."""
+    return imp.emit("ReduceSum", [imp.emit("Mul", [x, x], suffix="squares"), _last(imp)], {"keepdims": keepdims},
+                    suffix="norm")
+
+
+@complex_aten("abs", produces=("Mul", "ReduceSum", "Sqrt"))
 def read_abs(imp, node, x):
-    squares = imp.emit("ReduceSumSquare", [imp.value(x), _last(imp)], {"keepdims": 0}, suffix="squares")
-    return imp.emit("Sqrt", [squares])
+    return imp.emit("Sqrt", [_norm(imp, imp.value(x), 0)])
 
 
 @complex_aten("add", "sub", produces=("Add", "Sub", "Mul", "Concat"))
@@ -175,7 +180,7 @@ def read_mul(imp, node, a, b):
     return _product(imp, left, right)
 
 
-@complex_aten("div", produces=("Div", "Mul", "Sub", "Add", "Gather", "Concat", "Unsqueeze", "ReduceSumSquare"))
+@complex_aten("div", produces=("Div", "Mul", "Sub", "Add", "Gather", "Concat", "Unsqueeze", "ReduceSum"))
 def read_div(imp, node, a, b, rounding_mode=None):
     """A complex quotient, a * conj(b) / |b|^2; a real divisor divides both parts."""
     if rounding_mode is not None:
@@ -184,8 +189,7 @@ def read_div(imp, node, a, b, rounding_mode=None):
     if isinstance(right, tuple):
         return imp.emit("Div", [left, right[1]], suffix="quotient")
     conj = imp.emit("Mul", [right, imp.const([1.0, -1.0], np.float32)], suffix="conj")
-    norm = imp.emit("ReduceSumSquare", [right, _last(imp)], {"keepdims": 1}, suffix="norm")
-    return imp.emit("Div", [_product(imp, left, conj), norm], suffix="quotient")
+    return imp.emit("Div", [_product(imp, left, conj), _norm(imp, right, 1)], suffix="quotient")
 
 
 # -- Fourier transforms ------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import ast
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
-from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
+from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, split_sized_at_run_time
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
@@ -153,7 +153,7 @@ def write_transpose(em, node):
 
 @aten("cat", "concat", produces="Concat")
 def read_cat(imp, node, tensors, dim=0):
-    vals = [imp.value(t) for t in tensors if 0 not in imp.meta(t).shape or len(tensors) == 1]
+    vals = [imp.value(t) for t in tensors if 0 not in map(imp.dim, imp.meta(t).shape) or len(tensors) == 1]
     if len(vals) == 1 and len(tensors) > 1:  # the rest were empty (a cache's first update): the one tensor
         return vals[0]
     return imp.emit("Concat", vals, {"axis": int(dim)})
@@ -176,9 +176,8 @@ def write_concat(em, node):
 @aten("split", "split_with_sizes", "chunk", produces="Split")
 def read_split(imp, node, x, split_size_or_sections, dim=0, *rest):
     outs = imp.meta()
-    sizes = [int(o.shape[dim]) for o in outs]
-    vals = imp.emit("Split", [imp.value(x), imp.const(sizes, dtype=np.int64)], {"axis": int(dim)},
-                    outputs=len(sizes))
+    sizes = imp.shape_tensor([o.shape[dim] for o in outs])  # a size may come from the data (JetMoE's counts)
+    vals = imp.emit("Split", [imp.value(x), sizes], {"axis": int(dim)}, outputs=len(outs))
     return tuple(vals) if isinstance(vals, list) else (vals,)
 
 
@@ -191,7 +190,7 @@ def read_unbind(imp, node, x, dim=0):
                  for i, p in enumerate(parts))
 
 
-@R.exports("Split")
+@R.exports("Split", check=split_sized_at_run_time)
 def write_split(em, node):
     x = node.inputs[0]
     sizes = node.input(1)
@@ -883,6 +882,23 @@ def _sized_by(imp, value, axis: int = 0, meta=None):
     if expr is not None and getattr(expr, "is_Symbol", False) and expr not in imp.sym_values:
         imp.sym_values[expr] = ("data", value, axis)
     return value
+
+
+@aten("_local_scalar_dense", produces=("Reshape", "Cast"))
+def read_item(imp, node, x):
+    """An integer read into Python (.item(), .tolist(), int(tensor)) that the program goes on to use as a size
+    (JetMoE splits its tokens by each expert's count): the value itself, a size computed from the data."""
+    val = imp.meta()
+    expr = getattr(getattr(val, "node", None), "expr", None)
+    if expr is None or not getattr(expr, "is_Symbol", False):
+        raise ModelError(f"{node.name}: the model reads a tensor's value into Python as a "
+                         f"{type(val).__name__} (.item()): only an integer used as a size is read; compute with "
+                         "tensor ops instead")
+    v = imp.emit("Reshape", [imp.value(x), imp.const([1], dtype=np.int64)], suffix="item")
+    if v.dtype is not None and v.dtype != np.int64:
+        v = imp.emit("Cast", [v], {"to": "int64"}, suffix="item_int")
+    imp.sym_values[expr] = v
+    return ("sym", v)
 
 
 @aten("nonzero", produces="NonZero")
