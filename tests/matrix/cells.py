@@ -3,7 +3,8 @@ source's own runtime on the same seeded input.
 
 A cell is one of:
 - pass: every output within RTOL of the source runtime's (max|d|/max|y|), or within NOISE of it and either no
-  farther from the float64 truth (the IR run in float64 by the reference interpreter) than the source runtime
+  farther from the float64 truth (the source model run in float64: a PyTorch module made double, a Keras model
+  rebuilt with float64 dtypes; else the IR run in float64 by the reference interpreter) than the source runtime
   is, x2, or the written model, read back and run in float64, within EXACT of that truth or no farther from it
   than the source runtime (deep networks amplify float32 rounding differently in each runtime); and the
   source's outputs vary with the input (a second input gives different outputs), so the comparison means
@@ -65,9 +66,11 @@ def source_outputs(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def source_float64(model, feeds: list[np.ndarray]) -> list[np.ndarray] | None:
-    """The source model's own outputs in float64 (a copy of a PyTorch module run in double precision), or None
-    where the source cannot run so. The truth a comparison falls back on: the IR's float64 result is only a second
-    choice, since an IR that misreads the source would be judged by itself."""
+    """The source model's own outputs in float64 (a copy of a PyTorch module or a Keras model run in double
+    precision), or None where the source cannot run so. The truth a comparison falls back on: the IR's float64
+    result is only a second choice, since an IR that misreads the source would be judged by itself."""
+    if isinstance(model, (str, os.PathLike)) and str(model).endswith(".keras"):
+        return _keras_float64(model, feeds)
     try:
         import torch
     except ImportError:
@@ -81,6 +84,33 @@ def source_float64(model, feeds: list[np.ndarray]) -> list[np.ndarray] | None:
     except Exception:  # noqa: BLE001 - a module that does not run in float64 (a hard-coded float32 cast)
         return None
     return [o.detach().numpy() for o in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def _widened(config):
+    """A Keras config with every float32 dtype (and dtype policy) float64."""
+    if isinstance(config, dict):
+        if config.get("class_name") == "DTypePolicy" and config.get("config", {}).get("name") == "float32":
+            return {**config, "config": {**config["config"], "name": "float64"}}
+        return {k: "float64" if k in ("dtype", "compute_dtype") and v == "float32" else _widened(v)
+                for k, v in config.items()}
+    return [_widened(v) for v in config] if isinstance(config, list) else config
+
+
+def _keras_float64(path, feeds: list[np.ndarray]) -> list[np.ndarray] | None:
+    """A Keras model rebuilt from its config with float64 dtypes, its weights widened, run on the feeds; None when
+    it does not rebuild or gives other than float64 (a layer that casts to float32 itself)."""
+    import keras
+
+    try:
+        model = keras.models.load_model(str(path), compile=False)
+        double = keras.saving.deserialize_keras_object(_widened(keras.saving.serialize_keras_object(model)))
+        double.set_weights([w.astype(np.float64) if w.dtype == np.float32 else w for w in model.get_weights()])
+        wide = [f.astype(np.float64) if f.dtype == np.float32 else f for f in feeds]
+        out = double(wide if len(wide) > 1 else wide[0], training=False)
+    except Exception:  # noqa: BLE001 - a model whose layers do not rebuild in float64
+        return None
+    out = [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
+    return out if all(o.dtype == np.float64 for o in out) else None
 
 
 def second_input(feeds: list[np.ndarray]) -> list[np.ndarray]:
