@@ -4,6 +4,7 @@ tell, TorchScript archives."""
 from __future__ import annotations
 
 import shutil
+import warnings
 
 import numpy as np
 import onnx
@@ -113,6 +114,32 @@ def test_slice_assignments_in_a_torchscript_archive_are_kept(tmp_path, record):
     graph = tb.load(path, input_shapes={"x": list(x.shape)}, trust_code=True)
     got = tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
     np.testing.assert_array_equal(got, module(torch.from_numpy(x)).numpy())
+
+
+def test_traced_size_arithmetic_stays_sizes(tmp_path):
+    """A trace records Swin's window padding (`(window - H % window) % window`) as arithmetic on 0-d tensors made
+    from sizes; read as the int arithmetic it records (PyTorch's converter would take each for a value from the
+    data and fail on the shifted windows)."""
+    import torch
+
+    class Windows(torch.nn.Module):
+        def forward(self, x):  # [batch, H, W, channels]
+            _, h, w, _ = x.shape
+            pad_h, pad_w = (4 - h % 4) % 4, (4 - w % 4) % 4
+            x = torch.nn.functional.pad(x, (0, 0, 0, pad_w, 0, pad_h))
+            x = torch.roll(x, shifts=(-2, -2), dims=(1, 2))
+            return x.reshape(x.shape[0], (h + pad_h) // 4, 4, (w + pad_w) // 4, 4, -1).sum(dim=(2, 4))
+
+    x = np.random.default_rng(0).standard_normal((1, 6, 7, 3)).astype(np.float32)
+    path = tmp_path / "windows.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the trace's own warnings about sizes turned into tensors
+        torch.jit.save(torch.jit.trace(Windows(), (torch.from_numpy(x),)), str(path))
+    graph = tb.load(path, input_shapes={"x": list(x.shape)}, trust_code=True)
+    got = tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name]
+    np.testing.assert_allclose(got, Windows()(torch.from_numpy(x)).numpy(), rtol=1e-6, atol=1e-6)
+    dest = tb.save(graph, tmp_path / "windows.onnx")
+    assert tb.verify(path, dest, trust_code=True).ok
 
 
 def test_formats_are_told_by_content(small_cnn_path, tmp_path):

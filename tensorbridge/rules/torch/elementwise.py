@@ -444,7 +444,7 @@ binary("remainder", "Mod")
 binary("fmod", "Mod", attrs={"fmod": 1})
 
 
-_SIZE_ARITHMETIC = {"add": "Add", "sub": "Sub", "mul": "Mul", "floordiv": "Div"}
+_SIZE_ARITHMETIC = {"add": "Add", "sub": "Sub", "mul": "Mul", "floordiv": "Div", "mod": "Mod"}
 
 
 @python_op("ge", "le", "gt", "lt", "eq", "ne", produces=())

@@ -742,6 +742,8 @@ def size_value(imp, expr) -> Value:
         return v
     if type(expr).__name__ in ("FloorDiv", "CleanDiv"):
         return imp.emit("Div", [imp.sym_value(expr.args[0]), imp.sym_value(expr.args[1])], suffix="dim_div")
+    if type(expr).__name__ in ("Mod", "PythonMod"):
+        return imp.emit("Mod", [imp.sym_value(expr.args[0]), imp.sym_value(expr.args[1])], suffix="dim_mod")
     raise ModelError(f"{imp.node.name}: symbolic size {expr} is not supported")
 
 
