@@ -79,12 +79,13 @@ def _as_pair(imp, operand):
     if not isinstance(operand, tuple):
         return operand
     real = operand[1]
-    zero = imp.emit("Mul", [real, imp.const(np.zeros((), real.dtype))], suffix="zero")
+    zero = imp.emit("Expand", [imp.const(np.zeros(1, real.dtype)), imp.emit("Shape", [real], suffix="shape")],
+                    suffix="zero")
     return imp.emit("Concat", [real, zero], {"axis": -1}, suffix="as_pair")
 
 
 # -- entering and leaving complex tensors ---------------------------------------------------------------------------
-@complex_aten("_to_copy", "to", produces=("Cast", "Concat", "Unsqueeze", "Mul"))
+@complex_aten("_to_copy", "to", produces=("Cast", "Concat", "Unsqueeze", "Expand", "Shape"))
 def read_to_complex(imp, node, x, *args, **kw):
     """A real tensor made complex gains a zero imaginary part; complex64 <-> complex128 casts the pair."""
     if not is_complex(node):
@@ -151,7 +152,7 @@ def read_abs(imp, node, x):
     return imp.emit("Sqrt", [_norm(imp, imp.value(x), 0)])
 
 
-@complex_aten("add", "sub", produces=("Add", "Sub", "Mul", "Concat"))
+@complex_aten("add", "sub", produces=("Add", "Sub", "Mul", "Concat", "Expand", "Shape"))
 def read_add(imp, node, a, b, alpha=1):
     """Sums add parts; a real operand adds to the real part only."""
     left, right = (_as_pair(imp, _operand(imp, arg)) for arg in (a, b))
@@ -180,7 +181,8 @@ def read_mul(imp, node, a, b):
     return _product(imp, left, right)
 
 
-@complex_aten("div", produces=("Div", "Mul", "Sub", "Add", "Gather", "Concat", "Unsqueeze", "ReduceSum"))
+@complex_aten("div", produces=("Div", "Mul", "Sub", "Add", "Gather", "Concat", "Unsqueeze", "ReduceSum", "Expand",
+                               "Shape"))
 def read_div(imp, node, a, b, rounding_mode=None):
     """A complex quotient, a * conj(b) / |b|^2; a real divisor divides both parts."""
     if rounding_mode is not None:
