@@ -54,6 +54,7 @@ def test_frozen_graphdef_with_dense_and_batchnorm_recovered(tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow  # per-layer verification's fault tracing runs in make test on ONNX and TFLite targets
 def test_per_layer_against_a_saved_model_target(tmp_path):
     """A SavedModel exported from a Keras model is compared layer by layer with that model; a weight
     scaled before a second export is traced to its layer."""

@@ -30,13 +30,20 @@ KNOWN_ERRORS = {"keras": {"ModuleDictRouter": "never called"},
 TARGETS = ("keras", "flax")
 
 
+def _each_case(cases, targets):
+    """Every case for every target; Flax's every other case behind the slow marker (`make test-all` runs them):
+    JAX compiles each new shape, weights' initialisers too, ~10 s a class."""
+    return [pytest.param(case, to, id=f"{case[0]}-{to}",
+                         marks=[pytest.mark.slow] if to == "flax" and i % 2 else [])
+            for to in targets for i, case in enumerate(cases)]
+
+
 @pytest.fixture(scope="module")
 def source_module():
     return load_module(CORPUS, "corpus_torch")
 
 
-@pytest.mark.parametrize("to", TARGETS)
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("case, to", _each_case(CASES, TARGETS))
 def test_translation_matches_source(case, to, source_module, tmp_path):
     if to == "flax":
         pytest.importorskip("flax")
@@ -57,8 +64,7 @@ def keras_module():
     return load_module(CORPORA["keras"], "corpus_keras")
 
 
-@pytest.mark.parametrize("to", ("torch", "flax"))
-@pytest.mark.parametrize("case", corpus_keras.CASES, ids=[c[0] for c in corpus_keras.CASES])
+@pytest.mark.parametrize("case, to", _each_case(corpus_keras.CASES, ("torch", "flax")))
 def test_keras_translation_matches_source(case, to, keras_module, tmp_path):
     name, args, shapes = case[:3]
     if to == "flax":
