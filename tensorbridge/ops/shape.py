@@ -881,6 +881,25 @@ def vector_condition_blocker(node) -> str | None:
     return None if shape is None or len(shape) == 1 else "Compress with a condition that is not a vector"
 
 
+def _decompose_compress(graph, node):
+    """A Gather of the positions of the condition's true entries (a NonZero), along the axis or of the flattened
+    input: for runtimes whose selection splits indices of a computed count (LiteRT)."""
+    x, condition = node.inputs
+    if vector_condition_blocker(node):
+        return vector_condition_blocker(node)
+    b = Builder.replacing(node)
+    axis = node.attrs.get("axis")
+    if axis is None:
+        x = b.op("Reshape", x, b.named([-1], "flat_shape", np.int64), suffix="flat")
+    positions = b.op("Squeeze", b.op("NonZero", condition, suffix="positions"), b.named([0], "axes", np.int64),
+                     suffix="indices")
+    graph.replace_node(node, [b.op("Gather", x, positions, axis=axis or 0)])
+    return True
+
+
+set_decomposition("Compress", _decompose_compress)
+
+
 @op("ReverseSequence", inputs="input sequence_lens", family=F, layout=TERMINATE,
     attrs={"batch_axis": Attr("int", 1), "time_axis": Attr("int", 0)}, infer=same_as(0),
     doc="Reverse variable-length prefixes per batch. Equivalents: tf.reverse_sequence, REVERSE_SEQUENCE.")

@@ -450,3 +450,37 @@ def test_sizes_read_from_the_data_are_named_where_a_target_cannot_hold_them(tmp_
     module, x = _CountedExperts().eval(), _floats(9, 4)
     with pytest.raises(UnsupportedError, match="computed from the data when the model runs"):
         tb.save(tb.load(module, example_inputs=(x,)), tmp_path / "experts_flax", to="flax")
+
+
+class _MaskedAssignment(torch.nn.Module):
+    """X-MOD's per-language adapters (`h[ids == i] = adapter(h[ids == i])`), a masked fill and (`raised`) a masked
+    += over every dim."""
+
+    def __init__(self, raised: bool = True):
+        super().__init__()
+        self.adapter = torch.nn.Linear(4, 4)
+        self.raised = raised
+
+    def forward(self, h, ids):
+        h = h.clone()
+        chosen = ids == 1
+        h[chosen] = self.adapter(h[chosen])
+        filled, raised = h.clone(), h.clone()
+        filled[h > 0.5] = 0.0
+        if not self.raised:
+            return h, filled
+        raised[h > 0] += 2.0
+        return h, filled, raised
+
+
+# TensorFlow's TFLite converter fails on the masked += over every dim (its NonZero of a 3-D mask, decomposed
+# for LiteRT, then a scatter): a clean error, listed in issue 14's remains
+@pytest.mark.parametrize("to, dest", [(None, "masked.onnx"), ("torch", "masked_torch"), ("keras", "masked_keras"),
+                                      ("tflite", "masked.tflite")])
+def test_masked_assignments(tmp_path, to, dest):
+    torch.manual_seed(0)
+    module, h, ids = _MaskedAssignment(raised=to != "tflite").eval(), _floats(3, 5, 4), torch.tensor([1, 0, 1])
+    expected = [t.detach().numpy() for t in module(h, ids)]
+    graph = tb.load(module, example_inputs=(h, ids))
+    for got, want in zip(_run_written(graph, tmp_path / dest, [h.numpy(), ids.numpy()], to), expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -33,6 +33,7 @@ LACKS = {
     "Det": "LiteRT has no determinant kernel",
     "Erf": "LiteRT has no ERF kernel (only GELU, which uses erf inside)",
     "NonZero": "LiteRT has no UNPACK of a computed length (Keras's nonzero splits WHERE's indices that way)",
+    "Compress": "LiteRT has no UNPACK of a computed length (Keras's nonzero splits WHERE's indices that way)",
     "Unique": "LiteRT's UNIQUE gives no counts (Keras's unique asks TensorFlow's UniqueWithCounts)",
 }
 

@@ -822,16 +822,19 @@ def read_scatter_reduce(imp, node, x, dim, index, src, reduce, include_self=True
     return imp.emit("ScatterElements", [xv, idx, updates], {"axis": int(dim), "reduction": reduction})
 
 
-@aten("index_put", produces="ScatterND")
+@aten("index_put", produces=("ScatterND", "Where", "NonZero"))
 def read_index_put(imp, node, x, indices, values, accumulate=False):
     """x[..., i0, i1, ...] = values (accumulate: +=) for index tensors on adjacent dims (a KV cache's
     `cache[:, :, positions] = k`): ScatterND at their broadcast index tuples, the indexed dims moved first."""
     import torch
 
     present = [i for i, t in enumerate(indices) if t is not None]
-    if present != list(range(present[0], present[-1] + 1)) or any(imp.meta(indices[i]).dtype == torch.bool
-                                                                    for i in present):
-        raise ModelError(f"{node.name}: index_put with a boolean mask or indices on dims apart is not supported")
+    masks = [i for i in present if imp.meta(indices[i]).dtype == torch.bool]
+    if masks and len(present) == 1:
+        return _masked_put(imp, node, x, present[0], indices[present[0]], values, accumulate)
+    if present != list(range(present[0], present[-1] + 1)) or masks:
+        raise ModelError(f"{node.name}: index_put with a boolean mask beside other indices, or indices on dims "
+                         "apart, is not supported")
     shape = list(imp.meta(x).shape)
     lead, rest = shape[:present[0]], shape[present[-1] + 1:]
     batch = list(torch.broadcast_shapes(*(imp.meta(indices[i]).shape for i in present)))
@@ -848,6 +851,33 @@ def read_index_put(imp, node, x, indices, values, accumulate=False):
                                               list(range(p + b, p + b + len(rest)))}, suffix="batch_first")
     written = imp.emit("ScatterND", [moved, where, spread], reduction, suffix="written")
     return imp.emit("Transpose", [written], {"perm": [first.index(d) for d in range(len(shape))]})
+
+
+def _masked_put(imp, node, x, dim: int, mask, values, accumulate: bool):
+    """x[..., mask] = values (X-MOD's `h[lang_ids == i] = adapter(h[lang_ids == i])`): one value for every
+    masked position is a Where; values in the order of the masked positions (from the leading dim) are
+    scattered at the mask's nonzero coordinates."""
+    shape, mask_rank = list(imp.meta(x).shape), len(imp.meta(mask).shape)
+    rest = shape[dim + mask_rank:]
+    xv, mv, vv = imp.value(x), imp.value(mask), imp.value(values, like=x)
+    if all(imp.dim(d) == 1 for d in imp.meta(values).shape):
+        spread = imp.emit("Reshape", [mv, imp.shape_tensor(list(imp.meta(mask).shape) + [1] * len(rest))],
+                          suffix="mask_spread")
+        value = imp.emit("Reshape", [vv, imp.const([], dtype=np.int64)], suffix="value")
+        if accumulate:
+            value = imp.emit("Where", [spread, value, imp.const(np.zeros((), xv.dtype))], suffix="added")
+            return imp.emit("Add", [xv, value])
+        return imp.emit("Where", [spread, value, xv])
+    if dim:
+        raise ModelError(f"{node.name}: x[..., mask] = values after leading dims is not supported")
+    where = imp.emit("Transpose", [imp.emit("NonZero", [mv], suffix="coords")], {"perm": [1, 0]}, suffix="where")
+    given = [imp.dim(d) for d in imp.meta(values).shape]
+    if len(given) != 1 + len(rest) or given[0] == 1 or given[1:] != [imp.dim(d) for d in rest]:
+        # values to broadcast (a row for every masked position)
+        count = imp.emit("Shape", [where], {"start": 0, "end": 1}, suffix="count")
+        vv = imp.emit("Expand", [vv, imp.emit("Concat", [count, imp.shape_tensor(rest)], {"axis": 0},
+                                              suffix="values_shape")], suffix="values")
+    return imp.emit("ScatterND", [xv, where, vv], {"reduction": "add" if accumulate else "none"})
 
 
 @aten("slice_scatter", produces="Concat")
