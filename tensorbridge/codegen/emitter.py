@@ -155,9 +155,11 @@ class CodeEmitter:
 
     def outs(self, node, value: ast.expr, count: int, discarded: int = 0) -> None:
         """Unpack `value` into locals for the node's first `count` outputs, after `discarded` items it holds
-        first; an output nothing reads is `_`."""
+        first; an output nothing reads is `_`, a sequence of one item is indexed."""
         graph_outputs = {id(v) for v in node.graph.outputs} if node.graph is not None else set()
         idents = [self.local(v) if v.uses() or id(v) in graph_outputs else "_" for v in node.outputs[:count]]
+        if len(idents) == 1 and not discarded:
+            value = P.subscript(value, 0)
         self.body.append(P.assign(["_"] * discarded + idents, value))
         for v, ident in zip(node.outputs, idents):
             if ident != "_":

@@ -13,10 +13,7 @@ def write_cond(em, node, cond: str, reshape: str) -> None:
     """`cond(reshape(flag, ()), then_branch, else_branch)`, each branch a nested function of the code."""
     branches = [P.name(em.function(node.attrs[key], f"{node.name}_{key}")) for key in ("then_branch", "else_branch")]
     chosen = P.call(cond, P.call(reshape, em.tensor(node.inputs[0]), ()), *branches)
-    if len(node.outputs) == 1:
-        em.out(node, P.subscript(chosen, 0))
-    else:
-        em.outs(node, chosen, len(node.outputs))
+    em.outs(node, chosen, len(node.outputs))
 
 
 def write_scan(em, node, scan: str) -> None:

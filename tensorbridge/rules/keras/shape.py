@@ -190,10 +190,7 @@ def write_split(em, node):
     else:
         raise Unsupported("Split of a dynamic dim")
     cuts = [int(c) for c in np.cumsum(parts)[:-1]]
-    idents = [em.namer.name(v.name, "t") for v in node.outputs]
-    em.body.append(P.assign(idents, P.call("ops.split", em.tensor(x), cuts, axis=axis)))
-    for v, ident in zip(node.outputs, idents):
-        em.var[id(v)] = P.name(ident)
+    em.outs(node, P.call("ops.split", em.tensor(x), cuts, axis=axis), len(node.outputs))
 
 
 @layer("Cropping1D", "Cropping2D", "Cropping3D", produces="Slice")

@@ -32,10 +32,7 @@ def write_if(em, node):
         branches.append(P.name(em.function(node.attrs[key], f"{node.name}_{key}")))
         _fresh_results(em.body[-1])
     chosen = P.call("torch.cond", P.method(em.tensor(node.inputs[0]), "reshape", ()), *branches)
-    if len(node.outputs) == 1:
-        em.out(node, P.subscript(chosen, 0))
-    else:
-        em.outs(node, chosen, len(node.outputs))
+    em.outs(node, chosen, len(node.outputs))
 
 
 def _fresh_results(branch: ast.FunctionDef) -> None:
