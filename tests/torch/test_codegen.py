@@ -223,3 +223,16 @@ def test_non_constant_pads_of_every_rank(tmp_path, mode, shape, pads):
     rank = len(shape)
     expected = np.pad(x, list(zip(pads[:rank], pads[rank:])), mode={"edge": "edge", "wrap": "wrap"}.get(mode, mode))
     np.testing.assert_allclose(runner.run({"x": x})[runner.outputs[0]], expected)
+
+
+def test_a_layer_at_a_list_item_that_holds_layers_goes_beside_it():
+    """DAC's quantizers: a list item holds its in_proj and the source also computes at the item's own path; the
+    item is not replaced (its layers' weights would be lost) and no `quantizers.0_1` attribute is written."""
+    from tensorbridge.backends.torch.module_tree import ModuleTree
+
+    tree = ModuleTree([("quantizers", "0", "in_proj"), ("quantizers", "0"), ("quantizers", "1", "in_proj")])
+    inner = tree.claim(("quantizers", "0", "in_proj"))
+    tree.containers_for(inner)
+    outer = tree.claim(("quantizers", "0"))
+    assert inner == ("quantizers", "0", "in_proj")
+    assert len(outer) == 1 and outer[0].isidentifier()  # a top-level attribute beside the list

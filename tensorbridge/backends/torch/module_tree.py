@@ -50,6 +50,9 @@ class ModuleTree:
         under_a_leaf = any(clean[:i] in self.taken for i in range(1, len(clean)))
         if clean[0] not in self.tops or under_a_leaf:  # no tree here, or a layer already holds a parent's name
             return (self.top.name("_".join(clean), "layer"),)
+        held = clean in self.taken or (clean in self.created and clean not in self.placeholders)
+        if held and clean[:-1] in self.lists:  # a list's item already holds something: no suffixed index exists
+            return (self.top.name("_".join(clean), "layer"),)
         leaf, n = clean, 1
         while leaf in self.taken or (leaf in self.created and leaf not in self.placeholders):
             leaf = (*clean[:-1], f"{clean[-1]}_{n}")
@@ -73,6 +76,7 @@ class ModuleTree:
         for i in range(1, len(path)):
             c = path[:i]
             if c in self.created and not (c in self.placeholders and c in self.lists):
+                self.placeholders.discard(c)  # a list's item holding a layer now: no layer may replace it
                 continue
             self.created.add(c)
             self.placeholders.discard(c)
