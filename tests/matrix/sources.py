@@ -469,6 +469,78 @@ CONFIGS = {
         "encoder_ffn_dim": 32, "decoder_ffn_dim": 32},
         ("past_values", "past_time_features", "past_observed_mask", "future_time_features"),
         [(1, 10), (1, 10, 1), ("ones", (1, 10)), (1, 4, 1)], "encoder_last_hidden_state"),
+    **{name: (f"{prefix}Model", f"{prefix}Config", {"vocab_size": 500, **_LAYERS, "max_position_embeddings": 64,
+                                                    **extra}, *_IDS)
+       for name, prefix, extra in (
+           ("camembert", "Camembert", {}), ("xlm_roberta", "XLMRoberta", {}), ("deberta", "Deberta", {}),
+           ("luke", "Luke", {"entity_vocab_size": 10, "entity_emb_size": 16}), ("nomic_bert", "NomicBert", {}),
+           ("mra", "Mra", {"block_per_row": 2}), ("yoso", "Yoso", {}), ("splinter", "Splinter", {}),
+           ("ibert", "IBert", {}), ("roc_bert", "RoCBert", {}), ("roberta_prelayernorm", "RobertaPreLayerNorm", {}),
+           ("xmod", "Xmod", {"languages": ["en_XX"], "default_language": "en_XX"}),
+           ("modernbert", "ModernBert", {"global_attn_every_n_layers": 2, "local_attention": 4, "pad_token_id": 0,
+                                         "bos_token_id": 1, "eos_token_id": 2, "cls_token_id": 1,
+                                         "sep_token_id": 2}))},
+    **{name: (f"{prefix}Model", f"{prefix}Config", {**_DECODER, "num_key_value_heads": 2, **extra}, *_IDS)
+       for name, prefix, extra in (
+           ("eurobert", "EuroBert", {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}),
+           ("vaultgemma", "VaultGemma", {"head_dim": 16}), ("ministral", "Ministral", {"head_dim": 16}),
+           ("glm4_moe", "Glm4Moe", {"n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                                    "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "head_dim": 16,
+                                    "pad_token_id": 0}),
+           ("hunyuan_v1_moe", "HunYuanMoEV1", {"num_experts": 4, "moe_topk": 2, "head_dim": 16}),
+           ("ernie4_5_moe", "Ernie4_5_Moe", {"moe_num_experts": 4, "moe_k": 2, "moe_intermediate_size": 32,
+                                             "head_dim": 16}),
+           ("lfm2_moe", "Lfm2Moe", {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                                    "num_dense_layers": 1, "layer_types": ["full_attention", "conv"]}),
+           ("bamba", "Bamba", {"mamba_n_heads": 4, "mamba_d_head": 32, "mamba_d_state": 8, "mamba_n_groups": 1,
+                               "mamba_chunk_size": 4, "attn_layer_indices": [1]}),
+           ("jamba", "Jamba", {"num_experts": 4, "num_experts_per_tok": 2, "mamba_d_state": 8, "mamba_expand": 2,
+                               "attn_layer_offset": 1, "attn_layer_period": 2, "expert_layer_offset": 1,
+                               "expert_layer_period": 2, "use_mamba_kernels": False}),
+           ("qwen3_next", "Qwen3Next", {"head_dim": 16, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                                        "linear_key_head_dim": 16, "linear_value_head_dim": 16, "num_experts": 4,
+                                        "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                                        "shared_expert_intermediate_size": 32,
+                                        "layer_types": ["linear_attention", "full_attention"]}))},
+    "mpt": ("MptModel", "MptConfig", {
+        "vocab_size": 500, "d_model": 64, "n_layers": 2, "n_heads": 4, "max_seq_len": 64, "use_cache": False}, *_IDS),
+    "openai_gpt": ("OpenAIGPTModel", "OpenAIGPTConfig", {
+        "vocab_size": 500, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 64}, *_IDS),
+    **{name: (f"{prefix}Model", f"{prefix}Config", {
+        "vocab_size": 500, "emb_dim": 64, "n_layers": 2, "n_heads": 4, "max_position_embeddings": 64}, *_IDS)
+       for name, prefix in (("xlm", "XLM"), ("flaubert", "Flaubert"))},
+    **{name: (f"{prefix}Model", f"{prefix}Config", {**_SEQ2SEQ, **extra}, ("input_ids", "decoder_input_ids"),
+              [("ids", 12), ("ids", 6)])
+       for name, prefix, extra in (
+           ("pegasus_x", "PegasusX", {"block_size": 4, "num_global_tokens": 2}), ("mvp", "Mvp", {}),
+           ("bigbird_pegasus", "BigBirdPegasus", {"attention_type": "original_full"}))},
+    "prophetnet": ("ProphetNetModel", "ProphetNetConfig", {
+        "vocab_size": 500, "hidden_size": 64, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "num_encoder_layers": 2,
+        "num_decoder_layers": 2, "num_encoder_attention_heads": 4, "num_decoder_attention_heads": 4,
+        "max_position_embeddings": 64, "ngram": 2, "use_cache": False}, ("input_ids", "decoder_input_ids"),
+        [("ids", 12), ("ids", 6)]),
+    "bit": ("BitModel", "BitConfig", {
+        "embedding_size": 16, "hidden_sizes": [16, 32, 48, 64], "depths": [1, 1, 1, 1], "num_groups": 8}, *_IMAGE),
+    "efficientnet": ("EfficientNetModel", "EfficientNetConfig", {  # B0
+        "width_coefficient": 1.0, "depth_coefficient": 1.0, "image_size": 64, "hidden_dim": 1280}, *_IMAGE),
+    "dinov3_convnext": ("DINOv3ConvNextModel", "DINOv3ConvNextConfig", {
+        "hidden_sizes": [16, 32, 48, 64], "depths": [1, 1, 1, 1]}, *_IMAGE),
+    **{name: (f"{prefix}Model", f"{prefix}Config", {**_LAYERS, "image_size": 32, "patch_size": 8, **extra},
+              ("pixel_values",), [(1, 3, 32, 32)])
+       for name, prefix, extra in (
+           ("siglip_vision", "SiglipVision", {}), ("dinov3_vit", "DINOv3ViT", {}),
+           ("aimv2_vision", "Aimv2Vision", {}), ("mlcd_vision", "MLCDVision", {}),
+           ("pixtral", "PixtralVision", {"head_dim": 16}))},
+    **{name: (f"{prefix}Model", f"{prefix}Config", {**_LAYERS, "image_size": 32, "num_frames": 4, **extra},
+              ("pixel_values",), [(1, 4, 3, 32, 32)])
+       for name, prefix, extra in (
+           ("videomae", "VideoMAE", {"patch_size": 8, "tubelet_size": 2}),
+           ("timesformer", "Timesformer", {"patch_size": 8}), ("vivit", "Vivit", {"tubelet_size": [2, 8, 8]}))},
+    "unispeech_sat": ("UniSpeechSatModel", "UniSpeechSatConfig", _SPEECH, *_AUDIO),
+    "dac": ("DacModel", "DacConfig", {  # a neural audio codec: its decoded audio compared
+        "encoder_hidden_size": 8, "downsampling_ratios": [2, 4], "decoder_hidden_size": 16,
+        "upsampling_ratios": [4, 2], "hidden_size": 32, "n_codebooks": 2, "codebook_size": 32, "codebook_dim": 4},
+        ("input_values",), [(1, 1, 400)], "audio_values"),
     "data2vec_audio": ("Data2VecAudioModel", "Data2VecAudioConfig", _SPEECH, *_AUDIO),
     "unispeech": ("UniSpeechModel", "UniSpeechConfig", _SPEECH, *_AUDIO),
     "vit_msn": ("ViTMSNModel", "ViTMSNConfig", {**_LAYERS, "image_size": 64, "patch_size": 16}, *_IMAGE),
