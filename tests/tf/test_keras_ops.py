@@ -12,6 +12,9 @@ from tensorbridge.cli.main import main
 keras = pytest.importorskip("keras")
 torch = pytest.importorskip("torch")
 from keras import layers, ops  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+from tests.ops import onnx_models  # noqa: E402
 
 
 def _ops_model():
@@ -376,4 +379,17 @@ def test_an_attention_mask_shared_by_every_key_reaches_onnxruntime(tmp_path):
              "padding": np.array([[1] * 6, [1, 1, 1, 1, 0, 0]], np.int32)}
     dst = tb.save(tb.load(src), tmp_path / "qpad.onnx")
     report = tb.verify(src, dst, inputs=feeds, rtol=1e-5)
+    assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()
+
+
+@pytest.mark.parametrize("target", ["keras", "tflite"])
+def test_einsum_with_uppercase_subscripts(tmp_path, target):
+    """PEGASUS-X writes "BHGF,BHXF->BHGX": Keras's einsum sizes its result from lowercase subscripts only."""
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Einsum", ["q", "k"], ["scores"], equation="BHGF,BHXF->BHGX")]
+    src = onnx_models.save_model(tmp_path / "einsum.onnx", nodes,
+                     [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 2, 3, 4])],
+                     [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 2, 3, 5])],
+                     {"k": rng.standard_normal((1, 2, 5, 4)).astype(np.float32)})
+    report = onnx_models.convert_and_verify(src, tmp_path, target)
     assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()

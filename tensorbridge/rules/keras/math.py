@@ -195,9 +195,21 @@ def write_det(em, node):
     em.out(node, P.call("ops.det", em.tensor(node.inputs[0])))
 
 
+def _lowercase_subscripts(equation: str) -> str:
+    """The equation with its subscripts renamed a, b, c, ... in order of appearance: Keras's einsum sizes its
+    result from lowercase subscripts only (PEGASUS-X writes "BHGF,BHXF->BHGX")."""
+    names: dict[str, str] = {}
+    for ch in equation:
+        if ch.isalpha() and ch not in names:
+            names[ch] = chr(ord("a") + len(names))
+    if len(names) > 26:
+        return equation
+    return "".join(names.get(ch, ch) for ch in equation)
+
+
 @R.exports("Einsum")
 def write_einsum(em, node):
-    equation = node.attrs["equation"].replace(" ", "")
+    equation = _lowercase_subscripts(node.attrs["equation"].replace(" ", ""))
     em.out(node, P.call("ops.einsum", equation, *(em.tensor(v) for v in node.inputs)))
 
 
