@@ -393,3 +393,17 @@ def test_einsum_with_uppercase_subscripts(tmp_path, target):
                      {"k": rng.standard_normal((1, 2, 5, 4)).astype(np.float32)})
     report = onnx_models.convert_and_verify(src, tmp_path, target)
     assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()
+
+
+@pytest.mark.parametrize("target", ["keras", "tflite", "torch", "flax"])
+def test_a_split_into_one_part(tmp_path, target):
+    """Pixtral's patch embedding splits its batch of one image into one part: the tensor itself (TensorFlow's
+    split takes no empty cut list; generated code had assigned the one-item list)."""
+    nodes = [helper.make_node("Split", ["x", "sizes"], ["part"], axis=0),
+             helper.make_node("Relu", ["part"], ["y"])]
+    src = onnx_models.save_model(tmp_path / "split.onnx", nodes,
+                                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4])],
+                                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4])],
+                                 {"sizes": np.array([1], np.int64)})
+    report = onnx_models.convert_and_verify(src, tmp_path, target)
+    assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()

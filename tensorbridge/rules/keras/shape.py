@@ -189,6 +189,8 @@ def write_split(em, node):
         parts = split_sizes(x.shape[axis], node.attrs.get("num_outputs") or len(node.outputs))
     else:
         raise Unsupported("Split of a dynamic dim")
+    if len(parts) == 1:  # one part (Pixtral's patch embedding): the tensor itself (TensorFlow's split takes no cut)
+        return em.alias(node, em.tensor(x))
     cuts = [int(c) for c in np.cumsum(parts)[:-1]]
     em.outs(node, P.call("ops.split", em.tensor(x), cuts, axis=axis), len(node.outputs))
 
