@@ -885,8 +885,8 @@ def _decompose_compress(graph, node):
     """A Gather of the positions of the condition's true entries (a NonZero), along the axis or of the flattened
     input: for runtimes whose selection splits indices of a computed count (LiteRT)."""
     x, condition = node.inputs
-    if vector_condition_blocker(node):
-        return vector_condition_blocker(node)
+    if why := vector_condition_blocker(node):
+        return why
     b = Builder.replacing(node)
     axis = node.attrs.get("axis")
     if axis is None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.rules.torch.base import R
+from tensorbridge.rules.torch.shape import index_vector
 
 complex_aten = functools.partial(R.imports, kind="complex")
 #: what a model taking or returning a complex tensor is told
@@ -60,6 +61,17 @@ def pair(imp, real, imag, tag: str = "pair"):
 def _part_type(imp):
     """The type of the parts of the current op's complex result."""
     return np.float64 if imp.meta().dtype.itemsize == 16 else np.float32
+
+
+def _conjugate(imp, pair_value, tag: str = "conj"):
+    """The pair with its imaginary part negated."""
+    return imp.emit("Mul", [pair_value, imp.const([1.0, -1.0], pair_value.dtype)], suffix=tag)
+
+
+def _polar(imp, magnitude, angle):
+    """magnitude * (cos(angle), sin(angle))."""
+    return pair(imp, imp.emit("Mul", [magnitude, imp.emit("Cos", [angle], suffix="cos")], suffix="re"),
+                imp.emit("Mul", [magnitude, imp.emit("Sin", [angle], suffix="sin")], suffix="im"))
 
 
 def _operand(imp, arg):
@@ -115,16 +127,13 @@ def read_complex(imp, node, real, imag):
 
 @complex_aten("polar", produces=("Cos", "Sin", "Mul", "Concat", "Unsqueeze"))
 def read_polar(imp, node, magnitude, angle):
-    """abs * (cos(angle), sin(angle)), as torch.polar."""
-    m, a = imp.value(magnitude), imp.value(angle)
-    return pair(imp, imp.emit("Mul", [m, imp.emit("Cos", [a], suffix="cos")], suffix="re"),
-                imp.emit("Mul", [m, imp.emit("Sin", [a], suffix="sin")], suffix="im"))
+    return _polar(imp, imp.value(magnitude), imp.value(angle))
 
 
 # -- arithmetic -------------------------------------------------------------------------------------------------------
 @complex_aten("_conj", "conj", "conj_physical", produces="Mul")
 def read_conj(imp, node, x):
-    return imp.emit("Mul", [imp.value(x), imp.const([1.0, -1.0], np.float32)], suffix="conj")
+    return _conjugate(imp, imp.value(x))
 
 
 @complex_aten("neg", produces="Neg")
@@ -136,9 +145,7 @@ def read_neg(imp, node, x):
 def read_exp(imp, node, x):
     """exp(a + bi) = exp(a) (cos b + i sin b): `magnitude * torch.exp(1j * phase)`."""
     real, imag = parts(imp, imp.value(x))
-    scale = imp.emit("Exp", [real], suffix="exp")
-    return pair(imp, imp.emit("Mul", [scale, imp.emit("Cos", [imag], suffix="cos")], suffix="re"),
-                imp.emit("Mul", [scale, imp.emit("Sin", [imag], suffix="sin")], suffix="im"))
+    return _polar(imp, imp.emit("Exp", [real], suffix="exp"), imag)
 
 
 def _norm(imp, x, keepdims: int):
@@ -190,8 +197,7 @@ def read_div(imp, node, a, b, rounding_mode=None):
     left, right = _as_pair(imp, _operand(imp, a)), _operand(imp, b)
     if isinstance(right, tuple):
         return imp.emit("Div", [left, right[1]], suffix="quotient")
-    conj = imp.emit("Mul", [right, imp.const([1.0, -1.0], np.float32)], suffix="conj")
-    return imp.emit("Div", [_product(imp, left, conj), _norm(imp, right, 1)], suffix="quotient")
+    return imp.emit("Div", [_product(imp, left, _conjugate(imp, right)), _norm(imp, right, 1)], suffix="quotient")
 
 
 # -- Fourier transforms ------------------------------------------------------------------------------------------------
@@ -262,7 +268,7 @@ def read_fft_c2r(imp, node, x, dim, normalization, last_dim_size):
     mirrored = list(range((n + 1) // 2 - 1, 0, -1))
     if mirrored:
         tail = imp.emit("Gather", [y, imp.const(mirrored, np.int64)], {"axis": last}, suffix="mirrored")
-        tail = imp.emit("Mul", [tail, imp.const([1.0, -1.0], np.float32)], suffix="conjugated")
+        tail = _conjugate(imp, tail, "conjugated")
         y = imp.emit("Concat", [y, tail], {"axis": last}, suffix="spectrum")
     real = parts(imp, _dft(imp, y, last, inverse=True), "signal_")[0]
     return _normalized(imp, real, _sizes(x, dims[:-1]) + [n], normalization, inverse=True)
@@ -275,9 +281,7 @@ def _axis(x, dim) -> int:
 
 @complex_aten("slice", produces="Slice")
 def read_slice(imp, node, x, dim=0, start=None, end=None, step=1):
-    bounds = [imp.emit("Reshape", [imp.value(b), imp.const([1], np.int64)], suffix=tag) if hasattr(b, "op") or
-              not isinstance(b, int) else imp.const([b], np.int64)
-              for b, tag in ((0 if start is None else start, "start"), (2**63 - 1 if end is None else end, "end"))]
+    bounds = [index_vector(imp, b) for b in (0 if start is None else start, 2**63 - 1 if end is None else end)]
     return imp.emit("Slice", [imp.value(x), *bounds, imp.const([_axis(x, dim)], np.int64),
                               imp.const([step], np.int64)], suffix="slice")
 

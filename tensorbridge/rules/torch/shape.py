@@ -206,7 +206,8 @@ def write_split(em, node):
     em.outs(node, P.call("torch.split", em.tensor(x), arg, axis), len(node.outputs))
 
 
-def _index_vec(imp, v):
+def index_vector(imp, v):
+    """An int or a size as an IR int64[1] value (a slice bound)."""
     if isinstance(v, int):
         return imp.const([v], dtype=np.int64)
     out = imp.value(v)
@@ -219,7 +220,7 @@ def read_slice(imp, node, x, dim=0, start=None, end=None, step=1):
     end = 2**63 - 1 if end is None else end
     if isinstance(start, int) and isinstance(end, int) and start == 0 and end >= 2**62 and step == 1:
         return imp.value(x)
-    return imp.emit("Slice", [imp.value(x), _index_vec(imp, start), _index_vec(imp, end),
+    return imp.emit("Slice", [imp.value(x), index_vector(imp, start), index_vector(imp, end),
                               imp.const([dim], dtype=np.int64), imp.const([step], dtype=np.int64)])
 
 
