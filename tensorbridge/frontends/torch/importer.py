@@ -18,6 +18,7 @@ import numpy as np
 
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.frontends.torch.decompose import decompose_unconvertible
+from tensorbridge.frontends.torch.fold import fold_in_torch
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
 from tensorbridge.ir.graph import Graph
@@ -146,6 +147,7 @@ class Importer:
         self.prefix = ""  # inside a control-flow branch: its graph's name, which names its nodes
         self.state: dict[str, tuple[Value, np.ndarray]] = {}  # buffer written by the program -> (input, initial)
         self.state_written: dict[str, Value] = {}  # buffer -> the value the call leaves in it
+        self.folded = fold_in_torch(ep)  # fx node name -> what it computes from buffers and literals
 
     # -- driver -----------------------------------------------------------------------------
     def run(self) -> Graph:
@@ -168,10 +170,16 @@ class Importer:
                         v.meta["role"] = "buffer"  # not trained: what the source computes from it is not either
                 else:
                     self.env[node.name] = self._input(node)
+            elif node.op == "call_function" and node.name in self.folded:
+                self.env[node.name] = self.graph.add_constant(self.name(), to_numpy(self.folded[node.name]))
+                self.env[node.name].meta["role"] = "buffer"
             elif node.op == "call_function":
                 self.env[node.name] = self._call(node)
             elif node.op == "output":
                 self._outputs(node)
+        for name in self.folded:  # a step of a folded computation that only the next step read
+            if not self.env[name].uses() and self.env[name] not in self.graph.outputs:
+                self.graph.remove_constant(self.env[name])
         self._carry_state()
         self.graph.metadata.update({"source_framework": "torch"})
         # what the source computes from buffers and literals; a quantized weight keeps its (de)quantization
@@ -191,7 +199,7 @@ class Importer:
         for node in (node for graph in graphs for node in graph.nodes):
             if node in boundary and touches_complex(node):
                 self.report.add("complex tensor", node.name, BOUNDARY)
-            if node.op != "call_function" or node.target is operator.getitem:
+            if node.op != "call_function" or node.target is operator.getitem or node.name in self.folded:
                 continue
             key = rule_key(node)
             if key is not None and key[0] == "complex" and REGISTRY.import_rule(key[1], key[0]) is None:
