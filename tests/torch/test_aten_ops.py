@@ -484,3 +484,29 @@ def test_masked_assignments(tmp_path, to, dest):
     graph = tb.load(module, example_inputs=(h, ids))
     for got, want in zip(_run_written(graph, tmp_path / dest, [h.numpy(), ids.numpy()], to), expected):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+class _InterleavedRotary(torch.nn.Module):
+    """Wan's rotary embedding: the rotated pairs written into every other element of an empty tensor, and a
+    strided write that stops before the end (start, end and step all given)."""
+
+    def forward(self, x, cos, sin):
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        out = torch.empty_like(x)
+        out[..., 0::2] = x1 * cos - x2 * sin
+        out[..., 1::2] = x1 * sin + x2 * cos
+        out[:, 1:5:3] = out[:, 1:5:3] * 2
+        return out
+
+
+@pytest.mark.parametrize("to", ["onnx", "torch", "pt2", "keras", "tflite", "flax"])
+def test_strided_slice_assignment_reaches_every_target(to, tmp_path):
+    if to == "flax":
+        pytest.importorskip("flax")
+    module = _InterleavedRotary()
+    feeds = (_floats(2, 6, 8), _floats(2, 6, 4), _floats(2, 6, 4))
+    graph = tb.load(torch.export.export(module, feeds))
+    assert "ScatterElements" in graph.op_histogram()
+    dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite", "pt2": "model.pt2"}.get(to, f"model_{to}")
+    (got,) = _run_written(graph, dest, [f.numpy() for f in feeds], to)
+    np.testing.assert_allclose(got, module(*feeds).numpy(), rtol=1e-6, atol=1e-6)

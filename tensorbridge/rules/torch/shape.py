@@ -881,14 +881,17 @@ def _masked_put(imp, node, x, dim: int, mask, values, accumulate: bool):
     return imp.emit("ScatterND", [xv, where, vv], {"reduction": "add" if accumulate else "none"})
 
 
-@aten("slice_scatter", produces="Concat")
+@aten("slice_scatter", produces=("Concat", "ScatterElements"))
 def read_slice_scatter(imp, node, x, src, dim=0, start=None, end=None, step=1):
-    """x with x[start:end] along dim replaced by src: the parts before and after around it."""
+    """x with x[start:end:step] along dim replaced by src: the parts before and after around it; a strided
+    slice (a rotary embedding's `out[..., 0::2] = ...`) as a scatter to its positions."""
     size, start = imp.meta(x).shape[dim], start or 0
     to_end = end is None or end is size or (isinstance(end, int) and isinstance(size, int) and end >= size) or \
         (isinstance(end, int) and end >= 2 ** 62)  # `x[1:] = y` of a dim whose size is symbolic (TorchScript)
-    if step != 1 or not isinstance(start, int) or not (to_end or isinstance(end, int)):
-        raise ModelError(f"{node.name}: slice_scatter with a step or a dynamic bound is not supported")
+    if step != 1:
+        return _strided_scatter(imp, node, x, src, dim, start, size if to_end else end, step)
+    if not isinstance(start, int) or not (to_end or isinstance(end, int)):
+        raise ModelError(f"{node.name}: slice_scatter with a dynamic bound is not supported")
     xv = imp.value(x)
     axis = imp.const([dim], dtype=np.int64)
     parts = [imp.emit("Slice", [xv, imp.const([0], dtype=np.int64), imp.const([start], dtype=np.int64), axis],
@@ -898,6 +901,21 @@ def read_slice_scatter(imp, node, x, src, dim=0, start=None, end=None, step=1):
         parts.append(imp.emit("Slice", [xv, imp.const([end], dtype=np.int64),
                                         imp.const([np.iinfo(np.int64).max], dtype=np.int64), axis], suffix="after"))
     return imp.emit("Concat", parts, {"axis": int(dim)}) if len(parts) > 1 else parts[0]
+
+
+def _strided_scatter(imp, node, x, src, dim: int, start, end, step):
+    """x[start:end:step] = src along dim, of a dim of known size: ScatterElements at the slice's positions (an
+    index per position along dim, spread over src's other dims when the model runs)."""
+    size = imp.meta(x).shape[dim]
+    if not all(isinstance(v, int) for v in (size, start, end, step)):
+        raise ModelError(f"{node.name}: slice_scatter with a step over a dim of run-time size is not supported")
+    rank = len(imp.meta(x).shape)
+    dim = dim % rank
+    positions = np.arange(size)[slice(start, end, step)].reshape([-1 if a == dim else 1 for a in range(rank)])
+    sv = imp.value(src)
+    index = imp.emit("Expand", [imp.const(positions, dtype=np.int64), imp.emit("Shape", [sv], suffix="src_shape")],
+                     suffix="positions")
+    return imp.emit("ScatterElements", [imp.value(x), index, sv], {"axis": dim})
 
 
 @aten("diagonal", produces="Gather")
