@@ -190,6 +190,58 @@ def transpose(data, perm):
     return np.transpose(data, perm)
 
 
+#: the most dims the targets' transpose kernels take (LiteRT's TRANSPOSE: 6)
+MOST_DIMS = 6
+
+
+def _decompose_transpose(graph, node) -> bool | str:
+    """A transpose of more than a target's dims (LiteRT takes 6; CogVideoX patchifies with 7): the input's axes
+    that stay side by side, in order, move as one axis. Where a Reshape makes the input, the merged one reads
+    that Reshape's input; where Reshapes read the output, they read the merged transpose's: the tensors of
+    full rank are never made."""
+    shape = node.inputs[0].shape
+    if shape is None or len(shape) <= MOST_DIMS:
+        return False
+    if not shapes.is_static(shape):
+        return "a transpose of run-time dims"
+    perm = node.attrs.get("perm") or list(reversed(range(len(shape))))
+    runs: list[list[int]] = []  # the input's axes, in output order, as runs of neighbours
+    for axis in perm:
+        if runs and runs[-1][-1] + 1 == axis:
+            runs[-1].append(axis)
+        else:
+            runs.append([axis])
+    if len(runs) == len(shape):
+        return "no two neighbouring axes stay together"
+    merged = sorted(runs)
+    b = Builder.replacing(node)
+    source, maker = node.inputs[0], node.inputs[0].producer
+    unmade = maker is not None and maker.op == "Reshape" and len(source.uses()) == 1
+    x = b.op("Reshape", maker.inputs[0] if unmade else source,
+             b.named([int(np.prod([shape[a] for a in run])) for run in merged], "merged_shape", np.int64),
+             suffix="merged")
+    moved = b.op("Transpose", x, perm=[merged.index(run) for run in runs], suffix="moved")
+    readers = node.outputs[0].uses()
+    if readers and node.outputs[0] not in graph.outputs and all(_plain_reshape(r, i) for r, i in readers):
+        for reader, i in readers:
+            reader.set_input(i, moved)
+        graph.remove_node(node)
+    else:
+        graph.replace_node(node, [b.op("Reshape", moved, b.named([shape[a] for a in perm], "shape", np.int64))])
+    if unmade and not source.uses():
+        graph.remove_node(maker)
+    return True
+
+
+def _plain_reshape(node, index: int) -> bool:
+    """A Reshape to a constant shape whose entries do not copy the input's dims (0), whatever the input's rank."""
+    target = const_ints(node.inputs[1]) if node.op == "Reshape" and index == 0 and len(node.inputs) > 1 else None
+    return target is not None and (0 not in target or node.attrs.get("allowzero"))
+
+
+set_decomposition("Transpose", _decompose_transpose)
+
+
 def _squeeze_infer(inputs, attrs):
     s = inputs[0].shape
     axes = const_ints(inputs[1]) if len(inputs) > 1 and inputs[1] is not None else []
