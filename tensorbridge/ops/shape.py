@@ -144,7 +144,6 @@ def _decompose_reshape_allowzero(graph, node):
     return True
 
 
-set_decomposition("Reshape", _decompose_reshape_allowzero)
 
 
 def slice_spans(b: Builder, x, spans, suffix: str = ""):
@@ -195,30 +194,31 @@ MOST_DIMS = 6
 
 
 def _decompose_transpose(graph, node) -> bool | str:
-    """A transpose of more than a target's dims (LiteRT takes 6; CogVideoX patchifies with 7): the input's axes
-    that stay side by side, in order, move as one axis. Where a Reshape makes the input, the merged one reads
-    that Reshape's input; where Reshapes read the output, they read the merged transpose's: the tensors of
-    full rank are never made."""
+    """A transpose of more than a target's dims (LiteRT takes 6; CogVideoX and Wan unpatchify with 7 and 8): axes
+    of size 1 dropped, the input's axes that stay side by side, in order, move as one axis. Where a Reshape makes
+    the input, the merged one reads that Reshape's input; where Reshapes read the output, they read the merged
+    transpose's: the tensors of full rank are never made."""
     shape = node.inputs[0].shape
     if shape is None or len(shape) <= MOST_DIMS:
         return False
     if not shapes.is_static(shape):
         return "a transpose of run-time dims"
     perm = node.attrs.get("perm") or list(reversed(range(len(shape))))
-    runs: list[list[int]] = []  # the input's axes, in output order, as runs of neighbours
-    for axis in perm:
+    kept = [a for a in range(len(shape)) if shape[a] != 1]  # a unit axis moves no element
+    runs: list[list[int]] = []  # the kept axes, in output order, as runs of neighbours
+    for axis in (kept.index(a) for a in perm if shape[a] != 1):
         if runs and runs[-1][-1] + 1 == axis:
             runs[-1].append(axis)
         else:
             runs.append([axis])
     if len(runs) == len(shape):
-        return "no two neighbouring axes stay together"
+        return "no two neighbouring axes stay together, and none has size 1"
     merged = sorted(runs)
     b = Builder.replacing(node)
     source, maker = node.inputs[0], node.inputs[0].producer
     unmade = maker is not None and maker.op == "Reshape" and len(source.uses()) == 1
     x = b.op("Reshape", maker.inputs[0] if unmade else source,
-             b.named([int(np.prod([shape[a] for a in run])) for run in merged], "merged_shape", np.int64),
+             b.named([int(np.prod([shape[kept[a]] for a in run])) for run in merged], "merged_shape", np.int64),
              suffix="merged")
     moved = b.op("Transpose", x, perm=[merged.index(run) for run in runs], suffix="moved")
     readers = node.outputs[0].uses()
@@ -240,6 +240,24 @@ def _plain_reshape(node, index: int) -> bool:
 
 
 set_decomposition("Transpose", _decompose_transpose)
+
+
+def _decompose_reshape(graph, node) -> bool | str:
+    """allowzero (see _decompose_reshape_allowzero); a Reshape to more than a target's dims that only Reshapes read
+    (a flatten of a wide tensor): they read its input instead, and the wide tensor is never made."""
+    out = node.outputs[0]
+    if out.shape is None or len(out.shape) <= MOST_DIMS:
+        return _decompose_reshape_allowzero(graph, node)
+    readers = out.uses()
+    if not readers or out in graph.outputs or not all(_plain_reshape(r, i) for r, i in readers):
+        return "a wide tensor that more than Reshapes read"
+    for reader, i in readers:
+        reader.set_input(i, node.inputs[0])
+    graph.remove_node(node)
+    return True
+
+
+set_decomposition("Reshape", _decompose_reshape)
 
 
 def _squeeze_infer(inputs, attrs):
