@@ -22,7 +22,8 @@ _floats, _ints = ARRAYS.floats, ARRAYS.ints
 CASES = {
     "arithmetic": (lambda x: ops.square(x) + ops.rsqrt(ops.abs(x) + 1) + ops.expm1(x) + ops.log1p(ops.abs(x))
                    + ops.log2(ops.abs(x) + 1) + ops.log10(ops.abs(x) + 1) + ops.trunc(x * 3)
-                   + ops.erfc(x) + ops.arctan2(x, x * x - 0.5), [_floats(2, 3, 4)], {"Square", "Arctan2", "Trunc"}),
+                   + ops.erfc(x) + ops.arctan2(x, x * x - 0.5) + ops.stop_gradient(x) * 2, [_floats(2, 3, 4)],
+                   {"Square", "Arctan2", "Trunc", "StopGradient"}),
     "integers": (lambda a, b: ops.floor_divide(a, b) * 100 + ops.fmod(a, b) * 10 + ops.left_shift(a, 2)
                  + ops.right_shift(a, 1) + ops.cast(ops.not_equal(a, b), "int32"),
                  [_ints(-9, 9, 2, 6), np.where(_ints(0, 2, 2, 6) > 0, 1, -1).astype(np.int32) * _ints(1, 4, 2, 6)],

@@ -251,6 +251,12 @@ def read_op_round(imp, op, args, kwargs, node):
     return imp.emit("Round", [args[0]])
 
 
+@keras_op("StopGradient", produces=())
+def read_op_stop_gradient(imp, op, args, kwargs, node):
+    """ops.stop_gradient (GPT-OSS's router): the value itself at inference."""
+    return args[0]
+
+
 @layer("Dropout", "SpatialDropout1D", "SpatialDropout2D", "GaussianNoise", "GaussianDropout", "AlphaDropout",
        "Identity", "ActivityRegularization", produces=())
 def read_identity(imp, layer, inputs, node):
