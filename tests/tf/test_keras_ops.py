@@ -154,6 +154,33 @@ def test_a_layer_computing_with_the_batch_size_is_traced_at_batch_one(tmp_path, 
     assert tb.verify(src, dst, inputs={"patches": x}).ok
 
 
+def test_layers_traced_before_the_batch_is_fixed_are_traced_again_at_batch_one():
+    """Swin's patch embedding reshapes by `ops.shape(x)[0]`, read while the batch is open as the input's own dim;
+    once a later layer fixes the batch at 1, that reshape (traced as (None, -1, c)) would leave two dims open: the
+    layer is traced again at batch 1."""
+    @keras.saving.register_keras_serializable(package="tests")
+    class Flatten(layers.Layer):
+        def call(self, x):
+            return ops.reshape(x, (ops.shape(x)[0], -1, ops.shape(x)[-1]))
+
+    @keras.saving.register_keras_serializable(package="tests")
+    class Token(layers.Layer):
+        def build(self, shape):
+            self.token = self.add_weight(shape=(1, 1, shape[-1]), initializer="random_normal", name="token")
+
+        def call(self, x):
+            return ops.concatenate([ops.tile(self.token, (ops.shape(x)[0], 1, 1)), x], axis=1)
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((4, 2, 8), name="patches")
+    model = keras.Model(x_in, layers.Dense(4)(Token()(Flatten()(x_in))))
+    x = np.random.default_rng(0).standard_normal((1, 4, 2, 8)).astype(np.float32)
+    graph = tb.load(model)
+    assert graph.inputs[0].shape[0] == 1
+    np.testing.assert_allclose(tb.run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name], np.asarray(model(x)),
+                               rtol=1e-5, atol=1e-6)
+
+
 @keras.saving.register_keras_serializable(package="tests")
 def gelu_approximate(x):
     """A custom activation function, as keras_hub registers its own."""

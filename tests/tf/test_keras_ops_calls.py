@@ -103,6 +103,8 @@ def _preprocessed(x):
     return layers.CenterCrop(4, 5)(layers.Resizing(7, 9)(y)) + layers.Resizing(4, 5, interpolation="nearest")(y)
 
 
+CASES["einsum_of_a_computed_tensor"] = (  # ViTDet's relative positions: a backend tensor the layer computed
+    lambda x: ops.einsum("bij,jk->bik", x, ops.convert_to_tensor(_floats(4, 3))), [_floats(2, 5, 4)], {"Einsum"})
 CASES["products_orders"] = (
     lambda x: ops.reshape(ops.tensordot(x, np.ones((4, 2), np.float32), axes=1), (-1, 6))
     + ops.reshape(ops.dot(x, np.ones((4, 2), np.float32)), (-1, 6))

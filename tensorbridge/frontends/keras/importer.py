@@ -131,6 +131,7 @@ class Importer:
         self.traced: dict[int, object] = {}  # id(keras node) -> the functional graph its custom layer's call builds
         self.renamed: list = []  # (keras operation, its name) renamed while traced, restored after the import
         self.batch_fixed_by: list[str] = []  # layers traced only with the batch size known (it is then 1)
+        self.open_batch: list = []  # keras nodes whose custom layer was traced with the batch size open
         self.variables: dict[int, Value] = {}  # id(keras variable) -> its weight
 
     def run(self) -> Graph:
@@ -150,6 +151,7 @@ class Importer:
         batch = "batch"
         if self.batch_fixed_by:
             batch = 1
+            self._retrace_with_batch()
             log.warning("the batch size is fixed at 1: layers %s compute with it in Python", ", ".join(
                 self.batch_fixed_by))
         for t in self.model.inputs:
@@ -195,15 +197,29 @@ class Importer:
                 if self.input_shapes:  # traced on the shapes the given ones make, as the walk reaches it
                     self.deferred.add(id(node))
                     continue
-                traced, why = trace_layer(layer, node, renamed=self.renamed)
-                if traced is None:  # a layer may need the batch size (it is then fixed at 1)
+                fixed = 1 if self.batch_fixed_by else None
+                traced, why = trace_layer(layer, node, batch=fixed, renamed=self.renamed)
+                if traced is None and fixed is None:  # a layer may need the batch size (it is then fixed at 1)
                     traced = trace_layer(layer, node, batch=1, renamed=self.renamed)[0]
                     self.batch_fixed_by += [layer.name] if traced is not None else []
+                elif fixed is None:
+                    self.open_batch.append(node)
                 if traced is None:
                     self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
                 else:
                     self.traced[id(node)] = traced
                     self._preflight_traced(traced)
+
+    def _retrace_with_batch(self) -> None:
+        """Once the batch size is fixed, the layers traced before with it open are traced with it known: what they
+        compute from it (Swin's `ops.reshape(x, (ops.shape(x)[0], -1, c))`) then reads as that size, where an open
+        one leaves two dims of a reshape open."""
+        for node in self.open_batch:
+            traced = trace_layer(node.operation, node, batch=1, renamed=self.renamed)[0]
+            if traced is not None:
+                self.traced[id(node)] = traced
+                self._preflight_traced(traced)
+        self.report.raise_if_any("Nothing was written.")
 
     def _preflight_traced(self, traced) -> None:
         model = traced.model if isinstance(traced, ComputedOutputs) else traced
@@ -291,6 +307,8 @@ class Importer:
             if id(args) not in self.variables:
                 self.variables[id(args)] = self.build.weight(args.path.replace("/", "."), np.asarray(args.numpy()))
             return self.variables[id(args)]
+        if hasattr(args, "numpy") and hasattr(args, "dtype"):  # a backend tensor the layer computed when traced
+            return np.asarray(args.numpy())
         return args
 
     def _at(self, layer) -> None:

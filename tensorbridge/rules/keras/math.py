@@ -13,7 +13,7 @@ from tensorbridge.codegen.rule_helpers import Unsupported, const_operand, top_k_
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
 from tensorbridge.rules.core import shift_in_range
-from tensorbridge.rules.keras.base import R, int_operand, keras_op, op_row
+from tensorbridge.rules.keras.base import R, int_operand, keras_op, op_row, operand_value, result_dtype
 
 op_row("Arccos", "Acos", "ops.arccos")
 op_row("Arccosh", "Acosh", "ops.arccosh")
@@ -187,7 +187,8 @@ def write_trilu(em, node):
 
 @keras_op("Einsum", produces="Einsum")
 def read_op_einsum(imp, op, args, kwargs, node):
-    return imp.emit("Einsum", list(args), {"equation": op.subscripts})
+    """ops.einsum; an operand the layer computed when traced (ViTDet's relative positions) is a constant."""
+    return imp.emit("Einsum", [operand_value(imp, a, result_dtype(node)) for a in args], {"equation": op.subscripts})
 
 
 @R.exports("Det")
