@@ -103,6 +103,9 @@ def _preprocessed(x):
     return layers.CenterCrop(4, 5)(layers.Resizing(7, 9)(y)) + layers.Resizing(4, 5, interpolation="nearest")(y)
 
 
+CASES["where_of_numbers"] = (  # GPT-OSS's router: a condition of int32 numbers, true where not zero
+    lambda x, k: ops.where(k, x, -x) + ops.where(ops.cast(x > 0, "float32"), 1.0, 0.0),
+    [_floats(2, 5), _ints(-1, 2, 2, 5)], {"Where"})
 CASES["einsum_of_a_computed_tensor"] = (  # ViTDet's relative positions: a backend tensor the layer computed
     lambda x: ops.einsum("bij,jk->bik", x, ops.convert_to_tensor(_floats(4, 3))), [_floats(2, 5, 4)], {"Einsum"})
 CASES["products_orders"] = (
@@ -139,3 +142,12 @@ def test_keras_ops_call_reads_as_keras_computes(name):
     expected = np.asarray(model(arrays, training=False))  # inference: augmentation layers pass images through
     assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, got.shape, expected.shape)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_condition_of_numbers_is_read_as_booleans():
+    """ops.where takes a condition of numbers (true where not zero); the IR's Where, as ONNX's, takes booleans."""
+    fn, arrays, _ = CASES["where_of_numbers"]
+    inputs = [keras.Input(a.shape[1:], dtype=str(a.dtype)) for a in arrays]
+    graph = tb.load(keras.Model(inputs, fn(*inputs)))
+    conditions = [n.inputs[0].dtype for n in graph.nodes if n.op == "Where"]
+    assert conditions and all(d == np.dtype(bool) for d in conditions), conditions

@@ -185,8 +185,8 @@ def result_dtype(node) -> np.dtype:
 
 def elementwise(imp, op, args, kwargs, node, ir_op: str):
     """One IR op over the operands; constants and mixed-type tensors are brought to the operands' common
-    type: the result's, or for a comparison its first tensor's (Where's condition stays boolean); a logical op's
-    operands are bools (Keras reads a number as true where it is not zero)."""
+    type: the result's, or for a comparison its first tensor's; Where's condition and a logical op's operands are
+    bools (Keras reads a number as true where it is not zero)."""
     out = result_dtype(node)
     tensors = [a for a in args if isinstance(a, Value)]
     comparison = out.kind == "b" and ir_op not in LOGICAL and any(t.dtype is not None and t.dtype.kind != "b"
@@ -194,9 +194,10 @@ def elementwise(imp, op, args, kwargs, node, ir_op: str):
     common = tensors[0].dtype if comparison else out
     values = []
     for i, a in enumerate(args):
-        v = operand_value(imp, a, common)
-        if v.dtype is not None and common is not None and v.dtype != common and not (ir_op == "Where" and i == 0):
-            v = imp.emit("Cast", [v], {"to": dtypes.name(common)}, suffix=f"cast{i}")
+        want = np.dtype(bool) if ir_op == "Where" and i == 0 else common  # a number: true where it is not zero
+        v = operand_value(imp, a, want)
+        if v.dtype is not None and want is not None and v.dtype != want:
+            v = imp.emit("Cast", [v], {"to": dtypes.name(want)}, suffix=f"cast{i}")
         values.append(v)
     return imp.emit(ir_op, values)
 
