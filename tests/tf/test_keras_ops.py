@@ -434,3 +434,21 @@ def test_a_split_into_one_part(tmp_path, target):
                                  {"sizes": np.array([1], np.int64)})
     report = onnx_models.convert_and_verify(src, tmp_path, target)
     assert report.ok and not any(o.inconclusive for o in report.outputs), report.summary()
+
+
+def test_a_tensor_the_layer_computed_meets_a_symbolic_one_in_an_operator():
+    """Moonshine's attention mask: `ops.arange` of a known length is a TensorFlow tensor when traced, and its `<`
+    with a symbolic tensor is the symbolic tensor's reflected comparison (TensorFlow's own refuses a KerasTensor)."""
+    @keras.saving.register_keras_serializable(package="tests")
+    class LengthMask(layers.Layer):
+        def call(self, x, lengths):
+            positions = ops.arange(ops.shape(x)[1], dtype="int32")
+            mask = ops.cast(positions[None, :] < lengths[:, None], "float32")[..., None]
+            return ops.cast(positions * 2, "float32")[:, None] + mask * x
+
+    x_in, lengths_in = keras.Input((None, 3), name="x"), keras.Input((), dtype="int32", name="lengths")
+    model = keras.Model([x_in, lengths_in], LengthMask()(x_in, lengths_in))
+    x, lengths = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32), np.array([2, 4], np.int32)
+    graph = tb.load(model, input_shapes={"x": [2, 5, 3], "lengths": [2]})
+    got = tb.run(graph, {"x": x, "lengths": lengths})[graph.outputs[0].name]
+    np.testing.assert_allclose(got, np.asarray(model([x, lengths])), rtol=1e-6)

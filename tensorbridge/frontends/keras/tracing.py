@@ -84,6 +84,18 @@ _VARIABLE_ARITHMETIC = {"__add__": "add", "__sub__": "subtract", "__mul__": "mul
                         "__matmul__": "matmul", "__pow__": "power"}
 
 
+#: the operators of a TensorFlow tensor that defer to a symbolic operand's reflected ones while a layer is traced
+_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__matmul__", "__rmatmul__", "__pow__",
+              "__rpow__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__rand__", "__or__", "__ror__")
+
+
+def _deferring(keras, method):
+    def operator(self, other):
+        return NotImplemented if isinstance(other, keras.KerasTensor) else method(self, other)
+    return operator
+
+
 @contextlib.contextmanager
 def _traceable(keras):
     """What lets a layer's Python run on symbolic tensors while it is traced:
@@ -96,7 +108,10 @@ def _traceable(keras):
     - `tf.gather`, which a layer may call under the TensorFlow backend (keras_hub's DeBERTa-v3 attention), is the
       keras.ops call it equals on symbolic tensors (`symbolic_gather`);
     - `ops.ndim` of a symbolic tensor is its rank as a Python int, as it is of a live one (RoFormer-v2's rotary
-      embedding branches on it), where Keras would give another symbolic tensor."""
+      embedding branches on it), where Keras would give another symbolic tensor;
+    - a TensorFlow tensor the layer computed (`ops.arange` of a known length) with a symbolic one in an operator
+      (Moonshine's `indices[None, :] < lengths[:, None]`) leaves the operation to the symbolic tensor's reflected
+      operator, a keras.ops call, where TensorFlow's would take the symbolic tensor for its own."""
     from keras.src.backend import compute_output_spec
 
     base, variable = keras.layers.Layer, keras.Variable
@@ -132,6 +147,9 @@ def _traceable(keras):
 
     tf = sys.modules.get("tensorflow")  # the backend's, when it is TensorFlow
     functions = {(keras.ops, "ndim"): ndim, **({(tf, "gather"): gather} if tf is not None else {})}
+    if tf is not None:  # a TensorFlow tensor's operator with a symbolic one defers to the symbolic one's
+        functions.update({(tf.Tensor, name): _deferring(keras, getattr(tf.Tensor, name))
+                          for name in _OPERATORS if hasattr(tf.Tensor, name)})
     for (module, name), function in functions.items():
         saved[module, name] = getattr(module, name)
         setattr(module, name, function)
