@@ -452,3 +452,25 @@ def test_a_tensor_the_layer_computed_meets_a_symbolic_one_in_an_operator():
     graph = tb.load(model, input_shapes={"x": [2, 5, 3], "lengths": [2]})
     got = tb.run(graph, {"x": x, "lengths": lengths})[graph.outputs[0].name]
     np.testing.assert_allclose(got, np.asarray(model([x, lengths])), rtol=1e-6)
+
+
+def test_a_kernel_the_layer_computes_from_its_weights():
+    """Qwen3.5's short convolution: a depthwise kernel reshaped from the layer's weight when traced (a TensorFlow
+    tensor, not a symbolic one), and a convolution kernel computed likewise, read as constants."""
+    @keras.saving.register_keras_serializable(package="tests")
+    class ShortConv(layers.Layer):
+        def build(self, shape):
+            self.taps = self.add_weight(shape=(shape[-1], 3), initializer="random_normal", name="taps")
+            self.mix = self.add_weight(shape=(shape[-1], shape[-1]), initializer="random_normal", name="mix")
+
+        def call(self, x):
+            depthwise = ops.depthwise_conv(x, ops.expand_dims(ops.transpose(self.taps), -1), padding="same")
+            return ops.conv(depthwise, ops.expand_dims(self.mix * 2, 0))
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((6, 4), name="x")
+    model = keras.Model(x_in, ShortConv()(x_in))
+    x = np.random.default_rng(0).standard_normal((1, 6, 4)).astype(np.float32)
+    graph = tb.load(model)
+    np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
+                               atol=1e-6)

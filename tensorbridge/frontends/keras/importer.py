@@ -317,6 +317,8 @@ class Importer:
                                    "source_name": layer.name})
 
     def emit(self, op: str, inputs, attrs=None, outputs: int = 1, suffix: str = ""):
+        """An IR node; an array among the inputs (a tensor a traced layer computed) is a constant."""
+        inputs = [self.const(v, v.dtype) if isinstance(v, np.ndarray) else v for v in inputs]
         return self.build.emit(op, inputs, attrs, outputs, suffix)
 
     def weight(self, name: str, array) -> Value:

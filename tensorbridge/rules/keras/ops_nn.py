@@ -12,7 +12,7 @@ import numpy as np
 from tensorbridge.errors import ModelError
 from tensorbridge.rules import tensorflow_semantics as tf_semantics
 from tensorbridge.rules.ir_spellings import int64s
-from tensorbridge.rules.keras.base import NHWC, int_list, keras_op, result_dtype
+from tensorbridge.rules.keras.base import NHWC, int_list, keras_op, operand_value, result_dtype
 from tensorbridge.rules.keras.ops_calls import population_variance
 
 
@@ -44,7 +44,7 @@ def _filter(imp, kernel, perm, suffix):
 @keras_op("Conv", "DepthwiseConv", produces="Conv")
 def read_op_conv(imp, op, args, kwargs, node):
     """ops.conv(x, kernel [*k, in/groups, out]) and ops.depthwise_conv(x, kernel [*k, in, multiplier])."""
-    x, kernel = args[0], args[1]
+    x, kernel = args[0], operand_value(imp, args[1], None)  # a kernel the layer computed: a constant
     rank = _spatial(op, node)
     k_shape = tuple(kernel.shape)
     attrs = _padding(op, {"strides": int_list(op.strides, rank), "dilations": int_list(op.dilation_rate, rank),
@@ -65,7 +65,7 @@ def read_op_conv(imp, op, args, kwargs, node):
 @keras_op("ConvTranspose", produces="ConvTranspose")
 def read_op_conv_transpose(imp, op, args, kwargs, node):
     """ops.conv_transpose(x, kernel [*k, out, in]); "same" padding gives stride x the input size."""
-    x, kernel = args[0], args[1]
+    x, kernel = args[0], operand_value(imp, args[1], None)
     rank = _spatial(op, node)
     strides = int_list(op.strides, rank)
     attrs = {"strides": strides, "dilations": int_list(op.dilation_rate, rank), **_layout(op)}
