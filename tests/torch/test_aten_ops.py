@@ -533,3 +533,15 @@ def test_transpose_of_seven_dims_reaches_every_target(to, tmp_path):
     dest = tmp_path / {"onnx": "model.onnx", "tflite": "model.tflite"}.get(to, f"model_{to}")
     for got, expected in zip(_run_written(graph, dest, [x.numpy()], to), _Patchify3D()(x)):
         np.testing.assert_array_equal(got, expected.numpy())
+
+
+def test_python_deciding_on_input_values_is_refused_with_what_to_do():
+    """Lumina2 hashes lengths read from its mask: torch.export cannot trace it, and the error says what can."""
+    from tensorbridge.errors import ModelError
+
+    class LengthsDecide(torch.nn.Module):
+        def forward(self, x, mask):
+            return x * 2 if len(set(mask.sum(-1).tolist())) > 1 else x
+
+    with pytest.raises(ModelError, match="values computed from its inputs .* torch.cond"):
+        tb.load(LengthsDecide(), example_inputs=(_floats(2, 3), torch.ones(2, 3, dtype=torch.int64)))

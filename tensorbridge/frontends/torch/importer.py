@@ -59,7 +59,8 @@ def load(source, example_inputs=None, dynamic_shapes=None, strict: bool = False)
         try:
             ep = torch.export.export(source, args, dynamic_shapes=dynamic_shapes, strict=strict)
         except Exception as e:  # noqa: BLE001
-            raise ModelError(f"torch.export could not trace the module: {type(e).__name__}: {e}") from None
+            raise ModelError(f"torch.export could not trace the module: {type(e).__name__}: {e}"
+                             + (DATA_DEPENDENT if _data_dependent(e) else "")) from None
         names = _dim_names(ep, dynamic_shapes)
     else:
         raise ModelError(f"cannot load a {type(source).__name__} as a PyTorch model")
@@ -86,6 +87,17 @@ def _load_folder(path: Path) -> Graph:
         spec = {i: dims.setdefault(d, torch.export.Dim(_ident(d))) for i, d in enumerate(shape) if isinstance(d, str)}
         dynamic.append(spec or None)
     return load(module, tuple(args), tuple(dynamic) if dims else None)
+
+
+#: what a user can do when the module's Python decides on values its inputs hold
+DATA_DEPENDENT = ("\nThe module's Python branches on, or hashes, values computed from its inputs (a length read from a "
+                  "mask, say), which torch.export cannot trace. Give such an input as a constant (wrap the module so "
+                  "it builds the mask itself), or rewrite the branch with torch.cond, and convert again.")
+
+
+def _data_dependent(error: Exception) -> bool:
+    text = f"{type(error).__name__} {error}"
+    return any(k in text for k in ("data-dependent", "DataDependent", "non-nested SymInt", "unbacked"))
 
 
 def _ident(name: str) -> str:
