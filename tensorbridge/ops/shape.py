@@ -324,6 +324,25 @@ def concat(*inputs, axis):
     return np.concatenate(inputs, axis=axis)
 
 
+def _decompose_concat(graph, node) -> bool | str:
+    """Parts of no elements along the axis (Qwen3.5's chunked delta rule joins an empty slice) add nothing: the
+    Concat of the others, and what made only the empty parts goes (LiteRT allocates no empty tensor)."""
+    axis = node.attrs["axis"]
+    empty = [v for v in node.inputs if v.shape is not None and isinstance(v.shape[axis], int) and v.shape[axis] == 0]
+    kept = [v for v in node.inputs if v not in empty]
+    if not empty or not kept:
+        return False
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("Concat", *kept, axis=axis) if len(kept) > 1 else b.op("Identity", kept[0])])
+    for v in empty:
+        if v.producer is not None and not any(o.uses() or o in graph.outputs for o in v.producer.outputs):
+            graph.remove_node(v.producer)
+    return True
+
+
+set_decomposition("Concat", _decompose_concat)
+
+
 def split_sizes(dim: int, n: int) -> list[int]:
     chunk = -(-dim // n)
     sizes = [chunk] * (dim // chunk) + ([dim % chunk] if dim % chunk else [])
