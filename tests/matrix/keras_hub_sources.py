@@ -15,6 +15,7 @@ import numpy as np
 #: layer sizes every text backbone is built with
 _SMALL = {"num_layers": 2, "hidden_dim": 32, "intermediate_dim": 64}
 _VOCAB = 100
+_FRAMES, _SAMPLES = 32, 2000  # the length of audio inputs of open length: features, or a waveform
 
 
 def _text(name: str):
@@ -82,6 +83,43 @@ def _text(name: str):
         return kh.models.RoformerV2Backbone(vocabulary_size=_VOCAB, head_size=8, **heads, **_SMALL)
     if name == "xlnet":
         return kh.models.XLNetBackbone(vocabulary_size=_VOCAB, **heads, **_SMALL)
+    if name == "qwen2":
+        return kh.models.Qwen2Backbone(vocabulary_size=_VOCAB, **grouped, **_SMALL)
+    if name == "qwen_moe":
+        return kh.models.QwenMoeBackbone(vocabulary_size=_VOCAB, moe_intermediate_dim=16,
+                                         shared_expert_intermediate_dim=32, num_experts=4, top_k=2, **grouped,
+                                         **_SMALL)
+    if name == "gemma3":
+        return kh.models.Gemma3Backbone(vocabulary_size=_VOCAB, image_size=32, head_dim=8,
+                                        use_sliding_window_attention=True, sliding_window_size=4, **grouped, **_SMALL)
+    if name == "gpt_oss":
+        return kh.models.GptOssBackbone(vocabulary_size=_VOCAB, num_experts=4, top_k=2, head_dim=8, sliding_window=4,
+                                        **grouped, **_SMALL)
+    if name == "esm2":
+        return kh.models.ESM2Backbone(vocabulary_size=_VOCAB, max_sequence_length=32, **heads, **_SMALL)
+    if name == "qwen3_5":  # gated delta-net (linear attention) layers between full-attention ones
+        return kh.models.Qwen3_5Backbone(vocabulary_size=_VOCAB, head_dim=8, layer_types=["linear_attention",
+                                         "full_attention"], linear_num_key_heads=2, linear_num_value_heads=4,
+                                         linear_key_head_dim=8, linear_value_head_dim=8, **grouped, **_SMALL)
+    if name == "rwkv7":
+        return kh.models.RWKV7Backbone(hidden_size=32, head_size=8, num_layers=2, vocabulary_size=_VOCAB,
+                                       intermediate_dim=64, gate_lora=8, mv_lora=8, aaa_lora=8, decay_lora=8)
+    if name == "whisper":
+        return kh.models.WhisperBackbone(vocabulary_size=_VOCAB, num_mels=16, max_encoder_sequence_length=32,
+                                         max_decoder_sequence_length=16, **heads, **_SMALL)
+    if name == "moonshine":
+        return kh.models.MoonshineBackbone(vocabulary_size=_VOCAB, filter_dim=32, encoder_num_layers=1,
+                                           decoder_num_layers=1, hidden_dim=32, intermediate_dim=64,
+                                           encoder_num_heads=4, decoder_num_heads=4)
+    if name == "t5gemma":
+        return kh.models.T5GemmaBackbone(
+            vocabulary_size=_VOCAB, encoder_hidden_dim=32, encoder_intermediate_dim=64, encoder_num_layers=2,
+            encoder_num_attention_heads=4, encoder_num_key_value_heads=2, encoder_head_dim=8,
+            encoder_layer_types=["sliding_attention", "full_attention"], decoder_hidden_dim=32,
+            decoder_intermediate_dim=64, decoder_num_layers=2, decoder_num_attention_heads=4,
+            decoder_num_key_value_heads=2, decoder_head_dim=8,
+            decoder_layer_types=["sliding_attention", "full_attention"],
+            sliding_window=4)
     return None
 
 
@@ -113,13 +151,33 @@ def _vision(name: str):
     if name == "dinov2":
         return kh.models.DINOV2Backbone(patch_size=8, num_layers=2, hidden_dim=32, num_heads=4, intermediate_dim=64,
                                         image_shape=image, position_embedding_shape=(64, 64, 3))
+    if name == "segformer":
+        encoder = _vision("mit")
+        return kh.models.SegFormerBackbone(image_encoder=encoder, projection_filters=16)
+    if name == "swin":
+        return kh.models.SwinTransformerBackbone(image_shape=image, embed_dim=16, depths=[1, 1], num_heads=[2, 4],
+                                                 window_size=4, patch_size=2, drop_path=0.0)
+    if name == "dinov3":
+        return kh.models.DINOV3Backbone(patch_size=8, num_layers=2, hidden_dim=32, num_heads=4, intermediate_dim=64,
+                                        image_shape=image)
+    if name == "vitdet":
+        return kh.models.ViTDetBackbone(hidden_size=32, num_layers=2, intermediate_dim=64, num_heads=4,
+                                        global_attention_layer_indices=[1], image_shape=image, patch_size=8,
+                                        num_output_channels=16, window_size=2)
+    if name == "hgnetv2":
+        return kh.models.HGNetV2Backbone(depths=[1, 1], embedding_size=16, hidden_sizes=[32, 64],
+                                         stem_channels=[3, 8, 16], hidden_act="relu", use_learnable_affine_block=True,
+                                         stackwise_stage_filters=[[16, 8, 32, 1, 2, 3], [32, 16, 64, 1, 2, 3]],
+                                         apply_downsample=[False, True], use_lightweight_conv_block=[False, True],
+                                         image_shape=image)
     raise KeyError(name)
 
 
 MODELS = ("bert", "distilbert", "roberta", "deberta_v3", "gpt2", "llama", "mistral", "qwen", "phi3", "gemma", "t5",
           "bart", "albert", "electra", "f_net", "xlm_roberta", "opt", "gpt_neox", "falcon", "bloom", "llama3", "qwen3",
           "mixtral", "qwen3_moe", "esm", "roformer_v2", "xlnet", "vit", "resnet", "densenet", "mit", "vgg", "xception",
-          "deit", "dinov2")
+          "deit", "dinov2", "qwen2", "qwen_moe", "gemma3", "gpt_oss", "rwkv7", "whisper", "moonshine", "t5gemma",
+          "swin", "dinov3", "vitdet", "hgnetv2", "esm2", "qwen3_5", "segformer")
 
 
 def _feeds(backbone) -> dict:
@@ -132,11 +190,13 @@ def _feeds(backbone) -> dict:
         if key.endswith("token_ids"):
             feeds[key] = rng.integers(1, _VOCAB, (1, length)).astype("int32")
         elif key.endswith("padding_mask"):
-            feeds[key] = (np.arange(length) < length - (0 if key.startswith("decoder") else 2)).astype("int32")[None]
+            mask = np.arange(length) < length - (0 if key.startswith("decoder") else 2)
+            feeds[key] = mask.astype(spec.dtype)[None]  # int32, or bool (Moonshine's)
         elif key == "segment_ids":
             feeds[key] = np.zeros((1, length), "int32")
-        else:
-            feeds[key] = rng.standard_normal((1, *spec.shape[1:])).astype("float32")
+        else:  # images, or audio features of open length
+            open_length = _SAMPLES if spec.shape[-1] == 1 else _FRAMES
+            feeds[key] = rng.standard_normal((1, *(d or open_length for d in spec.shape[1:]))).astype("float32")
     return feeds
 
 

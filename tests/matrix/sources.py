@@ -7,9 +7,11 @@
   architectures of CONFIGS (DistilBERT, RoBERTa, ALBERT, DeBERTa-v2, BART, Mistral, Qwen2, Gemma, Phi, CLIP, Swin,
   SegFormer, Wav2Vec2, ...);
 - a wide sample of timm's families (tests/models/timm_zoo.py);
+- keras_hub backbones and diffusers models (UNets, diffusion transformers, autoencoders) built small
+  (keras_hub_sources.py, diffusers_sources.py);
 - files the frameworks' own writers make of some of those: SavedModels (`model.export`) and TFLite flatbuffers
   (TensorFlow's converter) of keras.applications, ONNX files (torch.onnx.export, both exporters) and TorchScript
-  archives (torch.jit.trace) of timm models.
+  archives (torch.jit.trace) of timm and diffusers models.
 
 A source builds to (model, example inputs): a file, or an in-memory torch module, and the feeds its own runtime
 is run on. Nothing is downloaded.
@@ -28,7 +30,7 @@ import numpy as np
 @dataclass
 class Source:
     name: str
-    family: str  # keras | torch | transformers | timm | keras_hub | written (a file another writer made)
+    family: str  # keras | torch | transformers | timm | keras_hub | diffusers | written (a file another writer made)
     build: Callable  # (workdir) -> (model or path, [input arrays])
 
 
@@ -667,36 +669,46 @@ def tensorflow_file(name: str, kind: str) -> Source:
     return Source(f"{kind}_{name}", "written", build)
 
 
-def torch_file(name: str, kind: str) -> Source:
-    """timm `name` as an ONNX file (`kind` "onnx": the TorchScript-based exporter; "onnx_dynamo": torch.export's,
-    torch.onnx.export's default since PyTorch 2.9) or a TorchScript archive ("torchscript")."""
+#: diffusers models also read as PyTorch writes them (how Stable Diffusion's UNet and VAE ship as ONNX)
+EXPORTED_DIFFUSERS = ("unet2d_condition", "autoencoder_kl", "dit", "sd3")
+
+
+def torch_file(name: str, kind: str, family: str = "timm") -> Source:
+    """timm or diffusers model `name` as an ONNX file (`kind` "onnx": the TorchScript-based exporter; "onnx_dynamo":
+    torch.export's, torch.onnx.export's default since PyTorch 2.9) or a TorchScript archive ("torchscript")."""
     def build(workdir: Path):
         import torch
 
-        from tests.models.timm_zoo import create
+        if family == "timm":
+            from tests.models.timm_zoo import create
 
-        model, x = create(name)
-        example = (torch.from_numpy(x),)
-        if kind == "onnx":
+            model, x = create(name)
+            feeds, inputs, outputs = [x], ["pixels"], ["logits"]
+        else:
+            from tests.matrix import diffusers_sources
+
+            model, feeds = diffusers_sources.build(name)
+            inputs, outputs = list(diffusers_sources.MODELS[name][3]), ["out"]
+        example = tuple(torch.from_numpy(f) for f in feeds)
+        if kind.startswith("onnx"):
             path = workdir / f"{name}.onnx"
-            torch.onnx.export(model, example, str(path), dynamo=False, opset_version=17, input_names=["pixels"],
-                              output_names=["logits"])
-        elif kind == "onnx_dynamo":
-            path = workdir / f"{name}.onnx"
-            torch.onnx.export(model, example, str(path), dynamo=True, input_names=["pixels"], output_names=["logits"],
-                              verbose=False)
+            options = {"dynamo": True, "verbose": False} if kind == "onnx_dynamo" else \
+                {"dynamo": False, "opset_version": 17}
+            torch.onnx.export(model, example, str(path), input_names=inputs, output_names=outputs, **options)
         else:
             path = workdir / f"{name}.pt"
             with torch.no_grad():
                 torch.jit.save(torch.jit.trace(model, example), str(path))
-        return path, [x]
+        return path, feeds
 
-    return Source(f"{kind}_{name}", "written", build)
+    prefix = "" if family == "timm" else f"{family}_"
+    return Source(f"{kind}_{prefix}{name}", "written", build)
 
 
 def written_sources() -> list[Source]:
     return [tensorflow_file(n, k) for k in ("savedmodel", "tflite") for n in EXPORTED_KERAS] + \
-        [torch_file(n, k) for k in ("onnx", "onnx_dynamo", "torchscript") for n in EXPORTED_TIMM]
+        [torch_file(n, k) for k in ("onnx", "onnx_dynamo", "torchscript") for n in EXPORTED_TIMM] + \
+        [torch_file(n, k, "diffusers") for k in ("onnx", "onnx_dynamo", "torchscript") for n in EXPORTED_DIFFUSERS]
 
 
 def keras_hub_sources() -> list[Source]:
@@ -708,8 +720,18 @@ def keras_hub_sources() -> list[Source]:
     return [source(name) for name in hub.MODELS]
 
 
+def diffusers_sources() -> list[Source]:
+    from tests.matrix import diffusers_sources as diffusers
+
+    def source(name):
+        return Source(f"diffusers_{name}", "diffusers", lambda _workdir: diffusers.build(name))
+
+    return [source(name) for name in diffusers.MODELS]
+
+
 FAMILIES = {"keras": keras_sources, "torch": torch_zoo_sources, "transformers": transformers_sources,
-            "timm": timm_sources, "keras_hub": keras_hub_sources, "written": written_sources}
+            "timm": timm_sources, "keras_hub": keras_hub_sources, "diffusers": diffusers_sources,
+            "written": written_sources}
 
 
 def all_sources(families=None) -> list[Source]:
