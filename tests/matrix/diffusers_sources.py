@@ -84,12 +84,6 @@ MODELS = {
                                       "rope_max_seq_len": 32},
             [("latents", (1, 4, 2, 8, 8)), _T, ("latents", (1, 5, 16))],
             ("hidden_states", "timestep", "encoder_hidden_states")),
-    "lumina2": ("Lumina2Transformer2DModel", {"sample_size": 8, "in_channels": 4, "hidden_size": 32, "num_layers": 1,
-                                              "num_refiner_layers": 1, "num_attention_heads": 2, "num_kv_heads": 1,
-                                              "multiple_of": 16, "axes_dim_rope": (4, 6, 6), "axes_lens": (32, 32, 32),
-                                              "cap_feat_dim": 16},
-                [("latents", (1, 4, 8, 8)), ("timestep", 0.5), ("latents", (1, 5, 16)), ("mask", (1, 5))],
-                ("hidden_states", "timestep", "encoder_hidden_states", "encoder_attention_mask")),
     # Sana: linear attention
     "sana": ("SanaTransformer2DModel", {"in_channels": 4, "out_channels": 4, "num_attention_heads": 2,
                                         "attention_head_dim": 8, "num_layers": 1, "num_cross_attention_heads": 2,

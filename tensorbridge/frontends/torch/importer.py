@@ -90,9 +90,10 @@ def _load_folder(path: Path) -> Graph:
 
 
 #: what a user can do when the module's Python decides on values its inputs hold
-DATA_DEPENDENT = ("\nThe module's Python branches on, or hashes, values computed from its inputs (a length read from a "
-                  "mask, say), which torch.export cannot trace. Give such an input as a constant (wrap the module so "
-                  "it builds the mask itself), or rewrite the branch with torch.cond, and convert again.")
+DATA_DEPENDENT = ("\nThe module's Python reads values out of tensors (.tolist(), .item(), a tensor's truth) and "
+                  "branches on or hashes them, which torch.export cannot trace: those values are unknown while it "
+                  "traces, even of a constant tensor. Rewrite that part with tensor ops (torch.where; torch.cond for "
+                  "a branch) and convert again.")
 
 
 def _data_dependent(error: Exception) -> bool:
