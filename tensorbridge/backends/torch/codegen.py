@@ -77,7 +77,7 @@ def generate(graph: Graph, layout: LayoutOptions | None = None,
 
 def emit(graph: Graph, layout: LayoutOptions | None = None, int_arithmetic: str = "source",
          exported: bool = False) -> TorchEmitter:
-    em = TorchEmitter(pipeline(layout, int_arithmetic, exported).run(clone(graph)))
+    em = TorchEmitter(pipeline(layout, int_arithmetic, exported).run(clone(graph)), exported)
     em.run()
     return em
 
@@ -143,9 +143,11 @@ class TorchEmitter(CodeEmitter):
 
     label = "PyTorch code"
 
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, exported: bool = False):
         super().__init__(graph, REGISTRY, release=True)
         from tensorbridge.ir.namer import Namer
+
+        self.exported = exported  # the code is for torch.export (.pt2): loops as torch.while_loop
 
         self.attrs = Namer()
         self.tree = _source_tree(graph)

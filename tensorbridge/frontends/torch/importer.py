@@ -10,6 +10,7 @@ dims. Every unsupported ATen op is listed in one error before anything is built.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import operator
 from pathlib import Path
@@ -274,23 +275,37 @@ class Importer:
     def branch(self, fn, key: str, bound: list[Value]) -> Graph:
         """The graph of control-flow branch `fn` (a get_attr node) as an IR subgraph reading `bound` for its
         parameters from the enclosing graph (a closure)."""
-        module = getattr(self.ep.graph_module, fn.target)
         graph = self.graph.subgraph(f"{self.name()}.{key.split('_')[0]}")
+        with self.inside(graph):
+            graph.outputs = [computed_in(graph, v, f"{graph.name}.out") for v in self.inline(fn, bound)]
+        return graph
+
+    @contextlib.contextmanager
+    def inside(self, graph: Graph):
+        """Read nodes into `graph` (a control-flow body), named after it, while the block runs."""
         saved = self.graph, self.env, self.build, self.node, self.prefix
         self.graph, self.env, self.build, self.prefix = graph, {}, Builder(graph), graph.name
         try:
-            params = iter(bound)
-            for node in module.graph.nodes:
-                self.node = node
-                if node.op == "placeholder":
-                    self.env[node.name] = next(params)
-                elif node.op == "call_function":
-                    self.env[node.name] = self._call(node)
-                elif node.op == "output":
-                    graph.outputs = [computed_in(graph, self.value(arg), f"{graph.name}.out") for arg in node.args[0]]
+            yield
         finally:
             self.graph, self.env, self.build, self.node, self.prefix = saved
-        return graph
+
+    def inline(self, fn, bound: list[Value]) -> list[Value]:
+        """The outputs of control-flow function `fn` (a get_attr node) read into the current graph, its parameters
+        bound to `bound`."""
+        module = getattr(self.ep.graph_module, fn.target)
+        env, caller, params, outputs = dict(self.env), self.node, iter(bound), []
+        for node in module.graph.nodes:
+            self.node = node
+            if node.op == "placeholder":
+                self.env[node.name] = next(params)
+            elif node.op == "call_function":
+                self.env[node.name] = self._call(node)
+            elif node.op == "output":
+                returned = node.args[0]  # a tuple, or a while loop's test: one value
+                outputs = [self.value(arg) for arg in (returned if isinstance(returned, (list, tuple)) else [returned])]
+        self.env, self.node = env, caller
+        return outputs
 
     def _input(self, node) -> Value:
         val = node.meta["val"]

@@ -100,6 +100,10 @@ def write_squeeze(em, node):
     if axes is None:
         return em.out(node, P.method(xe, "squeeze"))
     dims = [int(a) for a in const_operand(axes).ravel()]
+    unknown = [d for d in dims if x.shape is None or not isinstance(x.shape[d], int)]
+    if em.exported:  # torch.export squeezes a dim of run-time size only once it is known to be 1 (ONNX's promise)
+        shape = ast.Attribute(xe, "shape", ast.Load())
+        em.body += [P.expr_stmt(P.call("torch._check", P.binop(P.subscript(shape, d), "==", 1))) for d in unknown]
     em.out(node, P.method(xe, "squeeze", tuple(dims)))
 
 
@@ -909,13 +913,32 @@ def _strided_scatter(imp, node, x, src, dim: int, start, end, step):
     size = imp.meta(x).shape[dim]
     if not all(isinstance(v, int) for v in (size, start, end, step)):
         raise ModelError(f"{node.name}: slice_scatter with a step over a dim of run-time size is not supported")
-    rank = len(imp.meta(x).shape)
+    positions = imp.const(np.arange(size)[slice(start, end, step)], dtype=np.int64)
+    return _scatter_rows(imp, imp.value(x), dim, positions, imp.value(src))
+
+
+def _scatter_rows(imp, xv, dim: int, positions, sv):
+    """x with its slices along dim at `positions` (a vector) replaced by src's, in order: ScatterElements with each
+    position spread over src's other dims when the model runs."""
+    rank = len(xv.shape)
     dim = dim % rank
-    positions = np.arange(size)[slice(start, end, step)].reshape([-1 if a == dim else 1 for a in range(rank)])
-    sv = imp.value(src)
-    index = imp.emit("Expand", [imp.const(positions, dtype=np.int64), imp.emit("Shape", [sv], suffix="src_shape")],
-                     suffix="positions")
-    return imp.emit("ScatterElements", [imp.value(x), index, sv], {"axis": dim})
+    column = imp.emit("Reshape", [positions, imp.const([-1 if a == dim else 1 for a in range(rank)], dtype=np.int64)],
+                      suffix="positions")
+    index = imp.emit("Expand", [column, imp.emit("Shape", [sv], suffix="src_shape")], suffix="index")
+    return imp.emit("ScatterElements", [xv, index, sv], {"axis": dim})
+
+
+@aten("index_copy", produces="ScatterElements")
+def read_index_copy(imp, node, x, dim, index, source):
+    """x.index_copy(dim, index, source): x's slices along dim at `index` replaced by source's."""
+    return _scatter_rows(imp, imp.value(x), dim, imp.value(index), imp.value(source))
+
+
+@aten("sym_storage_offset", produces=())
+def read_storage_offset(imp, node, x):
+    """A view's storage offset, which torch.export reads only to assert it is not negative: the IR's tensors
+    have no storage, so 0."""
+    return ("sym", imp.const([0], dtype=np.int64))
 
 
 @aten("diagonal", produces="Gather")
