@@ -66,3 +66,19 @@ def test_a_loop_runs_in_an_exported_program(tmp_path, trips, start):
     for v, e in zip(back.outputs, expected):
         np.testing.assert_allclose(run(back, dict(zip([i.name for i in back.inputs], feeds.values())))[v.name], e,
                                    rtol=1e-6)
+
+
+def test_non_max_suppression_runs_in_an_exported_program(tmp_path):
+    """ONNX's NonMaxSuppression cases in `.pt2`: each class's boxes visited in a torch.while_loop (the program is
+    exported on zeros, so every selection it makes on the cases' boxes is made when it runs)."""
+    from tests.cases.catalogue import cases
+
+    checked = 0
+    for case in cases("NonMaxSuppression", limit=30):
+        tb.save(case.graph, tmp_path / "nms.pt2")
+        program = torch.export.load(str(tmp_path / "nms.pt2")).module()
+        got = program(*(torch.from_numpy(np.asarray(v)) for v in case.feeds.values()))
+        np.testing.assert_array_equal((got[0] if isinstance(got, (tuple, list)) else got).numpy(), case.expected[0],
+                                      err_msg=case.name)
+        checked += 1
+    assert checked >= 8

@@ -18,6 +18,7 @@ from tensorbridge.codegen import pyast as P
 from tensorbridge.ir import dtypes
 from tensorbridge.ops.control import branches_blocker, computed_in
 from tensorbridge.rules.torch.base import TORCH_DTYPES, R, higher_order
+from tensorbridge.rules.torch.vision import exported_blocker as nms_exported_blocker
 
 
 @higher_order("cond", produces="If")
@@ -53,12 +54,11 @@ def _fresh_results(branch: ast.FunctionDef) -> None:
 
 def exported_blocker(node) -> str | None:
     """What `.pt2` cannot hold of what PyTorch code writes: a Loop torch.while_loop cannot carry, a window of a
-    computed size (decomposed instead), NMS's data-dependent loop."""
+    computed size (decomposed instead), NMS over a run-time number of images or classes."""
     if node.op == "Loop":
         return _while_loop_blocker(node) or R.blocker(node)
     if node.op == "NonMaxSuppression":
-        return "torch.export cannot trace the selection loop, whose steps depend on the scores (PyTorch code, " \
-               "--to torch, writes it as a Python loop)"
+        return nms_exported_blocker(node) or R.blocker(node)
     if node.op == "MelWeightMatrix":  # a constant one is folded before code is written
         return "torch.export cannot size a tensor by its inputs' values (PyTorch code, --to torch, computes it)"
     if node.op.endswith("Window") and node.inputs[0].const is None:
