@@ -134,7 +134,9 @@ def load_graph(model, feeds):
         import torch
 
         names = [a.name for a in torch.jit.load(str(model)).forward.schema.arguments[1:]]
-        return tb.load(str(model), input_shapes={n: list(f.shape) for n, f in zip(names, feeds)}, trust_code=True)
+        return tb.load(str(model), input_shapes={n: list(f.shape) for n, f in zip(names, feeds)},
+                       input_dtypes={n: str(f.dtype) for n, f in zip(names, feeds) if f.dtype != np.float32},
+                       trust_code=True)
     if isinstance(model, (str, os.PathLike)) and str(model).endswith(".keras"):  # open dims: the feeds' sizes
         import keras
 

@@ -101,6 +101,18 @@ def _text(name: str):
         return kh.models.Qwen3_5Backbone(vocabulary_size=_VOCAB, head_dim=8, layer_types=["linear_attention",
                                          "full_attention"], linear_num_key_heads=2, linear_num_value_heads=4,
                                          linear_key_head_dim=8, linear_value_head_dim=8, **grouped, **_SMALL)
+    if name == "clip":  # image and text towers: their similarity logit compared
+        vision = kh.models.CLIPVisionEncoder(patch_size=8, hidden_dim=32, num_layers=2, num_heads=4,
+                                             intermediate_dim=64, image_shape=(32, 32, 3))
+        text = kh.models.CLIPTextEncoder(vocabulary_size=_VOCAB, embedding_dim=32, hidden_dim=32, num_layers=2,
+                                         num_heads=4, intermediate_dim=64, max_sequence_length=12)
+        return kh.models.CLIPBackbone(vision, text, projection_dim=16)
+    if name == "siglip":
+        vision = kh.models.SigLIPVisionEncoder(patch_size=8, hidden_dim=32, num_layers=2, num_heads=4,
+                                               intermediate_dim=64, image_shape=(32, 32, 3))
+        text = kh.models.SigLIPTextEncoder(vocabulary_size=_VOCAB, embedding_dim=32, hidden_dim=32, num_layers=2,
+                                           num_heads=4, intermediate_dim=64, max_sequence_length=12)
+        return kh.models.SigLIPBackbone(vision, text)
     if name == "rwkv7":
         return kh.models.RWKV7Backbone(hidden_size=32, head_size=8, num_layers=2, vocabulary_size=_VOCAB,
                                        intermediate_dim=64, gate_lora=8, mv_lora=8, aaa_lora=8, decay_lora=8)
@@ -177,7 +189,8 @@ MODELS = ("bert", "distilbert", "roberta", "deberta_v3", "gpt2", "llama", "mistr
           "bart", "albert", "electra", "f_net", "xlm_roberta", "opt", "gpt_neox", "falcon", "bloom", "llama3", "qwen3",
           "mixtral", "qwen3_moe", "esm", "roformer_v2", "xlnet", "vit", "resnet", "densenet", "mit", "vgg", "xception",
           "deit", "dinov2", "qwen2", "qwen_moe", "gemma3", "gpt_oss", "rwkv7", "whisper", "moonshine", "t5gemma",
-          "swin", "dinov3", "vitdet", "hgnetv2", "esm2", "qwen3_5", "segformer")
+          "swin", "dinov3", "vitdet", "hgnetv2", "esm2", "qwen3_5", "segformer",
+          "clip", "siglip")
 
 
 def _feeds(backbone) -> dict:

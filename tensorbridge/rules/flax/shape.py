@@ -218,7 +218,8 @@ def write_arg(em, node):
 def _resize_check(node) -> str | None:
     x, out = node.inputs[0], node.outputs[0]
     if x.shape is None or out.shape is None or not all(isinstance(d, int) for d in (*x.shape, *out.shape)):
-        return "Resize needs static shapes"
+        return "a Resize of run-time dims (JAX resizes to a shape fixed when traced: fix the input dims with " \
+               "--input-shape)"
     if node.attrs.get("mode", "nearest") != "nearest" or node.attrs.get("layout", "NCHW") != "NHWC":
         return "Resize other than nearest (channels-last)"
     factors = [o / i for i, o in zip(x.shape, out.shape)]
