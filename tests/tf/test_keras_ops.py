@@ -474,3 +474,62 @@ def test_a_kernel_the_layer_computes_from_its_weights():
     graph = tb.load(model)
     np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_a_layer_calling_tensorflow_is_read_through_tensorflow():
+    """RWKV-7's recurrence fills a tf.TensorArray in a Python loop, which no keras.ops trace holds: the layer's call
+    is traced by tf.function on its inputs' shapes and read by the TensorFlow frontend."""
+    import tensorflow as tf
+
+    @keras.saving.register_keras_serializable(package="tests")
+    class Recurrence(layers.Layer):
+        def build(self, shape):
+            self.decay = self.add_weight(shape=(shape[-1],), initializer="random_uniform", name="decay")
+
+        def call(self, x):
+            steps = tf.TensorArray(x.dtype, size=x.shape[1])
+            state = tf.zeros_like(x[:, 0])
+            for t in range(x.shape[1]):
+                state = state * tf.sigmoid(self.decay) + x[:, t]
+                steps = steps.write(t, state)
+            return tf.transpose(steps.stack(), [1, 0, 2])
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((5, 3), name="x")
+    model = keras.Model(x_in, layers.Dense(2)(Recurrence()(x_in)))
+    x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)
+    graph = tb.load(model, input_shapes={"x": [2, 5, 3]})
+    np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_a_sublayer_without_a_training_argument_is_called_as_keras_calls_it(caplog):
+    """SigLIP's encoder layer calls its MLP with `training=`, which the MLP's call does not take: Keras drops it,
+    and so does the trace that runs the sublayer's call in place."""
+    @keras.saving.register_keras_serializable(package="tests")
+    class Mlp(layers.Layer):
+        def build(self, shape):
+            self.dense = layers.Dense(shape[-1])
+            self.dense.build(shape)
+
+        def call(self, x):
+            return ops.gelu(self.dense(x))
+
+    @keras.saving.register_keras_serializable(package="tests")
+    class Block(layers.Layer):
+        def build(self, shape):
+            self.mlp = Mlp()
+            self.mlp.build(shape)
+
+        def call(self, x, training=None):
+            return x + self.mlp(x, training=training)
+
+    keras.utils.set_random_seed(0)
+    x_in = keras.Input((4, 6), name="x")
+    model = keras.Model(x_in, Block()(x_in))
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
+    with caplog.at_level("INFO"):
+        graph = tb.load(model)
+    assert "through TensorFlow" not in caplog.text  # traced as keras.ops, its weights a layer's
+    np.testing.assert_allclose(tb.run(graph, {"x": x})[graph.outputs[0].name], np.asarray(model(x)), rtol=1e-5,
+                               atol=1e-6)

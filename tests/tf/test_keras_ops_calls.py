@@ -47,6 +47,9 @@ CASES = {
     "one_hot": (lambda i: ops.one_hot(i, 5) * 2.0, [np.array([[0, 4, -1, 7, 2]], np.int32)], {"OneHot"}),
     "take_along_axis": (lambda x, i: ops.take_along_axis(x, i, axis=1), [_floats(2, 5, 3), _ints(0, 5, 2, 4, 3)],
                         {"TakeAlongAxis"}),
+    # CLIP's pooled token: indices of size 1 along the other axes, spread over them
+    "take_along_axis_broadcast": (lambda x, i: ops.take_along_axis(x, i[:, :, None], axis=1),
+                                  [_floats(2, 5, 3), _ints(0, 5, 2, 1)], {"TakeAlongAxis"}),
     "scatter": (lambda x: ops.scatter_update(x, np.array([[0, 1], [1, 3]]), ops.ones((2,)))
                 + ops.scatter(np.array([[1, 0], [0, 2], [1, 0]]), x[0, :3], (2, 4)), [_floats(2, 4)],
                 {"ScatterUpdate", "Scatter"}),

@@ -21,10 +21,11 @@ from tensorbridge.errors import BlockerReport, ModelError, TensorbridgeError, re
 from tensorbridge.formats import hdf5
 from tensorbridge.formats.archive import CheckedZip
 from tensorbridge.formats.sniff import is_hdf5
+from tensorbridge.frontends.keras.tf_trace import function_graph
 from tensorbridge.frontends.keras.tracing import ComputedOutputs, layer_rule, trace_layer
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.builder import Builder
-from tensorbridge.ir.graph import Graph
+from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.infer_shapes import infer_shapes
 from tensorbridge.passes.recover import recover_patterns
@@ -204,6 +205,8 @@ class Importer:
                     self.batch_fixed_by += [layer.name] if traced is not None else []
                 elif fixed is None:
                     self.open_batch.append(node)
+                if traced is None and not self._open_dims():  # else keras.ops may trace it once they are given
+                    traced, why = self._through_tensorflow(node, [tuple(t.shape) for t in node.input_tensors], why)
                 if traced is None:
                     self.report.add(kind, layer.name, f"custom layer that cannot be traced: {why}")
                 else:
@@ -221,9 +224,22 @@ class Importer:
                 self._preflight_traced(traced)
         self.report.raise_if_any("Nothing was written.")
 
+    def _open_dims(self) -> bool:
+        """Whether an input has a dim other than the batch that the model leaves open."""
+        return any(None in tuple(t.shape)[1:] for t in self.model.inputs)
+
+    def _through_tensorflow(self, node, shapes: list, why: str):
+        """(the IR graph TensorFlow traces of a layer keras.ops tracing could not read, "") or (None, both whys).
+        keras.ops tracing comes first: its weights stay a layer's (TensorFlow's graph holds them as constants)."""
+        graph, tf_why = function_graph(node.operation, node, shapes)
+        if graph is not None:
+            log.info("%s: read through TensorFlow's tracing (%s)", node.operation.name, why)
+            return graph, ""
+        return None, f"{why}; traced by TensorFlow: {tf_why}"
+
     def _preflight_traced(self, traced) -> None:
         model = traced.model if isinstance(traced, ComputedOutputs) else traced
-        if model is not None:
+        if model is not None and not isinstance(model, Graph):
             self._preflight(model)
 
     def _walk(self, model) -> None:
@@ -243,6 +259,8 @@ class Importer:
                 outs = [next(symbolic) if a is None else self.weight(f"output{i}" if len(traced.arrays) > 1
                                                                       else "output", a)
                         for i, a in enumerate(traced.arrays)]
+            elif isinstance(traced, Graph):  # read through TensorFlow
+                outs = self._inline_graph(traced, inputs, layer.name)
             elif traced is not None or hasattr(layer, "_nodes_by_depth"):  # nested or traced: inline it
                 outs = self._inline(traced if traced is not None else layer, inputs)
             elif not isinstance(layer, keras.layers.Layer):  # a keras.ops call
@@ -263,6 +281,20 @@ class Importer:
             self.env[id(inner)] = outer
         self._walk(model)
         return [self.env[id(t)] for t in model.outputs]
+
+    def _inline_graph(self, graph: Graph, inputs: list[Value], prefix: str) -> list[Value]:
+        """The outputs of IR graph `graph` (a layer TensorFlow traced) copied into this one, reading `inputs`."""
+        mapping = {id(v): a for v, a in zip(graph.inputs, inputs)}
+        for c in graph.constants.values():
+            mapping[id(c)] = self.build.const(c.const, name=f"{prefix}.{c.name}", literal=False)
+        for n in graph.nodes:
+            attrs = {k: clone(a, self.graph, mapping) if isinstance(a, Graph) else a for k, a in n.attrs.items()}
+            new = self.graph.add_node(n.op, [None if v is None else mapping.get(id(v), v) for v in n.inputs], attrs,
+                                      outputs=len(n.outputs), name=f"{prefix}.{n.name}", meta=n.meta)
+            for old, out in zip(n.outputs, new.outputs):
+                out.dtype, out.shape, out.layout = old.dtype, old.shape, old.layout
+                mapping[id(old)] = out
+        return [mapping[id(v)] for v in graph.outputs]
 
     def traced_function(self, fn, x: Value, name: str) -> Value:
         """`fn(x)` for a function of keras.ops (a custom activation), traced on a symbolic copy of `x` and read."""
@@ -286,6 +318,9 @@ class Importer:
         """Trace a custom layer on its inputs' shapes as the given input shapes made them, or refuse it."""
         layer = node.operation
         traced, why = trace_layer(layer, node, shapes=[v.shape for v in inputs], renamed=self.renamed)
+        if traced is None:
+            shapes = [tuple(d if isinstance(d, int) else None for d in v.shape) for v in inputs]
+            traced, why = self._through_tensorflow(node, shapes, why)
         if traced is None:
             self.report.add(type(layer).__name__, layer.name, f"custom layer that cannot be traced: {why}")
             self.report.raise_if_any("Nothing was written.")

@@ -121,6 +121,8 @@ def _traceable(keras):
 
     def call(self, *args, **kwargs):
         if self.built and layer_rule(self) is None and not hasattr(self, "_nodes_by_depth"):
+            if not getattr(self, "_call_has_training_arg", True):  # as Keras's __call__ passes it on
+                kwargs.pop("training", None)
             return self.call(*args, **kwargs)
         return saved[base, "__call__"](self, *args, **kwargs)
 

@@ -126,8 +126,12 @@ def read_list_get_item(imp, n, ins):
 
 @tf_op("TensorListSetItem", produces="ScatterND")
 def read_list_set_item(imp, n, ins):
-    """The list with item `index` replaced; size-1 element dims take the item's."""
+    """The list with item `index` replaced; size-1 element dims take the item's, and a list reserved with elements of
+    unknown rank (keras_hub's RWKV-7 fills one in a Python loop) the item's rank."""
     items, index, item = ins[:3]
+    if items.shape is not None and item.shape is not None and len(items.shape) != 1 + len(item.shape) and \
+            all(d == 1 for d in items.shape[1:]):  # a list reserved with elements of unknown rank (ones until now)
+        items = imp.emit("Reshape", [items, imp.const([0] + [1] * len(item.shape))], suffix="rank")
     known = items.shape is not None and item.shape is not None and all(
         isinstance(d, int) for d in (*items.shape[1:], *item.shape))
     if not known or tuple(items.shape[1:]) != tuple(item.shape):
