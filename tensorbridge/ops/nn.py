@@ -1032,22 +1032,29 @@ def resize(X, roi=None, scales=None, sizes=None, *, mode, coordinate_transformat
 
 def _decompose_resize(graph, node):
     """Resize as, per resized axis, a Gather of each tap's source rows times its weights, summed: the same
-    separable taps the reference kernel computes (ops every target has). Needs a static input shape and
-    constant scales or sizes; not tf_crop_and_resize (its extrapolation is not a sum of taps)."""
+    separable taps the reference kernel computes (ops every target has). Needs static sizes on the resized axes
+    (another, such as an open batch, is kept by scale 1) and constant scales or sizes; not tf_crop_and_resize
+    (its extrapolation is not a sum of taps)."""
     from tensorbridge.reference.kernels.resize import axis_taps
 
     a, x = node.attrs, node.inputs[0]
     operands = [node.input(i) for i in (1, 2, 3)]
     if a.get("coordinate_transformation_mode") == "tf_crop_and_resize" or x.shape is None or \
-            not all(isinstance(d, int) for d in x.shape) or any(v is not None and v.const is None for v in operands):
+            any(v is not None and v.const is None for v in operands):
         return False
     roi, scales, sizes = (None if v is None else v.const for v in operands)
-    out, full_scales, full_roi = _resize_sizes(np.empty(x.shape, np.uint8), roi, scales, sizes, a.get("axes"),
+    open_axes = [i for i, d in enumerate(x.shape) if not isinstance(d, int)]  # kept as they are (the batch), or refused
+    stand_in = np.empty([d if isinstance(d, int) else 1 for d in x.shape], np.uint8)
+    out, full_scales, full_roi = _resize_sizes(stand_in, roi, scales, sizes, a.get("axes"),
                                                a.get("keep_aspect_ratio_policy", "stretch"))
+    sized = range(len(x.shape)) if sizes is None else [norm_axis(i, len(x.shape)) for i in a.get("axes") or
+                                                       range(len(x.shape))]
+    if any(full_scales[i] != 1 or (sizes is not None and i in sized) for i in open_axes):
+        return False
     b = Builder.replacing(node)
     y = x
     for axis, (n, m) in enumerate(zip(x.shape, out)):
-        if n == m and full_scales[axis] == 1:
+        if axis in open_axes or n == m and full_scales[axis] == 1:
             continue
         r = (full_roi[axis], full_roi[axis + len(x.shape)]) if full_roi else (0.0, 1.0)
         idx, w, _ = axis_taps(n, m, full_scales[axis], mode=a.get("mode", "nearest"),

@@ -247,3 +247,27 @@ def test_an_average_pool_whose_ceil_mode_adds_a_window(tmp_path):
     folder = tb.save(graph, tmp_path / "pool", to="flax")
     report = tb.verify(graph, folder, trust_code=True)
     assert report.status == "PASS" and max(o.robust_rel for o in report.outputs) <= 1e-6, report.summary()
+
+
+def test_a_bilinear_resize_of_an_open_batch(tmp_path):
+    """SegFormer's decoder upsamples with the batch left open: the resized axes are static, so the Resize becomes
+    its taps along them and the batch stays whatever size jax traces."""
+    import torch
+
+    class Upsample(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32))
+    graph = tb.load(Upsample(), example_inputs=(x,), dynamic_shapes=({0: torch.export.Dim("batch")},))
+    assert not isinstance(graph.inputs[0].shape[0], int)
+    folder = tb.save(graph, tmp_path / "upsample", to="flax")
+    from tensorbridge import trust
+    from tensorbridge.verification.harness import runner_for
+
+    with trust.trusting(True):
+        runner = runner_for(str(folder))
+    for batch in (1, 3):
+        feed = np.random.default_rng(batch).standard_normal((batch, 3, 4, 5)).astype(np.float32)
+        got = np.asarray(runner.run({runner.inputs[0][0]: feed})[runner.outputs[0]])
+        np.testing.assert_allclose(got, Upsample()(torch.from_numpy(feed)).numpy(), rtol=1e-5, atol=1e-6)

@@ -217,12 +217,13 @@ def write_arg(em, node):
 
 def _resize_check(node) -> str | None:
     x, out = node.inputs[0], node.outputs[0]
-    if x.shape is None or out.shape is None or not all(isinstance(d, int) for d in (*x.shape, *out.shape)):
+    if x.shape is None or out.shape is None or any(i != o and not (isinstance(i, int) and isinstance(o, int))
+                                                   for i, o in zip(x.shape, out.shape)):
         return "a Resize of run-time dims (JAX resizes to a shape fixed when traced: fix the input dims with " \
                "--input-shape)"
     if node.attrs.get("mode", "nearest") != "nearest" or node.attrs.get("layout", "NCHW") != "NHWC":
         return "Resize other than nearest (channels-last)"
-    factors = [o / i for i, o in zip(x.shape, out.shape)]
+    factors = [1 if i == o else o / i for i, o in zip(x.shape, out.shape)]  # a run-time dim (the batch) kept
     if any(f != int(f) or f < 1 for f in factors):
         return "nearest Resize by a factor that is not a whole number"
     rounding = (node.attrs.get("coordinate_transformation_mode", "half_pixel"),
@@ -238,7 +239,7 @@ def write_resize(em, node):
     x, out = node.inputs[0], node.outputs[0]
     expr = em.tensor(x)
     for axis, (i, o) in enumerate(zip(x.shape, out.shape)):
-        if o != i:
+        if o != i:  # both known (_resize_check)
             expr = P.call("jnp.repeat", expr, o // i, axis=axis)
     em.out(node, expr)
 
