@@ -128,17 +128,20 @@ def test_layer_names_never_collide_with_the_names_keras_gives_op_calls():
     assert namer.name("dense_1") == "dense_1"
 
 
+@keras.saving.register_keras_serializable(package="tests")
+class ClassToken(layers.Layer):
+    """keras_hub's ViT class token: tiled by the batch size, read in Python."""
+
+    def build(self, shape):
+        self.token = self.add_weight(shape=(1, 1, shape[-1]), initializer="random_normal", name="token")
+
+    def call(self, x):
+        return ops.concatenate([ops.tile(self.token, (ops.shape(x)[0], 1, 1)), x], axis=1)
+
+
 def test_a_layer_computing_with_the_batch_size_is_traced_at_batch_one(tmp_path, caplog):
     """A custom layer that tiles a token by the batch size in Python (keras_hub's ViT) cannot be traced on an open
     batch: it is traced at batch 1, the model's batch is fixed there, and the reading says so."""
-    @keras.saving.register_keras_serializable(package="tests")
-    class ClassToken(layers.Layer):
-        def build(self, shape):
-            self.token = self.add_weight(shape=(1, 1, shape[-1]), initializer="random_normal", name="token")
-
-        def call(self, x):
-            return ops.concatenate([ops.tile(self.token, (ops.shape(x)[0], 1, 1)), x], axis=1)
-
     keras.utils.set_random_seed(0)
     x_in = keras.Input((5, 8), name="patches")
     model = keras.Model(x_in, layers.Dense(4)(ClassToken(name="cls")(x_in)))
@@ -163,17 +166,9 @@ def test_layers_traced_before_the_batch_is_fixed_are_traced_again_at_batch_one()
         def call(self, x):
             return ops.reshape(x, (ops.shape(x)[0], -1, ops.shape(x)[-1]))
 
-    @keras.saving.register_keras_serializable(package="tests")
-    class Token(layers.Layer):
-        def build(self, shape):
-            self.token = self.add_weight(shape=(1, 1, shape[-1]), initializer="random_normal", name="token")
-
-        def call(self, x):
-            return ops.concatenate([ops.tile(self.token, (ops.shape(x)[0], 1, 1)), x], axis=1)
-
     keras.utils.set_random_seed(0)
     x_in = keras.Input((4, 2, 8), name="patches")
-    model = keras.Model(x_in, layers.Dense(4)(Token()(Flatten()(x_in))))
+    model = keras.Model(x_in, layers.Dense(4)(ClassToken()(Flatten()(x_in))))
     x = np.random.default_rng(0).standard_normal((1, 4, 2, 8)).astype(np.float32)
     graph = tb.load(model)
     assert graph.inputs[0].shape[0] == 1

@@ -6,18 +6,21 @@ from __future__ import annotations
 from tensorbridge.codegen import pyast as P
 from tensorbridge.rules.torch.base import R
 
-NON_MAX_SUPPRESSION = '''
-def non_max_suppression(boxes, scores, limit=0, iou_threshold=0.0, score_threshold=None, center_point_box=0):
-    """ONNX's NonMaxSuppression: per batch and class, the boxes by descending score (above score_threshold),
-    each kept unless its IoU with a kept one exceeds iou_threshold, at most `limit`; rows (batch, class, box)."""
-    if center_point_box:  # (x, y, w, h) to (y1, x1, y2, x2)
+#: the boxes as corners (y1, x1, y2, x2) in float64, and their areas: how both selections below begin
+_CORNERS = '''    if center_point_box:  # (x, y, w, h) to (y1, x1, y2, x2)
         xy, wh = boxes[..., :2], boxes[..., 2:]
         boxes = torch.cat([xy - wh / 2, xy + wh / 2], dim=-1)[..., [1, 0, 3, 2]]
     boxes = boxes.double()
     corners = torch.cat([torch.minimum(boxes[..., :2], boxes[..., 2:]), torch.maximum(boxes[..., :2], boxes[..., 2:])],
                         dim=-1)
     areas = (corners[..., 2] - corners[..., 0]) * (corners[..., 3] - corners[..., 1])
-    selected = []
+'''
+
+NON_MAX_SUPPRESSION = '''
+def non_max_suppression(boxes, scores, limit=0, iou_threshold=0.0, score_threshold=None, center_point_box=0):
+    """ONNX's NonMaxSuppression: per batch and class, the boxes by descending score (above score_threshold),
+    each kept unless its IoU with a kept one exceeds iou_threshold, at most `limit`; rows (batch, class, box)."""
+''' + _CORNERS + '''    selected = []
     for b in range(scores.shape[0]):
         for c in range(scores.shape[1]):
             kept = []
@@ -45,14 +48,7 @@ def non_max_suppression(boxes, scores, limit=0, iou_threshold=0.0, score_thresho
     """ONNX's NonMaxSuppression: per batch and class, the boxes by descending score (above score_threshold),
     each kept unless its IoU with a kept one exceeds iou_threshold, at most `limit`; rows (batch, class, box).
     The boxes of a class are visited in a torch.while_loop, which torch.export keeps."""
-    if center_point_box:  # (x, y, w, h) to (y1, x1, y2, x2)
-        xy, wh = boxes[..., :2], boxes[..., 2:]
-        boxes = torch.cat([xy - wh / 2, xy + wh / 2], dim=-1)[..., [1, 0, 3, 2]]
-    boxes = boxes.double()
-    corners = torch.cat([torch.minimum(boxes[..., :2], boxes[..., 2:]), torch.maximum(boxes[..., :2], boxes[..., 2:])],
-                        dim=-1)
-    areas = (corners[..., 2] - corners[..., 0]) * (corners[..., 3] - corners[..., 1])
-    limit = torch.as_tensor(limit).reshape(())
+''' + _CORNERS + '''    limit = torch.as_tensor(limit).reshape(())
     selected = []
     for b in range(scores.shape[0]):
         for c in range(scores.shape[1]):
