@@ -230,7 +230,7 @@ class Importer:
 
     def _through_tensorflow(self, node, shapes: list, why: str):
         """(the IR graph TensorFlow traces of a layer keras.ops tracing could not read, "") or (None, both whys).
-        keras.ops tracing comes first: its weights stay a layer's (TensorFlow's graph holds them as constants)."""
+        keras.ops tracing comes first: its weights stay a layer's (TensorFlow's graph freezes them into constants)."""
         graph, tf_why = function_graph(node.operation, node, shapes)
         if graph is not None:
             log.info("%s: read through TensorFlow's tracing (%s)", node.operation.name, why)
@@ -285,8 +285,9 @@ class Importer:
     def _inline_graph(self, graph: Graph, inputs: list[Value], prefix: str) -> list[Value]:
         """The outputs of IR graph `graph` (a layer TensorFlow traced) copied into this one, reading `inputs`."""
         mapping = {id(v): a for v, a in zip(graph.inputs, inputs)}
-        for c in graph.constants.values():
-            mapping[id(c)] = self.build.const(c.const, name=f"{prefix}.{c.name}", literal=False)
+        for c in graph.constants.values():  # float arrays are the frozen weights; the rest, literals
+            weight = c.const.dtype.kind == "f" and c.const.size > 1
+            mapping[id(c)] = self.build.const(c.const, name=f"{prefix}.{c.name}", literal=not weight)
         for n in graph.nodes:
             attrs = {k: clone(a, self.graph, mapping) if isinstance(a, Graph) else a for k, a in n.attrs.items()}
             new = self.graph.add_node(n.op, [None if v is None else mapping.get(id(v), v) for v in n.inputs], attrs,

@@ -1,8 +1,9 @@
 """A custom Keras layer that `keras.ops` tracing cannot get through (it calls TensorFlow itself: a `tf.TensorArray`
 filled in a Python loop, as keras_hub's RWKV-7 does), read through TensorFlow instead: its `call` traced by
 `tf.function` on its inputs' shapes, the weights frozen into the graph, and the GraphDef read by the TensorFlow
-frontend into an IR graph the Keras reader inlines. Only under Keras's TensorFlow backend; the weights arrive as
-constants (a generated Keras or PyTorch module holds them as buffers, not as a layer's trainable weights).
+frontend into an IR graph the Keras reader inlines. Only under Keras's TensorFlow backend; the frozen weights
+arrive as the graph's float constants, which the reader keeps as weights (not as the layers TensorFlow has no
+record of: a generated module holds them as plain tensors of its own).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def function_graph(layer, node, shapes: list):
         graph = Importer(frozen.graph.as_graph_def(), layer.name).run(inputs, [t.name for t in frozen.outputs],
                                                                        None, {})
     except (UnsupportedError, ModelError) as e:
-        return None, f"traced by TensorFlow, {e}".splitlines()[0]
+        return None, str(e).splitlines()[0]
     except Exception as e:  # noqa: BLE001 - whatever the layer's Python does under tf.function
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
     return graph, ""
