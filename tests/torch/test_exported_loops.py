@@ -68,6 +68,7 @@ def test_a_loop_runs_in_an_exported_program(tmp_path, trips, start):
                                    rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_non_max_suppression_runs_in_an_exported_program(tmp_path):
     """ONNX's NonMaxSuppression cases in `.pt2`: each class's boxes visited in a torch.while_loop (the program is
     exported on zeros, so every selection it makes on the cases' boxes is made when it runs)."""
