@@ -151,3 +151,14 @@ def test_a_zip_bomb_member_is_refused_before_it_is_inflated(program, tmp_path, c
         z.writestr(f"{root}/extra/padding", bytes(32 << 20))  # 32 MiB of zeros deflate ~1000x
     code, err = _convert(program, tmp_path, capsys)
     assert code == 2 and "zip bomb" in err
+
+
+def test_a_size_expression_is_arithmetic_of_numbers_and_symbols_only():
+    """A Float's digits (a range of float bounds sizes by them) are arithmetic; any other string is not."""
+    from tensorbridge.frontends.torch.pt2_archive import _arithmetic
+
+    assert _arithmetic("CeilToInt(FloatTrueDiv(Add(Float('5.0', precision=53), Mul(Integer(-1), Symbol('u0'))), "
+                       "Float('1e-3', precision=53)))")
+    for hostile in ("Float('__import__(\"os\")', precision=53)", "Float('5.0', precision=open('x'))",
+                    "Symbol('os.system')", "Float('5.0' + 'x')"):
+        assert not _arithmetic(hostile), hostile

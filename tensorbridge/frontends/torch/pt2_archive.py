@@ -45,6 +45,7 @@ _SYMPY_NAMES = frozenset(
     "RoundDecimal ToFloat Identity IsNonOverlappingAndDenseIndicator LShift RShift Infinity NegativeInfinity "
     "IntInfinity NegativeIntInfinity int_oo".split())
 _SYMBOL = re.compile(r"[a-z]+\d+")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # a Float's digits: Float('5.0', precision=53)
 _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant,
           ast.Load, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.keyword, ast.Tuple)
 
@@ -173,8 +174,8 @@ def _arithmetic(text: str) -> bool:
             return False
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _SYMPY_NAMES):
             return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and not _SYMBOL.fullmatch(
-                str(node.value)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and not (
+                _SYMBOL.fullmatch(str(node.value)) or _NUMBER.fullmatch(str(node.value))):
             return False
     return True
 
