@@ -83,3 +83,15 @@ def test_non_max_suppression_runs_in_an_exported_program(tmp_path):
                                       err_msg=case.name)
         checked += 1
     assert checked >= 8
+
+
+def test_scan_outputs_of_an_unbounded_loop_are_refused(tmp_path):
+    """tf2onnx writes a loop run until its condition fails with a trip count of INT64_MAX: a buffer that size is no
+    buffer, so `.pt2` refuses its scan outputs (PyTorch code stacks the steps run)."""
+    model = _accumulating_loop()
+    trips = next(i for i in model.graph.input if i.name == "trips")
+    model.graph.input.remove(trips)
+    model.graph.initializer.append(numpy_helper.from_array(np.array(np.iinfo(np.int64).max, np.int64), "trips"))
+    with pytest.raises(tb.errors.UnsupportedError, match="trip count is unbounded"):
+        tb.save(tb.load(model), tmp_path / "loop.pt2")
+    assert not (tmp_path / "loop.pt2").exists()

@@ -81,6 +81,10 @@ def _while_loop_blocker(node) -> str | None:
                "values of one shape; PyTorch code, --to torch, writes it as a Python while loop)"
     if any(_step_shape(node, v) is None for v in scanned):
         return "a scan output whose step has run-time dims (PyTorch code, --to torch, stacks it)"
+    trips = node.input(0)
+    if scanned and trips is not None and trips.const is not None and int(np.asarray(trips.const).max()) >= 2 ** 31:
+        return "a scan output of a Loop whose trip count is unbounded (its buffer would be sized by it; PyTorch " \
+               "code, --to torch, stacks the steps run)"
     return None
 
 
