@@ -177,8 +177,8 @@ def _write_while_loop(em, node):
         rows = name("rows", "rows")
         em.body += [P.assign([rows], P.method(limit, "item")),
                     P.expr_stmt(P.call("torch._check", P.binop(P.name(rows), ">=", 0)))]
-    test = P.name(going) if limit is None else \
-        ast.BinOp(P.name(going), ast.BitAnd(), P.binop(P.name(index), "<", limit))
+    test = P.method(P.name(going), "clone") if limit is None else \
+        ast.BinOp(P.name(going), ast.BitAnd(), P.binop(P.name(index), "<", limit))  # (the test may not return an input)
     em.body.append(P.function(test_fn, state, [P.ret(test)]))
     step = [P.assign([going, *carried, *items], P.call(body, P.name(index), P.name(going), *map(P.name, carried)))]
     written = [P.method(P.name(b), "index_copy", 0, P.method(P.name(index), "reshape", 1),
