@@ -49,7 +49,7 @@ def _accumulating_loop():
     return model
 
 
-@pytest.mark.parametrize("trips,start", [(3, 0.0), (8, 0.0), (8, 4.0), (0, 0.0)])
+@pytest.mark.parametrize("trips,start", [(3, 0.0), (8, 4.0), (0, 0.0)])  # the trip count, the test, no step
 def test_a_loop_runs_in_an_exported_program(tmp_path, trips, start):
     model = _accumulating_loop()
     feeds = {"trips": np.array(trips, np.int64), "cond": np.array(True), "y": np.full(2, start, np.float32)}
