@@ -340,13 +340,8 @@ def read_op_take_along_axis(imp, op, args, kwargs, node):
         raise ModelError(f"{op.name}: ops.take_along_axis with indices broadcast over the other axes is not "
                          f"supported ({list(index_shape)} into {list(shape)})")
     if any(index_shape[d] != shape[d] for d in others):  # indices of size 1 there (CLIP's end-of-text token)
-        x_shape = imp.emit("Shape", [x], suffix="shape")
-        along = imp.emit("Shape", [indices], {"start": axis, "end": axis + 1}, suffix="count")
-        parts = [imp.emit("Slice", [x_shape, int64s(imp, [0]), int64s(imp, [axis])], suffix="before")] * bool(axis)
-        parts += [along] + [imp.emit("Slice", [x_shape, int64s(imp, [axis + 1]), int64s(imp, [rank])],
-                                     suffix="after")] * (axis + 1 < rank)
-        target = imp.emit("Concat", parts, {"axis": 0}, suffix="target") if len(parts) > 1 else parts[0]
-        indices = imp.emit("Expand", [indices, target], suffix="spread")
+        row = imp.emit("Slice", [x, int64s(imp, [0]), int64s(imp, [1]), int64s(imp, [axis])], suffix="row")
+        indices = imp.emit("Expand", [indices, imp.emit("Shape", [row], suffix="row_shape")], suffix="spread")
     return imp.emit("GatherElements", [x, indices], {"axis": axis})
 
 

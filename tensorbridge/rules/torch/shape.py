@@ -100,8 +100,8 @@ def write_squeeze(em, node):
     if axes is None:
         return em.out(node, P.method(xe, "squeeze"))
     dims = [int(a) for a in const_operand(axes).ravel()]
-    unknown = [d for d in dims if x.shape is None or not isinstance(x.shape[d], int)]
     if em.exported:  # torch.export squeezes a dim of run-time size only once it is known to be 1 (ONNX's promise)
+        unknown = [d for d in dims if x.shape is None or not isinstance(x.shape[d], int)]
         shape = ast.Attribute(xe, "shape", ast.Load())
         em.body += [P.expr_stmt(P.call("torch._check", P.binop(P.subscript(shape, d), "==", 1))) for d in unknown]
     em.out(node, P.method(xe, "squeeze", tuple(dims)))
