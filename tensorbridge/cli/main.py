@@ -52,7 +52,8 @@ def _input_specs(items: list[str] | None) -> tuple[dict | None, dict | None]:
                 kinds[name] = dtypes.name(dtypes.dtype(dtype))
             except Exception:  # noqa: BLE001
                 raise ModelError(f"--input-shape {item!r}: unknown dtype {dtype!r}") from None
-        shapes[name] = [int(d) if d.strip().lstrip("-").isdigit() else d.strip() for d in dims.split(",")]
+        shapes[name] = [int(d) if d.strip().lstrip("-").isdigit() else d.strip()
+                        for d in (dims.split(",") if dims.strip() else ())]  # NAME=:int64 is a scalar
     return shapes, kinds or None
 
 
@@ -160,8 +161,8 @@ def cmd_convert(args, progress: _Progress) -> int:
         return 0
     try:
         with progress.step("verifying"):
-            report = tb.verify(args.src, args.output, input_shapes=shapes, rtol=args.rtol, atol=args.atol,
-                               format=args.from_format, input_dtypes=kinds)
+            report = tb.verify(args.src, args.output, inputs=args.inputs, input_shapes=shapes, rtol=args.rtol,
+                               atol=args.atol, format=args.from_format, input_dtypes=kinds)
     except BaseException:  # unproven is not written (exit 2, or whatever stopped it), unless asked to keep it
         if not args.keep_failed:
             _remove(args.output)
@@ -321,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "loading them runs the code they hold")
     source.add_argument("--input-shape", action="append", metavar="NAME=d0,d1,...[:dtype]",
                         help="fix or name an input's dims (repeatable); a TorchScript source needs every input's, "
-                             "with :int64 (or another dtype) for inputs other than float32")
+                             "with :int64 (or another dtype) for inputs other than float32 (NAME=:int64: a scalar)")
 
     c = sub.add_parser("convert", help="convert SRC into another format", parents=[common, source])
     c.add_argument("src")
@@ -339,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-verify", action="store_true",
                    help="do not run SRC and the result to compare them (by default they are, where both "
                         "runtimes are installed)")
+    c.add_argument("--inputs", metavar="FILE.npz", help="verify on these inputs, by name (default: seeded random; "
+                   "give them where only some values are valid, such as a sample rate)")
     c.add_argument("--keep-failed", action="store_true", help="keep the output when verification fails")
     c.add_argument("--report", metavar="REPORT.html", help="also write the verification as a self-contained HTML page")
     c.add_argument("--rtol", type=float)

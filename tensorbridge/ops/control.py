@@ -31,6 +31,25 @@ def if_(cond, *, then_branch, else_branch, _run_graph):
     return tuple(_run_graph(then_branch if bool(np.asarray(cond).ravel()[0]) else else_branch, []))
 
 
+def inline_chosen_branch(graph, node) -> bool:
+    """An If whose condition is a constant replaced by the branch it takes: that branch's nodes and constants move
+    into `graph` before it (moved, not copied, so bodies nested in them keep reading the same values)."""
+    cond = node.inputs[0]
+    if cond.const is None or np.asarray(cond.const).size != 1:
+        return False
+    branch = node.attrs["then_branch" if bool(np.asarray(cond.const).ravel()[0]) else "else_branch"]
+    for inner in list(branch.nodes):
+        branch.nodes.remove(inner)
+        inner.graph = node.graph
+        graph.nodes.insert(graph.nodes.index(node), inner)
+        for sub in inner.subgraphs():
+            sub.parent = graph
+    graph.constants.update(branch.constants)
+    branch.constants = {}
+    graph.replace_node(node, list(branch.outputs))
+    return True
+
+
 def _loop_types(inputs, attrs):
     """Each carried value keeps its start's dtype, and the dims where the start and the body's result agree; each
     scan output is the body's item with the steps before it."""
@@ -245,8 +264,24 @@ def values_alike(a: list, b: list) -> bool:
 def branches_blocker(node) -> str | None:
     """Why an If's branches cannot be traced as one computation: outputs that differ in shape or type."""
     if not values_alike(node.attrs["then_branch"].outputs, node.attrs["else_branch"].outputs):
-        return "branches whose outputs differ in shape or type (a traced cond needs them alike)"
+        hint = "; its condition reads tensor sizes: with them fixed by --input-shape it is decided at conversion" \
+            if _reads_sizes(node.inputs[0]) else ""
+        return f"branches whose outputs differ in shape or type (a traced cond needs them alike{hint})"
     return None
+
+
+def _reads_sizes(v, limit: int = 64) -> bool:
+    """Whether `v` is computed from a tensor's shape (Shape, Size), looking at most `limit` ops back."""
+    todo, seen = [v], set()
+    while todo and len(seen) < limit:
+        p = todo.pop().producer
+        if p is None or id(p) in seen:
+            continue
+        if p.op in ("Shape", "Size"):
+            return True
+        seen.add(id(p))
+        todo.extend(u for u in p.inputs if u is not None)
+    return False
 
 
 def traced_loop_blocker(node) -> str | None:

@@ -1005,12 +1005,14 @@ def _resize_infer(inputs, attrs):
     rank = len(x.shape)
     axes = [a % rank for a in attrs["axes"]] if attrs["axes"] else list(range(rank))
     factors = dict(zip(axes, np.asarray(scales).reshape(-1))) if scales is not None and np.size(scales) else {}
-    kept = {i for i, d in enumerate(x.shape) if not isinstance(d, int) and (i not in axes or factors.get(i) == 1)}
-    if not shapes.is_static(x.shape) and len(kept) != sum(not isinstance(d, int) for d in x.shape):
-        return [(x.dtype, (None,) * rank)]
-    dummy = np.empty(tuple(1 if i in kept else d for i, d in enumerate(x.shape)), dtype=np.uint8)
+    open_dims = {i for i, d in enumerate(x.shape) if not isinstance(d, int)}
+    kept = {i for i in open_dims if i not in axes or factors.get(i) == 1}
+    if open_dims - kept and sizes and attrs["keep_aspect_ratio_policy"] != "stretch":
+        return [(x.dtype, (None,) * rank)]  # every resized size depends on the open one
+    dummy = np.empty(tuple(1 if i in open_dims else d for i, d in enumerate(x.shape)), dtype=np.uint8)
     out, _, _ = _resize_sizes(dummy, None, scales, sizes or None, attrs["axes"], attrs["keep_aspect_ratio_policy"])
-    return [(x.dtype, tuple(x.shape[i] if i in kept else d for i, d in enumerate(out)))]
+    scaled = open_dims - kept if not sizes else set()  # an open dim times a factor: known at run time only
+    return [(x.dtype, tuple(x.shape[i] if i in kept else None if i in scaled else d for i, d in enumerate(out)))]
 
 
 @op("Resize", inputs="X roi? scales? sizes?", layout=implicit(L.per_axis_operands(1, 2, 3)), family=F, infer=_resize_infer,

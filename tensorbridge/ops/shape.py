@@ -764,6 +764,16 @@ def size(data):
     return np.array(data.size, dtype=np.int64)
 
 
+def _decompose_size(graph, node):
+    """The product of the shape (a Size of run-time dims, which no folding removes)."""
+    b = Builder.replacing(node)
+    graph.replace_node(node, [b.op("ReduceProd", b.op("Shape", node.inputs[0]), keepdims=0)])
+    return True
+
+
+set_decomposition("Size", _decompose_size)
+
+
 def _const_of_shape_infer(inputs, attrs):
     v = attrs["value"]
     dt = np.dtype(np.float32) if v is None else v.dtype

@@ -5,7 +5,8 @@ same names. An op that reads only its input's shape (Shape, Size) folds whenever
 static, so shape arithmetic on static models disappears. Backends that need weights as data (code
 generators building layers) run it, so a weight produced by an op (ConstantOfShape, a Transpose of
 a weight...) still becomes a layer parameter. Ops the catalogue marks not foldable (side effects,
-randomness, control flow) and results larger than `max_bytes` are left alone.
+randomness, control flow) and results larger than `max_bytes` are left alone. Subgraphs (If branches, Loop
+bodies) are folded too, and an If whose condition folded to a constant becomes the branch it takes.
 
 Folding is bounded on hostile input: a result may be at most 8x its constant operands (a dtype widening,
 such as int8 -> float64) plus `FREE_BYTES`; the bytes beyond that (a ConstantOfShape, an Expand or a Tile
@@ -21,6 +22,7 @@ import numpy as np
 from tensorbridge.ir import shapes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.ops import schema as op_schema
+from tensorbridge.ops.control import inline_chosen_branch
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,10 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
 
     budget = GROWTH_BUDGET
     for node in list(graph.nodes):
+        for sub in node.subgraphs():
+            fold_constants(sub, max_bytes, keep, keep_learned)
+        if node.op == "If" and inline_chosen_branch(graph, node):
+            continue
         infer_node(node)  # earlier folds may have made this node's types knowable
         schema = op_schema.get(node.op)
         if schema is not None and schema.reads_shape_only and node.inputs[0].shape is not None \

@@ -23,7 +23,8 @@ def infer_shapes(graph: Graph) -> Graph:
 
 
 def set_input_shapes(graph: Graph, input_shapes: dict) -> Graph:
-    """Give inputs new (static or named) dims and infer every other shape again."""
+    """Give inputs new (static or named) dims and infer every other shape again. An output whose shape is then
+    unknown (an If whose branches' results differ) keeps the rank it was declared with, its dims open."""
     from tensorbridge.errors import ModelError
 
     names = [v.name for v in graph.inputs]
@@ -31,8 +32,13 @@ def set_input_shapes(graph: Graph, input_shapes: dict) -> Graph:
         if key not in names:
             raise ModelError(f"an input shape names {key!r}, but the inputs are {names}")
         graph.inputs[names.index(key)].shape = shapes.normalize(dims)
+    declared = {id(v): len(v.shape) for v in graph.outputs if v.shape is not None and v.producer is not None}
     for node in graph.all_nodes():
         for v in node.outputs:
             v.shape = None
             v.meta.pop("elements", None)
-    return infer_shapes(graph)
+    infer_shapes(graph)
+    for v in graph.outputs:
+        if v.shape is None and id(v) in declared:
+            v.shape = (None,) * declared[id(v)]
+    return graph

@@ -55,8 +55,9 @@ class Pipeline:
 def writer_pipeline(name: str, target: LayoutTarget, legalize: Callable[[Graph], Graph | None],
                     layout: LayoutOptions | None = None) -> Pipeline:
     """The pipeline of a backend that writes each node as framework ops: dead code out, the layout planned for
-    `target`, constants folded, what the writer cannot take decomposed or reported (`legalize`), dead code out."""
-    p = Pipeline(name).then("dead code", eliminate_dead_code)
+    `target` (constants folded first, so an If of a constant condition is its branch and the layout sees its
+    shapes), constants folded, what the writer cannot take decomposed or reported (`legalize`), dead code out."""
+    p = Pipeline(name).then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
     p.then("layout", lambda g: plan_layout(g, target, layout))
     p.then("fold constants", fold_constants)
     p.then("legalize", legalize)

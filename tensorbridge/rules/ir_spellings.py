@@ -40,6 +40,13 @@ def not_equal(imp, a, b):
     return imp.emit("Not", [imp.emit("Equal", [a, b], suffix="equal")])
 
 
+def divide_no_nan(imp, a, b):
+    """a / b, and 0 where b is 0 (TensorFlow's DivNoNan, keras.ops.divide_no_nan)."""
+    zero = imp.const(0, dtype=b.dtype)
+    return imp.emit("Where", [imp.emit("Equal", [b, zero], suffix="by_zero"), imp.const(0, dtype=a.dtype),
+                              imp.emit("Div", [a, b], suffix="quotient")])
+
+
 def expm1(imp, x, dtype=None):
     return imp.emit("Sub", [imp.emit("Exp", [x], suffix="exp"), imp.const(1, dtype=dtype or x.dtype)])
 

@@ -123,9 +123,10 @@ REMEDY = ("compare outputs that vary with the input: logits rather than a softma
           "(calibrate BatchNorm statistics on data first), or pass real inputs with --inputs")
 
 
-def conclusiveness(ref: np.ndarray, other: np.ndarray) -> str:
+def conclusiveness(ref: np.ndarray, other: np.ndarray, atol: float = 0.0) -> str:
     """Why agreeing on this output proves little, or "": the reference output is the same for two different
-    inputs, or has no spread (every element equal, like a uniform softmax)."""
+    inputs, has no spread (every element equal, like a uniform softmax), or lies within the absolute tolerance
+    `atol` of 0 (any output that small agrees with it: a sigmoid of random weights' large negative logits)."""
     ref, other = np.asarray(ref), np.asarray(other)
     if ref.dtype == object or ref.size == 0:
         return ""
@@ -145,6 +146,8 @@ def conclusiveness(ref: np.ndarray, other: np.ndarray) -> str:
         return f"every element is {float(ref.reshape(-1)[0]):.6g}: the output has no spread"
     if same_shape and apart <= floor:
         return "the output is the same for two different inputs"
+    if ref.dtype.kind == "f" and top <= atol:
+        return f"every element is within the absolute tolerance ({atol:g}) of 0: any output as small agrees"
     return ""
 
 

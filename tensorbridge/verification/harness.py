@@ -30,6 +30,8 @@ from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, r
 from tensorbridge.verification.state import carried_state
 
 log = logging.getLogger(__name__)
+#: the largest size the search for an open dim's size tries when the source's runtime refuses smaller ones
+MOST_SEARCHED = 256
 
 
 def runner_for(model, format: str | None = None, **options):
@@ -52,8 +54,9 @@ def _label(model) -> str:
     return str(model) if not isinstance(model, Graph) else f"<graph {model.name}>"
 
 
-def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
-    """The runner's outputs; a runtime's own failure becomes a clear error about the inputs."""
+def _run(runner, feeds: dict, side: str, open_inputs: list, drawn: bool = True) -> dict:
+    """The runner's outputs; a runtime's own failure becomes a clear error about the inputs (`drawn`: made up
+    by the verification, not given)."""
     try:
         return runner.run(feeds)
     except TensorbridgeError:
@@ -62,6 +65,7 @@ def _run(runner, feeds: dict, side: str, open_inputs: list) -> dict:
         shapes = ", ".join(f"{k} {list(np.shape(v))}" for k, v in feeds.items())
         hint = f"; the open dims ({', '.join(f'{n} dim {a}' for n, a in open_inputs)}) may need other sizes: " \
                "give them with --input-shape NAME=d0,d1,..." if open_inputs else ""
+        hint += "; the inputs were drawn at random: give valid ones with --inputs FILE.npz" if drawn else ""
         raise ModelError(f"the {side} model ({runner.name}) failed on inputs {shapes}: {type(e).__name__}: "
                          f"{str(e).splitlines()[0][:300] if str(e) else ''}{hint}") from None
 
@@ -76,6 +80,23 @@ def _index_limits(specs, source_graph) -> dict | None:
         return None
 
 
+def _drawn(runner, seed: int, input_shapes, source_graph, open_inputs) -> tuple[dict, dict]:
+    """Seeded inputs the source runs on, and its outputs: the open dims' sizes the search picks, else, where the
+    source's runtime refuses them, the next larger ones it runs (the first refusal is reported when none runs)."""
+    limits, above, first = _index_limits(runner.inputs, source_graph), 0, None
+    while True:
+        shapes = resolve_shapes(runner.inputs, input_shapes, source_graph, above)
+        feeds = make_inputs(runner.inputs, seed, shapes, limits)
+        searched = [shapes[n][a] for n, a in open_inputs if n not in (input_shapes or {}) and shapes[n][a] > 1]
+        try:
+            return feeds, _run(runner, feeds, "source", open_inputs)
+        except ModelError as e:
+            first = first or e
+            if not searched or max(searched) >= MOST_SEARCHED:
+                raise first from None
+            above = max(searched)
+
+
 def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_shapes=None,
            per_layer: bool = False, src_format: str | None = None, input_dtypes: dict | None = None) -> Report:
     source_graph = functools.cache(lambda: _graph(src, src_format, input_shapes))
@@ -87,13 +108,13 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         a.inputs = [(n, dt or b_dt, shape if shape is not None else b_shape)
                     for (n, dt, shape), (_, b_dt, b_shape) in zip(a.inputs, b.inputs)]
     open_inputs = open_dims(a.inputs)
+    ref = None
     if isinstance(inputs, (str, os.PathLike)):
         feeds = load_npz(inputs)
     elif inputs is not None:
         feeds = dict(inputs)
     else:
-        feeds = make_inputs(a.inputs, seed, resolve_shapes(a.inputs, input_shapes, source_graph),
-                            _index_limits(a.inputs, source_graph))
+        feeds, ref = _drawn(a, seed, input_shapes, source_graph, open_inputs)
     a_names = [n for n, _, _ in a.inputs]
     missing = [n for n in a_names if n not in feeds]
     if missing:
@@ -113,8 +134,9 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         return {n: reorder(named[n], shape) for n, _, shape in b_inputs if n in named}
 
     b_feeds = target_feeds(feeds) | (state.first() if state else {})
-    ref = _run(a, feeds, "source", open_inputs)
-    got = _run(b, b_feeds, "target", open_inputs)
+    drawn = inputs is None
+    ref = ref if ref is not None else _run(a, feeds, "source", open_inputs, drawn)
+    got = _run(b, b_feeds, "target", open_inputs, drawn)
     other = varied(feeds, seed + 1)
     ref_other = _run(a, other, "source", open_inputs)
     if set(a.outputs) == set(b_outputs):
@@ -151,7 +173,7 @@ def _compared(pairs, ref: dict, got: dict, spread: dict, tolerance: tuple, steps
     for an, bn in pairs:
         name, held = f"{an}{label}", reorder(got[bn], np.shape(ref[an]))
         report = compare(name, bn, ref[an], held, *tolerance, steps.get(an))
-        report.inconclusive = conclusiveness(ref[an], spread[an])
+        report.inconclusive = conclusiveness(ref[an], spread[an], report.atol)
         reports.append(report)
         arrays[name] = (ref[an], held)
     return reports, arrays

@@ -5,8 +5,10 @@ an input indexes: a token-type embedding of 2); booleans
 are fair coin flips. Dims the model leaves open take the user's `--input-shape`, else a size the
 model itself allows: a batch dim is 1, and the other open dims take the smallest of 8, 16, 32, ...
 for which the model's shape inference gives every value a non-empty shape (so pools and strided
-convolutions have something to work on); when none does, the user is asked for `--input-shape`,
-naming the input and the dim. `load_npz` reads user inputs without pickle.
+convolutions have something to work on), or, where the source's runtime refuses that size (a detector's
+upsampled features concatenated with finer ones need a multiple of 32), the next that it runs (the harness
+asks); when none does, the user is asked for `--input-shape`, naming the input and the dim. `load_npz` reads user
+inputs without pickle.
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ def open_dims(specs) -> list[tuple[str, int]]:
             if not isinstance(d, int) or d < 0]
 
 
-def resolve_shapes(specs, user: dict | None, graph_of) -> dict[str, list[int]]:
+def resolve_shapes(specs, user: dict | None, graph_of, above: int = 0) -> dict[str, list[int]]:
     """Concrete shapes for inputs with open dims: the user's, else sizes the model allows (see the module
-    doc). `graph_of()` loads the model into the IR, only when a size must be searched for."""
+    doc), larger than `above`. `graph_of()` loads the model into the IR, only when a size must be searched for."""
     shapes = {name: list(user[name]) for name, _, _ in specs if user and name in user}
     todo = [(n, a) for n, a in open_dims(specs) if n not in shapes]
     if not todo:
@@ -78,7 +80,7 @@ def resolve_shapes(specs, user: dict | None, graph_of) -> dict[str, list[int]]:
         else:
             free.append((name, axis))
     if free:
-        size = _smallest_valid(graph_of, shapes, sized, free)
+        size = _smallest_valid(graph_of, shapes, sized, free, above)
         if size is None:
             where = ", ".join(f"{n} dim {a}" for n, a in free)
             example = " ".join(f"--input-shape {n}=" + ",".join("?" if d is None else str(d) for d in sized[n])
@@ -91,16 +93,18 @@ def resolve_shapes(specs, user: dict | None, graph_of) -> dict[str, list[int]]:
     return shapes
 
 
-def _smallest_valid(graph_of, fixed, sized, free) -> int | None:
-    """The smallest size on LADDER that, given to every free dim, leaves every value of the model non-empty."""
+def _smallest_valid(graph_of, fixed, sized, free, above: int = 0) -> int | None:
+    """The smallest size on LADDER above `above` that, given to every free dim, leaves every value of the model
+    non-empty."""
+    ladder = [size for size in LADDER if size > above]
     try:
         graph = graph_of()
     except Exception:  # noqa: BLE001 - a model we cannot read into the IR still runs: take the first size
-        return LADDER[0]
+        return ladder[0] if ladder else None
     from tensorbridge.ir.graph import clone
     from tensorbridge.passes.infer_shapes import set_input_shapes
 
-    for size in LADDER:
+    for size in ladder:
         candidate = {**fixed, **{n: [size if (n, a) in free else d for a, d in enumerate(dims)]
                                  for n, dims in sized.items()}}
         g = clone(graph)

@@ -153,3 +153,39 @@ def test_a_model_too_large_to_run_twice_is_converted_and_said_unverified(small_c
     said = capsys.readouterr().out
     assert "not verified: running source and result side by side needs about" in said and out.is_file()
     assert f"tensorbridge verify {small_cnn_path} {out}" in said
+
+
+def _rate_switched(tmp_path):
+    """y = x * 2 at a rate of 16000, x + 1 at any other (Silero VAD takes its sample rate as an input)."""
+    double = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["y16"])], "at16k", [],
+                               [helper.make_tensor_value_info("y16", TensorProto.FLOAT, [1, 4])],
+                               [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    shifted = helper.make_graph([helper.make_node("Add", ["x", "one"], ["y8"])], "other", [],
+                                [helper.make_tensor_value_info("y8", TensorProto.FLOAT, [1, 4])],
+                                [helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])])
+    graph = helper.make_graph(
+        [helper.make_node("Equal", ["sr", "rate16k"], ["at16k"]),
+         helper.make_node("If", ["at16k"], ["y"], then_branch=double, else_branch=shifted)], "rates",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor("rate16k", TensorProto.INT64, [], [16000])])
+    path = tmp_path / "rates.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    return path
+
+
+def test_convert_verifies_on_the_inputs_given(tmp_path, capsys):
+    """Where only some values are valid (a sample rate), `convert --inputs` verifies on them."""
+    npz = tmp_path / "at16k.npz"
+    np.savez(npz, x=np.arange(4, dtype=np.float32)[None], sr=np.array(16000))
+    out = tmp_path / "rates.tbir"
+    assert main(["-q", "convert", str(_rate_switched(tmp_path)), "-o", str(out), "--inputs", str(npz)]) == 0
+    assert "PASS" in capsys.readouterr().out
+
+
+def test_a_scalar_input_shape(tmp_path):
+    """NAME=:int64 gives a scalar input (a TorchScript program's int argument, say)."""
+    out = tmp_path / "rates.onnx"
+    assert main(["-q", "convert", str(_rate_switched(tmp_path)), "-o", str(out), "--input-shape", "sr=:int64"]) == 0
+    assert not onnx.load(out).graph.input[1].type.tensor_type.shape.dim

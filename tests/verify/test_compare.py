@@ -54,6 +54,9 @@ def test_chunked_metrics_equal_whole_array_metrics(monkeypatch):
     assert module.conclusiveness(y, z) == whole_spread
     assert module.conclusiveness(y, y.copy()) == "the output is the same for two different inputs"
     assert "no spread" in module.conclusiveness(np.full(50, 3.0), y)
+    tiny = np.abs(y[3:]) * 1e-8  # a sigmoid of large negative logits: every value within atol of 0
+    assert "within the absolute tolerance (1e-06) of 0" in module.conclusiveness(tiny, tiny[::-1], atol=1e-6)
+    assert module.conclusiveness(tiny * 1e3, tiny[::-1] * 1e3, atol=1e-6) == ""
 
 
 def test_the_reference_interpreter_names_the_runtime_whose_arithmetic_differs(tmp_path):

@@ -87,10 +87,11 @@ def weight_layer_class() -> ast.ClassDef:
 
 def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT, blocker=REGISTRY.blocker,
              name: str = "Keras code", holds=REGISTRY.holds_type) -> Pipeline:
-    """Dead code out, layouts planned channels-last, constants folded, computed reshape targets that shape
+    """Dead code out, constants folded (an If of a constant condition becomes its branch, whose shapes the layout
+    plan needs), layouts planned channels-last, constants folded, computed reshape targets that shape
     inference knows made constants, the layers the writer has spelled in plain ops fused back, nodes `blocker`
     rejects decomposed."""
-    return Pipeline(name).then("dead code", eliminate_dead_code) \
+    return Pipeline(name).then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
         .then("layout", lambda g: plan_layout(g, target, layout)) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
         .then("computed reshapes", reshape_to_inferred).then("dead code", eliminate_dead_code) \

@@ -47,10 +47,11 @@ LAYOUT = LayoutTarget(("NCHW",), native="NCHW")
 
 
 def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source", exported: bool = False) -> Pipeline:
-    """Dead code out, layouts planned NCHW, LiteRT integer arithmetic kept exact (torch has no int8
-    convolution to call), constants folded, ops without a rule decomposed, and folded again (weights a
-    decomposition dequantizes, such as QLinearConv's). `exported`: the code is for torch.export (.pt2)."""
-    p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code)
+    """Dead code out, constants folded (an If of a constant condition becomes its branch), layouts planned NCHW,
+    LiteRT integer arithmetic kept exact (torch has no int8 convolution to call), constants folded, ops without a
+    rule decomposed, and folded again (weights a decomposition dequantizes, such as QLinearConv's). `exported`:
+    the code is for torch.export (.pt2)."""
+    p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
     p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
     lower = int_arithmetic_pass(int_arithmetic)
     if int_arithmetic == "source":

@@ -5,6 +5,7 @@ Symbolic dims of the IR inputs become `torch.export.Dim`s, so the program stays 
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.rules.torch.base import to_torch
 
 LAYOUT = codegen.LAYOUT
+#: sizes tried in turn for the example inputs' open dims: the first that torch.export traces (2 avoids its
+#: specialising 0 and 1; a model may need more, such as a reflect pad wider than 2)
+EXAMPLE_SIZES = (2, 16, 128, 1024)
 
 
 def save(graph: Graph, dest, layout=None, **_options) -> None:
@@ -27,25 +31,37 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
         folder = Path(tmp) / "model"
         codegen.save(graph, folder, layout, exported=True)
         module = load_folder(folder).load_model()
-        examples, dims = [], {}
-        named = {}
+        dims, named = [], {}
         for v in graph.inputs:
-            shape = [d if isinstance(d, int) else 2 for d in (v.shape or ())]
-            examples.append(to_torch(np.zeros(shape, dtype=v.dtype)))
             spec = {}
             for axis, d in enumerate(v.shape or ()):
                 if not isinstance(d, int):
                     key = str(d) if d is not None else f"{v.name}_{axis}"
                     named.setdefault(key, torch.export.Dim(_dim_name(key)))
                     spec[axis] = named[key]
-            dims[len(dims)] = spec or None
-        dynamic = tuple(dims[i] for i in range(len(examples))) if named else None
-        try:
-            ep = torch.export.export(module, tuple(examples), dynamic_shapes=dynamic)
-        except Exception as e:  # noqa: BLE001
-            ep = _with_inferred_ranges(module, examples, dynamic)  # a dim the model bounds (positions <= 512)
-            if ep is None:
-                raise ModelError(f"torch.export failed on the generated module: {type(e).__name__}: {e}") from None
+            dims.append(spec or None)
+        dynamic = tuple(dims) if named else None
+        first = None
+        for size in EXAMPLE_SIZES if named else EXAMPLE_SIZES[:1]:
+            examples = [to_torch(np.zeros([d if isinstance(d, int) else size for d in (v.shape or ())], v.dtype))
+                        for v in graph.inputs]
+            try:
+                ep = torch.export.export(module, tuple(examples), dynamic_shapes=dynamic)
+                break
+            except Exception as e:  # noqa: BLE001
+                first = first or e
+                ep = _with_inferred_ranges(module, examples, dynamic)  # a dim the model bounds (positions <= 512)
+                if ep is not None or _SPECIALIZED.search(str(e)):
+                    break
+        if ep is None:
+            fixed = _SPECIALIZED.search(str(first))
+            if fixed:
+                raise ModelError(f"torch.export cannot keep the open dim {fixed.group(1)!r} open: an op of the model "
+                                 "runs at one size only once exported (nn.LSTM/GRU unroll their steps); give the dim "
+                                 "a size with --input-shape, or write PyTorch code (--to torch), which runs any size") \
+                    from None
+            raise ModelError(f"torch.export failed on the generated module: {type(first).__name__}: {first}") \
+                from None
         torch.export.save(ep, str(dest))
 
 
@@ -65,13 +81,15 @@ def _with_inferred_ranges(module, examples, dynamic):
     inputs = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in ep.graph_signature.user_inputs]
     for node, spec in zip(inputs, dynamic):
         shape = node.meta["val"].shape
-        if spec and any(isinstance(shape[axis], int) for axis in spec):
+        if spec and not all(isinstance(shape[axis], torch.SymInt) and shape[axis].node.expr in ep.range_constraints
+                            for axis in spec):  # a symbol without a range is guarded to the example's size
             return None
     return ep
 
 
-def _dim_name(key: str) -> str:
-    import re
+_SPECIALIZED = re.compile(r"You marked (\w+) as dynamic but your code specialized it")
 
+
+def _dim_name(key: str) -> str:
     name = re.sub(r"\W", "_", key)
     return name if name and not name[0].isdigit() else f"d_{name}"

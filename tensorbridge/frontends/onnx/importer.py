@@ -108,7 +108,7 @@ def _value_type(vi: onnx.ValueInfoProto):
         return dt, None
     dims = []
     for d in tt.shape.dim:
-        if d.HasField("dim_value"):
+        if d.HasField("dim_value") and d.dim_value >= 0:  # paddle2onnx writes -1 for a size it does not know
             dims.append(d.dim_value)
         elif d.HasField("dim_param") and d.dim_param:
             dims.append(d.dim_param)

@@ -103,7 +103,21 @@ def write_gather_elements(em, node):
 
 @R.exports("Expand")
 def write_expand(em, node):
-    em.out(node, P.call("jnp.broadcast_to", em.tensor(node.inputs[0]), _target(node.outputs[0])))
+    """jnp.broadcast_to the output's sizes: a run-time one is the input's own dim of the same name, read from
+    its shape (JAX traces fixed sizes, so `x.shape[k]` is an int)."""
+    x, out = node.inputs[0], node.outputs[0]
+    if out.shape is None or x.shape is None:
+        raise Unsupported(f"{out.name!r} has no known rank")
+    xe, offset = em.tensor(x), len(out.shape) - len(x.shape)
+    sizes = []
+    for i, d in enumerate(out.shape):
+        if isinstance(d, int):
+            sizes.append(P.lit(d))
+        elif d is not None and i >= offset and x.shape[i - offset] == d:
+            sizes.append(P.subscript(ast.Attribute(xe, "shape", ast.Load()), i - offset))
+        else:
+            raise Unsupported("a broadcast to a run-time size its input does not have (--input-shape fixes it)")
+    em.out(node, P.call("jnp.broadcast_to", xe, ast.Tuple(sizes, ast.Load())))
 
 
 @R.exports("Tile")
@@ -215,15 +229,32 @@ def write_arg(em, node):
                         axis=node.attrs.get("axis", 0), keepdims=bool(node.attrs.get("keepdims", 1))))
 
 
+def _resize_factors(node) -> list | None:
+    """Each axis's whole factor of a nearest upsampling: from constant scales, else from static sizes; a dim left
+    open keeps its size only where its scale says so (two unknown sizes are not known to be equal). None where
+    an axis's factor is not known."""
+    x, out, scales = node.inputs[0], node.outputs[0], node.input(2)
+    if x.shape is None or out.shape is None:
+        return None
+    rank = len(x.shape)
+    if scales is not None and scales.const is not None and np.size(scales.const):
+        axes = [a % rank for a in node.attrs.get("axes") or range(rank)]
+        given = dict(zip(axes, np.asarray(scales.const, np.float64).ravel()))
+        return [float(given.get(axis, 1.0)) for axis in range(rank)]
+    if scales is not None and scales.const is None:
+        return None
+    factors = [o / i if isinstance(i, int) and isinstance(o, int) and i else 1.0 if i == o and i is not None
+               else None for i, o in zip(x.shape, out.shape)]
+    return None if None in factors else factors
+
+
 def _resize_check(node) -> str | None:
-    x, out = node.inputs[0], node.outputs[0]
-    if x.shape is None or out.shape is None or any(i != o and not (isinstance(i, int) and isinstance(o, int))
-                                                   for i, o in zip(x.shape, out.shape)):
+    factors = _resize_factors(node)
+    if factors is None:
         return "a Resize of run-time dims (JAX resizes to a shape fixed when traced: fix the input dims with " \
                "--input-shape)"
     if node.attrs.get("mode", "nearest") != "nearest" or node.attrs.get("layout", "NCHW") != "NHWC":
         return "Resize other than nearest (channels-last)"
-    factors = [1 if i == o else o / i for i, o in zip(x.shape, out.shape)]  # a run-time dim (the batch) kept
     if any(f != int(f) or f < 1 for f in factors):
         return "nearest Resize by a factor that is not a whole number"
     rounding = (node.attrs.get("coordinate_transformation_mode", "half_pixel"),
@@ -236,11 +267,10 @@ def _resize_check(node) -> str | None:
 @R.exports("Resize", check=_resize_check)
 def write_resize(em, node):
     """Nearest upsampling by whole factors: each element repeated along its axes."""
-    x, out = node.inputs[0], node.outputs[0]
-    expr = em.tensor(x)
-    for axis, (i, o) in enumerate(zip(x.shape, out.shape)):
-        if o != i:  # both known (_resize_check)
-            expr = P.call("jnp.repeat", expr, o // i, axis=axis)
+    expr = em.tensor(node.inputs[0])
+    for axis, factor in enumerate(_resize_factors(node)):
+        if factor != 1:
+            expr = P.call("jnp.repeat", expr, int(factor), axis=axis)
     em.out(node, expr)
 
 

@@ -17,6 +17,7 @@ from tensorbridge.rules.ir_spellings import (
     atan2,
     bitcast,
     diagonal,
+    divide_no_nan,
     erfc,
     expm1,
     floor_divide,
@@ -107,6 +108,11 @@ def _same_type(imp, node, args):
 @keras_op("FloorDivide", produces="Div")
 def read_op_floor_divide(imp, op, args, kwargs, node):
     return floor_divide(imp, *_same_type(imp, node, args))
+
+
+@keras_op("DivideNoNan", produces="Where")
+def read_op_divide_no_nan(imp, op, args, kwargs, node):
+    return divide_no_nan(imp, *_same_type(imp, node, args))
 
 
 @keras_op("Fmod", produces="Mod")

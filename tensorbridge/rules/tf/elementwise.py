@@ -9,7 +9,16 @@ import numpy as np
 
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
-from tensorbridge.rules.ir_spellings import atan2, bitcast, erfc, expm1, floor_divide, log1p, not_equal
+from tensorbridge.rules.ir_spellings import (
+    atan2,
+    bitcast,
+    divide_no_nan,
+    erfc,
+    expm1,
+    floor_divide,
+    log1p,
+    not_equal,
+)
 from tensorbridge.rules.tf.base import (
     attr,
     dtype_attr,
@@ -57,6 +66,11 @@ def read_bitcast(imp, n, ins):
 @tf_op("FloorDiv", produces="Div")
 def read_floordiv(imp, n, ins):
     return floor_divide(imp, *ins[:2])
+
+
+@tf_op("DivNoNan", produces="Where")
+def read_div_no_nan(imp, n, ins):
+    return divide_no_nan(imp, *ins[:2])
 
 
 @tf_op("NotEqual", produces="Not")

@@ -5,7 +5,8 @@ exports (`.pt2`) alike, and a Loop as a Python `while` loop, as a person writes 
 count, cut to the steps run.
 
 Each body becomes a nested function of `forward` (`CodeEmitter.function`) reading the enclosing values as
-a closure; torch.cond traces both branches, so their outputs must keep one shape and type (refused otherwise).
+a closure; torch.cond traces both branches, so their outputs must keep one shape and type: where they do not, eager
+code calls one branch in a Python conditional and `.pt2` refuses the If.
 """
 
 from __future__ import annotations
@@ -30,13 +31,19 @@ def read_cond(imp, node, pred, true_fn, false_fn, operands, *_):
     return [imp.typed(out, val) for out, val in zip(outputs, imp.meta())]
 
 
-@R.exports("If", check=branches_blocker)
+@R.exports("If")
 def write_if(em, node):
+    """`torch.cond` where the branches give alike results (eager and exported code alike); otherwise, in eager
+    code, a Python conditional calling one branch (eager PyTorch takes results of any shape from either)."""
+    traced = branches_blocker(node) is None
     branches = []
     for key in ("then_branch", "else_branch"):
         branches.append(P.name(em.function(node.attrs[key], f"{node.name}_{key}")))
-        _fresh_results(em.body[-1])
-    chosen = P.call("torch.cond", P.method(em.tensor(node.inputs[0]), "reshape", ()), *branches)
+        if traced:
+            _fresh_results(em.body[-1])
+    cond = P.method(em.tensor(node.inputs[0]), "reshape", ())
+    chosen = P.call("torch.cond", cond, *branches) if traced else \
+        ast.IfExp(P.call("bool", cond), P.call(branches[0]), P.call(branches[1]))
     em.outs(node, chosen, len(node.outputs))
 
 
@@ -57,6 +64,8 @@ def exported_blocker(node) -> str | None:
     computed size (decomposed instead), NMS over a run-time number of images or classes."""
     if node.op == "Loop":
         return _while_loop_blocker(node) or R.blocker(node)
+    if node.op == "If":
+        return branches_blocker(node)
     if node.op == "NonMaxSuppression":
         return nms_exported_blocker(node) or R.blocker(node)
     if node.op == "MelWeightMatrix":  # a constant one is folded before code is written

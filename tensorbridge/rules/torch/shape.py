@@ -37,7 +37,12 @@ def _shape_arg(em, v, x):
         xe = em.tensor(x)
         return P.lit([P.subscript(ast.Attribute(xe, "shape", ast.Load()), i) if d == 0 else d
                       for i, d in enumerate(dims)])
-    return em.pylist(v)
+    target, known = em.pylist(v), v.meta.get("elements")
+    if not known or 0 not in known:
+        return target
+    size = ast.Attribute(em.tensor(x), "shape", ast.Load())  # a computed target with a literal 0 in it
+    return P.lit([P.subscript(size, i) if d == 0 else d if isinstance(d, int) else P.subscript(target, i)
+                  for i, d in enumerate(known)])
 
 
 @R.exports("Reshape", shape_write=lambda em, node: _shape_reshape(em, node),
@@ -493,6 +498,10 @@ def write_pad(em, node):
         raise Unsupported(f"{mode} padding of {k} axes (PyTorch pads at most the last 3)")
     lifted = max(0, k + 1 - n)
     tensor = em.tensor(x)
+    if em.exported and mode == "reflect":  # torch.export reflects across a dim of run-time size once it is wider
+        shape = ast.Attribute(tensor, "shape", ast.Load())
+        em.body += [P.expr_stmt(P.call("torch._check", P.binop(P.subscript(shape, i), ">", max(p[i], p[i + n]))))
+                    for i in range(n) if max(p[i], p[i + n]) and (x.shape is None or not isinstance(x.shape[i], int))]
     for _ in range(lifted):
         tensor = P.method(tensor, "unsqueeze", 0)
     padded = P.call("F.pad", tensor, flat[:2 * k], mode=mode)
@@ -685,6 +694,11 @@ def write_shape(em, node):
     size = ast.Attribute(em.tensor(node.inputs[0]), "shape", ast.Load())
     part = P.subscript(size, P.slice_(start or None, end)) if (start or end is not None) else size
     em.out(node, P.call("list", part))
+
+
+@R.exports("Size", shape_write=lambda em, node: em.out(node, P.method(em.tensor(node.inputs[0]), "numel")))
+def write_size(em, node):
+    em.out(node, P.call("torch.tensor", P.method(em.tensor(node.inputs[0]), "numel")))
 
 
 def _shape_concat(em, node):

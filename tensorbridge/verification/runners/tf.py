@@ -134,11 +134,17 @@ class TFLiteRunner:
         return self.metadata.get("layouts", {})
 
     def _invoke(self, interp, feeds) -> None:
-        for d, (name, _, _) in zip(self.in_details, self.inputs):
-            arr = np.asarray(feeds[name])
+        """Run on `feeds`, the inputs resized to them; a model with open dims is sized before each run (it may not
+        have been before the first: _interpreter)."""
+        arrays = [np.asarray(feeds[name]) for name, _, _ in self.inputs]
+        resized = False
+        for d, arr in zip(self.in_details, arrays):
             if tuple(arr.shape) != tuple(d["shape"]):
                 interp.resize_tensor_input(d["index"], arr.shape)
-                interp.allocate_tensors()
+                resized = True
+        if resized or _dynamic(interp):
+            interp.allocate_tensors()
+        for d, arr in zip(self.in_details, arrays):
             interp.set_tensor(d["index"], arr.astype(d["dtype"]))
         interp.invoke()
 
@@ -171,6 +177,7 @@ class _NoKernel(ModelError):
 def _interpreter(source, preserve: bool = False):
     from ai_edge_litert.interpreter import Interpreter
 
+    interp = None
     try:
         interp = Interpreter(model_path=str(source), experimental_preserve_all_tensors=preserve)
         interp.allocate_tensors()
@@ -178,8 +185,15 @@ def _interpreter(source, preserve: bool = False):
         custom = _UNRESOLVED_CUSTOM.search(str(e))
         if custom:
             raise _NoKernel(f"LiteRT cannot load {source}: {custom.group(0)}", custom.group(1)) from None
+        if interp is not None and _dynamic(interp):
+            return interp  # its ops may only take the sizes it will be fed (a reflect pad wider than 1): _invoke
         raise ModelError(f"LiteRT cannot load {source}: {str(e).splitlines()[0][:300]}") from None
     return interp
+
+
+def _dynamic(interp) -> bool:
+    """Whether an input has dims the model leaves open (-1 in its shape signature)."""
+    return any(-1 in d.get("shape_signature", ()) for d in interp.get_input_details())
 
 
 def _in_signature_order(interp, details: list[dict]) -> list[dict]:
@@ -255,7 +269,7 @@ class SavedModelRunner:
         self.inputs = [(name, dtypes.name(np.dtype(spec.dtype.as_numpy_dtype)),
                         tuple(("batch" if i == 0 else None) if d is None else d for i, d in enumerate(spec.shape)))
                        for name, spec in specs.items()]
-        self.outputs = list(self.fn.structured_outputs)
+        self.outputs = sorted(self.fn.structured_outputs)  # in the TensorFlow frontend's order (tf.nest's)
         self._saved = saved  # keeps the functions' variables alive
 
     def run(self, feeds):

@@ -1,0 +1,92 @@
+"""Published ONNX files with open dims, as their exporters write them: a Resize by constant scales of open
+spatial dims keeps the channel count (Keras builds its convolutions with it), a declared size of -1 (paddle2onnx)
+is an open dim, and a broadcast to a shape computed from the batch reaches Flax."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import tensorbridge as tb
+from tests.ops.onnx_models import DEST, LIBRARY, save_model
+
+
+@pytest.mark.parametrize("target", ["keras", "flax"])
+def test_a_convolution_after_an_upsampling_of_open_dims(tmp_path, target):
+    pytest.importorskip(LIBRARY[target])
+    w = np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    src = save_model(tmp_path / "upsampled.onnx",
+                     [helper.make_node("Resize", ["x", "", "scales"], ["up"], mode="nearest", nearest_mode="floor",
+                                       coordinate_transformation_mode="asymmetric"),
+                      helper.make_node("Conv", ["up", "w"], ["y"], pads=[1, 1, 1, 1])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, "h2", "w2"])],
+                     {"scales": np.array([1, 1, 2, 2], np.float32), "w": w})
+    graph = tb.load(src)
+    assert graph.nodes[0].outputs[0].shape[:2] == (1, 3)
+    if target == "flax":  # JAX traces fixed sizes
+        graph = tb.load(src, input_shapes={"x": [1, 3, 5, 6]})
+    report = tb.verify(src, tb.save(graph, tmp_path / DEST[target], to=target),
+                       inputs={"x": np.random.default_rng(1).standard_normal((1, 3, 5, 6)).astype(np.float32)})
+    assert report.ok, report.summary()
+
+
+def test_a_declared_size_of_minus_one_is_an_open_dim(tmp_path):
+    src = save_model(tmp_path / "declared.onnx", [helper.make_node("Relu", ["x"], ["h"]),
+                                                  helper.make_node("Neg", ["h"], ["y"])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 3])])
+    import onnx
+
+    model = onnx.load(src)
+    model.graph.value_info.append(helper.make_tensor_value_info("h", TensorProto.FLOAT, [-1, 3]))
+    onnx.save(model, src)
+    graph = tb.load(src)
+    assert graph.inputs[0].shape == (None, 3) and graph.nodes[0].outputs[0].shape == (None, 3)
+
+
+def test_a_broadcast_to_the_batch_in_flax(tmp_path):
+    """Expand to Concat(Shape(x)[:1], [4, 1]) of x reshaped to [-1, 4, 1] (magika's one-hot): broadcast_to the
+    input's own batch, which JAX knows when it traces."""
+    pytest.importorskip("flax")
+    src = save_model(tmp_path / "spread.onnx",
+                     [helper.make_node("Reshape", ["x", "column"], ["col"]),
+                      helper.make_node("Shape", ["x"], ["x_shape"]),
+                      helper.make_node("Slice", ["x_shape", "zero", "one"], ["batch"]),
+                      helper.make_node("Concat", ["batch", "rest"], ["target"], axis=0),
+                      helper.make_node("Expand", ["col", "target"], ["spread"]),
+                      helper.make_node("Equal", ["spread", "values"], ["hit"]),
+                      helper.make_node("Cast", ["hit"], ["y"], to=TensorProto.FLOAT)],
+                     [helper.make_tensor_value_info("x", TensorProto.INT32, ["batch", 4])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, 3])],
+                     {"column": np.array([-1, 4, 1], np.int64), "zero": np.array([0], np.int64),
+                      "one": np.array([1], np.int64), "rest": np.array([4, 1], np.int64),
+                      "values": np.arange(3, dtype=np.int32)})
+    dest = tb.save(tb.load(src), tmp_path / "m_flax", to="flax")
+    assert ".shape[0], 4, 1)" in (dest / "model.py").read_text()
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).integers(0, 3, (batch, 4)).astype(np.int32)
+        report = tb.verify(src, dest, inputs={"x": x})
+        assert report.ok, report.summary()
+
+
+def test_an_upsampling_of_sizes_the_ir_does_not_know_repeats_in_flax(tmp_path):
+    """Two unknown sizes are not equal sizes: a Resize by 2 of a strided convolution's open output repeats each
+    element (was written as no resize at all, both sides' sizes being unknown)."""
+    pytest.importorskip("flax")
+    w = np.random.default_rng(0).standard_normal((3, 3, 3, 3)).astype(np.float32)
+    src = save_model(tmp_path / "strided.onnx",
+                     [helper.make_node("Conv", ["x", "w"], ["down"], strides=[2, 2], pads=[1, 1, 1, 1]),
+                      helper.make_node("Resize", ["down", "", "scales"], ["y"], mode="nearest", nearest_mode="floor",
+                                       coordinate_transformation_mode="asymmetric")],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                     {"scales": np.array([1, 1, 2, 2], np.float32), "w": w})
+    graph = tb.load(src)
+    assert graph.nodes[-1].outputs[0].shape[2:] == (None, None)
+    dest = tb.save(graph, tmp_path / "m_flax", to="flax")
+    assert "jnp.repeat" in (dest / "model.py").read_text()
+    report = tb.verify(src, dest, inputs={"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8))
+                                          .astype(np.float32)})
+    assert report.ok, report.summary()

@@ -1,0 +1,37 @@
+"""Verification picks the sizes of open dims itself; where the source's runtime refuses the smallest its shape
+inference allows (a detector's upsampled coarse features concatenated with finer ones), it takes the next it runs."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import tensorbridge as tb
+from tensorbridge.errors import ModelError
+
+
+def test_the_sizes_drawn_are_ones_the_source_runs(tmp_path):
+    nodes = [helper.make_node("MaxPool", ["x"], ["coarse"], kernel_shape=[1, 1], strides=[32, 32]),
+             helper.make_node("Resize", ["coarse", "", "scales"], ["up"], mode="nearest"),
+             helper.make_node("MaxPool", ["x"], ["fine"], kernel_shape=[1, 1], strides=[16, 16]),
+             helper.make_node("Concat", ["up", "fine"], ["y"], axis=1)]
+    graph = helper.make_graph(nodes, "pyramid", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                               [1, 2, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 2])])
+    src = tmp_path / "pyramid.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), src)
+    report = tb.verify(src, tb.save(tb.load(src), tmp_path / "pyramid.tbir"))
+    assert report.ok and report.inputs["x"]["shape"] == [1, 2, 32, 32], report.summary()  # 8 and 16 refused
+
+
+def test_a_source_refusing_every_size_reports_its_first_refusal(tmp_path):
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "fixed",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "n"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("shape", TensorProto.INT64, [2], [3, 5])])
+    src = tmp_path / "fixed.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), src)
+    with pytest.raises(ModelError, match=r"x \[1, 8\]"):
+        tb.verify(src, src)
