@@ -28,6 +28,9 @@ CASES = {
                  + ops.right_shift(a, 1) + ops.cast(ops.not_equal(a, b), "int32"),
                  [_ints(-9, 9, 2, 6), np.where(_ints(0, 2, 2, 6) > 0, 1, -1).astype(np.int32) * _ints(1, 4, 2, 6)],
                  {"FloorDivide", "LeftShift", "NotEqual"}),
+    "divide_no_nan": (lambda a, b: ops.divide_no_nan(a, b),
+                      [_floats(2, 6), np.where(_ints(0, 2, 2, 6) > 0, 1.5, 0.0).astype(np.float32)],
+                      {"DivideNoNan"}),
     "activations": (lambda x: ops.selu(x) + ops.celu(x, alpha=0.7) + ops.softsign(x) + ops.hard_tanh(x * 2)
                     + ops.log_sigmoid(x) + ops.concatenate([ops.glu(x), ops.glu(x)], axis=-1),
                     [_floats(2, 3, 4)], {"Glu", "LogSigmoid"}),

@@ -108,3 +108,20 @@ def test_keras_saved_model_with_grouped_conv_tensordot_and_gelu(tmp_path):
     ops = graph.op_histogram()
     assert ops.get("Gelu") == 1 and ops.get("Dense") == 2 and not {"Erf", "Reshape"} & set(ops), ops
     assert tb.convert(saved, tmp_path / "m.tflite", verify=True).status == "PASS"
+
+
+def test_a_signature_returning_a_dict_pairs_its_outputs_by_name(tmp_path):
+    """A signature's outputs are a dict (basic-pitch's note, onset, contour): read in tf.nest's order (sorted
+    names), and run in that order, so a target that does not keep the names (PyTorch code) pairs them right."""
+    pytest.importorskip("torch")
+
+    class Heads(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([1, 4], tf.float32)])
+        def serve(self, x):
+            return {"note": tf.nn.relu(x), "onset": tf.reduce_sum(x, axis=1), "contour": tf.concat([x, x], axis=1)}
+
+    module = Heads()
+    saved = tmp_path / "heads"
+    tf.saved_model.save(module, str(saved), signatures={"serving_default": module.serve})
+    report = tb.verify(saved, tb.save(tb.load(saved), tmp_path / "heads_torch", to="torch"))
+    assert report.ok and [o.shape for o in report.outputs] == [[1, 8], [1, 4], [1]], report.summary()

@@ -44,6 +44,8 @@ CASES = {
                          np.int32) * _ints(1, 4, 3, 4)], "FloorDiv"),
     "not_equal_atan2": (lambda y, x: tf.math.atan2(y, x) * tf.cast(tf.not_equal(y, x), tf.float32),
                         [_floats(4, 5), np.concatenate([_floats(3, 5), np.zeros((1, 5), np.float32)])], "Atan2"),
+    "divide_no_nan": (lambda a, b: tf.math.divide_no_nan(a, b),
+                      [_floats(3, 4), np.where(_ints(0, 2, 3, 4) > 0, 1.5, 0.0).astype(np.float32)], "DivNoNan"),
     "add_n_clip": (lambda a, b: tf.clip_by_value(tf.add_n([a, b, a]), -1.0, 0.5) + tf.ones_like(a),
                    [_floats(2, 3), _floats(2, 3)], "AddN"),
     "arg_min": (lambda x: tf.argmin(x, axis=1, output_type=tf.int32), [_floats(3, 5)], "ArgMin"),
