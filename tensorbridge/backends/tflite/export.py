@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from tensorbridge.backends.tflite.tensor_names import rename_layer_outputs
 from tensorbridge.codegen.folder import read_signature
 from tensorbridge.errors import BlockerReport, ModelError
 from tensorbridge.formats.tflite_flatbuffer import with_metadata
+from tensorbridge.ir import shapes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.layout import LayoutOptions
 from tensorbridge.rules.tflite.converter import float_blocker
@@ -56,11 +58,30 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
             with contextlib.redirect_stdout(io.StringIO()):  # Keras's export lists the endpoints it saved
                 flatbuffer = converter.convert()
         except Exception as e:  # noqa: BLE001 - the converter raises many error types
-            raise ModelError(f"TensorFlow's TFLite converter failed: {str(e).splitlines()[0][:300]}") from None
+            raise ModelError(f"TensorFlow's TFLite converter failed: {_converter_reason(str(e), graph)}") from None
         flatbuffer = rename_layer_outputs(flatbuffer, model, keras_codegen.layer_values(folder))
         flatbuffer = with_metadata(flatbuffer, {"layouts": read_signature(folder).get("layouts", {})},
                                    inputs=[tensor.name for tensor in model.inputs])
     Path(dest).write_bytes(flatbuffer)
+
+
+#: the converter's list of the TensorFlow ops it could not lower to LiteRT's own: "TF Select ops: Conv2D"
+_UNLOWERED = re.compile(r"TF Select ops: ([^\n]*)")
+
+
+def _converter_reason(message: str, graph: Graph) -> str:
+    """The ops the converter could not lower (its first line is MLIR's location of the first, which names no
+    reason), and, where the model has open dims, the option that may let them lower (a convolution whose input
+    channels the converter's shape inference lost)."""
+    unlowered = _UNLOWERED.search(message)
+    reasons = [f"LiteRT has no kernel for TensorFlow's {unlowered.group(1).strip()} as the converter left them"] \
+        if unlowered else []
+    text = reasons[0] if reasons else message.splitlines()[0][:300]
+    opened = [v.name for v in graph.inputs if v.shape is not None and not shapes.is_static(v.shape[1:])]
+    if reasons and opened:
+        text += f" (the model's open dims reach it: fixing them with --input-shape ({', '.join(opened)}) may " \
+                "let it lower)"
+    return text
 
 
 def _refuse_empty_outputs(model) -> None:
