@@ -16,9 +16,10 @@ layers: an int8 ResNet50 differed from LiteRT by 12 LSB at its output, every con
   the zero-point-free integers (exact), then XNNPACK's requantization: the accumulator as float32
   times one float32 `in_scale * w_scale / out_scale` per channel, rounded half to even.
 
-- Dynamic-range FULLY_CONNECTED and CONV_2D (float input, int8 weights): LiteRT quantizes each
-  input row (each batch item for a convolution) at run time, asymmetric int8 over [min(x, 0),
-  max(x, 0)] with a nudged zero point, multiplies the integers and scales the int32 result back.
+- Dynamic-range FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D (float input, int8 weights): LiteRT quantizes
+  each input row (each batch item for a convolution, each pixel for a 1x1 one of stride 1, which it runs as a
+  fully connected kernel) at run time, asymmetric int8 over [min(x, 0), max(x, 0)] with a nudged zero point,
+  multiplies the integers and scales the int32 result back (measured bit-close on FER's published model).
   A float Dense on dequantized weights differs from it by about 1%;
   here the run-time quantization is written out (ReduceMin/ReduceMax, Div, Round, Clip), the product
   or convolution in float64 (exact), then `acc * in_scale * w_scale + bias` in float32.
@@ -187,29 +188,50 @@ def _dynamic_range_dense(graph: Graph, node: Node) -> int:
 
 
 def _dynamic_range_conv(graph: Graph, node: Node, float64: bool = False) -> int:
-    """Conv(float x, int8 weights behind a DequantizeLinear, zero point 0, per output channel) as LiteRT's
-    dynamically quantized kernel computes it: the input quantized per batch item, the convolution on
-    the integers (padding is the zero point, i.e. a real 0), then scaled back. The convolution is exact
-    in float32 while 255 * 127 * (inputs per output) < 2**24; beyond that only in float64 (`float64`,
-    PyTorch; onnxruntime has no float64 Conv), else the node is left as it is."""
-    x, weights = node.inputs[0], _int8_weights(node.inputs[1].producer, out_axis=0)
-    if not _float_activation(x) or x.shape is None or weights is None or node.attrs.get("layout", "NCHW") != "NCHW":
+    """Conv(float x, int8 weights behind a DequantizeLinear, or a Transpose of one, zero point 0, per output
+    channel) as LiteRT's dynamically quantized kernel computes it: the input quantized per batch item (per pixel
+    for a pointwise one), the convolution on the integers (padding is the zero point, i.e. a real 0), then scaled
+    back. The convolution is exact in float32 while 255 * 127 * (inputs per output) < 2**24; beyond that in
+    float64 (`float64`, PyTorch), else in float32 (onnxruntime has no float64 Conv): its sums then round to
+    float32's 24 bits, where the float model would miss the run-time quantization itself (about 1%)."""
+    x, weights = node.inputs[0], _kernel_int8_weights(node.inputs[1])
+    if not _float_activation(x) or x.shape is None or weights is None:
         return 0
     w, ws = weights
-    exact_f32 = 255 * 127 * math.prod(w.shape[1:]) < 2**24
-    if not exact_f32 and not float64:
-        return 0
+    rank = len(x.shape)
+    channel = 1 if node.attrs.get("layout", "NCHW") == "NCHW" else rank - 1
+    in_float64 = float64 and 255 * 127 * math.prod(w.shape[1:]) >= 2**24
     c, op = _builders(graph, node, node)
-    q, zero_point, scale = _dynamic_int8(x, c, op, list(range(1, len(x.shape))))
-    ints = op("Sub", q, zero_point) if exact_f32 else op("Cast", op("Sub", q, zero_point), to="float64")
-    attrs = {k: v for k, v in node.attrs.items() if k not in ("layout", ATTR)}
-    acc = op("Conv", ints, c("weight", w, F32 if exact_f32 else np.float64), **attrs)
-    per_channel = np.asarray(ws, F32).reshape((1, -1) + (1,) * (w.ndim - 2))
-    y = op("Mul", op("Mul", op("Cast", acc, to="float32"), scale), c("w_scale", per_channel, F32))
+    q, zero_point, scale = _dynamic_int8(x, c, op, [channel] if _pointwise(node, w) else list(range(1, rank)))
+    ints = op("Cast", op("Sub", q, zero_point), to="float64") if in_float64 else op("Sub", q, zero_point)
+    attrs = {k: v for k, v in node.attrs.items() if k != ATTR}
+    acc = op("Conv", ints, c("weight", w, np.float64 if in_float64 else F32), **attrs)
+    along = [-1 if axis == channel else 1 for axis in range(rank)]
+    y = op("Mul", op("Mul", op("Cast", acc, to="float32"), scale), c("w_scale", np.asarray(ws, F32).reshape(along),
+                                                                     F32))
     if node.input(2) is not None:
-        y = op("Add", y, op("Reshape", node.input(2), c("bias_shape", [1, -1] + [1] * (w.ndim - 2), np.int64)))
+        y = op("Add", y, op("Reshape", node.input(2), c("bias_shape", along, np.int64)))
     _replace(graph, node.outputs[0], y)
     return 1
+
+
+def _kernel_int8_weights(kernel: Value) -> tuple[np.ndarray, np.ndarray] | None:
+    """A convolution kernel's (int8 weights [O, I, *k], scales per O): behind a DequantizeLinear, or a Transpose
+    of one (the .tflite's [O, *k, I], or a depthwise kernel's [1, *k, O])."""
+    producer = kernel.producer
+    if producer is not None and producer.op == "Transpose" and producer.attrs.get("perm"):
+        perm = list(producer.attrs["perm"])
+        weights = _int8_weights(producer.inputs[0].producer, out_axis=perm[0])
+        return None if weights is None else (weights[0].transpose(perm), weights[1])
+    return _int8_weights(producer, out_axis=0)
+
+
+def _pointwise(node: Node, w: np.ndarray) -> bool:
+    """A 1x1 convolution of stride 1 without padding or groups: LiteRT runs it as a fully connected kernel over
+    the pixels, quantizing each pixel's channels on its own (any other, each batch item)."""
+    a = node.attrs
+    return all(k == 1 for k in w.shape[2:]) and all(v == 1 for v in a.get("strides") or [1]) \
+        and not any(a.get("pads") or []) and a.get("group", 1) == 1
 
 
 def _float_activation(x: Value) -> bool:

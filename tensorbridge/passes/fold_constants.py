@@ -68,6 +68,12 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
     return graph
 
 
+def fold_keeping_quantization(graph: Graph) -> Graph:
+    """Folding before a writer's layout and lowering passes: everything but (de)quantization, whose patterns
+    those passes read (int8 weights behind a DequantizeLinear)."""
+    return fold_constants(graph, keep=frozenset({"DequantizeLinear", "QuantizeLinear"}))
+
+
 def _data(v):
     """A value's data when it is known before the model runs: its constant, or, for a value of static shape with
     no elements (a reduction over an empty axis, say), that empty array: what reads it depends on its shape only."""

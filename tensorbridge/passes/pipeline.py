@@ -16,7 +16,7 @@ from tensorbridge.errors import InvariantError
 from tensorbridge.ir import checker
 from tensorbridge.ir.graph import Graph
 from tensorbridge.passes.dce import eliminate_dead_code
-from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.fold_constants import fold_constants, fold_keeping_quantization
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def writer_pipeline(name: str, target: LayoutTarget, legalize: Callable[[Graph],
     """The pipeline of a backend that writes each node as framework ops: dead code out, the layout planned for
     `target` (constants folded first, so an If of a constant condition is its branch and the layout sees its
     shapes), constants folded, what the writer cannot take decomposed or reported (`legalize`), dead code out."""
-    p = Pipeline(name).then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
+    p = Pipeline(name).then("dead code", eliminate_dead_code).then("fold constants", fold_keeping_quantization)
     p.then("layout", lambda g: plan_layout(g, target, layout))
     p.then("fold constants", fold_constants)
     p.then("legalize", legalize)

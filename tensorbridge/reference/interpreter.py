@@ -51,10 +51,14 @@ def coerce_feed(name: str, array, value) -> np.ndarray:
 
 def run_in_float64(graph: Graph, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The model's float64 result: `graph` run with every float32 constant and input widened to float64 (the
-    function the weights define, free of float32 rounding)."""
+    function the weights define, free of float32 rounding); attribute variants lowered first, as the float32 run
+    lowers them (LiteRT's run-time quantization of a float32 input is part of that function)."""
     from tensorbridge.ir.graph import clone
+    from tensorbridge.passes.lower import has_variants, lower_variants
 
     g = clone(graph)
+    if has_variants(g):
+        g = lower_variants(g)
     for v in [*g.constants.values(), *g.inputs]:
         if v.dtype == np.float32:
             if v.const is not None:

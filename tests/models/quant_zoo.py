@@ -66,6 +66,26 @@ def dynamic_range(path: Path) -> Path:
     return path
 
 
+def dynamic_range_separable(path: Path) -> Path:
+    """A separable block as published mobile models have it (FER's emotion model): Conv 3x3, depthwise 3x3,
+    pointwise 1x1, a strided 1x1, dynamic-range quantized: LiteRT quantizes a pointwise convolution's input per
+    pixel, the others' per batch item."""
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    x = keras.Input((12, 12, 8))
+    h = keras.layers.Conv2D(128, 3, padding="same", activation="relu")(x)
+    h = keras.layers.DepthwiseConv2D(3, padding="same")(h)
+    h = keras.layers.Conv2D(64, 1, activation="relu")(h)
+    h = keras.layers.Conv2D(64, 1, strides=2)(h)
+    h = keras.layers.Dense(10)(keras.layers.GlobalAveragePooling2D()(h))
+    converter = tf.lite.TFLiteConverter.from_keras_model(keras.Model(x, h))
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    path.write_bytes(converter.convert())
+    return path
+
+
 def pt2e_program(module, args: tuple, path: Path, quantizer: str = "xnnpack") -> Path:
     """`module` quantized by torchao's PT2E flow, calibrated on seeded data, saved as a .pt2 program.
     "xnnpack": int8 everywhere (symmetric per-channel weights); "x86": uint8 inputs of convs and linears,

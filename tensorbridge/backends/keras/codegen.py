@@ -36,8 +36,9 @@ from tensorbridge.ir.namer import Namer
 from tensorbridge.ir.value import Value
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.fold_constants import fold_constants, fold_keeping_quantization
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
+from tensorbridge.passes.lower import lower_variants
 from tensorbridge.passes.pipeline import Pipeline
 from tensorbridge.passes.recover import fuse_layers
 from tensorbridge.passes.static_shapes import reshape_to_inferred
@@ -88,11 +89,12 @@ def weight_layer_class() -> ast.ClassDef:
 def pipeline(layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT, blocker=REGISTRY.blocker,
              name: str = "Keras code", holds=REGISTRY.holds_type) -> Pipeline:
     """Dead code out, constants folded (an If of a constant condition becomes its branch, whose shapes the layout
-    plan needs), layouts planned channels-last, constants folded, computed reshape targets that shape
-    inference knows made constants, the layers the writer has spelled in plain ops fused back, nodes `blocker`
-    rejects decomposed."""
-    return Pipeline(name).then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
+    plan needs), layouts planned channels-last, attribute variants lowered (LiteRT's integer arithmetic), constants
+    folded, computed reshape targets that shape inference knows made constants, the layers the writer has spelled
+    in plain ops fused back, nodes `blocker` rejects decomposed."""
+    return Pipeline(name).then("dead code", eliminate_dead_code).then("fold constants", fold_keeping_quantization) \
         .then("layout", lambda g: plan_layout(g, target, layout)) \
+        .then("attribute variants", lower_variants) \
         .then("dead code", eliminate_dead_code).then("fold constants", fold_constants) \
         .then("computed reshapes", reshape_to_inferred).then("dead code", eliminate_dead_code) \
         .then("fuse layers", lambda g: fuse_layers(g, blocker)) \

@@ -34,7 +34,7 @@ from tensorbridge.ops import schema as op_schema
 from tensorbridge.ops.litert import exact_quantized_convs
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
-from tensorbridge.passes.fold_constants import fold_constants
+from tensorbridge.passes.fold_constants import fold_constants, fold_keeping_quantization
 from tensorbridge.passes.layout import LayoutOptions, LayoutTarget, plan_layout
 from tensorbridge.passes.lower import int_arithmetic_pass
 from tensorbridge.passes.pipeline import Pipeline
@@ -51,7 +51,8 @@ def pipeline(layout: LayoutOptions | None = None, int_arithmetic: str = "source"
     LiteRT integer arithmetic kept exact (torch has no int8 convolution to call), constants folded, ops without a
     rule decomposed, and folded again (weights a decomposition dequantizes, such as QLinearConv's). `exported`:
     the code is for torch.export (.pt2)."""
-    p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code).then("fold constants", fold_constants)
+    p = Pipeline("PyTorch code").then("dead code", eliminate_dead_code).then("fold constants",
+                                                                           fold_keeping_quantization)
     p.then("layout", lambda g: plan_layout(g, LAYOUT, layout))
     lower = int_arithmetic_pass(int_arithmetic)
     if int_arithmetic == "source":

@@ -46,7 +46,7 @@ def read_depthwise_conv_2d(imp, ins, opts):
     attrs = padding_attrs(opts, {"strides": [opts.StrideH(), opts.StrideW()],
                                  "dilations": [opts.DilationHFactor(), opts.DilationWFactor()], "group": int(cin),
                                  "layout": NHWC})
-    y = imp.emit("Conv", [x, wt] + ([b] if b is not None else []), attrs)
+    y = imp.emit("Conv", [x, wt] + ([b] if b is not None else []), {**attrs, **litert_arithmetic(imp)})
     return imp.fused(y, opts.FusedActivationFunction())
 
 
