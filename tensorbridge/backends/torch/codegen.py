@@ -178,9 +178,9 @@ class TorchEmitter(CodeEmitter):
             out = node.outputs[0]
             if out.dtype is None or out.dtype.kind not in "iub" or out.shape is None or len(out.shape) > 1:
                 continue
-            if len(out.shape) == 1 and not isinstance(out.shape[0], int):
-                continue
             reads_shape = op_schema.get(node.op).reads_shape_only
+            if len(out.shape) == 1 and not isinstance(out.shape[0], int) and not reads_shape:
+                continue  # a vector of unknown length from the data; a shape (list(x.shape)) is one whatever its rank
             data = node.inputs[1:] if reads_shape else node.inputs
             if reads_shape or all(v is None or self.is_shape(v) for v in data):
                 self.shape_values.add(id(out))

@@ -123,8 +123,12 @@ def write_unsqueeze(em, node):
     dims = [int(a) for a in const_operand(axes).ravel()]
     rank = (len(x.shape) if x.shape is not None else None)
     expr = em.tensor(x)
+    if rank is None and all(d < 0 for d in dims):  # each counted from the end: the last first, rank unneeded
+        for d in sorted(dims, reverse=True):
+            expr = P.method(expr, "unsqueeze", d)
+        return em.out(node, expr)
     if rank is None and any(d < 0 for d in dims):
-        raise Unsupported("Unsqueeze with negative axes needs the input rank")
+        raise Unsupported("Unsqueeze with both negative and other axes needs the input rank")
     out_rank = (rank or 0) + len(dims)
     for d in sorted(norm_axis(d, out_rank) for d in dims):
         expr = P.method(expr, "unsqueeze", d)
@@ -696,9 +700,18 @@ def write_shape(em, node):
     em.out(node, P.call("list", part))
 
 
-@R.exports("Size", shape_write=lambda em, node: em.out(node, P.method(em.tensor(node.inputs[0]), "numel")))
+def _numel(em, x) -> ast.expr:
+    """x.numel(), or the length of a shape the code holds as a Python list."""
+    if x.producer is not None and x.producer.op == "Shape":  # written as a list, whatever its length
+        return P.call("len", em.tensor(x))
+    if em.is_shape(x) and x.shape is not None and len(x.shape) <= 1:
+        return P.call("len", em.pylist(x)) if x.shape else P.lit(1)
+    return P.method(em.tensor(x), "numel")
+
+
+@R.exports("Size", shape_write=lambda em, node: em.out(node, _numel(em, node.inputs[0])))
 def write_size(em, node):
-    em.out(node, P.call("torch.tensor", P.method(em.tensor(node.inputs[0]), "numel")))
+    em.out(node, P.call("torch.tensor", _numel(em, node.inputs[0])))
 
 
 def _shape_concat(em, node):
