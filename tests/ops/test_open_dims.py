@@ -90,3 +90,24 @@ def test_an_upsampling_of_sizes_the_ir_does_not_know_repeats_in_flax(tmp_path):
     report = tb.verify(src, dest, inputs={"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8))
                                           .astype(np.float32)})
     assert report.ok, report.summary()
+
+
+def test_a_reshape_keeping_the_batch_with_another_open_dim_in_flax(tmp_path):
+    """YOLOv8's head: x [batch, 4, h, w] reshaped to [batch, 4, -1] by a target made of Shape(x)[0]: two open dims,
+    the batch read from the input's shape (JAX traces fixed sizes), the other -1."""
+    pytest.importorskip("flax")
+    src = save_model(tmp_path / "head.onnx",
+                     [helper.make_node("Shape", ["x"], ["x_shape"]),
+                      helper.make_node("Slice", ["x_shape", "zero", "one"], ["batch"]),
+                      helper.make_node("Concat", ["batch", "rest"], ["target"], axis=0),
+                      helper.make_node("Reshape", ["x", "target"], ["y"])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, "h", "w"])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, "hw"])],
+                     {"zero": np.array([0], np.int64), "one": np.array([1], np.int64),
+                      "rest": np.array([4, -1], np.int64)})
+    dest = tb.save(tb.load(src), tmp_path / "m_flax", to="flax")
+    assert ".shape[0], 4, -1)" in (dest / "model.py").read_text()
+    for shape in ((1, 4, 3, 5), (2, 4, 6, 2)):
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        report = tb.verify(src, dest, inputs={"x": x})
+        assert report.ok, report.summary()

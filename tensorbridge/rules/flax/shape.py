@@ -22,19 +22,37 @@ from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
 
-def _target(v) -> tuple:
-    """A value's shape as the generated code writes it: ints, with one open dimension as -1."""
-    if v.shape is None:
-        raise Unsupported(f"{v.name!r} has no known rank")
-    open_dims = [i for i, d in enumerate(v.shape) if not isinstance(d, int)]
-    if len(open_dims) > 1:
-        raise Unsupported(f"{v.name!r} has more than one dynamic dimension")
-    return tuple(d if isinstance(d, int) else -1 for d in v.shape)
+def _target(node, xe: ast.expr) -> ast.expr:
+    """A Reshape's target as the generated code writes it: ints; a run-time size the input has under the same
+    name, read from `x.shape` (JAX traces fixed sizes: an int); one other open size as -1. The sizes are the
+    target's entries where shape inference knows them (a batch read by Shape), else the output's dims."""
+    x, out = node.inputs[0], node.outputs[0]
+    entries = node.inputs[1].meta.get("elements") if node.op == "Reshape" else None
+    if entries is None or (out.shape is not None and len(entries) != len(out.shape)):
+        entries = out.shape
+    if entries is None:
+        raise Unsupported(f"{out.name!r} has no known rank")
+    known = list(x.shape) if x.shape is not None else []
+    shape = ast.Attribute(xe, "shape", ast.Load())
+    sizes = []
+    for i, d in enumerate(entries):
+        if isinstance(d, int) and d == 0 and not node.attrs.get("allowzero"):
+            sizes.append(P.subscript(shape, i))  # ONNX's "copy this dim"
+        elif isinstance(d, int):
+            sizes.append(P.lit(d))
+        elif out.shape is not None and isinstance(out.shape[i], int):
+            sizes.append(P.lit(out.shape[i]))
+        else:
+            sizes.append(P.subscript(shape, known.index(d)) if d is not None and d in known else P.lit(-1))
+    if sum(isinstance(e, ast.Constant) and e.value == -1 for e in sizes) > 1:
+        raise Unsupported(f"{out.name!r} has more than one dynamic dimension its input does not have")
+    return ast.Tuple(sizes, ast.Load())
 
 
 @R.exports("Reshape", "Flatten")
 def write_reshape(em, node):
-    em.out(node, P.call("jnp.reshape", em.tensor(node.inputs[0]), _target(node.outputs[0])))
+    xe = em.tensor(node.inputs[0])
+    em.out(node, P.call("jnp.reshape", xe, _target(node, xe)))
 
 
 @R.exports("Squeeze", "Unsqueeze")
