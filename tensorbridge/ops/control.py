@@ -33,7 +33,10 @@ def if_(cond, *, then_branch, else_branch, _run_graph):
 
 def inline_chosen_branch(graph, node) -> bool:
     """An If whose condition is a constant replaced by the branch it takes: that branch's nodes and constants move
-    into `graph` before it (moved, not copied, so bodies nested in them keep reading the same values)."""
+    into `graph` before it (moved, not copied, so bodies nested in them keep reading the same values). False for
+    any other node."""
+    if node.op != "If":
+        return False
     cond = node.inputs[0]
     if cond.const is None or np.asarray(cond.const).size != 1:
         return False

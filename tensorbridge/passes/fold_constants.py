@@ -41,7 +41,7 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
     for node in list(graph.nodes):
         for sub in node.subgraphs():
             fold_constants(sub, max_bytes, keep, keep_learned)
-        if node.op == "If" and inline_chosen_branch(graph, node):
+        if inline_chosen_branch(graph, node):
             continue
         infer_node(node)  # earlier folds may have made this node's types knowable
         schema = op_schema.get(node.op)
