@@ -41,15 +41,18 @@ def inline_chosen_branch(graph, node) -> bool:
     if cond.const is None or np.asarray(cond.const).size != 1:
         return False
     branch = node.attrs["then_branch" if bool(np.asarray(cond.const).ravel()[0]) else "else_branch"]
-    for inner in list(branch.nodes):
+    moved = list(branch.nodes)
+    for inner in moved:
         branch.nodes.remove(inner)
-        inner.graph = node.graph
+        inner.graph = graph
         graph.nodes.insert(graph.nodes.index(node), inner)
         for sub in inner.subgraphs():
             sub.parent = graph
     graph.constants.update(branch.constants)
     branch.constants = {}
-    graph.replace_node(node, list(branch.outputs))
+    made = {id(v) for inner in moved for v in inner.outputs}
+    b = Builder.replacing(node)  # a result the branch hands on (an outer value) keeps its own name
+    graph.replace_node(node, [v if id(v) in made else b.op("Identity", v) for v in branch.outputs])
     return True
 
 

@@ -113,3 +113,26 @@ def test_the_size_of_open_dims(tmp_path, target):
     for shape in ((1, 3), (2, 7)):
         report = tb.verify(src, dest, inputs={"x": np.ones(shape, np.float32)})
         assert report.ok, report.summary()
+
+
+def test_a_decided_branch_handing_on_an_outer_value_keeps_every_name():
+    """The taken branch returns a value of the enclosing graph that is itself a model output: inlining the If
+    gives its result an Identity, so neither that output nor the If's is renamed."""
+    from tensorbridge.ir.graph import Graph
+    from tensorbridge.passes.fold_constants import fold_constants
+
+    f32 = np.dtype(np.float32)
+    graph = Graph("handed_on")
+    x = graph.add_input("x", f32, (2,))
+    r = graph.op("Relu", x, name="r")
+    then_branch, else_branch = graph.subgraph("then"), graph.subgraph("else")
+    then_branch.outputs = [r]
+    else_branch.outputs = [else_branch.op("Neg", r, name="negated")]
+    chosen = graph.add_node("If", [graph.add_constant("yes", np.array(True))],
+                            {"then_branch": then_branch, "else_branch": else_branch}, name="chosen").outputs[0]
+    graph.outputs = [r, chosen]
+    names = [v.name for v in graph.outputs]
+    fold_constants(graph)
+    assert [n.op for n in graph.nodes] == ["Relu", "Identity"] and [v.name for v in graph.outputs] == names
+    out = tb.run(graph, {"x": np.array([-1.0, 2.0], np.float32)})
+    assert np.array_equal(out[names[1]], [0.0, 2.0])

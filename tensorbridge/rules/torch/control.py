@@ -65,7 +65,7 @@ def exported_blocker(node) -> str | None:
     if node.op == "Loop":
         return _while_loop_blocker(node) or R.blocker(node)
     if node.op == "If":
-        return branches_blocker(node)
+        return branches_blocker(node) or R.blocker(node)
     if node.op == "NonMaxSuppression":
         return nms_exported_blocker(node) or R.blocker(node)
     if node.op == "MelWeightMatrix":  # a constant one is folded before code is written
