@@ -85,7 +85,12 @@ def _drawn(runner, seed: int, input_shapes, source_graph, open_inputs) -> tuple[
     source's runtime refuses them, the next larger ones it runs (the first refusal is reported when none runs)."""
     limits, above, first = _index_limits(runner.inputs, source_graph), 0, None
     while True:
-        shapes = resolve_shapes(runner.inputs, input_shapes, source_graph, above)
+        try:
+            shapes = resolve_shapes(runner.inputs, input_shapes, source_graph, above)
+        except ModelError:
+            if first is None:
+                raise
+            raise first from None  # no larger size the model's shapes allow: the source's refusal says more
         feeds = make_inputs(runner.inputs, seed, shapes, limits)
         searched = [shapes[n][a] for n, a in open_inputs if n not in (input_shapes or {}) and shapes[n][a] > 1]
         try:
