@@ -168,15 +168,10 @@ def _dynamic_range_dense(graph: Graph, node: Node) -> int:
     """Dense(float x, int8 weights [in, out] behind a DequantizeLinear, zero point 0, per tensor or per
     output column; possibly as Transpose(DequantizeLinear([out, in]))) as LiteRT's dynamically quantized
     kernel computes it (XNNPACK's per-row asymmetric int8 input)."""
-    x = node.inputs[0]
-    w_dq, transposed = node.inputs[1].producer, False
-    if w_dq is not None and w_dq.op == "Transpose" and list(w_dq.attrs.get("perm") or []) == [1, 0]:
-        w_dq, transposed = w_dq.inputs[0].producer, True
-    weights = _int8_weights(w_dq, out_axis=0 if transposed else 1)
+    x, weights = node.inputs[0], _moved_int8_weights(node.inputs[1], out_axis=1)
     if not _float_activation(x) or weights is None or weights[0].ndim != 2:
         return 0
     w, ws = weights
-    w = w.T if transposed else w
     c, op = _builders(graph, node, node)
     q, zero_point, scale = _dynamic_int8(x, c, op, [-1])
     acc = op("MatMul", op("Cast", op("Sub", q, zero_point), to="float64"), c("weight", w))
@@ -194,7 +189,7 @@ def _dynamic_range_conv(graph: Graph, node: Node, float64: bool = False) -> int:
     back. The convolution is exact in float32 while 255 * 127 * (inputs per output) < 2**24; beyond that in
     float64 (`float64`, PyTorch), else in float32 (onnxruntime has no float64 Conv): its sums then round to
     float32's 24 bits, where the float model would miss the run-time quantization itself (about 1%)."""
-    x, weights = node.inputs[0], _kernel_int8_weights(node.inputs[1])
+    x, weights = node.inputs[0], _moved_int8_weights(node.inputs[1], out_axis=0)
     if not _float_activation(x) or x.shape is None or weights is None:
         return 0
     w, ws = weights
@@ -215,15 +210,16 @@ def _dynamic_range_conv(graph: Graph, node: Node, float64: bool = False) -> int:
     return 1
 
 
-def _kernel_int8_weights(kernel: Value) -> tuple[np.ndarray, np.ndarray] | None:
-    """A convolution kernel's (int8 weights [O, I, *k], scales per O): behind a DequantizeLinear, or a Transpose
-    of one (the .tflite's [O, *k, I], or a depthwise kernel's [1, *k, O])."""
-    producer = kernel.producer
+def _moved_int8_weights(weight: Value, out_axis: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int8 weights, scales along `out_axis`) of a weight behind a DequantizeLinear, or a Transpose of one (a
+    .tflite kernel's [O, *k, I] or a depthwise one's [1, *k, O] read as [O, I, *k]; a Dense's [out, in] as
+    [in, out]), in the order the op reads them."""
+    producer = weight.producer
     if producer is not None and producer.op == "Transpose" and producer.attrs.get("perm"):
         perm = list(producer.attrs["perm"])
-        weights = _int8_weights(producer.inputs[0].producer, out_axis=perm[0])
+        weights = _int8_weights(producer.inputs[0].producer, out_axis=perm[out_axis])
         return None if weights is None else (weights[0].transpose(perm), weights[1])
-    return _int8_weights(producer, out_axis=0)
+    return _int8_weights(producer, out_axis=out_axis)
 
 
 def _pointwise(node: Node, w: np.ndarray) -> bool:

@@ -74,11 +74,11 @@ def _converter_reason(message: str, graph: Graph) -> str:
     reason), and, where the model has open dims, the option that may let them lower (a convolution whose input
     channels the converter's shape inference lost)."""
     unlowered = _UNLOWERED.search(message)
-    reasons = [f"LiteRT has no kernel for TensorFlow's {unlowered.group(1).strip()} as the converter left them"] \
-        if unlowered else []
-    text = reasons[0] if reasons else message.splitlines()[0][:300]
+    if not unlowered:
+        return message.splitlines()[0][:300]
+    text = f"LiteRT has no kernel for TensorFlow's {unlowered.group(1).strip()} as the converter left them"
     opened = [v.name for v in graph.inputs if v.shape is not None and not shapes.is_static(v.shape[1:])]
-    if reasons and opened:
+    if opened:
         text += f" (the model's open dims reach it: fixing them with --input-shape ({', '.join(opened)}) may " \
                 "let it lower)"
     return text

@@ -22,6 +22,14 @@ from tensorbridge.ops.shape import negative_pads
 from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
 
+def _own_size(d, x, xe: ast.expr) -> ast.expr | None:
+    """`x.shape[k]` for an open size `d` that `x` has under the same name (JAX traces fixed sizes: an int), else
+    None."""
+    if d is None or x.shape is None or d not in x.shape:
+        return None
+    return P.subscript(ast.Attribute(xe, "shape", ast.Load()), list(x.shape).index(d))
+
+
 def _target(node, xe: ast.expr) -> ast.expr:
     """A Reshape's target as the generated code writes it: ints; a run-time size the input has under the same
     name, read from `x.shape` (JAX traces fixed sizes: an int); one other open size as -1. The sizes are the
@@ -32,18 +40,16 @@ def _target(node, xe: ast.expr) -> ast.expr:
         entries = out.shape
     if entries is None:
         raise Unsupported(f"{out.name!r} has no known rank")
-    known = list(x.shape) if x.shape is not None else []
-    shape = ast.Attribute(xe, "shape", ast.Load())
     sizes = []
     for i, d in enumerate(entries):
         if isinstance(d, int) and d == 0 and not node.attrs.get("allowzero"):
-            sizes.append(P.subscript(shape, i))  # ONNX's "copy this dim"
+            sizes.append(P.subscript(ast.Attribute(xe, "shape", ast.Load()), i))  # ONNX's "copy this dim"
         elif isinstance(d, int):
             sizes.append(P.lit(d))
         elif out.shape is not None and isinstance(out.shape[i], int):
             sizes.append(P.lit(out.shape[i]))
         else:
-            sizes.append(P.subscript(shape, known.index(d)) if d is not None and d in known else P.lit(-1))
+            sizes.append(_own_size(d, x, xe) or P.lit(-1))
     if sum(isinstance(e, ast.Constant) and e.value == -1 for e in sizes) > 1:
         raise Unsupported(f"{out.name!r} has more than one dynamic dimension its input does not have")
     return ast.Tuple(sizes, ast.Load())
@@ -126,15 +132,10 @@ def write_expand(em, node):
     x, out = node.inputs[0], node.outputs[0]
     if out.shape is None or x.shape is None:
         raise Unsupported(f"{out.name!r} has no known rank")
-    xe, offset = em.tensor(x), len(out.shape) - len(x.shape)
-    sizes = []
-    for i, d in enumerate(out.shape):
-        if isinstance(d, int):
-            sizes.append(P.lit(d))
-        elif d is not None and i >= offset and x.shape[i - offset] == d:
-            sizes.append(P.subscript(ast.Attribute(xe, "shape", ast.Load()), i - offset))
-        else:
-            raise Unsupported("a broadcast to a run-time size its input does not have (--input-shape fixes it)")
+    xe = em.tensor(x)
+    sizes = [P.lit(d) if isinstance(d, int) else _own_size(d, x, xe) for d in out.shape]
+    if None in sizes:
+        raise Unsupported("a broadcast to a run-time size its input does not have (--input-shape fixes it)")
     em.out(node, P.call("jnp.broadcast_to", xe, ast.Tuple(sizes, ast.Load())))
 
 

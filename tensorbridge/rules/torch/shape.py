@@ -702,8 +702,6 @@ def write_shape(em, node):
 
 def _numel(em, x) -> ast.expr:
     """x.numel(), or the length of a shape the code holds as a Python list."""
-    if x.producer is not None and x.producer.op == "Shape":  # written as a list, whatever its length
-        return P.call("len", em.tensor(x))
     if em.is_shape(x) and x.shape is not None and len(x.shape) <= 1:
         return P.call("len", em.pylist(x)) if x.shape else P.lit(1)
     return P.method(em.tensor(x), "numel")
