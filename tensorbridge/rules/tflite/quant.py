@@ -14,10 +14,13 @@ from tensorbridge.rules.tflite.base import builtin
 
 @builtin("DEQUANTIZE", produces="DequantizeLinear")
 def read_dequantize(imp, ins, opts):
+    """A quantized tensor's float value; of float16 storage (weights, also as DENSIFY expands them), float32."""
     x = ins[0]
     if x.const is not None and x.const.dtype == np.float16:
         v = imp.graph.add_constant(f"{x.name}.float32", np.asarray(x.const, np.float32))
         return v
+    if x.dtype == np.float16:
+        return imp.emit("Cast", [x], {"to": "float32"})
     q = x.quant
     if q is None:
         raise ModelError("DEQUANTIZE of a tensor without quantization parameters")
