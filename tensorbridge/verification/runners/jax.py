@@ -9,12 +9,12 @@ convolution of it), so where only the default compilation differs, the verdict n
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
 
 from tensorbridge.verification.runners.generated import GeneratedModuleRunner, capture_locals
-
 
 #: the `jax.jit(..., compiler_options=...)` that turns XLA CPU's YNNPACK library fusion off
 NO_LIBRARY_FUSION = {"xla_cpu_experimental_ynn_fusion_type": ""}
@@ -27,6 +27,7 @@ LIBRARY_FUSION_FAULT = (
     "XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type= set before JAX starts")
 
 
+@functools.cache
 def has_library_fusion() -> bool:
     """Whether the installed jaxlib's XLA has the CPU library fusion NO_LIBRARY_FUSION turns off."""
     import jax
