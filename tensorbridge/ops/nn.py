@@ -1151,21 +1151,44 @@ set_decomposition("DepthToSpace", _decompose_depth_space)
 set_decomposition("SpaceToDepth", _decompose_depth_space)
 
 
-def _floor_window_pads(node) -> tuple[list[int], list[int]] | None:
+def floor_window_pads(node) -> tuple[list[int], list[int]] | None:
     """Begin and end pads with which the node's windows, taken with floor rounding, are exactly the ones it
-    computes (its auto_pad and ceil_mode resolved); None unless the spatial sizes are static."""
+    computes (its auto_pad and ceil_mode resolved); None unless the spatial sizes are static, or the node is a
+    max pool in ceil_mode with explicit pads (see _ceil_mode_end_pads)."""
     x, y, layout = node.inputs[0], node.outputs[0], node.attrs.get("layout", "NCHW")
     if x.shape is None or y.shape is None:
         return None
     (sp, _), (out, _) = _spatial(x.shape, layout), _spatial(y.shape, layout)
-    if not all(isinstance(d, int) for d in (*sp, *out)):
-        return None
     nsp, kernel = len(sp), node.attrs["kernel_shape"]
     strides = node.attrs.get("strides") or [1] * nsp
     dil = node.attrs.get("dilations") or [1] * nsp
+    if not all(isinstance(d, int) for d in (*sp, *out)):
+        return _ceil_mode_end_pads(node, sp, out, strides, dil)
     pads = K.resolve_pads(sp, kernel, strides, dil, node.attrs.get("pads"), node.attrs.get("auto_pad", "NOTSET"))
     begin = list(pads[:nsp])
     end = [max(0, (o - 1) * s + (k - 1) * d + 1 - n - b) for o, s, k, d, n, b in zip(out, strides, kernel, dil, sp, begin)]
+    return begin, end
+
+
+def _ceil_mode_end_pads(node, sizes, out, strides, dilations) -> tuple[list[int], list[int]] | None:
+    """A max pool in ceil_mode over run-time sizes: the end pads widened by stride - 1 count the windows ceil_mode
+    counts whenever the end pad plus the stride is at most the dilated kernel, as in every pool whose windows
+    overlap or tile (ceil_mode would otherwise drop a last window starting in the padding); a known size's pad
+    as for static sizes. The padding is never a maximum: every window holds one of the input's values."""
+    a = node.attrs
+    if node.op != "MaxPool" or not a.get("ceil_mode") or a.get("auto_pad", "NOTSET") != "NOTSET":
+        return None
+    nsp = len(sizes)
+    pads = list(a.get("pads") or [0] * (2 * nsp))
+    begin, end = pads[:nsp], pads[nsp:]
+    for i, (n, o, k, s, d) in enumerate(zip(sizes, out, a["kernel_shape"], strides, dilations)):
+        span = (k - 1) * d + 1
+        if isinstance(n, int) and isinstance(o, int):
+            end[i] = max(0, (o - 1) * s + span - n - begin[i])
+        elif end[i] + s <= span:
+            end[i] += s - 1
+        else:
+            return None
     return begin, end
 
 
@@ -1181,7 +1204,7 @@ def _decompose_pool(graph, node):
     """MaxPool/AveragePool with ceil_mode, auto_pad or padding as Pad + a pool without either, or, where there is
     nothing to resolve or the pool is dilated, as Pad + its window's taps; an average pool's divisor (padding
     not counted, windows past the end) restored by a constant factor."""
-    windows = _floor_window_pads(node)
+    windows = floor_window_pads(node)
     if indices_read(node):
         return _pool_with_indices(graph, node, windows)
     if windows is None:

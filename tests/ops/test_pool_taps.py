@@ -40,3 +40,32 @@ def test_pools_the_target_lacks_run_as_window_taps(tmp_path, target):
     x = np.random.default_rng(0).standard_normal((1, 3, 9, 10)).astype(np.float32)
     report = tb.verify(src, dest, inputs={"x": x})
     assert report.ok and len(report.outputs) == 3, report.summary()
+
+
+@pytest.mark.parametrize("target", ["torch", "keras", "tflite", "flax"])
+def test_a_ceil_mode_max_pool_over_open_sizes(tmp_path, target):
+    """MTCNN's PNet slides over images of any size with MaxPool2d(2, 2, ceil_mode=True): the written pool keeps
+    the last, partial window on odd sizes (onnxruntime as truth at several sizes; a stride-3 pool of kernel 2
+    whose last window could start in the padding is refused for the targets without ceil_mode)."""
+    from tests.ops.onnx_models import DEST, LIBRARY, save_model
+
+    pytest.importorskip(LIBRARY[target])
+    f = TensorProto.FLOAT
+    src = save_model(tmp_path / "pnet_pool.onnx",
+                     [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 3], strides=[2, 2], ceil_mode=1,
+                                       pads=[0, 1, 0, 0])],
+                     [helper.make_tensor_value_info("x", f, [1, 3, "h", "w"])],
+                     [helper.make_tensor_value_info("y", f, [1, 3, "oh", "ow"])])
+    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
+    rng = np.random.default_rng(0)
+    for size in ((7, 9), (8, 10), (5, 12)):
+        x = rng.standard_normal((1, 3, *size)).astype(np.float32)
+        report = tb.verify(src, dest, inputs={"x": x})
+        assert report.ok, report.summary()
+    wide = save_model(tmp_path / "wide.onnx", [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2],
+                                                                strides=[3, 3], ceil_mode=1)],
+                      [helper.make_tensor_value_info("x", f, [1, 3, "h", "w"])],
+                      [helper.make_tensor_value_info("y", f, [1, 3, "oh", "ow"])])
+    if target != "torch":
+        with pytest.raises(Exception, match="ceil_mode"):
+            tb.save(tb.load(wide), tmp_path / f"wide_{DEST[target]}", to=target)

@@ -12,7 +12,7 @@ import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, const_operand
-from tensorbridge.ops.nn import indices_read
+from tensorbridge.ops.nn import floor_window_pads, indices_read
 from tensorbridge.rules.flax.base import R, explicit_padding, require_nhwc, static_shape
 
 
@@ -218,8 +218,8 @@ def write_log_softmax(em, node):
 def _pool_check(node) -> str | None:
     if any(d != 1 for d in node.attrs.get("dilations") or []):
         return "dilated pooling"
-    if node.attrs.get("ceil_mode") and node.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
-        return "ceil_mode with automatic padding"
+    if node.attrs.get("ceil_mode") and floor_window_pads(node) is None:
+        return "ceil_mode over sizes known only at run time (other than a max pool's windows that overlap or tile)"
     return None
 
 
@@ -228,18 +228,9 @@ def _window(node):
     kernel = tuple(int(k) for k in node.attrs["kernel_shape"])
     nsp = len(kernel)
     strides = tuple(node.attrs.get("strides") or [1] * nsp)
-    padding = explicit_padding(node, nsp, kernel)
     if node.attrs.get("ceil_mode"):
-        spatial = static_shape(node.inputs[0])[1:1 + nsp]
-        pairs = padding if isinstance(padding, list) else [(0, 0)] * nsp
-        padding = []
-        for size, k, s, (lo, hi) in zip(spatial, kernel, strides, pairs):
-            span = size + lo + hi - k
-            out = -(-span // s) + 1
-            if (out - 1) * s >= size + lo:  # the last window would start in the end padding: dropped
-                out -= 1
-            padding.append((lo, max(hi, (out - 1) * s + k - size - lo)))
-    return kernel, strides, padding
+        return kernel, strides, [tuple(pair) for pair in zip(*floor_window_pads(node))]
+    return kernel, strides, explicit_padding(node, nsp, kernel)
 
 
 def _max_pool_check(node) -> str | None:
