@@ -91,10 +91,10 @@ class FlatbufferWriter:
         index = self.opcodes.setdefault((code, version, ""), len(self.opcodes))
         self.operators.append(_Operator(index, list(inputs), list(outputs), options))
 
-    def custom_op(self, custom_code: str, inputs, outputs, options: bytes = b"") -> None:
-        """Add a CUSTOM operator named `custom_code` with its raw `custom_options`."""
+    def custom_op(self, custom_code: str, inputs, outputs, options: bytes = b"", version: int = 1) -> None:
+        """Add a CUSTOM operator named `custom_code` (of `version`) with its raw `custom_options`."""
         code = _module("BuiltinOperator").BuiltinOperator.CUSTOM
-        index = self.opcodes.setdefault((code, 1, custom_code), len(self.opcodes))
+        index = self.opcodes.setdefault((code, version, custom_code), len(self.opcodes))
         self.operators.append(_Operator(index, list(inputs), list(outputs), None, bytes(options)))
 
     def finish(self, inputs: list[int], outputs: list[int], metadata: dict | None = None) -> bytes:

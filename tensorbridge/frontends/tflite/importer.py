@@ -313,6 +313,10 @@ class Importer:
         opts.Init(table.Bytes, table.Pos)
         return opts
 
+    def op_version(self) -> int:
+        """The version of the operator being read (a custom op's kernels differ by it)."""
+        return self.model.OperatorCodes(self.op.OpcodeIndex()).Version()
+
     def custom_options(self) -> bytes:
         return self.op.CustomOptionsAsNumpy().tobytes() if self.op.CustomOptionsLength() else b""
 

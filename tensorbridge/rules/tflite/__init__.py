@@ -10,6 +10,7 @@ from tensorbridge.rules.tflite import (  # noqa: F401 (registers)
     control,
     converter,
     custom,
+    custom_face_mesh,
     elementwise,
     nn,
     quant,

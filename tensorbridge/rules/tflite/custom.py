@@ -129,7 +129,8 @@ _DETECTION_OPTIONS = {"max_detections": None, "max_classes_per_detection": 1, "d
                       "num_classes": None, "y_scale": None, "x_scale": None, "h_scale": None, "w_scale": None}
 
 
-def _detection_options(imp, options: bytes) -> dict:
+def flexbuffer_map(imp, options: bytes, required=()) -> dict:
+    """A custom op's options as the flexbuffer map they are, holding every `required` key; else a clear error."""
     from flatbuffers import flexbuffers
 
     try:
@@ -138,9 +139,14 @@ def _detection_options(imp, options: bytes) -> dict:
         raise ModelError(f"{imp.op_name}: custom options are not a flexbuffer map ({type(e).__name__})") from e
     if not isinstance(given, dict):
         raise ModelError(f"{imp.op_name}: custom options are not a flexbuffer map")
-    missing = [k for k, v in _DETECTION_OPTIONS.items() if v is None and k not in given]
+    missing = [k for k in required if k not in given]
     if missing:
         raise ModelError(f"{imp.op_name}: custom options lack {', '.join(missing)}")
+    return given
+
+
+def _detection_options(imp, options: bytes) -> dict:
+    given = flexbuffer_map(imp, options, [k for k, v in _DETECTION_OPTIONS.items() if v is None])
     out = {**_DETECTION_OPTIONS, **{k: v for k, v in given.items() if k in _DETECTION_OPTIONS}}
     if min(out["max_classes_per_detection"], out["num_classes"]) != 1:
         raise ModelError(f"{imp.op_name} with max_classes_per_detection {out['max_classes_per_detection']} is not "
