@@ -10,6 +10,10 @@ Locals are named after IR values through the `Namer` (so no model string becomes
 `value_names` keeps local -> IR value name for `verify --per-layer`, written beside the code,
 never into it. With `release=True` a value's local is deleted after its last reader, as
 torch.fx's code generator does, so eager frameworks free intermediates as hand-written code does.
+
+Shape values: small integer vectors computed from shapes alone (Shape -> Gather -> Concat -> Reshape) are
+written as Python ints and lists (`x.shape` and arithmetic on it) by the rules' `shape_write`, where the
+registry has one for the op: open dims stay open in PyTorch code, and are the static ints JAX traces.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from tensorbridge.rules.core import Registry
 
 class CodeEmitter:
     label = "code"
+    #: a size cast to a float scalar (YOLOv8's anchor grid) is a Python float too (torch.export specialises one)
+    float_sizes = True
 
     def __init__(self, graph: Graph, registry: Registry, release: bool = False):
         self.g = graph
@@ -47,6 +53,7 @@ class CodeEmitter:
         self._index = -1  # the node being written
         self.inputs: list[str] = []  # the generated function's parameters, one per graph input
         self.helpers: dict[str, ast.FunctionDef] = {}  # module-level functions the code calls, by their rule's name
+        self.shape_values: set[int] = set()  # ids of the values written as Python ints and lists
 
     # -- the walk ----------------------------------------------------------------------------------
     def run(self) -> None:
@@ -103,13 +110,40 @@ class CodeEmitter:
 
     def begin(self) -> None:
         """Bind each graph input to a parameter of the generated function, named after it."""
+        self.find_shape_values()
         for v in self.g.inputs:
             ident = self.local(v, "input")
             self.var[id(v)] = P.name(ident)
             self.inputs.append(ident)
 
     def write(self, node, rule) -> None:
-        rule.write(self, node)
+        if id(node.outputs[0]) in self.shape_values and rule.shape_write is not None:
+            rule.shape_write(self, node)
+        else:
+            rule.write(self, node)
+
+    def find_shape_values(self) -> None:
+        """Mark the values computed from shapes alone by ops whose rule writes them as Python values."""
+        from tensorbridge.ops import schema as op_schema
+
+        shape_ops = self.registry.shape_ops()
+        for node in self.g.all_nodes():  # loop bodies and branches compute shapes too
+            if node.op not in shape_ops or len(node.outputs) != 1:
+                continue
+            out = node.outputs[0]
+            if out.dtype is None or out.shape is None or len(out.shape) > 1:
+                continue
+            if out.dtype.kind == "f" and (not self.float_sizes or out.shape != () or not all(
+                    v is not None and id(v) in self.shape_values and v.dtype.kind in "iu" for v in node.inputs)):
+                continue
+            if out.dtype.kind not in "iubf":
+                continue
+            reads_shape = op_schema.get(node.op).reads_shape_only
+            if len(out.shape) == 1 and not isinstance(out.shape[0], int) and not reads_shape:
+                continue  # a vector of unknown length from the data; a shape (list(x.shape)) is one whatever its rank
+            data = node.inputs[1:] if reads_shape else node.inputs
+            if reads_shape or all(v is None or self.is_shape(v) for v in data):
+                self.shape_values.add(id(out))
 
     def finish(self) -> None:
         """Return the graph outputs: one bare, several as a tuple."""
@@ -170,6 +204,8 @@ class CodeEmitter:
         self.var[id(node.outputs[index])] = expr
 
     def tensor(self, v: Value) -> ast.expr:
+        if id(v) in self.var and id(v) in self.shape_values:
+            return self.shape_tensor(v)
         if id(v) in self.var:
             return self.var[id(v)]
         if v.const is not None:
@@ -178,6 +214,27 @@ class CodeEmitter:
 
     def constant(self, v: Value) -> ast.expr:
         raise Unsupported(f"constant {v.name!r}")
+
+    def shape_tensor(self, v: Value) -> ast.expr:
+        """A shape value the code holds as Python ints, as the framework's tensor."""
+        raise Unsupported(f"{v.name!r}, computed from shapes, is used as a tensor")
+
+    def is_shape(self, v: Value) -> bool:
+        """Whether `v` is a shape value or a small integer constant (both can be written as Python values)."""
+        if id(v) in self.shape_values:
+            return True
+        c = v.const
+        return c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= 16
+
+    def pylist(self, v: Value) -> ast.expr:
+        """An expression for a shape-like integer value as a Python list/int."""
+        import numpy as np
+
+        if v.const is not None:
+            return P.lit(np.asarray(v.const).tolist())
+        if id(v) in self.shape_values:
+            return self.var[id(v)]
+        raise Unsupported(f"{v.name!r} must be a constant or computed from shapes")
 
     def arg(self, v: Value | None) -> ast.expr | None:
         """A tensor expression, or a Python number for a 0-d constant (broadcast like a scalar, taking the other

@@ -2,7 +2,8 @@
 
 The reference interpreter computes the value; the node's outputs become constants with the
 same names. An op that reads only its input's shape (Shape, Size) folds whenever that shape is
-static, so shape arithmetic on static models disappears. Backends that need weights as data (code
+static, so shape arithmetic on static models disappears; so does shape arithmetic whose every entry shape
+inference knows (the static dims of a shape with another open). Backends that need weights as data (code
 generators building layers) run it, so a weight produced by an op (ConstantOfShape, a Transpose of
 a weight...) still becomes a layer parameter. Ops the catalogue marks not foldable (side effects,
 randomness, control flow) and results larger than `max_bytes` are left alone. Subgraphs (If branches, Loop
@@ -51,6 +52,10 @@ def fold_constants(graph: Graph, max_bytes: int = 1 << 31, keep: frozenset = fro
             continue
         if schema is None or not schema.foldable or node.op in keep or not node.inputs:
             continue
+        known = _known_entries(node)
+        if known is not None:
+            _replace(graph, node, [known])
+            continue
         data = [None if v is None else _data(v) for v in node.inputs]
         if any(v is not None and d is None for v, d in zip(node.inputs, data)):
             continue
@@ -72,6 +77,18 @@ def fold_keeping_quantization(graph: Graph) -> Graph:
     """Folding before a writer's layout and lowering passes: everything but (de)quantization, whose patterns
     those passes read (int8 weights behind a DequantizeLinear)."""
     return fold_constants(graph, keep=frozenset({"DequantizeLinear", "QuantizeLinear"}))
+
+
+def _known_entries(node):
+    """The output of shape arithmetic whose every entry shape inference knows (ops/infer.py `elements`), though
+    its inputs are not all constants: a Gather of a shape's static dims while another dim is open."""
+    v = node.outputs[0] if len(node.outputs) == 1 else None
+    entries = v.meta.get("elements") if v is not None else None
+    if entries is None or not all(isinstance(e, int) for e in entries) or v.dtype is None or \
+            v.dtype.kind not in "iu" or v.shape is None or not shapes.is_static(v.shape) or \
+            int(np.prod(v.shape)) != len(entries):
+        return None
+    return np.array(entries, v.dtype).reshape(v.shape)
 
 
 def _data(v):

@@ -111,3 +111,43 @@ def test_a_reshape_keeping_the_batch_with_another_open_dim_in_flax(tmp_path):
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         report = tb.verify(src, dest, inputs={"x": x})
         assert report.ok, report.summary()
+
+
+@pytest.mark.parametrize("target", ["flax", "torch"])  # .pt2: torch.export fixes a Range's run-time bound
+def test_an_anchor_grid_of_the_feature_maps_open_size(tmp_path, target):
+    """YOLOv8's anchors (NudeNet with its sizes open): a grid of Range(0, float(h)) x Range(0, float(w)) cell
+    centres Expanded to [h, w], h and w read from a strided convolution's open output by Shape; and ddddocr's
+    LSTM head: a Reshape to [Shape(f)[2], -1], a size the IR knows no name for. Flax code computes both in Python
+    from `x.shape` (ints when JAX traces); verified at two sizes by the one written folder."""
+    pytest.importorskip(LIBRARY[target])
+    i64 = {name: np.array(v, np.int64) for name, v in {"rows": 2, "cols": 3, "column": [-1, 1], "row": [1, -1],
+                                                       "axes": [0, 1], "first": [0], "rest": [-1]}.items()}
+    src = save_model(tmp_path / "anchors.onnx", [
+        helper.make_node("Conv", ["x", "w"], ["f"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Shape", ["f"], ["f_shape"]),
+        helper.make_node("Gather", ["f_shape", "rows"], ["h"]), helper.make_node("Gather", ["f_shape", "cols"], ["w_"]),
+        helper.make_node("Cast", ["h"], ["h_f"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["w_"], ["w_f"], to=TensorProto.FLOAT),
+        helper.make_node("Range", ["zero", "h_f", "step"], ["ys"]), helper.make_node("Range", ["zero", "w_f", "step"],
+                                                                                     ["xs"]),
+        helper.make_node("Add", ["ys", "half"], ["cy"]), helper.make_node("Add", ["xs", "half"], ["cx"]),
+        helper.make_node("Reshape", ["cy", "column"], ["cy_col"]), helper.make_node("Reshape", ["cx", "row"], ["cx_row"]),
+        helper.make_node("Shape", ["cy"], ["cy_n"]), helper.make_node("Shape", ["cx"], ["cx_n"]),
+        helper.make_node("Concat", ["cy_n", "cx_n"], ["grid"], axis=0),
+        helper.make_node("Expand", ["cy_col", "grid"], ["gy"]), helper.make_node("Expand", ["cx_row", "grid"], ["gx"]),
+        helper.make_node("Mul", ["gy", "gx"], ["cells"]),
+        helper.make_node("Unsqueeze", ["cells", "axes"], ["cells4"]),
+        helper.make_node("Add", ["f", "cells4"], ["y"]),
+        helper.make_node("Unsqueeze", ["h", "first"], ["h1"]),
+        helper.make_node("Concat", ["h1", "rest"], ["target"], axis=0),
+        helper.make_node("Reshape", ["f", "target"], ["rows_out"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("rows_out", TensorProto.FLOAT, None)],
+        {**i64, "w": np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32),
+         "zero": np.float32(0), "step": np.float32(1), "half": np.float32(0.5)})
+    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
+    for size in ((8, 12), (14, 6)):
+        x = np.random.default_rng(size[0]).standard_normal((1, 3, *size)).astype(np.float32)
+        report = tb.verify(src, dest, inputs={"x": x})
+        assert report.ok, report.summary()

@@ -97,6 +97,10 @@ class FlaxEmitter(CodeEmitter):
         self.params: dict[int, ast.expr] = {}
 
     # -- what rules call ---------------------------------------------------------------------------
+    def shape_tensor(self, v: Value) -> ast.expr:
+        """A shape value the code holds as Python ints, as a jnp array (JAX traces it as a constant)."""
+        return P.call("jnp.asarray", self.var[id(v)], dtype=P.name(_jax_dtype(v.dtype, v.name)))
+
     def constant(self, v: Value) -> ast.expr:
         if id(v) in self.params:
             return self.params[id(v)]

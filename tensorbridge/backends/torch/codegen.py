@@ -30,7 +30,6 @@ from tensorbridge.codegen.rule_helpers import Unsupported
 from tensorbridge.ir import dtypes
 from tensorbridge.ir.graph import Graph, clone
 from tensorbridge.ir.value import Value
-from tensorbridge.ops import schema as op_schema
 from tensorbridge.ops.litert import exact_quantized_convs
 from tensorbridge.passes.dce import eliminate_dead_code
 from tensorbridge.passes.decompose import legalize
@@ -150,54 +149,21 @@ class TorchEmitter(CodeEmitter):
         from tensorbridge.ir.namer import Namer
 
         self.exported = exported  # the code is for torch.export (.pt2): loops as torch.while_loop
+        self.float_sizes = not exported
 
         self.attrs = Namer()
         self.tree = _source_tree(graph)
         self.init: list[ast.stmt] = []
         self.state: dict[str, np.ndarray] = {}
-        self.shape_values: set[int] = set()
         self.params: dict[int, ast.expr] = {}
         self.shared: dict[int, ast.expr] = {}  # weight value id -> the layer holding it
 
-    # -- the walk ----------------------------------------------------------------------------------
-    def begin(self) -> None:
-        self._find_shape_values()
-        super().begin()
-
-    def write(self, node, rule) -> None:
-        if id(node.outputs[0]) in self.shape_values and rule.shape_write is not None:
-            rule.shape_write(self, node)
-        else:
-            rule.write(self, node)
-
-    def _find_shape_values(self) -> None:
-        shape_ops = self.registry.shape_ops()
-        for node in self.g.all_nodes():  # loop bodies and branches compute shapes too
-            if node.op not in shape_ops or len(node.outputs) != 1:
-                continue
-            out = node.outputs[0]
-            if out.dtype is None or out.dtype.kind not in "iub" or out.shape is None or len(out.shape) > 1:
-                continue
-            reads_shape = op_schema.get(node.op).reads_shape_only
-            if len(out.shape) == 1 and not isinstance(out.shape[0], int) and not reads_shape:
-                continue  # a vector of unknown length from the data; a shape (list(x.shape)) is one whatever its rank
-            data = node.inputs[1:] if reads_shape else node.inputs
-            if reads_shape or all(v is None or self.is_shape(v) for v in data):
-                self.shape_values.add(id(out))
-
-    def is_shape(self, v: Value) -> bool:
-        if id(v) in self.shape_values:
-            return True
-        c = v.const
-        return c is not None and c.dtype.kind in "iu" and c.ndim <= 1 and c.size <= 16
-
     # -- what rules call ---------------------------------------------------------------------------
-    def tensor(self, v: Value) -> ast.expr:
-        """An expression for `v` as a torch tensor."""
-        if id(v) in self.var and id(v) in self.shape_values:  # a comparison's entries stay bool
-            return P.call("torch.tensor", self.var[id(v)], dtype=P.name("torch.bool" if v.dtype.kind == "b"
-                                                                        else "torch.int64"))
-        return super().tensor(v)
+    def shape_tensor(self, v: Value) -> ast.expr:
+        """A shape value the code holds as Python numbers, as a torch tensor (a comparison's entries stay bool, a
+        size cast to a float stays one)."""
+        dtype = {"b": "torch.bool", "f": "torch.float32"}.get(v.dtype.kind, "torch.int64")
+        return P.call("torch.tensor", self.var[id(v)], dtype=P.name(dtype))
 
     def constant(self, v: Value) -> ast.expr:
         return self.param(v)
@@ -212,14 +178,6 @@ class TorchEmitter(CodeEmitter):
         if like is not None and (v.shape != like.shape or v.dtype != like.dtype or v.shape is None):
             return False
         return v.dtype is not None and dtypes.is_float(v.dtype) and self.last_use(v)
-
-    def pylist(self, v: Value) -> ast.expr:
-        """An expression for a shape-like integer value as a Python list/int."""
-        if v.const is not None:
-            return P.lit(np.asarray(v.const).tolist())
-        if id(v) in self.shape_values:
-            return self.var[id(v)]
-        raise Unsupported(f"{v.name!r} must be a constant or computed from shapes")
 
     def param(self, v: Value) -> ast.expr:
         """A constant as a module attribute: nn.Parameter (float weights) or buffer (the rest).

@@ -33,14 +33,15 @@ def unary(ir_op: str, fn: str, **kwargs) -> None:
     R.add_export((ir_op,), lambda em, node: em.out(node, P.call(fn, em.tensor(node.inputs[0]), **kwargs)))
 
 
-def binary(ir_op: str, write: str) -> None:
-    """`ir_op` written as the Python operator `write` ("+") or the call `write` ("jnp.maximum")."""
+def binary(ir_op: str, write: str, shape_write=None) -> None:
+    """`ir_op` written as the Python operator `write` ("+") or the call `write` ("jnp.maximum"); on shape values
+    as `shape_write` says (rules/shape_values.py)."""
     def emit(em, node):
         a, b = node.inputs
         if write in P.OPERATORS:
             return em.out(node, P.binop(em.arg(a), write, em.arg(b)))
         em.out(node, P.call(write, em.tensor(a), em.tensor(b)))
-    R.add_export((ir_op,), emit)
+    R.add_export((ir_op,), emit, shape_write)
 
 
 def require_nhwc(node) -> None:

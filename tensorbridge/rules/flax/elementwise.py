@@ -7,6 +7,7 @@ import ast
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.ir import dtypes
+from tensorbridge.rules import shape_values
 from tensorbridge.rules.flax.base import JAX_DTYPES, R, binary, unary
 
 for _op, _fn in {
@@ -27,10 +28,11 @@ for _op, _write in {
     "And": "jnp.logical_and", "Or": "jnp.logical_or", "Xor": "jnp.logical_xor", "BitwiseAnd": "jnp.bitwise_and",
     "BitwiseOr": "jnp.bitwise_or", "BitwiseXor": "jnp.bitwise_xor",
 }.items():
-    binary(_op, _write)
+    binary(_op, _write, {"+": shape_values.arithmetic("+"), "-": shape_values.arithmetic("-"),
+                         "*": shape_values.arithmetic("*"), "jnp.equal": shape_values.equal}.get(_write))
 
 
-@R.exports("Div")
+@R.exports("Div", shape_write=shape_values.arithmetic("//"))
 def write_div(em, node):
     """`/` on floats; integer division truncates toward zero, as `jax.lax.div` does (`//` floors)."""
     a, b = node.inputs
@@ -66,7 +68,7 @@ def write_sum(em, node):
     em.out(node, expr if node.op == "Sum" else P.binop(expr, "/", len(node.inputs)))
 
 
-@R.exports("Identity", "Dropout")
+@R.exports("Identity", "Dropout", shape_write=shape_values.same)
 def write_identity(em, node):
     em.alias(node, em.tensor(node.inputs[0]))
 
@@ -96,13 +98,13 @@ def write_clip(em, node):
                         em.arg(hi) if hi is not None else None))
 
 
-@R.exports("Where")
+@R.exports("Where", shape_write=shape_values.where)
 def write_where(em, node):
     c, a, b = node.inputs
     em.out(node, P.call("jnp.where", em.tensor(c), em.arg(a), em.arg(b)))
 
 
-@R.exports("Cast")
+@R.exports("Cast", shape_write=shape_values.same)
 def write_cast(em, node):
     to = dtypes.name(node.attrs["to"])
     if to not in JAX_DTYPES:

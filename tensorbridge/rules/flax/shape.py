@@ -1,7 +1,8 @@
 """Flax code for shape, indexing and reduction ops.
 
 JAX traces with static shapes, so sizes are Python values in the generated code: a Reshape takes its
-target as a tuple (one open dimension as -1), a Shape is `x.shape` itself.
+target as a tuple (one open dimension as -1), a Shape is `list(x.shape)` and the shape arithmetic on it Python
+arithmetic (rules/shape_values.py), whose ints JAX traces as constants.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tensorbridge.codegen.rule_helpers import (
     top_k_writer,
 )
 from tensorbridge.ops.shape import negative_pads
+from tensorbridge.rules import shape_values
 from tensorbridge.rules.flax.base import R, axes_of, input_rank
 
 
@@ -30,11 +32,14 @@ def _own_size(d, x, xe: ast.expr) -> ast.expr | None:
     return P.subscript(ast.Attribute(xe, "shape", ast.Load()), list(x.shape).index(d))
 
 
-def _target(node, xe: ast.expr) -> ast.expr:
+def _target(em, node, xe: ast.expr) -> ast.expr:
     """A Reshape's target as the generated code writes it: ints; a run-time size the input has under the same
-    name, read from `x.shape` (JAX traces fixed sizes: an int); one other open size as -1. The sizes are the
-    target's entries where shape inference knows them (a batch read by Shape), else the output's dims."""
+    name, read from `x.shape` (JAX traces fixed sizes: an int); another computed from shapes, that computation's
+    entry; one other open size as -1. The sizes are the target's entries where shape inference knows them (a
+    batch read by Shape), else the output's dims."""
     x, out = node.inputs[0], node.outputs[0]
+    computed = em.pylist(node.inputs[1]) if node.op == "Reshape" and id(node.inputs[1]) in em.shape_values \
+        else None
     entries = node.inputs[1].meta.get("elements") if node.op == "Reshape" else None
     if entries is None or (out.shape is not None and len(entries) != len(out.shape)):
         entries = out.shape
@@ -49,19 +54,19 @@ def _target(node, xe: ast.expr) -> ast.expr:
         elif out.shape is not None and isinstance(out.shape[i], int):
             sizes.append(P.lit(out.shape[i]))
         else:
-            sizes.append(_own_size(d, x, xe) or P.lit(-1))
+            sizes.append(_own_size(d, x, xe) or (P.subscript(computed, i) if computed is not None else P.lit(-1)))
     if sum(isinstance(e, ast.Constant) and e.value == -1 for e in sizes) > 1:
         raise Unsupported(f"{out.name!r} has more than one dynamic dimension its input does not have")
     return ast.Tuple(sizes, ast.Load())
 
 
-@R.exports("Reshape", "Flatten")
+@R.exports("Reshape", "Flatten", shape_write=shape_values.reshape)
 def write_reshape(em, node):
     xe = em.tensor(node.inputs[0])
-    em.out(node, P.call("jnp.reshape", xe, _target(node, xe)))
+    em.out(node, P.call("jnp.reshape", xe, _target(em, node, xe)))
 
 
-@R.exports("Squeeze", "Unsqueeze")
+@R.exports("Squeeze", "Unsqueeze", shape_write=shape_values.reshape)
 def write_squeeze(em, node):
     x = em.tensor(node.inputs[0])
     out = node.outputs[0]
@@ -78,7 +83,7 @@ def write_transpose(em, node):
     em.out(node, P.call("jnp.transpose", em.tensor(node.inputs[0]), tuple(perm) if perm is not None else None))
 
 
-@R.exports("Concat")
+@R.exports("Concat", shape_write=shape_values.concat)
 def write_concat(em, node):
     em.out(node, P.call("jnp.concatenate", [em.tensor(v) for v in node.inputs], axis=node.attrs["axis"]))
 
@@ -96,7 +101,7 @@ def write_split(em, node):
     em.outs(node, P.call("jnp.split", em.tensor(x), cuts, axis=axis), len(node.outputs))
 
 
-@R.exports("Slice")
+@R.exports("Slice", shape_write=shape_values.slice_)
 def write_slice(em, node):
     items = python_slices(node, input_rank(node))
     while items and isinstance(items[-1], ast.Slice) and items[-1].lower is items[-1].upper is items[-1].step is None:
@@ -105,7 +110,7 @@ def write_slice(em, node):
                              items[0]))
 
 
-@R.exports("Gather")
+@R.exports("Gather", shape_write=shape_values.gather)
 def write_gather(em, node):
     data, idx = node.inputs
     axis = node.attrs.get("axis", 0)
@@ -128,12 +133,24 @@ def write_gather_elements(em, node):
 @R.exports("Expand")
 def write_expand(em, node):
     """jnp.broadcast_to the output's sizes: a run-time one is the input's own dim of the same name, read from
-    its shape (JAX traces fixed sizes, so `x.shape[k]` is an int)."""
+    its shape, or the target's entry computed from shapes (the larger of it and the input's dim: Expand
+    broadcasts both ways); JAX traces fixed sizes, so all are ints."""
     x, out = node.inputs[0], node.outputs[0]
     if out.shape is None or x.shape is None:
         raise Unsupported(f"{out.name!r} has no known rank")
     xe = em.tensor(x)
-    sizes = [P.lit(d) if isinstance(d, int) else _own_size(d, x, xe) for d in out.shape]
+    target = node.inputs[1]
+    computed = em.pylist(target) if id(target) in em.shape_values and target.shape is not None and \
+        isinstance(target.shape[0], int) else None
+    sizes = []
+    for i, d in enumerate(out.shape):
+        own = P.lit(d) if isinstance(d, int) else _own_size(d, x, xe)
+        k, j = i - (len(out.shape) - len(x.shape)), i - (len(out.shape) - (target.shape[0] if computed else 0))
+        if own is None and computed is not None and j >= 0:
+            entry = P.subscript(computed, j)  # broadcast both ways: the larger size (an input's dim of 1 stretches)
+            own = entry if k < 0 or x.shape[k] == 1 else P.call("max", P.subscript(
+                ast.Attribute(xe, "shape", ast.Load()), k), entry)
+        sizes.append(own)
     if None in sizes:
         raise Unsupported("a broadcast to a run-time size its input does not have (--input-shape fixes it)")
     em.out(node, P.call("jnp.broadcast_to", xe, ast.Tuple(sizes, ast.Load())))
@@ -141,7 +158,7 @@ def write_expand(em, node):
 
 @R.exports("Tile")
 def write_tile(em, node):
-    em.out(node, P.call("jnp.tile", em.tensor(node.inputs[0]), tuple(int_operand(node.inputs[1]))))
+    em.out(node, P.call("jnp.tile", em.tensor(node.inputs[0]), _sizes(em, node.inputs[1])))
 
 
 #: ONNX pad modes jnp.pad has under the same name
@@ -171,28 +188,37 @@ def write_pad(em, node):
     em.out(node, P.call("jnp.pad", em.tensor(x), widths, **kwargs))
 
 
-@R.exports("Shape")
-def write_shape(em, node):
-    shape = P.method(P.name("jnp"), "array", ast.Attribute(em.tensor(node.inputs[0]), "shape", ast.Load()))
-    start, end = node.attrs.get("start", 0), node.attrs.get("end")
-    if start or end is not None:
-        shape = P.subscript(shape, P.slice_(start or None, end))
-    em.out(node, shape)
+R.add_export(("Shape",), shape_values.shape, shape_values.shape)
 
 
-@R.exports("ConstantOfShape")
+@R.exports("ConstantOfShape", shape_write=shape_values.fill)
 def write_constant_of_shape(em, node):
     value = node.attrs.get("value")
     fill = np.asarray(value).ravel()[0].item() if value is not None else 0.0
-    em.out(node, P.call("jnp.full", tuple(int_operand(node.inputs[0])), fill))
+    em.out(node, P.call("jnp.full", _sizes(em, node.inputs[0]), fill))
+
+
+def _sizes(em, v) -> ast.expr:
+    """A shape operand as a tuple of Python ints: a constant's, or the shape arithmetic computing it."""
+    if v.const is not None:
+        return P.lit(tuple(int_operand(v)))
+    return P.call("tuple", em.pylist(v))
+
+
+def _number(em, v) -> ast.expr:
+    """A scalar operand as a Python number: a constant's, or the shape arithmetic computing it (also a size cast
+    to a float: YOLOv8's anchor grid counts the feature map's columns in float32)."""
+    s = em.scalar(v)
+    if s is not None:
+        return P.lit(s)
+    if id(v) in em.shape_values:
+        return em.pylist(v) if v.shape == () else P.subscript(em.pylist(v), 0)
+    raise Unsupported(f"{v.name!r} is computed from data (a Range's bounds must be known when JAX traces)")
 
 
 @R.exports("Range")
 def write_range(em, node):
-    start, limit, delta = (em.scalar(v) for v in node.inputs)
-    if None in (start, limit, delta):
-        raise Unsupported("Range with computed bounds")
-    em.out(node, P.call("jnp.arange", start, limit, delta))
+    em.out(node, P.call("jnp.arange", *(_number(em, v) for v in node.inputs)))
 
 
 @R.exports("CumSum")

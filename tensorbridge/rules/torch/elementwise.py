@@ -4,14 +4,13 @@ Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code)
 """
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
 from tensorbridge.codegen.rule_helpers import Unsupported, hard_sigmoid_writer
 from tensorbridge.errors import ModelError
 from tensorbridge.ir import dtypes
+from tensorbridge.rules import shape_values
 from tensorbridge.rules.core import shift_in_range
 from tensorbridge.rules.ir_spellings import atan2, expm1, floor_divide, log1p, log_base, not_equal, truncate
 from tensorbridge.rules.torch.base import (
@@ -199,7 +198,7 @@ def read_floor_divide(imp, node, a, b):
     return floor_divide(imp, imp.value(a, like=b), imp.value(b, like=a))
 
 
-@R.exports("Div", shape_write=lambda em, node: shape_arithmetic("//")(em, node))
+@R.exports("Div", shape_write=shape_values.arithmetic("//"))
 def write_div(em, node):
     a, b = node.inputs
     kw = {"rounding_mode": "trunc"} if a.dtype is not None and a.dtype.kind in "iu" else {}
@@ -248,7 +247,7 @@ def read_masked_fill(imp, node, x, mask, value):
                               else imp.const(value, like=xv), xv])
 
 
-@R.exports("Where", shape_write=lambda em, node: _shape_entries(em, node, lambda c, x, y: ast.IfExp(c, x, y)))
+@R.exports("Where", shape_write=shape_values.where)
 def write_where(em, node):
     c, a, b = node.inputs
     em.out(node, P.call("torch.where", em.tensor(c), em.arg(a), em.arg(b)))
@@ -269,7 +268,7 @@ def read_type_as(imp, node, x, other):
     return read_to(imp, node, x)
 
 
-@R.exports("Cast", shape_write=lambda em, node: _shape_same(em, node))
+@R.exports("Cast", shape_write=shape_values.same)
 def write_cast(em, node):
     to = dtypes.name(dtypes.dtype(node.attrs["to"]))
     if to not in TORCH_DTYPES:  # in the writer, not a check: a Cast of shape values is written as Python ints
@@ -289,7 +288,7 @@ def write_bit_cast(em, node):
                           P.name(TORCH_DTYPES[dtypes.name(dtypes.dtype(node.attrs["to"]))])))
 
 
-@R.exports("Identity", shape_write=lambda em, node: _shape_same(em, node))
+@R.exports("Identity", shape_write=shape_values.same)
 def write_identity(em, node):
     em.var[id(node.outputs[0])] = em.tensor(node.inputs[0])
 
@@ -344,40 +343,13 @@ def read_native_dropout(imp, node, x, p, train=None):
     return (imp.value(x), None)
 
 
-# -- integer shape vectors as Python values (see rules/torch/shape.py) --------------------------------
-def _shape_same(em, node):
-    em.var[id(node.outputs[0])] = em.pylist(node.inputs[0])
-
-
-def shape_arithmetic(sym: str):
-    """Elementwise arithmetic on shape vectors: on Python ints, entry by entry."""
-    return lambda em, node: _shape_entries(em, node, lambda a, b: P.binop(a, sym, b))
-
-
-def _shape_entries(em, node, combine):
-    """An op on shape vectors (arithmetic; an exported `expand` asks which entries are -1, then picks): entry by
-    entry, on Python ints."""
-    out = node.outputs[0]
-    if out.shape == ():
-        return em.out(node, combine(*[em.pylist(v) for v in node.inputs]))
-    em.out(node, P.lit([combine(*[_entry(em, v, i) for v in node.inputs]) for i in range(out.shape[0])]))
-
-
-def _entry(em, v, i):
-    if v.shape == ():
-        return em.pylist(v)
-    if v.shape is not None and v.shape[0] == 1:
-        return P.subscript(em.pylist(v), 0)
-    return P.subscript(em.pylist(v), i)
-
-
 @R.exports("Relu")
 def write_relu(em, node):
     x = node.inputs[0]
     em.out(node, P.call("F.relu", em.tensor(x), **_in_place(em, x)))
 
 
-@R.exports("Add", shape_write=shape_arithmetic("+"))
+@R.exports("Add", shape_write=shape_values.arithmetic("+"))
 def write_add(em, node):
     """`a + b`, or `a.add_(b)` when `a`'s tensor may hold the sum (a residual connection's `out += identity`)."""
     a, b = node.inputs
@@ -422,14 +394,13 @@ unary("acosh", "Acosh", "torch.acosh")
 unary("atanh", "Atanh", "torch.atanh")
 unary("isinf", "IsInf")
 binary("add", "Add")
-binary("sub", "Sub", "-", shape_write=shape_arithmetic("-"))
-binary("mul", "Mul", "*", shape_write=shape_arithmetic("*"))
+binary("sub", "Sub", "-", shape_write=shape_values.arithmetic("-"))
+binary("mul", "Mul", "*", shape_write=shape_values.arithmetic("*"))
 binary("div", "Div")
 binary("pow", "Pow", "**")
 binary("maximum", "Max")
 binary("minimum", "Min")
-binary("eq", "Equal", "torch.eq", shape_write=lambda em, node: _shape_entries(em, node, lambda a, b: ast.Compare(
-    a, [ast.Eq()], [b])))
+binary("eq", "Equal", "torch.eq", shape_write=shape_values.equal)
 binary("lt", "Less", "torch.lt")
 binary("le", "LessOrEqual", "torch.le")
 binary("gt", "Greater", "torch.gt")

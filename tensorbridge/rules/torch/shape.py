@@ -15,6 +15,7 @@ from tensorbridge.ir import dtypes
 from tensorbridge.ir.value import Value
 from tensorbridge.ops.infer import norm_axis
 from tensorbridge.ops.shape import vector_condition_blocker
+from tensorbridge.rules import shape_values
 from tensorbridge.rules.ir_spellings import as_int64, diagonal, reduction_identity, reverse
 from tensorbridge.rules.torch.base import (
     TORCH_DTYPES,
@@ -45,7 +46,7 @@ def _shape_arg(em, v, x):
                   for i, d in enumerate(known)])
 
 
-@R.exports("Reshape", shape_write=lambda em, node: _shape_reshape(em, node),
+@R.exports("Reshape", shape_write=shape_values.reshape,
            check=lambda node: "Reshape allowzero=1" if node.attrs.get("allowzero") else None)
 def write_reshape(em, node):
     x, shape = node.inputs
@@ -97,7 +98,7 @@ def read_squeeze(imp, node, x, dim=None):
     return imp.emit("Squeeze", [imp.value(x), imp.const(dims, dtype=np.int64)])
 
 
-@R.exports("Squeeze", shape_write=lambda em, node: _shape_reshape(em, node))
+@R.exports("Squeeze", shape_write=shape_values.reshape)
 def write_squeeze(em, node):
     x = node.inputs[0]
     axes = node.input(1)
@@ -117,7 +118,7 @@ def read_unsqueeze(imp, node, x, dim):
     return imp.emit("Unsqueeze", [imp.value(x), imp.const([dim], dtype=np.int64)])
 
 
-@R.exports("Unsqueeze", shape_write=lambda em, node: _shape_reshape(em, node))
+@R.exports("Unsqueeze", shape_write=shape_values.reshape)
 def write_unsqueeze(em, node):
     x, axes = node.inputs
     dims = [int(a) for a in const_operand(axes).ravel()]
@@ -181,7 +182,7 @@ def read_stack(imp, node, tensors, dim=0):
     return imp.emit("Concat", parts, {"axis": axis})
 
 
-@R.exports("Concat", shape_write=lambda em, node: _shape_concat(em, node))
+@R.exports("Concat", shape_write=shape_values.concat)
 def write_concat(em, node):
     em.out(node, P.call("torch.cat", P.lit([em.tensor(v) for v in node.inputs]), node.attrs["axis"]))
 
@@ -237,7 +238,7 @@ def read_slice(imp, node, x, dim=0, start=None, end=None, step=1):
                               imp.const([dim], dtype=np.int64), imp.const([step], dtype=np.int64)])
 
 
-@R.exports("Slice", shape_write=lambda em, node: _shape_slice(em, node))
+@R.exports("Slice", shape_write=shape_values.slice_)
 def write_slice(em, node):
     x = node.inputs[0]
     starts, ends = node.inputs[1], node.inputs[2]
@@ -300,7 +301,7 @@ def read_embedding(imp, node, weight, indices, *rest):
     return imp.emit("Gather", [imp.value(weight), imp.value(indices)], {"axis": 0})
 
 
-@R.exports("Gather", shape_write=lambda em, node: _shape_gather(em, node))
+@R.exports("Gather", shape_write=shape_values.gather)
 def write_gather(em, node):
     data, idx = node.inputs
     axis = node.attrs.get("axis", 0)
@@ -555,14 +556,7 @@ def read_scalar_tensor(imp, node, s, **kw):
     return imp.const(s, dtype=np.dtype(dtype_name(imp.meta().dtype)))
 
 
-def _shape_fill(em, node):
-    """A small integer vector of one value (an exported `expand` fills ones): a Python list of it."""
-    value = np.asarray(node.attrs.get("value") if node.attrs.get("value") is not None else np.zeros(1, np.float32))
-    count = _python_value(em, node.inputs[0], "tolist")
-    em.out(node, P.binop(P.lit([value.ravel()[0].item()]), "*", P.subscript(count, 0)))
-
-
-@R.exports("ConstantOfShape", shape_write=_shape_fill)
+@R.exports("ConstantOfShape", shape_write=shape_values.fill)
 def write_constant_of_shape(em, node):
     value = node.attrs.get("value")
     arr = np.zeros(1, np.float32) if value is None else np.asarray(value)
@@ -692,12 +686,7 @@ def write_trilu(em, node):
 
 
 # -- shape vectors as Python lists (what `x.shape` gives), so dynamic dims stay dynamic ------------------
-@R.exports("Shape", shape_write=lambda em, node: write_shape(em, node))
-def write_shape(em, node):
-    start, end = node.attrs.get("start", 0), node.attrs.get("end")
-    size = ast.Attribute(em.tensor(node.inputs[0]), "shape", ast.Load())
-    part = P.subscript(size, P.slice_(start or None, end)) if (start or end is not None) else size
-    em.out(node, P.call("list", part))
+R.add_export(("Shape",), shape_values.shape, shape_values.shape)
 
 
 def _numel(em, x) -> ast.expr:
@@ -710,37 +699,6 @@ def _numel(em, x) -> ast.expr:
 @R.exports("Size", shape_write=lambda em, node: em.out(node, _numel(em, node.inputs[0])))
 def write_size(em, node):
     em.out(node, P.call("torch.tensor", _numel(em, node.inputs[0])))
-
-
-def _shape_concat(em, node):
-    parts = [em.pylist(v) for v in node.inputs]
-    expr = parts[0]
-    for p in parts[1:]:
-        expr = P.binop(expr, "+", p)
-    em.out(node, expr)
-
-
-def _shape_gather(em, node):
-    data, idx = node.inputs
-    ic = np.asarray(const_operand(idx))
-    if ic.ndim == 0:
-        return em.out(node, P.subscript(em.pylist(data), int(ic)))
-    em.out(node, P.lit([P.subscript(em.pylist(data), int(i)) for i in ic.ravel()]))
-
-
-def _shape_reshape(em, node):
-    """Squeeze, Unsqueeze and Reshape between a one-entry vector and a scalar (or no change at all)."""
-    x, out = node.inputs[0], node.outputs[0]
-    if out.shape == ():
-        return em.out(node, P.subscript(em.pylist(x), 0))
-    if x.shape == ():
-        return em.out(node, P.lit([em.pylist(x)]))
-    em.var[id(out)] = em.pylist(x)
-
-
-def _shape_slice(em, node):
-    starts, ends = (int(const_operand(v).ravel()[0]) for v in node.inputs[1:3])
-    em.out(node, P.subscript(em.pylist(node.inputs[0]), P.slice_(starts, None if ends >= 2**62 else ends)))
 
 
 # -- symbolic sizes: torch.export's SymInts and the Python arithmetic on them ------------------------------
