@@ -144,3 +144,39 @@ def test_a_model_that_amplifies_rounding_is_inconclusive_not_failed(tmp_path):
                            opset_imports=[h.make_opsetid("", 17)], ir_version=8), path)
     report, whole = verdict(np.full(64, 5.0, np.float32))
     assert not report.runtime_differs and whole.status == "FAIL"
+
+
+def test_float32_runtimes_drifting_from_the_float64_result_are_named_not_blamed(tmp_path):
+    """MediaPipe's deep pose model: LiteRT and onnxruntime both land 2.4e-4 from the float64 result, the reference
+    interpreter's float32 run (float64 sums) 1.5e-5: the model amplifies float32 rounding (INCONCLUSIVE). A source
+    runtime that drifts alone, no farther than float32 arithmetic goes, is the odd one out; one farther than that
+    means another function (the failure stands)."""
+    import onnx
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    from tensorbridge.api import load
+    from tensorbridge.verification.harness import _flag_rounding_amplified
+
+    graph = h.make_graph([h.make_node("Mul", ["x", "two"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [64])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [64])],
+                         [numpy_helper.from_array(np.array(2.0, np.float32), "two")])
+    path = tmp_path / "double.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8), path)
+    x = np.random.default_rng(0).uniform(1, 2, 64).astype(np.float32)
+    exact = 2 * x
+
+    class Runtime:
+        name = "source rt"
+
+    def verdict(source_says, target_says):
+        report = compare("y", "y", source_says, target_says)
+        _flag_rounding_amplified(lambda: load(path), Runtime(), {"x": x}, [("y", "y")],
+                                 ({"y": source_says}, {"y": exact}, {"y": target_says}), [report], None, None, {})
+        return report
+
+    assert "amplifies float32 rounding" in verdict(exact * (1 + 3e-4), exact * (1 - 3e-4)).runtime_differs
+    assert "source rt is the odd one out" in verdict(exact * (1 + 3e-4), exact).runtime_differs
+    assert not verdict(exact * 1.01, exact).runtime_differs  # another function: the failure stands
+    assert not verdict(exact * 1.01, exact * (1 - 3e-4)).runtime_differs
