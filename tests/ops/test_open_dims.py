@@ -12,8 +12,10 @@ import tensorbridge as tb
 from tests.ops.onnx_models import DEST, LIBRARY, save_model
 
 
-@pytest.mark.parametrize("target", ["keras", "flax"])
+@pytest.mark.parametrize("target", ["keras", "tflite", "flax"])
 def test_a_convolution_after_an_upsampling_of_open_dims(tmp_path, target):
+    """YOLOv8's and PP-OCR's upsampling before a convolution, sizes open: TensorFlow's TFLite converter loses the
+    channel count of UpSampling2D (its tf.repeat), which its convolutions need: the TFLite path reshapes to it."""
     pytest.importorskip(LIBRARY[target])
     w = np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32)
     src = save_model(tmp_path / "upsampled.onnx",

@@ -108,18 +108,18 @@ def prepare(graph: Graph, layout: LayoutOptions | None = None, target: LayoutTar
 
 
 def save(graph: Graph, dest, layout: LayoutOptions | None = None, target: LayoutTarget = LAYOUT,
-         blocker=REGISTRY.blocker, name: str = "Keras code", scalar_inputs: bool = False, **_options) -> None:
+         blocker=REGISTRY.blocker, name: str = "Keras code", for_tflite: bool = False, **_options) -> None:
     """Write the Keras code folder for `graph` at `dest` (builds the model to store its weights).
 
     The TFLite backend passes its own layout `target` and `blocker` (what its converter cannot lower), and
-    `scalar_inputs` (its converter takes rank-0 inputs as they are; Keras code gives each a batch axis of one)."""
+    `for_tflite`: the code is for TensorFlow's TFLite converter (see KerasEmitter)."""
     report = BlockerReport(f"export to {name}", name)
     try:
         prepared = prepare(graph, layout, target, blocker, name)
     except UnsupportedError as e:  # listed all at once
         report.blockers += e.blockers
     report.raise_if_any()
-    em = KerasEmitter(prepared, batched_scalars=not scalar_inputs)
+    em = KerasEmitter(prepared, for_tflite=for_tflite)
     em.run()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
@@ -196,9 +196,13 @@ class KerasEmitter(CodeEmitter):
 
     label = "Keras code"
 
-    def __init__(self, graph: Graph, batched_scalars: bool = True):
+    def __init__(self, graph: Graph, for_tflite: bool = False):
         super().__init__(graph, REGISTRY)
-        self.batched_scalars = batched_scalars  # a rank-0 input as a Keras input of shape (1,), reshaped
+        #: code for TensorFlow's TFLite converter: it takes rank-0 inputs as they are (Keras code gives each a batch
+        #: axis of one, reshaped), and loses the channel count of UpSampling2D over open sizes (its tf.repeat), which
+        #: its convolutions need: such an upsampling is written as a nearest resize
+        self.for_tflite = for_tflite
+        self.batched_scalars = not for_tflite
         self.layer_names = LayerNamer()
         self.namer.taken |= {"training", "mask"}  # Keras gives a layer's call parameters of these names a meaning
         self.weights: dict[str, list[np.ndarray]] = {}

@@ -45,7 +45,7 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
         keras_codegen.save(graph, folder, layout, target=LAYOUT, blocker=float_blocker, name="TFLite",
-                           scalar_inputs=True)
+                           for_tflite=True)
         import keras
 
         model = keras.models.load_model(str(folder / "model.keras"), compile=False)

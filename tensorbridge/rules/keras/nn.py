@@ -564,5 +564,21 @@ def write_resize(em, node):
         (h, w), interpolation = resizing
         return em.out(node, em.layer(node, "layers.Resizing", [h, w], {"interpolation": interpolation}, [],
                                      em.tensor(node.inputs[0])))
+    out = node.outputs[0].shape
+    sizes_open = not all(isinstance(d, int) for d in node.inputs[0].shape[1:3])
+    if em.for_tflite and sizes_open and interpolation == "nearest" and out is not None and isinstance(out[3], int):
+        return em.in_own_layer(node, lambda em, node: _nearest_resize(em, node, size))
     em.out(node, em.layer(node, "layers.UpSampling2D", [], {"size": size, "interpolation": interpolation},
                           [], em.tensor(node.inputs[0])))
+
+
+def _nearest_resize(em, node, size: tuple[int, int]):
+    """UpSampling2D's nearest repeat by integer factors, its result reshaped to its own sizes and the channel count:
+    TensorFlow's TFLite converter then keeps the count, which its convolutions need (UpSampling2D's loses it)."""
+    x = em.tensor(node.inputs[0])
+    for axis, factor in zip((1, 2), size):
+        x = P.call("ops.repeat", x, factor, axis=axis)
+    held = em.out(node, x)
+    dims = ast.Tuple([P.lit(-1), *(P.subscript(P.call("ops.shape", P.name(held)), axis) for axis in (1, 2)),
+                      P.lit(node.outputs[0].shape[3])], ast.Load())
+    em.out(node, P.call("ops.reshape", P.name(held), dims))
