@@ -154,3 +154,25 @@ def test_an_anchor_grid_of_the_feature_maps_open_size(tmp_path, target):
         x = np.random.default_rng(size[0]).standard_normal((1, 3, *size)).astype(np.float32)
         report = tb.verify(src, dest, inputs={"x": x})
         assert report.ok, report.summary()
+
+
+def test_a_u_net_whose_sizes_are_multiples_exports_with_them_open(tmp_path):
+    """PP-OCRv5's detector adds each upsampled map to the skip it came from, so its sizes are multiples of 4 here
+    (of 32 there): torch.export specialises the smallest example size, which is too small for the model, and the
+    next one keeps the sizes open as multiples (was refused: "the open dim ... runs at one size only")."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal((3, 3, 3, 3)).astype(np.float32) for _ in range(2))
+    src = save_model(tmp_path / "unet.onnx",
+                     [helper.make_node("Conv", ["x", "w1"], ["d1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+                      helper.make_node("Conv", ["d1", "w2"], ["d2"], strides=[2, 2], pads=[1, 1, 1, 1]),
+                      helper.make_node("Resize", ["d2", "", "scales"], ["u1"], mode="nearest", nearest_mode="floor",
+                                       coordinate_transformation_mode="asymmetric"),
+                      helper.make_node("Add", ["u1", "d1"], ["y"])],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, "h2", "w2"])],
+                     {"scales": np.array([1, 1, 2, 2], np.float32), "w1": w1, "w2": w2})
+    dest = tb.save(tb.load(src), tmp_path / "m.pt2", to="pt2")
+    for size in ((8, 12), (20, 4)):
+        report = tb.verify(src, dest, inputs={"x": rng.standard_normal((1, 3, *size)).astype(np.float32)})
+        assert report.ok, report.summary()

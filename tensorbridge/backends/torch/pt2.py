@@ -41,7 +41,7 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
                     spec[axis] = named[key]
             dims.append(spec or None)
         dynamic = tuple(dims) if named else None
-        first = None
+        first, specialized = None, 0
         for size in EXAMPLE_SIZES if named else EXAMPLE_SIZES[:1]:
             examples = [to_torch(np.zeros([d if isinstance(d, int) else size for d in (v.shape or ())], v.dtype))
                         for v in graph.inputs]
@@ -51,7 +51,8 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
             except Exception as e:  # noqa: BLE001
                 first = first or e
                 ep = _with_inferred_ranges(module, examples, dynamic)  # a dim the model bounds (positions <= 512)
-                if ep is not None or _SPECIALIZED.search(str(e)):
+                specialized = specialized + 1 if _SPECIALIZED.search(str(e)) else 0
+                if ep is not None or specialized == 2:  # at two sizes (one may be too small for the model: a U-Net)
                     break
         if ep is None:
             fixed = _SPECIALIZED.search(str(first))
@@ -67,8 +68,9 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
 
 def _with_inferred_ranges(module, examples, dynamic):
     """The program exported with its dynamic dims' ranges left to torch.export (`Dim.AUTO`): the model itself
-    bounds some (a position table caps the sequence), which a Dim without bounds contradicts. Taken only if every
-    such dim stays dynamic (AUTO would otherwise fix it to the example's size); else None."""
+    bounds some (a position table caps the sequence) or asks for multiples (a U-Net's of 32), which a Dim without
+    bounds contradicts. Taken only if every such dim stays dynamic (AUTO would otherwise fix it to the example's
+    size); else None."""
     import torch
 
     if dynamic is None:
@@ -81,10 +83,20 @@ def _with_inferred_ranges(module, examples, dynamic):
     inputs = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in ep.graph_signature.user_inputs]
     for node, spec in zip(inputs, dynamic):
         shape = node.meta["val"].shape
-        if spec and not all(isinstance(shape[axis], torch.SymInt) and shape[axis].node.expr in ep.range_constraints
-                            for axis in spec):  # a symbol without a range is guarded to the example's size
+        if spec and not all(_ranged(shape[axis], ep.range_constraints) for axis in spec):
             return None
     return ep
+
+
+def _ranged(size, ranges) -> bool:
+    """Whether an input's size stays dynamic: a symbol with a range, or a multiple of ones (a U-Net's sizes are
+    multiples of 32, its skips added to upsampled maps); a symbol without a range is guarded to the example's."""
+    import torch
+
+    if not isinstance(size, torch.SymInt):
+        return False
+    symbols = size.node.expr.free_symbols
+    return bool(symbols) and symbols <= set(ranges)
 
 
 _SPECIALIZED = re.compile(r"You marked (\w+) as dynamic but your code specialized it")
