@@ -80,9 +80,11 @@ def _index_limits(specs, source_graph) -> dict | None:
         return None
 
 
-def _drawn(runner, seed: int, input_shapes, source_graph, open_inputs) -> tuple[dict, dict]:
-    """Seeded inputs the source runs on, and its outputs: the open dims' sizes the search picks, else, where the
-    source's runtime refuses them, the next larger ones it runs (the first refusal is reported when none runs)."""
+def _drawn(runner, seed: int, input_shapes, source_graph, open_inputs, target_runs) -> tuple[dict, dict, dict]:
+    """Seeded inputs both models run on, and the source's and the target's outputs (`target_runs(feeds)`): the
+    open dims' sizes the search picks, else, where a runtime refuses them (the source's, or the target's: an
+    exported program asks a width of at least 13), the next larger ones both run (the first refusal is reported
+    when none runs)."""
     limits, above, first = _index_limits(runner.inputs, source_graph), 0, None
     while True:
         try:
@@ -90,11 +92,12 @@ def _drawn(runner, seed: int, input_shapes, source_graph, open_inputs) -> tuple[
         except ModelError:
             if first is None:
                 raise
-            raise first from None  # no larger size the model's shapes allow: the source's refusal says more
+            raise first from None  # no larger size the model's shapes allow: the first refusal says more
         feeds = make_inputs(runner.inputs, seed, shapes, limits)
         searched = [shapes[n][a] for n, a in open_inputs if n not in (input_shapes or {}) and shapes[n][a] > 1]
         try:
-            return feeds, _run(runner, feeds, "source", open_inputs)
+            ref = _run(runner, feeds, "source", open_inputs)
+            return feeds, ref, target_runs(feeds)
         except ModelError as e:
             first = first or e
             if not searched or max(searched) >= MOST_SEARCHED:
@@ -113,17 +116,7 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         a.inputs = [(n, dt or b_dt, shape if shape is not None else b_shape)
                     for (n, dt, shape), (_, b_dt, b_shape) in zip(a.inputs, b.inputs)]
     open_inputs = open_dims(a.inputs)
-    ref = None
-    if isinstance(inputs, (str, os.PathLike)):
-        feeds = load_npz(inputs)
-    elif inputs is not None:
-        feeds = dict(inputs)
-    else:
-        feeds, ref = _drawn(a, seed, input_shapes, source_graph, open_inputs)
     a_names = [n for n, _, _ in a.inputs]
-    missing = [n for n in a_names if n not in feeds]
-    if missing:
-        raise ModelError(f"inputs are missing {missing}; the model takes {a_names}")
     state = carried_state(a, b, source_graph)
     b_inputs, b_outputs = (b.inputs, b.outputs) if state is None else \
         (b.inputs[:len(a.inputs)], b.outputs[:len(a.outputs)])
@@ -138,10 +131,18 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         named = {renamed[n]: v for n, v in source_feeds.items() if n in renamed}
         return {n: reorder(named[n], shape) for n, _, shape in b_inputs if n in named}
 
-    b_feeds = target_feeds(feeds) | (state.first() if state else {})
     drawn = inputs is None
-    ref = ref if ref is not None else _run(a, feeds, "source", open_inputs, drawn)
-    got = _run(b, b_feeds, "target", open_inputs, drawn)
+    if drawn:
+        feeds, ref, got = _drawn(a, seed, input_shapes, source_graph, open_inputs, lambda f: _run(
+            b, target_feeds(f) | (state.first() if state else {}), "target", open_inputs))
+    else:
+        feeds = load_npz(inputs) if isinstance(inputs, (str, os.PathLike)) else dict(inputs)
+        missing = [n for n in a_names if n not in feeds]
+        if missing:
+            raise ModelError(f"inputs are missing {missing}; the model takes {a_names}")
+        ref = _run(a, feeds, "source", open_inputs, drawn)
+        got = _run(b, target_feeds(feeds) | (state.first() if state else {}), "target", open_inputs, drawn)
+    b_feeds = target_feeds(feeds) | (state.first() if state else {})
     other = varied(feeds, seed + 1)
     ref_other = _run(a, other, "source", open_inputs)
     if set(a.outputs) == set(b_outputs):

@@ -35,3 +35,29 @@ def test_a_source_refusing_every_size_reports_its_first_refusal(tmp_path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), src)
     with pytest.raises(ModelError, match=r"x \[1, 8\]"):
         tb.verify(src, src)
+
+
+def test_the_sizes_drawn_are_ones_the_target_runs_too(tmp_path, monkeypatch):
+    """An exported program may ask more of an open size than the source does (PP-OCRv6's recogniser as .pt2: a
+    width of at least 13): the search goes on to a size both run."""
+    from tensorbridge.verification import harness
+    from tensorbridge.verification.runners.onnxruntime import OnnxRuntimeRunner
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "any",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    src, dst = tmp_path / "any.onnx", tmp_path / "wide.onnx"
+    for path in (src, dst):
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+
+    class WideOnly(OnnxRuntimeRunner):
+        def run(self, feeds):
+            if feeds["x"].shape[1] < 13:
+                raise RuntimeError(f"Expected input at x.shape[1] to be >= 13, but got {feeds['x'].shape[1]}")
+            return super().run(feeds)
+
+    original = harness.runner_for
+    monkeypatch.setattr(harness, "runner_for", lambda model, *a, **k: WideOnly(model) if model == dst
+                        else original(model, *a, **k))
+    report = harness.verify(src, dst)
+    assert report.ok and report.inputs["x"]["shape"][1] >= 13, report.summary()
