@@ -176,3 +176,26 @@ def test_a_u_net_whose_sizes_are_multiples_exports_with_them_open(tmp_path):
     for size in ((8, 12), (20, 4)):
         report = tb.verify(src, dest, inputs={"x": rng.standard_normal((1, 3, *size)).astype(np.float32)})
         assert report.ok, report.summary()
+
+
+def test_same_padding_of_open_sizes_in_pytorch_code(tmp_path):
+    """PP-OCRv6's detector pads its convolutions and pools SAME_UPPER over open sizes: PyTorch code computes the
+    padding from the input's sizes when it runs (was refused: "auto_pad=SAME_UPPER needs static spatial dims";
+    .pt2 writes the same code)."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    src = save_model(tmp_path / "same.onnx",
+                     [helper.make_node("Conv", ["x", "w3"], ["a"], strides=[2, 2], auto_pad="SAME_UPPER"),
+                      helper.make_node("Conv", ["a", "w2"], ["b"], auto_pad="SAME_LOWER"),
+                      helper.make_node("MaxPool", ["b"], ["c"], kernel_shape=[2, 2], strides=[2, 2],
+                                       auto_pad="SAME_UPPER"),
+                      helper.make_node("AveragePool", ["c"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                                       auto_pad="SAME_UPPER")],
+                     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                     {"w3": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+                      "w2": rng.standard_normal((4, 4, 2, 2)).astype(np.float32)})
+    dest = tb.save(tb.load(src), tmp_path / "m_torch", to="torch")
+    for size in ((7, 10), (16, 5)):
+        report = tb.verify(src, dest, inputs={"x": rng.standard_normal((1, 3, *size)).astype(np.float32)})
+        assert report.ok, report.summary()

@@ -13,6 +13,7 @@ sizes that `torch.export` leaves in the graph), `library` (ops libraries registe
 
 from __future__ import annotations
 
+import ast
 import functools
 
 import numpy as np
@@ -236,13 +237,41 @@ def require_nchw(node):
         raise Unsupported("channels-last layout (run the layout pass first)")
 
 
+SAME_PADDING = '''def same_padding(sizes, kernel, stride, dilation, upper=True):
+    """F.pad's list for SAME padding of spatial axes of these sizes: each padded to hold ceil(size / stride)
+    windows, the odd pixel at the end (upper) or at the start."""
+    pads = []
+    for size, k, s, d in zip(reversed(sizes), reversed(kernel), reversed(stride), reversed(dilation)):
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        pads += [total // 2, total - total // 2] if upper else [total - total // 2, total // 2]
+    return pads
+'''
+
+
+def same_at_run_time(node) -> bool:
+    """Whether a window op's SAME padding depends on spatial sizes known only when the model runs."""
+    x = node.inputs[0]
+    return node.attrs.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER") and \
+        (x.shape is None or not all(isinstance(d, int) for d in x.shape[2:]))
+
+
+def same_padded(em, node, nsp: int, xe: ast.expr, fill: float = 0.0) -> ast.expr:
+    """`xe` padded as the node's SAME padding asks at the sizes it has when the model runs (same_padding)."""
+    k = node.attrs.get("kernel_shape") or list(node.inputs[1].shape[2:])
+    sizes = P.call("list", P.subscript(ast.Attribute(xe, "shape", ast.Load()), P.slice_(2, None)))
+    pads = P.call(em.helper(SAME_PADDING), sizes, list(k), node.attrs.get("strides") or [1] * nsp,
+                  node.attrs.get("dilations") or [1] * nsp,
+                  **({} if node.attrs["auto_pad"] == "SAME_UPPER" else {"upper": False}))
+    return P.call("F.pad", xe, pads, **({"value": fill} if fill else {}))
+
+
 def explicit_pads(node, nsp):
-    """(begin, end) pads of a window op, SAME padding resolved on static spatial dims."""
+    """(begin, end) pads of a window op, SAME padding resolved on static spatial dims (see same_padded)."""
     pads = node.attrs.get("pads") or [0] * (2 * nsp)
     ap = node.attrs.get("auto_pad", "NOTSET")
     if ap not in ("NOTSET", "VALID", None):
         x = node.inputs[0]
-        if x.shape is None or not all(isinstance(d, int) for d in x.shape[2:]):
+        if same_at_run_time(node):
             raise Unsupported(f"auto_pad={ap} needs static spatial dims")
         from tensorbridge.reference.kernels.conv import resolve_pads
 

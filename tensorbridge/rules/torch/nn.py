@@ -25,6 +25,8 @@ from tensorbridge.rules.torch.base import (
     non_default,
     pre_pad,
     require_nchw,
+    same_at_run_time,
+    same_padded,
     torch_momentum,
 )
 from tensorbridge.rules.torch.elementwise import write_identity
@@ -59,11 +61,14 @@ def write_conv(em, node):
     nsp = len(w.shape) - 2 if w.shape is not None else -1
     if nsp not in (1, 2, 3):
         raise Unsupported(f"{nsp}-D convolution")
-    begin, end = explicit_pads(node, nsp)
     xe = em.tensor(x)
-    padding = begin
-    if begin != end:
-        xe, padding = pre_pad(em, xe, begin, end), [0] * nsp
+    if same_at_run_time(node):
+        xe, padding = same_padded(em, node, nsp, xe), [0] * nsp
+    else:
+        begin, end = explicit_pads(node, nsp)
+        padding = begin
+        if begin != end:
+            xe, padding = pre_pad(em, xe, begin, end), [0] * nsp
     group = node.attrs.get("group", 1)
     options = {"stride": (same(node.attrs.get("strides") or [1] * nsp), 1), "padding": (same(padding), 0),
                "dilation": (same(node.attrs.get("dilations") or [1] * nsp), 1), "groups": (group, 1)}
@@ -425,8 +430,10 @@ def _pool_common(em, node, fill):
     require_nchw(node)
     k = node.attrs["kernel_shape"]
     nsp = len(k)
-    begin, end = explicit_pads(node, nsp)
     xe = em.tensor(node.inputs[0])
+    if same_at_run_time(node):
+        return same_padded(em, node, nsp, xe, fill), k, node.attrs.get("strides") or [1] * nsp, None, nsp
+    begin, end = explicit_pads(node, nsp)
     padding = begin
     if begin != end or any(b > kk // 2 for b, kk in zip(begin, k)):  # torch pads symmetrically, up to k/2
         xe, padding = pre_pad(em, xe, begin, end, fill), None
@@ -529,8 +536,9 @@ def write_avg_pool(em, node):
     fn = f"F.avg_pool{nsp}d"
     if p is None and not cip:
         # padding was applied by F.pad: divide the window sums by the count of real cells
-        begin, end = explicit_pads(node, nsp)
-        ones = pre_pad(em, P.call("torch.ones_like", em.tensor(node.inputs[0])), begin, end, 0.0)
+        ones = P.call("torch.ones_like", em.tensor(node.inputs[0]))
+        ones = same_padded(em, node, nsp, ones) if same_at_run_time(node) else pre_pad(em, ones, *explicit_pads(
+            node, nsp), 0.0)
         total = P.call(fn, xe, same(k), same(s), **non_default(ceil_mode=(ceil, False)))
         count = P.call(fn, ones, same(k), same(s), **non_default(ceil_mode=(ceil, False)))
         return em.out(node, P.binop(total, "/", count))
