@@ -56,6 +56,15 @@ def _reshape_infer(inputs, attrs):
     target = _known_ints(inputs[1])  # a constant, or computed from static dims (-1 and 0 included)
     if target is None and inputs[1].meta.get("elements") is not None:
         known = inputs[1].meta["elements"]  # computed from shapes (see passes/infer_shapes)
+        x = inputs[0].shape
+        if not attrs["allowzero"] and x is not None:  # 0 copies the input's dim (paddle2onnx writes it)
+            known = [x[i] if d == 0 and i < len(x) else d for i, d in enumerate(known)]
+        if known.count(-1) == 1:  # -1: the one size the others leave, where every other is known
+            rest = [d for d in known if d != -1]
+            if x is not None and shapes.is_static(x) and all(isinstance(d, int) and d > 0 for d in rest):
+                known = [int(np.prod(x)) // max(int(np.prod(rest)), 1) if d == -1 else d for d in known]
+            else:
+                known = [None if d == -1 else d for d in known]
         if all(d is None or isinstance(d, str) or (isinstance(d, int) and d > 0) for d in known):
             return [(inputs[0].dtype, tuple(known))]  # an entry known only at run time is an open dim
     if target is None:

@@ -199,3 +199,27 @@ def test_same_padding_of_open_sizes_in_pytorch_code(tmp_path):
     for size in ((7, 10), (16, 5)):
         report = tb.verify(src, dest, inputs={"x": rng.standard_normal((1, 3, *size)).astype(np.float32)})
         assert report.ok, report.summary()
+
+
+@pytest.mark.parametrize("target", ["keras", "tflite", "flax"])
+def test_reshapes_copying_an_open_dim_beside_another(tmp_path, target):
+    """PP-OCRv5's recogniser (paddle2onnx): Reshape targets [0, 1, -1, 120] (a constant) and [0, 1, Shape(x)[1],
+    120] (computed), whose 0 copies the open batch while another dim is open too: Keras reads the batch from the
+    input's shape as the model runs (TensorFlow's reshape would take 0 as an empty dim), Flax from its own."""
+    pytest.importorskip(LIBRARY[target])
+    i64 = {name: np.array(v, np.int64) for name, v in {"fixed": [0, 1, -1, 6], "head": [0, 1], "tail": [6],
+                                                       "one": [1], "two": [2]}.items()}
+    src = save_model(tmp_path / "copies.onnx", [
+        helper.make_node("Reshape", ["x", "fixed"], ["a"]),
+        helper.make_node("Shape", ["x"], ["x_shape"]),
+        helper.make_node("Slice", ["x_shape", "one", "two"], ["length"]),
+        helper.make_node("Concat", ["head", "length", "tail"], ["computed"], axis=0),
+        helper.make_node("Reshape", ["x", "computed"], ["b"]),
+        helper.make_node("Add", ["a", "b"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "t", 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], i64)
+    dest = tb.save(tb.load(src), tmp_path / DEST[target], to=target)
+    for shape in ((1, 5, 6), (2, 3, 6)):
+        report = tb.verify(src, dest, inputs={"x": np.random.default_rng(shape[1]).standard_normal(shape)
+                                              .astype(np.float32)})
+        assert report.ok, report.summary()

@@ -4,6 +4,7 @@ MLIR's location of the first, which says nothing of why), and the option that ma
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tensorbridge.backends.tflite.export import _converter_reason
 from tensorbridge.ir.graph import Graph
@@ -29,3 +30,21 @@ def test_the_ops_left_unlowered_are_named_with_the_fix_for_open_dims():
 
 def test_another_failure_keeps_its_first_line():
     assert _converter_reason("something else broke\nmore", Graph()) == "something else broke"
+
+
+def test_a_keras_model_tensorflow_cannot_trace_is_named_with_its_reason():
+    """TensorFlow's converter hides why it could not trace a Keras 3 model (it falls back to a Keras 2 path that
+    fails with "'NoneType' object is not callable"): the reason is TensorFlow's own, with the layer."""
+    keras = pytest.importorskip("keras")
+    from tensorbridge.backends.tflite.export import _keras_trace_failure
+
+    class Branchy(keras.layers.Layer):
+        def compute_output_shape(self, shape):
+            return shape
+
+        def call(self, x):
+            return x if bool(keras.ops.sum(x) > 0) else -x
+
+    inputs = keras.Input((None, 3))
+    assert "bool" in _keras_trace_failure(keras.Model(inputs, Branchy()(inputs)))
+    assert _keras_trace_failure(keras.Model(inputs, keras.layers.ReLU()(inputs))) == ""

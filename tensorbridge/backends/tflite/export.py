@@ -58,7 +58,10 @@ def save(graph: Graph, dest, fp16: bool = False, layout: LayoutOptions | None = 
             with contextlib.redirect_stdout(io.StringIO()):  # Keras's export lists the endpoints it saved
                 flatbuffer = converter.convert()
         except Exception as e:  # noqa: BLE001 - the converter raises many error types
-            raise ModelError(f"TensorFlow's TFLite converter failed: {_converter_reason(str(e), graph)}") from None
+            traced = _keras_trace_failure(model)
+            reason = f"TensorFlow could not trace the Keras model: {traced}" if traced else \
+                _converter_reason(str(e), graph)
+            raise ModelError(f"TensorFlow's TFLite converter failed: {reason}") from None
         flatbuffer = rename_layer_outputs(flatbuffer, model, keras_codegen.layer_values(folder))
         flatbuffer = with_metadata(flatbuffer, {"layouts": read_signature(folder).get("layouts", {})},
                                    inputs=[tensor.name for tensor in model.inputs])
@@ -82,6 +85,27 @@ def _converter_reason(message: str, graph: Graph) -> str:
         text += f" (the model's open dims reach it: fixing them with --input-shape ({', '.join(opened)}) may " \
                 "let it lower)"
     return text
+
+
+def _keras_trace_failure(model) -> str:
+    """Why tracing the Keras model for export fails, or "": the converter hides that failure (it falls back to a
+    Keras 2 path that fails with "'NoneType' object is not callable")."""
+    import tensorflow as tf
+
+    signature = [tf.TensorSpec(t.shape, t.dtype, t.name) for t in model.inputs]
+    try:
+        tf.function(lambda *args: model(list(args) if len(args) > 1 else args[0], training=False)) \
+            .get_concrete_function(*signature)
+    except Exception as e:  # noqa: BLE001 - whatever a layer's call raises
+        lines = [re.sub(r"\x1b\[\d+m", "", line).strip() for line in str(e).splitlines()]
+        lines = [line for line in lines if line and not line.startswith(("Arguments", "•", "File ", "in user code"))]
+        called = next((i for i, line in enumerate(lines) if line.startswith("Exception encountered when calling")),
+                      None)
+        if called is not None and called + 1 < len(lines):  # Keras names the layer, then its error
+            return f"{lines[called].removeprefix('Exception encountered when calling ').rstrip('.')}: " \
+                   f"{lines[called + 1][:300]}"
+        return lines[-1][:300] if lines else type(e).__name__
+    return ""
 
 
 def _refuse_empty_outputs(model) -> None:

@@ -55,17 +55,25 @@ def write_reshape(em, node):
     if shape.const is None:
         _write_computed_reshape(em, node)
         return
-    target = int_operand(shape)
-    if 0 in target:
-        target = [x.shape[i] if d == 0 else d for i, d in enumerate(target)]
+    given = int_operand(shape)
+    target = given
+    if 0 in given:
+        target = [x.shape[i] if d == 0 else d for i, d in enumerate(given)]
         out = node.outputs[0].shape
         if not isinstance(target[0], int) and -1 not in target[1:]:
             target[0] = -1  # the (dynamic) batch dim
         elif out is not None and all(isinstance(d, int) for d in out[1:]):
             target = [-1, *out[1:]]  # only the batch dim is dynamic: the others are known
-        if not all(isinstance(d, int) for d in target):
-            raise Unsupported("Reshape copying a dynamic dim")
+        if not all(isinstance(d, int) for d in target):  # an open dim copied beside a -1: read as the model runs
+            return em.in_own_layer(node, lambda em, node: _reshape_copying_dims(em, node, given))
     em.out(node, P.call("ops.reshape", em.tensor(x), tuple(target)))
+
+
+def _reshape_copying_dims(em, node, target: list[int]):
+    """ops.reshape to a target whose 0 entries copy the input's dims (ONNX's), read from its shape as it runs."""
+    xe = em.tensor(node.inputs[0])
+    sizes = [P.subscript(P.call("ops.shape", xe), i) if d == 0 else P.lit(d) for i, d in enumerate(target)]
+    em.out(node, P.call("ops.reshape", xe, ast.Tuple(sizes, ast.Load())))
 
 
 def _write_computed_reshape(em, node):
@@ -77,7 +85,20 @@ def _write_computed_reshape(em, node):
         em.out(node, P.call("ops.reshape", em.tensor(node.inputs[0]), tuple(-1 if i in unknown else d
                                                                             for i, d in enumerate(out))))
         return
-    em.in_own_layer(node, lambda em, node: em.out(node, P.call("ops.reshape", *map(em.tensor, node.inputs))))
+    em.in_own_layer(node, _reshape_at_run_time)
+
+
+def _reshape_at_run_time(em, node):
+    """ops.reshape to the target's values; an entry shape inference knows is 0 copies the input's dim (ONNX's, not
+    TensorFlow's empty dim: paddle2onnx writes it), read from its shape."""
+    x, target = (em.tensor(v) for v in node.inputs)
+    entries = node.inputs[1].meta.get("elements") or []
+    if 0 not in entries:
+        return em.out(node, P.call("ops.reshape", x, target))
+    sizes = [P.subscript(P.call("ops.shape", x), i) if e == 0 else P.lit(e) if isinstance(e, int) else
+             P.call("ops.cast", P.subscript(target, i), "int32")  # of ops.shape's type
+             for i, e in enumerate(entries)]
+    em.out(node, P.call("ops.reshape", x, ast.Tuple(sizes, ast.Load())))
 
 
 @layer("Flatten", produces="Flatten")
