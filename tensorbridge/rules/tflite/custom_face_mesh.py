@@ -8,6 +8,9 @@ lips and each eye with three CUSTOM operators (version 2, options in a flexbuffe
 - `TransformTensorBilinear`: the crop of an NHWC tensor through that matrix, bilinear with aligned corners
   (MediaPipe adds half a pixel before and takes it after); a pixel that maps outside the input is 0.
 - `TransformLandmarks`: [1, N, 2 or 3] landmarks through the matrix's first two rows (z kept).
+
+Each is read as a composite of ordinary ops, so it claims none of them for the TFLite registry (`produces=()`):
+reading TFLite's own GridSample or Atan is not what these readers do.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def _rows_of_matrix(imp, matrix):
     return linear, imp.emit("Reshape", [shift, _i64(imp, [-1, 1, 2])], suffix="shift")
 
 
-@custom("TransformLandmarks", produces=("MatMul", "Add"))
+@custom("TransformLandmarks", produces=())
 def read_transform_landmarks(imp, ins, options):
     _version_2(imp)
     landmarks, matrix = ins
@@ -64,7 +67,7 @@ _MATRIX_OPTIONS = ("left_rotation_idx", "right_rotation_idx", "target_rotation_r
                    "output_width", "scale_x", "scale_y", "subset_idxs")
 
 
-@custom("Landmarks2TransformMatrix", produces=("Atan", "ReduceMax", "ReduceMin", "Concat"))
+@custom("Landmarks2TransformMatrix", produces=())
 def read_landmarks_to_matrix(imp, ins, options):
     _version_2(imp)
     o = flexbuffer_map(imp, options, _MATRIX_OPTIONS)
@@ -117,7 +120,7 @@ def read_landmarks_to_matrix(imp, ins, options):
     return imp.emit("Reshape", [flat, _i64(imp, [1, 4, 4])])
 
 
-@custom("TransformTensorBilinear", produces="GridSample")
+@custom("TransformTensorBilinear", produces=())
 def read_transform_tensor_bilinear(imp, ins, options):
     _version_2(imp)
     o = flexbuffer_map(imp, options, ("output_height", "output_width"))
