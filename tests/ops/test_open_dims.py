@@ -223,3 +223,22 @@ def test_reshapes_copying_an_open_dim_beside_another(tmp_path, target):
         report = tb.verify(src, dest, inputs={"x": np.random.default_rng(shape[1]).standard_normal(shape)
                                               .astype(np.float32)})
         assert report.ok, report.summary()
+
+
+def test_a_squeeze_of_a_dim_only_shape_inference_knows_is_one(tmp_path):
+    """PP-OCRv4's recogniser concatenates a map of open height with one of height 1, then squeezes the height:
+    shape inference knows it is 1, Keras's own shapes do not (ops.squeeze refused it when the model was built:
+    an internal error); the code indexes the axis at 0."""
+    pytest.importorskip("keras")
+    nhwc = [helper.make_node("Transpose", [name], [f"{name}_t"], perm=[0, 3, 1, 2]) for name in ("a", "b")]
+    src = save_model(tmp_path / "squeezed.onnx", nhwc + [
+        helper.make_node("Concat", ["a_t", "b_t"], ["c"], axis=1),
+        helper.make_node("Squeeze", ["c", "height"], ["y"])],
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", "h", "w", 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", 1, "w", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], {"height": np.array([2], np.int64)})
+    dest = tb.save(tb.load(src), tmp_path / "m_keras", to="keras")
+    rng = np.random.default_rng(0)
+    report = tb.verify(src, dest, inputs={"a": rng.standard_normal((2, 1, 5, 4)).astype(np.float32),
+                                          "b": rng.standard_normal((2, 1, 5, 2)).astype(np.float32)})
+    assert report.ok, report.summary()

@@ -140,9 +140,16 @@ def read_op_squeeze(imp, op, args, kwargs, node):
 
 @R.exports("Squeeze")
 def write_squeeze(em, node):
-    axes = node.input(1)
+    """ops.squeeze; where the input has open dims, the squeezed axes are indexed at 0 instead: Keras's own shapes
+    may not know a dim of 1 that shape inference knows (a concatenation with an open size beside a 1, in
+    PP-OCRv4's recogniser), and ops.squeeze refuses a dim it does not know to be 1."""
+    x, axes = node.inputs[0], node.input(1)
     kwargs = {"axis": tuple(int_operand(axes))} if axes else {}
-    em.out(node, P.call("ops.squeeze", em.tensor(node.inputs[0]), **kwargs))
+    if axes is None or x.shape is None or all(isinstance(d, int) for d in x.shape):
+        return em.out(node, P.call("ops.squeeze", em.tensor(x), **kwargs))
+    dropped = {a % len(x.shape) for a in int_operand(axes)}
+    index = [P.lit(0) if a in dropped else P.slice_(None, None) for a in range(max(dropped) + 1)]
+    em.out(node, P.subscript(em.tensor(x), ast.Tuple(index, ast.Load())))
 
 
 @keras_op("ExpandDims", produces="Unsqueeze")
