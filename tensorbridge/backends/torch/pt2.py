@@ -13,6 +13,7 @@ import numpy as np
 
 from tensorbridge.backends.torch import codegen
 from tensorbridge.errors import ModelError
+from tensorbridge.ir import shapes
 from tensorbridge.ir.graph import Graph
 from tensorbridge.rules.torch.base import to_torch
 
@@ -61,8 +62,11 @@ def save(graph: Graph, dest, layout=None, **_options) -> None:
                                  "runs at one size only once exported (nn.LSTM/GRU unroll their steps); give the dim "
                                  "a size with --input-shape, or write PyTorch code (--to torch), which runs any size") \
                     from None
-            raise ModelError(f"torch.export failed on the generated module: {type(first).__name__}: {first}") \
-                from None
+            hint = "; the model's open dims may take only some sizes: give them with --input-shape " \
+                f"({', '.join(v.name for v in graph.inputs if v.shape is None or not shapes.is_static(v.shape))})" \
+                if named else ""
+            raise ModelError(f"torch.export failed on the generated module: {type(first).__name__}: "
+                             f"{str(first).splitlines()[0] if str(first) else ''}{hint}") from None
         torch.export.save(ep, str(dest))
 
 
