@@ -33,7 +33,7 @@ from tensorbridge.rules.core import Registry
 
 class CodeEmitter:
     label = "code"
-    #: a size cast to a float scalar (YOLOv8's anchor grid) is a Python float too (torch.export specialises one)
+    #: a size cast to a float scalar is a Python float too (not in code for torch.export, which specialises one)
     float_sizes = True
 
     def __init__(self, graph: Graph, registry: Registry, release: bool = False):
@@ -133,10 +133,7 @@ class CodeEmitter:
             out = node.outputs[0]
             if out.dtype is None or out.shape is None or len(out.shape) > 1:
                 continue
-            if out.dtype.kind == "f" and (not self.float_sizes or out.shape != () or not all(
-                    v is not None and id(v) in self.shape_values and v.dtype.kind in "iu" for v in node.inputs)):
-                continue
-            if out.dtype.kind not in "iubf":
+            if out.dtype.kind not in "iub" and not (out.dtype.kind == "f" and self._float_size(node)):
                 continue
             reads_shape = op_schema.get(node.op).reads_shape_only
             if len(out.shape) == 1 and not isinstance(out.shape[0], int) and not reads_shape:
@@ -144,6 +141,12 @@ class CodeEmitter:
             data = node.inputs[1:] if reads_shape else node.inputs
             if reads_shape or all(v is None or self.is_shape(v) for v in data):
                 self.shape_values.add(id(out))
+
+    def _float_size(self, node) -> bool:
+        """Whether the node makes a float scalar from integer shape values alone: a size cast to a float (YOLOv8's
+        anchor grid, Range(0, float(h))), where the code holds such sizes as Python floats (`float_sizes`)."""
+        return self.float_sizes and node.outputs[0].shape == () and all(
+            v is not None and id(v) in self.shape_values and v.dtype.kind in "iu" for v in node.inputs)
 
     def finish(self) -> None:
         """Return the graph outputs: one bare, several as a tuple."""
