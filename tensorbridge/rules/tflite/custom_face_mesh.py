@@ -81,8 +81,10 @@ def read_landmarks_to_matrix(imp, ins, options):
         picked = imp.emit("Gather", [landmarks, _i64(imp, rows)], {"axis": 1}, suffix=suffix)
         return (_part(imp, picked, [2], [0], [1], f"{suffix}_x"), _part(imp, picked, [2], [1], [2], f"{suffix}_y"))
 
+    def mul(a, b, suffix):
+        return imp.emit("Mul", [a, b], suffix=suffix)
+
     def turned(x, y, cos, sin, suffix):  # (x cos - y sin, x sin + y cos)
-        mul = lambda a, b, s: imp.emit("Mul", [a, b], suffix=s)  # noqa: E731
         return (imp.emit("Sub", [mul(x, cos, f"{suffix}_xc"), mul(y, sin, f"{suffix}_ys")], suffix=f"{suffix}_x"),
                 imp.emit("Add", [mul(x, sin, f"{suffix}_xs"), mul(y, cos, f"{suffix}_yc")], suffix=f"{suffix}_y"))
 
