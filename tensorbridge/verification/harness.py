@@ -26,12 +26,13 @@ from tensorbridge.ir.graph import Graph
 from tensorbridge.ops.integer_range import index_limits
 from tensorbridge.verification.align import reorder
 from tensorbridge.verification.compare import Report, compare, conclusiveness
-from tensorbridge.verification.inputs import load_npz, make_inputs, open_dims, resolve_shapes, varied
+from tensorbridge.verification.inputs import LADDER, load_npz, make_inputs, open_dims, resolve_shapes, varied
 from tensorbridge.verification.state import carried_state
 
 log = logging.getLogger(__name__)
-#: the largest size the search for an open dim's size tries when the source's runtime refuses smaller ones
-MOST_SEARCHED = 256
+#: the largest size the search for an open dim's size tries when a runtime refuses smaller ones (the ladder's
+#: top: openWakeWord's mel spectrogram as .pt2 asks at least 672 samples)
+MOST_SEARCHED = LADDER[-1]
 
 
 def runner_for(model, format: str | None = None, **options):

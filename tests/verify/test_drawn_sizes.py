@@ -37,9 +37,10 @@ def test_a_source_refusing_every_size_reports_its_first_refusal(tmp_path):
         tb.verify(src, src)
 
 
-def test_the_sizes_drawn_are_ones_the_target_runs_too(tmp_path, monkeypatch):
-    """An exported program may ask more of an open size than the source does (PP-OCRv6's recogniser as .pt2: a
-    width of at least 13): the search goes on to a size both run."""
+@pytest.mark.parametrize("least", [13, 672])
+def test_the_sizes_drawn_are_ones_the_target_runs_too(tmp_path, monkeypatch, least):
+    """An exported program may ask more of an open size than the source does (as .pt2, PP-OCRv6's recogniser a
+    width of at least 13, openWakeWord's mel spectrogram 672 samples): the search goes on to a size both run."""
     from tensorbridge.verification import harness
     from tensorbridge.verification.runners.onnxruntime import OnnxRuntimeRunner
 
@@ -52,12 +53,12 @@ def test_the_sizes_drawn_are_ones_the_target_runs_too(tmp_path, monkeypatch):
 
     class WideOnly(OnnxRuntimeRunner):
         def run(self, feeds):
-            if feeds["x"].shape[1] < 13:
-                raise RuntimeError(f"Expected input at x.shape[1] to be >= 13, but got {feeds['x'].shape[1]}")
+            if feeds["x"].shape[1] < least:
+                raise RuntimeError(f"Expected input at x.shape[1] to be >= {least}, but got {feeds['x'].shape[1]}")
             return super().run(feeds)
 
     original = harness.runner_for
     monkeypatch.setattr(harness, "runner_for", lambda model, *a, **k: WideOnly(model) if model == dst
                         else original(model, *a, **k))
     report = harness.verify(src, dst)
-    assert report.ok and report.inputs["x"]["shape"][1] >= 13, report.summary()
+    assert report.ok and report.inputs["x"]["shape"][1] >= least, report.summary()

@@ -4,6 +4,8 @@ Each IR op's import converters (ATen -> IR) and export writer (IR -> torch code)
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tensorbridge.codegen import pyast as P
@@ -57,11 +59,12 @@ def write_clip(em, node):
         return em.alias(node, em.tensor(x))
     if lo_s == 0 and hi_s == 6:
         return em.out(node, P.call("F.relu6", em.tensor(x), **_in_place(em, x)))
-    kw = {}
-    if lo is not None:
-        kw["min"] = P.lit(lo_s) if lo_s is not None else em.tensor(lo)
-    if hi is not None:
-        kw["max"] = P.lit(hi_s) if hi_s is not None else em.tensor(hi)
+    bounds = {k: (v, s) for k, v, s in (("min", lo, lo_s), ("max", hi, hi_s))
+              if v is not None and not (s is not None and math.isinf(s) and (s > 0) == (k == "max"))}  # no-op bounds
+    mixed = len({s is None for _, s in bounds.values()}) > 1  # torch.clamp takes two tensors or two numbers
+    kw = {k: (em.tensor(v) if s is None or mixed else P.lit(s)) for k, (v, s) in bounds.items()}
+    if not kw:
+        return em.alias(node, em.tensor(x))
     em.out(node, P.call("torch.clamp", em.tensor(x), **kw))
 
 
