@@ -1166,8 +1166,12 @@ def floor_window_pads(node) -> tuple[list[int], list[int]] | None:
         return _ceil_mode_end_pads(node, sp, out, strides, dil)
     pads = K.resolve_pads(sp, kernel, strides, dil, node.attrs.get("pads"), node.attrs.get("auto_pad", "NOTSET"))
     begin = list(pads[:nsp])
-    end = [max(0, (o - 1) * s + (k - 1) * d + 1 - n - b) for o, s, k, d, n, b in zip(out, strides, kernel, dil, sp, begin)]
-    return begin, end
+    return begin, [_reaching_end(*axis) for axis in zip(out, strides, kernel, dil, sp, begin)]
+
+
+def _reaching_end(windows: int, stride: int, kernel: int, dilation: int, size: int, begin: int) -> int:
+    """The end pad that `windows` windows, taken with floor rounding, reach past an axis of `size`."""
+    return max(0, (windows - 1) * stride + (kernel - 1) * dilation + 1 - size - begin)
 
 
 def _ceil_mode_end_pads(node, sizes, out, strides, dilations) -> tuple[list[int], list[int]] | None:
@@ -1182,10 +1186,9 @@ def _ceil_mode_end_pads(node, sizes, out, strides, dilations) -> tuple[list[int]
     pads = list(a.get("pads") or [0] * (2 * nsp))
     begin, end = pads[:nsp], pads[nsp:]
     for i, (n, o, k, s, d) in enumerate(zip(sizes, out, a["kernel_shape"], strides, dilations)):
-        span = (k - 1) * d + 1
         if isinstance(n, int) and isinstance(o, int):
-            end[i] = max(0, (o - 1) * s + span - n - begin[i])
-        elif end[i] + s <= span:
+            end[i] = _reaching_end(o, s, k, d, n, begin[i])
+        elif end[i] + s <= (k - 1) * d + 1:
             end[i] += s - 1
         else:
             return None

@@ -132,18 +132,21 @@ def verify(src, dst, inputs=None, rtol=None, atol=None, seed: int = 0, input_sha
         named = {renamed[n]: v for n, v in source_feeds.items() if n in renamed}
         return {n: reorder(named[n], shape) for n, _, shape in b_inputs if n in named}
 
+    def first_call(source_feeds: dict) -> dict:  # the target's inputs, with the state it starts from
+        return target_feeds(source_feeds) | (state.first() if state else {})
+
     drawn = inputs is None
     if drawn:
-        feeds, ref, got = _drawn(a, seed, input_shapes, source_graph, open_inputs, lambda f: _run(
-            b, target_feeds(f) | (state.first() if state else {}), "target", open_inputs))
+        feeds, ref, got = _drawn(a, seed, input_shapes, source_graph, open_inputs,
+                                 lambda f: _run(b, first_call(f), "target", open_inputs))
     else:
         feeds = load_npz(inputs) if isinstance(inputs, (str, os.PathLike)) else dict(inputs)
         missing = [n for n in a_names if n not in feeds]
         if missing:
             raise ModelError(f"inputs are missing {missing}; the model takes {a_names}")
         ref = _run(a, feeds, "source", open_inputs, drawn)
-        got = _run(b, target_feeds(feeds) | (state.first() if state else {}), "target", open_inputs, drawn)
-    b_feeds = target_feeds(feeds) | (state.first() if state else {})
+        got = _run(b, first_call(feeds), "target", open_inputs, drawn)
+    b_feeds = first_call(feeds)
     other = varied(feeds, seed + 1)
     ref_other = _run(a, other, "source", open_inputs)
     if set(a.outputs) == set(b_outputs):
