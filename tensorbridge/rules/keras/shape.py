@@ -69,13 +69,6 @@ def write_reshape(em, node):
     em.out(node, P.call("ops.reshape", em.tensor(x), tuple(target)))
 
 
-def _reshape_copying_dims(em, node, target: list[int]):
-    """ops.reshape to a target whose 0 entries copy the input's dims (ONNX's), read from its shape as it runs."""
-    xe = em.tensor(node.inputs[0])
-    sizes = [P.subscript(P.call("ops.shape", xe), i) if d == 0 else P.lit(d) for i, d in enumerate(target)]
-    em.out(node, P.call("ops.reshape", xe, ast.Tuple(sizes, ast.Load())))
-
-
 def _write_computed_reshape(em, node):
     """A target computed when the model runs: where shape inference knows every output dim but one, that one is
     -1 (the element count fixes it); else the target is read at run time, in a layer of its own."""
@@ -89,14 +82,21 @@ def _write_computed_reshape(em, node):
 
 
 def _reshape_at_run_time(em, node):
-    """ops.reshape to the target's values; an entry shape inference knows is 0 copies the input's dim (ONNX's, not
-    TensorFlow's empty dim: paddle2onnx writes it), read from its shape."""
-    x, target = (em.tensor(v) for v in node.inputs)
+    """ops.reshape to the target's values, or, where shape inference knows an entry is 0, as _reshape_copying_dims
+    writes it."""
     entries = node.inputs[1].meta.get("elements") or []
     if 0 not in entries:
-        return em.out(node, P.call("ops.reshape", x, target))
+        return em.out(node, P.call("ops.reshape", *map(em.tensor, node.inputs)))
+    _reshape_copying_dims(em, node, entries)
+
+
+def _reshape_copying_dims(em, node, entries: list):
+    """ops.reshape to a target whose 0 entries copy the input's dims (ONNX's, not TensorFlow's empty dim:
+    paddle2onnx writes them), read from its shape as the model runs; an entry known only then is the computed
+    target's own."""
+    x = em.tensor(node.inputs[0])
     sizes = [P.subscript(P.call("ops.shape", x), i) if e == 0 else P.lit(e) if isinstance(e, int) else
-             P.call("ops.cast", P.subscript(target, i), "int32")  # of ops.shape's type
+             P.call("ops.cast", P.subscript(em.tensor(node.inputs[1]), i), "int32")  # of ops.shape's type
              for i, e in enumerate(entries)]
     em.out(node, P.call("ops.reshape", x, ast.Tuple(sizes, ast.Load())))
 
